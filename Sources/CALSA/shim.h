@@ -1,0 +1,4 @@
+#ifndef TAPEDECK_CALSA_SHIM_H
+#define TAPEDECK_CALSA_SHIM_H
+#include <alsa/asoundlib.h>
+#endif

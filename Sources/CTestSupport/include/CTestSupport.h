@@ -1,0 +1,10 @@
+#ifndef TAPEDECK_CTESTSUPPORT_H
+#define TAPEDECK_CTESTSUPPORT_H
+#include <stdint.h>
+/* Counts heap allocations made by the calling thread while counting is on, by wrapping
+   malloc/calloc/realloc/posix_memalign through glibc's __libc_* entry points. Tests use it to
+   prove that a node's process() never allocates. */
+void td_alloc_count_begin(void);
+/* Stops counting on this thread and returns how many allocations it saw. */
+int64_t td_alloc_count_end(void);
+#endif

@@ -1,0 +1,191 @@
+/// The session model: everything `session.json` holds. Pure values, no I/O.
+///
+/// Positions and lengths are `Int64` frames at `sampleRate`; seconds and bars|beats are views.
+
+/// A time signature such as 4/4 or 6/8.
+public struct TimeSignature: Codable, Equatable, Sendable, CustomStringConvertible {
+    /// Beats in one bar.
+    public var beatsPerBar: Int
+    /// The note value of one beat (4 = quarter, 8 = eighth).
+    public var beatUnit: Int
+
+    /// Creates a time signature.
+    public init(beatsPerBar: Int, beatUnit: Int) {
+        self.beatsPerBar = beatsPerBar
+        self.beatUnit = beatUnit
+    }
+
+    public var description: String { "\(beatsPerBar)/\(beatUnit)" }
+}
+
+/// A half-open range of frames `[startFrame, endFrame)`.
+public struct FrameRange: Codable, Equatable, Sendable {
+    /// First frame inside the range.
+    public var startFrame: Int64
+    /// First frame after the range.
+    public var endFrame: Int64
+
+    /// Creates a range; `endFrame` must not be before `startFrame`.
+    public init(startFrame: Int64, endFrame: Int64) {
+        self.startFrame = startFrame
+        self.endFrame = endFrame
+    }
+
+    /// Length of the range in frames.
+    public var frameCount: Int64 { endFrame - startFrame }
+}
+
+/// A named point on the timeline.
+public struct Marker: Codable, Equatable, Sendable {
+    /// What the user called it.
+    public var name: String
+    /// Where it is.
+    public var frame: Int64
+
+    /// Creates a marker.
+    public init(name: String, frame: Int64) {
+        self.name = name
+        self.frame = frame
+    }
+}
+
+/// A piece of an audio file placed on a track's timeline.
+public struct Region: Codable, Equatable, Sendable {
+    /// The audio file, relative to the session folder (usually `audio/NAME.wav`).
+    public var file: String
+    /// Where the region starts on the timeline.
+    public var timelineStartFrame: Int64
+    /// Where in the file the region's audio starts.
+    public var sourceOffsetFrame: Int64
+    /// How long the region lasts on the timeline.
+    public var lengthFrames: Int64
+    /// Region gain in dB, applied before the track's gain.
+    public var gainDecibels: Double
+    /// Linear fade-in length at the region's start.
+    public var fadeInFrames: Int64
+    /// Linear fade-out length at the region's end.
+    public var fadeOutFrames: Int64
+    /// Playback rate of the source: 1 plays as recorded, 0.5 lasts twice as long.
+    public var rate: Double
+
+    /// Creates a region at unity gain, with no fades, at rate 1.
+    public init(file: String, timelineStartFrame: Int64, sourceOffsetFrame: Int64 = 0,
+                lengthFrames: Int64, gainDecibels: Double = 0, fadeInFrames: Int64 = 0,
+                fadeOutFrames: Int64 = 0, rate: Double = 1) {
+        self.file = file
+        self.timelineStartFrame = timelineStartFrame
+        self.sourceOffsetFrame = sourceOffsetFrame
+        self.lengthFrames = lengthFrames
+        self.gainDecibels = gainDecibels
+        self.fadeInFrames = fadeInFrames
+        self.fadeOutFrames = fadeOutFrames
+        self.rate = rate
+    }
+
+    /// First timeline frame after the region.
+    public var timelineEndFrame: Int64 { timelineStartFrame + lengthFrames }
+}
+
+/// One track: its input, its settings and its regions.
+public struct Track: Codable, Equatable, Sendable {
+    /// Display name.
+    public var name: String
+    /// Device input channels this track records from, 1-based (`[1, 2]` is a stereo pair).
+    public var inputChannels: [Int]
+    /// Whether the next recording writes to this track.
+    public var armed: Bool
+    /// Silenced in playback and export.
+    public var mute: Bool
+    /// When any track is soloed only soloed tracks are heard.
+    public var solo: Bool
+    /// Track fader in dB.
+    public var gainDecibels: Double
+    /// -1 hard left, 0 centre, +1 hard right.
+    public var pan: Double
+    /// Effect chain applied while recording, in chain syntax.
+    public var inputChain: String
+    /// Effect chain applied in playback, in chain syntax.
+    public var playbackChain: String
+    /// The track's regions, in any order.
+    public var regions: [Region]
+
+    /// Creates an empty mono track at unity gain, centred.
+    public init(name: String, inputChannels: [Int] = [1], armed: Bool = false, mute: Bool = false,
+                solo: Bool = false, gainDecibels: Double = 0, pan: Double = 0,
+                inputChain: String = "", playbackChain: String = "", regions: [Region] = []) {
+        self.name = name
+        self.inputChannels = inputChannels
+        self.armed = armed
+        self.mute = mute
+        self.solo = solo
+        self.gainDecibels = gainDecibels
+        self.pan = pan
+        self.inputChain = inputChain
+        self.playbackChain = playbackChain
+        self.regions = regions
+    }
+
+    /// First timeline frame after the track's last region (0 when it has none).
+    public var endFrame: Int64 { regions.map(\.timelineEndFrame).max() ?? 0 }
+}
+
+/// A whole session: the contents of `session.json`.
+public struct Session: Codable, Equatable, Sendable {
+    /// The schema version this build writes. Loading a newer one is refused.
+    public static let currentSchemaVersion = 1
+
+    /// Schema version of the file this came from.
+    public var schemaVersion: Int
+    /// Frames per second of every position in the session.
+    public var sampleRate: Int
+    /// Tempo in beats per minute.
+    public var tempoBPM: Double
+    /// Time signature.
+    public var timeSignature: TimeSignature
+    /// Named points.
+    public var markers: [Marker]
+    /// Loop range, if one is set.
+    public var loopRange: FrameRange?
+    /// Whether playback loops over `loopRange`.
+    public var loopEnabled: Bool
+    /// Punch range, if one is set.
+    public var punchRange: FrameRange?
+    /// Whether recording punches in and out at `punchRange`.
+    public var punchEnabled: Bool
+    /// Master effect chain, in chain syntax.
+    public var masterChain: String
+    /// The tracks, top to bottom.
+    public var tracks: [Track]
+
+    /// Creates an empty session.
+    public init(sampleRate: Int = 48000, tempoBPM: Double = 120,
+                timeSignature: TimeSignature = TimeSignature(beatsPerBar: 4, beatUnit: 4)) {
+        self.schemaVersion = Session.currentSchemaVersion
+        self.sampleRate = sampleRate
+        self.tempoBPM = tempoBPM
+        self.timeSignature = timeSignature
+        self.markers = []
+        self.loopRange = nil
+        self.loopEnabled = false
+        self.punchRange = nil
+        self.punchEnabled = false
+        self.masterChain = ""
+        self.tracks = []
+    }
+
+    /// First timeline frame after the last region of any track.
+    public var endFrame: Int64 { tracks.map(\.endFrame).max() ?? 0 }
+
+    /// The tempo map for this session's tempo and signature.
+    public var tempoMap: TempoMap {
+        TempoMap(sampleRate: sampleRate, tempoBPM: tempoBPM, timeSignature: timeSignature)
+    }
+
+    /// Whether `track` is heard, given mute and every track's solo.
+    public func isAudible(trackIndex: Int) -> Bool {
+        let track = tracks[trackIndex]
+        if track.mute { return false }
+        if tracks.contains(where: \.solo) { return track.solo }
+        return true
+    }
+}

@@ -1,0 +1,49 @@
+/// Converts between frames and musical time for a constant tempo and time signature.
+public struct TempoMap: Equatable, Sendable {
+    /// Frames per second.
+    public var sampleRate: Int
+    /// Beats per minute.
+    public var tempoBPM: Double
+    /// Beats per bar and the beat's note value.
+    public var timeSignature: TimeSignature
+
+    /// Ticks in one beat, for bars|beats|ticks display.
+    public static let ticksPerBeat = 960
+
+    /// Creates a tempo map.
+    public init(sampleRate: Int, tempoBPM: Double, timeSignature: TimeSignature) {
+        self.sampleRate = sampleRate
+        self.tempoBPM = tempoBPM
+        self.timeSignature = timeSignature
+    }
+
+    /// Length of one beat in frames (fractional: tempos rarely divide the rate).
+    public var framesPerBeat: Double { Double(sampleRate) * 60.0 / tempoBPM }
+
+    /// Length of one bar in frames.
+    public var framesPerBar: Double { framesPerBeat * Double(timeSignature.beatsPerBar) }
+
+    /// The frame where a 1-based bar and beat, plus a fraction of a beat, start.
+    public func frame(bar: Int, beat: Int, beatFraction: Double = 0) -> Int64 {
+        let beats = Double(bar - 1) * Double(timeSignature.beatsPerBar) + Double(beat - 1) + beatFraction
+        return Int64((beats * framesPerBeat).rounded())
+    }
+
+    /// Musical position of `frame`: 1-based bar and beat, 0-based tick.
+    public func position(ofFrame frame: Int64) -> (bar: Int, beat: Int, tick: Int) {
+        let totalBeats = Double(frame) / framesPerBeat
+        let wholeBeats = Int(totalBeats.rounded(.down))
+        var tick = Int(((totalBeats - Double(wholeBeats)) * Double(TempoMap.ticksPerBeat)).rounded(.down))
+        tick = min(max(tick, 0), TempoMap.ticksPerBeat - 1)
+        let perBar = timeSignature.beatsPerBar
+        let bar = wholeBeats >= 0 ? wholeBeats / perBar : (wholeBeats - perBar + 1) / perBar
+        let beat = wholeBeats - bar * perBar
+        return (bar + 1, beat + 1, tick)
+    }
+
+    /// `bars|beats|ticks` text of `frame`, e.g. `3|2|480`.
+    public func barsBeatsTicks(ofFrame frame: Int64) -> String {
+        let p = position(ofFrame: frame)
+        return "\(p.bar)|\(p.beat)|\(p.tick)"
+    }
+}

@@ -1,0 +1,16 @@
+/// Why an audio file could not be read or written. The description is one line for the user,
+/// naming the file and the reason.
+public struct AudioFileError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The file concerned.
+    public var path: String
+    /// What went wrong, in words.
+    public var reason: String
+
+    /// Creates an error for `path`.
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderTapedeckCoreTestsTests: XCTestCase { func testNothingYet() {} }

@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderTapedeckDSPTestsTests: XCTestCase { func testNothingYet() {} }

@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderTapedeckEngineTestsTests: XCTestCase { func testNothingYet() {} }

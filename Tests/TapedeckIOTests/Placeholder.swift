@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderTapedeckIOTestsTests: XCTestCase { func testNothingYet() {} }
