@@ -1,4 +1,7 @@
 import CSndfile
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Streams any file libsndfile reads (WAV, RF64, W64, AIFF, FLAC, Ogg, MP3, …) as 32-bit
 /// float, non-interleaved, one block at a time: never the whole file in memory.
@@ -17,22 +20,30 @@ public final class AudioFileReader {
     public let formatDescription: String
     /// Raw libsndfile format word.
     public let sndfileFormat: Int32
+    /// The largest block ``read(into:frameCount:)`` returns.
+    public let blockFrames: Int
 
     private var handle: OpaquePointer?
-    private var interleaved: UnsafeMutablePointer<Float>
-    private let blockFrames: Int
+    private let interleaved: UnsafeMutablePointer<Float>
 
     /// Opens `path` for reading, in blocks of at most `blockFrames` frames.
-    /// Throws ``AudioFileError`` naming the file and the reason (missing, not audio, corrupt).
+    /// Throws ``AudioFileError`` naming the file and the reason (missing, folder, empty, not
+    /// audio, corrupt, truncated).
     public init(path: String, blockFrames: Int = 4096) throws(AudioFileError) {
         self.path = path
+        // libsndfile happily opens a folder and then fails oddly; say what it is up front.
+        if FileSystem.isFolder(path) { throw AudioFileError(path: path, reason: "is a folder, not an audio file") }
         var info = SF_INFO()
         guard let h = sf_open(path, Int32(SFM_READ), &info) else {
             throw AudioFileError(path: path, reason: AudioFileReader.openFailureReason(path: path))
         }
-        guard info.channels > 0, info.samplerate > 0, info.frames >= 0 else {
+        guard info.channels > 0, info.channels <= 1024, info.samplerate > 0, info.frames >= 0 else {
             sf_close(h)
             throw AudioFileError(path: path, reason: "the header is corrupt (channels \(info.channels), rate \(info.samplerate))")
+        }
+        if let problem = AudioFileReader.truncation(handle: h) {
+            sf_close(h)
+            throw AudioFileError(path: path, reason: problem)
         }
         handle = h
         frameCount = Int64(info.frames)
@@ -42,13 +53,24 @@ public final class AudioFileReader {
         formatDescription = AudioFileReader.describe(format: info.format)
         self.blockFrames = max(1, blockFrames)
         interleaved = .allocate(capacity: self.blockFrames * Int(info.channels))
-        // Float reads of integer files come back scaled to [-1, 1).
+        // Float reads of integer files come back scaled by 1/2^(bits-1): exact, and the
+        // writer scales back by the same power of two.
         sf_command(h, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_TRUE))
     }
 
     deinit {
         close()
         interleaved.deallocate()
+    }
+
+    /// The encoding a lossless copy of this file needs: 16 or 24-bit integer when that is
+    /// what the file holds, 32-bit float otherwise.
+    public var losslessEncoding: SampleEncoding {
+        switch sndfileFormat & Int32(SF_FORMAT_SUBMASK) {
+        case Int32(SF_FORMAT_PCM_16): .int16
+        case Int32(SF_FORMAT_PCM_24): .int24
+        default: .float32
+        }
     }
 
     /// Closes the file; later reads return 0 frames.
@@ -65,25 +87,40 @@ public final class AudioFileReader {
         }
     }
 
-    /// Reads up to `frameCount` frames (at most the block size) into one buffer per channel.
-    /// Returns the frames read; 0 at the end of the file. A decoding error mid-file throws.
+    /// Reads up to `frameCount` frames (at most ``blockFrames``) into one buffer per channel;
+    /// buffers beyond the file's channels are left alone. Returns the frames read; 0 at the
+    /// end of the file. A decoding error mid-file throws.
     public func read(into channels: [UnsafeMutablePointer<Float>], frameCount wanted: Int) throws(AudioFileError) -> Int {
-        guard let h = handle else { return 0 }
+        let got = try readInterleaved(frameCount: wanted)
+        let c = channelCount
+        var ch = 0
+        while ch < min(c, channels.count) {
+            let out = channels[ch]
+            var i = 0
+            while i < got { out[i] = interleaved[i * c + ch]; i += 1 }
+            ch += 1
+        }
+        return got
+    }
+
+    /// Reads up to `frameCount` frames (at most ``blockFrames``) into the reader's own
+    /// interleaved buffer, valid until the next read. For the importer and peak builder,
+    /// which want interleaved frames anyway.
+    func readInterleaved(frameCount wanted: Int) throws(AudioFileError) -> Int {
+        guard let h = handle, wanted > 0 else { return 0 }
         let n = min(wanted, blockFrames)
-        let got = Int(sf_readf_float(h, interleaved, sf_count_t(n)))
+        let got = max(0, Int(sf_readf_float(h, interleaved, sf_count_t(n))))
         if got < n {
             let code = sf_error(h)
             if code != 0 {
                 throw AudioFileError(path: path, reason: "cannot decode: \(String(cString: sf_strerror(h)))")
             }
         }
-        let c = channelCount
-        for (ch, out) in channels.enumerated() where ch < c {
-            var i = 0
-            while i < got { out[i] = interleaved[i * c + ch]; i += 1 }
-        }
         return got
     }
+
+    /// The buffer ``readInterleaved(frameCount:)`` fills.
+    var interleavedBuffer: UnsafePointer<Float> { UnsafePointer(interleaved) }
 
     /// A reason for a failed `sf_open` that a user can act on.
     static func openFailureReason(path: String) -> String {
@@ -94,6 +131,31 @@ public final class AudioFileReader {
         if st.st_size == 0 { return "the file is empty" }
         let message = String(cString: sf_strerror(nil))
         return "not a readable audio file (\(message))"
+    }
+
+    /// Whether the header promises more audio than the file holds. libsndfile quietly
+    /// shortens such a file to what is there and only says so in its log, as
+    /// `data : 20000 (should be 5000)` (WAV, RF64, W64) or `SSND : … (should be …)` (AIFF).
+    /// A size of 0 or 0xFFFFFFFF means "unknown" (a streamed or unfinished file), not a cut.
+    static func truncation(handle h: OpaquePointer) -> String? {
+        var log = [CChar](repeating: 0, count: 8192)
+        let n = log.withUnsafeMutableBufferPointer { buf in
+            sf_command(h, Int32(SFC_GET_LOG_INFO), buf.baseAddress, Int32(buf.count - 1))
+        }
+        guard n > 0 else { return nil }
+        let text = log.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        for line in text.split(separator: "\n") {
+            let trimmed = line.drop(while: { $0 == " " })
+            guard trimmed.hasPrefix("data") || trimmed.hasPrefix("SSND") else { continue }
+            let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "(" || $0 == ")" || $0 == ":" })
+            // words: ["data", "20000", "should", "be", "5000"]
+            guard words.count >= 5, words[2] == "should", words[3] == "be",
+                  let claimed = Int64(words[1]), let actual = Int64(words[4]) else { continue }
+            if claimed > actual && claimed != 0xFFFF_FFFF && claimed != -1 {
+                return "truncated: the header promises \(claimed) bytes of audio but only \(max(actual, 0)) are there"
+            }
+        }
+        return nil
     }
 
     /// Names a libsndfile format word, e.g. `FLAC 24-bit PCM`.
@@ -112,7 +174,3 @@ public final class AudioFileReader {
         return text
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

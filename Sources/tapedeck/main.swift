@@ -1,1 +1,69 @@
-print("tapedeck")
+import TapedeckIO
+import TapedeckCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every sub-command, in the order `tapedeck help` lists them.
+let commands: [any Command.Type] = [
+    NewCommand.self,
+    ExportCommand.self,
+    InfoCommand.self,
+]
+
+/// Runs the command line and returns the exit status. Every error a user can cause ends here
+/// as one line on stderr and a non-zero status, never a trap or a stack trace.
+@MainActor
+func runMain(_ argv: [String]) -> Int32 {
+    var args = Array(argv.dropFirst())
+    if args.isEmpty || args == ["help"] || args == ["--help"] || args == ["-h"] {
+        Terminal.out(HelpText.overview(commands))
+        return ExitCode.ok
+    }
+    if args.first == "help", args.count == 2 {
+        guard let c = commands.first(where: { $0.name == args[1] }) else {
+            Terminal.err("tapedeck: no command '\(args[1])' (see 'tapedeck help')\n")
+            return ExitCode.usage
+        }
+        Terminal.out(c.usage)
+        return ExitCode.ok
+    }
+    if args == ["--version"] {
+        Terminal.out("tapedeck \(HelpText.version)")
+        return ExitCode.ok
+    }
+    let word = args.removeFirst()
+    guard let type = commands.first(where: { $0.name == word }) else {
+        Terminal.err("tapedeck: unknown command '\(word)' (see 'tapedeck help')\n")
+        return ExitCode.usage
+    }
+    if args.contains("--help") || args.contains("-h") {
+        Terminal.out(type.usage)
+        return ExitCode.ok
+    }
+    do {
+        var parsed = Arguments(args, command: word)
+        let command = try type.init(arguments: &parsed)
+        try parsed.finish()
+        return try command.run()
+    } catch {
+        return report(error)
+    }
+}
+
+/// Prints `error` as one line and picks the exit status for its kind.
+func report(_ error: any Error) -> Int32 {
+    let (text, code): (String, Int32)
+    switch error {
+    case let e as UsageError: (text, code) = (e.description, ExitCode.usage)
+    case let e as AudioFileError: (text, code) = (e.description, ExitCode.dataError)
+    case let e as SessionError: (text, code) = (e.description, ExitCode.dataError)
+    case let e as TimeText.ParseError: (text, code) = (e.description, ExitCode.usage)
+    case let e as CustomStringConvertible: (text, code) = (e.description, ExitCode.failure)
+    default: (text, code) = ("\(error)", ExitCode.failure)
+    }
+    Terminal.err("tapedeck: \(text)\n")
+    return code
+}
+
+exit(runMain(CommandLine.arguments))

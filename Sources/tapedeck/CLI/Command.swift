@@ -1,0 +1,26 @@
+/// One sub-command of `tapedeck`.
+protocol Command {
+    /// The word after `tapedeck`.
+    static var name: String { get }
+    /// One line for `tapedeck help`.
+    static var summary: String { get }
+    /// Full usage text for `tapedeck help NAME`.
+    static var usage: String { get }
+    /// Parses the arguments after the command word; a mistake throws ``UsageError``.
+    init(arguments: inout Arguments) throws
+    /// Does the work; returns the exit status. Errors are printed as one line by `main`.
+    func run() throws -> Int32
+}
+
+/// Exit statuses (sysexits-style, so scripts can tell a usage mistake from a failure).
+enum ExitCode {
+    static let ok: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 64
+    static let dataError: Int32 = 65
+    static let noInput: Int32 = 66
+    static let unavailable: Int32 = 69
+    static let cantCreate: Int32 = 73
+    static let ioError: Int32 = 74
+    static let interrupted: Int32 = 130
+}

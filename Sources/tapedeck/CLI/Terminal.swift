@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Small helpers for writing to stdout/stderr and knowing whether they are terminals.
+enum Terminal {
+    /// Whether stderr is a terminal (progress bars and in-place banners only then).
+    static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
+    /// Whether stdout is a terminal.
+    static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
+
+    /// Writes `text` to stderr unbuffered.
+    static func err(_ text: String) {
+        var t = text
+        t.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
+    }
+
+    /// Writes `text` plus a newline to stdout and flushes.
+    static func out(_ text: String) {
+        var t = text + "\n"
+        t.withUTF8 { buf in
+            var offset = 0
+            while offset < buf.count {
+                let n = write(STDOUT_FILENO, buf.baseAddress! + offset, buf.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+    }
+}
+
+/// A one-line progress bar on stderr, drawn only on a terminal and at most ~10 times a second.
+struct ProgressBar {
+    private let label: String
+    private let enabled: Bool
+    private var lastDrawnTenths = -1
+
+    init(label: String) {
+        self.label = label
+        self.enabled = Terminal.stderrIsTTY
+    }
+
+    /// Shows `fraction` (0...1) done.
+    mutating func update(_ fraction: Double) {
+        guard enabled else { return }
+        let tenths = Int((fraction * 1000).rounded(.down))
+        guard tenths != lastDrawnTenths else { return }
+        lastDrawnTenths = tenths
+        let width = 30
+        let filled = Int(Double(width) * min(max(fraction, 0), 1))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        Terminal.err("\r\(label) [\(bar)] \(tenths / 10).\(tenths % 10)%")
+    }
+
+    /// Erases the bar so the summary line starts clean.
+    func finish() {
+        guard enabled else { return }
+        Terminal.err("\r\u{1B}[2K")
+    }
+}

@@ -1,0 +1,94 @@
+import TapedeckCore
+import TapedeckEngine
+import TapedeckIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tapedeck export`: mixes a session to a stereo WAV or FLAC file.
+struct ExportCommand: Command {
+    static let name = "export"
+    static let summary = "mix a session to a WAV or FLAC file (optionally per-track stems)"
+    static let usage = """
+    usage: tapedeck export SESSION -o FILE.wav|FILE.flac [--bits 16|24|32f] [--range A-B] [--stems DIR]
+
+    Mixes every audible track (region gain and fades, track gain, pan, mute, solo) to a
+    stereo file at the session rate. Mono tracks pan with the constant-power law (-3 dB each
+    side at centre); stereo tracks use balance (unity at centre). Default depth: 24-bit.
+    --range limits the span (default: start to the end of the last region).
+    --stems DIR also writes each audible track alone, post fader and pan.
+
+    example: tapedeck export song.tapedeck -o song.flac --bits 24
+    example: tapedeck export song.tapedeck -o chorus.wav --range 1:00-1:30 --bits 16
+    """
+
+    let folder: SessionFolder
+    let output: String
+    let encoding: SampleEncoding?
+    let rangeText: String?
+    let stems: String?
+
+    init(arguments: inout Arguments) throws {
+        guard let out = try arguments.option("-o", "--output") else {
+            throw UsageError("export: missing -o FILE.wav|FILE.flac")
+        }
+        output = out
+        if let bits = try arguments.option("--bits") {
+            guard let e = SampleEncoding(rawValue: bits) else {
+                throw UsageError("export: --bits '\(bits)' must be 16, 24 or 32f")
+            }
+            encoding = e
+        } else {
+            encoding = nil
+        }
+        rangeText = try arguments.option("--range")
+        stems = try arguments.option("--stems")
+        folder = SessionFolder(path: try arguments.required("a session folder"))
+    }
+
+    func run() throws -> Int32 {
+        guard let container = AudioContainer(pathExtension: output) else {
+            throw UsageError("export: -o '\(output)' must end in .wav or .flac")
+        }
+        let session = try folder.load()
+        let end = session.endFrame
+        let range: FrameRange
+        if let text = rangeText {
+            range = try TimeText.range(from: text, tempoMap: session.tempoMap, defaultEnd: end)
+        } else {
+            guard end > 0 else { throw UsageError("export: \(folder.path) has no audio to export") }
+            range = FrameRange(startFrame: 0, endFrame: end)
+        }
+        if let stems {
+            var st = stat()
+            if stat(stems, &st) != 0 && mkdir(stems, 0o755) != 0 {
+                throw AudioFileError(path: stems, reason: "cannot create the stems folder: \(String(cString: strerror(errno)))")
+            }
+        }
+        let request = Mixdown.Request(session: session, folder: folder, range: range, outputPath: output,
+                                      container: container, encoding: encoding ?? .int24, stemsFolder: stems)
+        var bar = ProgressBar(label: "exporting")
+        let started = monotonicSeconds()
+        let summary = try Mixdown(request).run { bar.update($0) }
+        bar.finish()
+        let seconds = monotonicSeconds() - started
+        let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
+        let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
+        Terminal.out("exported \(output): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \(stems ?? "")")")
+        return ExitCode.ok
+    }
+}
+
+/// Seconds on the monotonic clock.
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// `1.234` style seconds.
+func formatSeconds(_ s: Double) -> String {
+    let ms = Int((s * 1000).rounded())
+    let frac = String(ms % 1000)
+    return "\(ms / 1000).\(String(repeating: "0", count: 3 - frac.count))\(frac)"
+}

@@ -1,0 +1,97 @@
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+
+/// `tapedeck info SESSION|FILE`: describes an audio file or a session.
+struct InfoCommand: Command {
+    static let name = "info"
+    static let summary = "describe an audio file (format, length, peak) or a session (tracks, regions)"
+    static let usage = """
+    usage: tapedeck info SESSION|FILE
+
+    For an audio file: format, rate, channels, length and peak level (reads the whole file).
+    For a session: rate, tempo, meter, ranges, and every track with its regions.
+
+    example: tapedeck info song.tapedeck
+    example: tapedeck info take.wav
+    """
+
+    let target: String
+
+    init(arguments: inout Arguments) throws {
+        target = try arguments.required("a session folder or an audio file")
+    }
+
+    func run() throws -> Int32 {
+        let folder = SessionFolder(path: target)
+        if target.hasSuffix(".tapedeck") || target.hasSuffix(".tapedeck/") || folder.exists {
+            try describe(session: try folder.load(), folder: folder)
+        } else {
+            try describe(file: target)
+        }
+        return ExitCode.ok
+    }
+
+    private func describe(file: String) throws {
+        let reader = try AudioFileReader(path: file)
+        let channels = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
+        defer { channels.forEach { $0.deallocate() } }
+        var peaks = [Float](repeating: 0, count: reader.channelCount)
+        var frames: Int64 = 0
+        while true {
+            let n = try reader.read(into: channels, frameCount: 4096)
+            if n == 0 { break }
+            for (c, buffer) in channels.enumerated() { peaks[c] = max(peaks[c], MixKernels.peak(buffer, frameCount: n)) }
+            frames += Int64(n)
+        }
+        if frames < reader.frameCount {
+            throw AudioFileError(path: file, reason: "truncated: the header promises \(reader.frameCount) frames, only \(frames) could be read")
+        }
+        let peakText = peaks.map { Decibels.text(Decibels.fromLinear(Double($0))) }.joined(separator: " ")
+        Terminal.out("""
+        file      \(file)
+        format    \(reader.formatDescription)
+        rate      \(reader.sampleRate) Hz
+        channels  \(reader.channelCount)
+        length    \(TimeText.clock(frames: reader.frameCount, sampleRate: reader.sampleRate)) (\(reader.frameCount) frames)
+        peak      \(peakText) dBFS
+        """)
+    }
+
+    private func describe(session: Session, folder: SessionFolder) throws {
+        let map = session.tempoMap
+        func clock(_ f: Int64) -> String { TimeText.clock(frames: f, sampleRate: session.sampleRate) }
+        func range(_ r: FrameRange?, _ on: Bool) -> String {
+            guard let r else { return "none" }
+            return "\(clock(r.startFrame))-\(clock(r.endFrame))\(on ? " (on)" : " (off)")"
+        }
+        var lines = [
+            "session   \(folder.path)",
+            "rate      \(session.sampleRate) Hz",
+            "tempo     \(session.tempoBPM) BPM, \(session.timeSignature)",
+            "length    \(clock(session.endFrame)) (\(session.endFrame) frames, bar \(map.barsBeatsTicks(ofFrame: session.endFrame)))",
+            "loop      \(range(session.loopRange, session.loopEnabled))",
+            "punch     \(range(session.punchRange, session.punchEnabled))",
+            "markers   \(session.markers.isEmpty ? "none" : session.markers.map { "\($0.name)@\(clock($0.frame))" }.joined(separator: ", "))",
+            "master    \(session.masterChain.isEmpty ? "(no effects)" : session.masterChain)",
+            "tracks    \(session.tracks.count)",
+        ]
+        for (i, t) in session.tracks.enumerated() {
+            var flags = [String]()
+            if t.armed { flags.append("armed") }
+            if t.mute { flags.append("muted") }
+            if t.solo { flags.append("solo") }
+            let pan = t.pan == 0 ? "C" : (t.pan < 0 ? "L\(Int((-t.pan * 100).rounded()))" : "R\(Int((t.pan * 100).rounded()))")
+            lines.append("  \(i + 1). \(t.name)  in \(t.inputChannels.map(String.init).joined(separator: ","))  \(Decibels.text(t.gainDecibels)) dB  pan \(pan)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")")
+            if !t.inputChain.isEmpty { lines.append("       input chain: \(t.inputChain)") }
+            if !t.playbackChain.isEmpty { lines.append("       chain: \(t.playbackChain)") }
+            for r in t.regions.sorted(by: { $0.timelineStartFrame < $1.timelineStartFrame }) {
+                var extra = ""
+                if r.gainDecibels != 0 { extra += "  \(Decibels.text(r.gainDecibels)) dB" }
+                if r.rate != 1 { extra += "  rate \(r.rate)×" }
+                lines.append("       \(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))  \(r.file)  (from \(r.sourceOffsetFrame), \(r.lengthFrames) frames)\(extra)")
+            }
+        }
+        Terminal.out(lines.joined(separator: "\n"))
+    }
+}

@@ -1,0 +1,43 @@
+import TapedeckCore
+import TapedeckIO
+
+/// `tapedeck new DIR`: creates an empty session folder.
+struct NewCommand: Command {
+    static let name = "new"
+    static let summary = "create an empty session folder NAME.tapedeck"
+    static let usage = """
+    usage: tapedeck new DIR [--sample-rate HZ] [--tempo BPM] [--meter 4/4]
+
+    Creates DIR.tapedeck/ (or DIR when it already ends in .tapedeck) with session.json,
+    audio/, peaks/ and exports/. Defaults: 48000 Hz, 120 BPM, 4/4.
+
+    example: tapedeck new song --sample-rate 44100 --tempo 96 --meter 6/8
+    """
+
+    let folder: SessionFolder
+    let session: Session
+
+    init(arguments: inout Arguments) throws {
+        let rate = try arguments.intOption("--sample-rate", in: 8000...384_000) ?? 48000
+        let tempo = try arguments.doubleOption("--tempo", in: 20...999) ?? 120
+        let meter = try arguments.option("--meter").map(NewCommand.parseMeter) ?? TimeSignature(beatsPerBar: 4, beatUnit: 4)
+        folder = SessionFolder(path: try arguments.required("session folder DIR"))
+        session = Session(sampleRate: rate, tempoBPM: tempo, timeSignature: meter)
+    }
+
+    func run() throws -> Int32 {
+        try folder.create(session)
+        Terminal.out("created \(folder.path) (\(session.sampleRate) Hz, \(session.tempoBPM) BPM, \(session.timeSignature))")
+        return ExitCode.ok
+    }
+
+    /// Reads `N/D` such as 4/4, 6/8, 7/8.
+    static func parseMeter(_ text: String) throws(UsageError) -> TimeSignature {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]), (1...64).contains(n),
+              [1, 2, 4, 8, 16, 32].contains(d) else {
+            throw UsageError("new: --meter '\(text)' must be N/D like 4/4 or 6/8 (N 1...64, D 1, 2, 4, 8, 16 or 32)")
+        }
+        return TimeSignature(beatsPerBar: n, beatUnit: d)
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderTapedeckCoreTestsTests: XCTestCase { func testNothingYet() {} }
