@@ -47,10 +47,10 @@ public struct SessionFolder: Sendable {
         relative.hasPrefix("/") ? relative : path + "/" + relative
     }
 
-    /// The peak file for a session audio file (`audio/x.wav` → `peaks/x.wav.peaks`).
+    /// The peak file for a session audio file (`audio/x.wav` → `peaks/x.wav.peak`).
     public func peakPath(forAudio relative: String) -> String {
         let name = relative.split(separator: "/").last.map(String.init) ?? relative
-        return peaksFolder + "/" + name + ".peaks"
+        return peaksFolder + "/" + PeakFile.fileName(forAudioFileName: name)
     }
 
     /// Whether a session folder exists here.

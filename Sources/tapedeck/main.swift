@@ -7,8 +7,10 @@ import Glibc
 /// Every sub-command, in the order `tapedeck help` lists them.
 let commands: [any Command.Type] = [
     NewCommand.self,
+    ImportCommand.self,
     ExportCommand.self,
     InfoCommand.self,
+    DemoCommand.self,
 ]
 
 /// Runs the command line and returns the exit status. Every error a user can cause ends here

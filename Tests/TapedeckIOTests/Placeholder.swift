@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderTapedeckIOTestsTests: XCTestCase { func testNothingYet() {} }
