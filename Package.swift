@@ -32,6 +32,7 @@ let package = Package(
         .testTarget(name: "TapedeckDSPTests", dependencies: ["TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA"]),
+        .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "CNcurses"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore"]),
     ]
 )
