@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// Writes WAV (16/24-bit integer, 32-bit float) and FLAC (16/24-bit) from 32-bit float,
-/// non-interleaved blocks.
+/// non-interleaved blocks, and optionally the file's peaks alongside.
 ///
 /// WAV is opened as RF64 with libsndfile's auto-downgrade: a take that grows past 4 GB keeps
 /// going as RF64, a short one is closed as plain WAV.
@@ -14,24 +14,37 @@ import Glibc
 /// on a round trip. Here a file read as float and written back at the same depth is bit-identical.
 ///
 /// Not thread-safe; a writer belongs to one thread (the disk thread, or a CLI command).
+/// ``write(_:frameCount:)`` does not allocate.
 public final class AudioFileWriter {
     /// The file being written.
     public let path: String
     /// What is being written.
     public let format: AudioFileFormat
+    /// Where the peak file goes, if one is kept.
+    public let peakPath: String?
     /// Frames written so far.
     public private(set) var framesWritten: Int64 = 0
+    /// Why the last peak file write failed, if it did. A failed peak file never stops the
+    /// audio: peaks can be rebuilt from the audio, the audio cannot be rebuilt.
+    public private(set) var peakError: AudioFileError?
 
     private var handle: OpaquePointer?
     private let blockFrames: Int
     private let intBuffer: UnsafeMutablePointer<Int32>
+    /// Interleaved floats as stored: what libsndfile writes for float files, and the
+    /// quantised values (exactly what a reader will see) for integer files, for the peaks.
     private let floatBuffer: UnsafeMutablePointer<Float>
+    private let peaks: PeakBuilder?
+    private var peakFramesSaved: Int64 = -1
 
-    /// Creates (or truncates) `path`. Throws ``AudioFileError`` naming the file and the reason
-    /// (folder missing, permission denied, unsupported format).
-    public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096) throws(AudioFileError) {
+    /// Creates (or truncates) `path`. With a `peakPath`, the file's peaks are built as it is
+    /// written and saved there on ``close()`` and ``updateHeader()``. Throws
+    /// ``AudioFileError`` naming the file and the reason (folder missing, permission denied,
+    /// unsupported format).
+    public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096, peakPath: String? = nil) throws(AudioFileError) {
         self.path = path
         self.format = format
+        self.peakPath = peakPath
         if let problem = format.problem() { throw AudioFileError(path: path, reason: problem) }
         var info = SF_INFO()
         info.samplerate = Int32(format.sampleRate)
@@ -40,16 +53,19 @@ public final class AudioFileWriter {
         guard sf_format_check(&info) == SF_TRUE else {
             throw AudioFileError(path: path, reason: "libsndfile cannot write \(format.container.rawValue) \(format.encoding.rawValue)-bit with \(format.channelCount) channels")
         }
+        if FileSystem.isFolder(path) { throw AudioFileError(path: path, reason: "cannot create: it is a folder") }
         guard let h = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw AudioFileError(path: path, reason: AudioFileWriter.createFailureReason(path: path))
         }
         handle = h
         if format.container == .wav {
+            // Must come before the first write: libsndfile decides the header then.
             sf_command(h, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
         }
         self.blockFrames = max(1, blockFrames)
         intBuffer = .allocate(capacity: self.blockFrames * format.channelCount)
         floatBuffer = .allocate(capacity: self.blockFrames * format.channelCount)
+        peaks = peakPath == nil ? nil : PeakBuilder(channelCount: format.channelCount)
     }
 
     deinit {
@@ -61,36 +77,54 @@ public final class AudioFileWriter {
     /// Appends `frameCount` frames from one buffer per channel. A short write (disk full,
     /// file-size limit) throws; the frames written before it stay valid once closed.
     public func write(_ channels: [UnsafePointer<Float>], frameCount: Int) throws(AudioFileError) {
-        guard let h = handle else { throw AudioFileError(path: path, reason: "the file is already closed") }
-        precondition(channels.count == format.channelCount, "one buffer per channel")
+        guard channels.count == format.channelCount else {
+            throw AudioFileError(path: path, reason: "got \(channels.count) channel buffers for a \(format.channelCount)-channel file")
+        }
         var done = 0
         while done < frameCount {
             let n = min(blockFrames, frameCount - done)
-            let written: Int
-            if format.encoding == .float32 {
-                interleave(channels, from: done, count: n) { $0 }
-                written = Int(sf_writef_float(h, floatBuffer, sf_count_t(n)))
-            } else {
-                interleaveInts(channels, from: done, count: n)
-                written = Int(sf_writef_int(h, intBuffer, sf_count_t(n)))
+            for ch in 0..<format.channelCount {
+                convert(channel: ch, from: channels[ch] + done, stride: 1, count: n)
             }
-            framesWritten += Int64(max(written, 0))
-            if written != n {
-                throw AudioFileError(path: path, reason: AudioFileWriter.writeFailureReason(handle: h))
+            try writeConverted(frameCount: n)
+            done += n
+        }
+    }
+
+    /// Appends `frameCount` interleaved frames (for the importer, whose frames come
+    /// interleaved from libsndfile or libsamplerate).
+    func write(interleaved: UnsafePointer<Float>, frameCount: Int) throws(AudioFileError) {
+        let c = format.channelCount
+        var done = 0
+        while done < frameCount {
+            let n = min(blockFrames, frameCount - done)
+            for ch in 0..<c {
+                convert(channel: ch, from: interleaved + done * c + ch, stride: c, count: n)
             }
+            try writeConverted(frameCount: n)
             done += n
         }
     }
 
     /// Rewrites the header so the file is valid up to the frames written so far (for crash
-    /// safety: a reader after a crash sees at most the audio since the last call missing).
+    /// safety: a reader after a crash sees at most the audio since the last call missing),
+    /// and saves the peaks so far.
+    ///
+    /// The peak file is rewritten whole, so on a long take it is only rewritten once the take
+    /// has grown by an eighth since the last save: the cost stays a few tens of kB/s however
+    /// long the take, and a crash loses at most the newest eighth of the peaks (which
+    /// ``PeakFile/ensure(for:peakPath:)`` rebuilds anyway, as the audio is newer).
     public func updateHeader() {
         guard let h = handle else { return }
         sf_write_sync(h)
         sf_command(h, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+        if peakFramesSaved < 0 || framesWritten - peakFramesSaved >= max(1, peakFramesSaved / 8) {
+            savePeaks()
+        }
     }
 
-    /// Finishes the file (final header, FLAC flush). Throws when the last write fails.
+    /// Finishes the file (final header, FLAC flush) and saves its peaks. Throws when the last
+    /// write fails or the peak file cannot be written.
     public func close() throws(AudioFileError) {
         guard let h = handle else { return }
         handle = nil
@@ -98,40 +132,64 @@ public final class AudioFileWriter {
         if code != 0 {
             throw AudioFileError(path: path, reason: "could not finish the file: \(String(cString: sf_error_number(code)))")
         }
+        savePeaks()
+        if let peakError { throw peakError }
     }
 
-    private func interleave(_ channels: [UnsafePointer<Float>], from offset: Int, count: Int, _ f: (Float) -> Float) {
-        let c = format.channelCount
-        for ch in 0..<c {
-            let src = channels[ch] + offset
-            for i in 0..<count { floatBuffer[i * c + ch] = src[i] }
+    private func savePeaks() {
+        guard let peaks, let peakPath else { return }
+        do {
+            try peaks.finish(peakPath: peakPath, sourcePath: path)
+            peakFramesSaved = framesWritten
+            peakError = nil
+        } catch {
+            peakError = error
         }
     }
 
-    /// Float → left-justified 32-bit integer at the file's depth, rounded and clipped.
-    private func interleaveInts(_ channels: [UnsafePointer<Float>], from offset: Int, count: Int) {
+    /// Writes `n` frames already converted into the buffers, and feeds the peaks.
+    private func writeConverted(frameCount n: Int) throws(AudioFileError) {
+        guard let h = handle else { throw AudioFileError(path: path, reason: "the file is already closed") }
+        let written: Int
+        if format.encoding == .float32 {
+            written = Int(sf_writef_float(h, floatBuffer, sf_count_t(n)))
+        } else {
+            written = Int(sf_writef_int(h, intBuffer, sf_count_t(n)))
+        }
+        let kept = max(0, min(written, n))
+        framesWritten += Int64(kept)
+        peaks?.append(interleaved: floatBuffer, frameCount: kept)
+        if written != n {
+            throw AudioFileError(path: path, reason: AudioFileWriter.writeFailureReason(handle: h))
+        }
+    }
+
+    /// Converts one channel of `count` frames (every `stride`-th float from `src`) into the
+    /// interleaved buffers. Integers: scaled by 2^(bits-1), rounded, clipped, left-justified
+    /// in 32 bits (libsndfile's int layout), NaN as 0.
+    private func convert(channel ch: Int, from src: UnsafePointer<Float>, stride: Int, count: Int) {
         let c = format.channelCount
+        if format.encoding == .float32 {
+            var i = 0
+            while i < count { floatBuffer[i * c + ch] = src[i * stride]; i += 1 }
+            return
+        }
         let bits = format.encoding.bits
         let scale = Double(1 << (bits - 1))
         let maxValue = scale - 1
         let shift = Int32(32 - bits)
-        for ch in 0..<c {
-            let src = channels[ch] + offset
-            for i in 0..<count {
-                var v = (Double(src[i]) * scale).rounded()
-                if v > maxValue { v = maxValue } else if v < -scale { v = -scale } else if v.isNaN { v = 0 }
-                intBuffer[i * c + ch] = Int32(v) << shift
-            }
+        var i = 0
+        while i < count {
+            var v = (Double(src[i * stride]) * scale).rounded()
+            if v > maxValue { v = maxValue } else if v < -scale { v = -scale } else if v.isNaN { v = 0 }
+            intBuffer[i * c + ch] = Int32(v) << shift
+            floatBuffer[i * c + ch] = Float(v / scale)
+            i += 1
         }
     }
 
     static func createFailureReason(path: String) -> String {
-        let dir = parentFolder(of: path)
-        var st = stat()
-        if stat(dir, &st) != 0 { return "cannot create: folder \(dir) does not exist" }
-        if access(dir, W_OK) != 0 { return "cannot create: permission denied in \(dir)" }
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { return "cannot create: it is a folder" }
-        return "cannot create: \(String(cString: sf_strerror(nil)))"
+        "cannot create: " + FileSystem.createProblem(path: path, code: 0, fallback: String(cString: sf_strerror(nil)))
     }
 
     static func writeFailureReason(handle: OpaquePointer) -> String {
@@ -142,11 +200,4 @@ public final class AudioFileWriter {
         if err != 0 { return "write failed: \(String(cString: strerror(err))) (\(message))" }
         return "write failed: \(message)"
     }
-}
-
-/// The folder holding `path` (`.` for a bare name).
-func parentFolder(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return "." }
-    let dir = String(path[..<slash])
-    return dir.isEmpty ? "/" : dir
 }
