@@ -1,0 +1,263 @@
+/// Chain text — `hpf:cutoff=80,comp:threshold=-18:ratio=4,delay:time=1/8:feedback=0.3` — read
+/// into a validated description that prints back as canonical text and builds live nodes.
+///
+/// Syntax: nodes separated by `,`; after a node's name, settings separated by `:`, each
+/// `param=value`, except that the first may be a bare value for the node's first parameter
+/// (`gain:-6`, `hpf:80`, `delay:250`). Values are numbers with an optional unit suffix that
+/// must fit the parameter (`80hz`, `2khz`, `-6db`, `250ms`, `1.5s`, `30%`, `-12st`), choice
+/// names (`wave=saw`), or, for tempo-synced parameters, note values (`1/8`, `1/4.`, `1/8t`).
+/// Spaces around names and values are ignored.
+public struct Chain: Equatable, Sendable, CustomStringConvertible {
+    /// One parameter setting.
+    public struct Setting: Equatable, Sendable {
+        /// Parameter id.
+        public var parameter: String
+        /// The value given.
+        public var value: ParameterValue
+    }
+
+    /// One node and the settings written for it (others stay at their defaults).
+    public struct Entry: Equatable, Sendable {
+        /// Node name in the registry.
+        public var node: String
+        /// Settings in the node's parameter order.
+        public var settings: [Setting]
+    }
+
+    /// The nodes in processing order.
+    public private(set) var entries: [Entry]
+
+    /// The empty chain (passes audio unchanged).
+    public init() { entries = [] }
+
+    /// Reads and validates `text` against `registry`. Empty text is the empty chain.
+    public init(parsing text: String, registry: NodeRegistry = .builtIn) throws(ChainError) {
+        entries = try ChainParser(text: text, registry: registry).parse()
+    }
+
+    /// Canonical text: every setting written as `param=value` in parameter order, numbers in
+    /// their shortest form without units. Parsing it gives back an equal chain.
+    public var text: String {
+        entries.map { entry in
+            let definitions = NodeRegistry.builtIn.type(named: entry.node)?.descriptor.parameters ?? []
+            var part = entry.node
+            for s in entry.settings {
+                let definition = definitions.first { $0.id == s.parameter }
+                part += ":\(s.parameter)=\(Self.valueText(s.value, definition))"
+            }
+            return part
+        }.joined(separator: ",")
+    }
+
+    /// The canonical text.
+    public var description: String { text }
+
+    static func valueText(_ value: ParameterValue, _ definition: ParameterDefinition?) -> String {
+        switch value {
+        case .note(let n): return n.description
+        case .number(let v):
+            if let d = definition, d.unit == .choice, d.choices.indices.contains(Int(v)) { return d.choices[Int(v)] }
+            return formatShortest(v)
+        }
+    }
+
+    /// Creates the live nodes with these settings. Off the audio thread. Entries whose node
+    /// `registry` does not know (possible only with a registry other than the parsing one)
+    /// are left out.
+    public func instantiate(registry: NodeRegistry = .builtIn) -> ChainInstance {
+        var nodes: [any Node] = []
+        for entry in entries {
+            guard let node = registry.makeNode(named: entry.node) else { continue }
+            for s in entry.settings {
+                if let i = node.parameters.index(of: s.parameter) { node.parameters.set(i, s.value) }
+            }
+            nodes.append(node)
+        }
+        return ChainInstance(chain: self, nodes: nodes)
+    }
+}
+
+/// The parser behind ``Chain/init(parsing:registry:)``; works on characters so error offsets
+/// match what the user sees.
+struct ChainParser {
+    let text: String
+    let characters: [Character]
+    let registry: NodeRegistry
+
+    init(text: String, registry: NodeRegistry) {
+        self.text = text
+        self.characters = Array(text)
+        self.registry = registry
+    }
+
+    private func fail(_ reason: ChainError.Reason, _ offset: Int, _ length: Int = 1) -> ChainError {
+        ChainError(reason, text: text, offset: min(offset, max(characters.count - 1, 0)), length: length)
+    }
+
+    /// Splits `range` at `separator`, returning the pieces' ranges.
+    private func split(_ range: Range<Int>, at separator: Character) -> [Range<Int>] {
+        var pieces: [Range<Int>] = []
+        var start = range.lowerBound
+        for i in range where characters[i] == separator {
+            pieces.append(start..<i)
+            start = i + 1
+        }
+        pieces.append(start..<range.upperBound)
+        return pieces
+    }
+
+    /// `range` without surrounding spaces.
+    private func trimmed(_ range: Range<Int>) -> Range<Int> {
+        var lo = range.lowerBound, hi = range.upperBound
+        while lo < hi && characters[lo].isWhitespace { lo += 1 }
+        while hi > lo && characters[hi - 1].isWhitespace { hi -= 1 }
+        return lo..<hi
+    }
+
+    private func string(_ range: Range<Int>) -> String { String(characters[range]) }
+
+    func parse() throws(ChainError) -> [Chain.Entry] {
+        let all = trimmed(0..<characters.count)
+        if all.isEmpty { return [] }
+        var entries: [Chain.Entry] = []
+        for piece in split(0..<characters.count, at: ",") {
+            entries.append(try parseEntry(piece))
+        }
+        return entries
+    }
+
+    private func parseEntry(_ range: Range<Int>) throws(ChainError) -> Chain.Entry {
+        let parts = split(range, at: ":")
+        let nameRange = trimmed(parts[0])
+        if nameRange.isEmpty {
+            let at = range.lowerBound
+            throw fail(.malformed("expected a node name here (chains look like hpf:80,comp:threshold=-18)"), at)
+        }
+        let name = string(nameRange)
+        if let bad = nameRange.first(where: { !(characters[$0].isLetter || characters[$0].isNumber || characters[$0] == "_" || characters[$0] == "-") }) {
+            throw fail(.malformed("unexpected '\(characters[bad])' in node name '\(name)'"), bad)
+        }
+        guard let type = registry.type(named: name) else {
+            throw fail(.unknownNode(name: name, known: registry.descriptors.map(\.name)), nameRange.lowerBound, nameRange.count)
+        }
+        let descriptor = type.descriptor
+        var settings: [(index: Int, setting: Chain.Setting)] = []
+        for (position, part) in parts.dropFirst().enumerated() {
+            let setting = trimmed(part)
+            if setting.isEmpty {
+                throw fail(.malformed("empty setting after ':' (write param=value)"), part.lowerBound)
+            }
+            let index: Int
+            let valueRange: Range<Int>
+            if let eq = setting.first(where: { characters[$0] == "=" }) {
+                let idRange = trimmed(setting.lowerBound..<eq)
+                valueRange = trimmed(eq + 1..<setting.upperBound)
+                if idRange.isEmpty { throw fail(.malformed("missing parameter name before '='"), eq) }
+                let id = string(idRange)
+                guard let i = descriptor.parameters.firstIndex(where: { $0.id.lowercased() == id.lowercased() }) else {
+                    throw fail(.unknownParameter(node: descriptor.name, parameter: id, known: descriptor.parameters.map(\.id)),
+                               idRange.lowerBound, idRange.count)
+                }
+                index = i
+                if valueRange.isEmpty { throw fail(.malformed("missing value after '\(id)='"), eq) }
+            } else {
+                guard position == 0, !descriptor.parameters.isEmpty else {
+                    throw fail(.malformed("a bare value may only come first, right after the node name; write param=value"),
+                               setting.lowerBound, setting.count)
+                }
+                index = 0
+                valueRange = setting
+            }
+            if settings.contains(where: { $0.index == index }) {
+                throw fail(.malformed("'\(descriptor.parameters[index].id)' is set twice"), setting.lowerBound, setting.count)
+            }
+            let value = try parseValue(valueRange, descriptor: descriptor, definition: descriptor.parameters[index])
+            settings.append((index, Chain.Setting(parameter: descriptor.parameters[index].id, value: value)))
+        }
+        settings.sort { $0.index < $1.index }
+        return Chain.Entry(node: descriptor.name, settings: settings.map(\.setting))
+    }
+
+    private func parseValue(_ range: Range<Int>, descriptor: NodeDescriptor,
+                            definition p: ParameterDefinition) throws(ChainError) -> ParameterValue {
+        let raw = string(range)
+        let lower = raw.lowercased()
+        if p.unit == .choice, let i = p.choices.firstIndex(where: { $0 == lower }) {
+            return .number(Double(i))
+        }
+        if raw.contains("/") {
+            guard let note = Self.noteValue(lower) else {
+                throw fail(.malformed("'\(raw)' is not a note value (write 1/4, 1/8., 1/16t)"), range.lowerBound, range.count)
+            }
+            guard p.tempoSyncable else {
+                throw fail(.wrongUnit(node: descriptor.name, parameter: p.id, value: raw,
+                                      expected: "this parameter does not follow the tempo; give a number in \(p.unit.rawValue)"),
+                           range.lowerBound, range.count)
+            }
+            return .note(note)
+        }
+        // Split the number from its unit suffix.
+        let chars = Array(lower)
+        var end = 0
+        if end < chars.count && (chars[end] == "-" || chars[end] == "+") { end += 1 }
+        var digits = 0
+        while end < chars.count && (chars[end].isASCIIDigit || chars[end] == ".") { digits += chars[end] == "." ? 0 : 1; end += 1 }
+        if digits > 0 && end < chars.count && chars[end] == "e", end + 1 < chars.count,
+           chars[end + 1].isASCIIDigit || ((chars[end + 1] == "-" || chars[end + 1] == "+") && end + 2 < chars.count && chars[end + 2].isASCIIDigit) {
+            end += 2
+            while end < chars.count && chars[end].isASCIIDigit { end += 1 }
+        }
+        guard digits > 0, var value = Double(String(chars[0..<end])) else {
+            let expected = p.unit == .choice ? "one of \(p.choices.joined(separator: ", "))" : "a number"
+            throw fail(.malformed("'\(raw)' is not a value for \(descriptor.name) \(p.id) (expected \(expected))"), range.lowerBound, range.count)
+        }
+        let suffix = String(chars[end...]).trimmingWhitespace()
+        if !suffix.isEmpty {
+            let scale: Double?
+            switch (suffix, p.unit) {
+            case ("db", .decibels), ("hz", .hertz), ("ms", .milliseconds), ("st", .semitones), ("q", .q): scale = 1
+            case ("khz", .hertz), ("s", .milliseconds): scale = 1000
+            case ("%", .fraction): scale = 0.01
+            default: scale = nil
+            }
+            guard let s = scale else {
+                let unitName = p.unit == .fraction ? "a fraction 0…1 (or a percentage)" : (p.unit.rawValue.isEmpty ? "no unit" : p.unit.rawValue)
+                throw fail(.wrongUnit(node: descriptor.name, parameter: p.id, value: raw,
+                                      expected: "unit '\(suffix)' does not fit; \(p.id) is in \(unitName)"),
+                           range.lowerBound + end, suffix.count)
+            }
+            value *= s
+        }
+        guard value >= p.minimum && value <= p.maximum, p.unit != .choice || value == value.rounded() else {
+            throw fail(.outOfRange(node: descriptor.name, parameter: p.id, value: raw, minimum: p.minimum,
+                                   maximum: p.maximum, unit: p.unit == .choice ? "" : p.unit.rawValue),
+                       range.lowerBound, range.count)
+        }
+        return .number(value)
+    }
+
+    /// `1/8`, `3/16`, `1/4.`, `1/8t`.
+    static func noteValue(_ text: String) -> NoteValue? {
+        var body = Substring(text)
+        var modifier = NoteValue.Modifier.none
+        if body.hasSuffix(".") { modifier = .dotted; body = body.dropLast() }
+        else if body.hasSuffix("t") { modifier = .triplet; body = body.dropLast() }
+        let halves = body.split(separator: "/", omittingEmptySubsequences: false)
+        guard halves.count == 2, halves.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }),
+              let n = Int(halves[0]), let d = Int(halves[1]), n > 0, d > 0, n <= 64, d <= 256 else { return nil }
+        return NoteValue(numerator: n, denominator: d, modifier: modifier)
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+extension String {
+    fileprivate func trimmingWhitespace() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}

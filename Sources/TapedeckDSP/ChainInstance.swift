@@ -1,0 +1,131 @@
+import Synchronization
+
+/// Live nodes built from a ``Chain``, processing blocks in place.
+///
+/// Host lifecycle: `chain.instantiate()` and `prepare(format:maxFrames:)` off the audio
+/// thread → `process(_:)` once per block on the audio thread → `release()` off the audio
+/// thread after the audio thread has dropped the instance. Bypass flags and node parameters
+/// may be set from any thread at any time.
+public final class ChainInstance: @unchecked Sendable {
+    /// The description it was built from.
+    public let chain: Chain
+    /// The live nodes in processing order (a host may reach in, e.g. to give a sampler its
+    /// sample before `prepare`).
+    public let nodes: [any Node]
+    private let bypassFlags: UnsafeMutablePointer<Atomic<Bool>>
+    private var wasBypassed = UnsafeStorage<Bool>()
+    /// The format and block size of the last `prepare`.
+    public private(set) var format = NodeFormat(sampleRate: 48000, channelCount: 0)
+    /// Largest block `process` accepts.
+    public private(set) var maxFrames = 0
+
+    /// Wraps `nodes`; use ``Chain/instantiate(registry:)``.
+    init(chain: Chain, nodes: [any Node]) {
+        self.chain = chain
+        self.nodes = nodes
+        bypassFlags = .allocate(capacity: max(nodes.count, 1))
+        for i in 0..<max(nodes.count, 1) { (bypassFlags + i).initialize(to: Atomic(false)) }
+    }
+
+    deinit {
+        bypassFlags.deinitialize(count: max(nodes.count, 1))
+        bypassFlags.deallocate()
+        wasBypassed.free()
+    }
+
+    /// Prepares every node for `format` and blocks of up to `maxFrames`. Off the audio thread.
+    public func prepare(format: NodeFormat, maxFrames: Int) {
+        self.format = format
+        self.maxFrames = maxFrames
+        wasBypassed.allocate(nodes.count, fill: false)
+        for node in nodes { node.prepare(format: format, maxFrames: maxFrames) }
+    }
+
+    /// Audio thread: copies `input` to `output` unless they are the same buffers, then runs
+    /// every non-bypassed node over `output` in place. A node returning from bypass is reset
+    /// first so stale delay lines or envelopes do not burst out. `frameCount` must not exceed
+    /// `maxFrames`.
+    public func process(_ context: inout RenderContext) {
+        let output = context.output
+        let n = context.frameCount
+        for c in 0..<min(output.count, context.input.count)
+        where UnsafePointer(output[c]) != UnsafePointer(context.input[c]) {
+            output[c].update(from: context.input[c], count: n)
+        }
+        var nodeContext = RenderContext(input: output, output: output, frameCount: n,
+                                        midiEvents: context.midiEvents, transport: context.transport)
+        for i in 0..<nodes.count {
+            let bypassed = bypassFlags[i].load(ordering: .relaxed)
+            if bypassed { wasBypassed[i] = true; continue }
+            let node = nodes[i]
+            if wasBypassed[i] { node.reset(); wasBypassed[i] = false }
+            node.process(&nodeContext)
+        }
+    }
+
+    /// Audio thread: resets every node (after a locate, or when playback stops).
+    public func reset() { for node in nodes { node.reset() } }
+
+    /// Frees every node's buffers. Off the audio thread, once the audio thread cannot reach it.
+    public func release() {
+        for node in nodes { node.release() }
+        wasBypassed.free()
+    }
+
+    /// Bypasses (or re-enables) node `index`. Any thread.
+    public func setBypassed(_ index: Int, _ bypassed: Bool) {
+        guard nodes.indices.contains(index) else { return }
+        bypassFlags[index].store(bypassed, ordering: .relaxed)
+    }
+
+    /// Whether node `index` is bypassed. Any thread.
+    public func isBypassed(_ index: Int) -> Bool {
+        nodes.indices.contains(index) && bypassFlags[index].load(ordering: .relaxed)
+    }
+
+    /// Total delay the active nodes add (the host compensates by this many frames).
+    public var latencyFrames: Int {
+        nodes.indices.reduce(0) { $0 + (isBypassed($1) ? 0 : nodes[$1].latencyFrames) }
+    }
+}
+
+/// Non-interleaved float channels owned by the host or a test, with the channel-pointer
+/// table a ``RenderContext`` needs, all allocated up front.
+public final class ChannelBuffers: @unchecked Sendable {
+    /// Number of channels.
+    public let channelCount: Int
+    /// Frames each channel holds.
+    public let capacityFrames: Int
+    private let storage: UnsafeMutablePointer<Float>
+    private let table: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+
+    /// Allocates `channelCount` × `capacityFrames` zeroed floats. Off the audio thread.
+    public init(channelCount: Int, capacityFrames: Int) {
+        self.channelCount = channelCount
+        self.capacityFrames = capacityFrames
+        storage = .allocate(capacity: max(channelCount * capacityFrames, 1))
+        storage.initialize(repeating: 0, count: max(channelCount * capacityFrames, 1))
+        table = .allocate(capacity: max(channelCount, 1))
+        for c in 0..<channelCount { (table + c).initialize(to: storage + c * capacityFrames) }
+    }
+
+    deinit {
+        storage.deallocate()
+        table.deallocate()
+    }
+
+    /// The channel pointers, for ``RenderContext``.
+    public var channels: UnsafeBufferPointer<UnsafeMutablePointer<Float>> {
+        UnsafeBufferPointer(start: table, count: channelCount)
+    }
+
+    /// Channel `index`'s samples.
+    public subscript(index: Int) -> UnsafeMutableBufferPointer<Float> {
+        UnsafeMutableBufferPointer(start: table[index], count: capacityFrames)
+    }
+
+    /// Audio thread: zeroes the first `frameCount` frames of every channel.
+    public func clear(frameCount: Int) {
+        for c in 0..<channelCount { table[c].update(repeating: 0, count: min(frameCount, capacityFrames)) }
+    }
+}

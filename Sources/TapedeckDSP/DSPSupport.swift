@@ -1,0 +1,227 @@
+import Foundation
+
+/// Small building blocks the nodes share: preallocated storage, ramps, biquads, noise.
+
+/// A fixed block of `T` allocated off the audio thread, read and written on it without ARC
+/// or bounds checks (nodes index it only below `count`).
+struct UnsafeStorage<T: BitwiseCopyable> {
+    private(set) var pointer: UnsafeMutablePointer<T>?
+    private(set) var count = 0
+
+    /// Frees any old storage and allocates `count` elements set to `fill`. Off the audio thread.
+    mutating func allocate(_ count: Int, fill: T) {
+        free()
+        let p = UnsafeMutablePointer<T>.allocate(capacity: max(count, 1))
+        p.initialize(repeating: fill, count: max(count, 1))
+        pointer = p
+        self.count = count
+    }
+
+    /// Releases the storage. Off the audio thread.
+    mutating func free() {
+        pointer?.deallocate()
+        pointer = nil
+        count = 0
+    }
+
+    /// Audio thread: sets every element to `value`.
+    func fill(_ value: T) { pointer?.update(repeating: value, count: count) }
+
+    /// Element `i`; `i` must be below `count`.
+    @inline(__always) subscript(i: Int) -> T {
+        get { pointer.unsafelyUnwrapped[i] }
+        nonmutating set { pointer.unsafelyUnwrapped[i] = newValue }
+    }
+}
+
+/// A value moving linearly to its target over a fixed number of frames, so parameter steps
+/// turn into ramps instead of clicks. When steady, callers take a constant fast path.
+struct LinearRamp {
+    private(set) var current: Float
+    private(set) var target: Float
+    private var step: Float = 0
+    private(set) var remaining = 0
+
+    init(_ value: Float) { current = value; target = value }
+
+    /// Whether the value has arrived (no ramp in progress).
+    @inline(__always) var isSteady: Bool { remaining == 0 }
+
+    /// Starts a ramp to `newTarget` lasting `frames` (a repeated target keeps the ramp going).
+    @inline(__always) mutating func setTarget(_ newTarget: Float, frames: Int) {
+        guard newTarget != target else { return }
+        target = newTarget
+        if frames <= 0 || current == newTarget {
+            current = newTarget
+            remaining = 0
+        } else {
+            step = (newTarget - current) / Float(frames)
+            remaining = frames
+        }
+    }
+
+    /// Jumps to `value` without a ramp (on reset, or before the first block).
+    mutating func jump(to value: Float) { current = value; target = value; remaining = 0 }
+
+    /// Audio thread: the next frame's value.
+    @inline(__always) mutating func next() -> Float {
+        if remaining > 0 {
+            remaining -= 1
+            current = remaining == 0 ? target : current + step
+        }
+        return current
+    }
+}
+
+/// Audio thread: `output[i] = input[i] * ramp` for `count` frames; a steady ramp becomes a
+/// vectorizable constant-gain loop. Works in place.
+@inline(__always)
+func applyGain(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, count: Int, ramp: inout LinearRamp) {
+    var i = 0
+    while i < count && !ramp.isSteady {
+        output[i] = input[i] * ramp.next()
+        i += 1
+    }
+    let g = ramp.current
+    if g == 1 {
+        if UnsafePointer(output) != input { output.advanced(by: i).update(from: input.advanced(by: i), count: count - i) }
+        return
+    }
+    while i < count {
+        output[i] = input[i] * g
+        i += 1
+    }
+}
+
+/// A parameter eased toward its target once per sub-block, for values (cutoff, Q, rate) that
+/// feed coefficient calculations too costly to redo every frame.
+struct ChunkSmoother {
+    var current: Double
+    var target: Double
+
+    init(_ value: Double) { current = value; target = value }
+
+    /// Whether `current` has reached `target`.
+    var isSteady: Bool { current == target }
+
+    /// Audio thread: moves a fraction `coefficient` of the way (geometrically when
+    /// `logarithmic`, which suits frequencies) and snaps when close. Returns the new value.
+    @inline(__always) mutating func advance(coefficient: Double, logarithmic: Bool) -> Double {
+        if current == target { return current }
+        if logarithmic && current > 0 && target > 0 {
+            current *= pow(target / current, coefficient)
+        } else {
+            current += (target - current) * coefficient
+        }
+        if abs(current - target) <= 1e-5 * max(abs(target), 1e-3) { current = target }
+        return current
+    }
+}
+
+/// Second-order section coefficients (normalised: a0 = 1), from the RBJ Audio EQ Cookbook.
+struct BiquadCoefficients {
+    var b0 = 1.0, b1 = 0.0, b2 = 0.0, a1 = 0.0, a2 = 0.0
+
+    /// The filter shapes of the cookbook that Tapedeck uses.
+    enum Shape { case lowPass, highPass, peak, lowShelf, highShelf }
+
+    /// Cookbook coefficients for `shape` at `frequencyHertz`, quality `q` and gain (peak, shelves).
+    static func rbj(_ shape: Shape, frequencyHertz: Double, q: Double, gainDecibels: Double = 0,
+                    sampleRate: Double) -> BiquadCoefficients {
+        let f = min(max(frequencyHertz, 1), sampleRate * 0.499)
+        let w0 = 2 * Double.pi * f / sampleRate
+        let cw = cos(w0), sw = sin(w0)
+        let alpha = sw / (2 * max(q, 1e-3))
+        let A = pow(10, gainDecibels / 40)
+        var b0, b1, b2, a0, a1, a2: Double
+        switch shape {
+        case .lowPass:
+            b0 = (1 - cw) / 2; b1 = 1 - cw; b2 = b0
+            a0 = 1 + alpha; a1 = -2 * cw; a2 = 1 - alpha
+        case .highPass:
+            b0 = (1 + cw) / 2; b1 = -(1 + cw); b2 = b0
+            a0 = 1 + alpha; a1 = -2 * cw; a2 = 1 - alpha
+        case .peak:
+            b0 = 1 + alpha * A; b1 = -2 * cw; b2 = 1 - alpha * A
+            a0 = 1 + alpha / A; a1 = -2 * cw; a2 = 1 - alpha / A
+        case .lowShelf:
+            let s = 2 * A.squareRoot() * alpha
+            b0 = A * ((A + 1) - (A - 1) * cw + s); b1 = 2 * A * ((A - 1) - (A + 1) * cw)
+            b2 = A * ((A + 1) - (A - 1) * cw - s)
+            a0 = (A + 1) + (A - 1) * cw + s; a1 = -2 * ((A - 1) + (A + 1) * cw)
+            a2 = (A + 1) + (A - 1) * cw - s
+        case .highShelf:
+            let s = 2 * A.squareRoot() * alpha
+            b0 = A * ((A + 1) + (A - 1) * cw + s); b1 = -2 * A * ((A - 1) + (A + 1) * cw)
+            b2 = A * ((A + 1) + (A - 1) * cw - s)
+            a0 = (A + 1) - (A - 1) * cw + s; a1 = 2 * ((A - 1) - (A + 1) * cw)
+            a2 = (A + 1) - (A - 1) * cw - s
+        }
+        return BiquadCoefficients(b0: b0 / a0, b1: b1 / a0, b2: b2 / a0, a1: a1 / a0, a2: a2 / a0)
+    }
+
+    /// Audio thread: filters `count` frames (transposed direct form II, Double state so low
+    /// cutoffs stay accurate). Works in place.
+    @inline(__always)
+    func process(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, count: Int,
+                 z1: inout Double, z2: inout Double) {
+        var s1 = z1, s2 = z2
+        for i in 0..<count {
+            let x = Double(input[i])
+            let y = b0 * x + s1
+            s1 = b1 * x - a1 * y + s2
+            s2 = b2 * x - a2 * y
+            output[i] = Float(y)
+        }
+        // Flush denormals: a decaying tail must not slow the audio thread to a crawl.
+        z1 = abs(s1) < 1e-20 ? 0 : s1
+        z2 = abs(s2) < 1e-20 ? 0 : s2
+    }
+}
+
+/// A tiny deterministic generator (xorshift32) for noise: same seed, same output.
+struct NoiseSource {
+    private var state: UInt32
+
+    init(seed: UInt32) { state = seed == 0 ? 0x9E37_79B9 : seed }
+
+    /// Audio thread: a uniform value in [-1, 1).
+    @inline(__always) mutating func nextBipolar() -> Float {
+        state ^= state << 13
+        state ^= state >> 17
+        state ^= state << 5
+        return Float(Int32(bitPattern: state)) * (1.0 / 2_147_483_648.0)
+    }
+}
+
+/// Linear gain of `decibels` as Float.
+@inline(__always) func gainOf(decibels: Double) -> Float {
+    decibels <= -200 ? 0 : Float(pow(10, decibels / 20))
+}
+
+/// Frames in `milliseconds` at `sampleRate`.
+@inline(__always) func frames(milliseconds: Double, sampleRate: Double) -> Double {
+    milliseconds * 0.001 * sampleRate
+}
+
+/// The one-pole coefficient that closes 63% of a gap in `milliseconds`.
+@inline(__always) func onePoleCoefficient(milliseconds: Double, sampleRate: Double) -> Double {
+    let n = frames(milliseconds: milliseconds, sampleRate: sampleRate)
+    return n <= 0 ? 0 : exp(-1 / n)
+}
+
+/// How long parameter ramps last: long enough not to click, short enough to feel immediate.
+let parameterRampMilliseconds = 20.0
+
+/// Audio thread: sine of a phase in turns (0…1), within 0.001 of `sin` — cheap enough for
+/// per-frame LFOs. Parabolic approximation with one refinement step.
+@inline(__always) func fastSine(turns: Float) -> Float {
+    var t = turns - Float(Int(turns))
+    if t < 0 { t += 1 }
+    let x = (t < 0.5 ? t : t - 1) * (2 * Float.pi)
+    let y = (4 / Float.pi) * x - (4 / (Float.pi * Float.pi)) * x * abs(x)
+    return 0.225 * (y * abs(y) - y) + y
+}
+
+/// Wraps a phase in turns back into 0..<1.
+@inline(__always) func wrapTurns(_ phase: Double) -> Double { phase - phase.rounded(.down) }

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Compressor: feed-forward, soft knee, stereo-linked, after Giannoulis, Massberg & Reiss,
+/// "Digital Dynamic Range Compressor Design — A Tutorial and Analysis" (JAES 2012): a static
+/// gain computer in dB followed by a smooth branching peak detector on the gain reduction.
+public final class CompressorNode: Node, @unchecked Sendable {
+    /// Registration of `comp`.
+    public static let descriptor = NodeDescriptor(
+        name: "comp", displayName: "Compressor", kind: .effect, subtype: "comp", tags: ["Dynamics"],
+        summary: "Reduces level above the threshold by the ratio (soft knee, linked channels).",
+        parameters: [
+            ParameterDefinition(id: "threshold", name: "Threshold", unit: .decibels, minimum: -60, maximum: 0, defaultValue: -18),
+            ParameterDefinition(id: "ratio", name: "Ratio", unit: .ratio, minimum: 1, maximum: 20, defaultValue: 4),
+            ParameterDefinition(id: "attack", name: "Attack", unit: .milliseconds, minimum: 0.05, maximum: 200, defaultValue: 10, decimals: 2),
+            ParameterDefinition(id: "release", name: "Release", unit: .milliseconds, minimum: 5, maximum: 2000, defaultValue: 100, decimals: 0),
+            ParameterDefinition(id: "knee", name: "Knee width", unit: .decibels, minimum: 0, maximum: 24, defaultValue: 6),
+            ParameterDefinition(id: "makeup", name: "Makeup gain", unit: .decibels, minimum: 0, maximum: 24, defaultValue: 0),
+        ])
+
+    /// The live parameters.
+    public let parameters = NodeParameters(CompressorNode.descriptor.parameters)
+    private var sampleRate = 48000.0
+    private var reductionDecibels = 0.0
+    private var gains = UnsafeStorage<Float>()
+    private var makeup = LinearRamp(1)
+
+    /// Creates a compressor at -18 dB, 4:1.
+    public init() {}
+
+    /// The static curve: output level in dB for a steady input level `x` (no makeup).
+    public static func staticCurve(inputDecibels x: Double, thresholdDecibels t: Double, ratio r: Double, kneeDecibels w: Double) -> Double {
+        let over = x - t
+        if 2 * over < -w { return x }
+        if w > 0 && 2 * abs(over) <= w {
+            let d = over + w / 2
+            return x + (1 / r - 1) * d * d / (2 * w)
+        }
+        return t + over / r
+    }
+
+    /// Off the audio thread: allocates the per-frame gain buffer.
+    public func prepare(format: NodeFormat, maxFrames: Int) {
+        sampleRate = format.sampleRate
+        gains.allocate(maxFrames, fill: 1)
+        makeup.jump(to: gainOf(decibels: parameters.value(5)))
+        reductionDecibels = 0
+    }
+
+    /// Audio thread: computes one gain per frame from the loudest channel, applies it to all.
+    public func process(_ context: inout RenderContext) {
+        let p = parameters
+        let t = p.value(0), r = p.value(1), w = p.value(4)
+        let attack = onePoleCoefficient(milliseconds: p.value(2), sampleRate: sampleRate)
+        let release = onePoleCoefficient(milliseconds: p.value(3), sampleRate: sampleRate)
+        makeup.setTarget(gainOf(decibels: p.value(5)), frames: Int(frames(milliseconds: parameterRampMilliseconds, sampleRate: sampleRate)))
+        let n = min(context.frameCount, gains.count)
+        let channels = context.output.count
+        guard let g = gains.pointer else { return }
+        var yL = reductionDecibels
+        for i in 0..<n {
+            var peak: Float = 0
+            for c in 0..<channels { peak = max(peak, abs(context.input[c][i])) }
+            let x = peak > 1e-10 ? 20 * log10(Double(peak)) : -200
+            let xL = x - Self.staticCurve(inputDecibels: x, thresholdDecibels: t, ratio: r, kneeDecibels: w)
+            let coefficient = xL > yL ? attack : release
+            yL = coefficient * yL + (1 - coefficient) * xL
+            g[i] = yL < 1e-6 ? 1 : Float(pow(10, -yL / 20))
+        }
+        reductionDecibels = yL < 1e-9 ? 0 : yL
+        var channelMakeup = makeup
+        for c in 0..<channels {
+            channelMakeup = makeup
+            let input = context.input[c], output = context.output[c]
+            if channelMakeup.isSteady {
+                let m = channelMakeup.current
+                for i in 0..<n { output[i] = input[i] * g[i] * m }
+            } else {
+                for i in 0..<n { output[i] = input[i] * g[i] * channelMakeup.next() }
+            }
+        }
+        makeup = channelMakeup
+    }
+
+    /// The gain reduction in dB right now (for meters). Any thread; may be a block stale.
+    public var currentReductionDecibels: Double { reductionDecibels }
+
+    /// Audio thread: forgets the detector state.
+    public func reset() { reductionDecibels = 0; makeup.jump(to: makeup.target) }
+
+    /// Off the audio thread.
+    public func release() { gains.free() }
+}

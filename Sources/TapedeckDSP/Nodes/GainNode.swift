@@ -1,0 +1,41 @@
+/// Gain: a level change in decibels, ramped so steps never click.
+public final class GainNode: Node, @unchecked Sendable {
+    /// Registration of `gain`.
+    public static let descriptor = NodeDescriptor(
+        name: "gain", displayName: "Gain", kind: .effect, subtype: "gain", tags: ["Utility"],
+        summary: "Changes the level by a number of decibels.",
+        parameters: [
+            ParameterDefinition(id: "gain", name: "Gain", unit: .decibels, minimum: -96, maximum: 24, defaultValue: 0),
+        ])
+
+    /// The live parameters (`gain` in dB).
+    public let parameters = NodeParameters(GainNode.descriptor.parameters)
+    private var ramp = LinearRamp(1)
+    private var rampFrames = 960
+
+    /// Creates a unity-gain node.
+    public init() {}
+
+    /// Off the audio thread: remembers the ramp length for `format`.
+    public func prepare(format: NodeFormat, maxFrames: Int) {
+        rampFrames = Int(frames(milliseconds: parameterRampMilliseconds, sampleRate: format.sampleRate))
+        ramp.jump(to: gainOf(decibels: parameters.value(0)))
+    }
+
+    /// Audio thread: reads the gain once, ramps to it over 20 ms, applies it to every channel.
+    public func process(_ context: inout RenderContext) {
+        ramp.setTarget(gainOf(decibels: parameters.value(0)), frames: rampFrames)
+        var channelRamp = ramp
+        for c in 0..<context.output.count {
+            channelRamp = ramp
+            applyGain(context.input[c], context.output[c], count: context.frameCount, ramp: &channelRamp)
+        }
+        ramp = channelRamp
+    }
+
+    /// Audio thread: lands on the current target without a ramp.
+    public func reset() { ramp.jump(to: ramp.target) }
+
+    /// Nothing to free.
+    public func release() {}
+}

@@ -1,0 +1,36 @@
+/// High-pass filter: an RBJ cookbook biquad (12 dB/octave) with resonance.
+public final class HighPassNode: Node, @unchecked Sendable {
+    /// Registration of `hpf`.
+    public static let descriptor = NodeDescriptor(
+        name: "hpf", displayName: "High-pass filter", kind: .effect, subtype: "hpf ", tags: ["Filter", "EQ"],
+        summary: "Removes lows below the cutoff (12 dB/oct RBJ biquad, resonance as Q).",
+        parameters: [
+            ParameterDefinition(id: "cutoff", name: "Cutoff", unit: .hertz, minimum: 10, maximum: 20_000, defaultValue: 80, decimals: 0),
+            ParameterDefinition(id: "resonance", name: "Resonance", unit: .q, minimum: 0.1, maximum: 10, defaultValue: 0.707, decimals: 3),
+        ])
+
+    /// The live parameters (`cutoff` Hz, `resonance` Q).
+    public let parameters = NodeParameters(HighPassNode.descriptor.parameters)
+    private var filter = SmoothedBiquad(shape: .highPass)
+
+    /// Creates an 80 Hz Butterworth high-pass.
+    public init() {}
+
+    /// Off the audio thread: allocates filter memory per channel.
+    public func prepare(format: NodeFormat, maxFrames: Int) {
+        filter.prepare(channelCount: format.channelCount, sampleRate: format.sampleRate,
+                       frequencyHertz: parameters.value(0), q: parameters.value(1), gainDecibels: 0)
+    }
+
+    /// Audio thread: filters every channel, gliding to new settings.
+    public func process(_ context: inout RenderContext) {
+        filter.setTargets(frequencyHertz: parameters.value(0), q: parameters.value(1), gainDecibels: 0)
+        filter.process(input: context.input, output: context.output, frameCount: context.frameCount)
+    }
+
+    /// Audio thread: clears filter memory.
+    public func reset() { filter.reset() }
+
+    /// Off the audio thread.
+    public func release() { filter.release() }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// Sampler: plays one mono sample, repitched by MIDI note (relative to its root note) with
+/// velocity, 16 voices, starting on the exact frame of each note-on. The sample arrives as
+/// floats from the host (file I/O lives in TapedeckIO): call ``setSample(_:sampleRate:rootNote:)``
+/// before `prepare`.
+public final class SamplerNode: Node, @unchecked Sendable {
+    /// Registration of `sampler`.
+    public static let descriptor = NodeDescriptor(
+        name: "sampler", displayName: "Sampler", kind: .instrument, subtype: "smpl", tags: ["Instrument", "MIDI"],
+        summary: "Plays a sample pitched by MIDI note and scaled by velocity (16 voices).",
+        parameters: [
+            ParameterDefinition(id: "level", name: "Level", unit: .decibels, minimum: -60, maximum: 12, defaultValue: 0),
+            ParameterDefinition(id: "release", name: "Release", unit: .milliseconds, minimum: 1, maximum: 5000, defaultValue: 50, decimals: 0),
+            ParameterDefinition(id: "tune", name: "Tune", unit: .semitones, minimum: -24, maximum: 24, defaultValue: 0, decimals: 2),
+        ])
+
+    /// Most notes sounding at once; a new note steals the oldest.
+    public static let voiceCount = 16
+
+    private struct Voice {
+        var active = false
+        var releasing = false
+        var note: UInt8 = 0
+        var position = 0.0
+        var increment = 1.0
+        var gain: Float = 0
+        var releaseGain: Float = 1
+        var startOrder: Int64 = 0
+    }
+
+    /// The live parameters.
+    public let parameters = NodeParameters(SamplerNode.descriptor.parameters)
+    private var pendingSample: [Float] = []
+    private var pendingSampleRate = 48000.0
+    private var rootNote = 60
+    private var sample = UnsafeStorage<Float>()
+    private var sampleRateRatio = 1.0
+    private var outputRate = 48000.0
+    private var voices = UnsafeStorage<Voice>()
+    private var scratch = UnsafeStorage<Float>()
+    private var order: Int64 = 0
+
+    /// Creates an empty sampler (silent until given a sample).
+    public init() {}
+
+    /// Gives the sampler its sound: mono floats at `sampleRate`, sounding at pitch `rootNote`.
+    /// Off the audio thread, before `prepare` (which copies it into the node's own storage).
+    public func setSample(_ samples: [Float], sampleRate: Double, rootNote: Int = 60) {
+        pendingSample = samples
+        pendingSampleRate = sampleRate
+        self.rootNote = rootNote
+    }
+
+    /// Off the audio thread: copies the sample and allocates voices and scratch.
+    public func prepare(format: NodeFormat, maxFrames: Int) {
+        outputRate = format.sampleRate
+        sample.allocate(pendingSample.count + 1, fill: 0)
+        if let p = sample.pointer, !pendingSample.isEmpty { pendingSample.withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: $0.count) } }
+        sampleRateRatio = pendingSampleRate / outputRate
+        voices.allocate(Self.voiceCount, fill: Voice())
+        scratch.allocate(maxFrames, fill: 0)
+    }
+
+    /// Audio thread: renders voices between MIDI events, applying each event on its frame.
+    public func process(_ context: inout RenderContext) {
+        let n = min(context.frameCount, scratch.count)
+        guard let s = scratch.pointer, let v = voices.pointer else { return }
+        s.update(repeating: 0, count: n)
+        let level = gainOf(decibels: parameters.value(0))
+        let releaseStep = Float(1 / max(frames(milliseconds: parameters.value(1), sampleRate: outputRate), 1))
+        let tune = parameters.value(2)
+        let events = context.midiEvents
+        var e = 0, frame = 0
+        while frame < n {
+            while e < events.count && Int(events[e].frameOffset) <= frame {
+                handle(events[e], voices: v, tune: tune)
+                e += 1
+            }
+            let end = e < events.count ? min(max(Int(events[e].frameOffset), frame + 1), n) : n
+            render(from: frame, to: end, into: s, voices: v, level: level, releaseStep: releaseStep)
+            frame = end
+        }
+        for c in 0..<context.output.count {
+            let input = context.input[c], output = context.output[c]
+            for i in 0..<n { output[i] = input[i] + s[i] }
+        }
+    }
+
+    @inline(__always)
+    private func handle(_ event: MIDIEvent, voices v: UnsafeMutablePointer<Voice>, tune: Double) {
+        if event.isNoteOn {
+            var slot = 0
+            for k in 0..<Self.voiceCount {
+                if !v[k].active { slot = k; break }
+                if v[k].startOrder < v[slot].startOrder { slot = k }
+            }
+            order += 1
+            let semitones = Double(Int(event.data1) - rootNote) + tune
+            v[slot] = Voice(active: true, releasing: false, note: event.data1, position: 0,
+                            increment: pow(2, semitones / 12) * sampleRateRatio,
+                            gain: Float(event.data2) / 127, releaseGain: 1, startOrder: order)
+        } else if event.isNoteOff {
+            for k in 0..<Self.voiceCount where v[k].active && v[k].note == event.data1 { v[k].releasing = true }
+        } else if event.isAllNotesOff {
+            for k in 0..<Self.voiceCount { v[k].releasing = true }
+        }
+    }
+
+    @inline(__always)
+    private func render(from start: Int, to end: Int, into s: UnsafeMutablePointer<Float>,
+                        voices v: UnsafeMutablePointer<Voice>, level: Float, releaseStep: Float) {
+        guard let data = sample.pointer else { return }
+        let last = Double(sample.count - 1)
+        for k in 0..<Self.voiceCount where v[k].active {
+            var voice = v[k]
+            let g = voice.gain * level
+            for i in start..<end {
+                if voice.position >= last { voice.active = false; break }
+                let whole = Int(voice.position)
+                let fraction = Float(voice.position - Double(whole))
+                let a = data[whole], b = data[whole + 1]
+                if voice.releasing {
+                    voice.releaseGain -= releaseStep
+                    if voice.releaseGain <= 0 { voice.active = false; break }
+                }
+                s[i] += (a + (b - a) * fraction) * g * voice.releaseGain
+                voice.position += voice.increment
+            }
+            v[k] = voice
+        }
+    }
+
+    /// Audio thread: silences every voice.
+    public func reset() {
+        for k in 0..<voices.count { voices[k].active = false }
+    }
+
+    /// Off the audio thread.
+    public func release() { sample.free(); voices.free(); scratch.free() }
+}

@@ -1,0 +1,255 @@
+import Synchronization
+
+/// Parameter definitions, note values, and the atomic store a node reads once per block.
+
+/// The unit a parameter is measured in; it decides which suffixes chain text accepts.
+public enum ParameterUnit: String, Sendable {
+    /// Decibels (`-6db`).
+    case decibels = "dB"
+    /// Hertz (`80hz`, `2khz`).
+    case hertz = "Hz"
+    /// Milliseconds (`250ms`, `1.5s`).
+    case milliseconds = "ms"
+    /// A fraction 0…1 (`0.3`, `30%`).
+    case fraction = ""
+    /// A compression ratio (`4` means 4:1).
+    case ratio = ":1"
+    /// Semitones (`-12st`).
+    case semitones = "st"
+    /// A MIDI note number.
+    case midiNote = "note"
+    /// One of a list of named choices (`wave=saw`).
+    case choice = "choice"
+    /// Stereo position, -1 left … +1 right.
+    case pan = "L/R"
+    /// Filter quality factor.
+    case q = "Q"
+}
+
+/// One parameter of a node type.
+public struct ParameterDefinition: Sendable, Equatable {
+    /// Identifier used in chain text (`cutoff`).
+    public var id: String
+    /// Human name (`Cutoff frequency`).
+    public var name: String
+    /// Unit of the stored value.
+    public var unit: ParameterUnit
+    /// Smallest allowed value.
+    public var minimum: Double
+    /// Largest allowed value.
+    public var maximum: Double
+    /// Value of a new node.
+    public var defaultValue: Double
+    /// Decimals shown by ``displayText(_:)``.
+    public var decimals: Int
+    /// Names of the choices for `.choice` parameters (value = index).
+    public var choices: [String]
+    /// Whether a note value (`1/8`, `1/4.`, `1/8t`) may set it, following the host's tempo.
+    /// For milliseconds the note value is a length; for hertz it is one cycle's length.
+    public var tempoSyncable: Bool
+
+    /// Creates a definition.
+    public init(id: String, name: String, unit: ParameterUnit, minimum: Double, maximum: Double,
+                defaultValue: Double, decimals: Int = 1, choices: [String] = [], tempoSyncable: Bool = false) {
+        self.id = id
+        self.name = name
+        self.unit = unit
+        self.minimum = minimum
+        self.maximum = maximum
+        self.defaultValue = defaultValue
+        self.decimals = decimals
+        self.choices = choices
+        self.tempoSyncable = tempoSyncable
+    }
+
+    /// Creates a `.choice` parameter over `choices`.
+    public static func choice(id: String, name: String, choices: [String], defaultIndex: Int = 0) -> ParameterDefinition {
+        ParameterDefinition(id: id, name: name, unit: .choice, minimum: 0, maximum: Double(choices.count - 1),
+                            defaultValue: Double(defaultIndex), decimals: 0, choices: choices)
+    }
+
+    /// `value` clamped into the range (choices rounded to a whole index).
+    public func clamped(_ value: Double) -> Double {
+        let v = value.isNaN ? defaultValue : min(max(value, minimum), maximum)
+        return unit == .choice ? v.rounded() : v
+    }
+
+    /// The value as a user reads it: `-18.0 dB`, `80 Hz`, `saw`.
+    public func displayText(_ value: Double) -> String {
+        if unit == .choice {
+            let i = Int(value.rounded())
+            return choices.indices.contains(i) ? choices[i] : String(i)
+        }
+        let number = formatFixed(value, decimals: decimals)
+        switch unit {
+        case .fraction, .midiNote: return number
+        case .ratio: return "\(number):1"
+        default: return "\(number) \(unit.rawValue)"
+        }
+    }
+}
+
+/// A musical length such as `1/8`, `1/4.` (dotted) or `1/8t` (triplet).
+public struct NoteValue: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// How a note is lengthened or shortened.
+    public enum Modifier: String, Sendable {
+        /// Plain.
+        case none = ""
+        /// One and a half times as long.
+        case dotted = "."
+        /// Two thirds as long.
+        case triplet = "t"
+    }
+    /// Numerator of the fraction of a whole note.
+    public var numerator: Int
+    /// Denominator of the fraction of a whole note.
+    public var denominator: Int
+    /// Dotted, triplet or plain.
+    public var modifier: Modifier
+
+    /// Creates a note value.
+    public init(numerator: Int = 1, denominator: Int, modifier: Modifier = .none) {
+        self.numerator = numerator
+        self.denominator = denominator
+        self.modifier = modifier
+    }
+
+    /// Length in whole notes (`1/8` = 0.125, `1/4.` = 0.375).
+    public var wholeNotes: Double {
+        let base = Double(numerator) / Double(denominator)
+        switch modifier {
+        case .none: return base
+        case .dotted: return base * 1.5
+        case .triplet: return base * 2 / 3
+        }
+    }
+
+    /// Chain text: `1/8`, `1/4.`, `1/8t`.
+    public var description: String { "\(numerator)/\(denominator)\(modifier.rawValue)" }
+}
+
+/// A parameter setting as written in chain text: a number, or a note value for synced ones.
+public enum ParameterValue: Equatable, Hashable, Sendable {
+    /// A number in the parameter's unit (choices are their index).
+    case number(Double)
+    /// A tempo-synced note value.
+    case note(NoteValue)
+}
+
+/// A node's live parameter values, safe to set from any thread.
+///
+/// Each value is an `Atomic<UInt64>` holding a `Double`'s bit pattern, with a second atomic
+/// per parameter for the note value it follows (0 = not synced). Nodes read each value once
+/// per block with relaxed loads: a knob turn needs no ordering with anything else, only
+/// freedom from torn reads.
+public final class NodeParameters: @unchecked Sendable {
+    /// The definitions, in declaration order.
+    public let definitions: [ParameterDefinition]
+    private let values: UnsafeMutablePointer<Atomic<UInt64>>
+    private let syncWholeNotes: UnsafeMutablePointer<Atomic<UInt64>>
+
+    /// Creates the store with every parameter at its default.
+    public init(_ definitions: [ParameterDefinition]) {
+        self.definitions = definitions
+        let n = max(definitions.count, 1)
+        values = .allocate(capacity: n)
+        syncWholeNotes = .allocate(capacity: n)
+        for i in 0..<n {
+            let v = i < definitions.count ? definitions[i].defaultValue : 0
+            (values + i).initialize(to: Atomic(v.bitPattern))
+            (syncWholeNotes + i).initialize(to: Atomic(Double(0).bitPattern))
+        }
+    }
+
+    deinit {
+        let n = max(definitions.count, 1)
+        values.deinitialize(count: n)
+        values.deallocate()
+        syncWholeNotes.deinitialize(count: n)
+        syncWholeNotes.deallocate()
+    }
+
+    /// Index of the parameter called `id`, if there is one.
+    public func index(of id: String) -> Int? { definitions.firstIndex { $0.id == id } }
+
+    /// Sets parameter `index` to `value`, clamped into its range; stops following the tempo.
+    /// Any thread.
+    public func set(_ index: Int, _ value: Double) {
+        guard definitions.indices.contains(index) else { return }
+        syncWholeNotes[index].store(Double(0).bitPattern, ordering: .relaxed)
+        values[index].store(definitions[index].clamped(value).bitPattern, ordering: .relaxed)
+    }
+
+    /// Sets the parameter called `id`; returns false when there is none. Any thread.
+    @discardableResult
+    public func set(_ id: String, _ value: Double) -> Bool {
+        guard let i = index(of: id) else { return false }
+        set(i, value)
+        return true
+    }
+
+    /// Makes a tempo-syncable parameter follow `note`. Any thread.
+    public func set(_ index: Int, note: NoteValue) {
+        guard definitions.indices.contains(index), definitions[index].tempoSyncable else { return }
+        syncWholeNotes[index].store(note.wholeNotes.bitPattern, ordering: .relaxed)
+    }
+
+    /// Applies a chain-text value. Any thread.
+    public func set(_ index: Int, _ value: ParameterValue) {
+        switch value {
+        case .number(let v): set(index, v)
+        case .note(let n): set(index, note: n)
+        }
+    }
+
+    /// Current value of parameter `index` (its number, even when a note value overrides it).
+    /// Audio thread: one relaxed atomic load.
+    @inline(__always)
+    public func value(_ index: Int) -> Double {
+        Double(bitPattern: values[index].load(ordering: .relaxed))
+    }
+
+    /// Whole notes the parameter follows, or 0 when it is not tempo-synced.
+    /// Audio thread: one relaxed atomic load.
+    @inline(__always)
+    public func syncedWholeNotes(_ index: Int) -> Double {
+        Double(bitPattern: syncWholeNotes[index].load(ordering: .relaxed))
+    }
+
+    /// A milliseconds parameter resolved against the tempo (a note value becomes its length).
+    /// Audio thread: safe.
+    @inline(__always)
+    public func milliseconds(_ index: Int, transport: TransportInfo) -> Double {
+        let whole = syncedWholeNotes(index)
+        return whole > 0 ? transport.milliseconds(wholeNotes: whole) : value(index)
+    }
+
+    /// A hertz parameter resolved against the tempo (a note value is one cycle's length).
+    /// Audio thread: safe.
+    @inline(__always)
+    public func hertz(_ index: Int, transport: TransportInfo) -> Double {
+        let whole = syncedWholeNotes(index)
+        return whole > 0 ? 1000 / max(transport.milliseconds(wholeNotes: whole), 0.001) : value(index)
+    }
+}
+
+/// `value` with exactly `decimals` decimals, without Foundation.
+func formatFixed(_ value: Double, decimals: Int) -> String {
+    guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
+    var scale = 1.0
+    for _ in 0..<max(decimals, 0) { scale *= 10 }
+    let scaled = (abs(value) * scale).rounded()
+    let whole = Int64(scaled / scale)
+    let fraction = Int64(scaled - Double(whole) * scale)
+    let sign = value < 0 && scaled != 0 ? "-" : ""
+    if decimals <= 0 { return "\(sign)\(whole)" }
+    var f = String(fraction)
+    while f.count < decimals { f = "0" + f }
+    return "\(sign)\(whole).\(f)"
+}
+
+/// The shortest text that reads back as `value` (`80`, `-18`, `0.3`).
+func formatShortest(_ value: Double) -> String {
+    if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+    return "\(value)"
+}
