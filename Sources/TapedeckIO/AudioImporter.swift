@@ -1,0 +1,154 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An audio file brought into a session's folder by ``AudioImporter``.
+public struct ImportedFile: Equatable, Sendable {
+    /// The new file's name inside the destination folder, e.g. `drums-2.wav`.
+    public var fileName: String
+    /// Frames in the new file, at the session rate.
+    public var frameCount: Int64
+    /// Channels in the new file.
+    public var channelCount: Int
+    /// Frames per second of the new file (the session rate).
+    public var sampleRate: Int
+    /// How the new file stores samples.
+    public var encoding: SampleEncoding
+    /// Whether the sample rate was converted.
+    public var wasResampled: Bool
+}
+
+/// Copies any file libsndfile reads into a session folder as WAV at the session rate.
+///
+/// Same rate: the source's depth is kept when it is 16 or 24-bit integer, anything else
+/// becomes 32-bit float, so the copy is lossless. Other rate: libsamplerate converts to the
+/// session rate and the result is 32-bit float; its length is round(frames × ratio) exactly.
+/// The audio streams through in blocks; the file appears under its final name only when it
+/// is complete (written as `NAME.tmp`, then renamed), so a failed import leaves nothing.
+public enum AudioImporter {
+    /// Frames per block read from the source.
+    static let blockFrames = 16384
+
+    /// Imports `source` into `destinationFolder` under a name that clashes with nothing there
+    /// (`take.flac` → `take.wav`, else `take-2.wav`, …), writing its peak file into
+    /// `peaksFolder` (named by ``PeakFile/fileName(forAudioFileName:)``) when one is given.
+    /// `progress` gets the fraction done, 0…1, after every block.
+    /// Throws ``AudioFileError`` naming the file and the reason.
+    public static func importFile(source: String, destinationFolder: String, peaksFolder: String? = nil,
+                                  sessionSampleRate: Int, quality: ResampleQuality = .best,
+                                  progress: (Double) -> Void = { _ in }) throws(AudioFileError) -> ImportedFile {
+        guard FileSystem.isFolder(destinationFolder) else {
+            throw AudioFileError(path: destinationFolder, reason: FileSystem.exists(destinationFolder) ? "is not a folder" : "folder does not exist")
+        }
+        if let peaksFolder, !FileSystem.isFolder(peaksFolder) {
+            throw AudioFileError(path: peaksFolder, reason: FileSystem.exists(peaksFolder) ? "is not a folder" : "folder does not exist")
+        }
+        let reader = try AudioFileReader(path: source, blockFrames: blockFrames)
+        let resample = reader.sampleRate != sessionSampleRate
+        let encoding = resample ? SampleEncoding.float32 : reader.losslessEncoding
+        let format = AudioFileFormat(container: .wav, encoding: encoding, sampleRate: sessionSampleRate,
+                                     channelCount: reader.channelCount)
+        let folder = destinationFolder.hasSuffix("/") ? String(destinationFolder.dropLast()) : destinationFolder
+        if let problem = format.problem() { throw AudioFileError(path: source, reason: "cannot import: \(problem)") }
+
+        let name = try reserveName(for: source, in: folder)
+        let finalPath = folder + "/" + name
+        let tmpPath = finalPath + ".tmp"
+        let peakPath = peaksFolder.map { ($0.hasSuffix("/") ? String($0.dropLast()) : $0) + "/" + PeakFile.fileName(forAudioFileName: name) }
+        do throws(AudioFileError) {
+            let frames = try copy(reader: reader, to: tmpPath, format: format, peakPath: peakPath,
+                                  quality: quality, progress: progress)
+            if rename(tmpPath, finalPath) != 0 {
+                throw AudioFileError(path: finalPath, reason: "cannot rename from \(lastComponent(of: tmpPath)): \(FileSystem.errnoText())")
+            }
+            progress(1)
+            return ImportedFile(fileName: name, frameCount: frames, channelCount: format.channelCount,
+                                sampleRate: sessionSampleRate, encoding: encoding, wasResampled: resample)
+        } catch {
+            unlink(tmpPath)
+            if let peakPath { unlink(peakPath) }
+            throw error
+        }
+    }
+
+    /// Streams the whole source into a new writer; returns the frames written.
+    private static func copy(reader: AudioFileReader, to path: String, format: AudioFileFormat, peakPath: String?,
+                             quality: ResampleQuality, progress: (Double) -> Void) throws(AudioFileError) -> Int64 {
+        let writer = try AudioFileWriter(path: path, format: format, blockFrames: blockFrames, peakPath: peakPath)
+        let expectedSourceFrames = max(1, reader.frameCount)
+        var sourceFrames: Int64 = 0
+        func report() { progress(min(0.999, Double(sourceFrames) / Double(expectedSourceFrames))) }
+
+        if reader.sampleRate == format.sampleRate {
+            while true {
+                let got = try reader.readInterleaved(frameCount: blockFrames)
+                if got == 0 { break }
+                try writer.write(interleaved: reader.interleavedBuffer, frameCount: got)
+                sourceFrames += Int64(got)
+                report()
+            }
+        } else {
+            let ratio = Double(format.sampleRate) / Double(reader.sampleRate)
+            let resampler = try StreamResampler(channelCount: format.channelCount, ratio: ratio, quality: quality,
+                                                blockFrames: blockFrames, path: reader.path)
+            // The length is fixed once the input's is known: libsamplerate's tail can be a frame
+            // long or short, and a take that drifts by a frame per import is not acceptable.
+            var targetFrames = Int64.max
+            let emit = { (chunk: UnsafePointer<Float>, count: Int) throws(AudioFileError) -> Void in
+                let room = targetFrames - writer.framesWritten
+                let n = Int(min(Int64(count), max(0, room)))
+                if n > 0 { try writer.write(interleaved: chunk, frameCount: n) }
+            }
+            while true {
+                let got = try reader.readInterleaved(frameCount: blockFrames)
+                sourceFrames += Int64(got)
+                if got == 0 {
+                    targetFrames = Int64((Double(sourceFrames) * ratio).rounded())
+                }
+                try resampler.process(reader.interleavedBuffer, frameCount: got, endOfInput: got == 0,
+                                      path: reader.path, emit: emit)
+                if got == 0 { break }
+                report()
+            }
+            try padWithSilence(writer, toFrames: targetFrames)
+        }
+        try writer.close()
+        return writer.framesWritten
+    }
+
+    private static func padWithSilence(_ writer: AudioFileWriter, toFrames target: Int64) throws(AudioFileError) {
+        guard writer.framesWritten < target else { return }
+        let c = writer.format.channelCount
+        let silence = [Float](repeating: 0, count: 1024 * c)
+        try silence.withUnsafeBufferPointer { buf throws(AudioFileError) in
+            while writer.framesWritten < target {
+                let n = Int(min(1024, target - writer.framesWritten))
+                try writer.write(interleaved: buf.baseAddress!, frameCount: n)
+            }
+        }
+    }
+
+    /// Picks `BASE.wav`, `BASE-2.wav`, … : the first name with neither the file nor its
+    /// `.tmp` in the folder, and claims the `.tmp` (created exclusively, so two imports at
+    /// once cannot pick the same name).
+    static func reserveName(for source: String, in folder: String) throws(AudioFileError) -> String {
+        var base = lastComponent(of: source)
+        if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
+        base = String(base.map { $0 == "/" || $0.isNewline ? "_" : $0 })
+        if base.isEmpty || base.hasPrefix(".") { base = "import" + base }
+        for n in 1...10_000 {
+            let name = n == 1 ? "\(base).wav" : "\(base)-\(n).wav"
+            let path = folder + "/" + name
+            if FileSystem.exists(path) { continue }
+            let fd = open(path + ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 {
+                close(fd)
+                return name
+            }
+            let code = errno
+            if code == EEXIST { continue }
+            throw AudioFileError(path: path + ".tmp", reason: "cannot create: \(FileSystem.createProblem(path: path, code: code))")
+        }
+        throw AudioFileError(path: folder, reason: "no free name for \(base).wav after 10000 tries")
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderTapedeckDSPTestsTests: XCTestCase { func testNothingYet() {} }
