@@ -12,5 +12,10 @@ public struct AudioFileError: Error, CustomStringConvertible, Equatable, Sendabl
         self.reason = reason
     }
 
-    public var description: String { "\(path): \(reason)" }
+    /// `PATH: REASON`, as the user sees it; always one line, whatever a C library put in
+    /// the reason.
+    public var description: String {
+        let line = "\(path): \(reason)"
+        return line.contains(where: \.isNewline) ? String(line.map { $0.isNewline ? " " : $0 }) : line
+    }
 }
