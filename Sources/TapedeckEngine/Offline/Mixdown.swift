@@ -24,10 +24,17 @@ public struct Mixdown {
         public var encoding: SampleEncoding
         /// When set, each audible track is also written alone (post fader and pan) here.
         public var stemsFolder: String?
+        /// Speed, mode and pitch of the whole export (1× leaves the mix untouched).
+        public var timePitch: TimePitchSettings
+        /// Engine for stretched material: per-region rates and the export's own speed.
+        public var quality: StretchQuality
 
         /// Creates a request.
         public init(session: Session, folder: SessionFolder, range: FrameRange, outputPath: String,
-                    container: AudioContainer, encoding: SampleEncoding, stemsFolder: String? = nil) {
+                    container: AudioContainer, encoding: SampleEncoding, stemsFolder: String? = nil,
+                    timePitch: TimePitchSettings = .normal, quality: StretchQuality = .best) {
+            self.timePitch = timePitch
+            self.quality = quality
             self.session = session
             self.folder = folder
             self.range = range
@@ -61,63 +68,105 @@ public struct Mixdown {
     /// Renders the whole range. Opens every region file first, so a missing or corrupt file
     /// fails before anything is written. Output is written to a `.partial` file and renamed
     /// into place on success, so a failed export never leaves a plausible-looking file.
+    /// Regions with a rate other than 1 are first stretched (pitch preserved) into temporary
+    /// files; an export speed or pitch renders the 1× mix through ``TimePitchRender``.
     /// `progress` is called with the fraction done.
     public func run(progress: (Double) -> Void = { _ in }) throws -> Summary {
-        let session = request.session
-        let tracks = try openTracks()
-        let format = AudioFileFormat(container: request.container, encoding: request.encoding,
-                                     sampleRate: session.sampleRate, channelCount: 2)
-        if let problem = format.problem() { throw AudioFileError(path: request.outputPath, reason: problem) }
-
-        let partial = request.outputPath + ".partial"
-        let writer = try AudioFileWriter(path: partial, format: format, blockFrames: Mixdown.blockFrames)
-        var stemWriters: [AudioFileWriter] = []
-        var stemPaths: [String] = []
-        if let stems = request.stemsFolder {
-            for track in tracks {
-                let path = stems + "/" + Mixdown.stemFileName(track.name, index: track.index, container: request.container)
-                stemWriters.append(try AudioFileWriter(path: path + ".partial", format: format, blockFrames: Mixdown.blockFrames))
-                stemPaths.append(path)
+        let finalFormat = AudioFileFormat(container: request.container, encoding: request.encoding,
+                                          sampleRate: request.session.sampleRate, channelCount: 2)
+        if let problem = finalFormat.problem() { throw AudioFileError(path: request.outputPath, reason: problem) }
+        let scratch = ScratchFiles(prefix: request.outputPath)
+        defer { scratch.removeAll() }
+        let stretched = request.timePitch.isIdentity == false
+        let mixShare = stretched ? 0.3 : 1.0
+        let tracks = try openTracks(scratch: scratch)
+        let mixPath = stretched ? scratch.make("mix") : request.outputPath + ".partial"
+        let stemPaths = request.stemsFolder.map { folder in
+            tracks.map { folder + "/" + Mixdown.stemFileName($0.name, index: $0.index, container: request.container) }
+        } ?? []
+        let stemMixPaths = stretched ? stemPaths.map { _ in scratch.make("stem") } : stemPaths.map { $0 + ".partial" }
+        let encoding = stretched ? SampleEncoding.float32 : request.encoding
+        let container = stretched ? AudioContainer.wav : request.container
+        var peak: Double
+        do {
+            peak = try mix(tracks, to: mixPath, stems: stemMixPaths, container: container, encoding: encoding) { progress($0 * mixShare) }
+            var frames = request.range.frameCount
+            if stretched {
+                let all = [(mixPath, request.outputPath)] + Array(zip(stemMixPaths, stemPaths))
+                for (i, (from, to)) in all.enumerated() {
+                    let n = try TimePitchRender.render(sourcePath: from, destinationPath: to + ".partial", encoding: request.encoding,
+                                                       container: request.container, settings: request.timePitch,
+                                                       quality: request.quality) { f in
+                        progress(mixShare + (1 - mixShare) * (Double(i) + f) / Double(all.count))
+                    }
+                    if i == 0 { frames = n }
+                }
+                peak = try Mixdown.peakDecibels(of: request.outputPath + ".partial")
             }
+            try Mixdown.moveIntoPlace(request.outputPath + ".partial", request.outputPath)
+            for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
+            return Summary(frameCount: frames, peakDecibels: peak, stemPaths: stemPaths)
+        } catch {
+            unlink(request.outputPath + ".partial")
+            for p in stemPaths { unlink(p + ".partial") }
+            throw error
         }
+    }
+
+    /// Mixes the range into `path` (and each track into `stems`, when given); returns the
+    /// mix's peak in dBFS.
+    private func mix(_ tracks: [OpenTrack], to path: String, stems: [String], container: AudioContainer,
+                     encoding: SampleEncoding, progress: (Double) -> Void) throws -> Double {
+        let format = AudioFileFormat(container: container, encoding: encoding,
+                                     sampleRate: request.session.sampleRate, channelCount: 2)
+        if let problem = format.problem() { throw AudioFileError(path: request.outputPath, reason: problem) }
+        let writer = try AudioFileWriter(path: path, format: format, blockFrames: Mixdown.blockFrames)
+        var stemWriters: [AudioFileWriter] = []
+        for stem in stems { stemWriters.append(try AudioFileWriter(path: stem, format: format, blockFrames: Mixdown.blockFrames)) }
 
         let bus = StereoBuffer(frameCount: Mixdown.blockFrames)
         let stemBus = StereoBuffer(frameCount: Mixdown.blockFrames)
         var peak: Float = 0
         var position = request.range.startFrame
         let total = request.range.frameCount
-        do {
-            while position < request.range.endFrame {
-                let n = Int(min(Int64(Mixdown.blockFrames), request.range.endFrame - position))
-                bus.clear(frameCount: n)
-                for (t, track) in tracks.enumerated() {
-                    let target = stemWriters.isEmpty ? bus : stemBus
-                    if !stemWriters.isEmpty { stemBus.clear(frameCount: n) }
-                    for stream in track.streams {
-                        try stream.mix(blockStart: position, frameCount: n, trackGain: track.gain, pan: track.pan,
-                                       left: target.left, right: target.right)
-                    }
-                    if !stemWriters.isEmpty {
-                        try stemWriters[t].write([UnsafePointer(stemBus.left), UnsafePointer(stemBus.right)], frameCount: n)
-                        MixKernels.accumulate(stemBus.left, into: bus.left, frameCount: n, startGain: 1, endGain: 1)
-                        MixKernels.accumulate(stemBus.right, into: bus.right, frameCount: n, startGain: 1, endGain: 1)
-                    }
+        while position < request.range.endFrame {
+            let n = Int(min(Int64(Mixdown.blockFrames), request.range.endFrame - position))
+            bus.clear(frameCount: n)
+            for (t, track) in tracks.enumerated() {
+                let target = stemWriters.isEmpty ? bus : stemBus
+                if !stemWriters.isEmpty { stemBus.clear(frameCount: n) }
+                for stream in track.streams {
+                    try stream.mix(blockStart: position, frameCount: n, trackGain: track.gain, pan: track.pan,
+                                   left: target.left, right: target.right)
                 }
-                peak = max(peak, MixKernels.peak(bus.left, frameCount: n), MixKernels.peak(bus.right, frameCount: n))
-                try writer.write([UnsafePointer(bus.left), UnsafePointer(bus.right)], frameCount: n)
-                position += Int64(n)
-                progress(Double(position - request.range.startFrame) / Double(max(total, 1)))
+                if !stemWriters.isEmpty {
+                    try stemWriters[t].write([UnsafePointer(stemBus.left), UnsafePointer(stemBus.right)], frameCount: n)
+                    MixKernels.accumulate(stemBus.left, into: bus.left, frameCount: n, startGain: 1, endGain: 1)
+                    MixKernels.accumulate(stemBus.right, into: bus.right, frameCount: n, startGain: 1, endGain: 1)
+                }
             }
-            try writer.close()
-            for w in stemWriters { try w.close() }
-        } catch {
-            unlink(partial)
-            for p in stemPaths { unlink(p + ".partial") }
-            throw error
+            peak = max(peak, MixKernels.peak(bus.left, frameCount: n), MixKernels.peak(bus.right, frameCount: n))
+            try writer.write([UnsafePointer(bus.left), UnsafePointer(bus.right)], frameCount: n)
+            position += Int64(n)
+            progress(Double(position - request.range.startFrame) / Double(max(total, 1)))
         }
-        try Mixdown.moveIntoPlace(partial, request.outputPath)
-        for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
-        return Summary(frameCount: total, peakDecibels: Decibels.fromLinear(Double(peak)), stemPaths: stemPaths)
+        try writer.close()
+        for w in stemWriters { try w.close() }
+        return Decibels.fromLinear(Double(peak))
+    }
+
+    /// Peak of a whole file in dBFS.
+    static func peakDecibels(of path: String) throws -> Double {
+        let reader = try AudioFileReader(path: path)
+        let buffers = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
+        defer { buffers.forEach { $0.deallocate() } }
+        var peak: Float = 0
+        while true {
+            let n = try reader.read(into: buffers, frameCount: 4096)
+            if n == 0 { break }
+            for b in buffers { peak = max(peak, MixKernels.peak(b, frameCount: n)) }
+        }
+        return Decibels.fromLinear(Double(peak))
     }
 
     private struct OpenTrack {
@@ -128,23 +177,40 @@ public struct Mixdown {
         var streams: [RegionStream]
     }
 
-    private func openTracks() throws -> [OpenTrack] {
+    private func openTracks(scratch: ScratchFiles) throws -> [OpenTrack] {
         let session = request.session
         var open: [OpenTrack] = []
         for (i, track) in session.tracks.enumerated() where session.isAudible(trackIndex: i) {
             var streams: [RegionStream] = []
             for region in track.regions where region.timelineEndFrame > request.range.startFrame
                 && region.timelineStartFrame < request.range.endFrame {
-                if region.rate != 1 {
-                    throw AudioFileError(path: region.file, reason: "region rate \(region.rate) needs time-pitch playback, which this build does not have yet")
-                }
                 let path = request.folder.absolutePath(of: region.file)
-                streams.append(try RegionStream(region: region, path: path, blockFrames: Mixdown.blockFrames))
+                if region.rate != 1 {
+                    streams.append(try stretchedStream(region, sourcePath: path, scratch: scratch))
+                } else {
+                    streams.append(try RegionStream(region: region, path: path, blockFrames: Mixdown.blockFrames))
+                }
             }
             open.append(OpenTrack(index: i, name: track.name, gain: Decibels.toLinear(track.gainDecibels),
                                   pan: track.pan, streams: streams))
         }
         return open
+    }
+
+    /// A region played at `rate` ≠ 1: its source span (length × rate frames) is stretched,
+    /// pitch preserved, to the region's timeline length in a scratch file, which then plays
+    /// at 1× like any other.
+    private func stretchedStream(_ region: Region, sourcePath: String, scratch: ScratchFiles) throws -> RegionStream {
+        let sourceFrames = Int64((Double(region.lengthFrames) * region.rate).rounded())
+        let rendered = scratch.make("region")
+        try TimePitchRender.render(sourcePath: sourcePath, startFrame: region.sourceOffsetFrame, frameCount: sourceFrames,
+                                   destinationPath: rendered,
+                                   settings: TimePitchSettings(speed: region.rate, mode: .stretch, pitchSemitones: 0),
+                                   quality: request.quality)
+        var atUnity = region
+        atUnity.sourceOffsetFrame = 0
+        atUnity.rate = 1
+        return try RegionStream(region: atUnity, path: rendered, blockFrames: Mixdown.blockFrames)
     }
 
     static func stemFileName(_ name: String, index: Int, container: AudioContainer) -> String {
@@ -159,6 +225,26 @@ public struct Mixdown {
             unlink(from)
             throw AudioFileError(path: to, reason: "cannot move the finished file into place: \(reason)")
         }
+    }
+}
+
+/// Temporary files next to the output, removed when the export ends either way.
+final class ScratchFiles {
+    private let prefix: String
+    private var paths: [String] = []
+
+    init(prefix: String) { self.prefix = prefix }
+
+    /// A fresh path `PREFIX.KIND-N.tmp.wav`.
+    func make(_ kind: String) -> String {
+        let p = "\(prefix).\(kind)-\(paths.count).tmp.wav"
+        paths.append(p)
+        return p
+    }
+
+    func removeAll() {
+        for p in paths { unlink(p); unlink(p + ".partial") }
+        paths.removeAll()
     }
 }
 

@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
 #if canImport(Glibc)
@@ -11,15 +12,22 @@ struct ExportCommand: Command {
     static let summary = "mix a session to a WAV or FLAC file (optionally per-track stems)"
     static let usage = """
     usage: tapedeck export SESSION -o FILE.wav|FILE.flac [--bits 16|24|32f] [--range A-B] [--stems DIR]
+                           [--speed R] [--mode stretch|varispeed] [--pitch SEMITONES] [--quality best|fast]
 
     Mixes every audible track (region gain and fades, track gain, pan, mute, solo) to a
     stereo file at the session rate. Mono tracks pan with the constant-power law (-3 dB each
     side at centre); stereo tracks use balance (unity at centre). Default depth: 24-bit.
     --range limits the span (default: start to the end of the last region).
     --stems DIR also writes each audible track alone, post fader and pan.
+    --speed R (1/32...32; 0.5, 1/2, 50% all mean half speed) renders the mix faster or slower:
+    --mode stretch (default) keeps the pitch (Rubber Band), varispeed lets it follow the
+    speed like tape (libsamplerate). --pitch shifts by semitones (0.5 = 50 cents) at any
+    speed. Stretched material, including regions with their own rate, is rendered with
+    Rubber Band's offline R3 "finer" engine (--quality best) or R2 "faster" (--quality fast).
 
     example: tapedeck export song.tapedeck -o song.flac --bits 24
     example: tapedeck export song.tapedeck -o chorus.wav --range 1:00-1:30 --bits 16
+    example: tapedeck export song.tapedeck -o practice.wav --speed 0.7 --pitch -2
     """
 
     let folder: SessionFolder
@@ -27,6 +35,8 @@ struct ExportCommand: Command {
     let encoding: SampleEncoding?
     let rangeText: String?
     let stems: String?
+    let timePitch: TimePitchSettings
+    let quality: StretchQuality
 
     init(arguments: inout Arguments) throws {
         guard let out = try arguments.option("-o", "--output") else {
@@ -43,6 +53,12 @@ struct ExportCommand: Command {
         }
         rangeText = try arguments.option("--range")
         stems = try arguments.option("--stems")
+        timePitch = try TimePitchOptions.parse(&arguments)
+        let q = try arguments.option("--quality") ?? "best"
+        guard let quality = StretchQuality(rawValue: q) else {
+            throw UsageError("export: --quality '\(q)' must be best or fast")
+        }
+        self.quality = quality
         folder = SessionFolder(path: try arguments.required("a session folder"))
     }
 
@@ -66,7 +82,8 @@ struct ExportCommand: Command {
             }
         }
         let request = Mixdown.Request(session: session, folder: folder, range: range, outputPath: output,
-                                      container: container, encoding: encoding ?? .int24, stemsFolder: stems)
+                                      container: container, encoding: encoding ?? .int24, stemsFolder: stems,
+                                      timePitch: timePitch, quality: quality)
         var bar = ProgressBar(label: "exporting")
         let started = monotonicSeconds()
         let summary = try Mixdown(request).run { bar.update($0) }

@@ -1,0 +1,34 @@
+import TapedeckDSP
+
+/// `--speed`, `--mode` and `--pitch`, shared by `play` and `export`.
+enum TimePitchOptions {
+    /// Reads the three options; anything out of range is one clear usage error.
+    static func parse(_ arguments: inout Arguments) throws(UsageError) -> TimePitchSettings {
+        var settings = TimePitchSettings.normal
+        if let text = try arguments.option("--speed") {
+            guard let speed = TimePitchSettings.parseSpeed(text) else {
+                throw UsageError("\(arguments.command): --speed '\(text)' is not a speed (examples: 0.5, 1/2, 50%, 2x)")
+            }
+            if let problem = TimePitchSettings.speedProblem(speed) {
+                throw UsageError("\(arguments.command): --speed '\(text)': \(problem)")
+            }
+            settings.speed = speed
+        }
+        if let text = try arguments.option("--mode") {
+            guard let mode = TimePitchMode(rawValue: text) else {
+                throw UsageError("\(arguments.command): --mode '\(text)' must be stretch or varispeed")
+            }
+            settings.mode = mode
+        }
+        if let text = try arguments.option("--pitch") {
+            guard let semitones = Double(text) else {
+                throw UsageError("\(arguments.command): --pitch '\(text)' must be a number of semitones (e.g. -2, 0.5)")
+            }
+            if let problem = TimePitchSettings.pitchProblem(semitones) {
+                throw UsageError("\(arguments.command): --pitch '\(text)': \(problem)")
+            }
+            settings.pitchSemitones = semitones
+        }
+        return settings
+    }
+}
