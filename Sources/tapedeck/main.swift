@@ -11,6 +11,10 @@ let commands: [any Command.Type] = [
     ExportCommand.self,
     InfoCommand.self,
     DemoCommand.self,
+    RecordCommand.self,
+    PlayCommand.self,
+    DevicesCommand.self,
+    RecoverCommand.self,
 ]
 
 /// Runs the command line and returns the exit status. Every error a user can cause ends here
@@ -18,6 +22,12 @@ let commands: [any Command.Type] = [
 @MainActor
 func runMain(_ argv: [String]) -> Int32 {
     var args = Array(argv.dropFirst())
+    // `tapedeck --headless --record [SESSION] ...` is `tapedeck record [SESSION] ...`.
+    if let h = args.firstIndex(of: "--headless"), args.contains("--record") {
+        args.remove(at: h)
+        args.removeAll { $0 == "--record" }
+        args.insert("record", at: 0)
+    }
     if args.isEmpty || args == ["help"] || args == ["--help"] || args == ["-h"] {
         Terminal.out(HelpText.overview(commands))
         return ExitCode.ok

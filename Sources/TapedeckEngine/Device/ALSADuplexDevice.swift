@@ -1,0 +1,143 @@
+import CALSA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The ALSA backend: a capture and/or a playback stream on one PCM name, started together
+/// (linked with `snd_pcm_link` where the driver allows) so captured frames line up with
+/// played frames to the frame.
+///
+/// Latency model: playback is prefilled with one buffer of silence before the start, so a
+/// frame written in cycle k leaves the device `bufferFrames` after the capture frames read in
+/// the same cycle arrived. The round trip is therefore `bufferFrames` plus whatever the
+/// converters and hardware add, which ALSA does not report.
+public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
+    public let configuration: DeviceConfiguration
+    private let capture: ALSAStream?
+    private let playback: ALSAStream?
+    private let linked: Bool
+    private var startNanoseconds: Int64 = 0
+    /// Device frames accounted for (moved or declared lost); audio thread only.
+    private var accountedFrames: Int64 = 0
+
+    /// Opens `request.name` with the global config or `config`. Control thread.
+    public init(request: DeviceRequest, config: ALSAConfig? = nil) throws(DeviceError) {
+        guard request.captureChannels > 0 || request.playbackChannels > 0 else {
+            throw DeviceError(device: request.name, reason: "neither capture nor playback was asked for")
+        }
+        var req = request
+        let cap = request.captureChannels > 0 ? try ALSAStream(request: req, capture: true, config: config) : nil
+        if let cap {
+            // Playback must run at exactly what capture got, or the two drift apart.
+            req.sampleRate = cap.sampleRate
+            req.exactRate = true
+            req.periodFrames = cap.periodFrames
+            req.periodCount = cap.periodCount
+        }
+        let play = request.playbackChannels > 0 ? try ALSAStream(request: req, capture: false, config: config) : nil
+        if let cap, let play, cap.periodFrames != play.periodFrames {
+            throw DeviceError(device: request.name, reason: "capture and playback periods differ (\(cap.periodFrames) vs \(play.periodFrames) frames); pick another --period")
+        }
+        capture = cap
+        playback = play
+        var isLinked = false
+        if let cap, let play { isLinked = snd_pcm_link(cap.pcm, play.pcm) == 0 }
+        linked = isLinked
+        let main = cap ?? play!
+        configuration = DeviceConfiguration(
+            name: request.name, sampleRate: main.sampleRate,
+            captureChannels: cap?.channelCount ?? 0, playbackChannels: play?.channelCount ?? 0,
+            periodFrames: main.periodFrames, periodCount: main.periodCount, bufferFrames: (play ?? main).bufferFrames,
+            captureFormat: cap?.format, playbackFormat: play?.format,
+            captureLatencyFrames: 0, playbackLatencyFrames: Int64(play?.bufferFrames ?? 0), linked: isLinked)
+    }
+
+    public func start() throws(DeviceError) {
+        try startStreams()
+        startNanoseconds = monotonicNanoseconds()
+        accountedFrames = 0
+    }
+
+    private func startStreams() throws(DeviceError) {
+        if let play = playback {
+            let code = play.writeSilence(frameCount: play.bufferFrames)
+            if code < 0 { throw DeviceError.alsa(play.name, "playback prefill failed", code) }
+        }
+        if linked, let cap = capture {
+            let code = snd_pcm_start(cap.pcm)
+            if code < 0 { throw DeviceError.alsa(cap.name, "cannot start", code) }
+            return
+        }
+        for s in [capture, playback].compactMap({ $0 }) {
+            let code = snd_pcm_start(s.pcm)
+            if code < 0 { throw DeviceError.alsa(s.name, "cannot start \(s.isCapture ? "capture" : "playback")", code) }
+        }
+    }
+
+    /// Audio thread: no allocation, no locks, no logging, no throwing.
+    public func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
+        guard let cap = capture else { return .ok }
+        let code = cap.readPeriod(into: channels, frameCount: frameCount)
+        if code == 0 {
+            if playback == nil { accountedFrames += Int64(frameCount) }
+            return .ok
+        }
+        return recover(code)
+    }
+
+    /// Audio thread: no allocation, no locks, no logging, no throwing.
+    public func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
+        guard let play = playback else { return .ok }
+        let code = play.writePeriod(from: channels, frameCount: frameCount)
+        if code == 0 {
+            accountedFrames += Int64(frameCount)
+            return .ok
+        }
+        return recover(code)
+    }
+
+    /// Restarts both streams after an xrun and works out how much device time went by unheard.
+    ///
+    /// Audio thread: no allocation, no locks, no logging.
+    private func recover(_ code: Int32) -> DeviceIOResult {
+        guard code == -EPIPE || code == -ESTRPIPE else { return .failed(code: code) }
+        for s in [capture, playback] {
+            guard let s else { continue }
+            var r = snd_pcm_recover(s.pcm, code, 1)
+            if r < 0 { r = snd_pcm_prepare(s.pcm) }
+            if r < 0 && DeviceError.isFatal(r) { return .failed(code: r) }
+        }
+        if capture != nil && playback != nil {
+            // Restart both together so the round trip stays what it was.
+            snd_pcm_drop(capture!.pcm)
+            if !linked { snd_pcm_drop(playback!.pcm) }
+            snd_pcm_prepare(capture!.pcm)
+            snd_pcm_prepare(playback!.pcm)
+        }
+        do { try startStreams() } catch { return .failed(code: error.code == 0 ? -EBADFD : error.code) }
+        let elapsed = monotonicNanoseconds() - startNanoseconds
+        let expected = elapsed * Int64(configuration.sampleRate) / 1_000_000_000
+        // Unpaced devices run ahead of the clock: nothing measurable was lost there.
+        let lost = max(0, expected - accountedFrames)
+        accountedFrames += lost
+        return .xrun(lostFrames: lost)
+    }
+
+    public func stop() {
+        for s in [capture, playback] {
+            guard let s else { continue }
+            snd_pcm_drop(s.pcm)
+        }
+        if linked, let cap = capture { snd_pcm_unlink(cap.pcm) }
+        capture?.close()
+        playback?.close()
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds. Audio thread safe (a vDSO call).
+@inline(__always)
+func monotonicNanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}

@@ -1,0 +1,173 @@
+/// The engine's view of a sound device: one capture stream and/or one playback stream that
+/// start together and move one period at a time.
+///
+/// The ALSA backend is ``ALSADuplexDevice``; tests use in-process devices (loopback with a
+/// known delay, forced xruns) that conform to the same protocol.
+public protocol AudioDevice: AnyObject {
+    /// What was actually negotiated. Control thread; fixed after opening.
+    var configuration: DeviceConfiguration { get }
+
+    /// Prefills playback with silence and starts both streams together.
+    /// Control thread, before the audio thread runs.
+    func start() throws(DeviceError)
+
+    /// Reads exactly `frameCount` frames (at most one period) into one buffer per capture
+    /// channel. Blocks until the device has them.
+    ///
+    /// Audio thread: no allocation, no locks, no logging, no throwing.
+    func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult
+
+    /// Writes exactly `frameCount` frames (at most one period) from one buffer per playback
+    /// channel. Blocks while the device's buffer is full.
+    ///
+    /// Audio thread: no allocation, no locks, no logging, no throwing.
+    func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult
+
+    /// Stops both streams, dropping what is queued. Control thread, after the audio thread ended.
+    func stop()
+}
+
+/// What one device read or write did.
+public enum DeviceIOResult: Equatable, Sendable {
+    /// All frames moved.
+    case ok
+    /// The device over- or under-ran and was recovered; `lostFrames` of device time passed
+    /// without audio moving (0 when it cannot be known, as on unpaced devices).
+    case xrun(lostFrames: Int64)
+    /// The device failed for good (unplugged, bad state): `code` is the negative errno.
+    case failed(code: Int32)
+}
+
+/// Sample formats the device layer can exchange with ALSA, in order of preference.
+public enum DeviceSampleFormat: String, Sendable, CaseIterable {
+    /// 32-bit float, little-endian.
+    case float32 = "FLOAT_LE"
+    /// 32-bit integer.
+    case s32 = "S32_LE"
+    /// 24-bit integer in the low three bytes of four.
+    case s24 = "S24_LE"
+    /// 24-bit integer packed in three bytes.
+    case s24Packed = "S24_3LE"
+    /// 16-bit integer.
+    case s16 = "S16_LE"
+
+    /// Bytes one sample takes in the device buffer.
+    public var bytesPerSample: Int {
+        switch self {
+        case .float32, .s32, .s24: 4
+        case .s24Packed: 3
+        case .s16: 2
+        }
+    }
+
+    /// Parses user text such as `s16`, `S24_3LE` or `float`.
+    public init?(userText: String) {
+        switch userText.lowercased() {
+        case "float", "float_le", "f32", "32f": self = .float32
+        case "s32", "s32_le": self = .s32
+        case "s24", "s24_le": self = .s24
+        case "s24_3", "s24_3le": self = .s24Packed
+        case "s16", "s16_le": self = .s16
+        default: return nil
+        }
+    }
+}
+
+/// What the engine asks of a device. Every field is a wish; ``DeviceConfiguration`` says
+/// what was obtained.
+public struct DeviceRequest: Sendable, Equatable {
+    /// ALSA PCM name (`default`, `hw:0,0`, `plughw:1`, `filetap:IN=…`).
+    public var name: String
+    /// Frames per second.
+    public var sampleRate: Int
+    /// Capture channels to open (0: no capture).
+    public var captureChannels: Int
+    /// Playback channels to open (0: no playback).
+    public var playbackChannels: Int
+    /// Frames per period (one audio-thread cycle).
+    public var periodFrames: Int
+    /// Periods in the device buffer.
+    public var periodCount: Int
+    /// Sample formats to try, best first.
+    public var formats: [DeviceSampleFormat]
+    /// Whether the sample rate must be exact (a session or a file fixes it) or may be the
+    /// nearest the device offers.
+    public var exactRate: Bool
+
+    /// Creates a request; by default 48 kHz, 256 × 3 frames, float first.
+    public init(name: String, sampleRate: Int = 48000, captureChannels: Int, playbackChannels: Int,
+                periodFrames: Int = 256, periodCount: Int = 3,
+                formats: [DeviceSampleFormat] = DeviceSampleFormat.allCases, exactRate: Bool = true) {
+        self.name = name
+        self.sampleRate = sampleRate
+        self.captureChannels = captureChannels
+        self.playbackChannels = playbackChannels
+        self.periodFrames = periodFrames
+        self.periodCount = periodCount
+        self.formats = formats
+        self.exactRate = exactRate
+    }
+}
+
+/// What a device actually runs at.
+public struct DeviceConfiguration: Sendable, Equatable, CustomStringConvertible {
+    /// PCM name it was opened with.
+    public var name: String
+    /// Frames per second.
+    public var sampleRate: Int
+    /// Capture channels (0: no capture stream).
+    public var captureChannels: Int
+    /// Playback channels (0: no playback stream).
+    public var playbackChannels: Int
+    /// Frames per period.
+    public var periodFrames: Int
+    /// Periods in the buffer.
+    public var periodCount: Int
+    /// Frames in the device buffer.
+    public var bufferFrames: Int
+    /// Capture sample format, when capturing.
+    public var captureFormat: DeviceSampleFormat?
+    /// Playback sample format, when playing.
+    public var playbackFormat: DeviceSampleFormat?
+    /// Frames between a sound reaching the input and the engine reading it.
+    public var captureLatencyFrames: Int64
+    /// Frames between the engine writing a frame and the device playing it.
+    public var playbackLatencyFrames: Int64
+    /// Whether capture and playback are hardware-linked (start in the same instant).
+    public var linked: Bool
+
+    /// Creates a configuration.
+    public init(name: String, sampleRate: Int, captureChannels: Int, playbackChannels: Int,
+                periodFrames: Int, periodCount: Int, bufferFrames: Int,
+                captureFormat: DeviceSampleFormat?, playbackFormat: DeviceSampleFormat?,
+                captureLatencyFrames: Int64, playbackLatencyFrames: Int64, linked: Bool) {
+        self.name = name
+        self.sampleRate = sampleRate
+        self.captureChannels = captureChannels
+        self.playbackChannels = playbackChannels
+        self.periodFrames = periodFrames
+        self.periodCount = periodCount
+        self.bufferFrames = bufferFrames
+        self.captureFormat = captureFormat
+        self.playbackFormat = playbackFormat
+        self.captureLatencyFrames = captureLatencyFrames
+        self.playbackLatencyFrames = playbackLatencyFrames
+        self.linked = linked
+    }
+
+    /// Frames from a played frame to its echo arriving in capture: what an overdub is shifted by.
+    public var roundTripLatencyFrames: Int64 { captureLatencyFrames + playbackLatencyFrames }
+
+    /// One line: `filetap: 48000 Hz, in 2 ch S16_LE, out 2 ch FLOAT_LE, 256 × 3 frames (16.0 ms)`.
+    public var description: String {
+        var parts = ["\(sampleRate) Hz"]
+        if let f = captureFormat { parts.append("in \(captureChannels) ch \(f.rawValue)") }
+        if let f = playbackFormat { parts.append("out \(playbackChannels) ch \(f.rawValue)") }
+        let ms = Double(bufferFrames) * 1000 / Double(max(sampleRate, 1))
+        parts.append("period \(periodFrames) × \(periodCount) frames (\((ms * 10).rounded() / 10) ms)")
+        if captureFormat != nil && playbackFormat != nil {
+            parts.append("round trip \(roundTripLatencyFrames) frames\(linked ? ", linked" : "")")
+        }
+        return "\(name): " + parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,263 @@
+import Synchronization
+import TapedeckIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real-time engine: one audio thread moving periods between the device and lock-free
+/// rings, one disk thread moving the rings to and from files.
+///
+/// Use from one control thread: `init` → ``start()`` → poll ``status()`` / ``drainXruns()`` →
+/// ``stop()`` (or wait for ``isDone``) → ``finish()``.
+public final class Engine: @unchecked Sendable {
+    /// The device configuration in use.
+    public let configuration: DeviceConfiguration
+    /// Frames at the take's start that come before its timeline position: the round-trip
+    /// latency when overdubbing, 0 otherwise.
+    public let takeLatencyFrames: Int64
+
+    let device: AudioDevice
+    let options: EngineOptions
+    let take: TakeRequest?
+    let plan: PlaybackPlan?
+    let board: StatusBoard
+    let commands = SPSCQueue<EngineCommand>(capacity: 64)
+    let xrunEvents = SPSCQueue<XrunEvent>(capacity: 4096)
+    let diskFailed = Atomic<Bool>(false)
+    let audioDone = Atomic<Bool>(false)
+
+    // Audio-thread buffers, allocated here once.
+    let periodFrames: Int
+    let captureBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let selectedCapture: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let captureRing: FrameRing?
+    let trackRings: [FrameRing]
+    let trackBuffers: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
+    let trackGains: UnsafeMutablePointer<Float>
+    let trackDebt: UnsafeMutablePointer<Int64>
+    let meterPeak: UnsafeMutablePointer<Float>
+    let meterSquares: UnsafeMutablePointer<Double>
+
+    // Disk-thread state.
+    var writer: AudioFileWriter?
+    var streamers: [TrackStreamer] = []
+    /// Next timeline frame each track's streamer renders (disk thread after start).
+    var trackCursors: [Int64] = []
+    /// Frames the disk thread hands the writer at once.
+    let diskBlockFrames = 4096
+    let diskBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private var audioThread: RealtimeThread?
+    private var diskThread: RealtimeThread?
+    private var started = false
+    private var finished = false
+
+    /// Opens the take file (after writing its marker) and every playback file, and allocates
+    /// every buffer. Nothing runs until ``start()``. Control thread.
+    public init(device: AudioDevice, take: TakeRequest?, playback: PlaybackPlan?, options: EngineOptions = EngineOptions()) throws {
+        let config = device.configuration
+        self.configuration = config
+        self.device = device
+        self.options = options
+        self.take = take
+        self.plan = playback
+        let periodFrames = config.periodFrames
+        self.periodFrames = periodFrames
+        if let take {
+            guard config.captureChannels > 0 else { throw DeviceError(device: config.name, reason: "it was not opened for capture") }
+            guard !take.deviceChannels.isEmpty else { throw DeviceError(device: config.name, reason: "no input channels chosen") }
+            for ch in take.deviceChannels where ch < 1 || ch > config.captureChannels {
+                throw DeviceError(device: config.name, reason: "input channel \(ch) does not exist (the device has \(config.captureChannels))")
+            }
+        }
+        if let playback {
+            guard config.playbackChannels > 0 else { throw DeviceError(device: config.name, reason: "it was not opened for playback") }
+            guard playback.sampleRate == config.sampleRate else {
+                throw DeviceError(device: config.name, reason: "runs at \(config.sampleRate) Hz but the material is \(playback.sampleRate) Hz")
+            }
+        }
+        takeLatencyFrames = (take != nil && playback != nil) ? config.roundTripLatencyFrames : 0
+        board = StatusBoard(meterCount: take?.deviceChannels.count ?? 0)
+
+        func buffers(_ count: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
+            let p = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: max(count, 1))
+            for i in 0..<max(count, 1) {
+                p[i] = .allocate(capacity: periodFrames)
+                p[i].initialize(repeating: 0, count: periodFrames)
+            }
+            return p
+        }
+        captureBuffers = buffers(config.captureChannels)
+        outputBuffers = buffers(max(config.playbackChannels, 2))
+        let selected = take?.deviceChannels ?? []
+        selectedCapture = .allocate(capacity: max(selected.count, 1))
+        for (i, ch) in selected.enumerated() { selectedCapture[i] = captureBuffers[ch - 1] }
+        meterPeak = .allocate(capacity: max(selected.count, 1) + 2)
+        meterPeak.initialize(repeating: 0, count: max(selected.count, 1) + 2)
+        meterSquares = .allocate(capacity: max(selected.count, 1))
+        meterSquares.initialize(repeating: 0, count: max(selected.count, 1))
+        let captureCapacity = Int(options.captureRingSeconds * Double(config.sampleRate)) + periodFrames
+        captureRing = take == nil ? nil : FrameRing(channelCount: selected.count, capacityFrames: captureCapacity)
+        let tracks = playback?.tracks ?? []
+        let playbackCapacity = Int(options.playbackRingSeconds * Double(config.sampleRate)) + periodFrames + 4096
+        trackRings = tracks.map { FrameRing(channelCount: $0.channelCount, capacityFrames: playbackCapacity) }
+        trackBuffers = tracks.map { buffers($0.channelCount) }
+        trackGains = .allocate(capacity: max(tracks.count * 2, 1))
+        for (i, t) in tracks.enumerated() {
+            let g = t.busGains
+            trackGains[2 * i] = g.left
+            trackGains[2 * i + 1] = g.right
+        }
+        trackDebt = .allocate(capacity: max(tracks.count, 1))
+        trackDebt.initialize(repeating: 0, count: max(tracks.count, 1))
+
+        diskBuffers = .allocate(capacity: max(selected.count, 1))
+        for i in 0..<max(selected.count, 1) { diskBuffers[i] = .allocate(capacity: diskBlockFrames) }
+        trackCursors = tracks.map { _ in playback?.startFrame ?? 0 }
+        if let playback {
+            streamers = try playback.tracks.map { t throws(AudioFileError) in try TrackStreamer(track: t, blockFrames: 4096) }
+        }
+        if let take {
+            if let marker = take.marker { try marker.write(forAudio: take.path) }
+            let format = AudioFileFormat(container: take.container, encoding: take.encoding,
+                                         sampleRate: config.sampleRate, channelCount: selected.count)
+            do {
+                writer = try AudioFileWriter(path: take.path, format: format, peakPath: take.peakPath)
+            } catch {
+                if take.marker != nil { TakeMarker.remove(forAudio: take.path) }
+                throw error
+            }
+            writer?.updateHeader()
+        }
+    }
+
+    deinit {
+        if started && !finished { _ = try? finish() }
+        for i in 0..<max(configuration.captureChannels, 1) { captureBuffers[i].deallocate() }
+        captureBuffers.deallocate()
+        for i in 0..<max(configuration.playbackChannels, 2) { outputBuffers[i].deallocate() }
+        outputBuffers.deallocate()
+        selectedCapture.deallocate()
+        meterPeak.deallocate()
+        meterSquares.deallocate()
+        for (i, b) in trackBuffers.enumerated() {
+            for ch in 0..<max(plan?.tracks[i].channelCount ?? 1, 1) { b[ch].deallocate() }
+            b.deallocate()
+        }
+        trackGains.deallocate()
+        trackDebt.deallocate()
+        for i in 0..<max(take?.deviceChannels.count ?? 0, 1) { diskBuffers[i].deallocate() }
+        diskBuffers.deallocate()
+    }
+
+    /// Prefills the playback rings, starts the device, the disk thread and the audio thread.
+    /// Control thread.
+    public func start() throws {
+        guard !started else { return }
+        for i in trackRings.indices { fillTrackRing(i) }
+        let disk = RealtimeThread { [self] in diskLoop() }
+        guard disk.start(priority: 0, realtime: false) else {
+            throw DeviceError(device: configuration.name, reason: "cannot start the disk thread")
+        }
+        diskThread = disk
+        do { try device.start() } catch {
+            audioDone.store(true, ordering: .releasing)
+            disk.join()
+            diskThread = nil
+            _ = try? writer?.close()
+            throw error
+        }
+        board.state.store(EngineState.running.rawValue, ordering: .releasing)
+        let audio = RealtimeThread { [self] in audioLoop() }
+        guard audio.start(priority: 70, realtime: options.realtimePriority) else {
+            audioDone.store(true, ordering: .releasing)
+            disk.join()
+            throw DeviceError(device: configuration.name, reason: "cannot start the audio thread")
+        }
+        audioThread = audio
+        started = true
+    }
+
+    /// Asks the audio thread to finish at the end of its period. Control thread.
+    public func stop() { commands.push(.stop) }
+
+    /// Changes a track's fader and pan while playing. Control thread.
+    public func setTrackMix(track: Int, gain: Float, pan: Double) {
+        guard let plan, plan.tracks.indices.contains(track) else { return }
+        var t = plan.tracks[track]
+        t.gain = gain
+        t.pan = pan
+        let g = t.busGains
+        commands.push(.setTrackGains(track: Int32(track), left: g.left, right: g.right))
+    }
+
+    /// Whether the audio thread has ended (duration reached, playback ended, stop, failure).
+    public var isDone: Bool { audioDone.load(ordering: .acquiring) }
+
+    /// A snapshot for display. Control thread.
+    public func status() -> EngineStatus {
+        let meters = board.meterCount
+        var peaks: [Float] = [], rms: [Float] = []
+        for i in 0..<meters {
+            peaks.append(Float(bitPattern: board.peakBits[i].load(ordering: .relaxed)))
+            rms.append(Float(bitPattern: board.rmsBits[i].load(ordering: .relaxed)))
+        }
+        let outputs = [0, 1].map { Float(bitPattern: board.outputPeakBits[$0].load(ordering: .relaxed)) }
+        return EngineStatus(
+            state: EngineState(rawValue: board.state.load(ordering: .acquiring)) ?? .idle,
+            positionFrame: board.positionFrame.load(ordering: .relaxed),
+            recordedFrames: board.recordedFrames.load(ordering: .relaxed),
+            peaks: peaks, rms: rms, outputPeaks: plan == nil ? [] : outputs,
+            xrunCount: board.xrunCount.load(ordering: .relaxed),
+            captureRingFill: captureRing.map { Double($0.availableFrames) / Double($0.capacityFrames) } ?? 0,
+            playbackRingFill: Double(board.playbackFillPermille.load(ordering: .relaxed)) / 1000,
+            diskFreeBytes: board.diskFreeBytes.load(ordering: .relaxed),
+            lastError: errorText())
+    }
+
+    private var collectedXruns: [XrunEvent] = []
+
+    /// Xruns reported since the last call. Control thread.
+    public func drainXruns() -> [XrunEvent] {
+        var out: [XrunEvent] = []
+        while let e = xrunEvents.pop() { out.append(e) }
+        collectedXruns += out
+        return out
+    }
+
+    /// Waits for both threads, closes the take (final header and peaks) and stops the device.
+    /// Returns what happened; a failure during the run is in ``EngineSummary/error``, a
+    /// failure to close the take throws. Control thread.
+    public func finish() throws -> EngineSummary {
+        if !finished {
+            finished = true
+            if started {
+                commands.push(.stop)
+                audioThread?.join()
+                diskThread?.join()
+            }
+            device.stop()
+        }
+        _ = drainXruns()
+        var closeError: AudioFileError?
+        if let w = writer {
+            writer = nil
+            do { try w.close() } catch { closeError = error }
+        }
+        if let closeError { board.fail(closeError.description) }
+        if board.state.load(ordering: .relaxed) == EngineState.running.rawValue {
+            board.state.store(EngineState.finished.rawValue, ordering: .releasing)
+        }
+        return EngineSummary(takeFrames: board.recordedFrames.load(ordering: .acquiring), xruns: collectedXruns,
+                             latencyFrames: takeLatencyFrames, error: errorText(),
+                             positionFrame: board.positionFrame.load(ordering: .acquiring))
+    }
+
+    /// The first failure, in words: a disk error, or the device code the audio thread left.
+    func errorText() -> String? {
+        if let text = board.errorText.withLock({ $0 }) { return text }
+        let code = board.deviceErrorCode.load(ordering: .acquiring)
+        if code != 0 { return DeviceError.alsa(configuration.name, "stopped", code).description }
+        return nil
+    }
+}

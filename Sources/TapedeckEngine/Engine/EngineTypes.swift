@@ -1,0 +1,77 @@
+import TapedeckIO
+
+/// A take to record: which device channels go into which file.
+public struct TakeRequest: Sendable {
+    /// The file to create.
+    public var path: String
+    /// WAV or FLAC.
+    public var container: AudioContainer
+    /// 16, 24 or 32f.
+    public var encoding: SampleEncoding
+    /// Device input channels to record, 1-based, in file order.
+    public var deviceChannels: [Int]
+    /// Where to build the take's peak file, if anywhere.
+    public var peakPath: String?
+    /// Stop after exactly this many frames (nil: until stopped).
+    public var maxFrames: Int64?
+    /// Written beside the take before its first frame; the caller removes it once the take is
+    /// closed and placed.
+    public var marker: TakeMarker?
+
+    /// Creates a take request.
+    public init(path: String, container: AudioContainer, encoding: SampleEncoding, deviceChannels: [Int],
+                peakPath: String? = nil, maxFrames: Int64? = nil, marker: TakeMarker? = nil) {
+        self.path = path
+        self.container = container
+        self.encoding = encoding
+        self.deviceChannels = deviceChannels
+        self.peakPath = peakPath
+        self.maxFrames = maxFrames
+        self.marker = marker
+    }
+}
+
+/// Tuning knobs; the defaults suit real devices.
+public struct EngineOptions: Sendable {
+    /// Seconds of audio the capture ring holds while the disk catches up.
+    public var captureRingSeconds: Double = 4
+    /// Seconds of audio each playback ring holds ahead of the audio thread.
+    public var playbackRingSeconds: Double = 1
+    /// How often the take's header is rewritten (crash safety promises ≤ 1 s of loss).
+    public var headerIntervalNanoseconds: Int64 = 500_000_000
+    /// How long the audio thread waits for a full or empty ring before giving up on it.
+    /// On a paced device the wait turns into an xrun, which keeps the timeline aligned.
+    public var ringWaitNanoseconds: Int64 = 2_000_000_000
+    /// Ask for SCHED_FIFO for the audio thread.
+    public var realtimePriority: Bool = true
+    /// Test hook: stall the audio thread once, for `stallMilliseconds`, when the take (or the
+    /// transport) passes this frame. Used to provoke a real xrun on a paced device.
+    public var stallAtFrame: Int64?
+    /// Test hook: length of the stall.
+    public var stallMilliseconds: Int = 0
+
+    /// Default options.
+    public init() {}
+}
+
+/// Commands into the audio thread.
+public enum EngineCommand: Sendable, BitwiseCopyable {
+    /// Finish at the end of the current period.
+    case stop
+    /// New bus gains (track fader × pan law) for a track.
+    case setTrackGains(track: Int32, left: Float, right: Float)
+}
+
+/// What a finished run did.
+public struct EngineSummary: Sendable {
+    /// Frames in the take (0 without one).
+    public var takeFrames: Int64
+    /// Every xrun, in order.
+    public var xruns: [XrunEvent]
+    /// Frames at the take's start that precede its timeline position (overdub round trip).
+    public var latencyFrames: Int64
+    /// The failure that stopped the run, if one did.
+    public var error: String?
+    /// Final transport position.
+    public var positionFrame: Int64
+}

@@ -1,0 +1,50 @@
+import TapedeckEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tapedeck devices`: every PCM that can capture or play, with channels and rates.
+struct DevicesCommand: Command {
+    static let name = "devices"
+    static let summary = "list audio devices that can record or play"
+    static let usage = """
+    usage: tapedeck devices [--all]
+
+    Lists hardware devices (hw:C,D and plughw:C,D), default, and every PCM the ALSA
+    configuration names, with the channels and rates ALSA reports. Pass a name to --device.
+    --all also lists PCMs that could not be opened, with the reason.
+
+    Environment: TAPEDECK_ALSA_CONFIG=FILE lists that config's PCMs instead of the system's.
+    """
+
+    var all: Bool
+
+    init(arguments: inout Arguments) throws { all = arguments.flag("--all") }
+
+    func run() throws -> Int32 {
+        // Probing a JACK PCM must not start a JACK server as a side effect.
+        setenv("JACK_NO_START_SERVER", "1", 0)
+        let config = try ALSAConfig.fromEnvironment()
+        let devices = DeviceCatalog.list(config: config)
+        var shown = 0
+        for d in devices {
+            let usable = d.capture != nil || d.playback != nil
+            guard usable || all else { continue }
+            shown += 1
+            var line = d.name
+            if !d.description.isEmpty { line += "  — \(d.description)" }
+            Terminal.out(line)
+            if let c = d.capture { Terminal.out("    capture:  \(range(c.channels)) ch, \(range(c.rates)) Hz") }
+            if let p = d.playback { Terminal.out("    playback: \(range(p.channels)) ch, \(range(p.rates)) Hz") }
+            if let note = d.note, !usable { Terminal.out("    unavailable: \(note)") }
+        }
+        if shown == 0 {
+            Terminal.out("no audio devices can be opened (see 'tapedeck devices --all' for the reasons)")
+        }
+        return ExitCode.ok
+    }
+
+    private func range(_ r: ClosedRange<Int>) -> String {
+        r.lowerBound == r.upperBound ? "\(r.lowerBound)" : "\(r.lowerBound)–\(r.upperBound)"
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import TapedeckCore
+import TapedeckIO
+import TapedeckEngine
+
+/// `tapedeck play SESSION|FILE`: plays a session's audible tracks (or one file) on a device.
+struct PlayCommand: Command {
+    static let name = "play"
+    static let summary = "play a session or an audio file on an audio device"
+    static let usage = """
+    usage: tapedeck play SESSION|FILE [options]
+
+    Plays every audible track (mute and solo respected) through region gain and fades, track
+    gain and pan, until the end, --to, or Ctrl-C.
+
+      --device D            ALSA PCM name (default: default)
+      --from TIME           start here (default: the start)
+      --to TIME             stop (or loop back) here (default: the end)
+      --loop                loop from --from to --to until stopped
+      --period FRAMES       frames per period (default 256)
+      --periods N           periods in the device buffer (default 3)
+      --device-format F     force the device sample format: float, s32, s24, s24_3, s16
+      --json                one JSON status object per line on stdout
+
+    Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
+    """
+
+    var target: String
+    var device: DeviceOptions
+    var fromText: String?
+    var toText: String?
+    var loop: Bool
+    var json: Bool
+
+    init(arguments: inout Arguments) throws {
+        device = try DeviceOptions(arguments: &arguments)
+        fromText = try arguments.option("--from")
+        toText = try arguments.option("--to")
+        loop = arguments.flag("--loop")
+        json = arguments.flag("--json")
+        target = try arguments.required("SESSION or FILE")
+    }
+
+    func run() throws -> Int32 {
+        StopSignals.install()
+        var isFolder: ObjCBool = false
+        let isSession = target.hasSuffix(".tapedeck") || target.hasSuffix(".tapedeck/")
+            || (FileManager.default.fileExists(atPath: target, isDirectory: &isFolder) && isFolder.boolValue)
+        var plan: PlaybackPlan
+        let tempo: TempoMap
+        if isSession {
+            let folder = SessionFolder(path: target)
+            let session = try folder.load()
+            tempo = session.tempoMap
+            let from = try fromText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) } ?? 0
+            let to = try toText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) }
+            plan = try PlaybackPlan(session: session, folder: folder, from: from, to: to, loop: loop)
+        } else {
+            plan = try PlaybackPlan(file: target)
+            tempo = TempoMap(sampleRate: plan.sampleRate, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
+            let from = try fromText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) } ?? 0
+            let to = try toText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) }
+            plan = try PlaybackPlan(file: target, from: from, to: to, loop: loop)
+        }
+        guard plan.endFrame > plan.startFrame else {
+            throw UsageError("play: nothing to play between \(TimeText.clock(frames: plan.startFrame, sampleRate: plan.sampleRate)) and \(TimeText.clock(frames: plan.endFrame, sampleRate: plan.sampleRate))")
+        }
+        let dev = try device.open(sampleRate: plan.sampleRate, captureChannels: 0, playbackChannels: 2)
+        let engine: Engine
+        do { engine = try Engine(device: dev, take: nil, playback: plan, options: DeviceOptions.engineOptions()) } catch {
+            dev.stop()
+            throw error
+        }
+        if !json { Terminal.err("playing on \(dev.configuration)\n") }
+        var line = StatusLine(label: "playing", file: target, sampleRate: plan.sampleRate, json: json)
+        try engine.start()
+        while !engine.isDone {
+            if StopSignals.requested { engine.stop() }
+            let s = engine.status()
+            line.update(s, newXruns: engine.drainXruns(), elapsedFrames: s.positionFrame)
+            usleep(50_000)
+        }
+        let summary = try engine.finish()
+        line.update(engine.status(), newXruns: [], elapsedFrames: summary.positionFrame, force: true)
+        line.finish()
+        if let error = summary.error { throw RecordFailure(message: error) }
+        return ExitCode.ok
+    }
+}

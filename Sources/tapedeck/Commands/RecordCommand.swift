@@ -1,0 +1,156 @@
+import Foundation
+import TapedeckCore
+import TapedeckIO
+import TapedeckEngine
+
+/// `tapedeck record` (and `tapedeck --headless --record`): records a take from an ALSA
+/// device into a file or onto a session track, showing that it records until it is stopped.
+struct RecordCommand: Command {
+    static let name = "record"
+    static let summary = "record a take from an audio device (headless)"
+    static let usage = """
+    usage: tapedeck record [SESSION] [options]
+           tapedeck --headless --record [SESSION] [options]
+
+    Records from an ALSA device until Ctrl-C, SIGTERM, SIGHUP or --duration, then finishes
+    the take (header, peaks, session) and exits 0.
+
+      --out FILE            write the take to FILE (.wav or .flac)
+      --session S           record into session S (or give SESSION first); the take goes to
+      --track N             S/audio/ and onto track N (1-based; default: first armed track,
+                            else a new track)
+      --device D            ALSA PCM name (default: default; see 'tapedeck devices')
+      --channels 1,2        device input channels to record (default: 1)
+      --sample-rate HZ      rate when not recording into a session (default 48000)
+      --format wav|flac     file type (default: from --out, else wav)
+      --bits 16|24|32f      sample depth (default 24)
+      --duration TIME       stop after TIME (12.5, 1:02.5, 90000f, 4.2.1)
+      --play                play the session while recording (overdub); the take is
+                            shifted by the device's round-trip latency
+      --period FRAMES       frames per period (default 256)
+      --periods N           periods in the device buffer (default 3)
+      --device-format F     force the device sample format: float, s32, s24, s24_3, s16
+      --json                one JSON object per line on stdout instead of the banner
+      --fx CHAIN            not yet: input effect chains come with the node system
+
+    Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
+    """
+
+    var sessionPath: String?
+    var outPath: String?
+    var trackNumber: Int?
+    var device: DeviceOptions
+    var channels: [Int]
+    var sampleRate: Int?
+    var container: AudioContainer?
+    var encoding: SampleEncoding
+    var durationText: String?
+    var play: Bool
+    var json: Bool
+
+    init(arguments: inout Arguments) throws {
+        if try arguments.option("--fx") != nil {
+            throw UsageError("record: --fx is not available yet (input effect chains arrive with the node system)")
+        }
+        let named = try arguments.option("--session")
+        outPath = try arguments.option("--out")
+        trackNumber = try arguments.intOption("--track", in: 1...10_000)
+        device = try DeviceOptions(arguments: &arguments)
+        channels = try parseChannelList(try arguments.option("--channels") ?? "1", command: "record")
+        sampleRate = try arguments.intOption("--sample-rate", in: 1000...768_000)
+        if let f = try arguments.option("--format") {
+            guard let c = AudioContainer(rawValue: f.lowercased()) else { throw UsageError("record: --format '\(f)' must be wav or flac") }
+            container = c
+        }
+        let bits = try arguments.option("--bits") ?? "24"
+        guard let e = SampleEncoding(rawValue: bits) else { throw UsageError("record: --bits '\(bits)' must be 16, 24 or 32f") }
+        encoding = e
+        durationText = try arguments.option("--duration")
+        play = arguments.flag("--play")
+        json = arguments.flag("--json")
+        let positional = arguments.positional()
+        if let named, positional != nil { throw UsageError("record: give the session once (SESSION or --session)") }
+        sessionPath = named ?? positional
+        if sessionPath != nil && outPath != nil { throw UsageError("record: --out and a session exclude each other") }
+        if sessionPath == nil && outPath == nil { throw UsageError("record: give --out FILE or a session (see 'tapedeck help record')") }
+        if sessionPath == nil && (trackNumber != nil || play) { throw UsageError("record: --track and --play need a session") }
+        if let out = outPath {
+            let fromName = AudioContainer(pathExtension: out)
+            if fromName == nil && container == nil { throw UsageError("record: --out '\(out)' must end in .wav or .flac (or give --format)") }
+            if let c = container, let n = fromName, c != n { throw UsageError("record: --format \(c.rawValue) does not match --out '\(out)'") }
+            container = container ?? fromName
+        }
+        if (container ?? .wav) == .flac && encoding == .float32 { throw UsageError("record: FLAC stores 16 or 24 bits, not 32f") }
+    }
+
+    func run() throws -> Int32 {
+        StopSignals.install()
+        var target = try TakeTarget(command: self)
+        let tempo = target.session?.tempoMap ?? TempoMap(sampleRate: target.sampleRate, tempoBPM: 120,
+                                                          timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
+        var maxFrames: Int64?
+        if let d = durationText {
+            let frames = try TimeText.frames(from: d, tempoMap: tempo)
+            guard frames > 0 else { throw UsageError("record: --duration '\(d)' must be longer than 0") }
+            maxFrames = frames
+        }
+        var plan: PlaybackPlan?
+        if play, let session = target.session, let folder = target.folder {
+            plan = try PlaybackPlan(session: session, folder: folder, from: 0)
+        }
+        let dev = try device.open(sampleRate: target.sampleRate, captureChannels: channels.max() ?? 1,
+                                  playbackChannels: plan == nil ? 0 : 2)
+        let config = dev.configuration
+        let latency = plan == nil ? 0 : config.roundTripLatencyFrames
+        let marker = TakeMarker(file: target.markerFile, session: target.folder?.path, trackIndex: target.trackIndex,
+                                timelineStartFrame: 0, latencyFrames: latency, sampleRate: config.sampleRate,
+                                deviceChannels: channels, startedAtSeconds: Date().timeIntervalSince1970)
+        let take = TakeRequest(path: target.audioPath, container: target.container, encoding: encoding,
+                               deviceChannels: channels, peakPath: target.peakPath, maxFrames: maxFrames, marker: marker)
+        let engine: Engine
+        do {
+            engine = try Engine(device: dev, take: take, playback: plan, options: DeviceOptions.engineOptions())
+        } catch {
+            dev.stop()
+            throw error
+        }
+        if !json { Terminal.err("recording from \(config)\n") }
+        var line = StatusLine(label: "recording", file: target.audioPath, sampleRate: config.sampleRate, json: json)
+        do { try engine.start() } catch {
+            TakeMarker.remove(forAudio: target.audioPath)
+            unlink(target.audioPath)
+            throw error
+        }
+        while !engine.isDone {
+            if StopSignals.requested { engine.stop() }
+            let s = engine.status()
+            line.update(s, newXruns: engine.drainXruns(), elapsedFrames: s.recordedFrames)
+            usleep(50_000)
+        }
+        let summary = try engine.finish()
+        line.update(engine.status(), newXruns: [], elapsedFrames: summary.takeFrames, force: true)
+        line.finish()
+        try target.place(frames: summary.takeFrames, latencyFrames: latency)
+        TakeMarker.remove(forAudio: target.audioPath)
+        let clock = TimeText.clock(frames: summary.takeFrames, sampleRate: config.sampleRate)
+        let report = "recorded \(clock) (\(summary.takeFrames) frames, \(channels.count) ch) to \(target.audioPath)"
+            + (target.trackIndex.map { " on track \($0 + 1)" } ?? "") + "; xruns: \(summary.xruns.count)"
+        if json {
+            line.emit(["event": "done", "frames": summary.takeFrames, "xruns": summary.xruns.count,
+                       "xrun_frames": summary.xruns.map(\.frame), "file": target.audioPath,
+                       "latency_frames": latency, "error": summary.error ?? NSNull()])
+        } else {
+            Terminal.err(report + "\n")
+        }
+        if let error = summary.error {
+            throw RecordFailure(message: "\(error) (the take was kept up to there: \(summary.takeFrames) frames in \(target.audioPath))")
+        }
+        return ExitCode.ok
+    }
+}
+
+/// A failure while recording; the take is already closed and valid.
+struct RecordFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

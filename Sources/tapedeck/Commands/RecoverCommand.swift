@@ -1,0 +1,40 @@
+import Foundation
+import TapedeckIO
+import TapedeckEngine
+
+/// `tapedeck recover SESSION|FILE`: finishes takes a crash or a kill left unfinished.
+struct RecoverCommand: Command {
+    static let name = "recover"
+    static let summary = "repair unfinished takes and put them on their tracks"
+    static let usage = """
+    usage: tapedeck recover SESSION|FILE
+
+    Finds takes still marked as recording (NAME.wav.recording), repairs their headers from
+    the audio on disk (at most the last second before a crash is lost), and puts them on
+    the track they were recorded for. With a FILE, repairs that one take.
+    """
+
+    var target: String
+
+    init(arguments: inout Arguments) throws { target = try arguments.required("SESSION or FILE") }
+
+    func run() throws -> Int32 {
+        if AudioContainer(pathExtension: target) != nil {
+            guard FileManager.default.fileExists(atPath: target) else { throw AudioFileError(path: target, reason: "no such file") }
+            let frames = try TakeRecovery.repairFile(path: target)
+            TakeMarker.remove(forAudio: target)
+            Terminal.out("\(target): \(frames) frames")
+            return ExitCode.ok
+        }
+        let folder = SessionFolder(path: target)
+        let found = try TakeRecovery.recover(session: folder)
+        if found.isEmpty { Terminal.out("\(folder.path): no unfinished takes") }
+        for r in found {
+            var line = "\(r.file): \(r.frameCount) frames"
+            if let t = r.trackIndex { line += ", on track \(t + 1)" }
+            if let p = r.problem { line += " (\(p))" }
+            Terminal.out(line)
+        }
+        return ExitCode.ok
+    }
+}

@@ -1,0 +1,62 @@
+import TapedeckEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The device flags shared by `record` and `play`: `--device`, `--period`, `--periods`,
+/// `--device-format`, plus the `TAPEDECK_ALSA_CONFIG` environment variable.
+struct DeviceOptions {
+    var name: String
+    var periodFrames: Int
+    var periodCount: Int
+    var formats: [DeviceSampleFormat]
+
+    init(arguments: inout Arguments) throws(UsageError) {
+        name = try arguments.option("--device") ?? "default"
+        periodFrames = try arguments.intOption("--period", in: 16...65536) ?? 256
+        periodCount = try arguments.intOption("--periods", in: 2...64) ?? 3
+        if let text = try arguments.option("--device-format") {
+            guard let f = DeviceSampleFormat(userText: text) else {
+                throw UsageError("\(arguments.command): --device-format '\(text)' must be float, s32, s24, s24_3 or s16")
+            }
+            formats = [f]
+        } else {
+            formats = DeviceSampleFormat.allCases
+        }
+    }
+
+    /// Opens the device through `TAPEDECK_ALSA_CONFIG` when set, the global config otherwise.
+    func open(sampleRate: Int, captureChannels: Int, playbackChannels: Int) throws(DeviceError) -> ALSADuplexDevice {
+        let config = try ALSAConfig.fromEnvironment()
+        let request = DeviceRequest(name: name, sampleRate: sampleRate, captureChannels: captureChannels,
+                                    playbackChannels: playbackChannels, periodFrames: periodFrames,
+                                    periodCount: periodCount, formats: formats, exactRate: true)
+        return try ALSADuplexDevice(request: request, config: config)
+    }
+
+    /// Engine options, with the test-only stall from `TAPEDECK_TEST_STALL=FRAME:MS`.
+    static func engineOptions() -> EngineOptions {
+        var options = EngineOptions()
+        if let raw = getenv("TAPEDECK_TEST_STALL") {
+            let parts = String(cString: raw).split(separator: ":")
+            if parts.count == 2, let frame = Int64(parts[0]), let ms = Int(parts[1]) {
+                options.stallAtFrame = frame
+                options.stallMilliseconds = ms
+            }
+        }
+        return options
+    }
+}
+
+/// Parses `1,2` (1-based device channels).
+func parseChannelList(_ text: String, command: String) throws(UsageError) -> [Int] {
+    var out: [Int] = []
+    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+        guard let v = Int(part), (1...256).contains(v) else {
+            throw UsageError("\(command): --channels '\(text)' must be device channels like 1 or 1,2 (1...256)")
+        }
+        guard !out.contains(v) else { throw UsageError("\(command): --channels '\(text)' names channel \(v) twice") }
+        out.append(v)
+    }
+    return out
+}

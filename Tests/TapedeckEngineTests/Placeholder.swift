@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderTapedeckEngineTestsTests: XCTestCase { func testNothingYet() {} }
