@@ -39,6 +39,25 @@ public final class ChainInstance: @unchecked Sendable {
         self.maxFrames = maxFrames
         wasBypassed.allocate(nodes.count, fill: false)
         for node in nodes { node.prepare(format: format, maxFrames: maxFrames) }
+        warmUp()
+    }
+
+    /// Runs two silent blocks (one with a MIDI note) through every node and resets them.
+    /// Why: the Swift runtime instantiates some type metadata lazily, on first use, and that
+    /// allocates; doing the first pass here keeps those allocations off the audio thread.
+    private func warmUp() {
+        guard maxFrames > 0, format.channelCount > 0 else { return }
+        let buffers = ChannelBuffers(channelCount: format.channelCount, capacityFrames: maxFrames)
+        let events: [MIDIEvent] = [.noteOn(note: 60, velocity: 1, frameOffset: 0), .noteOff(note: 60, frameOffset: 0)]
+        events.withUnsafeBufferPointer { midi in
+            for pass in 0..<2 {
+                var context = RenderContext(inPlace: buffers.channels, frameCount: maxFrames,
+                                            midiEvents: pass == 0 ? midi : UnsafeBufferPointer(start: nil, count: 0),
+                                            transport: TransportInfo(sampleRate: format.sampleRate, isPlaying: true))
+                process(&context)
+            }
+        }
+        reset()
     }
 
     /// Audio thread: copies `input` to `output` unless they are the same buffers, then runs

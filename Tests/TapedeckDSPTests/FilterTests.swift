@@ -1,0 +1,71 @@
+import XCTest
+@testable import TapedeckDSP
+
+final class FilterTests: XCTestCase {
+    private let testFrequencies = [50.0, 100, 200, 440, 1000, 3000, 8000, 15000]
+
+    private func prepared(_ node: any Node) -> any Node {
+        node.prepare(format: NodeFormat(sampleRate: Offline.sampleRate, channelCount: 1), maxFrames: 1024)
+        return node
+    }
+
+    func testHighPassFollowsTheCookbookResponseWithinATenthOfADecibel() {
+        for (cutoff, q) in [(80.0, 0.707), (1000, 2.0)] {
+            let node = HighPassNode()
+            node.parameters.set("cutoff", cutoff)
+            node.parameters.set("resonance", q)
+            _ = prepared(node)
+            for f in testFrequencies {
+                let expected = Cookbook.magnitudeDecibels(.highPass, f0: cutoff, q: q, at: f)
+                let measured = Offline.measuredGainDecibels(node, frequency: f)
+                XCTAssertEqual(measured, expected, accuracy: 0.1, "hpf \(cutoff) Hz Q \(q) at \(f) Hz")
+            }
+        }
+    }
+
+    func testLowPassFollowsTheCookbookResponseWithinATenthOfADecibel() {
+        for (cutoff, q) in [(2000.0, 0.707), (500, 4.0)] {
+            let node = LowPassNode()
+            node.parameters.set("cutoff", cutoff)
+            node.parameters.set("resonance", q)
+            _ = prepared(node)
+            for f in testFrequencies {
+                let expected = Cookbook.magnitudeDecibels(.lowPass, f0: cutoff, q: q, at: f)
+                guard expected > -60 else { continue }  // below that the float noise floor decides
+                let measured = Offline.measuredGainDecibels(node, frequency: f)
+                XCTAssertEqual(measured, expected, accuracy: 0.1, "lpf \(cutoff) Hz Q \(q) at \(f) Hz")
+            }
+        }
+    }
+
+    func testParametricEQFollowsTheCookbookShelvesAndPeakWithinATenthOfADecibel() {
+        let node = EQNode()
+        let p = node.parameters
+        p.set("lowFreq", 150); p.set("lowGain", 6)
+        p.set("midFreq", 1200); p.set("midGain", -9); p.set("midQ", 1.5)
+        p.set("highFreq", 6000); p.set("highGain", 4)
+        _ = prepared(node)
+        let q = 0.5.squareRoot()
+        for f in testFrequencies {
+            let expected = Cookbook.magnitudeDecibels(.lowShelf, f0: 150, q: q, gainDecibels: 6, at: f)
+                + Cookbook.magnitudeDecibels(.peak, f0: 1200, q: 1.5, gainDecibels: -9, at: f)
+                + Cookbook.magnitudeDecibels(.highShelf, f0: 6000, q: q, gainDecibels: 4, at: f)
+            XCTAssertEqual(Offline.measuredGainDecibels(node, frequency: f), expected, accuracy: 0.1, "eq at \(f) Hz")
+        }
+    }
+
+    func testAFlatEQPassesAudioUnchanged() {
+        let node = prepared(EQNode())
+        XCTAssertEqual(Offline.measuredGainDecibels(node, frequency: 1000), 0, accuracy: 0.01)
+    }
+
+    func testACutoffChangeGlidesToTheNewResponse() {
+        let node = LowPassNode()
+        node.parameters.set("cutoff", 500)
+        _ = prepared(node)
+        node.parameters.set("cutoff", 5000)
+        // After a second the glide has long finished: 2 kHz passes almost untouched.
+        let expected = Cookbook.magnitudeDecibels(.lowPass, f0: 5000, q: 0.707, at: 2000)
+        XCTAssertEqual(Offline.measuredGainDecibels(node, frequency: 2000), expected, accuracy: 0.1)
+    }
+}
