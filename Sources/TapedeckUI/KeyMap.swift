@@ -1,0 +1,219 @@
+/// One key press, as the screen understands it.
+public enum Key: Hashable, Sendable {
+    /// A printable character (`r`, `?`, `[`).
+    case char(Character)
+    /// Control plus a letter (`ctrl-r`).
+    case ctrl(Character)
+    /// A key without a character.
+    case named(NamedKey)
+    /// Function key F1…F12.
+    case function(Int)
+
+    /// Parses a key name as written in the keys file: `space`, `tab`, `enter`, `esc`,
+    /// `backspace`, `delete`, `insert`, `up`, `down`, `left`, `right`, `shift-left`,
+    /// `shift-right`, `home`, `end`, `pgup`, `pgdn`, `f1`…`f12`, `ctrl-x` (or `^x`, `c-x`),
+    /// or a single character.
+    public init?(name: String) {
+        let lower = name.lowercased()
+        if let n = NamedKey(rawValue: lower) { self = .named(n); return }
+        if lower.count >= 2, lower.hasPrefix("f"), let n = Int(lower.dropFirst()), (1...12).contains(n) {
+            self = .function(n); return
+        }
+        for prefix in ["ctrl-", "ctrl+", "c-", "^"] where lower.hasPrefix(prefix) && lower.count == prefix.count + 1 {
+            guard let c = lower.last, c.isLetter, c.isASCII else { return nil }
+            self = .ctrl(c); return
+        }
+        if name.count == 1, let c = name.first, !c.isWhitespace { self = .char(c); return }
+        return nil
+    }
+
+    /// The name used in the keys file and the help overlay.
+    public var name: String {
+        switch self {
+        case .char(let c): String(c)
+        case .ctrl(let c): "ctrl-\(c)"
+        case .named(let n): n.rawValue
+        case .function(let n): "f\(n)"
+        }
+    }
+}
+
+/// Keys that have names rather than characters.
+public enum NamedKey: String, Sendable, CaseIterable {
+    /// Whitespace and editing keys.
+    case space, tab, enter, esc, backspace, delete, insert
+    /// Arrows.
+    case up, down, left, right
+    /// Shifted arrows (coarse steps).
+    case shiftLeft = "shift-left", shiftRight = "shift-right"
+    /// Navigation.
+    case home, end, pgup, pgdn
+}
+
+/// Everything a key can be bound to. The raw value is the name in the keys file.
+public enum Action: String, CaseIterable, Sendable {
+    /// Transport.
+    case play, record, home, end, loop, punch
+    /// Loop edges at the playhead.
+    case loopStart = "loop-start", loopEnd = "loop-end"
+    /// Selection and playhead.
+    case up, down, left, right
+    /// Timeline zoom.
+    case zoomIn = "zoom-in", zoomOut = "zoom-out"
+    /// Track switches.
+    case mute, solo, arm
+    /// Track list edits.
+    case newTrack = "new-track", deleteTrack = "delete-track"
+    /// Focus.
+    case nextPanel = "next-panel"
+    /// History, file and program.
+    case undo, redo, save, quit, help
+    /// Speed, mode and pitch.
+    case speedDown = "speed-down", speedUp = "speed-up", mode
+    /// Pitch in semitones.
+    case pitchDown = "pitch-down", pitchUp = "pitch-up"
+    /// Markers and ruler.
+    case marker, rulerMode = "ruler"
+    /// Dialogs.
+    case chain, devices, importFile = "import", export
+
+    /// What the help overlay says the action does.
+    public var summary: String {
+        switch self {
+        case .play: "play / stop"
+        case .record: "record (armed tracks)"
+        case .home: "back to start"
+        case .end: "to the end"
+        case .loop: "loop on/off"
+        case .punch: "punch on/off (loop range)"
+        case .loopStart: "loop start at playhead"
+        case .loopEnd: "loop end at playhead"
+        case .up: "previous track"
+        case .down: "next track"
+        case .left: "playhead back"
+        case .right: "playhead forward"
+        case .zoomIn: "zoom in"
+        case .zoomOut: "zoom out"
+        case .mute: "mute track"
+        case .solo: "solo track"
+        case .arm: "arm track"
+        case .newTrack: "new track"
+        case .deleteTrack: "delete track (asks)"
+        case .nextPanel: "next panel"
+        case .undo: "undo"
+        case .redo: "redo"
+        case .save: "save"
+        case .quit: "quit (asks if unsaved)"
+        case .help: "this help"
+        case .speedDown: "slower"
+        case .speedUp: "faster"
+        case .mode: "varispeed / stretch"
+        case .pitchDown: "pitch -1 semitone"
+        case .pitchUp: "pitch +1 semitone"
+        case .marker: "marker at playhead"
+        case .rulerMode: "ruler bars / time"
+        case .chain: "edit chain as text"
+        case .devices: "audio device"
+        case .importFile: "import a file"
+        case .export: "export the mix"
+        }
+    }
+}
+
+/// Which keys do what. Defaults are built in; the keys file changes them.
+public struct KeyMap: Equatable, Sendable {
+    /// The bindings: every key bound to at most one action.
+    public private(set) var actionForKey: [Key: Action]
+
+    /// The built-in bindings.
+    public static let defaults: [(Action, [Key])] = [
+        (.play, [.named(.space)]), (.record, [.char("r")]),
+        (.home, [.named(.home)]), (.end, [.named(.end)]),
+        (.loop, [.char("l")]), (.punch, [.char("p")]),
+        (.loopStart, [.char("[")]), (.loopEnd, [.char("]")]),
+        (.up, [.named(.up)]), (.down, [.named(.down)]),
+        (.left, [.named(.left)]), (.right, [.named(.right)]),
+        (.zoomIn, [.char("+"), .char("=")]), (.zoomOut, [.char("-")]),
+        (.mute, [.char("m")]), (.solo, [.char("s")]), (.arm, [.char("a")]),
+        (.newTrack, [.char("n")]), (.deleteTrack, [.named(.delete)]),
+        (.nextPanel, [.named(.tab)]),
+        (.undo, [.char("u")]), (.redo, [.ctrl("r")]), (.save, [.ctrl("s")]),
+        (.quit, [.char("q")]), (.help, [.char("?"), .function(1)]),
+        (.speedDown, [.char("<")]), (.speedUp, [.char(">")]), (.mode, [.char("M")]),
+        (.pitchDown, [.char("{")]), (.pitchUp, [.char("}")]),
+        (.marker, [.char("k")]), (.rulerMode, [.char("t")]),
+        (.chain, [.char("c")]), (.devices, [.char("d")]),
+        (.importFile, [.char("i")]), (.export, [.char("e")]),
+    ]
+
+    /// The built-in key map.
+    public init() {
+        var map: [Key: Action] = [:]
+        for (action, keys) in KeyMap.defaults { for k in keys { map[k] = action } }
+        actionForKey = map
+    }
+
+    /// The action bound to `key`, if any.
+    public func action(for key: Key) -> Action? { actionForKey[key] }
+
+    /// The keys bound to `action`, in a stable order (for the help overlay).
+    public func keys(for action: Action) -> [Key] {
+        let defaults = KeyMap.defaults.first { $0.0 == action }?.1 ?? []
+        let bound = actionForKey.filter { $0.value == action }.map(\.key)
+        // Defaults first in their own order, then remapped keys by name.
+        return defaults.filter(bound.contains) + bound.filter { !defaults.contains($0) }.sorted { $0.name < $1.name }
+    }
+
+    /// Binds `keys` to `action`, replacing the action's old keys; a key taken from another
+    /// action is removed from it.
+    public mutating func bind(_ action: Action, to keys: [Key]) {
+        for (k, a) in actionForKey where a == action { actionForKey[k] = nil }
+        for k in keys { actionForKey[k] = action }
+    }
+
+    /// Reads a keys file: `ACTION = KEY[, KEY…]` per line, `#` comments. Good lines apply;
+    /// each bad line is skipped and reported as `SOURCE line N: reason`.
+    public static func parse(_ text: String, source: String = "keys") -> (map: KeyMap, problems: [String]) {
+        var map = KeyMap()
+        var problems: [String] = []
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            func report(_ reason: String) { problems.append("\(source) line \(i + 1): \(reason)") }
+            var line = String(raw)
+            if let hash = commentStart(line) { line = String(line[..<hash]) }
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty { continue }
+            guard let eq = trimmed.firstIndex(of: "=") else { report("expected 'action = key'"); continue }
+            let name = String(trimmed[..<eq]).trimmingWhitespace()
+            let value = String(trimmed[trimmed.index(after: eq)...]).trimmingWhitespace()
+            guard let action = Action(rawValue: name) else { report("unknown action '\(name)'"); continue }
+            // A lone ',' is the comma key, not an empty list.
+            let names = value == "," ? [","] : value.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingWhitespace() }
+            guard !names.isEmpty, !names.contains(where: \.isEmpty) else { report("no key for '\(name)'"); continue }
+            var keys: [Key] = []
+            var bad: String?
+            for n in names {
+                if let k = Key(name: n) { keys.append(k) } else { bad = n; break }
+            }
+            if let bad { report("unknown key '\(bad)' for '\(name)'"); continue }
+            map.bind(action, to: keys)
+        }
+        return (map, problems)
+    }
+
+    /// Where a comment starts: a `#` at the line's start or after whitespace, except a `#`
+    /// that is the key itself (`marker = #`).
+    private static func commentStart(_ line: String) -> String.Index? {
+        var previous: Character = " "
+        var index = line.startIndex
+        while index < line.endIndex {
+            let c = line[index]
+            if c == "#" && previous.isWhitespace {
+                let before = String(line[..<index]).trimmingWhitespace()
+                if !before.hasSuffix("=") { return index }
+            }
+            previous = c
+            index = line.index(after: index)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,432 @@
+import TapedeckCore
+import TapedeckIO
+
+/// The panel that arrow keys act on.
+public enum Panel: String, Sendable, CaseIterable {
+    /// Up/down choose the track, left/right move the playhead.
+    case tracks
+    /// Like tracks; the timeline is highlighted.
+    case timeline
+    /// The selected track's chain: up/down choose a node, left/right change a parameter.
+    case chain
+}
+
+/// A question that must be answered before something destructive happens.
+public enum Confirmation: Equatable, Sendable {
+    /// Quitting with unsaved changes.
+    case quitUnsaved
+    /// Deleting a track (index).
+    case deleteTrack(Int)
+    /// Removing a node (track, node index) from the chain being edited.
+    case removeNode(track: Int, node: Int)
+
+    /// The question on screen.
+    public var question: String {
+        switch self {
+        case .quitUnsaved: "Unsaved changes. Quit anyway?"
+        case .deleteTrack: "Delete this track and its regions?"
+        case .removeNode: "Remove this node from the chain?"
+        }
+    }
+
+    /// The answers, as a hint line.
+    public var answers: String {
+        switch self {
+        case .quitUnsaved: "y quit without saving · s save and quit · n stay"
+        case .deleteTrack: "y delete · n keep"
+        case .removeNode: "y remove · n keep"
+        }
+    }
+}
+
+/// What a line of typed text is for.
+public enum TextPurpose: Equatable, Sendable {
+    /// The whole chain of a track.
+    case chain(track: Int)
+    /// Where to save an untitled session.
+    case saveAs
+    /// The export file.
+    case exportPath
+}
+
+/// A line being typed in a dialog.
+public struct TextInput: Equatable, Sendable {
+    /// What it is for.
+    public var purpose: TextPurpose
+    /// The prompt shown before it.
+    public var prompt: String
+    /// The text so far.
+    public var text: String
+    /// Why the last attempt was refused, shown under it.
+    public var problem: String?
+}
+
+/// The import browser's state.
+public struct Browser: Equatable, Sendable {
+    /// The folder shown.
+    public var folder: String
+    /// Its entries: folders end in `/`; `../` first.
+    public var entries: [String]
+    /// The highlighted entry.
+    public var selected: Int
+}
+
+/// A window over the screen that takes the keys while it is open.
+public enum Overlay: Sendable {
+    /// The key list.
+    case help
+    /// A yes/no question.
+    case confirm(Confirmation)
+    /// A line of text being typed.
+    case text(TextInput)
+    /// The device list and the highlighted one.
+    case devices([String], selected: Int)
+    /// Files to import.
+    case importBrowser(Browser)
+    /// An export running or finished.
+    case export(ExportJob, outputPath: String)
+}
+
+/// The screen's state and everything keys do to it, with no terminal involved: views draw
+/// from it and tests drive it directly. UI thread only.
+public final class ScreenModel {
+    /// The session and its undo history.
+    public internal(set) var document: SessionDocument
+    /// Where the session lives; nil for an untitled session not yet saved.
+    public internal(set) var folder: SessionFolder?
+    /// The engine.
+    public let link: any TransportLink
+    /// Host-supplied behaviour (chain checks, export).
+    public let hooks: ScreenHooks
+    /// Key bindings.
+    public let keyMap: KeyMap
+    /// Waveform overviews.
+    public internal(set) var peaks: PeakCache
+    /// The engine state the screen last read.
+    public internal(set) var snapshot: TransportSnapshot
+    /// The highlighted track.
+    public internal(set) var selectedTrack = 0
+    /// The panel arrow keys act on.
+    public internal(set) var focus = Panel.tracks
+    /// The window taking keys, if any.
+    public internal(set) var overlay: Overlay?
+    /// The message line: text and whether it is an error.
+    public internal(set) var message: (text: String, isError: Bool)?
+    /// Timeline zoom: frames per character column.
+    public internal(set) var framesPerColumn: Int64
+    /// First frame shown at the timeline's left edge.
+    public internal(set) var viewStartFrame: Int64 = 0
+    /// Columns of timeline on screen (set by the layout each frame).
+    public var timelineColumns = 60
+    /// Ruler in bars (true) or time.
+    public internal(set) var rulerInBars = true
+    /// Playback speed ratio.
+    public internal(set) var speed = 1.0
+    /// Speed mode.
+    public internal(set) var mode = PlaybackMode.varispeed
+    /// Pitch shift in semitones.
+    public internal(set) var pitchSemitones = 0
+    /// Meter readings per track per channel, with hold and clip.
+    public internal(set) var meters: [[MeterReading]] = []
+    /// Whether the chain panel edits the input chain (else the playback chain).
+    public internal(set) var chainIsInput = false
+    /// Selected node in the chain panel.
+    public internal(set) var chainNode = 0
+    /// Selected parameter of that node.
+    public internal(set) var chainParameter = 0
+    /// Set when the user has asked to leave.
+    public internal(set) var shouldQuit = false
+    /// Folder the import browser opens in.
+    public var importFolder: String
+
+    static let speedSteps = [0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0]
+
+    /// A model for `document` (saved at `folder`, or untitled), driving `link`.
+    public init(document: SessionDocument, folder: SessionFolder?, link: any TransportLink, hooks: ScreenHooks = ScreenHooks(),
+                keyMap: KeyMap = KeyMap(), peaks: PeakCache? = nil, importFolder: String = ".") {
+        self.document = document
+        self.folder = folder
+        self.link = link
+        self.hooks = hooks
+        self.keyMap = keyMap
+        self.peaks = peaks ?? PeakCache(folder: folder)
+        self.importFolder = importFolder
+        self.framesPerColumn = Int64(document.session.sampleRate) / 8
+        link.update(session: document.session)
+        link.setLoop(document.session.loopRange, enabled: document.session.loopEnabled)
+        link.setPunch(document.session.punchRange, enabled: document.session.punchEnabled)
+        self.snapshot = link.snapshot()
+    }
+
+    /// The session being edited.
+    public var session: Session { document.session }
+    /// The playhead.
+    public var playheadFrame: Int64 { snapshot.positionFrame }
+    /// Whether the screen should poll fast (~30 times a second): the transport is moving or
+    /// an export is running.
+    public var isMoving: Bool { snapshot.state != .stopped || isExporting }
+    /// Whether an export is running.
+    public var isExporting: Bool {
+        if case .export(let job, _) = overlay, case .running = job.status { return true }
+        return false
+    }
+
+    /// Shows `text` on the message line.
+    public func say(_ text: String, error: Bool = false) { message = (text, error) }
+
+    /// Reads the engine's snapshot, updates the meters and keeps the playhead in view.
+    public func tick(nowSeconds: Double) {
+        let before = snapshot
+        snapshot = link.snapshot()
+        if let e = snapshot.lastError, e != before.lastError { say(e, error: true) }
+        if before.state == .stopped && snapshot.state != .stopped { clearClips() }
+        let tracks = session.tracks
+        if meters.count != tracks.count { meters = tracks.map { Array(repeating: MeterReading(), count: max(1, $0.inputChannels.count)) } }
+        for t in tracks.indices {
+            let channels = max(1, tracks[t].inputChannels.count)
+            if meters[t].count != channels { meters[t] = Array(repeating: MeterReading(), count: channels) }
+            let levels = t < snapshot.trackLevels.count ? snapshot.trackLevels[t] : []
+            for c in meters[t].indices {
+                MeterBallistics.update(&meters[t][c], with: c < levels.count ? levels[c] : .silent, nowSeconds: nowSeconds)
+            }
+        }
+        if snapshot.state != .stopped { follow(snapshot.positionFrame) }
+    }
+
+    private func clearClips() {
+        for t in meters.indices { for c in meters[t].indices { meters[t][c].clipped = false } }
+    }
+
+    /// Scrolls so `frame` is on screen, paging rather than creeping so the picture is calm.
+    func follow(_ frame: Int64) {
+        let span = framesPerColumn * Int64(max(1, timelineColumns))
+        if frame < viewStartFrame || frame >= viewStartFrame + span {
+            viewStartFrame = max(0, frame - span / 8)
+        }
+    }
+
+    /// Handles one key press.
+    public func handle(_ key: Key) {
+        if overlay != nil { handleOverlay(key); return }
+        if message?.isError == true { message = nil }
+        if focus == .chain, handleChainKey(key) { return }
+        guard let action = keyMap.action(for: key) else {
+            if key == .named(.esc) { message = nil; return }
+            say("\(key.name): not bound to anything (\(keyName(.help)) lists the keys)")
+            return
+        }
+        perform(action)
+    }
+
+    /// Does what `action` means outside any dialog.
+    public func perform(_ action: Action) {
+        switch action {
+        case .play: togglePlay()
+        case .record: record()
+        case .home: locate(0)
+        case .end: locate(session.endFrame)
+        case .left: locate(max(0, playheadFrame - moveStep))
+        case .right: locate(playheadFrame + moveStep)
+        case .up: selectTrack(selectedTrack - 1)
+        case .down: selectTrack(selectedTrack + 1)
+        case .zoomIn: zoom(by: 0.5)
+        case .zoomOut: zoom(by: 2)
+        case .loop: toggleLoop()
+        case .punch: togglePunch()
+        case .loopStart: setLoopEdge(start: true)
+        case .loopEnd: setLoopEdge(start: false)
+        case .mute: editTrack("mute") { $0.mute.toggle() }
+        case .solo: editTrack("solo") { $0.solo.toggle() }
+        case .arm: editTrack("arm") { $0.armed.toggle() }
+        case .newTrack: newTrack()
+        case .deleteTrack:
+            if session.tracks.indices.contains(selectedTrack) { overlay = .confirm(.deleteTrack(selectedTrack)) }
+        case .nextPanel:
+            let all = Panel.allCases
+            focus = all[((all.firstIndex(of: focus) ?? 0) + 1) % all.count]
+            chainNode = 0
+            chainParameter = 0
+        case .undo: undoRedo(undo: true)
+        case .redo: undoRedo(undo: false)
+        case .save: save()
+        case .quit:
+            if document.isDirty { overlay = .confirm(.quitUnsaved) } else { quit() }
+        case .help: overlay = .help
+        case .speedDown, .speedUp: stepSpeed(up: action == .speedUp)
+        case .mode:
+            mode = mode.next
+            link.setMode(mode)
+            say("speed mode: \(mode.rawValue)\(mode == .varispeed ? " (pitch follows speed)" : " (pitch kept)")")
+        case .pitchDown, .pitchUp:
+            pitchSemitones = min(12, max(-12, pitchSemitones + (action == .pitchUp ? 1 : -1)))
+            link.setPitch(semitones: Double(pitchSemitones))
+            say("pitch \(pitchSemitones >= 0 ? "+" : "")\(pitchSemitones) semitones\(mode == .varispeed ? " (heard in stretch mode: \(keyName(.mode)))" : "")")
+        case .marker: addMarker()
+        case .rulerMode: rulerInBars.toggle()
+        case .chain: openChainText()
+        case .devices:
+            let list = link.devices()
+            overlay = .devices(list, selected: max(0, list.firstIndex(of: snapshot.deviceName) ?? 0))
+        case .importFile: openImport()
+        case .export: openExport()
+        }
+    }
+
+    func quit() {
+        link.stop()
+        shouldQuit = true
+    }
+
+    private var moveStep: Int64 {
+        max(Int64(session.tempoMap.framesPerBeat.rounded()), framesPerColumn)
+    }
+
+    // MARK: - Transport
+
+    private func togglePlay() {
+        if snapshot.state == .stopped { link.play(fromFrame: playheadFrame) } else { link.stop() }
+        snapshot = link.snapshot()
+    }
+
+    private func record() {
+        if snapshot.state == .recording { link.stop(); snapshot = link.snapshot(); return }
+        guard session.tracks.contains(where: \.armed) else {
+            say("no armed track: arm one with \(keyName(.arm)) first", error: true)
+            return
+        }
+        if let refusal = link.record(fromFrame: playheadFrame) { say(refusal, error: true) }
+        snapshot = link.snapshot()
+    }
+
+    func locate(_ frame: Int64) {
+        link.locate(frame: frame)
+        snapshot = link.snapshot()
+        follow(snapshot.positionFrame)
+    }
+
+    private func stepSpeed(up: Bool) {
+        let steps = ScreenModel.speedSteps
+        let i = steps.firstIndex { $0 >= speed - 1e-9 } ?? steps.count - 1
+        speed = steps[min(steps.count - 1, max(0, i + (up ? 1 : -1)))]
+        link.setSpeed(speed)
+        say("speed \(TransportBarView.speedText(speed))")
+    }
+
+    private func zoom(by factor: Double) {
+        let next = Int64((Double(framesPerColumn) * factor).rounded())
+        framesPerColumn = min(Int64(session.sampleRate) * 60, max(16, next))
+        viewStartFrame = max(0, playheadFrame - framesPerColumn * Int64(timelineColumns) / 2)
+    }
+
+    /// The first key bound to `action`, for hints.
+    func keyName(_ action: Action) -> String { keyMap.keys(for: action).first?.name ?? action.rawValue }
+
+    // MARK: - Edits
+
+    /// Applies an undoable edit and tells the engine.
+    func edit(_ name: String, _ change: (inout Session) -> Void) {
+        document.edit(name, change)
+        link.update(session: session)
+    }
+
+    private func editTrack(_ name: String, _ change: (inout Track) -> Void) {
+        guard session.tracks.indices.contains(selectedTrack) else { say("no track selected (\(keyName(.newTrack)) makes one)", error: true); return }
+        let t = selectedTrack
+        edit("\(name) \(session.tracks[t].name)") { change(&$0.tracks[t]) }
+    }
+
+    func selectTrack(_ index: Int) {
+        guard !session.tracks.isEmpty else { selectedTrack = 0; return }
+        selectedTrack = min(session.tracks.count - 1, max(0, index))
+        chainNode = 0
+        chainParameter = 0
+    }
+
+    private func newTrack() {
+        var n = session.tracks.count + 1
+        while session.tracks.contains(where: { $0.name == "Track \(n)" }) { n += 1 }
+        edit("new track") { $0.tracks.append(Track(name: "Track \(n)")) }
+        selectTrack(session.tracks.count - 1)
+    }
+
+    func deleteTrack(_ index: Int) {
+        guard session.tracks.indices.contains(index) else { return }
+        let name = session.tracks[index].name
+        edit("delete \(name)") { $0.tracks.remove(at: index) }
+        selectTrack(selectedTrack)
+        say("deleted \(name) (\(keyName(.undo)) brings it back)")
+    }
+
+    private func toggleLoop() {
+        guard session.loopRange != nil else {
+            say("no loop range: set it with \(keyName(.loopStart)) and \(keyName(.loopEnd)) at the playhead", error: true)
+            return
+        }
+        edit("loop") { $0.loopEnabled.toggle() }
+        link.setLoop(session.loopRange, enabled: session.loopEnabled)
+    }
+
+    private func togglePunch() {
+        guard let range = session.punchRange ?? session.loopRange else {
+            say("no punch range: set a loop range with \(keyName(.loopStart)) and \(keyName(.loopEnd)) first", error: true)
+            return
+        }
+        edit("punch") { $0.punchRange = range; $0.punchEnabled.toggle() }
+        link.setPunch(session.punchRange, enabled: session.punchEnabled)
+    }
+
+    private func setLoopEdge(start: Bool) {
+        let p = playheadFrame
+        let bar = Int64(session.tempoMap.framesPerBar.rounded())
+        let old = session.loopRange
+        let range: FrameRange
+        if start {
+            let end = old.flatMap { $0.endFrame > p ? $0.endFrame : nil } ?? p + bar
+            range = FrameRange(startFrame: p, endFrame: end)
+        } else {
+            guard p > 0 else { say("the loop end must come after the start", error: true); return }
+            let s = old.flatMap { $0.startFrame < p ? $0.startFrame : nil } ?? max(0, p - bar)
+            range = FrameRange(startFrame: s, endFrame: p)
+        }
+        edit(start ? "loop start" : "loop end") { $0.loopRange = range }
+        link.setLoop(session.loopRange, enabled: session.loopEnabled)
+    }
+
+    private func addMarker() {
+        let n = session.markers.count + 1
+        let at = playheadFrame
+        edit("marker") { $0.markers.append(Marker(name: "M\(n)", frame: at)) }
+        say("marker M\(n) at \(TransportBarView.clockText(at, sampleRate: session.sampleRate))")
+    }
+
+    private func undoRedo(undo: Bool) {
+        guard let name = undo ? document.undo() : document.redo() else {
+            say("nothing to \(undo ? "undo" : "redo")")
+            return
+        }
+        link.update(session: session)
+        link.setLoop(session.loopRange, enabled: session.loopEnabled)
+        link.setPunch(session.punchRange, enabled: session.punchEnabled)
+        selectTrack(selectedTrack)
+        say("\(undo ? "undid" : "redid"): \(name)")
+    }
+
+    /// Saves to the session folder, or asks where when the session is untitled.
+    /// Returns whether it was saved.
+    @discardableResult
+    func save() -> Bool {
+        guard let folder else {
+            overlay = .text(TextInput(purpose: .saveAs, prompt: "Save session as:", text: "untitled.tapedeck"))
+            return false
+        }
+        do {
+            if folder.exists { try folder.save(session) } else { try folder.create(session) }
+            document.markSaved()
+            say("saved \(folder.path)")
+            return true
+        } catch {
+            say("cannot save: \(error.description)", error: true)
+            return false
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import TapedeckCore
+
+/// What the transport is doing.
+public enum TransportState: String, Sendable, Equatable {
+    /// Not moving.
+    case stopped
+    /// Playing back.
+    case playing
+    /// Recording (and playing back the other tracks).
+    case recording
+}
+
+/// How a speed change sounds.
+public enum PlaybackMode: String, Sendable, Equatable, CaseIterable {
+    /// Like tape: pitch follows speed.
+    case varispeed
+    /// Time-stretch: speed changes, pitch stays (plus the pitch shift in semitones).
+    case stretch
+
+    /// The other mode, for the mode key.
+    public var next: PlaybackMode { self == .varispeed ? .stretch : .varispeed }
+}
+
+/// Level of one channel at one moment, in dBFS (−∞ for silence).
+public struct ChannelLevel: Sendable, Equatable {
+    /// Highest absolute sample since the previous snapshot.
+    public var peakDecibels: Double
+    /// Root-mean-square level over the same span.
+    public var rmsDecibels: Double
+
+    /// Creates a level.
+    public init(peakDecibels: Double, rmsDecibels: Double) {
+        self.peakDecibels = peakDecibels
+        self.rmsDecibels = rmsDecibels
+    }
+
+    /// Silence.
+    public static let silent = ChannelLevel(peakDecibels: -.infinity, rmsDecibels: -.infinity)
+}
+
+/// Everything the screen shows about the engine, copied out in one go so a frame is drawn
+/// from one consistent moment.
+public struct TransportSnapshot: Sendable, Equatable {
+    /// Stopped, playing or recording.
+    public var state: TransportState
+    /// Where the playhead is, in session frames.
+    public var positionFrame: Int64
+    /// `trackLevels[track][channel]`: meters, in the session's track order.
+    public var trackLevels: [[ChannelLevel]]
+    /// Over- and under-runs since the engine started.
+    public var xrunCount: Int
+    /// Share of each period the audio thread spent working, 0…1.
+    public var dspLoad: Double
+    /// Seconds of recording the disk holds at the armed tracks' channel count (nil: unknown).
+    public var diskSecondsLeft: Double?
+    /// The device in use, as the user would name it.
+    public var deviceName: String
+    /// True when there is no sound device: playback is silent, recording is impossible.
+    public var isOffline: Bool
+    /// The engine's last problem, for the message line (nil when none).
+    public var lastError: String?
+
+    /// Creates a snapshot.
+    public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],
+                xrunCount: Int = 0, dspLoad: Double = 0, diskSecondsLeft: Double? = nil,
+                deviceName: String = "", isOffline: Bool = true, lastError: String? = nil) {
+        self.state = state
+        self.positionFrame = positionFrame
+        self.trackLevels = trackLevels
+        self.xrunCount = xrunCount
+        self.dspLoad = dspLoad
+        self.diskSecondsLeft = diskSecondsLeft
+        self.deviceName = deviceName
+        self.isOffline = isOffline
+        self.lastError = lastError
+    }
+}
+
+/// The screen's handle on an engine: the only way the UI drives audio.
+///
+/// Every method is called on the UI (main) thread only, and must return quickly: an
+/// implementation queues commands to its audio thread and answers ``snapshot()`` from the
+/// status it last published. The screen calls ``snapshot()`` about 30 times a second while
+/// the transport moves, and a few times a second when idle.
+///
+/// ``OfflineTransport`` implements it without a device; the real-time engine gets an adapter.
+public protocol TransportLink: AnyObject {
+    /// The session changed (mute, solo, gain, regions, tracks): follow it. UI thread.
+    func update(session: Session)
+    /// Starts playback at `fromFrame`. UI thread.
+    func play(fromFrame: Int64)
+    /// Stops playback or recording; the playhead stays where it is. UI thread.
+    func stop()
+    /// Starts recording the armed tracks at `fromFrame`. Returns nil when recording started,
+    /// otherwise why not, as one line for the message line. UI thread.
+    func record(fromFrame: Int64) -> String?
+    /// Moves the playhead, playing or not. UI thread.
+    func locate(frame: Int64)
+    /// Playback speed ratio (1 = as recorded). UI thread.
+    func setSpeed(_ ratio: Double)
+    /// Whether speed changes pitch (varispeed) or not (stretch). UI thread.
+    func setMode(_ mode: PlaybackMode)
+    /// Pitch shift in semitones, applied in stretch mode. UI thread.
+    func setPitch(semitones: Double)
+    /// The loop range and whether playback cycles over it. UI thread.
+    func setLoop(_ range: FrameRange?, enabled: Bool)
+    /// The punch range and whether recording is limited to it. UI thread.
+    func setPunch(_ range: FrameRange?, enabled: Bool)
+    /// The engine's state now. UI thread; cheap (a copy, no waiting on the audio thread).
+    func snapshot() -> TransportSnapshot
+    /// Devices the user may choose from, by name. UI thread.
+    func devices() -> [String]
+    /// Switches to the device called `name`; nil on success, else why not. UI thread.
+    func selectDevice(_ name: String) -> String?
+}

@@ -1,0 +1,75 @@
+/// Draws the dialogs: confirmation, text input, device chooser, import browser, export.
+public enum DialogView {
+    /// Draws `model.overlay` (other than help) centred on the canvas.
+    public static func draw(_ model: ScreenModel, into canvas: inout Canvas, glyphs: Glyphs) {
+        guard let overlay = model.overlay else { return }
+        let wide = min(canvas.width - 2, 76)
+        switch overlay {
+        case .help:
+            HelpOverlay.draw(model, into: &canvas, glyphs: glyphs)
+        case .confirm(let question):
+            let box = Box(height: 5, width: max(question.question.count, question.answers.count) + 6, in: canvas)
+            let top = box.draw(into: &canvas, title: "Confirm", glyphs: glyphs)
+            box.line(&canvas, top, question.question, .overlayTitle)
+            box.line(&canvas, top + 2, question.answers)
+        case .text(let input):
+            let box = Box(height: input.problem == nil ? 6 : 7, width: wide, in: canvas)
+            let top = box.draw(into: &canvas, title: title(input.purpose), glyphs: glyphs)
+            box.line(&canvas, top, input.prompt)
+            // Show the end of long text, where the cursor is.
+            let room = box.width - 6
+            let shown = input.text.count > room ? String(input.text.suffix(room)) : input.text
+            box.line(&canvas, top + 1, "> " + shown + "_", .value)
+            if let problem = input.problem { box.line(&canvas, top + 2, problem, .error) }
+            box.line(&canvas, box.top + box.height - 2, "Enter ok · Esc cancel", .dim)
+        case .devices(let list, let selected):
+            let box = Box(height: min(list.count, 12) + 4, width: wide, in: canvas)
+            let top = box.draw(into: &canvas, title: "Audio device", glyphs: glyphs)
+            drawList(list, selected: selected, box: box, top: top, canvas: &canvas)
+            box.line(&canvas, box.top + box.height - 2, "up/down choose · Enter use · Esc close", .dim)
+        case .importBrowser(let browser):
+            let box = Box(height: min(browser.entries.count, 14) + 5, width: wide, in: canvas)
+            let top = box.draw(into: &canvas, title: "Import a file", glyphs: glyphs)
+            box.line(&canvas, top, browser.folder, .label)
+            drawList(browser.entries, selected: browser.selected, box: box, top: top + 1, canvas: &canvas)
+            box.line(&canvas, box.top + box.height - 2, "Enter open/import at the playhead · Esc close", .dim)
+        case .export(let job, let path):
+            let box = Box(height: 7, width: wide, in: canvas)
+            let top = box.draw(into: &canvas, title: "Export", glyphs: glyphs)
+            box.line(&canvas, top, path, .label)
+            switch job.status {
+            case .running(let fraction):
+                let barWidth = max(4, box.width - 12)
+                let filled = Int(Double(barWidth) * fraction)
+                let bar = String(repeating: glyphs.meterFull, count: filled) + String(repeating: glyphs.meterEmpty, count: barWidth - filled)
+                box.line(&canvas, top + 1, "\(bar) \(Int(fraction * 100))%", .value)
+                box.line(&canvas, top + 3, "exporting… Esc hides this window", .dim)
+            case .done(let summary):
+                box.line(&canvas, top + 1, summary, .value)
+                box.line(&canvas, top + 3, "done · any key closes", .dim)
+            case .failed(let reason):
+                box.line(&canvas, top + 1, reason, .error)
+                box.line(&canvas, top + 3, "failed · any key closes", .dim)
+            }
+        }
+    }
+
+    private static func title(_ purpose: TextPurpose) -> String {
+        switch purpose {
+        case .chain: "Chain"
+        case .saveAs: "Save as"
+        case .exportPath: "Export"
+        }
+    }
+
+    private static func drawList(_ items: [String], selected: Int, box: Box, top: Int, canvas: inout Canvas) {
+        let room = max(1, box.height - 3 - (top - box.top - 1))
+        let first = max(0, min(selected - room + 1, items.count - room))
+        for i in 0..<min(room, items.count) {
+            let index = first + i
+            guard index < items.count else { break }
+            let isSelected = index == selected
+            box.line(&canvas, top + i, (isSelected ? "> " : "  ") + items[index], isSelected ? .selected : .overlay)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// Draws a whole frame of the screen from the model into a canvas.
+public enum ScreenRenderer {
+    /// The frame for a `height` × `width` terminal.
+    public static func render(_ model: ScreenModel, height: Int, width: Int, glyphs: Glyphs) -> Canvas {
+        var canvas = Canvas(height: height, width: width)
+        let layout = Layout(height: height, width: width)
+        guard layout.fits else {
+            drawTooSmall(into: &canvas, layout: layout)
+            return canvas
+        }
+        model.timelineColumns = layout.timelineWidth
+        TransportBarView.draw(model, into: &canvas, y: layout.transportRow, glyphs: glyphs)
+
+        let chainOpen = model.focus == .chain
+        let rows = layout.trackRows(chainPanel: chainOpen)
+        let header = model.focus == .tracks ? "[Tracks]" : " Tracks "
+        canvas.put(layout.rulerRow, 0, Fit.pad(" \(header)", layout.trackListWidth), model.focus == .tracks ? .title : .label)
+        canvas.put(layout.rulerRow + 1, 0, String(repeating: glyphs.rule, count: layout.trackListWidth), .ruler)
+        TimelineView.drawRuler(model, into: &canvas, y: layout.rulerRow, x: layout.timelineLeft, width: layout.timelineWidth, glyphs: glyphs)
+        TrackListView.draw(model, into: &canvas, y: layout.tracksTop, rows: rows, width: layout.trackListWidth, glyphs: glyphs)
+        for r in layout.rulerRow..<(layout.tracksTop + rows) {
+            canvas.set(r, layout.trackListWidth, glyphs == .ascii ? "|" : "│", model.focus == .timeline ? .title : .ruler)
+        }
+        TimelineView.drawLanes(model, into: &canvas, y: layout.tracksTop, x: layout.timelineLeft, rows: rows, width: layout.timelineWidth, glyphs: glyphs)
+        if chainOpen {
+            ChainPanelView.draw(model, into: &canvas, y: layout.tracksTop + rows, rows: layout.chainPanelRows, glyphs: glyphs)
+        }
+        drawStatus(model, into: &canvas, layout: layout)
+        drawMessage(model, into: &canvas, layout: layout)
+        if model.overlay != nil { DialogView.draw(model, into: &canvas, glyphs: glyphs) }
+        return canvas
+    }
+
+    private static func drawStatus(_ model: ScreenModel, into canvas: inout Canvas, layout: Layout) {
+        let s = model.session
+        let zoom = Double(model.framesPerColumn) / Double(s.sampleRate)
+        let zoomText = zoom >= 1 ? "\(Int(zoom.rounded())) s/col" : "\(Int((zoom * 1000).rounded())) ms/col"
+        let keys = "\(model.keyName(.help)) help  \(model.keyName(.play)) play  \(model.keyName(.record)) rec  \(model.keyName(.nextPanel)) panel  \(model.keyName(.quit)) quit"
+        let left = " \(s.tracks.count) tracks  zoom \(zoomText)  ruler \(model.rulerInBars ? "bars" : "time")  focus \(model.focus.rawValue)"
+        canvas.put(layout.statusRow, 0, left, .dim)
+        if left.count + keys.count + 2 < canvas.width {
+            canvas.put(layout.statusRow, canvas.width - keys.count - 1, keys, .dim)
+        }
+    }
+
+    private static func drawMessage(_ model: ScreenModel, into canvas: inout Canvas, layout: Layout) {
+        if let m = model.message {
+            canvas.put(layout.messageRow, 0, Fit.pad(" " + m.text, canvas.width), m.isError ? .error : .message)
+        } else if model.snapshot.isOffline {
+            canvas.put(layout.messageRow, 0, " No audio device: offline. Playback is silent; recording needs a device.", .notice)
+        }
+    }
+
+    private static func drawTooSmall(into canvas: inout Canvas, layout: Layout) {
+        let lines = ["Terminal too small",
+                     "\(layout.width)x\(layout.height), need \(Layout.minimumWidth)x\(Layout.minimumHeight)",
+                     "Enlarge the window (q quits)"]
+        let top = max(0, (layout.height - lines.count) / 2)
+        for (i, line) in lines.enumerated() {
+            let text = String(line.prefix(layout.width))
+            canvas.put(top + i, max(0, (layout.width - text.count) / 2), text, i == 0 ? .notice : .normal)
+        }
+    }
+}
