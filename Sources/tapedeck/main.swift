@@ -1,5 +1,7 @@
 import TapedeckIO
 import TapedeckCore
+import TapedeckDSP
+import TapedeckEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,6 +12,8 @@ let commands: [any Command.Type] = [
     ImportCommand.self,
     ExportCommand.self,
     InfoCommand.self,
+    NodesCommand.self,
+    ChainCommand.self,
     DemoCommand.self,
     RecordCommand.self,
     PlayCommand.self,
@@ -71,6 +75,8 @@ func report(_ error: any Error) -> Int32 {
     case let e as AudioFileError: (text, code) = (e.description, ExitCode.dataError)
     case let e as SessionError: (text, code) = (e.description, ExitCode.dataError)
     case let e as TimeText.ParseError: (text, code) = (e.description, ExitCode.usage)
+    case let e as ChainError: (text, code) = (e.description, ExitCode.usage)
+    case let e as ChainContextError: (text, code) = (e.description, ExitCode.dataError)
     case let e as CustomStringConvertible: (text, code) = (e.description, ExitCode.failure)
     default: (text, code) = ("\(error)", ExitCode.failure)
     }

@@ -28,11 +28,18 @@ public struct Mixdown {
         public var timePitch: TimePitchSettings
         /// Engine for stretched material: per-region rates and the export's own speed.
         public var quality: StretchQuality
+        /// Master chain text (the session's, or `--fx`); empty for none.
+        public var masterChain: String
+        /// Worker threads rendering tracks (1 renders on the calling thread only).
+        public var workerCount: Int
 
         /// Creates a request.
         public init(session: Session, folder: SessionFolder, range: FrameRange, outputPath: String,
                     container: AudioContainer, encoding: SampleEncoding, stemsFolder: String? = nil,
-                    timePitch: TimePitchSettings = .normal, quality: StretchQuality = .best) {
+                    timePitch: TimePitchSettings = .normal, quality: StretchQuality = .best,
+                    masterChain: String? = nil, workerCount: Int = Mixdown.defaultWorkerCount) {
+            self.masterChain = masterChain ?? session.masterChain
+            self.workerCount = max(1, workerCount)
             self.timePitch = timePitch
             self.quality = quality
             self.session = session
@@ -57,6 +64,9 @@ public struct Mixdown {
 
     /// Frames rendered per block.
     public static let blockFrames = 4096
+
+    /// One worker per core.
+    public static var defaultWorkerCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     private let request: Request
 
@@ -113,46 +123,83 @@ public struct Mixdown {
         }
     }
 
-    /// Mixes the range into `path` (and each track into `stems`, when given); returns the
-    /// mix's peak in dBFS.
-    private func mix(_ tracks: [OpenTrack], to path: String, stems: [String], container: AudioContainer,
+    /// Mixes the range into `path` (and each track into `stems`, when given) through the
+    /// master chain; returns the mix's peak in dBFS. Tracks render in parallel on
+    /// `workerCount` threads; their outputs are summed in track order on this thread.
+    private func mix(_ tracks: [TrackRenderer], to path: String, stems: [String], container: AudioContainer,
                      encoding: SampleEncoding, progress: (Double) -> Void) throws -> Double {
-        let format = AudioFileFormat(container: container, encoding: encoding,
-                                     sampleRate: request.session.sampleRate, channelCount: 2)
+        let session = request.session
+        let format = AudioFileFormat(container: container, encoding: encoding, sampleRate: session.sampleRate, channelCount: 2)
         if let problem = format.problem() { throw AudioFileError(path: request.outputPath, reason: problem) }
+        let master = try Mixdown.masterChain(request.masterChain, sampleRate: session.sampleRate)
+        defer { master?.release() }
+        let masterLatency = Int64(master?.latencyFrames ?? 0)
         let writer = try AudioFileWriter(path: path, format: format, blockFrames: Mixdown.blockFrames)
         var stemWriters: [AudioFileWriter] = []
         for stem in stems { stemWriters.append(try AudioFileWriter(path: stem, format: format, blockFrames: Mixdown.blockFrames)) }
 
-        let bus = StereoBuffer(frameCount: Mixdown.blockFrames)
-        let stemBus = StereoBuffer(frameCount: Mixdown.blockFrames)
+        let map = session.tempoMap
+        func transport(at frame: Int64) -> TransportInfo {
+            TransportInfo(tempoBPM: session.tempoBPM, beatPosition: Double(frame) / map.framesPerBeat,
+                          beatsPerBar: session.timeSignature.beatsPerBar, beatUnit: session.timeSignature.beatUnit,
+                          sampleRate: Double(session.sampleRate), timelineFrame: frame, isPlaying: true,
+                          isCycling: false)
+        }
+        for track in tracks { try track.prime(startFrame: request.range.startFrame, transport: transport(at: request.range.startFrame)) }
+
+        let bus = ChannelBuffers(channelCount: 2, capacityFrames: Mixdown.blockFrames)
+        let workers = ParallelTracks(tracks, workerCount: request.workerCount)
         var peak: Float = 0
         var position = request.range.startFrame
-        let total = request.range.frameCount
-        while position < request.range.endFrame {
-            let n = Int(min(Int64(Mixdown.blockFrames), request.range.endFrame - position))
+        // The master chain's delay is absorbed by rendering that many extra frames and
+        // dropping as many from the front.
+        let renderEnd = request.range.endFrame + masterLatency
+        var toDrop = masterLatency
+        let total = renderEnd - request.range.startFrame
+        while position < renderEnd {
+            let n = Int(min(Int64(Mixdown.blockFrames), renderEnd - position))
+            let info = transport(at: position)
+            workers.render(blockStart: position, frameCount: n, transport: info)
+            if let error = tracks.lazy.compactMap(\.error).first { throw error }
             bus.clear(frameCount: n)
             for (t, track) in tracks.enumerated() {
-                let target = stemWriters.isEmpty ? bus : stemBus
-                if !stemWriters.isEmpty { stemBus.clear(frameCount: n) }
-                for stream in track.streams {
-                    try stream.mix(blockStart: position, frameCount: n, trackGain: track.gain, pan: track.pan,
-                                   left: target.left, right: target.right)
-                }
-                if !stemWriters.isEmpty {
-                    try stemWriters[t].write([UnsafePointer(stemBus.left), UnsafePointer(stemBus.right)], frameCount: n)
-                    MixKernels.accumulate(stemBus.left, into: bus.left, frameCount: n, startGain: 1, endGain: 1)
-                    MixKernels.accumulate(stemBus.right, into: bus.right, frameCount: n, startGain: 1, endGain: 1)
+                MixKernels.accumulate(track.output.left, into: bus.channels[0], frameCount: n, startGain: 1, endGain: 1)
+                MixKernels.accumulate(track.output.right, into: bus.channels[1], frameCount: n, startGain: 1, endGain: 1)
+                if !stemWriters.isEmpty, position < request.range.endFrame {
+                    let k = Int(min(Int64(n), request.range.endFrame - position))
+                    try stemWriters[t].write([UnsafePointer(track.output.left), UnsafePointer(track.output.right)], frameCount: k)
                 }
             }
-            peak = max(peak, MixKernels.peak(bus.left, frameCount: n), MixKernels.peak(bus.right, frameCount: n))
-            try writer.write([UnsafePointer(bus.left), UnsafePointer(bus.right)], frameCount: n)
+            if let master {
+                var context = RenderContext(inPlace: bus.channels, frameCount: n, transport: info)
+                master.process(&context)
+            }
+            let skip = Int(min(toDrop, Int64(n)))
+            toDrop -= Int64(skip)
+            let k = n - skip
+            if k > 0 {
+                let l = bus.channels[0] + skip, r = bus.channels[1] + skip
+                peak = max(peak, MixKernels.peak(l, frameCount: k), MixKernels.peak(r, frameCount: k))
+                try writer.write([UnsafePointer(l), UnsafePointer(r)], frameCount: k)
+            }
             position += Int64(n)
             progress(Double(position - request.range.startFrame) / Double(max(total, 1)))
         }
         try writer.close()
         for w in stemWriters { try w.close() }
         return Decibels.fromLinear(Double(peak))
+    }
+
+    /// The master chain, prepared for stereo at `sampleRate`, or nil when `text` is empty.
+    static func masterChain(_ text: String, sampleRate: Int) throws -> ChainInstance? {
+        let chain: Chain
+        do { chain = try Chain(parsing: text) } catch {
+            throw ChainContextError(place: "master chain", error: error)
+        }
+        guard !chain.entries.isEmpty else { return nil }
+        let instance = chain.instantiate()
+        instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: 2), maxFrames: blockFrames)
+        return instance
     }
 
     /// Peak of a whole file in dBFS.
@@ -169,18 +216,14 @@ public struct Mixdown {
         return Decibels.fromLinear(Double(peak))
     }
 
-    private struct OpenTrack {
-        var index: Int
-        var name: String
-        var gain: Double
-        var pan: Double
-        var streams: [RegionStream]
-    }
-
-    private func openTracks(scratch: ScratchFiles) throws -> [OpenTrack] {
+    private func openTracks(scratch: ScratchFiles) throws -> [TrackRenderer] {
         let session = request.session
-        var open: [OpenTrack] = []
+        var open: [TrackRenderer] = []
         for (i, track) in session.tracks.enumerated() where session.isAudible(trackIndex: i) {
+            let chain: Chain
+            do { chain = try Chain(parsing: track.playbackChain) } catch {
+                throw ChainContextError(place: "track \(i + 1) (\(track.name)) chain", error: error)
+            }
             var streams: [RegionStream] = []
             for region in track.regions where region.timelineEndFrame > request.range.startFrame
                 && region.timelineStartFrame < request.range.endFrame {
@@ -191,8 +234,8 @@ public struct Mixdown {
                     streams.append(try RegionStream(region: region, path: path, blockFrames: Mixdown.blockFrames))
                 }
             }
-            open.append(OpenTrack(index: i, name: track.name, gain: Decibels.toLinear(track.gainDecibels),
-                                  pan: track.pan, streams: streams))
+            open.append(TrackRenderer(index: i, track: track, streams: streams, chain: chain,
+                                      sampleRate: session.sampleRate, blockFrames: Mixdown.blockFrames))
         }
         return open
     }

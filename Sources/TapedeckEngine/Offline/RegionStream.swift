@@ -33,33 +33,31 @@ final class RegionStream {
     var channelCount: Int { reader.channelCount }
 
     /// Adds this region's share of the timeline block `[blockStart, blockStart + frameCount)`
-    /// into the stereo bus `left`/`right`, scaled by region gain and fades, then by
-    /// `trackGain` and the pan law for `pan`.
-    func mix(blockStart: Int64, frameCount: Int, trackGain: Double, pan: Double,
-             left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) throws(AudioFileError) {
+    /// into `track`, scaled by region gain and fades. A mono source feeds every track channel;
+    /// a stereo source on a mono track is folded to mono at half level per side.
+    func add(blockStart: Int64, frameCount: Int, into track: UnsafeBufferPointer<UnsafeMutablePointer<Float>>) throws(AudioFileError) {
         let start = max(blockStart, region.timelineStartFrame)
         let end = min(blockStart + Int64(frameCount), region.timelineEndFrame)
         guard end > start else { return }
         let n = Int(end - start)
-        let busOffset = Int(start - blockStart)
+        let offset = Int(start - blockStart)
         let positionInRegion = start - region.timelineStartFrame
-        let sourceFrame = region.sourceOffsetFrame + positionInRegion
+        try readSource(from: region.sourceOffsetFrame + positionInRegion, frameCount: n)
 
-        try readSource(from: sourceFrame, frameCount: n)
-
-        let gain = Decibels.toLinear(region.gainDecibels) * trackGain
-        let (gl, gr) = PanLaw.gains(channelCount: channelCount, pan: pan)
-        let hasFade = applyFades(positionInRegion: positionInRegion, frameCount: n)
-        let l = scratch[0]
-        let r = channelCount > 1 ? scratch[1] : scratch[0]
-        if hasFade {
-            for i in 0..<n {
-                l[i] *= envelope[i]
-                if channelCount > 1 { r[i] *= envelope[i] }
-            }
+        let gain = Float(Decibels.toLinear(region.gainDecibels))
+        if applyFades(positionInRegion: positionInRegion, frameCount: n) {
+            for ch in scratch { for i in 0..<n { ch[i] *= envelope[i] } }
         }
-        MixKernels.accumulate(l, into: left + busOffset, frameCount: n, startGain: Float(gain * gl), endGain: Float(gain * gl))
-        MixKernels.accumulate(r, into: right + busOffset, frameCount: n, startGain: Float(gain * gr), endGain: Float(gain * gr))
+        let sourceChannels = channelCount
+        if track.count == 1 && sourceChannels > 1 {
+            MixKernels.accumulate(scratch[0], into: track[0] + offset, frameCount: n, startGain: gain / 2, endGain: gain / 2)
+            MixKernels.accumulate(scratch[1], into: track[0] + offset, frameCount: n, startGain: gain / 2, endGain: gain / 2)
+            return
+        }
+        for (c, destination) in track.enumerated() {
+            let source = scratch[min(c, sourceChannels - 1)]
+            MixKernels.accumulate(source, into: destination + offset, frameCount: n, startGain: gain, endGain: gain)
+        }
     }
 
     private func readSource(from sourceFrame: Int64, frameCount n: Int) throws(AudioFileError) {

@@ -13,12 +13,17 @@ struct ExportCommand: Command {
     static let usage = """
     usage: tapedeck export SESSION -o FILE.wav|FILE.flac [--bits 16|24|32f] [--range A-B] [--stems DIR]
                            [--speed R] [--mode stretch|varispeed] [--pitch SEMITONES] [--quality best|fast]
+                           [--fx CHAIN] [--threads N]
 
     Mixes every audible track (region gain and fades, track gain, pan, mute, solo) to a
     stereo file at the session rate. Mono tracks pan with the constant-power law (-3 dB each
     side at centre); stereo tracks use balance (unity at centre). Default depth: 24-bit.
     --range limits the span (default: start to the end of the last region).
     --stems DIR also writes each audible track alone, post fader and pan.
+    Each track's playback chain runs before its fader; the session's master chain runs on
+    the mix (--fx CHAIN replaces it for this export, e.g. --fx 'comp:-18:ratio=3,limiter').
+    Tracks render in parallel, one thread per core (--threads N to choose); the result is
+    the same bits whatever the thread count.
     --speed R (1/32...32; 0.5, 1/2, 50% all mean half speed) renders the mix faster or slower:
     --mode stretch (default) keeps the pitch (Rubber Band), varispeed lets it follow the
     speed like tape (libsamplerate). --pitch shifts by semitones (0.5 = 50 cents) at any
@@ -37,6 +42,8 @@ struct ExportCommand: Command {
     let stems: String?
     let timePitch: TimePitchSettings
     let quality: StretchQuality
+    let masterChain: String?
+    let threads: Int?
 
     init(arguments: inout Arguments) throws {
         guard let out = try arguments.option("-o", "--output") else {
@@ -59,6 +66,9 @@ struct ExportCommand: Command {
             throw UsageError("export: --quality '\(q)' must be best or fast")
         }
         self.quality = quality
+        masterChain = try arguments.option("--fx")
+        if let fx = masterChain { _ = try Chain(parsing: fx) }  // a typo is a usage error, before any work
+        threads = try arguments.intOption("--threads", in: 1...64)
         folder = SessionFolder(path: try arguments.required("a session folder"))
     }
 
@@ -83,7 +93,8 @@ struct ExportCommand: Command {
         }
         let request = Mixdown.Request(session: session, folder: folder, range: range, outputPath: output,
                                       container: container, encoding: encoding ?? .int24, stemsFolder: stems,
-                                      timePitch: timePitch, quality: quality)
+                                      timePitch: timePitch, quality: quality, masterChain: masterChain,
+                                      workerCount: threads ?? Mixdown.defaultWorkerCount)
         var bar = ProgressBar(label: "exporting")
         let started = monotonicSeconds()
         let summary = try Mixdown(request).run { bar.update($0) }
