@@ -56,15 +56,20 @@ public final class CompressorNode: Node, @unchecked Sendable {
         let n = min(context.frameCount, gains.count)
         let channels = context.output.count
         guard let g = gains.pointer else { return }
+        // Below the knee's foot nothing happens, so most quiet frames skip the logarithm.
+        let kneeFoot = Float(pow(10, (t - w / 2) / 20))
         var yL = reductionDecibels
         for i in 0..<n {
             var peak: Float = 0
             for c in 0..<channels { peak = max(peak, abs(context.input[c][i])) }
-            let x = peak > 1e-10 ? 20 * log10(Double(peak)) : -200
-            let xL = x - Self.staticCurve(inputDecibels: x, thresholdDecibels: t, ratio: r, kneeDecibels: w)
+            var xL = 0.0
+            if peak > kneeFoot {
+                let x = Double(decibelsPerOctave * fastLog2(peak))
+                xL = x - Self.staticCurve(inputDecibels: x, thresholdDecibels: t, ratio: r, kneeDecibels: w)
+            }
             let coefficient = xL > yL ? attack : release
             yL = coefficient * yL + (1 - coefficient) * xL
-            g[i] = yL < 1e-6 ? 1 : Float(pow(10, -yL / 20))
+            g[i] = yL < 1e-6 ? 1 : fastExp2(Float(-yL) / decibelsPerOctave)
         }
         reductionDecibels = yL < 1e-9 ? 0 : yL
         var channelMakeup = makeup

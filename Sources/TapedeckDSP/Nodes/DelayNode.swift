@@ -70,6 +70,18 @@ public final class DelayNode: Node, @unchecked Sendable {
             d = delayFrames; fb = feedback; wet = mix
             let line = base + c * size, input = context.input[c], output = context.output[c]
             var w = writeIndex
+            if d.isSteady && fb.isSteady && wet.isSteady && d.current == d.current.rounded() {
+                // Steady whole-frame delay: no ramps, no interpolation.
+                let whole = Int(d.current), f = fb.current, m = wet.current, dry = 1 - m
+                for i in 0..<n {
+                    let y = line[(w - whole) & mask]
+                    let x = input[i]
+                    line[w] = x + f * y
+                    output[i] = x * dry + y * m
+                    w = (w + 1) & mask
+                }
+                continue
+            }
             for i in 0..<n {
                 let delay = d.next()
                 let whole = Int(delay)
