@@ -8,6 +8,7 @@ import Glibc
 
 /// Every sub-command, in the order `tapedeck help` lists them.
 let commands: [any Command.Type] = [
+    ScreenCommand.self,
     NewCommand.self,
     ImportCommand.self,
     ExportCommand.self,
@@ -32,6 +33,7 @@ func runMain(_ argv: [String]) -> Int32 {
         args.removeAll { $0 == "--record" }
         args.insert("record", at: 0)
     }
+    args = ScreenCommand.dispatch(args, commandNames: commands.map { $0.name })
     if args.isEmpty || args == ["help"] || args == ["--help"] || args == ["-h"] {
         Terminal.out(HelpText.overview(commands))
         return ExitCode.ok

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Where the screen's settings live and how they are read: `$XDG_CONFIG_HOME/tapedeck/`
+/// (default `~/.config/tapedeck/`) holds `keys`, `config` (`theme = NAME`) and optionally
+/// `themes/NAME.theme`.
+public struct ScreenConfig: Sendable {
+    /// The settings folder.
+    public let folder: String
+    /// Folders searched for `NAME.theme`, first match wins.
+    public let themeFolders: [String]
+
+    /// Settings for `environment` (XDG_CONFIG_HOME, HOME); `bundledThemes` are folders
+    /// shipped with the program, searched after the user's own.
+    public init(environment: [String: String], bundledThemes: [String]) {
+        let base: String
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
+            base = xdg
+        } else {
+            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        }
+        folder = base + "/tapedeck"
+        themeFolders = [folder + "/themes"] + bundledThemes
+    }
+
+    /// The keys file path.
+    public var keysPath: String { folder + "/keys" }
+    /// The config file path.
+    public var configPath: String { folder + "/config" }
+
+    /// The key map from the keys file (defaults when there is none), and its problems.
+    public func loadKeyMap() -> (KeyMap, [String]) {
+        guard let text = try? String(contentsOfFile: keysPath, encoding: .utf8) else { return (KeyMap(), []) }
+        let (map, problems) = KeyMap.parse(text, source: keysPath)
+        return (map, problems)
+    }
+
+    /// `theme = NAME` from the config file, and problems with other lines.
+    public func configuredTheme() -> (String?, [String]) {
+        guard let text = try? String(contentsOfFile: configPath, encoding: .utf8) else { return (nil, []) }
+        var theme: String?
+        var problems: [String] = []
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = (raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "").trimmingWhitespace()
+            if line.isEmpty { continue }
+            let parts = line.split(separator: "=", maxSplits: 1).map { String($0).trimmingWhitespace() }
+            if parts.count == 2, parts[0] == "theme", !parts[1].isEmpty {
+                theme = parts[1]
+            } else {
+                problems.append("\(configPath) line \(i + 1): expected 'theme = NAME'")
+            }
+        }
+        return (theme, problems)
+    }
+
+    /// The theme called `name`: the first `NAME.theme` found. A missing or malformed theme
+    /// gives the built-in default and a message naming the file and line.
+    public func loadTheme(named name: String) -> (Theme, String?) {
+        for dir in themeFolders {
+            let path = dir + "/" + name + ".theme"
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            do {
+                return (try Theme.parse(text, source: path), nil)
+            } catch {
+                return (Theme.builtInDefault, "theme \(error.description); using the default theme")
+            }
+        }
+        if name == "default" { return (Theme.builtInDefault, nil) }
+        let known = availableThemes()
+        return (Theme.builtInDefault, "no theme '\(name)'\(known.isEmpty ? "" : " (have: \(known.joined(separator: ", ")))"); using the default theme")
+    }
+
+    /// Names of the themes that can be found.
+    public func availableThemes() -> [String] {
+        var names = Set<String>()
+        for dir in themeFolders {
+            for file in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where file.hasSuffix(".theme") {
+                names.insert(String(file.dropLast(6)))
+            }
+        }
+        return names.sorted()
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import TapedeckCore
+import TapedeckDSP
+import TapedeckEngine
+import TapedeckIO
+import TapedeckUI
+
+/// `tapedeck [SESSION] [--theme NAME]` (also `tapedeck open …`): the interactive screen.
+struct ScreenCommand: Command {
+    static let name = "open"
+    static let summary = "open a session in the interactive screen (also: tapedeck SESSION)"
+    static let usage = """
+    usage: tapedeck [SESSION] [--theme NAME]
+           tapedeck open [SESSION] [--theme NAME]
+
+    Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
+    not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
+    SESSION, an untitled session opens; plain `tapedeck` with no arguments opens it only when
+    run on a terminal, and prints the command list otherwise.
+    Press ? on the screen for every key.
+
+    Settings live in $XDG_CONFIG_HOME/tapedeck (default ~/.config/tapedeck):
+      keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
+      config   'theme = NAME'
+      themes/  your own NAME.theme files
+    --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
+    NO_COLOR set in the environment turns colours off.
+    Without a sound card the screen opens on an offline device: playback moves silently,
+    recording is refused.
+
+    example: tapedeck Samples/demo.tapedeck --theme light
+    """
+
+    let sessionPath: String?
+    let themeName: String?
+
+    init(arguments: inout Arguments) throws {
+        themeName = try arguments.option("--theme")
+        sessionPath = arguments.positional()
+    }
+
+    func run() throws -> Int32 {
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+            throw UsageError("the screen needs a terminal; for scripts use a sub-command (see 'tapedeck help')")
+        }
+        let env = ProcessInfo.processInfo.environment
+        var messages: [String] = []
+
+        var folder: SessionFolder?
+        var session = Session()
+        if let path = sessionPath {
+            let f = SessionFolder(path: path)
+            if f.exists {
+                session = try f.load()
+            } else if path.hasSuffix(".tapedeck") || path.hasSuffix(".tapedeck/") {
+                messages.append("new session: \(f.path) is created on the first save (Ctrl-S)")
+            } else {
+                throw UsageError("no command or session '\(path)' (see 'tapedeck help'; sessions end in .tapedeck)")
+            }
+            folder = f
+        }
+
+        let config = ScreenConfig(environment: env, bundledThemes: ScreenCommand.bundledThemeFolders())
+        let (keyMap, keyProblems) = config.loadKeyMap()
+        let (configuredTheme, configProblems) = config.configuredTheme()
+        let (theme, themeProblem) = config.loadTheme(named: themeName ?? configuredTheme ?? "default")
+        // Theme first: a bad theme changes what everything looks like.
+        messages = (themeProblem.map { [$0] } ?? []) + keyProblems + configProblems + messages
+
+        let peaks = PeakCache(folder: folder)
+        let link = OfflineTransport(session: session, folderPath: folder?.path, peaks: peaks,
+                                    pretendsToRecord: env["TAPEDECK_FAKE_RECORD"] == "1")
+        let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
+                                hooks: ScreenCommand.hooks(), keyMap: keyMap, peaks: peaks,
+                                importFolder: FileManager.default.currentDirectoryPath)
+        let allowColor = (env["NO_COLOR"] ?? "").isEmpty
+        let status = ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages)
+        if status < 0 {
+            throw UsageError("cannot start the screen: the terminal '\(env["TERM"] ?? "")' is unknown to ncurses")
+        }
+        return status
+    }
+
+    /// Chain checks through the node registry; exports through the offline mixdown.
+    static func hooks() -> ScreenHooks {
+        ScreenHooks(
+            validateChain: { text in
+                // Bypassed nodes ('!name') are a screen convention; check them as if active.
+                let plain = ChainText(text).nodes.map { node in
+                    var n = node
+                    n.bypassed = false
+                    return n.text
+                }.joined(separator: ",")
+                do {
+                    _ = try Chain(parsing: plain)
+                    return nil
+                } catch {
+                    return "\(error)"
+                }
+            },
+            export: { session, folderPath, outputPath, progress in
+                guard let container = AudioContainer(pathExtension: outputPath) else {
+                    throw UsageError("\(outputPath): must end in .wav or .flac")
+                }
+                let dir = (outputPath as NSString).deletingLastPathComponent
+                try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                let request = Mixdown.Request(session: session, folder: SessionFolder(path: folderPath),
+                                              range: FrameRange(startFrame: 0, endFrame: max(1, session.endFrame)),
+                                              outputPath: outputPath, container: container, encoding: .int24)
+                let summary = try Mixdown(request).run { progress($0) }
+                let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
+                return "exported \(length), peak \(Decibels.text(summary.peakDecibels)) dBFS"
+            })
+    }
+
+    /// Theme folders shipped with the program: beside the installed binary
+    /// (`../share/tapedeck/themes`), and the source tree's `Themes/` for builds run from it.
+    static func bundledThemeFolders() -> [String] {
+        var folders: [String] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let bin = URL(fileURLWithPath: exe).deletingLastPathComponent()
+            folders.append(bin.deletingLastPathComponent().appendingPathComponent("share/tapedeck/themes").path)
+        }
+        let sourceRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        folders.append(sourceRoot.appendingPathComponent("Themes").path)
+        return folders
+    }
+}
+
+extension ScreenCommand {
+    /// Rewrites a command line without a sub-command into `open …`: a first argument that is
+    /// not a command name and not a flag (other than --theme) is a session path. No arguments
+    /// at all open an untitled session only on a terminal; otherwise help is printed.
+    static func dispatch(_ args: [String], commandNames: [String]) -> [String] {
+        guard let first = args.first else {
+            return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
+        }
+        if commandNames.contains(first) || first == "help" { return args }
+        if first.hasPrefix("-") && first != "--theme" && !first.hasPrefix("--theme=") { return args }
+        return [name] + args
+    }
+}
