@@ -62,11 +62,11 @@ public final class ChainInstance: @unchecked Sendable {
 
     /// Audio thread: copies `input` to `output` unless they are the same buffers, then runs
     /// every non-bypassed node over `output` in place. A node returning from bypass is reset
-    /// first so stale delay lines or envelopes do not burst out. `frameCount` must not exceed
-    /// `maxFrames`.
+    /// first so stale delay lines or envelopes do not burst out. Frames beyond `maxFrames`
+    /// are left unprocessed rather than overrunning the nodes' buffers (split such blocks).
     public func process(_ context: inout RenderContext) {
         let output = context.output
-        let n = context.frameCount
+        let n = min(context.frameCount, maxFrames)
         for c in 0..<min(output.count, context.input.count)
         where UnsafePointer(output[c]) != UnsafePointer(context.input[c]) {
             output[c].update(from: context.input[c], count: n)

@@ -68,4 +68,16 @@ final class FilterTests: XCTestCase {
         let expected = Cookbook.magnitudeDecibels(.lowPass, f0: 5000, q: 0.707, at: 2000)
         XCTAssertEqual(Offline.measuredGainDecibels(node, frequency: 2000), expected, accuracy: 0.1)
     }
+
+    func testEachChannelIsFilteredWithItsOwnState() throws {
+        let instance = try Chain(parsing: "hpf:200,lpf:2000").instantiate()
+        let node = instance.nodes[0]
+        let left = Offline.sine(1000, count: 4800), right = [Float](repeating: 0, count: 4800)
+        let y = Offline.render(node, input: [left, right])
+        XCTAssertEqual(Offline.peak(y[1]), 0, "silence on the right stays silent")
+        let reference = HighPassNode()
+        reference.parameters.set("cutoff", 200)
+        let mono = Offline.render(reference, input: [left])[0]
+        XCTAssertEqual(zip(y[0], mono).map { abs($0 - $1) }.max(), 0, "the left channel matches the same filter run in mono")
+    }
 }

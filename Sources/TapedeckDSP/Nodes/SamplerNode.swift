@@ -87,6 +87,7 @@ public final class SamplerNode: Node, @unchecked Sendable {
         }
     }
 
+    /// Audio thread: applies one MIDI event (note-on takes a free voice or steals the oldest).
     @inline(__always)
     private func handle(_ event: MIDIEvent, voices v: UnsafeMutablePointer<Voice>, tune: Double) {
         if event.isNoteOn {
@@ -107,6 +108,7 @@ public final class SamplerNode: Node, @unchecked Sendable {
         }
     }
 
+    /// Audio thread: adds every active voice into `s[start..<end]`.
     @inline(__always)
     private func render(from start: Int, to end: Int, into s: UnsafeMutablePointer<Float>,
                         voices v: UnsafeMutablePointer<Voice>, level: Float, releaseStep: Float) {

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderUITests: XCTestCase { func testNothingYet() {} }
