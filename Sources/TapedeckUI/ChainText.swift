@@ -55,7 +55,7 @@ public struct ChainText: Equatable, Sendable {
     public mutating func move(_ index: Int, by offset: Int) -> Bool {
         let target = index + offset
         guard nodes.indices.contains(index), nodes.indices.contains(target) else { return false }
-        nodes.swapAt(index, target)
+        nodes.insert(nodes.remove(at: index), at: target)
         return true
     }
 
@@ -65,9 +65,11 @@ public struct ChainText: Equatable, Sendable {
     public mutating func nudge(node: Int, parameter: Int, steps: Int, coarse: Bool) -> Bool {
         guard nodes.indices.contains(node), nodes[node].parameters.indices.contains(parameter),
               let value = Double(nodes[node].parameters[parameter].value) else { return false }
-        let step = ChainText.fineStep(for: value) * (coarse ? 10 : 1)
-        let next = ((value + Double(steps) * step) / step).rounded() * step
-        nodes[node].parameters[parameter].value = ChainText.format(next, step: step)
+        let fine = ChainText.fineStep(for: value)
+        let step = fine * (coarse ? 10 : 1)
+        // Round to the fine grid only, so a coarse step moves exactly ten fine steps.
+        let next = ((value + Double(steps) * step) / fine).rounded() * fine
+        nodes[node].parameters[parameter].value = ChainText.format(next, step: fine)
         return true
     }
 

@@ -1,0 +1,256 @@
+import XCTest
+import TapedeckCore
+@testable import TapedeckUI
+
+/// A link that records what the screen asked of it.
+final class FakeLink: TransportLink {
+    var state = TransportState.stopped
+    var position: Int64 = 0
+    var canRecord = false
+    var calls: [String] = []
+    var session = Session()
+
+    func update(session: Session) { self.session = session }
+    func play(fromFrame: Int64) { state = .playing; position = fromFrame; calls.append("play \(fromFrame)") }
+    func stop() { state = .stopped; calls.append("stop") }
+    func record(fromFrame: Int64) -> String? {
+        guard canRecord else { return "no audio device: recording needs one" }
+        state = .recording
+        return nil
+    }
+    func locate(frame: Int64) { position = frame }
+    func setSpeed(_ ratio: Double) { calls.append("speed \(ratio)") }
+    func setMode(_ mode: PlaybackMode) { calls.append("mode \(mode.rawValue)") }
+    func setPitch(semitones: Double) { calls.append("pitch \(semitones)") }
+    func setLoop(_ range: FrameRange?, enabled: Bool) { calls.append("loop \(enabled)") }
+    func setPunch(_ range: FrameRange?, enabled: Bool) {}
+    func snapshot() -> TransportSnapshot {
+        TransportSnapshot(state: state, positionFrame: position,
+                          trackLevels: session.tracks.map { _ in [ChannelLevel(peakDecibels: -12, rmsDecibels: -15)] },
+                          deviceName: "fake", isOffline: false)
+    }
+    func devices() -> [String] { ["fake", "other"] }
+    func selectDevice(_ name: String) -> String? { name == "fake" ? nil : "\(name): busy" }
+}
+
+final class ScreenModelTests: XCTestCase {
+    static func makeSession() -> Session {
+        var s = Session(sampleRate: 48000, tempoBPM: 120)
+        s.tracks = [Track(name: "Drums", inputChannels: [1, 2]), Track(name: "Bass"), Track(name: "Vocal", armed: true)]
+        return s
+    }
+
+    static func makeModel(link: FakeLink = FakeLink(), hooks: ScreenHooks = ScreenHooks()) -> ScreenModel {
+        ScreenModel(document: SessionDocument(session: makeSession()), folder: nil, link: link, hooks: hooks)
+    }
+
+    func testSpaceStartsAndStopsPlayback() {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        model.handle(.named(.space))
+        XCTAssertEqual(model.snapshot.state, .playing)
+        model.handle(.named(.space))
+        XCTAssertEqual(model.snapshot.state, .stopped)
+        XCTAssertEqual(link.calls.filter { $0.hasPrefix("play") || $0 == "stop" }, ["play 0", "stop"])
+    }
+
+    func testRecordRefusalGoesToTheMessageLine() {
+        let model = ScreenModelTests.makeModel()
+        model.handle(.char("r"))
+        XCTAssertEqual(model.snapshot.state, .stopped)
+        XCTAssertEqual(model.message?.text, "no audio device: recording needs one")
+        XCTAssertEqual(model.message?.isError, true)
+    }
+
+    func testRecordNeedsAnArmedTrackAndThenRecords() {
+        let link = FakeLink()
+        link.canRecord = true
+        let model = ScreenModelTests.makeModel(link: link)
+        model.handle(.char("r"))
+        XCTAssertEqual(model.snapshot.state, .recording)
+        let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
+        XCTAssertTrue(canvas.text(row: 0).contains("● REC"))
+        XCTAssertEqual(canvas.cell(0, 1).role, .recording)
+        model.handle(.char("r"))
+        XCTAssertEqual(model.snapshot.state, .stopped)
+        model.handle(.named(.down)); model.handle(.named(.down))
+        model.handle(.char("a"))   // disarm Vocal: nothing armed now
+        model.handle(.char("r"))
+        XCTAssertEqual(model.snapshot.state, .stopped)
+        XCTAssertTrue(model.message?.text.contains("no armed track") ?? false)
+    }
+
+    func testMuteSoloArmAreUndoableAndRedoable() {
+        let model = ScreenModelTests.makeModel()
+        model.handle(.char("m"))
+        XCTAssertTrue(model.session.tracks[0].mute)
+        XCTAssertTrue(model.document.isDirty)
+        model.handle(.named(.down))
+        model.handle(.char("s"))
+        XCTAssertTrue(model.session.tracks[1].solo)
+        model.handle(.char("u"))
+        XCTAssertFalse(model.session.tracks[1].solo)
+        model.handle(.ctrl("r"))
+        XCTAssertTrue(model.session.tracks[1].solo)
+        let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
+        XCTAssertTrue(canvas.text(row: 4).contains("- M -"), canvas.text(row: 4))
+    }
+
+    func testQuitAsksWhenUnsavedAndNotOtherwise() {
+        let clean = ScreenModelTests.makeModel()
+        clean.handle(.char("q"))
+        XCTAssertTrue(clean.shouldQuit)
+
+        let dirty = ScreenModelTests.makeModel()
+        dirty.handle(.char("n"))
+        dirty.handle(.char("q"))
+        XCTAssertFalse(dirty.shouldQuit)
+        guard case .confirm(.quitUnsaved) = dirty.overlay else { return XCTFail("no question") }
+        dirty.handle(.char("n"))
+        XCTAssertFalse(dirty.shouldQuit)
+        XCTAssertNil(dirty.overlay)
+        dirty.handle(.char("q"))
+        dirty.handle(.char("y"))
+        XCTAssertTrue(dirty.shouldQuit)
+    }
+
+    func testDeleteTrackAsksFirst() {
+        let model = ScreenModelTests.makeModel()
+        model.handle(.named(.delete))
+        XCTAssertEqual(model.session.tracks.count, 3)
+        model.handle(.char("y"))
+        XCTAssertEqual(model.session.tracks.map(\.name), ["Bass", "Vocal"])
+    }
+
+    func testLoopEdgesAtThePlayheadAndLoopToggle() {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        model.handle(.char("l"))
+        XCTAssertEqual(model.message?.isError, true, "no range yet")
+        link.position = 48000
+        model.tick(nowSeconds: 0)
+        model.handle(.char("["))
+        link.position = 96000
+        model.tick(nowSeconds: 0)
+        model.handle(.char("]"))
+        XCTAssertEqual(model.session.loopRange, FrameRange(startFrame: 48000, endFrame: 96000))
+        model.handle(.char("l"))
+        XCTAssertTrue(model.session.loopEnabled)
+        XCTAssertEqual(link.calls.last, "loop true")
+    }
+
+    func testSpeedModeAndPitchKeysReachTheLink() {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        model.handle(.char("<"))
+        model.handle(.char("M"))
+        model.handle(.char("}"))
+        XCTAssertEqual(model.speed, 0.9)
+        XCTAssertEqual(model.mode, .stretch)
+        XCTAssertEqual(model.pitchSemitones, 1)
+        XCTAssertTrue(link.calls.contains("speed 0.9"))
+        XCTAssertTrue(link.calls.contains("mode stretch"))
+        XCTAssertTrue(link.calls.contains("pitch 1.0"))
+    }
+
+    func testChainTextIsValidatedByTheHostHook() {
+        let hooks = ScreenHooks(validateChain: { $0.contains("bogus") ? "unknown node 'bogus'" : nil })
+        let model = ScreenModelTests.makeModel(hooks: hooks)
+        model.handle(.char("c"))
+        for c in "bogus" { model.handle(.char(c)) }
+        model.handle(.named(.enter))
+        guard case .text(let input) = model.overlay else { return XCTFail("the dialog should stay open") }
+        XCTAssertEqual(input.problem, "unknown node 'bogus'")
+        for _ in 0..<5 { model.handle(.named(.backspace)) }
+        for c in "hpf:cutoff=80" { model.handle(.char(c)) }
+        model.handle(.named(.enter))
+        XCTAssertNil(model.overlay)
+        XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=80")
+    }
+
+    func testChainPanelNudgesBypassesAndRemovesNodes() {
+        let model = ScreenModelTests.makeModel()
+        model.handle(.char("c"))
+        for c in "hpf:cutoff=80,comp:ratio=4" { model.handle(.char(c)) }
+        model.handle(.named(.enter))
+        model.handle(.named(.tab)); model.handle(.named(.tab))
+        XCTAssertEqual(model.focus, .chain)
+        model.handle(.named(.right))
+        XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=81,comp:ratio=4")
+        model.handle(.named(.pgup))
+        XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=91,comp:ratio=4")
+        model.handle(.named(.down))
+        model.handle(.char("b"))
+        XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=91,!comp:ratio=4")
+        model.handle(.char("K"))
+        XCTAssertEqual(model.session.tracks[0].playbackChain, "!comp:ratio=4,hpf:cutoff=91")
+        model.handle(.char("x"))
+        model.handle(.char("y"))
+        XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=91")
+        let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
+        XCTAssertTrue(canvas.text.contains("cutoff=91"))
+    }
+
+    func testHelpOverlayListsEveryActionAndAnyKeyClosesIt() {
+        let model = ScreenModelTests.makeModel()
+        model.handle(.char("?"))
+        let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
+        for action in Action.allCases {
+            XCTAssertTrue(canvas.text.contains(action.summary), "help lacks \(action.rawValue)")
+        }
+        model.handle(.char("z"))
+        XCTAssertNil(model.overlay)
+    }
+
+    func testDevicesComeFromTheLink() {
+        let model = ScreenModelTests.makeModel()
+        model.handle(.char("d"))
+        model.handle(.named(.down))
+        model.handle(.named(.enter))
+        XCTAssertEqual(model.message?.text, "other: busy")
+    }
+
+    func testUntitledSessionAsksWhereToSave() throws {
+        let model = ScreenModelTests.makeModel()
+        model.handle(.ctrl("s"))
+        guard case .text(let input) = model.overlay, input.purpose == .saveAs else { return XCTFail("no save-as dialog") }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("td-save-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for _ in input.text { model.handle(.named(.backspace)) }
+        for c in dir.path + "/s.tapedeck" { model.handle(.char(c)) }
+        model.handle(.named(.enter))
+        XCTAssertNil(model.overlay)
+        XCTAssertFalse(model.document.isDirty)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.path + "/s.tapedeck/session.json"))
+    }
+
+    func testUnboundKeysSaySo() {
+        let model = ScreenModelTests.makeModel()
+        model.handle(.char("Z"))
+        XCTAssertTrue(model.message?.text.contains("not bound") ?? false)
+    }
+
+    func testOfflineTransportFollowsTheClockAndRefusesToRecord() {
+        var now = 100.0
+        var session = ScreenModelTests.makeSession()
+        session.loopRange = FrameRange(startFrame: 0, endFrame: 96000)
+        session.loopEnabled = true
+        let link = OfflineTransport(session: session, folderPath: nil, peaks: PeakCache(folder: nil), clock: { now })
+        XCTAssertEqual(link.record(fromFrame: 0), "no audio device: recording needs one")
+        link.play(fromFrame: 0)
+        now += 1.5
+        XCTAssertEqual(link.snapshot().positionFrame, 72000)
+        now += 1
+        XCTAssertEqual(link.snapshot().positionFrame, 24000, "wraps into the loop")
+        link.setSpeed(2)
+        now += 0.25
+        XCTAssertEqual(link.snapshot().positionFrame, 48000)
+        link.stop()
+        now += 5
+        XCTAssertEqual(link.snapshot().positionFrame, 48000)
+        XCTAssertTrue(link.snapshot().isOffline)
+        let faking = OfflineTransport(session: session, folderPath: nil, peaks: PeakCache(folder: nil), pretendsToRecord: true, clock: { now })
+        XCTAssertNil(faking.record(fromFrame: 0))
+        XCTAssertEqual(faking.snapshot().state, .recording)
+    }
+}
