@@ -62,8 +62,8 @@ public struct NodeRegistry: Sendable {
         let rows = d.parameters.map { p -> [String] in
             let range = p.unit == .choice ? p.choices.joined(separator: " | ")
                 : "\(formatShortest(p.minimum)) … \(formatShortest(p.maximum))"
-            var unit = p.unit == .choice ? "choice" : p.unit.rawValue
-            if p.tempoSyncable { unit += (unit.isEmpty ? "" : " or ") + "note (1/8, 1/4., 1/8t)" }
+            var unit = p.unit == .choice ? "choice" : (p.unit == .fraction ? "fraction (or %)" : p.unit.rawValue)
+            if p.tempoSyncable { unit += " or note (1/8, 1/4., 1/8t)" }
             return [p.id, p.name, range, unit, p.displayText(p.defaultValue)]
         }
         text += "\n" + table(header: ["PARAMETER", "NAME", "RANGE", "UNIT", "DEFAULT"], rows: rows)

@@ -69,7 +69,8 @@ final class ChainTests: XCTestCase {
         let e = error("hpf:80,compressor:ratio=4")
         XCTAssertEqual(e?.offset, 7)
         XCTAssertEqual(e?.length, 10)
-        XCTAssertTrue(e?.description.contains("unknown node 'compressor'") ?? false)
+        XCTAssertTrue(e?.description.contains("unknown node 'compressor', did you mean 'comp'?") ?? false, e?.description ?? "")
+        XCTAssertTrue(error("lfp:200")?.description.contains("did you mean 'lpf'?") ?? false)
         XCTAssertTrue(e?.description.hasSuffix("\n  hpf:80,compressor:ratio=4\n         ^^^^^^^^^^") ?? false, e?.description ?? "")
     }
 
