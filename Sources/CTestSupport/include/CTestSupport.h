@@ -2,7 +2,7 @@
 #define TAPEDECK_CTESTSUPPORT_H
 #include <stdint.h>
 /* Counts heap allocations made by the calling thread while counting is on, by wrapping
-   malloc/calloc/realloc/posix_memalign through glibc's __libc_* entry points. Tests use it to
+   malloc/calloc/realloc/posix_memalign/aligned_alloc/memalign/valloc through glibc's __libc_* entry points. Tests use it to
    prove that a node's process() never allocates. */
 void td_alloc_count_begin(void);
 /* Stops counting on this thread and returns how many allocations it saw. */
