@@ -1,13 +1,5 @@
 import CSampleRate
 
-/// Supplies input frames to a ``Varispeed`` on demand.
-public protocol VarispeedSource: AnyObject {
-    /// Writes up to `frameCount` interleaved frames into `buffer`; returns how many (0 at the
-    /// end of the input). Called from inside ``Varispeed/render(into:frameCount:speed:)``, on
-    /// whatever thread calls that.
-    func fillInterleaved(_ buffer: UnsafeMutablePointer<Float>, frameCount: Int) -> Int
-}
-
 /// Tape-style speed change: libsamplerate resamples by 1/speed, so pitch follows speed. The
 /// ratio may change on every call; libsamplerate glides from the last ratio to the new one
 /// across the block, so a live speed change never clicks.
@@ -19,15 +11,16 @@ public final class Varispeed: @unchecked Sendable {
     public let channelCount: Int
     private let inputFrames: Int
     private let input: UnsafeMutablePointer<Float>
+    private let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let output: UnsafeMutablePointer<Float>
     private let maxOutputFrames: Int
-    private unowned(unsafe) var source: VarispeedSource
+    private let source: TimePitchSource
     private var exhausted = false
 
     /// Creates a converter pulling from `source`. `maxOutputFrames` bounds one render call.
     /// `realtime` picks libsamplerate's fastest sinc (fits a real-time budget) instead of the best.
     /// Returns nil when libsamplerate cannot create the converter.
-    public init?(channelCount: Int, source: VarispeedSource, maxOutputFrames: Int, realtime: Bool) {
+    public init?(channelCount: Int, source: TimePitchSource, maxOutputFrames: Int, realtime: Bool) {
         self.channelCount = channelCount
         self.source = source
         self.maxOutputFrames = maxOutputFrames
@@ -35,6 +28,8 @@ public final class Varispeed: @unchecked Sendable {
         // this size as often as it needs.
         inputFrames = 1024
         input = .allocate(capacity: inputFrames * channelCount)
+        planar = .allocate(capacity: channelCount)
+        for c in 0..<channelCount { (planar + c).initialize(to: .allocate(capacity: inputFrames)) }
         output = .allocate(capacity: maxOutputFrames * channelCount)
         // All stored properties are set (state starts nil), so self can be the callback's data.
         var error: Int32 = 0
@@ -51,6 +46,8 @@ public final class Varispeed: @unchecked Sendable {
 
     deinit {
         if let s = state { src_delete(s) }
+        for c in 0..<channelCount { planar[c].deallocate() }
+        planar.deallocate()
         input.deallocate()
         output.deallocate()
     }
@@ -81,8 +78,13 @@ public final class Varispeed: @unchecked Sendable {
 
     private func supply(_ out: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>) -> Int {
         if exhausted { return 0 }
-        let n = source.fillInterleaved(input, frameCount: inputFrames)
+        let n = source.read(into: planar, frameCount: inputFrames)
         if n == 0 { exhausted = true }
+        let c = channelCount
+        for ch in 0..<c {
+            let p = planar[ch]
+            for i in 0..<n { input[i * c + ch] = p[i] }
+        }
         out.pointee = input
         return n
     }

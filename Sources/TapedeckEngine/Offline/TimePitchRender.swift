@@ -107,7 +107,7 @@ struct OutputSpec {
 }
 
 /// Reads a span of a file block by block, for two-pass processing and as a varispeed source.
-final class SpanReader: VarispeedSource {
+final class SpanReader: TimePitchSource {
     private let reader: AudioFileReader
     private let startFrame: Int64
     private let frameCount: Int64
@@ -158,11 +158,10 @@ final class SpanReader: VarispeedSource {
         return n
     }
 
-    func fillInterleaved(_ buffer: UnsafeMutablePointer<Float>, frameCount wanted: Int) -> Int {
+    func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount wanted: Int) -> Int {
         do {
             guard let n = try next(maxFrames: wanted) else { return 0 }
-            let c = buffers.count
-            for ch in 0..<c { for i in 0..<n { buffer[i * c + ch] = buffers[ch][i] } }
+            for ch in 0..<buffers.count { channels[ch].update(from: buffers[ch], count: n) }
             return n
         } catch {
             self.error = error

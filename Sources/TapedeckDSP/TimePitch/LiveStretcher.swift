@@ -1,0 +1,272 @@
+import CRubberBand
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real-time, pitch-preserving speed change and pitch shift for one track, through Rubber
+/// Band's real-time mode with the R2 "faster" engine (it fits a live budget; R3 costs about
+/// twice as much, see PLATFORM.md).
+///
+/// Speed and pitch are set on the audio thread, right before ``render(into:frameCount:)``,
+/// because Rubber Band has no lock: a ratio change from another thread must come through the
+/// engine's command queue. The stretcher's own delay is absorbed at every ``restart()``: it
+/// is fed Rubber Band's preferred start pad of silence and its start delay is discarded, so
+/// the first frame rendered is the source's first frame, exactly where the playhead says.
+///
+/// Allocates in `init` only. The final flush is never sent (a stream just stops), so nothing
+/// here takes the 8 ms a flush can.
+public final class LiveStretcher: @unchecked Sendable {
+    private let state: RubberBandState
+    /// Channels per frame.
+    public let channelCount: Int
+    private let maxFrames: Int
+    private let chunkFrames: Int
+    private let input: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// A pointer table aimed into the caller's buffers at each retrieve (owns no samples).
+    private let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let discard: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let source: TimePitchSource
+    private var speed = 1.0
+    private var pitchScale = 1.0
+    private var sourceEnded = false
+    private var needsPriming = true
+    /// Measured output delay after the start pad, at each of ``delayTableSteps``.
+    private var startDelays: [Double] = []
+    private let sampleRate: Int
+
+    /// Prepares a stretcher pulling from `source`; `maxFrames` bounds one render call.
+    /// Off the audio thread.
+    public init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource) {
+        self.channelCount = channelCount
+        self.sampleRate = sampleRate
+        self.maxFrames = maxFrames
+        self.source = source
+        chunkFrames = 512
+        let options = RubberBandOptionProcessRealTime.rawValue | RubberBandOptionEngineFaster.rawValue
+            | RubberBandOptionThreadingNever.rawValue | RubberBandOptionChannelsTogether.rawValue
+            | RubberBandOptionPitchHighConsistency.rawValue | RubberBandOptionTransientsMixed.rawValue
+        state = rubberband_new(UInt32(sampleRate), UInt32(channelCount), Int32(bitPattern: options), 1, 1)
+        // At 1/32× one chunk of input yields 32 chunks of output; at 32× a block needs 32 of input.
+        rubberband_set_max_process_size(state, UInt32(chunkFrames))
+        func buffers(_ frames: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
+            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channelCount)
+            for c in 0..<channelCount {
+                let b = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+                b.initialize(repeating: 0, count: frames)
+                (table + c).initialize(to: b)
+            }
+            return table
+        }
+        input = buffers(chunkFrames)
+        output = .allocate(capacity: channelCount)
+        output.initialize(repeating: input[0], count: channelCount)
+        discard = buffers(chunkFrames)
+        warmUp()
+    }
+
+    /// Rubber Band grows internal buffers the first time it meets a more extreme ratio, and
+    /// growing allocates. Visiting both ends of the range here, off the audio thread, means a
+    /// live speed change never allocates.
+    private func warmUp() {
+        for c in 0..<channelCount { input[c].update(repeating: 0, count: chunkFrames) }
+        for ratio in [32.0, 1.0 / 32, 1] {
+            rubberband_set_time_ratio(state, ratio)
+            rubberband_set_pitch_scale(state, ratio == 1 ? 1 : 1 / ratio)
+            for _ in 0..<8 {
+                process(frameCount: chunkFrames)
+                while rubberband_available(state) > 0 {
+                    _ = retrieve(into: discard, frameCount: min(Int(rubberband_available(state)), chunkFrames))
+                }
+            }
+        }
+        rubberband_set_pitch_scale(state, 1)
+        rubberband_reset(state)
+        startDelays = measureStartDelays()
+    }
+
+    /// Rubber Band's reported start delay does not match what it does after the warm-up
+    /// (measured: one analysis window more at 1×, and it varies with the ratio when slowing
+    /// down), so the delay is measured instead: for speeds across the whole range, a short
+    /// burst after the start pad, and where its energy comes out. Measured once per sample rate and
+    /// channel count (every stretcher with those behaves the same) and kept.
+    private func measureStartDelays() -> [Double] {
+        let key = DelayTableKey(sampleRate: sampleRate, channelCount: channelCount)
+        if let known = LiveStretcher.delayTables.withLock({ $0[key] }) { return known }
+        var table: [Double] = []
+        for step in LiveStretcher.delayTableSteps {
+            table.append(measureStartDelay(speed: LiveStretcher.speed(atStep: step)))
+        }
+        LiveStretcher.delayTables.withLock { $0[key] = table }
+        return table
+    }
+
+    private func measureStartDelay(speed: Double) -> Double {
+        rubberband_reset(state)
+        rubberband_set_time_ratio(state, 1 / speed)
+        let reported = Int(rubberband_get_start_delay(state))
+        let pad = Int(rubberband_get_preferred_start_pad(state))
+        for c in 0..<channelCount { input[c].update(repeating: 0, count: chunkFrames) }
+        var fed = 0
+        while fed < pad {
+            let n = min(pad - fed, chunkFrames)
+            process(frameCount: n)
+            fed += n
+        }
+        // The probe goes in after some silence: Rubber Band's first blocks run on a slightly
+        // different clock than its steady state, and steady state is what playback hears.
+        let settleFrames = 8 * chunkFrames
+        var outputIndex = 0, inputIndex = 0
+        var weighted = 0.0, energy = 0.0
+        let limit = Int(Double(reported + pad + settleFrames) / speed) + 4 * reported + 4096
+        while outputIndex < limit {
+            let probing = inputIndex == settleFrames
+            if probing {
+                for c in 0..<channelCount {
+                    for i in 0..<LiveStretcher.probeFrames { input[c][i] = LiveStretcher.probe(i, sampleRate: sampleRate) }
+                }
+            }
+            process(frameCount: chunkFrames)
+            if probing { for c in 0..<channelCount { input[c].update(repeating: 0, count: LiveStretcher.probeFrames) } }
+            inputIndex += chunkFrames
+            while rubberband_available(state) > 0 {
+                let got = retrieve(into: discard, frameCount: min(Int(rubberband_available(state)), chunkFrames))
+                for i in 0..<got {
+                    let e = Double(discard[0][i]) * Double(discard[0][i])
+                    weighted += Double(outputIndex + i) * e
+                    energy += e
+                }
+                outputIndex += got
+            }
+        }
+        rubberband_set_time_ratio(state, 1)
+        rubberband_reset(state)
+        // The probe's energy centre went in half-way through it, after the settling silence.
+        return energy > 0 ? weighted / energy - Double(settleFrames + LiveStretcher.probeFrames / 2) / speed : Double(reported)
+    }
+
+    /// The probe: a short Hann-windowed 1 kHz burst, like a percussive onset. A bare impulse
+    /// is treated as a pure transient and comes out earlier than ordinary material does.
+    static let probeFrames = 64
+    static func probe(_ i: Int, sampleRate: Int) -> Float {
+        let window = 0.5 - 0.5 * cos(2 * Double.pi * (Double(i) + 0.5) / Double(probeFrames))
+        return Float(window * sin(2 * Double.pi * 1000 * Double(i) / Double(sampleRate)))
+    }
+
+    /// The measured start delay at `speed`, interpolated between measured speeds.
+    ///
+    /// Audio thread safe: arithmetic on a preallocated table.
+    private func startDelay(speed: Double) -> Int {
+        let position = log2(speed) * 2
+        let lower = max(LiveStretcher.delayTableSteps.lowerBound, min(Int(position.rounded(.down)), LiveStretcher.delayTableSteps.upperBound - 1))
+        let fraction = min(max(position - Double(lower), 0), 1)
+        let i = lower - LiveStretcher.delayTableSteps.lowerBound
+        return Int((startDelays[i] * (1 - fraction) + startDelays[i + 1] * fraction).rounded())
+    }
+
+    /// Speeds are measured at 2^(step/2): 1/32× … 32× in half-octave steps.
+    static let delayTableSteps = -10...10
+    static func speed(atStep step: Int) -> Double { exp2(Double(step) / 2) }
+
+    struct DelayTableKey: Hashable { var sampleRate: Int; var channelCount: Int }
+    static let delayTables = Mutex<[DelayTableKey: [Double]]>([:])
+
+    /// Output frames of delay the stretcher has at the current speed, measured (already
+    /// compensated at every restart; reported so the engine and UI can show it).
+    ///
+    /// Audio thread safe.
+    public var latencyFrames: Int { startDelay(speed: speed) }
+
+    /// Sets speed (1/32…32) and pitch scale (frequency factor) for the next render.
+    ///
+    /// Audio thread only (the thread that renders): no allocation.
+    public func set(speed newSpeed: Double, pitchScale newPitch: Double) {
+        if newSpeed != speed {
+            speed = newSpeed
+            rubberband_set_time_ratio(state, 1 / newSpeed)
+        }
+        if newPitch != pitchScale {
+            pitchScale = newPitch
+            rubberband_set_pitch_scale(state, newPitch)
+        }
+    }
+
+    /// Forgets everything buffered (after a locate); the next render re-primes, at the speed
+    /// and pitch set by then, so output lines up with the source's next frame again.
+    ///
+    /// Audio thread safe in real-time mode: no allocation.
+    public func restart() {
+        needsPriming = true
+    }
+
+    /// Feeds the start pad and drops the start delay for the current ratio.
+    private func prime() {
+        needsPriming = false
+        rubberband_reset(state)
+        sourceEnded = false
+        var pad = Int(rubberband_get_preferred_start_pad(state))
+        for c in 0..<channelCount { input[c].update(repeating: 0, count: chunkFrames) }
+        while pad > 0 {
+            let n = min(pad, chunkFrames)
+            process(frameCount: n)
+            pad -= n
+        }
+        var delay = startDelay(speed: speed)
+        while delay > 0 {
+            if rubberband_available(state) <= 0 { pullAndProcess() }
+            let got = retrieve(into: discard, frameCount: min(delay, chunkFrames))
+            delay -= got
+        }
+    }
+
+    /// Renders `frameCount` frames (at most `maxFrames`) into `channels`, pulling as much
+    /// input from the source as Rubber Band asks for. Past the source's end the output runs
+    /// out into silence.
+    ///
+    /// Audio thread: no allocation, no locks.
+    public func render(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) {
+        let n = min(frameCount, maxFrames)
+        if needsPriming { prime() }
+        var done = 0
+        var idle = 0
+        while done < n {
+            let available = Int(rubberband_available(state))
+            if available > 0 {
+                let want = min(available, n - done)
+                for c in 0..<channelCount { output[c] = channels[c] + done }
+                let got = retrieve(into: output, frameCount: want)
+                done += got
+                idle = 0
+            } else if sourceEnded && idle > 2 {
+                break
+            } else {
+                pullAndProcess()
+                idle += 1
+            }
+        }
+        for c in 0..<channelCount where done < n { (channels[c] + done).update(repeating: 0, count: n - done) }
+    }
+
+    private func pullAndProcess() {
+        let want = min(max(Int(rubberband_get_samples_required(state)), 1), chunkFrames)
+        var got = sourceEnded ? 0 : source.read(into: input, frameCount: want)
+        if got < want {
+            sourceEnded = true
+            for c in 0..<channelCount { (input[c] + got).update(repeating: 0, count: want - got) }
+            got = want
+        }
+        process(frameCount: got)
+    }
+
+    private func retrieve(into table: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frameCount n: Int) -> Int {
+        table.withMemoryRebound(to: UnsafeMutablePointer<Float>?.self, capacity: channelCount) {
+            Int(rubberband_retrieve(state, $0, UInt32(n)))
+        }
+    }
+
+    private func process(frameCount n: Int) {
+        input.withMemoryRebound(to: UnsafePointer<Float>?.self, capacity: channelCount) {
+            rubberband_process(state, $0, UInt32(n), 0)
+        }
+    }
+}
