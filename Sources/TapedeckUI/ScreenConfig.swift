@@ -59,9 +59,10 @@ public struct ScreenConfig: Sendable {
             let path = dir + "/" + name + ".theme"
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
             do {
-                return (try Theme.parse(text, source: path), nil)
+                // The file name, not the whole path, so the line number fits on the message line.
+                return (try Theme.parse(text, source: name + ".theme"), nil)
             } catch {
-                return (Theme.builtInDefault, "theme \(error.description); using the default theme")
+                return (Theme.builtInDefault, "theme \(error.description) (in \(dir)); using the default theme")
             }
         }
         if name == "default" { return (Theme.builtInDefault, nil) }

@@ -1,0 +1,172 @@
+import Foundation
+import XCTest
+
+/// The interactive screen, driven through tmux on the demo session.
+final class ScreenTests: XCTestCase {
+    private var folder = ""
+    private var session = ""
+
+    override func setUpWithError() throws {
+        folder = try Tapedeck.temporaryFolder(self).path
+        session = folder + "/demo.tapedeck"
+        let result = try Tapedeck.run(["demo", session, "--samples", Tapedeck.packageRoot.appendingPathComponent("Samples").path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        try FileManager.default.createDirectory(atPath: folder + "/config/tapedeck", withIntermediateDirectories: true)
+    }
+
+    private func open(_ extra: [String] = [], environment: [String: String] = [:], width: Int = 100, height: Int = 30) throws -> ScreenTmux {
+        try ScreenTmux(self, folder: folder, args: [session] + extra, environment: environment, width: width, height: height)
+    }
+
+    func testTheScreenOpensOnTheDemoSessionWithTrackNamesAndTheOfflineDevice() throws {
+        let screen = try open()
+        let text = screen.waitFor("Drums")
+        for name in ["Bass", "Keys", "Vocal", "STOPPED", "120.0 BPM", "4/4", "offline", "0:00:00.000", "1|1|0"] {
+            XCTAssertTrue(text.contains(name), "missing \(name) in\n\(text)")
+        }
+    }
+
+    func testSpaceStartsAndStopsPlayback() throws {
+        let screen = try open()
+        screen.waitFor("STOPPED")
+        screen.send("Space")
+        screen.waitFor("PLAYING")
+        // The position moves while playing.
+        screen.waitFor("the clock to move") { !$0.contains("0:00:00.000") }
+        screen.send("Space")
+        screen.waitFor("STOPPED")
+    }
+
+    func testRecordIsRefusedWithoutADevice() throws {
+        let screen = try open()
+        screen.waitFor("STOPPED")
+        screen.send("r")
+        let text = screen.waitFor("no audio device: recording needs one")
+        XCTAssertFalse(text.contains("● REC"))
+    }
+
+    func testRecordShowsRecWhenTheLinkCanRecord() throws {
+        let screen = try open(environment: ["TAPEDECK_FAKE_RECORD": "1"])
+        screen.waitFor("STOPPED")
+        screen.send("r")
+        screen.waitFor("● REC")
+        screen.send("r")
+        screen.waitFor("STOPPED")
+    }
+
+    func testMuteShowsItsIndicatorOnTheSelectedTrack() throws {
+        let screen = try open()
+        let before = screen.waitFor("Drums")
+        let drumsLine = { (text: String) in text.split(separator: "\n").first { $0.contains("Drums") }.map(String.init) ?? "" }
+        XCTAssertTrue(drumsLine(before).contains("- - -"), drumsLine(before))
+        screen.send("m")
+        let after = screen.waitFor("the mute flag") { drumsLine($0).contains("- M -") }
+        XCTAssertTrue(after.contains("demo.tapedeck *"), "an edit marks the session unsaved")
+    }
+
+    func testHelpOverlayListsTheKeys() throws {
+        let screen = try open()
+        screen.waitFor("STOPPED")
+        screen.send("?")
+        let text = screen.waitFor("play / stop")
+        for entry in ["record (armed tracks)", "loop start at playhead", "undo", "ctrl-r", "ctrl-s", "zoom in", "quit"] {
+            XCTAssertTrue(text.contains(entry), "help lacks \(entry)")
+        }
+        screen.send("Escape")
+        screen.waitFor("the help to close") { !$0.contains("play / stop") }
+    }
+
+    func testThemeChangesTheColours() throws {
+        let plain = try open()
+        let defaultColors = plain.waitFor("colours", colors: true) { $0.contains("Drums") && $0.contains("\u{1B}[") }
+        plain.kill()
+        let light = try ScreenTmux(self, folder: folder + "/config", args: [session, "--theme", "light"])
+        let lightColors = light.waitFor("colours", colors: true) { $0.contains("Drums") && $0.contains("\u{1B}[") }
+        XCTAssertNotEqual(escapes(defaultColors), escapes(lightColors))
+        XCTAssertFalse(lightColors.contains("theme"), "no theme problem is reported")
+    }
+
+    func testNoColorLeavesOnlyAttributes() throws {
+        let screen = try open(environment: ["NO_COLOR": "1"])
+        let text = screen.waitFor("Drums screen", colors: true) { $0.contains("Drums") }
+        let colourCodes = escapes(text).filter { $0.contains("38;5") || $0.contains("48;5") || $0.range(of: #"\[(3|4)[0-7]m"#, options: .regularExpression) != nil }
+        XCTAssertEqual(colourCodes, [], "NO_COLOR set, yet colour escapes appear")
+    }
+
+    func testAMalformedThemeFallsBackAndNamesTheLine() throws {
+        try FileManager.default.createDirectory(atPath: folder + "/config/tapedeck/themes", withIntermediateDirectories: true)
+        try "name = bad\nplaying = green\n".write(toFile: folder + "/config/tapedeck/themes/bad.theme", atomically: true, encoding: .utf8)
+        let screen = try open(["--theme", "bad"])
+        let text = screen.waitFor("bad.theme line 2")
+        XCTAssertTrue(text.contains("Drums"), "the screen still opens with the default theme")
+    }
+
+    func testABadKeysFileLineIsReportedByNumberAndGoodLinesApply() throws {
+        try "# keys\nplay = p\nfrobnicate = x\n".write(toFile: folder + "/config/tapedeck/keys", atomically: true, encoding: .utf8)
+        let screen = try open()
+        screen.waitFor("keys line 3")
+        screen.send("p")
+        screen.waitFor("PLAYING")
+    }
+
+    func testResizingKeepsTheLayoutWholeAndTooSmallShowsANotice() throws {
+        let screen = try open()
+        screen.waitFor("Vocal")
+        screen.resize(width: 70, height: 16)
+        var text = screen.waitFor("the small layout") { $0.contains("Drums") && $0.split(separator: "\n").count <= 16 }
+        XCTAssertTrue(text.contains("STOPPED"))
+        screen.resize(width: 40, height: 8)
+        text = screen.waitFor("Terminal too small")
+        XCTAssertFalse(text.contains("Drums"))
+        screen.resize(width: 140, height: 40)
+        text = screen.waitFor("the large layout") { $0.contains("Vocal") && !$0.contains("too small") }
+        XCTAssertTrue(text.contains("Keys"))
+        XCTAssertTrue(text.split(separator: "\n").contains { $0.contains("? help") }, "the status line is at the bottom")
+    }
+
+    func testQuitAsksWhenThereAreUnsavedChanges() throws {
+        let screen = try open()
+        screen.waitFor("Vocal")
+        screen.send("n")
+        screen.waitFor("Track 5")
+        screen.send("q")
+        screen.waitFor("Unsaved changes")
+        XCTAssertTrue(screen.isRunning)
+        screen.send("n")
+        screen.waitFor("not quitting")
+        screen.send("q")
+        screen.waitFor("Unsaved changes")
+        screen.send("y")
+        let deadline = Date().addingTimeInterval(5)
+        while screen.isRunning && Date() < deadline { usleep(50_000) }
+        XCTAssertFalse(screen.isRunning, "y quits")
+    }
+
+    func testSaveWritesTheSessionAndQuitThenNeedsNoAnswer() throws {
+        let screen = try open()
+        screen.waitFor("Vocal")
+        screen.send("m")
+        screen.waitFor("demo.tapedeck *")
+        screen.send("C-s")
+        screen.waitFor("saved ")
+        let json = try String(contentsOfFile: session + "/session.json", encoding: .utf8)
+        XCTAssertTrue(json.contains("\"mute\" : true"))
+        screen.send("q")
+        let deadline = Date().addingTimeInterval(5)
+        while screen.isRunning && Date() < deadline { usleep(50_000) }
+        XCTAssertFalse(screen.isRunning)
+    }
+
+    /// The distinct escape sequences in a capture.
+    private func escapes(_ text: String) -> Set<String> {
+        var found = Set<String>()
+        var rest = Substring(text)
+        while let start = rest.firstIndex(of: "\u{1B}") {
+            let tail = rest[start...]
+            guard let end = tail.firstIndex(where: { $0 == "m" }) else { break }
+            found.insert(String(tail[...end]))
+            rest = tail[tail.index(after: end)...]
+        }
+        return found
+    }
+}
