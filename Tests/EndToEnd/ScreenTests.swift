@@ -157,6 +157,28 @@ final class ScreenTests: XCTestCase {
         XCTAssertFalse(screen.isRunning)
     }
 
+    func testAnIdleScreenCostsNextToNoCPU() throws {
+        let screen = try open()
+        screen.waitFor("Vocal")
+        let pid = try XCTUnwrap(screen.panePID)
+        usleep(300_000)
+        let before = try XCTUnwrap(ScreenTmux.cpuTicks(pid))
+        sleep(2)
+        let after = try XCTUnwrap(ScreenTmux.cpuTicks(pid))
+        // Clock ticks are 1/100 s: idle for 2 s must stay under 0.1 s of CPU (5 %).
+        XCTAssertLessThan(after - before, 10, "idle screen used \(after - before) ticks in 2 s")
+    }
+
+    func testSigtermEndsTheScreen() throws {
+        let screen = try open()
+        screen.waitFor("Vocal")
+        let pid = try XCTUnwrap(screen.panePID)
+        kill(pid, SIGTERM)
+        let deadline = Date().addingTimeInterval(5)
+        while screen.isRunning && Date() < deadline { usleep(50_000) }
+        XCTAssertFalse(screen.isRunning, "SIGTERM ends the screen")
+    }
+
     /// The distinct escape sequences in a capture.
     private func escapes(_ text: String) -> Set<String> {
         var found = Set<String>()

@@ -76,6 +76,24 @@ final class ScreenTmux {
         waitFor("'\(needle)'", timeout: timeout, file: file, line: line) { $0.contains(needle) }
     }
 
+    /// The process id of the program in the pane.
+    var panePID: Int32? {
+        let out = folder + "/pid-\(UUID().uuidString)"
+        defer { unlink(out) }
+        _ = ScreenTmux.spawn(["tmux", "-S", socket, "display-message", "-p", "-t", "t", "#{pane_pid}"], output: out)
+        return (try? String(contentsOfFile: out, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// User plus system CPU time of `pid` so far, in clock ticks (from /proc).
+    static func cpuTicks(_ pid: Int32) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command name: state is field 3, utime 14 and stime 15 (1-based).
+        guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
+    }
+
     /// Ends the tmux server (and tapedeck with it).
     func kill() {
         guard !killed else { return }

@@ -98,6 +98,13 @@ struct ScreenCommand: Command {
                     return "\(error)"
                 }
             },
+            describeParameter: { node, parameter, value in
+                // Units come from the node's registered parameter definitions.
+                guard let number = Double(value),
+                      let definition = NodeRegistry.builtIn.type(named: node)?.descriptor.parameters.first(where: { $0.id == parameter })
+                else { return nil }
+                return definition.displayText(number)
+            },
             export: { session, folderPath, outputPath, progress in
                 guard let container = AudioContainer(pathExtension: outputPath) else {
                     throw UsageError("\(outputPath): must end in .wav or .flac")
