@@ -162,6 +162,9 @@ extension ScreenModel {
         case .char("b"):
             guard chain.nodes.indices.contains(chainNode) else { return true }
             chain.nodes[chainNode].bypassed.toggle()
+            // The session must only hold chains the engine can read; the host decides whether
+            // its chain syntax knows the `!name` bypass mark.
+            if let problem = hooks.validateChain(chain.text) { say("cannot bypass: \(problem)", error: true); return true }
             applyChain(chain.text, track: t, name: chain.nodes[chainNode].bypassed ? "bypass" : "un-bypass")
         case .char("K"), .char("J"):
             let offset = key == .char("K") ? -1 : 1

@@ -171,11 +171,21 @@ public final class ScreenModel {
         return false
     }
 
+    /// When the message was shown (monotonic seconds); information fades after a while,
+    /// errors stay until the next key.
+    var messageShownAtSeconds = 0.0
+    /// Seconds an informational message stays.
+    static let messageSeconds = 6.0
+
     /// Shows `text` on the message line.
-    public func say(_ text: String, error: Bool = false) { message = (text, error) }
+    public func say(_ text: String, error: Bool = false) {
+        message = (text, error)
+        messageShownAtSeconds = OfflineTransport.monotonicSeconds()
+    }
 
     /// Reads the engine's snapshot, updates the meters and keeps the playhead in view.
     public func tick(nowSeconds: Double) {
+        if let m = message, !m.isError, nowSeconds - messageShownAtSeconds > ScreenModel.messageSeconds { message = nil }
         let before = snapshot
         snapshot = link.snapshot()
         if let e = snapshot.lastError, e != before.lastError { say(e, error: true) }

@@ -157,6 +157,13 @@ final class ScreenTests: XCTestCase {
         XCTAssertFalse(screen.isRunning)
     }
 
+    func testAsciiIsUsedWhenTheLocaleIsNotUTF8() throws {
+        let screen = try open(environment: ["LANG": "C"])
+        let text = screen.waitFor("[] STOPPED")
+        XCTAssertTrue(text.contains("Drums"))
+        XCTAssertFalse(text.contains("■") || text.contains("█") || text.contains("│"), "Unicode in a C locale:\n\(text)")
+    }
+
     func testAnIdleScreenCostsNextToNoCPU() throws {
         let screen = try open()
         screen.waitFor("Vocal")

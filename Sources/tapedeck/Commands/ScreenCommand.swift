@@ -85,14 +85,11 @@ struct ScreenCommand: Command {
     static func hooks() -> ScreenHooks {
         ScreenHooks(
             validateChain: { text in
-                // Bypassed nodes ('!name') are a screen convention; check them as if active.
-                let plain = ChainText(text).nodes.map { node in
-                    var n = node
-                    n.bypassed = false
-                    return n.text
-                }.joined(separator: ",")
+                // Checked exactly as export and playback will read it, so the session never
+                // holds a chain they refuse (this includes the screen's `!name` bypass mark,
+                // which the chain syntax does not know yet).
                 do {
-                    _ = try Chain(parsing: plain)
+                    _ = try Chain(parsing: text)
                     return nil
                 } catch {
                     return "\(error)"
