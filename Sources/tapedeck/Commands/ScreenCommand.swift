@@ -40,9 +40,6 @@ struct ScreenCommand: Command {
     }
 
     func run() throws -> Int32 {
-        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
-            throw UsageError("the screen needs a terminal; for scripts use a sub-command (see 'tapedeck help')")
-        }
         let env = ProcessInfo.processInfo.environment
         var messages: [String] = []
 
@@ -60,6 +57,10 @@ struct ScreenCommand: Command {
             folder = f
         }
 
+        // After the session is read, so a mistyped command or session is named first.
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+            throw UsageError("the screen needs a terminal; for scripts use a sub-command (see 'tapedeck help')")
+        }
         let config = ScreenConfig(environment: env, bundledThemes: ScreenCommand.bundledThemeFolders())
         let (keyMap, keyProblems) = config.loadKeyMap()
         let (configuredTheme, configProblems) = config.configuredTheme()
