@@ -6,8 +6,11 @@ import Glibc
 /// Writes WAV (16/24-bit integer, 32-bit float) and FLAC (16/24-bit) from 32-bit float,
 /// non-interleaved blocks, and optionally the file's peaks alongside.
 ///
-/// WAV is opened as RF64 with libsndfile's auto-downgrade: a take that grows past 4 GB keeps
-/// going as RF64, a short one is closed as plain WAV.
+/// WAV of unknown length (a take) is opened as RF64 with libsndfile's auto-downgrade: a take
+/// that grows past 4 GB keeps going as RF64, a short one is closed as a RIFF WAV (with the
+/// extensible format header). WAV whose length is known to fit (exports, imports, renders:
+/// pass `expectedFrameCount`) is written as classic WAVE_FORMAT_PCM / IEEE_FLOAT, which every
+/// tool reads — ecasound, for one, refuses the extensible header.
 ///
 /// Integer samples are converted here, not by libsndfile: its normalised float→int path scales
 /// by 0x7FFF while reading scales by 1/0x8000, which would change every loud sample by one step
@@ -41,7 +44,8 @@ public final class AudioFileWriter {
     /// written and saved there on ``close()`` and ``updateHeader()``. Throws
     /// ``AudioFileError`` naming the file and the reason (folder missing, permission denied,
     /// unsupported format).
-    public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096, peakPath: String? = nil) throws(AudioFileError) {
+    public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096, peakPath: String? = nil,
+                expectedFrameCount: Int64? = nil) throws(AudioFileError) {
         self.path = path
         self.format = format
         self.peakPath = peakPath
@@ -49,7 +53,10 @@ public final class AudioFileWriter {
         var info = SF_INFO()
         info.samplerate = Int32(format.sampleRate)
         info.channels = Int32(format.channelCount)
-        info.format = format.sndfileFormat
+        // Classic WAV only when the data surely stays below the 4 GB RIFF limit (2 GB margin).
+        let bytesPerFrame = Int64(format.channelCount * format.encoding.bits / 8)
+        let classic = format.container == .wav && (expectedFrameCount.map { $0 * bytesPerFrame < Int64(1) << 31 } ?? false)
+        info.format = classic ? format.classicWAVFormat : format.sndfileFormat
         guard sf_format_check(&info) == SF_TRUE else {
             throw AudioFileError(path: path, reason: "libsndfile cannot write \(format.container.rawValue) \(format.encoding.rawValue)-bit with \(format.channelCount) channels")
         }
@@ -58,7 +65,7 @@ public final class AudioFileWriter {
             throw AudioFileError(path: path, reason: AudioFileWriter.createFailureReason(path: path))
         }
         handle = h
-        if format.container == .wav {
+        if format.container == .wav && !classic {
             // Must come before the first write: libsndfile decides the header then.
             sf_command(h, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
         }

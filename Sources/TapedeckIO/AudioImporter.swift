@@ -74,7 +74,9 @@ public enum AudioImporter {
     /// Streams the whole source into a new writer; returns the frames written.
     private static func copy(reader: AudioFileReader, to path: String, format: AudioFileFormat, peakPath: String?,
                              quality: ResampleQuality, progress: (Double) -> Void) throws(AudioFileError) -> Int64 {
-        let writer = try AudioFileWriter(path: path, format: format, blockFrames: blockFrames, peakPath: peakPath)
+        let ratio = Double(format.sampleRate) / Double(max(reader.sampleRate, 1))
+        let writer = try AudioFileWriter(path: path, format: format, blockFrames: blockFrames, peakPath: peakPath,
+                                         expectedFrameCount: Int64((Double(reader.frameCount) * ratio).rounded(.up)) + 1)
         let expectedSourceFrames = max(1, reader.frameCount)
         var sourceFrames: Int64 = 0
         func report() { progress(min(0.999, Double(sourceFrames) / Double(expectedSourceFrames))) }

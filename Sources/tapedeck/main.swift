@@ -20,6 +20,7 @@ let commands: [any Command.Type] = [
     PlayCommand.self,
     DevicesCommand.self,
     RecoverCommand.self,
+    BenchCommand.self,
 ]
 
 /// Runs the command line and returns the exit status. Every error a user can cause ends here

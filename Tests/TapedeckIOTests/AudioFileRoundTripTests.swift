@@ -79,6 +79,24 @@ final class AudioFileRoundTripTests: XCTestCase {
         XCTAssertEqual(reader.frameCount, 4800)
     }
 
+    func testAWAVOfKnownLengthUsesTheClassicFormatTagEveryToolReads() throws {
+        let folder = makeTempFolder(self)
+        for (encoding, tag) in [(SampleEncoding.int16, UInt8(1)), (.int24, 1), (.float32, 3)] {
+            let path = "\(folder)/known-\(encoding.rawValue).wav"
+            let format = AudioFileFormat(container: .wav, encoding: encoding, sampleRate: 48000, channelCount: 2)
+            let writer = try AudioFileWriter(path: path, format: format, expectedFrameCount: 4800)
+            let tone = sine(hertz: 440, sampleRate: 48000, frameCount: 4800)
+            try tone.withUnsafeBufferPointer { p in
+                try writer.write([p.baseAddress!, p.baseAddress!], frameCount: 4800)
+            }
+            try writer.close()
+            // Bytes 20-21 of a RIFF WAV are the fmt chunk's format tag: 1 PCM, 3 IEEE float,
+            // 0xFFFE extensible (which ecasound and other older readers refuse).
+            XCTAssertEqual(Array(firstBytes(path, count: 22).suffix(2)), [tag, 0], "\(encoding)")
+            XCTAssertEqual(try AudioFileReader(path: path).frameCount, 4800)
+        }
+    }
+
     func testClippedInputIsClampedNotWrappedInIntegerFiles() throws {
         let folder = makeTempFolder(self)
         let path = "\(folder)/clip.wav"

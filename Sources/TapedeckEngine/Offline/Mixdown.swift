@@ -134,9 +134,12 @@ public struct Mixdown {
         let master = try Mixdown.masterChain(request.masterChain, sampleRate: session.sampleRate)
         defer { master?.release() }
         let masterLatency = Int64(master?.latencyFrames ?? 0)
-        let writer = try AudioFileWriter(path: path, format: format, blockFrames: Mixdown.blockFrames)
+        let frames = request.range.frameCount
+        let writer = try AudioFileWriter(path: path, format: format, blockFrames: Mixdown.blockFrames, expectedFrameCount: frames)
         var stemWriters: [AudioFileWriter] = []
-        for stem in stems { stemWriters.append(try AudioFileWriter(path: stem, format: format, blockFrames: Mixdown.blockFrames)) }
+        for stem in stems {
+            stemWriters.append(try AudioFileWriter(path: stem, format: format, blockFrames: Mixdown.blockFrames, expectedFrameCount: frames))
+        }
 
         let map = session.tempoMap
         func transport(at frame: Int64) -> TransportInfo {

@@ -59,7 +59,8 @@ public enum TimePitchRender {
             progress(0.3 * span.fractionDone)
         }
         let writer = try AudioFileWriter(path: destinationPath, format: AudioFileFormat(container: output.container, encoding: output.encoding,
-                                         sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames)
+                                         sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames,
+                                         expectedFrameCount: Int64((Double(frameCount) * timeRatio).rounded(.up)) + Int64(blockFrames))
         try span.rewind()
         while let n = try span.next() {
             try stretcher.process(span.pointers, frameCount: n, isFinal: span.isFinished) { out, k in
@@ -78,11 +79,12 @@ public enum TimePitchRender {
         guard let converter = Varispeed(channelCount: channelCount, source: span, maxOutputFrames: blockFrames, realtime: false) else {
             throw AudioFileError(path: sourcePath, reason: "libsamplerate could not start a converter")
         }
+        let expected = Int64((Double(frameCount) / speed).rounded())
         let writer = try AudioFileWriter(path: destinationPath, format: AudioFileFormat(container: output.container, encoding: output.encoding,
-                                         sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames)
+                                         sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames,
+                                         expectedFrameCount: expected)
         let out = (0..<channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
         defer { out.forEach { $0.deallocate() } }
-        let expected = Int64((Double(frameCount) / speed).rounded())
         var written: Int64 = 0
         try out.withUnsafeBufferPointer { p in
             while written < expected {

@@ -1,0 +1,97 @@
+import Foundation
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+
+/// Time-pitch: how many stereo tracks live stretch sustains on one core, and export stretch
+/// time against the `rubberband` command-line tool on the same file.
+enum BenchStretch {
+    static let rate = 48000
+    static let blockFrames = 256
+
+    /// An endless stereo test signal in memory (no disk in the timing).
+    private final class LoopSource: TimePitchSource {
+        let samples: [Float]
+        var position = 0
+        init(seconds: Int) {
+            var state: UInt32 = 7
+            samples = (0..<(seconds * 48000)).map { i in
+                state = state &* 1_664_525 &+ 1_013_904_223
+                let t = Double(i) / 48000
+                return Float(0.3 * sin(2 * .pi * 220 * t) + 0.2 * sin(2 * .pi * 331 * t))
+                    + 0.05 * Float(Int32(bitPattern: state)) / Float(Int32.max)
+            }
+        }
+        func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> Int {
+            for i in 0..<frameCount {
+                let v = samples[(position + i) % samples.count]
+                channels[0][i] = v
+                channels[1][i] = -v
+            }
+            position += frameCount
+            return frameCount
+        }
+    }
+
+    /// Per-block cost of one stereo live stretcher at `speed`; returns tracks per core at the
+    /// mean and at the 99th percentile block.
+    static func liveCapacity(speed: Double) -> (mean: Int, p99: Int, meanMicroseconds: Double) {
+        let stretcher = LiveStretcher(sampleRate: rate, channelCount: 2, maxFrames: blockFrames, source: LoopSource(seconds: 4))
+        stretcher.set(speed: speed, pitchScale: 1)
+        let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
+        table[0] = .allocate(capacity: blockFrames)
+        table[1] = .allocate(capacity: blockFrames)
+        defer { table[0].deallocate(); table[1].deallocate(); table.deallocate() }
+        for _ in 0..<200 { stretcher.render(into: table, frameCount: blockFrames) }
+        var costs: [Double] = []
+        costs.reserveCapacity(4000)
+        for _ in 0..<4000 {
+            let t0 = monotonicSeconds()
+            stretcher.render(into: table, frameCount: blockFrames)
+            costs.append(monotonicSeconds() - t0)
+        }
+        let period = Double(blockFrames) / Double(rate)
+        let mean = costs.reduce(0, +) / Double(costs.count)
+        return (Int(period / mean), Int(period / BenchSupport.quantile(costs, 0.99)), mean * 1e6)
+    }
+
+    static func live() -> [BenchResult] {
+        [0.5, 2.0].map { speed in
+            let c = liveCapacity(speed: speed)
+            return BenchResult(name: "live stretch \(BenchSupport.fixed(speed, 1))× (stereo, 256-frame blocks, R2)",
+                               measured: "\(c.mean) tracks/core (p99 block: \(c.p99))",
+                               peer: "\(BenchSupport.fixed(c.meanMicroseconds, 1)) µs/track/block", ratio: "—",
+                               goal: "—", met: nil)
+        }
+    }
+
+    /// Export at 0.5× (pitch kept, R3) of one stereo file against `rubberband -3 -t 2`.
+    static func export(folder: String, runs: Int) throws -> BenchResult {
+        guard let rubberband = BenchSupport.which("rubberband") else {
+            throw BenchError("the stretch comparison needs the rubberband tool (make bench installs rubberband-cli)")
+        }
+        let session = SessionFolder(path: folder + "/stretch.tapedeck")
+        let seconds = 30
+        if !session.exists {
+            var s = Session(sampleRate: rate)
+            try session.create(s)
+            try BenchSupport.writeTestTrack(path: session.audioFolder + "/song.wav", seconds: seconds, sampleRate: rate, seed: 3)
+            s.tracks = [Track(name: "song", inputChannels: [1, 2],
+                              regions: [Region(file: "audio/song.wav", timelineStartFrame: 0, lengthFrames: Int64(seconds * rate))])]
+            try session.save(s)
+        }
+        let tapedeck = BenchSupport.tapedeckPath
+        let source = session.audioFolder + "/song.wav"
+        let (ours, theirs) = try BenchSupport.alternate(runs: runs, {
+            try BenchSupport.time(tapedeck, ["export", session.path, "-o", folder + "/stretch-tapedeck.wav",
+                                             "--bits", "32f", "--speed", "0.5"])
+        }, {
+            // --centre-focus processes the channels together, as Tapedeck does.
+            try BenchSupport.time(rubberband, ["-q", "-3", "--centre-focus", "-t", "2", source, folder + "/stretch-rubberband.wav"])
+        })
+        let ratio = ours / theirs
+        return BenchResult(name: "export stretch 0.5× (\(seconds) s stereo, R3 offline)", measured: "\(BenchSupport.fixed(ours)) s",
+                           peer: "rubberband \(BenchSupport.fixed(theirs)) s", ratio: BenchSupport.fixed(ratio),
+                           goal: "≤ 1.10", met: ratio <= 1.10)
+    }
+}
