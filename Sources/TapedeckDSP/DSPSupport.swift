@@ -177,6 +177,31 @@ struct BiquadCoefficients {
         z1 = abs(s1) < 1e-20 ? 0 : s1
         z2 = abs(s2) < 1e-20 ? 0 : s2
     }
+
+    /// Audio thread: filters two channels in one pass. Each channel's recurrence is a chain of
+    /// dependent multiply-adds, so one channel alone leaves the core waiting on latency;
+    /// interleaving two independent chains roughly doubles throughput. Same arithmetic, same
+    /// results as two calls to ``process(_:_:count:z1:z2:)``. Works in place.
+    @inline(__always)
+    func process2(_ inputL: UnsafePointer<Float>, _ outputL: UnsafeMutablePointer<Float>,
+                  _ inputR: UnsafePointer<Float>, _ outputR: UnsafeMutablePointer<Float>, count: Int,
+                  state: UnsafeMutablePointer<Double>) {
+        var l1 = state[0], l2 = state[1], r1 = state[2], r2 = state[3]
+        for i in 0..<count {
+            let xl = Double(inputL[i]), xr = Double(inputR[i])
+            let yl = b0 * xl + l1, yr = b0 * xr + r1
+            l1 = b1 * xl - a1 * yl + l2
+            r1 = b1 * xr - a1 * yr + r2
+            l2 = b2 * xl - a2 * yl
+            r2 = b2 * xr - a2 * yr
+            outputL[i] = Float(yl)
+            outputR[i] = Float(yr)
+        }
+        state[0] = abs(l1) < 1e-20 ? 0 : l1
+        state[1] = abs(l2) < 1e-20 ? 0 : l2
+        state[2] = abs(r1) < 1e-20 ? 0 : r1
+        state[3] = abs(r2) < 1e-20 ? 0 : r2
+    }
 }
 
 /// A tiny deterministic generator (xorshift32) for noise: same seed, same output.

@@ -64,6 +64,12 @@ struct SmoothedBiquad {
                 updateCoefficients()
             }
             let count = gliding ? min(Self.chunkFrames, frameCount - start) : frameCount - start
+            if channels == 2 {
+                coefficients.process2(UnsafePointer(input[0] + start), output[0] + start,
+                                      UnsafePointer(input[1] + start), output[1] + start, count: count, state: s)
+                start += count
+                continue
+            }
             for c in 0..<channels {
                 coefficients.process(UnsafePointer(input[c] + start), output[c] + start, count: count,
                                      z1: &s[2 * c], z2: &s[2 * c + 1])

@@ -93,6 +93,19 @@ public final class AudioFileReader {
     public func read(into channels: [UnsafeMutablePointer<Float>], frameCount wanted: Int) throws(AudioFileError) -> Int {
         let got = try readInterleaved(frameCount: wanted)
         let c = channelCount
+        // Mono and stereo are nearly every file: give them loops the compiler keeps tight.
+        if c == 1, let out = channels.first {
+            out.update(from: interleaved, count: got)
+            return got
+        }
+        if c == 2 && channels.count >= 2 {
+            let l = channels[0], r = channels[1]
+            for i in 0..<got {
+                l[i] = interleaved[2 * i]
+                r[i] = interleaved[2 * i + 1]
+            }
+            return got
+        }
         var ch = 0
         while ch < min(c, channels.count) {
             let out = channels[ch]

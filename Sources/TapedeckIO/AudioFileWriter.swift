@@ -181,16 +181,20 @@ public final class AudioFileWriter {
             while i < count { floatBuffer[i * c + ch] = src[i * stride]; i += 1 }
             return
         }
+        // Float arithmetic is exact here: scaling by a power of two loses nothing for values
+        // of up to 24 significant bits, and rounding to an integer is exact.
         let bits = format.encoding.bits
-        let scale = Double(1 << (bits - 1))
+        let scale = Float(1 << (bits - 1))
         let maxValue = scale - 1
+        let inverse = 1 / scale
         let shift = Int32(32 - bits)
+        let keepFloats = peaks != nil
         var i = 0
         while i < count {
-            var v = (Double(src[i * stride]) * scale).rounded()
-            if v > maxValue { v = maxValue } else if v < -scale { v = -scale } else if v.isNaN { v = 0 }
+            var v = (src[i * stride] * scale).rounded()
+            v = v.isNaN ? 0 : Swift.min(Swift.max(v, -scale), maxValue)
             intBuffer[i * c + ch] = Int32(v) << shift
-            floatBuffer[i * c + ch] = Float(v / scale)
+            if keepFloats { floatBuffer[i * c + ch] = v * inverse }
             i += 1
         }
     }

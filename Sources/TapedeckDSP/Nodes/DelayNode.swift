@@ -73,6 +73,33 @@ public final class DelayNode: Node, @unchecked Sendable {
             if d.isSteady && fb.isSteady && wet.isSteady && d.current == d.current.rounded() {
                 // Steady whole-frame delay: no ramps, no interpolation.
                 let whole = Int(d.current), f = fb.current, m = wet.current, dry = 1 - m
+                var i = 0
+                // Runs where neither the read nor the write position wraps, eight frames at a
+                // time: a read at least eight frames behind the write never sees this
+                // vector's own writes, so the lanes are independent.
+                if whole >= 8 {
+                    while i < n {
+                        let r = (w - whole) & mask
+                        let span = min(n - i, size - w, size - r)
+                        var k = 0
+                        while k + 8 <= span {
+                            let y = UnsafeRawPointer(line + r + k).loadUnaligned(as: SIMD8<Float>.self)
+                            let x = UnsafeRawPointer(input + i + k).loadUnaligned(as: SIMD8<Float>.self)
+                            UnsafeMutableRawPointer(line + w + k).storeBytes(of: x + f * y, as: SIMD8<Float>.self)
+                            UnsafeMutableRawPointer(output + i + k).storeBytes(of: x * dry + y * m, as: SIMD8<Float>.self)
+                            k += 8
+                        }
+                        while k < span {
+                            let y = line[r + k], x = input[i + k]
+                            line[w + k] = x + f * y
+                            output[i + k] = x * dry + y * m
+                            k += 1
+                        }
+                        i += span
+                        w = (w + span) & mask
+                    }
+                    continue
+                }
                 for i in 0..<n {
                     let y = line[(w - whole) & mask]
                     let x = input[i]
