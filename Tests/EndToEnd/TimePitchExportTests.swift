@@ -67,6 +67,28 @@ final class TimePitchExportTests: XCTestCase {
         XCTAssertGreaterThan(tail, 0.2, "the stretched region still sounds near its end")
     }
 
+    func testAStretchedRegionIsRenderedOnceAndReusedUntilItChanges() throws {
+        let folder = SessionFolder(path: path("s.tapedeck"))
+        var s = try folder.load()
+        s.tracks[0].regions[0].rate = 2
+        s.tracks[0].regions[0].lengthFrames = Int64(rate / 2)
+        try folder.save(s)
+        _ = try export([])
+        let cache = path("s.tapedeck/cache")
+        let first = try FileManager.default.contentsOfDirectory(atPath: cache)
+        XCTAssertEqual(first.count, 1, "\(first)")
+        let stamp = try FileManager.default.attributesOfItem(atPath: cache + "/" + first[0])[.modificationDate] as? Date
+        let out = try export([])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: cache), first, "no second render")
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: cache + "/" + first[0])[.modificationDate] as? Date, stamp)
+        XCTAssertEqual(middleFrequency(out), 440, accuracy: 0.5)
+        s.tracks[0].regions[0].rate = 1.5
+        s.tracks[0].regions[0].lengthFrames = Int64(rate)
+        try folder.save(s)
+        _ = try export([])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: cache).count, 2, "an edited region renders anew")
+    }
+
     func testUnusableSpeedsAreClearErrors() throws {
         let cases = [("0", "never finish"), ("-1", "negative"), ("33", "above the fastest"), ("nan", "NaN"),
                      ("1/64", "below the slowest"), ("fast", "not a speed")]

@@ -78,8 +78,8 @@ public struct Mixdown {
     /// Renders the whole range. Opens every region file first, so a missing or corrupt file
     /// fails before anything is written. Output is written to a `.partial` file and renamed
     /// into place on success, so a failed export never leaves a plausible-looking file.
-    /// Regions with a rate other than 1 are first stretched (pitch preserved) into temporary
-    /// files; an export speed or pitch renders the 1× mix through ``TimePitchRender``.
+    /// Regions with a rate other than 1 play from their ``StretchedRegionCache`` renders; an
+    /// export speed or pitch renders the 1× mix through ``TimePitchRender``.
     /// `progress` is called with the fraction done.
     public func run(progress: (Double) -> Void = { _ in }) throws -> Summary {
         let finalFormat = AudioFileFormat(container: request.container, encoding: request.encoding,
@@ -89,7 +89,7 @@ public struct Mixdown {
         defer { scratch.removeAll() }
         let stretched = request.timePitch.isIdentity == false
         let mixShare = stretched ? 0.3 : 1.0
-        let tracks = try openTracks(scratch: scratch)
+        let tracks = try openTracks()
         let mixPath = stretched ? scratch.make("mix") : request.outputPath + ".partial"
         let stemPaths = request.stemsFolder.map { folder in
             tracks.map { folder + "/" + Mixdown.stemFileName($0.name, index: $0.index, container: request.container) }
@@ -219,8 +219,9 @@ public struct Mixdown {
         return Decibels.fromLinear(Double(peak))
     }
 
-    private func openTracks(scratch: ScratchFiles) throws -> [TrackRenderer] {
+    private func openTracks() throws -> [TrackRenderer] {
         let session = request.session
+        let cache = StretchedRegionCache(folder: request.folder)
         var open: [TrackRenderer] = []
         for (i, track) in session.tracks.enumerated() where session.isAudible(trackIndex: i) {
             let chain: Chain
@@ -230,33 +231,13 @@ public struct Mixdown {
             var streams: [RegionStream] = []
             for region in track.regions where region.timelineEndFrame > request.range.startFrame
                 && region.timelineStartFrame < request.range.endFrame {
-                let path = request.folder.absolutePath(of: region.file)
-                if region.rate != 1 {
-                    streams.append(try stretchedStream(region, sourcePath: path, scratch: scratch))
-                } else {
-                    streams.append(try RegionStream(region: region, path: path, blockFrames: Mixdown.blockFrames))
-                }
+                let (playable, path) = try cache.playable(region, quality: request.quality)
+                streams.append(try RegionStream(region: playable, path: path, blockFrames: Mixdown.blockFrames))
             }
             open.append(TrackRenderer(index: i, track: track, streams: streams, chain: chain,
                                       sampleRate: session.sampleRate, blockFrames: Mixdown.blockFrames))
         }
         return open
-    }
-
-    /// A region played at `rate` ≠ 1: its source span (length × rate frames) is stretched,
-    /// pitch preserved, to the region's timeline length in a scratch file, which then plays
-    /// at 1× like any other.
-    private func stretchedStream(_ region: Region, sourcePath: String, scratch: ScratchFiles) throws -> RegionStream {
-        let sourceFrames = Int64((Double(region.lengthFrames) * region.rate).rounded())
-        let rendered = scratch.make("region")
-        try TimePitchRender.render(sourcePath: sourcePath, startFrame: region.sourceOffsetFrame, frameCount: sourceFrames,
-                                   destinationPath: rendered,
-                                   settings: TimePitchSettings(speed: region.rate, mode: .stretch, pitchSemitones: 0),
-                                   quality: request.quality)
-        var atUnity = region
-        atUnity.sourceOffsetFrame = 0
-        atUnity.rate = 1
-        return try RegionStream(region: atUnity, path: rendered, blockFrames: Mixdown.blockFrames)
     }
 
     static func stemFileName(_ name: String, index: Int, container: AudioContainer) -> String {

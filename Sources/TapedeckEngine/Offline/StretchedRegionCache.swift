@@ -1,0 +1,75 @@
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Regions played at a rate other than 1 are stretched (pitch preserved) once, offline, with
+/// Rubber Band's R3 engine, into `SESSION/cache/`, and then play like any 1× region — in
+/// export and in live playback alike. A render is named by everything that shapes it (source
+/// file and its stamp, offset, length, rate, quality), so an edit makes a new one and an
+/// unchanged region is never rendered twice.
+public struct StretchedRegionCache: Sendable {
+    /// The session whose regions are rendered.
+    public let folder: SessionFolder
+
+    /// A cache for `folder`.
+    public init(folder: SessionFolder) { self.folder = folder }
+
+    /// Where renders live.
+    public var cacheFolder: String { folder.path + "/cache" }
+
+    /// `region` as a 1× region over its rendered file: same timeline place and length, source
+    /// offset 0. Renders first if there is no render yet. Regions at rate 1 come back as they are.
+    public func playable(_ region: Region, quality: StretchQuality = .best) throws -> (region: Region, path: String) {
+        let source = folder.absolutePath(of: region.file)
+        guard region.rate != 1 else { return (region, source) }
+        let path = try renderPath(for: region, sourcePath: source, quality: quality)
+        if access(path, F_OK) != 0 {
+            if mkdir(cacheFolder, 0o755) != 0 && errno != EEXIST {
+                throw AudioFileError(path: cacheFolder, reason: "cannot create the render cache: \(String(cString: strerror(errno)))")
+            }
+            let partial = path + ".partial"
+            do {
+                try TimePitchRender.render(sourcePath: source, startFrame: region.sourceOffsetFrame,
+                                           frameCount: sourceFrames(of: region), destinationPath: partial,
+                                           settings: TimePitchSettings(speed: region.rate, mode: .stretch, pitchSemitones: 0),
+                                           quality: quality)
+            } catch {
+                unlink(partial)
+                throw error
+            }
+            if rename(partial, path) != 0 {
+                unlink(partial)
+                throw AudioFileError(path: path, reason: "cannot finish the render: \(String(cString: strerror(errno)))")
+            }
+        }
+        var atUnity = region
+        atUnity.sourceOffsetFrame = 0
+        atUnity.rate = 1
+        return (atUnity, path)
+    }
+
+    /// Source frames a region at `rate` consumes: its timeline length × rate.
+    func sourceFrames(of region: Region) -> Int64 {
+        Int64((Double(region.lengthFrames) * region.rate).rounded())
+    }
+
+    private func renderPath(for region: Region, sourcePath: String, quality: StretchQuality) throws -> String {
+        guard let stamp = FileStamp.of(path: sourcePath) else {
+            throw AudioFileError(path: sourcePath, reason: "no such file")
+        }
+        let key = "\(region.file)|\(stamp.sizeBytes)|\(stamp.modificationNanoseconds)|\(region.sourceOffsetFrame)|\(region.lengthFrames)|\(region.rate.bitPattern)|\(quality.rawValue)"
+        let base = region.file.split(separator: "/").last.map(String.init) ?? "region"
+        return "\(cacheFolder)/\(base)-\(StretchedRegionCache.hash(key)).wav"
+    }
+
+    /// FNV-1a, 64-bit, as hex: stable across runs (Swift's Hasher is seeded per process).
+    static func hash(_ text: String) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
