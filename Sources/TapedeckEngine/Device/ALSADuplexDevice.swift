@@ -63,12 +63,12 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
             let code = play.writeSilence(frameCount: play.bufferFrames)
             if code < 0 { throw DeviceError.alsa(play.name, "playback prefill failed", code) }
         }
-        if linked, let cap = capture {
+        if linked, let cap = capture, snd_pcm_state(cap.pcm) != SND_PCM_STATE_RUNNING {
             let code = snd_pcm_start(cap.pcm)
             if code < 0 { throw DeviceError.alsa(cap.name, "cannot start", code) }
             return
         }
-        for s in [capture, playback].compactMap({ $0 }) {
+        for s in [capture, playback].compactMap({ $0 }) where snd_pcm_state(s.pcm) != SND_PCM_STATE_RUNNING {
             let code = snd_pcm_start(s.pcm)
             if code < 0 { throw DeviceError.alsa(s.name, "cannot start \(s.isCapture ? "capture" : "playback")", code) }
         }

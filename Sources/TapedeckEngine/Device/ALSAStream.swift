@@ -122,7 +122,9 @@ final class ALSAStream: @unchecked Sendable {
         if let swp = sw {
             snd_pcm_sw_params_current(pcm, swp)
             // Start explicitly (both streams together), never on the first read or write.
-            snd_pcm_sw_params_set_start_threshold(pcm, swp, capture ? snd_pcm_uframes_t(1) : buffer)
+            var boundary: snd_pcm_uframes_t = 0
+            snd_pcm_sw_params_get_boundary(swp, &boundary)
+            snd_pcm_sw_params_set_start_threshold(pcm, swp, boundary)
             snd_pcm_sw_params_set_avail_min(pcm, swp, period)
             snd_pcm_sw_params(pcm, swp)
             snd_pcm_sw_params_free(swp)

@@ -45,7 +45,14 @@ public struct TakeMarker: Codable, Equatable, Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         guard let data = try? encoder.encode(self) else { throw TakeError(path: path, reason: "cannot encode the take marker") }
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw TakeError(path: path, reason: "cannot create the take marker: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            let code = errno
+            let dir = parentFolderPath(audioPath)
+            var st = stat()
+            if stat(dir, &st) != 0 { throw TakeError(path: audioPath, reason: "cannot create: folder \(dir) does not exist") }
+            if access(dir, W_OK) != 0 { throw TakeError(path: audioPath, reason: "cannot create: permission denied in \(dir)") }
+            throw TakeError(path: audioPath, reason: "cannot create: \(String(cString: strerror(code)))")
+        }
         defer { close(fd) }
         let ok = data.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress, raw.count) == raw.count }
         if !ok || fsync(fd) != 0 {

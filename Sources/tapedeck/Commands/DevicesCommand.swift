@@ -25,7 +25,9 @@ struct DevicesCommand: Command {
         // Probing a JACK PCM must not start a JACK server as a side effect.
         setenv("JACK_NO_START_SERVER", "1", 0)
         let config = try ALSAConfig.fromEnvironment()
-        let devices = DeviceCatalog.list(config: config)
+        // Plugins (JACK, PulseAudio) print their connection failures on stderr while probing;
+        // the reasons are shown by --all instead.
+        let devices = withStderrSilenced { DeviceCatalog.list(config: config) }
         var shown = 0
         for d in devices {
             let usable = d.capture != nil || d.playback != nil

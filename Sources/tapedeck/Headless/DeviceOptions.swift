@@ -31,7 +31,9 @@ struct DeviceOptions {
         let request = DeviceRequest(name: name, sampleRate: sampleRate, captureChannels: captureChannels,
                                     playbackChannels: playbackChannels, periodFrames: periodFrames,
                                     periodCount: periodCount, formats: formats, exactRate: true)
-        return try ALSADuplexDevice(request: request, config: config)
+        // libasound prints its own "ALSA lib pcm.c:…" lines for a failed open; the error we
+        // throw says the same in one line, so keep stderr clean while opening.
+        return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
     }
 
     /// Engine options, with the test-only stall from `TAPEDECK_TEST_STALL=FRAME:MS`.
@@ -59,4 +61,13 @@ func parseChannelList(_ text: String, command: String) throws(UsageError) -> [In
         out.append(v)
     }
     return out
+}
+
+/// Runs `body` with stderr pointed at /dev/null (C libraries that print on failure).
+func withStderrSilenced<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    let saved = dup(STDERR_FILENO)
+    let null = open("/dev/null", O_WRONLY)
+    if null >= 0 { dup2(null, STDERR_FILENO); close(null) }
+    defer { if saved >= 0 { dup2(saved, STDERR_FILENO); close(saved) } }
+    return try body()
 }

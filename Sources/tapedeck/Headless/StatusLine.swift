@@ -39,7 +39,7 @@ struct StatusLine {
             return
         }
         let levels = status.peaks.isEmpty ? status.outputPeaks : status.peaks
-        let meters = levels.enumerated().map { "\($0.offset + 1) \(bar($0.element)) \(Decibels.text(Double(dB($0.element))))" }
+        let meters = levels.enumerated().map { "\($0.offset + 1) \(bar($0.element)) \(Decibels.text(dB($0.element)))" }
         var parts = ["\(label == "recording" ? "● REC" : "▶ PLAY") \(clock)"] + meters + ["xruns \(status.xrunCount)"]
         if status.diskFreeBytes >= 0 { parts.append("disk \(bytesText(status.diskFreeBytes)) free") }
         parts.append(file)
@@ -59,13 +59,16 @@ struct StatusLine {
         Terminal.out(text)
     }
 
+    /// dBFS rounded to 0.1, clamped to −120…+60 so garbage input (NaN, huge floats from a
+    /// float device) still prints and still encodes as JSON.
     private func dB(_ linear: Float) -> Double {
-        linear <= 0 ? -120 : max(-120, (Decibels.fromLinear(Double(linear)) * 10).rounded() / 10)
+        guard linear.isFinite, linear > 0 else { return linear.isNaN || linear <= 0 ? -120 : 60 }
+        return min(60, max(-120, (Decibels.fromLinear(Double(linear)) * 10).rounded() / 10))
     }
 
     private func bar(_ linear: Float) -> String {
-        let db = linear <= 0 ? -60 : max(-60, Decibels.fromLinear(Double(linear)))
-        let filled = Int(((db + 60) / 60 * 10).rounded())
+        let db = min(0, max(-60, dB(linear)))
+        let filled = min(10, max(0, Int(((db + 60) / 60 * 10).rounded())))
         return String(repeating: "█", count: filled) + String(repeating: "·", count: 10 - filled)
     }
 
