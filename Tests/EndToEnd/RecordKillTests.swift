@@ -5,30 +5,15 @@ import XCTest
 /// second before the kill, once `tapedeck recover` has run. Uses the paced `jacktap` device.
 final class RecordKillTests: XCTestCase {
     func testTakeKilledWithSIGKILLKeepsEverythingUpToOneSecondBeforeTheKill() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { throw XCTSkip("jackd2 is not installed") }
         let dir = try Tapedeck.temporaryFolder(self)
-        let server = "tdkill-\(getpid())-\(UUID().uuidString.prefix(6))"
-        let script = Tapedeck.packageRoot.appendingPathComponent("Tests/Fixtures/jack-dummy.sh").path
-        let pidFile = dir.path + "/jack.pid"
-        let starter = try SpawnedChild(["/bin/bash", script, "start", server], environment: [:], stdoutPath: pidFile)
-        guard let status = starter.wait(timeoutSeconds: 30), status == 0,
-              let jackPID = Int32(((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            _ = starter.kill(SIGKILL)
-            throw XCTSkip("the private JACK server did not start (see /tmp/jackd-\(server).log)")
-        }
-        defer {
-            kill(jackPID, SIGTERM)
-            for _ in 0..<200 where kill(jackPID, 0) == 0 { usleep(10_000) }
-            if kill(jackPID, 0) == 0 { kill(jackPID, SIGKILL) }
-        }
-
+        let jack = try JackServer.start(self, folder: dir.path)
         let input = RecordSupport.signal(frames: 48_000 * 12, channels: 1, bits: 16, seed: 7)
         RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
         let take = dir.path + "/take.wav"
         let stdoutPath = dir.path + "/stdout.jsonl"
         let child = try SpawnedChild([Tapedeck.binary, "record", "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16",
                                       "--bits", "16", "--out", take, "--json"],
-                                     environment: RecordSupport.environment.merging(["JACK_DEFAULT_SERVER": server, "JACK_NO_START_SERVER": "1"]) { $1 },
+                                     environment: jack.environment,
                                      stdoutPath: stdoutPath)
         var reaped = false
         defer { if !reaped { _ = child.kill(SIGKILL) } }
@@ -61,5 +46,36 @@ final class RecordKillTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(got.frames, promised)
         XCTAssertTrue(got.values == Array(input[0..<got.frames]), "every recovered frame equals the input")
         XCTAssertFalse(FileManager.default.fileExists(atPath: take + ".recording"))
+    }
+
+    func testStalledAudioThreadCountsTheXrunAndKeepsTheTakeAsLongAsItsSpan() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let jack = try JackServer.start(self, folder: dir.path)
+        let input = RecordSupport.signal(frames: 48_000 * 6, channels: 1, bits: 16, seed: 3)
+        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
+        let take = dir.path + "/take.wav"
+        var env = jack.environment
+        env["TAPEDECK_TEST_STALL"] = "48000:400"
+        let r = try Tapedeck.run(["record", "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--bits", "16",
+                                  "--duration", "3", "--out", take, "--json"], environment: env, timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = RecordSupport.jsonLines(r.stdout)
+        let xruns = lines.filter { $0["event"] as? String == "xrun" }
+        XCTAssertGreaterThanOrEqual(xruns.count, 1, "a 400 ms stall on a paced device overruns")
+        let done = try XCTUnwrap(lines.last)
+        XCTAssertEqual(done["xruns"] as? Int, xruns.count)
+        XCTAssertEqual(done["frames"] as? Int, 144_000)
+        let got = try RecordSupport.readInts(take, bits: 16)
+        XCTAssertEqual(got.frames, 144_000, "the take spans exactly the recorded time")
+        for x in xruns {
+            let frame = try XCTUnwrap(x["frame"] as? Int), lost = try XCTUnwrap(x["lost_frames"] as? Int)
+            XCTAssertGreaterThan(lost, 0)
+            XCTAssertLessThan(lost, 96_000)
+            let end = min(frame + lost, got.frames)
+            XCTAssertTrue(got.values[frame..<end].allSatisfy { $0 == 0 }, "the lost span is silence")
+        }
+        if let first = xruns.first?["frame"] as? Int, first <= got.frames {
+            XCTAssertTrue(Array(got.values[0..<first]) == Array(input[0..<first]), "audio before the xrun is the input")
+        }
     }
 }

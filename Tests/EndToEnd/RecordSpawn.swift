@@ -53,3 +53,35 @@ struct SpawnedChild {
         return wait(timeoutSeconds: 10)
     }
 }
+
+/// A private JACK server with the dummy driver, for the paced `jacktap` device; stopped when
+/// the test ends.
+struct JackServer {
+    let name: String
+    let pid: pid_t
+
+    /// Starts one (about a second) or skips the test when JACK is missing or will not start.
+    static func start(_ test: XCTestCase, folder: String) throws -> JackServer {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { throw XCTSkip("jackd2 is not installed") }
+        let name = "td-\(getpid())-\(UUID().uuidString.prefix(6))"
+        let script = Tapedeck.packageRoot.appendingPathComponent("Tests/Fixtures/jack-dummy.sh").path
+        let pidFile = folder + "/jack.pid"
+        let starter = try SpawnedChild(["/bin/bash", script, "start", name], environment: [:], stdoutPath: pidFile)
+        guard let status = starter.wait(timeoutSeconds: 30), status == 0,
+              let pid = Int32(((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            _ = starter.kill(SIGKILL)
+            throw XCTSkip("the private JACK server did not start (see /tmp/jackd-\(name).log)")
+        }
+        test.addTeardownBlock {
+            kill(pid, SIGTERM)
+            for _ in 0..<300 where kill(pid, 0) == 0 { usleep(10_000) }
+            if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+        }
+        return JackServer(name: name, pid: pid)
+    }
+
+    /// The environment a client needs to use this server (and never start another).
+    var environment: [String: String] {
+        RecordSupport.environment.merging(["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"]) { $1 }
+    }
+}

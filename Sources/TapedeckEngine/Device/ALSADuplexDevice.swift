@@ -19,6 +19,9 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
     private var startNanoseconds: Int64 = 0
     /// Device frames accounted for (moved or declared lost); audio thread only.
     private var accountedFrames: Int64 = 0
+    /// Whether the clock is anchored to the first period that arrived; the start itself
+    /// (JACK connecting, a card waking up) is not audio time and must not count as lost.
+    private var anchored = false
 
     /// Opens `request.name` with the global config or `config`. Control thread.
     public init(request: DeviceRequest, config: ALSAConfig? = nil) throws(DeviceError) {
@@ -56,6 +59,20 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
         try startStreams()
         startNanoseconds = monotonicNanoseconds()
         accountedFrames = 0
+        anchored = false
+    }
+
+    /// Anchors the xrun clock at the end of the first period that moved.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func account(_ frameCount: Int) {
+        if !anchored {
+            anchored = true
+            startNanoseconds = monotonicNanoseconds() - Int64(frameCount) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
+            accountedFrames = 0
+        }
+        accountedFrames += Int64(frameCount)
     }
 
     private func startStreams() throws(DeviceError) {
@@ -79,7 +96,7 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
         guard let cap = capture else { return .ok }
         let code = cap.readPeriod(into: channels, frameCount: frameCount)
         if code == 0 {
-            if playback == nil { accountedFrames += Int64(frameCount) }
+            if playback == nil { account(frameCount) }
             return .ok
         }
         return recover(code)
@@ -90,7 +107,7 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
         guard let play = playback else { return .ok }
         let code = play.writePeriod(from: channels, frameCount: frameCount)
         if code == 0 {
-            accountedFrames += Int64(frameCount)
+            account(frameCount)
             return .ok
         }
         return recover(code)
@@ -118,7 +135,7 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
         let elapsed = monotonicNanoseconds() - startNanoseconds
         let expected = elapsed * Int64(configuration.sampleRate) / 1_000_000_000
         // Unpaced devices run ahead of the clock: nothing measurable was lost there.
-        let lost = max(0, expected - accountedFrames)
+        let lost = anchored ? max(0, expected - accountedFrames) : 0
         accountedFrames += lost
         return .xrun(lostFrames: lost)
     }
