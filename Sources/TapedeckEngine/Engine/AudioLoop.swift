@@ -18,32 +18,14 @@ extension Engine {
         let loopStart = plan?.startFrame ?? 0
         let loopEnd = plan?.endFrame ?? Int64.max
         let loops = (plan?.loop ?? false) && loopEnd > loopStart
-        var position = plan?.startFrame ?? 0
-        var recorded: Int64 = 0
+        // Plain locals and an inout helper (no nested closure) so nothing captured is boxed
+        // on the heap.
+        var t = LoopTransport(position: plan?.startFrame ?? 0, recorded: 0, capturing: capturing, maxFrames: maxFrames,
+                              loopStart: loopStart, loopEnd: loopEnd, loops: loops)
         var stalled = options.stallAtFrame == nil
         let meterWindow = max(configuration.sampleRate / 10, n)
         var meterFrames = 0
         var outputPeak: (Float, Float) = (0, 0)
-
-        /// Accounts `lost` frames of device time: silence in the take, skipped playback.
-        func xrun(lost: Int64) {
-            board.xrunCount.add(1, ordering: .relaxed)
-            xrunEvents.push(XrunEvent(frame: capturing ? recorded : position, lostFrames: lost))
-            guard lost > 0 else { return }
-            if capturing, let ring = captureRing {
-                let fill = min(lost, maxFrames - recorded)
-                var left = fill
-                while left > 0 {
-                    let k = pushWaiting(ring, nil, frameCount: Int(min(left, Int64(n))))
-                    if k == 0 { break }
-                    left -= Int64(k)
-                }
-                recorded += fill - left
-            }
-            for t in trackRings.indices { trackDebt[t] += lost }
-            position += lost
-            if loops && position >= loopEnd { position = loopStart + (position - loopStart) % (loopEnd - loopStart) }
-        }
 
         cycle: while true {
             while let command = commands.pop() {
@@ -54,7 +36,7 @@ extension Engine {
                 }
             }
             if diskFailed.load(ordering: .acquiring) { break }
-            if !stalled, let at = options.stallAtFrame, (capturing ? recorded : position) >= at {
+            if !stalled, let at = options.stallAtFrame, (capturing ? t.recorded : t.position) >= at {
                 stalled = true
                 sleepNanoseconds(Int64(options.stallMilliseconds) * 1_000_000)
             }
@@ -62,20 +44,20 @@ extension Engine {
                 switch device.read(into: captureBuffers, frameCount: n) {
                 case .ok: break
                 case .xrun(let lost):
-                    xrun(lost: lost)
-                    publish(position: position, recorded: recorded)
-                    if recorded >= maxFrames { break cycle }
+                    accountXrun(lost: lost, &t)
+                    publish(position: t.position, recorded: t.recorded)
+                    if t.recorded >= maxFrames { break cycle }
                     continue cycle
                 case .failed(let code):
                     board.deviceErrorCode.store(code, ordering: .releasing)
                     board.state.store(EngineState.failed.rawValue, ordering: .releasing)
                     break cycle
                 }
-                let keep = Int(min(Int64(n), maxFrames - recorded))
+                let keep = Int(min(Int64(n), maxFrames - t.recorded))
                 meter(frames: keep, into: &meterFrames, window: meterWindow)
                 if let ring = captureRing {
                     let pushed = pushWaiting(ring, selectedCapture, frameCount: keep)
-                    recorded += Int64(pushed)
+                    t.recorded += Int64(pushed)
                 }
             }
             if playing {
@@ -93,24 +75,46 @@ extension Engine {
                 }
                 switch device.write(from: outputBuffers, frameCount: n) {
                 case .ok: break
-                case .xrun(let lost): xrun(lost: lost)
+                case .xrun(let lost): accountXrun(lost: lost, &t)
                 case .failed(let code):
                     board.deviceErrorCode.store(code, ordering: .releasing)
                     board.state.store(EngineState.failed.rawValue, ordering: .releasing)
                     break cycle
                 }
             }
-            position += Int64(n)
-            if loops && position >= loopEnd { position = loopStart + (position - loopStart) % (loopEnd - loopStart) }
-            publish(position: position, recorded: recorded)
-            if capturing && recorded >= maxFrames { break }
-            if playing && !capturing && !loops && position >= loopEnd { break }
+            t.advance(by: Int64(n))
+            publish(position: t.position, recorded: t.recorded)
+            if capturing && t.recorded >= maxFrames { break }
+            if playing && !capturing && !loops && t.position >= loopEnd { break }
         }
-        publish(position: position, recorded: recorded)
+        publish(position: t.position, recorded: t.recorded)
         if board.state.load(ordering: .relaxed) == EngineState.running.rawValue {
             board.state.store(EngineState.finished.rawValue, ordering: .releasing)
         }
         audioDone.store(true, ordering: .releasing)
+    }
+
+    /// Accounts `lost` frames of device time after an xrun: silence in the take, the same
+    /// span skipped in every playback ring, the transport moved on, so the timeline stays
+    /// aligned and the take's length stays equal to the time it spans.
+    ///
+    /// Audio thread: no allocation, no locks, no logging.
+    private func accountXrun(lost: Int64, _ t: inout LoopTransport) {
+        board.xrunCount.add(1, ordering: .relaxed)
+        xrunEvents.push(XrunEvent(frame: t.capturing ? t.recorded : t.position, lostFrames: lost))
+        guard lost > 0 else { return }
+        if t.capturing, let ring = captureRing {
+            let fill = min(lost, t.maxFrames - t.recorded)
+            var left = fill
+            while left > 0 {
+                let k = pushWaiting(ring, nil, frameCount: Int(min(left, Int64(periodFrames))))
+                if k == 0 { break }
+                left -= Int64(k)
+            }
+            t.recorded += fill - left
+        }
+        for i in trackRings.indices { trackDebt[i] += lost }
+        t.advance(by: lost)
     }
 
     /// Audio thread: no allocation, no locks.
@@ -192,5 +196,25 @@ extension Engine {
             for i in 0..<n { outputBuffers[0][i] = (outputBuffers[0][i] + outputBuffers[1][i]) * 0.5 }
         }
         board.playbackFillPermille.store(lowestFill, ordering: .relaxed)
+    }
+}
+
+/// The audio thread's transport: where the timeline is and how much has been recorded.
+struct LoopTransport {
+    var position: Int64
+    var recorded: Int64
+    let capturing: Bool
+    let maxFrames: Int64
+    let loopStart: Int64
+    let loopEnd: Int64
+    let loops: Bool
+
+    /// Moves the transport on, wrapping inside the loop range.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    mutating func advance(by frames: Int64) {
+        position += frames
+        if loops && position >= loopEnd { position = loopStart + (position - loopStart) % (loopEnd - loopStart) }
     }
 }

@@ -50,6 +50,10 @@ struct PlayCommand: Command {
         let tempo: TempoMap
         if isSession {
             let folder = SessionFolder(path: target)
+            // Opening a session finishes takes a crash left behind, so they are heard too.
+            for r in try TakeRecovery.recover(session: folder) {
+                Terminal.err("recovered unfinished take \(r.file)" + (r.problem.map { ": \($0)" } ?? "") + "\n")
+            }
             let session = try folder.load()
             tempo = session.tempoMap
             let from = try fromText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) } ?? 0
