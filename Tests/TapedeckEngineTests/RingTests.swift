@@ -49,3 +49,14 @@ final class RingTests: XCTestCase {
         }
     }
 }
+
+final class DeviceErrorTests: XCTestCase {
+    func testCommonALSAFailuresSayWhatToDo() {
+        XCTAssertTrue(DeviceError.explain(-EBUSY).contains("another program is using it"))
+        XCTAssertTrue(DeviceError.explain(-ENODEV).contains("unplugged"))
+        XCTAssertTrue(DeviceError.explain(-ENOENT).contains("tapedeck devices"))
+        XCTAssertFalse(DeviceError.isFatal(-EPIPE), "an xrun is recovered, not fatal")
+        XCTAssertTrue(DeviceError.isFatal(-ENODEV))
+        XCTAssertTrue(DeviceError.isFatal(-EBADFD))
+    }
+}

@@ -114,8 +114,15 @@ struct RecordCommand: Command {
             dev.stop()
             throw error
         }
-        if !json { Terminal.err("recording from \(config)\n") }
         var line = StatusLine(label: "recording", file: target.audioPath, sampleRate: config.sampleRate, json: json)
+        if json {
+            line.emit(["event": "start", "device": config.name, "sample_rate": config.sampleRate,
+                       "device_channels": config.captureChannels, "channels": channels,
+                       "format": config.captureFormat?.rawValue ?? "", "period_frames": config.periodFrames,
+                       "periods": config.periodCount, "latency_frames": latency, "file": target.audioPath])
+        } else {
+            Terminal.err("recording from \(config)\n")
+        }
         do { try engine.start() } catch {
             TakeMarker.remove(forAudio: target.audioPath)
             unlink(target.audioPath)
