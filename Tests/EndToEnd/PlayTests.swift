@@ -68,4 +68,25 @@ final class PlayTests: XCTestCase {
         XCTAssertTrue(got[(prefill * 2)..<start].allSatisfy { $0 == 0 }, "the muted track is silent")
         XCTAssertTrue(Array(got[start..<(start + heard.count)]) == heard, "a stereo track at centre plays at unity")
     }
+
+    func testLoopRepeatsTheRangeUntilStopped() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let samples = try stereoFile(dir.path + "/a.wav", frames: 10_000, seed: 0.5)
+        let out = dir.path + "/out.raw"
+        let child = try SpawnedChild([Tapedeck.binary, "play", dir.path + "/a.wav", "--from", "2000f", "--to", "2700f", "--loop",
+                                      "--device", "filetap:OUT=\(out)", "--device-format", "float", "--period", "128", "--periods", "4"],
+                                     environment: RecordSupport.environment)
+        let deadline = Date().addingTimeInterval(20)
+        while (((try? FileManager.default.attributesOfItem(atPath: out))?[.size] as? Int) ?? 0) < 200_000 && Date() < deadline { usleep(5_000) }
+        let status = try XCTUnwrap(child.kill(SIGINT))
+        XCTAssertEqual(status, 0, "SIGINT ends playback with exit 0")
+        let got = try outFrames(out)
+        let range = Array(samples[4000..<5400])
+        let loops = (got.count / 2 - prefill) / 700
+        XCTAssertGreaterThan(loops, 5)
+        for k in 0..<loops {
+            let at = (prefill + k * 700) * 2
+            XCTAssertTrue(Array(got[at..<(at + 1400)]) == range, "pass \(k) repeats the range")
+        }
+    }
 }
