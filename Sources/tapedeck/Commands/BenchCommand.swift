@@ -5,7 +5,7 @@ struct BenchCommand: Command {
     static let name = "bench"
     static let summary = "run the benchmarks (against ecasound, sox and rubberband where they apply)"
     static let usage = """
-    usage: tapedeck bench [all|mixdown|stretch] [--runs N] [--folder DIR]
+    usage: tapedeck bench [all|mixdown|stretch|scale] [--runs N] [--folder DIR]
 
     Prints one row per benchmark: what Tapedeck measured, the peer tool's number, their
     ratio and the goal. Wall times are medians of N alternating runs (default 5): Tapedeck,
@@ -17,6 +17,8 @@ struct BenchCommand: Command {
                 mixed to one WAV, against ecasound's equivalent chains (goal ≤ 0.33×)
       stretch   live: stereo tracks one core sustains at 0.5× and 2× (256-frame blocks);
                 export: 0.5× R3 stretch against `rubberband -3` on the same file (goal ≤ 1.1×)
+      scale     opening a generated 32-track × 2-hour session (sparse audio, fresh peaks) as
+                the screen does, in a child process (goal ≤ 0.5 s, ≤ 150 MB RSS)
 
     example: tapedeck bench mixdown --runs 3
     """
@@ -24,17 +26,24 @@ struct BenchCommand: Command {
     let which: String
     let runs: Int
     let folder: String
+    /// `scale`: the generated size (hidden options, for tests); `scale-open`: the session.
+    let scaleSize: BenchScale.Size
+    let scaleSession: String?
 
     init(arguments: inout Arguments) throws {
         runs = try arguments.intOption("--runs", in: 1...100) ?? 5
         folder = try arguments.option("--folder") ?? "bench-out"
         which = arguments.positional() ?? "all"
-        guard ["all", "mixdown", "stretch"].contains(which) else {
-            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch)")
+        scaleSize = BenchScale.Size(tracks: try arguments.intOption("--tracks", in: 1...256) ?? 32,
+                                    minutes: try arguments.intOption("--minutes", in: 1...600) ?? 120)
+        scaleSession = which == "scale-open" ? try arguments.required("SESSION") : nil
+        guard ["all", "mixdown", "stretch", "scale", "scale-open"].contains(which) else {
+            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, scale)")
         }
     }
 
     func run() throws -> Int32 {
+        if let scaleSession { return try BenchScale.openSession(path: scaleSession) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var results: [BenchResult] = []
         func attempt(_ name: String, _ body: () throws -> [BenchResult]) {
@@ -48,6 +57,9 @@ struct BenchCommand: Command {
         if which == "all" || which == "stretch" {
             attempt("live stretch") { BenchStretch.live() }
             attempt("export stretch") { [try BenchStretch.export(folder: folder, runs: runs)] }
+        }
+        if which == "all" || which == "scale" {
+            attempt("scale open") { [try BenchScale.run(folder: folder, runs: runs, size: scaleSize)] }
         }
         let rows = results.map { r in
             [r.name, r.measured, r.peer, r.ratio, r.goal, r.met.map { $0 ? "yes" : "NO" } ?? ""]
