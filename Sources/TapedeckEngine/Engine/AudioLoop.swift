@@ -33,6 +33,8 @@ extension Engine {
                 case .stop: break cycle
                 case .setTrackGains(let t, let l, let r):
                     if Int(t) < trackRings.count { trackGains[2 * Int(t)] = l; trackGains[2 * Int(t) + 1] = r }
+                case .setTimePitch:
+                    break
                 }
             }
             if diskFailed.load(ordering: .acquiring) { break }

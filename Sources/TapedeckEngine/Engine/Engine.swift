@@ -1,5 +1,6 @@
 import Synchronization
 import TapedeckIO
+import TapedeckDSP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -189,6 +190,13 @@ public final class Engine: @unchecked Sendable {
         t.pan = pan
         let g = t.busGains
         commands.push(.setTrackGains(track: Int32(track), left: g.left, right: g.right))
+    }
+
+    /// Changes speed, mode and pitch while playing (through the command queue: the audio
+    /// thread applies it at the next period). Control thread.
+    public func setTimePitch(_ settings: TimePitchSettings) {
+        commands.push(.setTimePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
+                                    pitchSemitones: settings.pitchSemitones))
     }
 
     /// Whether the audio thread has ended (duration reached, playback ended, stop, failure).

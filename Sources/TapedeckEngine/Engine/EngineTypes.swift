@@ -60,6 +60,9 @@ public enum EngineCommand: Sendable, BitwiseCopyable {
     case stop
     /// New bus gains (track fader × pan law) for a track.
     case setTrackGains(track: Int32, left: Float, right: Float)
+    /// New transport speed, mode and pitch shift. Rubber Band has no lock, so ratio changes
+    /// reach it only this way, on the thread that calls its process.
+    case setTimePitch(speed: Double, varispeed: Bool, pitchSemitones: Double)
 }
 
 /// What a finished run did.

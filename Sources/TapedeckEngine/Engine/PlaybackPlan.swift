@@ -74,6 +74,8 @@ public struct PlaybackPlan: Sendable {
     public var endFrame: Int64
     /// Whether to loop over `startFrame..<endFrame` until stopped.
     public var loop: Bool
+    /// Speed, mode and pitch at the start (``Engine/setTimePitch(_:)`` changes them live).
+    public var timePitch: TimePitchSettings = .normal
 
     /// Creates a plan.
     public init(tracks: [Track], sampleRate: Int, startFrame: Int64, endFrame: Int64, loop: Bool) {
