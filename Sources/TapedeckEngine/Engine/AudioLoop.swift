@@ -1,3 +1,4 @@
+import TapedeckCore
 import TapedeckDSP
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +24,16 @@ extension Engine {
         var t = LoopTransport(position: plan?.startFrame ?? 0, recorded: 0, capturing: capturing, maxFrames: maxFrames,
                               loopStart: loopStart, loopEnd: loopEnd, loops: loops)
         var stalled = options.stallAtFrame == nil
+        var timePitch = LiveTimePitch()
+        if let initial = plan?.timePitch {
+            timePitch.apply(speed: initial.speed, varispeed: initial.mode == .varispeed, pitchSemitones: initial.pitchSemitones)
+            if !initial.isIdentity && timePitchReady.load(ordering: .acquiring) { timePitch.engaged = true }
+        }
+        t.speed = timePitch.speed
+        if playing && !timePitch.engaged {
+            let info = transport(at: t.position, speed: 1)
+            for v in voices { v.primeChain(transport: info) }
+        }
         let meterWindow = max(configuration.sampleRate / 10, n)
         var meterFrames = 0
         var outputPeak: (Float, Float) = (0, 0)
@@ -33,8 +44,16 @@ extension Engine {
                 case .stop: break cycle
                 case .setTrackGains(let t, let l, let r):
                     if Int(t) < trackRings.count { trackGains[2 * Int(t)] = l; trackGains[2 * Int(t) + 1] = r }
-                case .setTimePitch:
-                    break
+                case .setTimePitch(let speed, let varispeed, let semitones):
+                    let modeChanged = varispeed != timePitch.varispeed
+                    timePitch.apply(speed: speed, varispeed: varispeed, pitchSemitones: semitones)
+                    if !timePitch.engaged && timePitchReady.load(ordering: .acquiring) && (speed != 1 || semitones != 0) {
+                        timePitch.engaged = true
+                        for v in voices { v.restartTimePitch() }
+                    } else if timePitch.engaged && modeChanged {
+                        for v in voices { v.restartTimePitch() }
+                    }
+                    t.speed = timePitch.engaged ? timePitch.speed : 1
                 }
             }
             if diskFailed.load(ordering: .acquiring) { break }
@@ -56,14 +75,20 @@ extension Engine {
                     break cycle
                 }
                 let keep = Int(min(Int64(n), maxFrames - t.recorded))
+                if let inputChain {
+                    for c in 0..<takeChannelCount { wetBuffers[c].update(from: selectedCapture[c], count: n) }
+                    var context = RenderContext(inPlace: UnsafeBufferPointer(start: wetBuffers, count: takeChannelCount),
+                                                frameCount: n, transport: transport(at: t.position, speed: t.speed))
+                    inputChain.process(&context)
+                }
                 meter(frames: keep, into: &meterFrames, window: meterWindow)
                 if let ring = captureRing {
-                    let pushed = pushWaiting(ring, selectedCapture, frameCount: keep)
+                    let pushed = pushWaiting(ring, ringSources, frameCount: keep)
                     t.recorded += Int64(pushed)
                 }
             }
             if playing {
-                mixPlayback(frameCount: n)
+                mixPlayback(frameCount: n, timePitch: timePitch, transport: transport(at: t.position, speed: t.speed))
                 let l = MixKernels.peak(outputBuffers[0], frameCount: n), r = MixKernels.peak(outputBuffers[1], frameCount: n)
                 outputPeak = (max(outputPeak.0, l), max(outputPeak.1, r))
                 if !capturing {
@@ -84,7 +109,7 @@ extension Engine {
                     break cycle
                 }
             }
-            t.advance(by: Int64(n))
+            t.advance(deviceFrames: Int64(n))
             publish(position: t.position, recorded: t.recorded)
             if capturing && t.recorded >= maxFrames { break }
             if playing && !capturing && !loops && t.position >= loopEnd { break }
@@ -115,8 +140,10 @@ extension Engine {
             }
             t.recorded += fill - left
         }
-        for i in trackRings.indices { trackDebt[i] += lost }
-        t.advance(by: lost)
+        // The device lost `lost` frames of time; at speed s that is s × lost timeline frames.
+        let timeline = Int64((Double(lost) * t.speed).rounded())
+        for v in voices { v.debtFrames += timeline }
+        t.advance(deviceFrames: lost)
     }
 
     /// Audio thread: no allocation, no locks.
@@ -148,8 +175,9 @@ extension Engine {
     private func meter(frames: Int, into count: inout Int, window: Int) {
         let channels = board.meterCount
         for c in 0..<channels {
-            meterPeak[c] = max(meterPeak[c], MixKernels.peak(selectedCapture[c], frameCount: frames))
-            meterSquares[c] += MixKernels.sumOfSquares(selectedCapture[c], frameCount: frames)
+            // What is recorded: after the input chain.
+            meterPeak[c] = max(meterPeak[c], MixKernels.peak(ringSources[c], frameCount: frames))
+            meterSquares[c] += MixKernels.sumOfSquares(ringSources[c], frameCount: frames)
         }
         count += frames
         if count >= window {
@@ -162,42 +190,47 @@ extension Engine {
         }
     }
 
-    /// Pops a period from every track ring (skipping frames owed to an xrun, waiting a
-    /// bounded time for a late disk) and mixes it into the output bus with each track's gains.
+    /// Renders every track's period (ring → time-pitch → chain) and mixes it into the
+    /// output bus with the track's gains, then runs the master chain.
     ///
     /// Audio thread: no allocation, no locks.
-    private func mixPlayback(frameCount n: Int) {
+    private func mixPlayback(frameCount n: Int, timePitch: LiveTimePitch, transport: TransportInfo) {
         let outs = max(configuration.playbackChannels, 2)
         for ch in 0..<outs { outputBuffers[ch].update(repeating: 0, count: n) }
         var lowestFill = 1000
-        for t in trackRings.indices {
-            let ring = trackRings[t]
-            let bufs = trackBuffers[t]
-            if trackDebt[t] > 0 {
-                let skipped = ring.pop(into: nil, frameCount: Int(min(trackDebt[t], Int64(ring.availableFrames))))
-                trackDebt[t] -= Int64(skipped)
-            }
-            var got = ring.pop(into: bufs, frameCount: n)
-            var waited: Int64 = 0
-            while got < n && trackDebt[t] == 0 && waited < options.ringWaitNanoseconds {
-                sleepNanoseconds(500_000)
-                waited += 500_000
-                got += ring.pop(into: bufs, frameCount: n - got, destinationOffset: got)
-            }
-            if got < n {
-                for ch in 0..<ring.channelCount { (bufs[ch] + got).update(repeating: 0, count: n - got) }
-                trackDebt[t] += Int64(n - got)
-            }
+        for (i, voice) in voices.enumerated() {
+            voice.render(frameCount: n, timePitch: timePitch, transport: transport)
+            let ring = voice.ring
             lowestFill = min(lowestFill, ring.availableFrames * 1000 / ring.capacityFrames)
-            let gl = trackGains[2 * t], gr = trackGains[2 * t + 1]
-            let right = ring.channelCount > 1 ? bufs[1] : bufs[0]
+            let gl = trackGains[2 * i], gr = trackGains[2 * i + 1]
+            let bufs = voice.buffers
+            let right = voice.channelCount > 1 ? bufs[1] : bufs[0]
             MixKernels.accumulate(bufs[0], into: outputBuffers[0], frameCount: n, startGain: gl, endGain: gl)
             MixKernels.accumulate(right, into: outputBuffers[1], frameCount: n, startGain: gr, endGain: gr)
+        }
+        if let masterChain {
+            var context = RenderContext(inPlace: UnsafeBufferPointer(start: outputBuffers, count: 2), frameCount: n,
+                                        transport: transport)
+            masterChain.process(&context)
         }
         if configuration.playbackChannels == 1 {
             for i in 0..<n { outputBuffers[0][i] = (outputBuffers[0][i] + outputBuffers[1][i]) * 0.5 }
         }
         board.playbackFillPermille.store(lowestFill, ordering: .relaxed)
+    }
+
+    /// The host clock for nodes at timeline `frame`: tempo-synced nodes follow the session's
+    /// tempo as heard, so at speed s the tempo they see is s × the session's.
+    ///
+    /// Audio thread: arithmetic only.
+    @inline(__always)
+    func transport(at frame: Int64, speed: Double) -> TransportInfo {
+        let map = plan?.tempoMap ?? TempoMap(sampleRate: configuration.sampleRate, tempoBPM: 120,
+                                             timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
+        return TransportInfo(tempoBPM: map.tempoBPM * speed, beatPosition: Double(frame) / map.framesPerBeat,
+                             beatsPerBar: map.timeSignature.beatsPerBar, beatUnit: map.timeSignature.beatUnit,
+                             sampleRate: Double(configuration.sampleRate), timelineFrame: frame,
+                             isPlaying: plan != nil, isRecording: take != nil, isCycling: plan?.loop ?? false)
     }
 }
 
@@ -210,13 +243,25 @@ struct LoopTransport {
     let loopStart: Int64
     let loopEnd: Int64
     let loops: Bool
+    /// Timeline frames per device frame (1 unless time-pitch is engaged).
+    var speed = 1.0
+    /// The fraction of a timeline frame carried between periods at speeds other than 1.
+    var fraction = 0.0
 
-    /// Moves the transport on, wrapping inside the loop range.
+    /// Moves the transport on by `deviceFrames` of device time (× speed on the timeline),
+    /// wrapping inside the loop range.
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
-    mutating func advance(by frames: Int64) {
-        position += frames
+    mutating func advance(deviceFrames: Int64) {
+        if speed == 1 && fraction == 0 {
+            position += deviceFrames
+        } else {
+            let exact = Double(deviceFrames) * speed + fraction
+            let whole = exact.rounded(.down)
+            fraction = exact - whole
+            position += Int64(whole)
+        }
         if loops && position >= loopEnd { position = loopStart + (position - loopStart) % (loopEnd - loopStart) }
     }
 }

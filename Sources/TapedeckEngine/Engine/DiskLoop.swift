@@ -17,8 +17,13 @@ extension Engine {
                 if k > 0 {
                     worked = true
                     if !diskFailed.load(ordering: .relaxed), let w = writer {
-                        let channels = (0..<ring.channelCount).map { UnsafePointer(diskBuffers[$0]) }
-                        do { try w.write(channels, frameCount: k) } catch {
+                        let wet = (0..<takeChannelCount).map { UnsafePointer(diskBuffers[$0]) }
+                        do {
+                            try w.write(wet, frameCount: k)
+                            if let dry = dryWriter {
+                                try dry.write((0..<takeChannelCount).map { UnsafePointer(diskBuffers[takeChannelCount + $0]) }, frameCount: k)
+                            }
+                        } catch {
                             board.fail(error.description)
                             board.state.store(EngineState.failed.rawValue, ordering: .releasing)
                             diskFailed.store(true, ordering: .releasing)
@@ -30,7 +35,7 @@ extension Engine {
             let now = monotonicNanoseconds()
             if now - lastHeader >= options.headerIntervalNanoseconds {
                 lastHeader = now
-                if !diskFailed.load(ordering: .relaxed) { writer?.updateHeader() }
+                if !diskFailed.load(ordering: .relaxed) { writer?.updateHeader(); dryWriter?.updateHeader() }
             }
             if let folder, now - lastSpace >= 1_000_000_000 {
                 lastSpace = now

@@ -31,12 +31,26 @@ public final class Engine: @unchecked Sendable {
     let periodFrames: Int
     let captureBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let selectedCapture: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// The take's input chain, if any, and the buffers it processes (a copy of the selected
+    /// channels, so the dry input stays available for a dry copy).
+    let inputChain: ChainInstance?
+    let wetBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// What the capture ring takes each period: the wet channels, then (keeping both) the dry.
+    let ringSources: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Channels of the take itself (the ring holds twice as many when a dry copy is kept).
+    let takeChannelCount: Int
+    var dryWriter: AudioFileWriter?
     let outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let captureRing: FrameRing?
     let trackRings: [FrameRing]
-    let trackBuffers: [UnsafeMutablePointer<UnsafeMutablePointer<Float>>]
+    /// Each track's playback path (ring → time-pitch → chain), in plan order.
+    let voices: [TrackVoice]
     let trackGains: UnsafeMutablePointer<Float>
-    let trackDebt: UnsafeMutablePointer<Int64>
+    /// The master chain on the stereo mix, if the plan has one.
+    let masterChain: ChainInstance?
+    /// Set (releasing) once every voice has its time-pitch processors; the audio thread only
+    /// engages them after seeing it (acquiring).
+    let timePitchReady = Atomic<Bool>(false)
     let meterPeak: UnsafeMutablePointer<Float>
     let meterSquares: UnsafeMutablePointer<Double>
 
@@ -77,7 +91,17 @@ public final class Engine: @unchecked Sendable {
                 throw DeviceError(device: config.name, reason: "runs at \(config.sampleRate) Hz but the material is \(playback.sampleRate) Hz")
             }
         }
-        takeLatencyFrames = (take != nil && playback != nil) ? config.roundTripLatencyFrames : 0
+        var master: ChainInstance?
+        if let chain = playback?.masterChain, !chain.entries.isEmpty {
+            let instance = chain.instantiate()
+            instance.prepare(format: NodeFormat(sampleRate: Double(config.sampleRate), channelCount: 2), maxFrames: periodFrames)
+            master = instance
+        }
+        masterChain = master
+        // What an overdub hears comes out this much later than the timeline says: the device
+        // round trip plus the master chain's look-ahead (track chains are primed away).
+        takeLatencyFrames = (take != nil && playback != nil)
+            ? config.roundTripLatencyFrames + Int64(master?.latencyFrames ?? 0) : 0
         board = StatusBoard(meterCount: take?.deviceChannels.count ?? 0)
 
         func buffers(_ count: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
@@ -98,23 +122,43 @@ public final class Engine: @unchecked Sendable {
         meterSquares = .allocate(capacity: max(selected.count, 1))
         meterSquares.initialize(repeating: 0, count: max(selected.count, 1))
         let captureCapacity = Int(options.captureRingSeconds * Double(config.sampleRate)) + periodFrames
-        captureRing = take == nil ? nil : FrameRing(channelCount: selected.count, capacityFrames: captureCapacity)
+        takeChannelCount = selected.count
+        let keepDry = take?.dryPath != nil
+        if let chain = take?.inputChain, !chain.entries.isEmpty {
+            let instance = chain.instantiate()
+            instance.prepare(format: NodeFormat(sampleRate: Double(config.sampleRate), channelCount: selected.count),
+                             maxFrames: periodFrames)
+            inputChain = instance
+        } else {
+            inputChain = nil
+        }
+        wetBuffers = buffers(selected.count)
+        ringSources = .allocate(capacity: max(selected.count * 2, 1))
+        for i in 0..<selected.count {
+            ringSources[i] = inputChain == nil ? selectedCapture[i] : wetBuffers[i]
+            ringSources[selected.count + i] = selectedCapture[i]
+        }
+        captureRing = take == nil ? nil
+            : FrameRing(channelCount: selected.count * (keepDry ? 2 : 1), capacityFrames: captureCapacity)
         let tracks = playback?.tracks ?? []
         let playbackCapacity = Int(options.playbackRingSeconds * Double(config.sampleRate)) + periodFrames + 4096
-        trackRings = tracks.map { FrameRing(channelCount: $0.channelCount, capacityFrames: playbackCapacity) }
-        trackBuffers = tracks.map { buffers($0.channelCount) }
+        let rings = tracks.map { FrameRing(channelCount: $0.channelCount, capacityFrames: playbackCapacity) }
+        trackRings = rings
+        voices = tracks.indices.map { i in
+            TrackVoice(ring: rings[i], channelCount: tracks[i].channelCount, periodFrames: periodFrames,
+                       chain: tracks[i].chain, sampleRate: config.sampleRate, waitNanoseconds: options.ringWaitNanoseconds)
+        }
         trackGains = .allocate(capacity: max(tracks.count * 2, 1))
         for (i, t) in tracks.enumerated() {
             let g = t.busGains
             trackGains[2 * i] = g.left
             trackGains[2 * i + 1] = g.right
         }
-        trackDebt = .allocate(capacity: max(tracks.count, 1))
-        trackDebt.initialize(repeating: 0, count: max(tracks.count, 1))
 
-        diskBuffers = .allocate(capacity: max(selected.count, 1))
-        for i in 0..<max(selected.count, 1) { diskBuffers[i] = .allocate(capacity: diskBlockFrames) }
+        diskBuffers = .allocate(capacity: max(selected.count * 2, 1))
+        for i in 0..<max(selected.count * 2, 1) { diskBuffers[i] = .allocate(capacity: diskBlockFrames) }
         trackCursors = tracks.map { _ in playback?.startFrame ?? 0 }
+        if let playback, !playback.timePitch.isIdentity { attachTimePitch() }
         if let playback {
             streamers = try playback.tracks.map { t throws(AudioFileError) in try TrackStreamer(track: t, blockFrames: 4096) }
         }
@@ -129,6 +173,9 @@ public final class Engine: @unchecked Sendable {
                 throw error
             }
             writer?.updateHeader()
+            if let dryPath = take.dryPath {
+                dryWriter = try AudioFileWriter(path: dryPath, format: format)
+            }
         }
     }
 
@@ -141,13 +188,13 @@ public final class Engine: @unchecked Sendable {
         selectedCapture.deallocate()
         meterPeak.deallocate()
         meterSquares.deallocate()
-        for (i, b) in trackBuffers.enumerated() {
-            for ch in 0..<max(plan?.tracks[i].channelCount ?? 1, 1) { b[ch].deallocate() }
-            b.deallocate()
-        }
         trackGains.deallocate()
-        trackDebt.deallocate()
-        for i in 0..<max(take?.deviceChannels.count ?? 0, 1) { diskBuffers[i].deallocate() }
+        masterChain?.release()
+        for i in 0..<max(takeChannelCount * 2, 1) { diskBuffers[i].deallocate() }
+        for i in 0..<max(takeChannelCount, 1) { wetBuffers[i].deallocate() }
+        wetBuffers.deallocate()
+        ringSources.deallocate()
+        inputChain?.release()
         diskBuffers.deallocate()
     }
 
@@ -195,8 +242,18 @@ public final class Engine: @unchecked Sendable {
     /// Changes speed, mode and pitch while playing (through the command queue: the audio
     /// thread applies it at the next period). Control thread.
     public func setTimePitch(_ settings: TimePitchSettings) {
+        if !settings.isIdentity { attachTimePitch() }
         commands.push(.setTimePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
                                     pitchSemitones: settings.pitchSemitones))
+    }
+
+    /// Gives every voice its stretcher and varispeed, then publishes them to the audio thread.
+    /// Control thread; does the allocating (and Rubber Band's warm-up) so the audio thread
+    /// never has to.
+    private func attachTimePitch() {
+        guard !timePitchReady.load(ordering: .acquiring) else { return }
+        for v in voices { v.attachTimePitch(sampleRate: configuration.sampleRate, maxFrames: periodFrames) }
+        timePitchReady.store(true, ordering: .releasing)
     }
 
     /// Whether the audio thread has ended (duration reached, playback ended, stop, failure).
@@ -251,6 +308,10 @@ public final class Engine: @unchecked Sendable {
         if let w = writer {
             writer = nil
             do { try w.close() } catch { closeError = error }
+        }
+        if let w = dryWriter {
+            dryWriter = nil
+            do { try w.close() } catch { closeError = closeError ?? error }
         }
         if let closeError { board.fail(closeError.description) }
         if board.state.load(ordering: .relaxed) == EngineState.running.rawValue {

@@ -1,4 +1,5 @@
 import TapedeckIO
+import TapedeckDSP
 
 /// A take to record: which device channels go into which file.
 public struct TakeRequest: Sendable {
@@ -17,6 +18,10 @@ public struct TakeRequest: Sendable {
     /// Written beside the take before its first frame; the caller removes it once the take is
     /// closed and placed.
     public var marker: TakeMarker?
+    /// The input chain the take is recorded through (empty: none).
+    public var inputChain = Chain()
+    /// When set, the unprocessed input is kept too, in this file ("both": wet take + dry copy).
+    public var dryPath: String?
 
     /// Creates a take request.
     public init(path: String, container: AudioContainer, encoding: SampleEncoding, deviceChannels: [Int],

@@ -2,40 +2,25 @@ import TapedeckCore
 import TapedeckIO
 import TapedeckDSP
 
-/// What to play: the audible tracks of a session (or one file), a range and whether to loop.
-/// Built on the control thread; the disk thread streams it.
+/// What to play: the audible tracks of a session (or one file), a range, whether to loop,
+/// the chains, and the speed. Built on the control thread; the disk thread streams it.
 public struct PlaybackPlan: Sendable {
-    /// One region, resolved to an absolute file path and linear gain.
+    /// One region and the file it plays from. Regions with a rate other than 1 have already
+    /// been resolved to their 1× render (``StretchedRegionCache``).
     public struct Source: Sendable, Equatable {
         /// Absolute path of the audio file.
         public var path: String
-        /// Timeline frame of the region's first frame.
-        public var timelineStartFrame: Int64
-        /// Frame in the file where the region starts.
-        public var sourceOffsetFrame: Int64
-        /// Length on the timeline.
-        public var lengthFrames: Int64
-        /// Region gain, linear.
-        public var gain: Float
-        /// Linear fade-in length.
-        public var fadeInFrames: Int64
-        /// Linear fade-out length.
-        public var fadeOutFrames: Int64
+        /// The region, at rate 1, with its gain and fades.
+        public var region: Region
 
         /// Creates a source.
-        public init(path: String, timelineStartFrame: Int64, sourceOffsetFrame: Int64, lengthFrames: Int64,
-                    gain: Float = 1, fadeInFrames: Int64 = 0, fadeOutFrames: Int64 = 0) {
+        public init(path: String, region: Region) {
             self.path = path
-            self.timelineStartFrame = timelineStartFrame
-            self.sourceOffsetFrame = sourceOffsetFrame
-            self.lengthFrames = lengthFrames
-            self.gain = gain
-            self.fadeInFrames = fadeInFrames
-            self.fadeOutFrames = fadeOutFrames
+            self.region = region
         }
     }
 
-    /// One track's sources and its place in the stereo mix.
+    /// One track's sources, its chain and its place in the stereo mix.
     public struct Track: Sendable, Equatable {
         /// Display name.
         public var name: String
@@ -47,14 +32,18 @@ public struct PlaybackPlan: Sendable {
         public var gain: Float
         /// −1…+1.
         public var pan: Double
+        /// The playback chain (empty: none), run before the fader.
+        public var chain: Chain
 
         /// Creates a track.
-        public init(name: String, sources: [Source], channelCount: Int, gain: Float = 1, pan: Double = 0) {
+        public init(name: String, sources: [Source], channelCount: Int, gain: Float = 1, pan: Double = 0,
+                    chain: Chain = Chain()) {
             self.name = name
             self.sources = sources
             self.channelCount = channelCount
             self.gain = gain
             self.pan = pan
+            self.chain = chain
         }
 
         /// Left and right gains into the master bus (track gain × pan law).
@@ -76,43 +65,59 @@ public struct PlaybackPlan: Sendable {
     public var loop: Bool
     /// Speed, mode and pitch at the start (``Engine/setTimePitch(_:)`` changes them live).
     public var timePitch: TimePitchSettings = .normal
+    /// The master chain (empty: none), run on the mix.
+    public var masterChain = Chain()
+    /// Tempo and meter, for tempo-synced nodes.
+    public var tempoMap: TempoMap
 
     /// Creates a plan.
-    public init(tracks: [Track], sampleRate: Int, startFrame: Int64, endFrame: Int64, loop: Bool) {
+    public init(tracks: [Track], sampleRate: Int, startFrame: Int64, endFrame: Int64, loop: Bool,
+                tempoMap: TempoMap? = nil) {
         self.tracks = tracks
         self.sampleRate = sampleRate
         self.startFrame = startFrame
         self.endFrame = endFrame
         self.loop = loop
+        self.tempoMap = tempoMap ?? TempoMap(sampleRate: sampleRate, tempoBPM: 120,
+                                             timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
     }
 
-    /// The audible tracks of `session` (``Session/isAudible(trackIndex:)``), from `from` to
-    /// `to` (default: the session's end). Opens each file once to learn its channel count.
-    public init(session: Session, folder: SessionFolder, from: Int64 = 0, to: Int64? = nil, loop: Bool = false) throws(AudioFileError) {
+    /// The audible tracks of `session` (``Session/isAudible(trackIndex:)``) with their chains
+    /// and the master chain, from `from` to `to` (default: the session's end). Opens each
+    /// file once to learn its channel count; renders regions with a rate other than 1 into
+    /// the session's cache first (once; later plans reuse the render). A chain that does not
+    /// parse throws ``ChainContextError``.
+    public init(session: Session, folder: SessionFolder, from: Int64 = 0, to: Int64? = nil, loop: Bool = false) throws {
         var tracks: [Track] = []
+        let cache = StretchedRegionCache(folder: folder)
         for (i, t) in session.tracks.enumerated() where session.isAudible(trackIndex: i) {
             var sources: [Source] = []
             var width = 1
             for r in t.regions where r.lengthFrames > 0 {
-                let path = folder.absolutePath(of: r.file)
+                let (region, path) = try cache.playable(r)
                 let reader = try AudioFileReader(path: path, blockFrames: 16)
                 width = max(width, min(reader.channelCount, 2))
-                sources.append(Source(path: path, timelineStartFrame: r.timelineStartFrame, sourceOffsetFrame: r.sourceOffsetFrame,
-                                      lengthFrames: r.lengthFrames, gain: Float(Decibels.toLinear(r.gainDecibels)),
-                                      fadeInFrames: r.fadeInFrames, fadeOutFrames: r.fadeOutFrames))
+                sources.append(Source(path: path, region: region))
+            }
+            let chain: Chain
+            do { chain = try Chain(parsing: t.playbackChain) } catch {
+                throw ChainContextError(place: "track \(i + 1) (\(t.name)) chain", error: error)
             }
             tracks.append(Track(name: t.name, sources: sources, channelCount: width,
-                                gain: Float(Decibels.toLinear(t.gainDecibels)), pan: t.pan))
+                                gain: Float(Decibels.toLinear(t.gainDecibels)), pan: t.pan, chain: chain))
         }
         self.init(tracks: tracks, sampleRate: session.sampleRate, startFrame: from,
-                  endFrame: max(to ?? session.endFrame, from), loop: loop)
+                  endFrame: max(to ?? session.endFrame, from), loop: loop, tempoMap: session.tempoMap)
+        do { masterChain = try Chain(parsing: session.masterChain) } catch {
+            throw ChainContextError(place: "master chain", error: error)
+        }
     }
 
     /// One file from its start, as a single centred track.
     public init(file path: String, from: Int64 = 0, to: Int64? = nil, loop: Bool = false) throws(AudioFileError) {
         let reader = try AudioFileReader(path: path, blockFrames: 16)
-        let source = Source(path: path, timelineStartFrame: 0, sourceOffsetFrame: 0, lengthFrames: reader.frameCount)
-        let track = Track(name: path, sources: [source], channelCount: min(reader.channelCount, 2))
+        let region = Region(file: path, timelineStartFrame: 0, lengthFrames: reader.frameCount)
+        let track = Track(name: path, sources: [Source(path: path, region: region)], channelCount: min(reader.channelCount, 2))
         self.init(tracks: [track], sampleRate: reader.sampleRate, startFrame: from,
                   endFrame: max(min(to ?? reader.frameCount, reader.frameCount), from), loop: loop)
     }

@@ -8,5 +8,11 @@ public struct ChainContextError: Error, CustomStringConvertible {
     /// What is wrong with it.
     public var error: ChainError
 
+    /// Creates the error.
+    public init(place: String, error: ChainError) {
+        self.place = place
+        self.error = error
+    }
+
     public var description: String { "\(place): \(error.description)" }
 }

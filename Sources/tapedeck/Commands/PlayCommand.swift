@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
+import TapedeckDSP
 
 /// `tapedeck play SESSION|FILE`: plays a session's audible tracks (or one file) on a device.
 struct PlayCommand: Command {
@@ -20,6 +21,10 @@ struct PlayCommand: Command {
       --period FRAMES       frames per period (default 256)
       --periods N           periods in the device buffer (default 3)
       --device-format F     force the device sample format: float, s32, s24, s24_3, s16
+      --speed R             play at R× (1/32...32; 0.5, 1/2, 50%, 2x)
+      --mode stretch|varispeed  keep pitch (Rubber Band, default) or let it follow speed
+      --pitch SEMITONES     shift pitch (stretch mode), e.g. -2 or 0.5 (50 cents)
+      --fx CHAIN            master chain for this run (replaces the session's)
       --json                one JSON status object per line on stdout
 
     Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
@@ -31,8 +36,12 @@ struct PlayCommand: Command {
     var toText: String?
     var loop: Bool
     var json: Bool
+    var timePitch: TimePitchSettings
+    var masterChain: Chain?
 
     init(arguments: inout Arguments) throws {
+        timePitch = try TimePitchOptions.parse(&arguments)
+        masterChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
         device = try DeviceOptions(arguments: &arguments)
         fromText = try arguments.option("--from")
         toText = try arguments.option("--to")
@@ -66,6 +75,8 @@ struct PlayCommand: Command {
             let to = try toText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) }
             plan = try PlaybackPlan(file: target, from: from, to: to, loop: loop)
         }
+        plan.timePitch = timePitch
+        if let masterChain { plan.masterChain = masterChain }
         guard plan.endFrame > plan.startFrame else {
             throw UsageError("play: nothing to play between \(TimeText.clock(frames: plan.startFrame, sampleRate: plan.sampleRate)) and \(TimeText.clock(frames: plan.endFrame, sampleRate: plan.sampleRate))")
         }

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
+import TapedeckDSP
 
 /// `tapedeck record` (and `tapedeck --headless --record`): records a take from an ALSA
 /// device into a file or onto a session track, showing that it records until it is stopped.
@@ -31,7 +32,10 @@ struct RecordCommand: Command {
       --periods N           periods in the device buffer (default 3)
       --device-format F     force the device sample format: float, s32, s24, s24_3, s16
       --json                one JSON object per line on stdout instead of the banner
-      --fx CHAIN            not yet: input effect chains come with the node system
+      --fx CHAIN            record through this input chain (default: the track's input
+                            chain when recording into a session)
+      --keep wet|both       keep only the processed take (default) or also the dry input,
+                            as NAME.dry.wav|flac beside it
 
     Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
     """
@@ -47,11 +51,14 @@ struct RecordCommand: Command {
     var durationText: String?
     var play: Bool
     var json: Bool
+    var inputChain: Chain?
+    var keepDry: Bool
 
     init(arguments: inout Arguments) throws {
-        if try arguments.option("--fx") != nil {
-            throw UsageError("record: --fx is not available yet (input effect chains arrive with the node system)")
-        }
+        inputChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
+        let keep = try arguments.option("--keep") ?? "wet"
+        guard keep == "wet" || keep == "both" else { throw UsageError("record: --keep '\(keep)' must be wet or both") }
+        keepDry = keep == "both"
         let named = try arguments.option("--session")
         outPath = try arguments.option("--out")
         trackNumber = try arguments.intOption("--track", in: 1...10_000)
@@ -105,8 +112,16 @@ struct RecordCommand: Command {
         let marker = TakeMarker(file: target.markerFile, session: target.folder?.path, trackIndex: target.trackIndex,
                                 timelineStartFrame: 0, latencyFrames: latency, sampleRate: config.sampleRate,
                                 deviceChannels: channels, startedAtSeconds: Date().timeIntervalSince1970)
-        let take = TakeRequest(path: target.audioPath, container: target.container, encoding: encoding,
+        var take = TakeRequest(path: target.audioPath, container: target.container, encoding: encoding,
                                deviceChannels: channels, peakPath: target.peakPath, maxFrames: maxFrames, marker: marker)
+        if let inputChain {
+            take.inputChain = inputChain
+        } else if let session = target.session, let index = target.trackIndex, session.tracks.indices.contains(index) {
+            do { take.inputChain = try Chain(parsing: session.tracks[index].inputChain) } catch {
+                throw ChainContextError(place: "track \(index + 1) input chain", error: error)
+            }
+        }
+        if keepDry { take.dryPath = RecordCommand.dryPath(for: target.audioPath) }
         let engine: Engine
         do {
             engine = try Engine(device: dev, take: take, playback: plan, options: DeviceOptions.engineOptions())
@@ -153,6 +168,12 @@ struct RecordCommand: Command {
             throw RecordFailure(message: "\(error) (the take was kept up to there: \(summary.takeFrames) frames in \(target.audioPath))")
         }
         return ExitCode.ok
+    }
+
+    /// `take.wav` → `take.dry.wav`.
+    static func dryPath(for path: String) -> String {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return path + ".dry" }
+        return String(path[..<dot]) + ".dry" + String(path[dot...])
     }
 }
 
