@@ -31,7 +31,7 @@ let package = Package(
         .testTarget(name: "TapedeckCoreTests", dependencies: ["TapedeckCore"]),
         .testTarget(name: "TapedeckDSPTests", dependencies: ["TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
-        .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA"]),
+        .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "CNcurses"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore"]),
     ]

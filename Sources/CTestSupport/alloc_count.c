@@ -17,7 +17,26 @@ static __thread int64_t count;
 void td_alloc_count_begin(void) { count = 0; counting = 1; }
 int64_t td_alloc_count_end(void) { counting = 0; return count; }
 
-void *malloc(size_t n) { if (counting) count++; return __libc_malloc(n); }
+#include <execinfo.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Debug aid: with TD_ALLOC_TRACE=N in the environment, the first N counted mallocs print a
+   raw backtrace to stderr (resolve with addr2line), to find what a failing test caught. */
+static __thread int tracing;
+static void trace(void) {
+    if (tracing) return;
+    const char *limit = getenv("TD_ALLOC_TRACE");
+    if (!limit || count > atoi(limit)) return;
+    tracing = 1;
+    void *frames[32];
+    int n = backtrace(frames, 32);
+    backtrace_symbols_fd(frames, n, 2);
+    write(2, "----\n", 5);
+    tracing = 0;
+}
+
+void *malloc(size_t n) { if (counting) { count++; trace(); } return __libc_malloc(n); }
 void *calloc(size_t a, size_t b) { if (counting) count++; return __libc_calloc(a, b); }
 void *realloc(void *p, size_t n) { if (counting) count++; return __libc_realloc(p, n); }
 int posix_memalign(void **out, size_t align, size_t n) {

@@ -32,12 +32,13 @@ extension Engine {
         t.speed = timePitch.speed
         if playing && !timePitch.engaged {
             let info = transport(at: t.position, speed: 1)
-            for v in voices { v.primeChain(transport: info) }
+            for i in 0..<voices.count { voices[i].primeChain(transport: info) }
         }
         let meterWindow = max(configuration.sampleRate / 10, n)
         var meterFrames = 0
         var outputPeak: (Float, Float) = (0, 0)
 
+        options.audioThreadProbe?.audioThreadBegins()
         cycle: while true {
             while let command = commands.pop() {
                 switch command {
@@ -49,9 +50,9 @@ extension Engine {
                     timePitch.apply(speed: speed, varispeed: varispeed, pitchSemitones: semitones)
                     if !timePitch.engaged && timePitchReady.load(ordering: .acquiring) && (speed != 1 || semitones != 0) {
                         timePitch.engaged = true
-                        for v in voices { v.restartTimePitch() }
+                        for i in 0..<voices.count { voices[i].restartTimePitch() }
                     } else if timePitch.engaged && modeChanged {
-                        for v in voices { v.restartTimePitch() }
+                        for i in 0..<voices.count { voices[i].restartTimePitch() }
                     }
                     t.speed = timePitch.engaged ? timePitch.speed : 1
                 }
@@ -114,6 +115,7 @@ extension Engine {
             if capturing && t.recorded >= maxFrames { break }
             if playing && !capturing && !loops && t.position >= loopEnd { break }
         }
+        options.audioThreadProbe?.audioThreadEnds()
         publish(position: t.position, recorded: t.recorded)
         if board.state.load(ordering: .relaxed) == EngineState.running.rawValue {
             board.state.store(EngineState.finished.rawValue, ordering: .releasing)
@@ -142,7 +144,7 @@ extension Engine {
         }
         // The device lost `lost` frames of time; at speed s that is s × lost timeline frames.
         let timeline = Int64((Double(lost) * t.speed).rounded())
-        for v in voices { v.debtFrames += timeline }
+        for i in 0..<voices.count { voices[i].debtFrames += timeline }
         t.advance(deviceFrames: lost)
     }
 
@@ -198,7 +200,9 @@ extension Engine {
         let outs = max(configuration.playbackChannels, 2)
         for ch in 0..<outs { outputBuffers[ch].update(repeating: 0, count: n) }
         var lowestFill = 1000
-        for (i, voice) in voices.enumerated() {
+        // Index loops: an unspecialised iterator (debug builds) allocates on every pass.
+        for i in 0..<voices.count {
+            let voice = voices[i]
             voice.render(frameCount: n, timePitch: timePitch, transport: transport)
             let ring = voice.ring
             lowestFill = min(lowestFill, ring.availableFrames * 1000 / ring.capacityFrames)

@@ -54,9 +54,20 @@ public struct EngineOptions: Sendable {
     public var stallAtFrame: Int64?
     /// Test hook: length of the stall.
     public var stallMilliseconds: Int = 0
+    /// Test hook: told on the audio thread when its loop begins and ends (a test counts the
+    /// thread's allocations between the two).
+    public var audioThreadProbe: (any AudioThreadProbe)?
 
     /// Default options.
     public init() {}
+}
+
+/// Watches the audio thread from the inside; for tests.
+public protocol AudioThreadProbe: AnyObject, Sendable {
+    /// Called on the audio thread just before its loop's first period.
+    func audioThreadBegins()
+    /// Called on the audio thread just after its loop's last period.
+    func audioThreadEnds()
 }
 
 /// Commands into the audio thread.
