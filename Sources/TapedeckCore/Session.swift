@@ -67,11 +67,23 @@ public struct Region: Codable, Equatable, Sendable {
     public var fadeOutFrames: Int64
     /// Playback rate of the source: 1 plays as recorded, 0.5 lasts twice as long.
     public var rate: Double
+    /// The take group (a stack of takes over one range, see ``Track/activeTakes``) this
+    /// region is a take of; nil for an ordinary region, which always plays.
+    public var takeGroup: Int?
+    /// The take's number inside ``takeGroup`` (1, 2, 3… in recording order).
+    public var takeNumber: Int?
+    /// The transport speed the take was recorded at, when it was not 1×; nil for 1× and for
+    /// imported audio.
+    public var recordedSpeed: Double?
 
     /// Creates a region at unity gain, with no fades, at rate 1.
     public init(file: String, timelineStartFrame: Int64, sourceOffsetFrame: Int64 = 0,
                 lengthFrames: Int64, gainDecibels: Double = 0, fadeInFrames: Int64 = 0,
-                fadeOutFrames: Int64 = 0, rate: Double = 1) {
+                fadeOutFrames: Int64 = 0, rate: Double = 1, takeGroup: Int? = nil, takeNumber: Int? = nil,
+                recordedSpeed: Double? = nil) {
+        self.takeGroup = takeGroup
+        self.takeNumber = takeNumber
+        self.recordedSpeed = recordedSpeed
         self.file = file
         self.timelineStartFrame = timelineStartFrame
         self.sourceOffsetFrame = sourceOffsetFrame
@@ -108,11 +120,21 @@ public struct Track: Codable, Equatable, Sendable {
     public var playbackChain: String
     /// The track's regions, in any order.
     public var regions: [Region]
+    /// What the track's output carries while armed: the live input, the disk, or each when
+    /// it makes sense (``MonitoringMode/auto``).
+    public var monitoring: MonitoringMode
+    /// The chosen take of each take group on this track. A group missing here (or naming a
+    /// take that no longer exists) plays its highest-numbered take, so every group always
+    /// has exactly one active take.
+    public var activeTakes: [TakeChoice]
 
     /// Creates an empty mono track at unity gain, centred.
     public init(name: String, inputChannels: [Int] = [1], armed: Bool = false, mute: Bool = false,
                 solo: Bool = false, gainDecibels: Double = 0, pan: Double = 0,
-                inputChain: String = "", playbackChain: String = "", regions: [Region] = []) {
+                inputChain: String = "", playbackChain: String = "", regions: [Region] = [],
+                monitoring: MonitoringMode = .auto, activeTakes: [TakeChoice] = []) {
+        self.monitoring = monitoring
+        self.activeTakes = activeTakes
         self.name = name
         self.inputChannels = inputChannels
         self.armed = armed
@@ -127,6 +149,60 @@ public struct Track: Codable, Equatable, Sendable {
 
     /// First timeline frame after the track's last region (0 when it has none).
     public var endFrame: Int64 { regions.map(\.timelineEndFrame).max() ?? 0 }
+}
+
+extension Track {
+    /// Decodes a track; `monitoring` and `activeTakes` may be absent (sessions written
+    /// before take lanes), and then are `auto` and none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        inputChannels = try c.decode([Int].self, forKey: .inputChannels)
+        armed = try c.decode(Bool.self, forKey: .armed)
+        mute = try c.decode(Bool.self, forKey: .mute)
+        solo = try c.decode(Bool.self, forKey: .solo)
+        gainDecibels = try c.decode(Double.self, forKey: .gainDecibels)
+        pan = try c.decode(Double.self, forKey: .pan)
+        inputChain = try c.decode(String.self, forKey: .inputChain)
+        playbackChain = try c.decode(String.self, forKey: .playbackChain)
+        regions = try c.decode([Region].self, forKey: .regions)
+        // Read as text so a wrong word is named with the choices, not as a type mismatch.
+        if let word = try c.decodeIfPresent(String.self, forKey: .monitoring) {
+            guard let mode = MonitoringMode(rawValue: word) else {
+                throw DecodingError.dataCorruptedError(forKey: .monitoring, in: c,
+                                                       debugDescription: "'\(word)' is not off, input or auto")
+            }
+            monitoring = mode
+        } else {
+            monitoring = .auto
+        }
+        activeTakes = try c.decodeIfPresent([TakeChoice].self, forKey: .activeTakes) ?? []
+    }
+}
+
+/// Where an armed track's monitor signal comes from.
+public enum MonitoringMode: String, Codable, Equatable, Sendable, CaseIterable {
+    /// Never the input: only what is on disk plays (monitor through the desk instead).
+    case off
+    /// Always the live input (through the input chain), never the disk.
+    case input
+    /// The input while armed and recording (or armed and stopped), the disk otherwise:
+    /// what a tape machine does.
+    case auto
+}
+
+/// The chosen take of one take group.
+public struct TakeChoice: Codable, Equatable, Sendable {
+    /// The group (``Region/takeGroup``).
+    public var group: Int
+    /// The take that plays (``Region/takeNumber``).
+    public var take: Int
+
+    /// Creates a choice.
+    public init(group: Int, take: Int) {
+        self.group = group
+        self.take = take
+    }
 }
 
 /// A whole session: the contents of `session.json`.

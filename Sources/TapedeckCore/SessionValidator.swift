@@ -31,8 +31,24 @@ public enum SessionValidator {
                 if region.fadeInFrames < 0 || region.fadeInFrames > region.lengthFrames { return "\(rt).fadeInFrames: \(region.fadeInFrames) must be 0...lengthFrames" }
                 if region.fadeOutFrames < 0 || region.fadeOutFrames > region.lengthFrames { return "\(rt).fadeOutFrames: \(region.fadeOutFrames) must be 0...lengthFrames" }
                 if !(region.rate >= 1.0 / 32 && region.rate <= 32) { return "\(rt).rate: \(region.rate) is outside 1/32...32" }
+                if let p = takeProblem(region, at: rt) { return p }
+            }
+            var seen = Set<[Int]>()
+            for (r, region) in track.regions.enumerated() {
+                guard let g = region.takeGroup, let n = region.takeNumber else { continue }
+                if !seen.insert([g, n]).inserted { return "\(at).regions[\(r)].takeNumber: take \(n) of group \(g) appears twice" }
             }
         }
+        return nil
+    }
+
+    /// Take fields come in pairs, and a recorded speed is a usable transport speed.
+    private static func takeProblem(_ region: Region, at rt: String) -> String? {
+        if region.takeGroup != nil && region.takeNumber == nil { return "\(rt).takeNumber: missing (the region has a takeGroup)" }
+        if region.takeGroup == nil && region.takeNumber != nil { return "\(rt).takeGroup: missing (the region has a takeNumber)" }
+        if let g = region.takeGroup, g < 1 { return "\(rt).takeGroup: \(g) must be 1 or more" }
+        if let n = region.takeNumber, n < 1 { return "\(rt).takeNumber: \(n) must be 1 or more" }
+        if let v = region.recordedSpeed, !(v >= 1.0 / 32 && v <= 32) { return "\(rt).recordedSpeed: \(v) is outside 1/32...32" }
         return nil
     }
 

@@ -73,6 +73,9 @@ public final class AudioFileReader {
         }
     }
 
+    /// The open libsndfile handle (nil once closed), for metadata queries.
+    var sndfileHandle: OpaquePointer? { handle }
+
     /// Closes the file; later reads return 0 frames.
     public func close() {
         if let h = handle { sf_close(h) }

@@ -39,16 +39,25 @@ public final class AudioFileWriter {
     private let floatBuffer: UnsafeMutablePointer<Float>
     private let peaks: PeakBuilder?
     private var peakFramesSaved: Int64 = -1
+    /// The iXML chunk's bytes: libsndfile keeps the pointer until the file is closed.
+    private var ixmlBytes: UnsafeMutableRawPointer?
+    /// The take metadata stored in the header, if any.
+    public let metadata: TakeMetadata?
+    /// Why part of the metadata could not be stored, if so. Never fatal: a take without its
+    /// description is still a take.
+    public private(set) var metadataProblem: String?
 
     /// Creates (or truncates) `path`. With a `peakPath`, the file's peaks are built as it is
     /// written and saved there on ``close()`` and ``updateHeader()``. Throws
     /// ``AudioFileError`` naming the file and the reason (folder missing, permission denied,
-    /// unsupported format).
+    /// unsupported format). With `metadata`, the file describes itself (``TakeMetadata``):
+    /// it is stored here because libsndfile fixes chunks and strings at the first write.
     public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096, peakPath: String? = nil,
-                expectedFrameCount: Int64? = nil) throws(AudioFileError) {
+                expectedFrameCount: Int64? = nil, metadata: TakeMetadata? = nil) throws(AudioFileError) {
         self.path = path
         self.format = format
         self.peakPath = peakPath
+        self.metadata = metadata
         if let problem = format.problem() { throw AudioFileError(path: path, reason: problem) }
         var info = SF_INFO()
         info.samplerate = Int32(format.sampleRate)
@@ -73,12 +82,15 @@ public final class AudioFileWriter {
         intBuffer = .allocate(capacity: self.blockFrames * format.channelCount)
         floatBuffer = .allocate(capacity: self.blockFrames * format.channelCount)
         peaks = peakPath == nil ? nil : PeakBuilder(channelCount: format.channelCount)
+        // Still before the first write, which is when libsndfile writes the header.
+        if let metadata { store(metadata, handle: h) }
     }
 
     deinit {
         if let h = handle { sf_close(h) }
         intBuffer.deallocate()
         floatBuffer.deallocate()
+        ixmlBytes?.deallocate()
     }
 
     /// Appends `frameCount` frames from one buffer per channel. A short write (disk full,
@@ -141,6 +153,50 @@ public final class AudioFileWriter {
         }
         savePeaks()
         if let peakError { throw peakError }
+    }
+
+    /// Stores `m` in the fresh file's header (see ``TakeMetadata`` for where each field goes).
+    private func store(_ m: TakeMetadata, handle h: OpaquePointer) {
+        var problems: [String] = []
+        let strings: [(Int32, String)] = [(Int32(SF_STR_TITLE), m.title), (Int32(SF_STR_COMMENT), m.text),
+                                          (Int32(SF_STR_SOFTWARE), "Tapedeck"), (Int32(SF_STR_DATE), m.startedAt)]
+        for (kind, value) in strings where !value.isEmpty {
+            if sf_set_string(h, kind, value) != 0 { problems.append("string \(kind)") }
+        }
+        if format.container == .wav {
+            var bext = SF_BROADCAST_INFO()
+            TakeMetadata.fill(&bext.description, with: m.text, capacity: 255)
+            TakeMetadata.fill(&bext.originator, with: "Tapedeck", capacity: 32)
+            TakeMetadata.fill(&bext.originator_reference, with: m.session, capacity: 32)
+            // BWF wants "yyyy-mm-dd" and "hh:mm:ss"; startedAt is "yyyy-mm-dd hh:mm:ss".
+            let stamp = m.startedAt.split(separator: " ")
+            if stamp.count == 2 {
+                TakeMetadata.fill(&bext.origination_date, with: String(stamp[0]), capacity: 10)
+                TakeMetadata.fill(&bext.origination_time, with: String(stamp[1]), capacity: 8)
+            }
+            let reference = UInt64(max(m.timelineFrame, 0))
+            bext.time_reference_low = UInt32(truncatingIfNeeded: reference)
+            bext.time_reference_high = UInt32(truncatingIfNeeded: reference >> 32)
+            bext.version = 1
+            let mode = format.channelCount == 1 ? "mono" : format.channelCount == 2 ? "stereo" : "multitrack"
+            let history = "A=PCM,F=\(format.sampleRate),W=\(format.encoding.bits),M=\(mode),T=Tapedeck speed \(m.speed)\r\n"
+            TakeMetadata.fill(&bext.coding_history, with: history, capacity: 255)
+            bext.coding_history_size = UInt32(min(history.utf8.count, 255))
+            if sf_command(h, Int32(SFC_SET_BROADCAST_INFO), &bext, Int32(MemoryLayout<SF_BROADCAST_INFO>.size)) != SF_TRUE {
+                problems.append("bext chunk")
+            }
+            var xml = Array(m.ixml(sampleRate: format.sampleRate).utf8)
+            if xml.count % 2 == 1 { xml.append(0x20) }  // RIFF pads odd chunks; keep the size exact.
+            let bytes = UnsafeMutableRawPointer.allocate(byteCount: xml.count, alignment: 1)
+            bytes.copyMemory(from: xml, byteCount: xml.count)
+            ixmlBytes = bytes
+            var chunk = SF_CHUNK_INFO()
+            TakeMetadata.setID(&chunk, "iXML")
+            chunk.datalen = UInt32(xml.count)
+            chunk.data = bytes
+            if sf_set_chunk(h, &chunk) != 0 { problems.append("iXML chunk") }
+        }
+        metadataProblem = problems.isEmpty ? nil : "could not store " + problems.joined(separator: ", ")
     }
 
     private func savePeaks() {

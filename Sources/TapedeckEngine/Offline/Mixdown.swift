@@ -229,7 +229,8 @@ public struct Mixdown {
                 throw ChainContextError(place: "track \(i + 1) (\(track.name)) chain", error: error)
             }
             var streams: [RegionStream] = []
-            for region in track.regions where region.timelineEndFrame > request.range.startFrame
+            // Only the active take of each take group plays; ordinary regions always do.
+            for region in track.activeRegions where region.timelineEndFrame > request.range.startFrame
                 && region.timelineStartFrame < request.range.endFrame {
                 let (playable, path) = try cache.playable(region, quality: request.quality)
                 streams.append(try RegionStream(region: playable, path: path, blockFrames: Mixdown.blockFrames))

@@ -56,6 +56,19 @@ struct InfoCommand: Command {
         length    \(TimeText.clock(frames: reader.frameCount, sampleRate: reader.sampleRate)) (\(reader.frameCount) frames)
         peak      \(peakText) dBFS
         """)
+        // A Tapedeck take says where it belongs (TakeMetadata); other files have nothing here.
+        if let m = reader.metadata {
+            let track = m.trackNumber.map { "track \($0)" + (m.trackName.isEmpty ? "" : " (\(m.trackName))") } ?? "no track"
+            let channels = m.deviceChannels.isEmpty ? "" : " in " + m.deviceChannels.map(String.init).joined(separator: ",")
+            var lines = ["take      \(m.session.isEmpty ? "no session" : m.session), \(track)" + (m.takeNumber.map { ", take \($0)" } ?? ""),
+                         "position  \(TimeText.clock(frames: m.timelineFrame, sampleRate: reader.sampleRate)) (frame \(m.timelineFrame))"
+                             + (m.latencyFrames != 0 ? ", latency \(m.latencyFrames) frames" : ""),
+                         "speed     \(m.speed)×",
+                         "device    \(m.device.isEmpty ? "unknown" : m.device)\(channels)",
+                         "input fx  \(m.inputChain.isEmpty ? "(none)" : m.inputChain)"]
+            if !m.startedAt.isEmpty { lines.append("recorded  \(m.startedAt)") }
+            Terminal.out(lines.joined(separator: "\n"))
+        }
     }
 
     private func describe(session: Session, folder: SessionFolder) throws {
@@ -89,6 +102,8 @@ struct InfoCommand: Command {
                 var extra = ""
                 if r.gainDecibels != 0 { extra += "  \(Decibels.text(r.gainDecibels)) dB" }
                 if r.rate != 1 { extra += "  rate \(r.rate)×" }
+                if let g = r.takeGroup, let n = r.takeNumber { extra += "  take \(g).\(n)\(t.isActive(r) ? " (active)" : "")" }
+                if let v = r.recordedSpeed { extra += "  recorded at \(v)×" }
                 lines.append("       \(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))  \(r.file)  (from \(r.sourceOffsetFrame), \(r.lengthFrames) frames)\(extra)")
             }
         }

@@ -80,6 +80,22 @@ struct TakeTarget {
         try folder.save(current)
     }
 
+    /// What the take stores about itself (BWF/iXML or Vorbis comments, see `TakeMetadata`):
+    /// session, track, timeline position, speed, device and input chain. For the take
+    /// writer, through `TakeRequest.metadata` once the engine carries it.
+    func metadata(device: String, deviceChannels: [Int], timelineFrame: Int64 = 0, latencyFrames: Int64,
+                  speed: Double = 1) -> TakeMetadata {
+        let track = trackIndex.flatMap { i in session?.tracks.indices.contains(i) == true ? session?.tracks[i] : nil }
+        var name = folder.map { ($0.path as NSString).lastPathComponent } ?? ""
+        if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        f.locale = Locale(identifier: "en_US_POSIX")
+        return TakeMetadata(session: name, trackNumber: trackIndex.map { $0 + 1 }, trackName: track?.name ?? "",
+                            timelineFrame: timelineFrame, latencyFrames: latencyFrames, speed: speed, device: device,
+                            deviceChannels: deviceChannels, inputChain: track?.inputChain ?? "", startedAt: f.string(from: Date()))
+    }
+
     static func timestamp() -> String {
         let f = DateFormatter()
         f.dateFormat = "yyyyMMdd-HHmmss"
