@@ -85,6 +85,10 @@ extension Engine {
                 meter(frames: keep, into: &meterFrames, window: meterWindow)
                 if let ring = captureRing {
                     let pushed = pushWaiting(ring, ringSources, frameCount: keep)
+                    let fill = ring.availableFrames
+                    if fill > board.captureHighWaterFrames.load(ordering: .relaxed) {
+                        board.captureHighWaterFrames.store(fill, ordering: .relaxed)
+                    }
                     t.recorded += Int64(pushed)
                 }
             }

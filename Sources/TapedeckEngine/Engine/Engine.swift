@@ -275,6 +275,7 @@ public final class Engine: @unchecked Sendable {
             peaks: peaks, rms: rms, outputPeaks: plan == nil ? [] : outputs,
             xrunCount: board.xrunCount.load(ordering: .relaxed),
             captureRingFill: captureRing.map { Double($0.availableFrames) / Double($0.capacityFrames) } ?? 0,
+            captureRingHighWaterFrames: board.captureHighWaterFrames.load(ordering: .relaxed),
             playbackRingFill: Double(board.playbackFillPermille.load(ordering: .relaxed)) / 1000,
             diskFreeBytes: board.diskFreeBytes.load(ordering: .relaxed),
             lastError: errorText())

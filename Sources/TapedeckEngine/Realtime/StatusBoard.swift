@@ -38,6 +38,8 @@ public struct EngineStatus: Sendable {
     public var xrunCount: Int
     /// Capture ring fill, 0…1 (how far the disk lags).
     public var captureRingFill: Double
+    /// The most the capture ring has held, in frames, since the start.
+    public var captureRingHighWaterFrames: Int = 0
     /// Playback ring fill, 0…1 (the smallest over the tracks; low means the disk is late).
     public var playbackRingFill: Double
     /// Free bytes on the disk holding the take (-1 when unknown).
@@ -56,6 +58,8 @@ final class StatusBoard: @unchecked Sendable {
     let deviceErrorCode = Atomic<Int32>(0)
     let diskFreeBytes = Atomic<Int64>(-1)
     let playbackFillPermille = Atomic<Int>(1000)
+    /// The most frames the capture ring has held at once (how close the disk came to losing).
+    let captureHighWaterFrames = Atomic<Int>(0)
     let meterCount: Int
     let peakBits: UnsafeMutablePointer<Atomic<UInt32>>
     let rmsBits: UnsafeMutablePointer<Atomic<UInt32>>
