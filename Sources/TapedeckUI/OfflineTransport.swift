@@ -131,15 +131,20 @@ public final class OfflineTransport: TransportLink {
 
     // MARK: - Meters and disk
 
-    /// What each track's channels would read now: the peak-file peak over one UI frame
-    /// (1/30 s) at the playhead, after region and track gain. RMS is estimated as the peak of
-    /// a sine (−3 dB) because peak files keep no power.
     private func levels(at frame: Int64) -> [[ChannelLevel]] {
+        OfflineTransport.peakLevels(session: session, peaks: peaks, at: frame, moving: state != .stopped)
+    }
+
+    /// What each track's channels would read at `frame`: the peak-file peak over one UI frame
+    /// (1/30 s), after region and track gain; silence when not `moving` or not audible. RMS
+    /// is estimated as the peak of a sine (−3 dB) because peak files keep no power. The
+    /// engine link uses it too, for the tracks it plays (the engine meters only inputs).
+    public static func peakLevels(session: Session, peaks: PeakCache, at frame: Int64, moving: Bool) -> [[ChannelLevel]] {
         let window = Int64(session.sampleRate / 30)
         return session.tracks.indices.map { t in
             let track = session.tracks[t]
             let channels = max(1, track.inputChannels.count)
-            guard state != .stopped, session.isAudible(trackIndex: t) else {
+            guard moving, session.isAudible(trackIndex: t) else {
                 return Array(repeating: .silent, count: channels)
             }
             return (0..<channels).map { c in

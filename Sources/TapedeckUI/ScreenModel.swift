@@ -187,8 +187,7 @@ public final class ScreenModel {
     public func tick(nowSeconds: Double) {
         if let m = message, !m.isError, nowSeconds - messageShownAtSeconds > ScreenModel.messageSeconds { message = nil }
         let before = snapshot
-        snapshot = link.snapshot()
-        if let e = snapshot.lastError, e != before.lastError { say(e, error: true) }
+        readLink()
         if before.state == .stopped && snapshot.state != .stopped { clearClips() }
         let tracks = session.tracks
         if meters.count != tracks.count { meters = tracks.map { Array(repeating: MeterReading(), count: max(1, $0.inputChannels.count)) } }
@@ -201,6 +200,15 @@ public final class ScreenModel {
             }
         }
         if snapshot.state != .stopped { follow(snapshot.positionFrame) }
+    }
+
+    /// Reads the link's snapshot now: finished takes go onto their tracks, a new engine
+    /// error onto the message line (after the take's news, so the error is what stays).
+    func readLink() {
+        let before = snapshot
+        snapshot = link.snapshot()
+        placeFinishedTakes()
+        if let e = snapshot.lastError, e != before.lastError { say(e, error: true) }
     }
 
     private func clearClips() {
@@ -283,7 +291,11 @@ public final class ScreenModel {
     }
 
     func quit() {
+        let wasClean = !document.isDirty
         link.stop()
+        // Saving the take would also save edits the user chose to drop; its crash marker then
+        // stays, and the next open recovers it onto its track.
+        if wasClean { placeFinishedTakes() }
         shouldQuit = true
     }
 
@@ -295,22 +307,22 @@ public final class ScreenModel {
 
     private func togglePlay() {
         if snapshot.state == .stopped { link.play(fromFrame: playheadFrame) } else { link.stop() }
-        snapshot = link.snapshot()
+        readLink()
     }
 
     private func record() {
-        if snapshot.state == .recording { link.stop(); snapshot = link.snapshot(); return }
+        if snapshot.state == .recording { link.stop(); readLink(); return }
         guard session.tracks.contains(where: \.armed) else {
             say("no armed track: arm one with \(keyName(.arm)) first", error: true)
             return
         }
         if let refusal = link.record(fromFrame: playheadFrame) { say(refusal, error: true) }
-        snapshot = link.snapshot()
+        readLink()
     }
 
     func locate(_ frame: Int64) {
         link.locate(frame: frame)
-        snapshot = link.snapshot()
+        readLink()
         follow(snapshot.positionFrame)
     }
 

@@ -57,13 +57,17 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var deviceName: String
     /// True when there is no sound device: playback is silent, recording is impossible.
     public var isOffline: Bool
-    /// The engine's last problem, for the message line (nil when none).
+    /// The engine's last problem, for the message line (nil when none). A link may report a
+    /// problem in one snapshot only, so the same failure twice is shown twice.
     public var lastError: String?
+    /// Left and right of the mix sent to the device (empty when unknown, as offline).
+    public var outputLevels: [ChannelLevel]
 
     /// Creates a snapshot.
     public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],
                 xrunCount: Int = 0, dspLoad: Double = 0, diskSecondsLeft: Double? = nil,
-                deviceName: String = "", isOffline: Bool = true, lastError: String? = nil) {
+                deviceName: String = "", isOffline: Bool = true, lastError: String? = nil,
+                outputLevels: [ChannelLevel] = []) {
         self.state = state
         self.positionFrame = positionFrame
         self.trackLevels = trackLevels
@@ -73,6 +77,28 @@ public struct TransportSnapshot: Sendable, Equatable {
         self.deviceName = deviceName
         self.isOffline = isOffline
         self.lastError = lastError
+        self.outputLevels = outputLevels
+    }
+}
+
+/// A take the engine has finished and closed, ready to become a region.
+public struct FinishedTake: Sendable, Equatable {
+    /// The track it was recorded for (0-based, as the session was when recording started).
+    public var trackIndex: Int
+    /// That track's name then, to find it again if tracks moved meanwhile.
+    public var trackName: String
+    /// The region to add: file relative to the session folder, latency already compensated.
+    public var region: Region
+    /// The take's crash marker, to remove once a saved session holds the region; until then
+    /// opening the session recovers the take onto its track.
+    public var markerPath: String?
+
+    /// Creates a finished take.
+    public init(trackIndex: Int, trackName: String, region: Region, markerPath: String?) {
+        self.trackIndex = trackIndex
+        self.trackName = trackName
+        self.region = region
+        self.markerPath = markerPath
     }
 }
 
@@ -112,4 +138,12 @@ public protocol TransportLink: AnyObject {
     func devices() -> [String]
     /// Switches to the device called `name`; nil on success, else why not. UI thread.
     func selectDevice(_ name: String) -> String?
+    /// Takes finished since the last call (by ``stop()``, a punch end or a failure), each
+    /// handed over once; the screen puts them on their tracks. UI thread.
+    func collectFinishedTakes() -> [FinishedTake]
+}
+
+extension TransportLink {
+    /// No takes: for links that cannot record for real.
+    public func collectFinishedTakes() -> [FinishedTake] { [] }
 }

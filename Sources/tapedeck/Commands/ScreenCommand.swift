@@ -10,8 +10,8 @@ struct ScreenCommand: Command {
     static let name = "open"
     static let summary = "open a session in the interactive screen (also: tapedeck SESSION)"
     static let usage = """
-    usage: tapedeck [SESSION] [--theme NAME]
-           tapedeck open [SESSION] [--theme NAME]
+    usage: tapedeck [SESSION] [--theme NAME] [--device D]
+           tapedeck open [SESSION] [--theme NAME] [--device D]
 
     Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
     not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
@@ -25,17 +25,23 @@ struct ScreenCommand: Command {
       themes/  your own NAME.theme files
     --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
     NO_COLOR set in the environment turns colours off.
-    Without a sound card the screen opens on an offline device: playback moves silently,
-    recording is refused.
+    --device D plays and records on ALSA PCM D (default: default; see 'tapedeck devices').
+    The device is tried once at startup and then opened only while the transport moves.
+    When it cannot be opened (no sound card, busy, wrong rate) the screen opens on an
+    offline device and says why: playback moves silently, recording is refused.
+    --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
+    through that ALSA config only.
 
     example: tapedeck Samples/demo.tapedeck --theme light
     """
 
     let sessionPath: String?
     let themeName: String?
+    let deviceName: String
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
+        deviceName = try arguments.option("--device") ?? "default"
         sessionPath = arguments.positional()
     }
 
@@ -48,6 +54,14 @@ struct ScreenCommand: Command {
         if let path = sessionPath {
             let f = SessionFolder(path: path)
             if f.exists {
+                // Takes a crash (or a quit without saving) left marked go onto their tracks.
+                do {
+                    for r in try TakeRecovery.recover(session: f) {
+                        messages.append("recovered take \(r.file)" + (r.problem.map { ": \($0)" } ?? ""))
+                    }
+                } catch {
+                    messages.append("cannot recover unfinished takes: \(error)")
+                }
                 session = try f.load()
             } else if path.hasSuffix(".tapedeck") || path.hasSuffix(".tapedeck/") {
                 messages.append("new session: \(f.path) is created on the first save (Ctrl-S)")
@@ -69,8 +83,9 @@ struct ScreenCommand: Command {
         messages = (themeProblem.map { [$0] } ?? []) + keyProblems + configProblems + messages
 
         let peaks = PeakCache(folder: folder)
-        let link = OfflineTransport(session: session, folderPath: folder?.path, peaks: peaks,
-                                    pretendsToRecord: env["TAPEDECK_FAKE_RECORD"] == "1")
+        let (link, offlineReason) = makeLink(session: session, folder: folder, peaks: peaks, environment: env)
+        // Last, so the problems with the user's own files are the ones shown first.
+        if let offlineReason { messages.append("offline: \(offlineReason)") }
         let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
                                 hooks: ScreenCommand.hooks(), keyMap: keyMap, peaks: peaks,
                                 importFolder: FileManager.default.currentDirectoryPath)
@@ -80,6 +95,24 @@ struct ScreenCommand: Command {
             throw UsageError("cannot start the screen: the terminal '\(env["TERM"] ?? "")' is unknown to ncurses")
         }
         return status
+    }
+
+    /// The engine link when the device opens (tried once, for playback at the session's
+    /// rate), else the offline link and why. `TAPEDECK_FAKE_RECORD=1` is a test hook of the
+    /// offline link (it pretends to record), so it always gets that one.
+    func makeLink(session: Session, folder: SessionFolder?, peaks: PeakCache,
+                  environment env: [String: String]) -> (TransportLink, offlineReason: String?) {
+        let fake = env["TAPEDECK_FAKE_RECORD"] == "1"
+        func offline(_ reason: String?) -> (TransportLink, offlineReason: String?) {
+            (OfflineTransport(session: session, folderPath: folder?.path, peaks: peaks, pretendsToRecord: fake), reason)
+        }
+        if fake || deviceName == ScreenDevice.offlineName { return offline(nil) }
+        let device: ScreenDevice
+        do { device = ScreenDevice(name: deviceName, config: try ALSAConfig.fromEnvironment()) } catch {
+            return offline(error.description)
+        }
+        if let problem = device.probe(sampleRate: session.sampleRate) { return offline(problem) }
+        return (EngineTransport(session: session, folder: folder, peaks: peaks, device: device), nil)
     }
 
     /// Chain checks through the node registry; exports through the offline mixdown.
@@ -135,14 +168,15 @@ struct ScreenCommand: Command {
 
 extension ScreenCommand {
     /// Rewrites a command line without a sub-command into `open …`: a first argument that is
-    /// not a command name and not a flag (other than --theme) is a session path. No arguments
+    /// not a command name and not a flag (other than --theme and --device) is a session path. No arguments
     /// at all open an untitled session only on a terminal; otherwise help is printed.
     static func dispatch(_ args: [String], commandNames: [String]) -> [String] {
         guard let first = args.first else {
             return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
         }
         if commandNames.contains(first) || first == "help" { return args }
-        if first.hasPrefix("-") && first != "--theme" && !first.hasPrefix("--theme=") { return args }
+        let screenOptions = ["--theme", "--device"]
+        if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
         return [name] + args
     }
 }

@@ -1,0 +1,166 @@
+import Foundation
+import XCTest
+import TapedeckCore
+import TapedeckIO
+
+/// The screen on a real ALSA device: the test config's `filetap` devices (no sound card),
+/// driven through tmux. filetap is not paced (it runs many times faster than real time), so
+/// the tests wait on what ends by itself (the session's end, a punch end) or stop quickly.
+final class ScreenEngineTests: XCTestCase {
+    private var folder = ""
+    private var session = ""
+    private let rate = 48000
+
+    override func setUpWithError() throws {
+        folder = try Tapedeck.temporaryFolder(self).path
+        session = folder + "/demo.tapedeck"
+        let result = try Tapedeck.run(["demo", session, "--samples", Tapedeck.packageRoot.appendingPathComponent("Samples").path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        try FileManager.default.createDirectory(atPath: folder + "/config/tapedeck", withIntermediateDirectories: true)
+    }
+
+    private func open(device: String, environment: [String: String] = RecordSupport.environment, width: Int = 100) throws -> ScreenTmux {
+        try ScreenTmux(self, folder: folder, args: [session, "--device", device], environment: environment, width: width)
+    }
+
+    /// Waits up to `timeout` seconds for `condition`; fails the test when it never holds.
+    private func wait(_ what: String, timeout: Double = 10, file: StaticString = #filePath, line: UInt = #line,
+                      _ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return }
+            usleep(20_000)
+        }
+        XCTFail("timed out waiting for \(what)", file: file, line: line)
+    }
+
+    private func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    private func floats(_ path: String) throws -> [Float] {
+        let raw = try Data(contentsOf: URL(fileURLWithPath: path))
+        return raw.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    private func vocalRegions() throws -> [Region] {
+        let loaded = try SessionFolder(path: session).load()
+        return try XCTUnwrap(loaded.tracks.first { $0.name == "Vocal" }).regions
+    }
+
+    func testPlayingTheDemoToItsEndSendsTheMixToTheDeviceAndStops() throws {
+        let out = folder + "/out.raw"
+        let screen = try open(device: "filetap:OUT=\(out)")
+        let text = screen.waitFor("STOPPED")
+        XCTAssertTrue(text.contains("device filetap:OUT="), "the device row names the device:\n\(text)")
+        XCTAssertFalse(text.contains("offline"), "a device that opens is not offline:\n\(text)")
+        screen.send("Space")
+        // Float stereo: 8 bytes a frame; the demo lasts 8 s.
+        wait("the whole mix to reach the device") { size(out) >= 8 * rate * 8 }
+        // The engine ends by itself at the session's end: stopped, the playhead there.
+        screen.waitFor("the end of the session") { $0.contains("STOPPED") && $0.contains("0:00:08.000") }
+        let samples = try floats(out)
+        let loud = samples.filter { abs($0) > 0.01 }.count
+        XCTAssertGreaterThan(loud, samples.count / 4, "the demo mix is audible, not silence")
+        XCTAssertLessThanOrEqual(samples.map(abs).max() ?? 0, 1.0)
+    }
+
+    func testLoopPlaysOnUntilSpaceStopsIt() throws {
+        let out = folder + "/out.raw"
+        let screen = try open(device: "filetap:OUT=\(out)")
+        screen.waitFor("STOPPED")
+        screen.send("l")
+        screen.waitFor("LOOP on")
+        screen.send("Space")
+        screen.waitFor("PLAYING")
+        // The loop (bars 1-5, 8 s) never ends by itself: after several laps it still plays.
+        wait("two laps of the loop") { size(out) >= 2 * 8 * rate * 8 }
+        XCTAssertTrue(screen.capture().contains("PLAYING"))
+        screen.send("Space")
+        screen.waitFor("STOPPED")
+        let stopped = size(out)
+        usleep(300_000)
+        XCTAssertEqual(size(out), stopped, "nothing reaches the device once stopped")
+    }
+
+    func testAPunchedTakeOfTheArmedVocalLandsOnItsTrackAlignedAndSaved() throws {
+        // filetap48 reads IN as S16 mono at 48 kHz; plug converts it to what the engine asks.
+        let input = folder + "/in.raw"
+        let sine = Signals.sine(hertz: 1000, amplitude: 0.5, frames: 12 * rate)
+        RecordSupport.writeRaw(sine.map { Int32(($0 * 32767).rounded()) }, bits: 16, to: input)
+        let screen = try open(device: "filetap48:IN=\(input)")
+        screen.waitFor("STOPPED")
+        // Punch over the demo's loop range (bars 1-5): the take ends by itself at bar 5.
+        screen.send("p")
+        screen.waitFor("PUNCH on")
+        screen.send("r")
+        screen.waitFor("recorded 0:00:08.000 on Vocal")
+        screen.waitFor("STOPPED")
+        let regions = try vocalRegions()
+        XCTAssertEqual(regions.count, 1, "the take was saved onto the Vocal track")
+        let region = try XCTUnwrap(regions.first)
+        XCTAssertEqual(region.timelineStartFrame, 0)
+        XCTAssertEqual(region.lengthFrames, Int64(8 * rate), "the punch range, to the frame")
+        XCTAssertGreaterThan(region.sourceOffsetFrame, 0, "the overdub's round trip is skipped")
+        let path = session + "/" + region.file
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + ".recording"), "the crash marker is gone once saved")
+        let take = try Signals.read(path)
+        XCTAssertEqual(take.channels.count, 1)
+        let body = Array(take.channels[0][Int(region.sourceOffsetFrame)...])
+        XCTAssertEqual(body.count, 8 * rate)
+        // What came in is the sine, unchanged but for 16 → 24-bit steps.
+        XCTAssertEqual(body.map(abs).max() ?? 0, 0.5, accuracy: 0.001)
+        let hz = Frequency.estimate(body, sampleRate: rate, range: 0..<body.count)
+        XCTAssertEqual(hz, 1000, accuracy: 2)
+        // Ctrl-S after the take: the saved session keeps it.
+        screen.send("C-s")
+        screen.waitFor("saved ")
+        XCTAssertEqual(try vocalRegions(), regions)
+    }
+
+    func testStoppingARecordingByKeyKeepsTheTakeAndUndoRemovesIt() throws {
+        let screen = try open(device: "filetap:IN=/dev/zero")
+        screen.waitFor("STOPPED")
+        screen.send("r")
+        screen.waitFor("● REC")
+        screen.send("r")
+        screen.waitFor("recorded ")
+        let text = screen.waitFor("STOPPED")
+        XCTAssertFalse(text.contains("demo.tapedeck *"), "the take is saved at once:\n\(text)")
+        let region = try XCTUnwrap(try vocalRegions().first)
+        XCTAssertGreaterThan(region.lengthFrames, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: session + "/" + region.file))
+        screen.send("u")
+        screen.waitFor("undid: record on Vocal")
+        screen.waitFor("demo.tapedeck *")
+    }
+
+    func testRecordingIsRefusedAtAnotherSpeed() throws {
+        let screen = try open(device: "filetap:IN=/dev/zero")
+        screen.waitFor("STOPPED")
+        screen.send(">")
+        screen.waitFor("speed 1.10x")
+        screen.send("r")
+        screen.waitFor("recording plays at 1.00x")
+        XCTAssertFalse(screen.capture().contains("● REC"))
+        XCTAssertEqual(try vocalRegions(), [])
+    }
+
+    func testAnUnknownDeviceOpensOfflineAndSaysWhy() throws {
+        let screen = try open(device: "nosuchpcm")
+        let text = screen.waitFor("offline: audio device 'nosuchpcm'")
+        XCTAssertTrue(text.contains("Drums"), "the screen still opens:\n\(text)")
+        screen.send("r")
+        screen.waitFor("no audio device: recording needs one")
+    }
+
+    func testAMissingALSAConfigOpensOfflineAndSaysWhy() throws {
+        let screen = try open(device: "filetap", environment: ["TAPEDECK_ALSA_CONFIG": folder + "/missing.conf"], width: 200)
+        screen.waitFor("cannot read ALSA config")
+        screen.send("Space")
+        screen.waitFor("PLAYING")
+        screen.send("Space")
+        screen.waitFor("STOPPED")
+    }
+}
