@@ -17,6 +17,7 @@ let commands: [any Command.Type] = [
     ChainCommand.self,
     DemoCommand.self,
     RecordCommand.self,
+    CalibrateCommand.self,
     PlayCommand.self,
     DevicesCommand.self,
     RecoverCommand.self,

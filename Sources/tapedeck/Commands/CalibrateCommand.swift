@@ -1,0 +1,71 @@
+import TapedeckCore
+import TapedeckEngine
+
+/// `tapedeck calibrate`: measures a device's true round trip through a loopback and stores
+/// what ALSA does not report, so recorded audio lands where it was played.
+struct CalibrateCommand: Command {
+    static let name = "calibrate"
+    static let summary = "measure a device's round-trip latency through a loopback and store it"
+    static let usage = """
+    usage: tapedeck calibrate --device D [options]
+
+    Connect an output of the device to an input (a cable, or a loopback device), then run
+    this. It plays eight clicks, records them back, and finds the round trip to the frame.
+    What ALSA does not report (converters, USB, cables) is stored per device in
+    $XDG_CONFIG_HOME/tapedeck/latency (default ~/.config/tapedeck/latency) and added to every
+    later overdub on that device. Calibrate again after changing --period or --periods.
+
+      --device D            ALSA PCM name (default: default; see 'tapedeck devices')
+      --channel N           device input the loopback comes into (default 1)
+      --sample-rate HZ      rate to measure at (default 48000)
+      --period FRAMES       frames per period (default 256)
+      --periods N           periods in the device buffer (default 3)
+      --device-format F     force the device sample format: float, s32, s24, s24_3, s16
+      --dry-run             measure and print, but store nothing
+
+    example: tapedeck calibrate --device hw:1 --period 128 --periods 2
+
+    Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
+    """
+
+    var device: DeviceOptions
+    var channel: Int
+    var sampleRate: Int
+    var dryRun: Bool
+
+    init(arguments: inout Arguments) throws {
+        device = try DeviceOptions(arguments: &arguments)
+        channel = try arguments.intOption("--channel", in: 1...256) ?? 1
+        sampleRate = try arguments.intOption("--sample-rate", in: 1000...768_000) ?? 48000
+        dryRun = arguments.flag("--dry-run")
+    }
+
+    func run() throws -> Int32 {
+        // Read the file first: a broken one should stop us before any sound is made.
+        let path = LatencyOffsets.defaultPath
+        let before = try LatencyOffsets.load(path: path)
+        let dev = try device.open(sampleRate: sampleRate, captureChannels: channel, playbackChannels: 2)
+        let config = dev.configuration
+        Terminal.err("measuring \(config)\n")
+        var settings = LatencyCalibrator.Settings()
+        settings.inputChannel = channel
+        let result = try LatencyCalibrator.measure(device: dev, settings: settings)
+        func ms(_ frames: Int64) -> String { "\((Double(frames) * 10_000 / Double(config.sampleRate)).rounded() / 10) ms" }
+        let dB = result.level == 0 ? "-inf" : Decibels.text(Decibels.fromLinear(Double(abs(result.level))))
+        var lines = [
+            "round trip  \(result.measuredFrames) frames (\(ms(result.measuredFrames)))",
+            "reported    \(result.reportedFrames) frames by ALSA",
+            "extra       \(result.extraFrames) frames (\(ms(result.extraFrames)))",
+            "click       \(dB) dBFS back\(result.level < 0 ? ", polarity inverted" : "")\(result.spreadFrames > 0 ? ", spread \(result.spreadFrames) frames" : "")",
+        ]
+        if let old = before.frames[config.name], old != result.extraFrames { lines.append("previous    \(old) frames") }
+        if dryRun {
+            lines.append("not stored (--dry-run)")
+        } else {
+            try LatencyOffsets.store(result.extraFrames, forDevice: config.name, path: path)
+            lines.append("stored      \(config.name) = \(result.extraFrames) in \(path)")
+        }
+        Terminal.out(lines.joined(separator: "\n"))
+        return ExitCode.ok
+    }
+}

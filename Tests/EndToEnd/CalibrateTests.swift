@@ -1,0 +1,77 @@
+import Foundation
+import XCTest
+
+/// `tapedeck calibrate` through the filetap test device. filetap cannot loop its output back,
+/// so the test plays the loop's part: its input file holds the click train where a cable
+/// with a known extra delay would have brought it back.
+final class CalibrateTests: XCTestCase {
+    /// Where `tapedeck calibrate` puts its clicks at 48 kHz (LatencyCalibrator.Settings'
+    /// defaults: 0.1 s lead-in, then these gaps); a change there must show up here.
+    private let clickFrames: [Int] = {
+        var at = 4800
+        var out = [at]
+        for gap in [0.21, 0.26, 0.19, 0.31, 0.23, 0.28, 0.2] { at += Int((gap * 48000).rounded()); out.append(at) }
+        return out
+    }()
+
+    private func run(_ args: [String], config: String) throws -> Tapedeck.Result {
+        var env = RecordSupport.environment
+        env["XDG_CONFIG_HOME"] = config
+        return try Tapedeck.run(["calibrate"] + args, environment: env)
+    }
+
+    func testCalibrateFindsAKnownExtraDelayToTheFrameAndStoresIt() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let config = dir + "/xdg"
+        // ALSA reports the playback buffer (period × periods) as the round trip.
+        for (period, periods, extra) in [(256, 2, 777), (128, 3, 5), (1024, 2, 0)] {
+            let reported = period * periods
+            var input = [Int32](repeating: 0, count: clickFrames.last! + 48000)
+            for c in clickFrames { input[c + reported + extra] = 16384 }
+            let inPath = dir + "/in-\(period).raw"
+            RecordSupport.writeRaw(input, bits: 16, to: inPath)
+            let device = "filetap:IN=\(inPath),OUT=/dev/null"
+            let r = try run(["--device", device, "--period", "\(period)", "--periods", "\(periods)", "--device-format", "s16"], config: config)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stdout.contains("round trip  \(reported + extra) frames"), r.stdout)
+            XCTAssertTrue(r.stdout.contains("extra       \(extra) frames"), r.stdout)
+            let stored = try String(contentsOfFile: config + "/tapedeck/latency", encoding: .utf8)
+            XCTAssertTrue(stored.contains("\n\(device) = \(extra)\n"), stored)
+        }
+        let stored = try String(contentsOfFile: config + "/tapedeck/latency", encoding: .utf8)
+        XCTAssertEqual(stored.split(separator: "\n").filter { !$0.hasPrefix("#") }.count, 3, "one line per device")
+    }
+
+    func testSilenceComingBackSaysTheLoopbackIsNotConnectedAndStoresNothing() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let r = try run(["--device", "filetap:IN=/dev/zero,OUT=/dev/null", "--device-format", "s16"], config: dir + "/xdg")
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("tapedeck: no click came back: is the loopback connected?"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/xdg/tapedeck/latency"))
+    }
+
+    func testAMissingDeviceAndABrokenLatencyFileAreOneLineErrors() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let missing = try run(["--device", "nosuchdevice"], config: dir + "/xdg")
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("audio device 'nosuchdevice'"), missing.stderr)
+        XCTAssertEqual(missing.stderr.split(separator: "\n").filter { $0.hasPrefix("tapedeck:") }.count, 1, missing.stderr)
+        try FileManager.default.createDirectory(atPath: dir + "/bad/tapedeck", withIntermediateDirectories: true)
+        try "hw:0 = lots\n".write(toFile: dir + "/bad/tapedeck/latency", atomically: true, encoding: .utf8)
+        let broken = try run(["--device", "filetap:IN=/dev/zero,OUT=/dev/null"], config: dir + "/bad")
+        XCTAssertEqual(broken.status, 1)
+        XCTAssertTrue(broken.stderr.contains("latency: line 1: 'hw:0 = lots' is not 'device = frames'"), broken.stderr)
+    }
+
+    func testDryRunMeasuresButStoresNothing() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        var input = [Int32](repeating: 0, count: clickFrames.last! + 48000)
+        for c in clickFrames { input[c + 768 + 40] = -16384 }
+        RecordSupport.writeRaw(input, bits: 16, to: dir + "/in.raw")
+        let r = try run(["--device", "filetap:IN=\(dir)/in.raw,OUT=/dev/null", "--device-format", "s16", "--dry-run"], config: dir + "/xdg")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("extra       40 frames"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("polarity inverted"), r.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/xdg/tapedeck/latency"))
+    }
+}
