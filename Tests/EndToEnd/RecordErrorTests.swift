@@ -26,8 +26,9 @@ final class RecordErrorTests: XCTestCase {
         r = try Tapedeck.run(["record", "--device", "stereo", "--channels", "1,2,3", "--duration", "0.1", "--out", dir.path + "/c.wav"],
                              environment: ["TAPEDECK_ALSA_CONFIG": conf])
         assertOneLineFailure(r, mentions: "channels")
-        r = try Tapedeck.run(["record", "--device", "filetap", "--fx", "hpf", "--out", dir.path + "/d.wav"], environment: env)
-        assertOneLineFailure(r, mentions: "not available yet")
+        r = try Tapedeck.run(["record", "--device", "filetap", "--fx", "flanger", "--out", dir.path + "/d.wav"], environment: env)
+        XCTAssertEqual(r.status, 64, "a chain typo is a usage error: \(r.stderr)")
+        XCTAssertTrue(r.stderr.contains("unknown node 'flanger'"), r.stderr)
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".wav") || $0.hasSuffix(".recording") }
         XCTAssertEqual(left, [])
     }

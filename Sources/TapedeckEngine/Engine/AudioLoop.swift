@@ -21,7 +21,7 @@ extension Engine {
         let loops = (plan?.loop ?? false) && loopEnd > loopStart
         // Plain locals and an inout helper (no nested closure) so nothing captured is boxed
         // on the heap.
-        var t = LoopTransport(position: plan?.startFrame ?? 0, recorded: 0, capturing: capturing, maxFrames: maxFrames,
+        var t = LoopTransport(position: plan?.startFrame ?? options.transportStartFrame, recorded: 0, capturing: capturing, maxFrames: maxFrames,
                               loopStart: loopStart, loopEnd: loopEnd, loops: loops)
         var stalled = options.stallAtFrame == nil
         var timePitch = LiveTimePitch()
@@ -82,9 +82,19 @@ extension Engine {
                                                 frameCount: n, transport: transport(at: t.position, speed: t.speed))
                     inputChain.process(&context)
                 }
+                // The period's input belongs to timeline frames position − latency onwards;
+                // a gate keeps only what falls inside it.
+                var from = 0, to = keep
+                if let gate = take?.gate {
+                    let firstTimeline = t.position - takeLatencyFrames
+                    from = Int(min(max(gate.startFrame - firstTimeline, 0), Int64(keep)))
+                    // An open-ended gate ends at Int64.max: subtract without trapping.
+                    let (untilEnd, overflow) = gate.endFrame.subtractingReportingOverflow(firstTimeline)
+                    to = Int(min(max(overflow ? Int64.max : untilEnd, Int64(from)), Int64(keep)))
+                }
                 meter(frames: keep, into: &meterFrames, window: meterWindow)
-                if let ring = captureRing {
-                    let pushed = pushWaiting(ring, ringSources, frameCount: keep)
+                if let ring = captureRing, to > from {
+                    let pushed = pushWaiting(ring, ringSources, frameCount: to - from, sourceOffset: from)
                     let fill = ring.availableFrames
                     if fill > board.captureHighWaterFrames.load(ordering: .relaxed) {
                         board.captureHighWaterFrames.store(fill, ordering: .relaxed)
@@ -92,8 +102,10 @@ extension Engine {
                     t.recorded += Int64(pushed)
                 }
             }
-            if playing {
-                mixPlayback(frameCount: n, timePitch: timePitch, transport: transport(at: t.position, speed: t.speed))
+            if writesOutput {
+                let info = transport(at: t.position, speed: t.speed)
+                mixPlayback(frameCount: n, timePitch: timePitch, transport: info)
+                addClickAndMonitor(frameCount: n, transport: info, capturing: capturing)
                 let l = MixKernels.peak(outputBuffers[0], frameCount: n), r = MixKernels.peak(outputBuffers[1], frameCount: n)
                 outputPeak = (max(outputPeak.0, l), max(outputPeak.1, r))
                 if !capturing {
@@ -163,13 +175,14 @@ extension Engine {
     ///
     /// Audio thread: no allocation, no locks; sleeps 1 ms at a time at most
     /// ``EngineOptions/ringWaitNanoseconds`` in all.
-    private func pushWaiting(_ ring: FrameRing, _ channels: UnsafePointer<UnsafeMutablePointer<Float>>?, frameCount: Int) -> Int {
-        var done = ring.push(channels, frameCount: frameCount)
+    private func pushWaiting(_ ring: FrameRing, _ channels: UnsafePointer<UnsafeMutablePointer<Float>>?, frameCount: Int,
+                             sourceOffset: Int = 0) -> Int {
+        var done = ring.push(channels, frameCount: frameCount, sourceOffset: sourceOffset)
         var waited: Int64 = 0
         while done < frameCount && waited < options.ringWaitNanoseconds && !diskFailed.load(ordering: .relaxed) {
             sleepNanoseconds(1_000_000)
             waited += 1_000_000
-            done += ring.push(channels, frameCount: frameCount - done, sourceOffset: done)
+            done += ring.push(channels, frameCount: frameCount - done, sourceOffset: sourceOffset + done)
         }
         return done
     }
@@ -225,6 +238,31 @@ extension Engine {
             for i in 0..<n { outputBuffers[0][i] = (outputBuffers[0][i] + outputBuffers[1][i]) * 0.5 }
         }
         board.playbackFillPermille.store(lowestFill, ordering: .relaxed)
+    }
+
+    /// Adds the metronome to its output channels and, when monitoring, the take's input
+    /// (after its input chain) to the main pair. Neither reaches the take: the take is fed
+    /// from the capture buffers before this runs.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func addClickAndMonitor(frameCount n: Int, transport: TransportInfo, capturing: Bool) {
+        if let clickNode, let click = options.click, capturing || !click.recordingOnly,
+           transport.timelineFrame < click.untilFrame ?? Int64.max {
+            clickBuffer[0].update(repeating: 0, count: n)
+            var context = RenderContext(inPlace: UnsafeBufferPointer(start: clickBuffer, count: 1), frameCount: n,
+                                        transport: transport)
+            clickNode.process(&context)
+            let outs = max(configuration.playbackChannels, 2)
+            for i in 0..<click.outputChannels.count {
+                let ch = click.outputChannels[i] - 1
+                if ch < outs { MixKernels.accumulate(clickBuffer[0], into: outputBuffers[ch], frameCount: n, startGain: 1, endGain: 1) }
+            }
+        }
+        if options.monitorInput && capturing && takeChannelCount > 0 {
+            let right = takeChannelCount > 1 ? 1 : 0
+            MixKernels.accumulate(ringSources[0], into: outputBuffers[0], frameCount: n, startGain: 1, endGain: 1)
+            MixKernels.accumulate(ringSources[right], into: outputBuffers[1], frameCount: n, startGain: 1, endGain: 1)
+        }
     }
 
     /// The host clock for nodes at timeline `frame`: tempo-synced nodes follow the session's

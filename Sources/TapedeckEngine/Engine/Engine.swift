@@ -48,6 +48,11 @@ public final class Engine: @unchecked Sendable {
     let trackGains: UnsafeMutablePointer<Float>
     /// The master chain on the stereo mix, if the plan has one.
     let masterChain: ChainInstance?
+    /// The metronome, when ``EngineOptions/click`` asks for one, and the period it renders.
+    let clickNode: MetronomeNode?
+    let clickBuffer: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Whether the audio thread writes periods to the device (playback, click or monitoring).
+    let writesOutput: Bool
     /// Set (releasing) once every voice has its time-pitch processors; the audio thread only
     /// engages them after seeing it (acquiring).
     let timePitchReady = Atomic<Bool>(false)
@@ -98,10 +103,26 @@ public final class Engine: @unchecked Sendable {
             master = instance
         }
         masterChain = master
+        if let click = options.click {
+            guard config.playbackChannels > 0 else { throw DeviceError(device: config.name, reason: "it was not opened for playback (the click needs it)") }
+            for ch in click.outputChannels where ch < 1 || ch > max(config.playbackChannels, 2) {
+                throw DeviceError(device: config.name, reason: "click output channel \(ch) does not exist (the device has \(config.playbackChannels))")
+            }
+            let node = MetronomeNode()
+            node.parameters.set(0, click.levelDecibels)
+            node.prepare(format: NodeFormat(sampleRate: Double(config.sampleRate), channelCount: 1), maxFrames: periodFrames)
+            clickNode = node
+        } else {
+            clickNode = nil
+        }
+        writesOutput = playback != nil || options.click != nil || (options.monitorInput && take != nil)
+        if options.monitorInput && take != nil && config.playbackChannels == 0 {
+            throw DeviceError(device: config.name, reason: "it was not opened for playback (monitoring needs it)")
+        }
         // What an overdub hears comes out this much later than the timeline says: the device
         // round trip plus the master chain's look-ahead (track chains are primed away).
         takeLatencyFrames = (take != nil && playback != nil)
-            ? config.roundTripLatencyFrames + Int64(master?.latencyFrames ?? 0) : 0
+            ? config.roundTripLatencyFrames + options.latencyOffsetFrames + Int64(master?.latencyFrames ?? 0) : 0
         board = StatusBoard(meterCount: take?.deviceChannels.count ?? 0)
 
         func buffers(_ count: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
@@ -113,6 +134,7 @@ public final class Engine: @unchecked Sendable {
             return p
         }
         captureBuffers = buffers(config.captureChannels)
+        clickBuffer = buffers(1)
         outputBuffers = buffers(max(config.playbackChannels, 2))
         let selected = take?.deviceChannels ?? []
         selectedCapture = .allocate(capacity: max(selected.count, 1))
@@ -167,7 +189,7 @@ public final class Engine: @unchecked Sendable {
             let format = AudioFileFormat(container: take.container, encoding: take.encoding,
                                          sampleRate: config.sampleRate, channelCount: selected.count)
             do {
-                writer = try AudioFileWriter(path: take.path, format: format, peakPath: take.peakPath)
+                writer = try AudioFileWriter(path: take.path, format: format, peakPath: take.peakPath, metadata: take.metadata)
             } catch {
                 if take.marker != nil { TakeMarker.remove(forAudio: take.path) }
                 throw error
@@ -190,6 +212,9 @@ public final class Engine: @unchecked Sendable {
         meterSquares.deallocate()
         trackGains.deallocate()
         masterChain?.release()
+        clickNode?.release()
+        clickBuffer[0].deallocate()
+        clickBuffer.deallocate()
         for i in 0..<max(takeChannelCount * 2, 1) { diskBuffers[i].deallocate() }
         for i in 0..<max(takeChannelCount, 1) { wetBuffers[i].deallocate() }
         wetBuffers.deallocate()

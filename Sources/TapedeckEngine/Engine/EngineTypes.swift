@@ -1,4 +1,5 @@
 import TapedeckIO
+import TapedeckCore
 import TapedeckDSP
 
 /// A take to record: which device channels go into which file.
@@ -22,6 +23,13 @@ public struct TakeRequest: Sendable {
     public var inputChain = Chain()
     /// When set, the unprocessed input is kept too, in this file ("both": wet take + dry copy).
     public var dryPath: String?
+    /// What the take says about itself (session, track, position, speed, device, chain),
+    /// written into the file (BWF/iXML for WAV, Vorbis comments for FLAC).
+    public var metadata: TakeMetadata?
+    /// When set, only input that belongs to this timeline range goes into the take — punch
+    /// in/out, or a count-in's record point. Input is matched to the timeline after latency
+    /// compensation, so the take's first frame is exactly the range's first frame.
+    public var gate: FrameRange?
 
     /// Creates a take request.
     public init(path: String, container: AudioContainer, encoding: SampleEncoding, deviceChannels: [Int],
@@ -54,12 +62,43 @@ public struct EngineOptions: Sendable {
     public var stallAtFrame: Int64?
     /// Test hook: length of the stall.
     public var stallMilliseconds: Int = 0
+    /// Frames of round trip this device has beyond what ALSA reports, measured by
+    /// `tapedeck calibrate` (``LatencyOffsets``); added to every overdub's compensation.
+    public var latencyOffsetFrames: Int64 = 0
+    /// The metronome, if one plays.
+    public var click: ClickSettings?
+    /// Mix the take's input (after its input chain) into the output: input monitoring.
+    public var monitorInput = false
+    /// Where the transport starts when nothing plays (a count-in starts before the record
+    /// point); with a playback plan the plan's start wins.
+    public var transportStartFrame: Int64 = 0
     /// Test hook: told on the audio thread when its loop begins and ends (a test counts the
     /// thread's allocations between the two).
     public var audioThreadProbe: (any AudioThreadProbe)?
 
     /// Default options.
     public init() {}
+}
+
+/// The metronome: how loud, when, and where it is heard. It is only ever played, never
+/// recorded (a take holds the input alone).
+public struct ClickSettings: Sendable, Equatable {
+    /// Level of an ordinary beat in dBFS (the downbeat is accented above it).
+    public var levelDecibels: Double
+    /// Click only while recording (the count-in included), not while just playing.
+    public var recordingOnly: Bool
+    /// Device output channels that carry the click, 1-based (its own pair when the device
+    /// has one, e.g. [3, 4]; default the main pair).
+    public var outputChannels: [Int]
+    /// The click stops at this timeline frame (a count-in that should not go on into the take).
+    public var untilFrame: Int64?
+
+    /// Creates click settings.
+    public init(levelDecibels: Double = -6, recordingOnly: Bool = false, outputChannels: [Int] = [1, 2]) {
+        self.levelDecibels = levelDecibels
+        self.recordingOnly = recordingOnly
+        self.outputChannels = outputChannels
+    }
 }
 
 /// Watches the audio thread from the inside; for tests.

@@ -93,7 +93,8 @@ public struct PlaybackPlan: Sendable {
         for (i, t) in session.tracks.enumerated() where session.isAudible(trackIndex: i) {
             var sources: [Source] = []
             var width = 1
-            for r in t.regions where r.lengthFrames > 0 {
+            // Of each stack of takes only the chosen one plays.
+            for r in t.activeRegions where r.lengthFrames > 0 {
                 let (region, path) = try cache.playable(r)
                 let reader = try AudioFileReader(path: path, blockFrames: 16)
                 width = max(width, min(reader.channelCount, 2))

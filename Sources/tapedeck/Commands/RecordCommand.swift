@@ -36,6 +36,20 @@ struct RecordCommand: Command {
                             chain when recording into a session)
       --keep wet|both       keep only the processed take (default) or also the dry input,
                             as NAME.dry.wav|flac beside it
+      --at TIME             the record point on the timeline (default: the start)
+      --count-in N          N bars of metronome before the record point (default 0); the
+                            take starts exactly at the record point
+      --click               metronome while recording (accented downbeat; never recorded)
+      --click-level DB      its level (default -6); --click-channels 3,4 its own outputs
+      --punch A-B           with --play: record only inside A-B, to the frame, with short
+                            crossfades against what the track had there
+      --loop                with --play: loop the session's loop range; every pass becomes
+                            a take on the track (take lanes; stopping mid-pass keeps it)
+      --monitor             hear the input (after its input chain) on the outputs
+      --speed R, --mode M, --pitch S
+                            with --play: the transport's speed while you record; the take
+                            is placed in time, marked with its speed, and plays in time
+                            (pitch kept) at 1x
 
     Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
     """
@@ -53,12 +67,14 @@ struct RecordCommand: Command {
     var json: Bool
     var inputChain: Chain?
     var keepDry: Bool
+    var recording: RecordingOptions
 
     init(arguments: inout Arguments) throws {
         inputChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
         let keep = try arguments.option("--keep") ?? "wet"
         guard keep == "wet" || keep == "both" else { throw UsageError("record: --keep '\(keep)' must be wet or both") }
         keepDry = keep == "both"
+        recording = try RecordingOptions(&arguments)
         let named = try arguments.option("--session")
         outPath = try arguments.option("--out")
         trackNumber = try arguments.intOption("--track", in: 1...10_000)
@@ -101,14 +117,29 @@ struct RecordCommand: Command {
             guard frames > 0 else { throw UsageError("record: --duration '\(d)' must be longer than 0") }
             maxFrames = frames
         }
+        try recording.validate(play: play)
+        let workflow = try RecordingWorkflow(recording, session: target.session, tempo: tempo, play: play)
         var plan: PlaybackPlan?
         if play, let session = target.session, let folder = target.folder {
-            plan = try PlaybackPlan(session: session, folder: folder, from: 0)
+            plan = try PlaybackPlan(session: session, folder: folder, from: workflow.transportStart,
+                                    to: workflow.loopRange?.endFrame, loop: workflow.loopRange != nil)
+            plan?.timePitch = recording.timePitch
         }
+        let outputs = max(plan == nil && recording.click == nil && !recording.monitor ? 0 : 2,
+                          recording.click?.outputChannels.max() ?? 0)
         let dev = try device.open(sampleRate: target.sampleRate, captureChannels: channels.max() ?? 1,
-                                  playbackChannels: plan == nil ? 0 : 2)
+                                  playbackChannels: outputs)
         let config = dev.configuration
-        let latency = plan == nil ? 0 : config.roundTripLatencyFrames
+        let offsets: LatencyOffsets
+        do { offsets = try LatencyOffsets.load() } catch {
+            dev.stop()
+            throw error
+        }
+        var options = DeviceOptions.engineOptions()
+        options.latencyOffsetFrames = offsets.offset(forDevice: config.name)
+        // The round trip as known before the engine exists (for the crash marker); the
+        // engine's own figure, which adds the master chain's look-ahead, places the take.
+        var latency = plan == nil ? 0 : config.roundTripLatencyFrames + options.latencyOffsetFrames
         let marker = TakeMarker(file: target.markerFile, session: target.folder?.path, trackIndex: target.trackIndex,
                                 timelineStartFrame: 0, latencyFrames: latency, sampleRate: config.sampleRate,
                                 deviceChannels: channels, startedAtSeconds: Date().timeIntervalSince1970)
@@ -122,9 +153,17 @@ struct RecordCommand: Command {
             }
         }
         if keepDry { take.dryPath = RecordCommand.dryPath(for: target.audioPath) }
+        take.gate = workflow.gate
+        take.metadata = target.metadata(device: config.name, deviceChannels: channels,
+                                        timelineFrame: workflow.gate?.startFrame ?? workflow.transportStart,
+                                        latencyFrames: latency, speed: recording.timePitch.speed)
+        options.click = workflow.click
+        options.monitorInput = recording.monitor
+        options.transportStartFrame = workflow.transportStart
         let engine: Engine
         do {
-            engine = try Engine(device: dev, take: take, playback: plan, options: DeviceOptions.engineOptions())
+            engine = try Engine(device: dev, take: take, playback: plan, options: options)
+            latency = engine.takeLatencyFrames
         } catch {
             dev.stop()
             throw error
@@ -146,13 +185,16 @@ struct RecordCommand: Command {
         while !engine.isDone {
             if StopSignals.requested { engine.stop() }
             let s = engine.status()
+            // A punch is over once the transport has passed its end (and the latency).
+            if let end = workflow.gate?.endFrame, end < Int64.max, s.positionFrame >= end + latency { engine.stop() }
             line.update(s, newXruns: engine.drainXruns(), elapsedFrames: s.recordedFrames)
             usleep(50_000)
         }
         let summary = try engine.finish()
         line.update(engine.status(), newXruns: [], elapsedFrames: summary.takeFrames, force: true)
         line.finish()
-        try target.place(frames: summary.takeFrames, latencyFrames: latency)
+        try workflow.place(target: target, frames: summary.takeFrames, latencyFrames: latency,
+                           speed: recording.timePitch.speed)
         TakeMarker.remove(forAudio: target.audioPath)
         let clock = TimeText.clock(frames: summary.takeFrames, sampleRate: config.sampleRate)
         let report = "recorded \(clock) (\(summary.takeFrames) frames, \(channels.count) ch) to \(target.audioPath)"

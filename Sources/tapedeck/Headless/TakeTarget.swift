@@ -14,7 +14,7 @@ struct TakeTarget {
     var peakPath: String?
     var container: AudioContainer
     var sampleRate: Int
-    private var relativeFile: String
+    var relativeFile: String
 
     init(command c: RecordCommand) throws {
         container = c.container ?? .wav

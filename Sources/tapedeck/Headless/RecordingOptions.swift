@@ -1,0 +1,57 @@
+import TapedeckCore
+import TapedeckDSP
+import TapedeckEngine
+
+/// The recording-workflow options of `record`: count-in, metronome, punch, loop takes,
+/// monitoring, speed. Parsed here so RecordCommand stays about running the take.
+struct RecordingOptions {
+    /// Bars of metronome before the record point (0: none).
+    var countInBars: Int
+    /// The metronome, if asked for.
+    var click: ClickSettings?
+    /// `A-B` as typed.
+    var punchText: String?
+    /// The record point as typed (`--at`).
+    var atText: String?
+    /// Input monitoring.
+    var monitor: Bool
+    /// Record every pass of the session's loop as a take.
+    var loop: Bool
+    /// Transport speed while recording with --play.
+    var timePitch: TimePitchSettings
+
+    init(_ arguments: inout Arguments) throws {
+        countInBars = try arguments.intOption("--count-in", in: 0...16) ?? 0
+        let clickOn = arguments.flag("--click")
+        let level = try arguments.doubleOption("--click-level", in: -60...0)
+        let channelsText = try arguments.option("--click-channels")
+        if clickOn || countInBars > 0 || level != nil || channelsText != nil {
+            var c = ClickSettings()
+            if let level { c.levelDecibels = level }
+            if let channelsText { c.outputChannels = try parseChannelList(channelsText, command: "record") }
+            // A count-in without --click clicks only until the record point.
+            c.recordingOnly = false
+            click = c
+        }
+        clickOnlyForCountIn = !clickOn && level == nil && channelsText == nil && countInBars > 0
+        punchText = try arguments.option("--punch")
+        atText = try arguments.option("--at")
+        monitor = arguments.flag("--monitor")
+        loop = arguments.flag("--loop")
+        timePitch = try TimePitchOptions.parse(&arguments)
+    }
+
+    /// The click was only implied by --count-in: it stops at the record point.
+    var clickOnlyForCountIn = false
+
+    /// Whether any option needs the transport to run (playback or a pre-roll).
+    var needsTransport: Bool { countInBars > 0 || punchText != nil || atText != nil || loop || !timePitch.isIdentity }
+
+    /// Checks the options against each other and `--play`.
+    func validate(play: Bool) throws(UsageError) {
+        if punchText != nil && !play { throw UsageError("record: --punch needs --play (punching in is over playback)") }
+        if loop && !play { throw UsageError("record: --loop needs --play and a session loop range") }
+        if !timePitch.isIdentity && !play { throw UsageError("record: --speed, --mode and --pitch need --play") }
+        if loop && punchText != nil { throw UsageError("record: --loop and --punch cannot be combined") }
+    }
+}
