@@ -123,4 +123,36 @@ final class RecordingWorkflowEngineTests: XCTestCase {
             XCTAssertEqual(ratio, accented ? 6 : 0, accuracy: 0.5, "beat \(beat + 1) \(accented ? "accented" : "plain")")
         }
     }
+
+    func testRetroactiveCaptureKeepsWhatWasPlayedAtItsOriginalPosition() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let signal = noise(400_000)
+        let (session, folder) = try session(in: dir, signal: signal)
+        var options = EngineOptions()
+        options.retro = (seconds: 1, deviceChannels: [1])
+        // Playback starts at 5000; nothing is being recorded, only remembered.
+        let plan = try PlaybackPlan(session: session, folder: folder, from: 5000)
+        let engine = try Engine(device: LoopbackDevice(periodFrames: 256, delayFrames: delay, maxFrames: 1_000_000),
+                                take: nil, playback: plan, options: options)
+        let buffer = try XCTUnwrap(engine.retroBuffer)
+        try engine.start()
+        let deadline = Date().addingTimeInterval(30)
+        while buffer.framesWritten < 150_000 && Date() < deadline { usleep(1000) }
+        engine.stop()
+        let summary = try engine.finish()
+        XCTAssertNil(summary.error)
+        let path = dir + "/retro.wav"
+        let (first, count) = try buffer.keep(to: path, format: AudioFileFormat(container: .wav, encoding: .float32,
+                                                                              sampleRate: 48000, channelCount: 1))
+        XCTAssertEqual(count, 48_000, "the last second")
+        XCTAssertEqual(engine.retroTimelineOrigin, 5000 - Int64(delay), "input lags the timeline by the round trip")
+        let timelineStart = Int(engine.retroTimelineOrigin + first)
+        let kept = try readMono(path)
+        XCTAssertEqual(kept.count, count)
+        // What came back through the cable, kept after the fact, is the session's audio at the
+        // timeline place it was played.
+        let mismatches = kept.indices.filter { kept[$0] != signal[timelineStart + $0] }.count
+        XCTAssertEqual(mismatches, 0)
+    }
 }

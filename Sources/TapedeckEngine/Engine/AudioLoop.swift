@@ -13,7 +13,8 @@ extension Engine {
     /// is recovered and accounted so the timeline stays aligned.
     func audioLoop() {
         let n = periodFrames
-        let capturing = take != nil
+        // Capturing feeds a take, the retro buffer, or both.
+        let capturing = take != nil || retroBuffer != nil
         let playing = plan != nil
         let maxFrames = take?.maxFrames ?? Int64.max
         let loopStart = plan?.startFrame ?? 0
@@ -93,6 +94,7 @@ extension Engine {
                     to = Int(min(max(overflow ? Int64.max : untilEnd, Int64(from)), Int64(keep)))
                 }
                 meter(frames: keep, into: &meterFrames, window: meterWindow)
+                retroBuffer?.append(ringSources, frameCount: keep)
                 if let ring = captureRing, to > from {
                     let pushed = pushWaiting(ring, ringSources, frameCount: to - from, sourceOffset: from)
                     let fill = ring.availableFrames

@@ -53,6 +53,11 @@ public final class Engine: @unchecked Sendable {
     let clickBuffer: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Whether the audio thread writes periods to the device (playback, click or monitoring).
     let writesOutput: Bool
+    /// The last seconds of input, when ``EngineOptions/retro`` asks for them.
+    public let retroBuffer: RetroBuffer?
+    /// Timeline frame of the retro buffer's first frame: the transport start minus the
+    /// round trip, so frame k of the buffer was played at timeline `retroTimelineOrigin + k`.
+    public let retroTimelineOrigin: Int64
     /// Set (releasing) once every voice has its time-pitch processors; the audio thread only
     /// engages them after seeing it (acquiring).
     let timePitchReady = Atomic<Bool>(false)
@@ -83,10 +88,11 @@ public final class Engine: @unchecked Sendable {
         self.plan = playback
         let periodFrames = config.periodFrames
         self.periodFrames = periodFrames
-        if let take {
+        let inputChannels = take?.deviceChannels ?? options.retro?.deviceChannels
+        if let inputChannels {
             guard config.captureChannels > 0 else { throw DeviceError(device: config.name, reason: "it was not opened for capture") }
-            guard !take.deviceChannels.isEmpty else { throw DeviceError(device: config.name, reason: "no input channels chosen") }
-            for ch in take.deviceChannels where ch < 1 || ch > config.captureChannels {
+            guard !inputChannels.isEmpty else { throw DeviceError(device: config.name, reason: "no input channels chosen") }
+            for ch in inputChannels where ch < 1 || ch > config.captureChannels {
                 throw DeviceError(device: config.name, reason: "input channel \(ch) does not exist (the device has \(config.captureChannels))")
             }
         }
@@ -121,9 +127,15 @@ public final class Engine: @unchecked Sendable {
         }
         // What an overdub hears comes out this much later than the timeline says: the device
         // round trip plus the master chain's look-ahead (track chains are primed away).
-        takeLatencyFrames = (take != nil && playback != nil)
+        takeLatencyFrames = ((take != nil || options.retro != nil) && playback != nil)
             ? config.roundTripLatencyFrames + options.latencyOffsetFrames + Int64(master?.latencyFrames ?? 0) : 0
-        board = StatusBoard(meterCount: take?.deviceChannels.count ?? 0)
+        board = StatusBoard(meterCount: inputChannels?.count ?? 0)
+        if let retro = options.retro {
+            retroBuffer = RetroBuffer(seconds: retro.seconds, sampleRate: config.sampleRate, channelCount: inputChannels?.count ?? 1)
+        } else {
+            retroBuffer = nil
+        }
+        retroTimelineOrigin = (playback?.startFrame ?? options.transportStartFrame) - takeLatencyFrames
 
         func buffers(_ count: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
             let p = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: max(count, 1))
@@ -136,7 +148,7 @@ public final class Engine: @unchecked Sendable {
         captureBuffers = buffers(config.captureChannels)
         clickBuffer = buffers(1)
         outputBuffers = buffers(max(config.playbackChannels, 2))
-        let selected = take?.deviceChannels ?? []
+        let selected = inputChannels ?? []
         selectedCapture = .allocate(capacity: max(selected.count, 1))
         for (i, ch) in selected.enumerated() { selectedCapture[i] = captureBuffers[ch - 1] }
         meterPeak = .allocate(capacity: max(selected.count, 1) + 2)

@@ -65,6 +65,9 @@ public struct EngineOptions: Sendable {
     /// Frames of round trip this device has beyond what ALSA reports, measured by
     /// `tapedeck calibrate` (``LatencyOffsets``); added to every overdub's compensation.
     public var latencyOffsetFrames: Int64 = 0
+    /// Retroactive capture: keep the last this-many seconds of these device input channels in
+    /// memory (``Engine/retroBuffer``), with or without a take.
+    public var retro: (seconds: Double, deviceChannels: [Int])?
     /// The metronome, if one plays.
     public var click: ClickSettings?
     /// Mix the take's input (after its input chain) into the output: input monitoring.

@@ -46,6 +46,9 @@ struct RecordCommand: Command {
       --loop                with --play: loop the session's loop range; every pass becomes
                             a take on the track (take lanes; stopping mid-pass keeps it)
       --monitor             hear the input (after its input chain) on the outputs
+      --retro SECONDS       retroactive capture: listen without recording, keeping the last
+                            SECONDS of input in memory; each SIGUSR1 (kill -USR1 PID) turns
+                            them into a take placed where it was played
       --speed R, --mode M, --pitch S
                             with --play: the transport's speed while you record; the take
                             is placed in time, marked with its speed, and plays in time
@@ -68,6 +71,7 @@ struct RecordCommand: Command {
     var inputChain: Chain?
     var keepDry: Bool
     var recording: RecordingOptions
+    var retroSeconds: Double?
 
     init(arguments: inout Arguments) throws {
         inputChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
@@ -75,6 +79,7 @@ struct RecordCommand: Command {
         guard keep == "wet" || keep == "both" else { throw UsageError("record: --keep '\(keep)' must be wet or both") }
         keepDry = keep == "both"
         recording = try RecordingOptions(&arguments)
+        retroSeconds = try arguments.doubleOption("--retro", in: 1...600)
         let named = try arguments.option("--session")
         outPath = try arguments.option("--out")
         trackNumber = try arguments.intOption("--track", in: 1...10_000)
@@ -137,6 +142,22 @@ struct RecordCommand: Command {
         }
         var options = DeviceOptions.engineOptions()
         options.latencyOffsetFrames = offsets.offset(forDevice: config.name)
+        options.click = workflow.click
+        options.monitorInput = recording.monitor
+        options.transportStartFrame = workflow.transportStart
+        if let seconds = retroSeconds {
+            options.retro = (seconds, channels)
+            let engine: Engine
+            do { engine = try Engine(device: dev, take: nil, playback: plan, options: options) } catch {
+                dev.stop()
+                throw error
+            }
+            let line = StatusLine(label: "listening", file: target.audioPath, sampleRate: config.sampleRate, json: json)
+            let kept = try RetroListener(target: target, engine: engine, channels: channels, encoding: encoding, json: json,
+                                         line: line).run(maxFrames: maxFrames)
+            if !json { Terminal.err("kept \(kept) take\(kept == 1 ? "" : "s")\n") }
+            return ExitCode.ok
+        }
         // The round trip as known before the engine exists (for the crash marker); the
         // engine's own figure, which adds the master chain's look-ahead, places the take.
         var latency = plan == nil ? 0 : config.roundTripLatencyFrames + options.latencyOffsetFrames
@@ -157,9 +178,6 @@ struct RecordCommand: Command {
         take.metadata = target.metadata(device: config.name, deviceChannels: channels,
                                         timelineFrame: workflow.gate?.startFrame ?? workflow.transportStart,
                                         latencyFrames: latency, speed: recording.timePitch.speed)
-        options.click = workflow.click
-        options.monitorInput = recording.monitor
-        options.transportStartFrame = workflow.transportStart
         let engine: Engine
         do {
             engine = try Engine(device: dev, take: take, playback: plan, options: options)

@@ -1,0 +1,39 @@
+import Foundation
+import XCTest
+import TapedeckCore
+import TapedeckIO
+
+/// `record --retro`: SIGUSR1 keeps the last seconds of input as a take placed where it was
+/// played. The paced `jacktap` device runs in real time, so the keep falls mid-stream.
+final class RetroCaptureTests: XCTestCase {
+    func testSIGUSR1KeepsTheLastSecondsAtTheirOriginalPosition() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let folder = SessionFolder(path: dir.path + "/s")
+        var session = Session(sampleRate: 48000)
+        session.tracks = [Track(name: "idea", armed: true)]
+        try folder.create(session)
+        let input = RecordSupport.signal(frames: 600_000, channels: 1, bits: 16, seed: 21)
+        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
+        // jacktap runs in real time, so "2 s in" means 2 s in.
+        let jack = try JackServer.start(self, folder: dir.path)
+        let child = try SpawnedChild([Tapedeck.binary, "record", folder.path, "--track", "1", "--retro", "1",
+                                      "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--channels", "1",
+                                      "--bits", "16"],
+                                     environment: jack.environment)
+        usleep(2_500_000)
+        XCTAssertEqual(Glibc.kill(child.pid, SIGUSR1), 0)
+        usleep(700_000)
+        XCTAssertEqual(child.kill(SIGINT), 0, "SIGINT ends listening with exit 0")
+
+        let region = try XCTUnwrap(try folder.load().tracks[0].regions.first, "the kept take is on the track")
+        XCTAssertEqual(region.lengthFrames, 48_000, "one second")
+        let kept = try RecordSupport.readInts(folder.absolutePath(of: region.file), bits: 16).values
+        XCTAssertEqual(kept.count, 48_000)
+        // Without playback the timeline is the input's own count: the take must hold exactly
+        // the input frames of the span it was placed over.
+        let start = Int(region.timelineStartFrame)
+        XCTAssertGreaterThanOrEqual(start, 0)
+        XCTAssertLessThanOrEqual(start + 48_000, 600_000)
+        XCTAssertEqual(kept, Array(input[start..<(start + 48_000)]), "played at \(start), kept at \(start)")
+    }
+}
