@@ -1,6 +1,7 @@
 import XCTest
 import TapedeckCore
 import TapedeckIO
+import TapedeckDSP
 @testable import TapedeckEngine
 
 /// Punch, count-in and click at the engine, through an in-process loopback of known delay:
@@ -154,5 +155,60 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         // timeline place it was played.
         let mismatches = kept.indices.filter { kept[$0] != signal[timelineStart + $0] }.count
         XCTAssertEqual(mismatches, 0)
+    }
+
+    func testInputMonitoringPlaysTheInputThroughItsChainAndOffPlaysNothing() throws {
+        for monitor in [true, false] {
+            let dir = try Fixture.temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let device = SignalDevice(frames: 60_000)
+            var take = TakeRequest(path: dir + "/t.wav", container: .wav, encoding: .float32, deviceChannels: [1], maxFrames: 48_000)
+            take.inputChain = try Chain(parsing: "gain:-6")
+            var options = EngineOptions()
+            options.monitorInput = monitor
+            let engine = try Engine(device: device, take: take, playback: nil, options: options)
+            XCTAssertNil(try Fixture.run(engine).error)
+            if monitor {
+                // Past the gain's glide, each output frame is the same period's input at -6 dB.
+                let gain = Float(pow(10, -6.0 / 20))
+                let worst = (4800..<48_000).map { abs(device.output[$0] - SignalDevice.signal($0) * gain) }.max() ?? 1
+                XCTAssertLessThan(worst, 1e-6, "monitored through the input chain")
+            } else {
+                XCTAssertTrue(device.output.allSatisfy { $0 == 0 }, "monitoring off: silence")
+            }
+        }
+    }
+}
+
+/// Capture returns a known signal; playback is kept for inspection (channel 1).
+private final class SignalDevice: AudioDevice, @unchecked Sendable {
+    let configuration: DeviceConfiguration
+    var output: [Float]
+    private var readFrame = 0
+    private var writeFrame = 0
+
+    static func signal(_ frame: Int) -> Float { Float(sin(Double(frame) * 0.013)) * 0.5 }
+
+    init(frames: Int) {
+        configuration = DeviceConfiguration(name: "signal", sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
+                                            periodFrames: 256, periodCount: 2, bufferFrames: 512,
+                                            captureFormat: .float32, playbackFormat: .float32,
+                                            captureLatencyFrames: 0, playbackLatencyFrames: 512, linked: true)
+        output = [Float](repeating: 0, count: frames)
+    }
+
+    func start() throws(DeviceError) {}
+    func stop() {}
+
+    func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
+        for i in 0..<frameCount { channels[0][i] = SignalDevice.signal(readFrame + i) }
+        readFrame += frameCount
+        return .ok
+    }
+
+    func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
+        for i in 0..<frameCount where writeFrame + i < output.count { output[writeFrame + i] = channels[0][i] }
+        writeFrame += frameCount
+        return .ok
     }
 }

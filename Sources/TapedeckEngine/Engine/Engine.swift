@@ -53,6 +53,8 @@ public final class Engine: @unchecked Sendable {
     let clickBuffer: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Whether the audio thread writes periods to the device (playback, click or monitoring).
     let writesOutput: Bool
+    /// Frames the take's input chain delays what is recorded and monitored.
+    public var inputChainLatencyFrames: Int { inputChain?.latencyFrames ?? 0 }
     /// The last seconds of input, when ``EngineOptions/retro`` asks for them.
     public let retroBuffer: RetroBuffer?
     /// Timeline frame of the retro buffer's first frame: the transport start minus the

@@ -87,10 +87,14 @@ public struct PlaybackPlan: Sendable {
     /// file once to learn its channel count; renders regions with a rate other than 1 into
     /// the session's cache first (once; later plans reuse the render). A chain that does not
     /// parse throws ``ChainContextError``.
-    public init(session: Session, folder: SessionFolder, from: Int64 = 0, to: Int64? = nil, loop: Bool = false) throws {
+    ///
+    /// Tracks in `silencing` are left out even when audible (an armed track monitored live
+    /// while it records).
+    public init(session: Session, folder: SessionFolder, from: Int64 = 0, to: Int64? = nil, loop: Bool = false,
+                silencing: Set<Int> = []) throws {
         var tracks: [Track] = []
         let cache = StretchedRegionCache(folder: folder)
-        for (i, t) in session.tracks.enumerated() where session.isAudible(trackIndex: i) {
+        for (i, t) in session.tracks.enumerated() where session.isAudible(trackIndex: i) && !silencing.contains(i) {
             var sources: [Source] = []
             var width = 1
             // Of each stack of takes only the chosen one plays.

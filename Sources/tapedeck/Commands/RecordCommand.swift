@@ -45,7 +45,10 @@ struct RecordCommand: Command {
                             crossfades against what the track had there
       --loop                with --play: loop the session's loop range; every pass becomes
                             a take on the track (take lanes; stopping mid-pass keeps it)
-      --monitor             hear the input (after its input chain) on the outputs
+      --monitor off|input|auto
+                            hear the input (after its input chain) on the outputs: input
+                            always; auto while recording, in place of the track's own
+                            playback (default off); its latency is shown at the start
       --retro SECONDS       retroactive capture: listen without recording, keeping the last
                             SECONDS of input in memory; each SIGUSR1 (kill -USR1 PID) turns
                             them into a take placed where it was played
@@ -124,13 +127,18 @@ struct RecordCommand: Command {
         }
         try recording.validate(play: play)
         let workflow = try RecordingWorkflow(recording, session: target.session, tempo: tempo, play: play)
+        // Headless recording often runs with no one listening: monitoring is off unless asked
+        // for (the screen follows each track's own setting).
+        let monitor = recording.monitorMode ?? .off
         var plan: PlaybackPlan?
         if play, let session = target.session, let folder = target.folder {
+            // Auto monitoring: while the take records, its track is heard live, not from disk.
+            let silenced: Set<Int> = monitor == .auto ? Set(target.trackIndex.map { [$0] } ?? []) : []
             plan = try PlaybackPlan(session: session, folder: folder, from: workflow.transportStart,
-                                    to: workflow.loopRange?.endFrame, loop: workflow.loopRange != nil)
+                                    to: workflow.loopRange?.endFrame, loop: workflow.loopRange != nil, silencing: silenced)
             plan?.timePitch = recording.timePitch
         }
-        let outputs = max(plan == nil && recording.click == nil && !recording.monitor ? 0 : 2,
+        let outputs = max(plan == nil && recording.click == nil && monitor == .off ? 0 : 2,
                           recording.click?.outputChannels.max() ?? 0)
         let dev = try device.open(sampleRate: target.sampleRate, captureChannels: channels.max() ?? 1,
                                   playbackChannels: outputs)
@@ -143,7 +151,7 @@ struct RecordCommand: Command {
         var options = DeviceOptions.engineOptions()
         options.latencyOffsetFrames = offsets.offset(forDevice: config.name)
         options.click = workflow.click
-        options.monitorInput = recording.monitor
+        options.monitorInput = monitor != .off
         options.transportStartFrame = workflow.transportStart
         if let seconds = retroSeconds {
             options.retro = (seconds, channels)
@@ -178,10 +186,12 @@ struct RecordCommand: Command {
         take.metadata = target.metadata(device: config.name, deviceChannels: channels,
                                         timelineFrame: workflow.gate?.startFrame ?? workflow.transportStart,
                                         latencyFrames: latency, speed: recording.timePitch.speed)
+        var monitorLatency: Int64 = 0
         let engine: Engine
         do {
             engine = try Engine(device: dev, take: take, playback: plan, options: options)
             latency = engine.takeLatencyFrames
+            monitorLatency = config.captureLatencyFrames + config.playbackLatencyFrames + Int64(engine.inputChainLatencyFrames)
         } catch {
             dev.stop()
             throw error
@@ -191,9 +201,13 @@ struct RecordCommand: Command {
             line.emit(["event": "start", "device": config.name, "sample_rate": config.sampleRate,
                        "device_channels": config.captureChannels, "channels": channels,
                        "format": config.captureFormat?.rawValue ?? "", "period_frames": config.periodFrames,
-                       "periods": config.periodCount, "latency_frames": latency, "file": target.audioPath])
+                       "periods": config.periodCount, "latency_frames": latency, "file": target.audioPath,
+                       "monitor": monitor.rawValue, "monitor_latency_frames": monitorLatency])
         } else {
             Terminal.err("recording from \(config)\n")
+            if monitor != .off {
+                Terminal.err("monitoring \(monitor.rawValue): \(monitorLatency) frames (\(TimeText.clock(frames: monitorLatency, sampleRate: config.sampleRate))) from input to output\n")
+            }
         }
         do { try engine.start() } catch {
             TakeMarker.remove(forAudio: target.audioPath)

@@ -13,8 +13,9 @@ struct RecordingOptions {
     var punchText: String?
     /// The record point as typed (`--at`).
     var atText: String?
-    /// Input monitoring.
-    var monitor: Bool
+    /// Input monitoring as asked (`--monitor off|input|auto`); nil: the track's own setting
+    /// when recording into a session, off otherwise.
+    var monitorMode: MonitoringMode?
     /// Record every pass of the session's loop as a take.
     var loop: Bool
     /// Transport speed while recording with --play.
@@ -36,7 +37,12 @@ struct RecordingOptions {
         clickOnlyForCountIn = !clickOn && level == nil && channelsText == nil && countInBars > 0
         punchText = try arguments.option("--punch")
         atText = try arguments.option("--at")
-        monitor = arguments.flag("--monitor")
+        if let text = try arguments.option("--monitor") {
+            guard let mode = MonitoringMode(rawValue: text) else {
+                throw UsageError("record: --monitor '\(text)' must be off, input or auto")
+            }
+            monitorMode = mode
+        }
         loop = arguments.flag("--loop")
         timePitch = try TimePitchOptions.parse(&arguments)
     }
