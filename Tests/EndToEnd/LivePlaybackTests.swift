@@ -134,4 +134,25 @@ final class LivePlaybackTests: XCTestCase {
         let ratio = Signals.rms(wet, 4800..<frames) / Signals.rms(dry, 4800..<frames)
         XCTAssertEqual(20 * log10(ratio), -6, accuracy: 0.05)
     }
+
+    func testPlayWithClickSoundsEveryBeatOnItsFrameWithTheDownbeatAccented() throws {
+        let folder = SessionFolder(path: path("s"))
+        try folder.create(Session(sampleRate: rate, tempoBPM: 120))
+        try Signals.write([[Float](repeating: 0, count: 4 * rate)], to: folder.audioFolder + "/silence.wav")
+        var s = try folder.load()
+        s.tracks = [Track(name: "t", regions: [Region(file: "audio/silence.wav", timelineStartFrame: 0, lengthFrames: Int64(4 * rate))])]
+        try folder.save(s)
+        let out = try play(folder.path, ["--click"])
+        var peaks: [Float] = []
+        for beat in 0..<8 {
+            let at = beat * 24_000
+            if beat > 0 { XCTAssertEqual(out.left[at - 1], 0, "silence before beat \(beat + 1)") }
+            XCTAssertNotEqual(out.left[at], 0, "beat \(beat + 1) on its frame")
+            peaks.append(out.left[at..<(at + 1200)].map(abs).max() ?? 0)
+        }
+        for beat in 0..<8 {
+            let ratio = 20 * log10(Double(peaks[beat] / peaks[1]))
+            XCTAssertEqual(ratio, beat % 4 == 0 ? 6 : 0, accuracy: 0.5, "beat \(beat + 1)")
+        }
+    }
 }

@@ -25,6 +25,8 @@ struct PlayCommand: Command {
       --mode stretch|varispeed  keep pitch (Rubber Band, default) or let it follow speed
       --pitch SEMITONES     shift pitch (stretch mode), e.g. -2 or 0.5 (50 cents)
       --fx CHAIN            master chain for this run (replaces the session's)
+      --click               metronome at the session's tempo and meter (accented downbeat)
+      --click-level DB      its level (default -6); --click-channels 3,4 its own outputs
       --json                one JSON status object per line on stdout
 
     Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
@@ -38,10 +40,20 @@ struct PlayCommand: Command {
     var json: Bool
     var timePitch: TimePitchSettings
     var masterChain: Chain?
+    var click: ClickSettings?
 
     init(arguments: inout Arguments) throws {
         timePitch = try TimePitchOptions.parse(&arguments)
         masterChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
+        let clickOn = arguments.flag("--click")
+        let level = try arguments.doubleOption("--click-level", in: -60...0)
+        let channels = try arguments.option("--click-channels")
+        if clickOn || level != nil || channels != nil {
+            var c = ClickSettings()
+            if let level { c.levelDecibels = level }
+            if let channels { c.outputChannels = try parseChannelList(channels, command: "play") }
+            click = c
+        }
         device = try DeviceOptions(arguments: &arguments)
         fromText = try arguments.option("--from")
         toText = try arguments.option("--to")
@@ -80,9 +92,12 @@ struct PlayCommand: Command {
         guard plan.endFrame > plan.startFrame else {
             throw UsageError("play: nothing to play between \(TimeText.clock(frames: plan.startFrame, sampleRate: plan.sampleRate)) and \(TimeText.clock(frames: plan.endFrame, sampleRate: plan.sampleRate))")
         }
-        let dev = try device.open(sampleRate: plan.sampleRate, captureChannels: 0, playbackChannels: 2)
+        let dev = try device.open(sampleRate: plan.sampleRate, captureChannels: 0,
+                                  playbackChannels: max(2, click?.outputChannels.max() ?? 0))
+        var options = DeviceOptions.engineOptions()
+        options.click = click
         let engine: Engine
-        do { engine = try Engine(device: dev, take: nil, playback: plan, options: DeviceOptions.engineOptions()) } catch {
+        do { engine = try Engine(device: dev, take: nil, playback: plan, options: options) } catch {
             dev.stop()
             throw error
         }
