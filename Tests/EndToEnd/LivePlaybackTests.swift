@@ -135,6 +135,17 @@ final class LivePlaybackTests: XCTestCase {
         XCTAssertEqual(20 * log10(ratio), -6, accuracy: 0.05)
     }
 
+    func testKeepDryRecordsTheInputUntouchedDespiteTheChain() throws {
+        let frames = 24000
+        let input = RecordSupport.signal(frames: frames + 8192, channels: 1, bits: 16, seed: 6)
+        RecordSupport.writeRaw(input, bits: 16, to: path("in.raw"))
+        let r = try Tapedeck.run(["record", "--out", path("dry.wav"), "--device", "filetap:IN=\(path("in.raw"))", "--device-format", "s16",
+                                  "--channels", "1", "--bits", "16", "--duration", "\(frames)f", "--fx", "gain:-20", "--keep", "dry"],
+                                 environment: RecordSupport.environment, timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try RecordSupport.readInts(path("dry.wav"), bits: 16).values, Array(input[0..<frames]))
+    }
+
     func testPlayWithClickSoundsEveryBeatOnItsFrameWithTheDownbeatAccented() throws {
         let folder = SessionFolder(path: path("s"))
         try folder.create(Session(sampleRate: rate, tempoBPM: 120))

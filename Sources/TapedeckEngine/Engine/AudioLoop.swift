@@ -261,9 +261,11 @@ extension Engine {
             }
         }
         if options.monitorInput && capturing && takeChannelCount > 0 {
+            // What is heard is always the processed input, even when the take keeps it dry.
+            let heard = inputChain == nil ? selectedCapture : wetBuffers
             let right = takeChannelCount > 1 ? 1 : 0
-            MixKernels.accumulate(ringSources[0], into: outputBuffers[0], frameCount: n, startGain: 1, endGain: 1)
-            MixKernels.accumulate(ringSources[right], into: outputBuffers[1], frameCount: n, startGain: 1, endGain: 1)
+            MixKernels.accumulate(heard[0], into: outputBuffers[0], frameCount: n, startGain: 1, endGain: 1)
+            MixKernels.accumulate(heard[right], into: outputBuffers[1], frameCount: n, startGain: 1, endGain: 1)
         }
     }
 

@@ -171,7 +171,7 @@ public final class Engine: @unchecked Sendable {
         wetBuffers = buffers(selected.count)
         ringSources = .allocate(capacity: max(selected.count * 2, 1))
         for i in 0..<selected.count {
-            ringSources[i] = inputChain == nil ? selectedCapture[i] : wetBuffers[i]
+            ringSources[i] = inputChain == nil || take?.recordsDry == true ? selectedCapture[i] : wetBuffers[i]
             ringSources[selected.count + i] = selectedCapture[i]
         }
         captureRing = take == nil ? nil

@@ -23,6 +23,8 @@ public struct TakeRequest: Sendable {
     public var inputChain = Chain()
     /// When set, the unprocessed input is kept too, in this file ("both": wet take + dry copy).
     public var dryPath: String?
+    /// Record the input unprocessed; the input chain is then heard (monitored) only.
+    public var recordsDry = false
     /// What the take says about itself (session, track, position, speed, device, chain),
     /// written into the file (BWF/iXML for WAV, Vorbis comments for FLAC).
     public var metadata: TakeMetadata?

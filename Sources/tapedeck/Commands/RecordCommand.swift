@@ -34,8 +34,9 @@ struct RecordCommand: Command {
       --json                one JSON object per line on stdout instead of the banner
       --fx CHAIN            record through this input chain (default: the track's input
                             chain when recording into a session)
-      --keep wet|both       keep only the processed take (default) or also the dry input,
-                            as NAME.dry.wav|flac beside it
+      --keep wet|dry|both   record the processed input (default), the dry input (the chain
+                            is then only heard, with --monitor), or both: the dry copy goes
+                            to NAME.dry.wav|flac beside the take
       --at TIME             the record point on the timeline (default: the start)
       --count-in N          N bars of metronome before the record point (default 0); the
                             take starts exactly at the record point
@@ -73,14 +74,16 @@ struct RecordCommand: Command {
     var json: Bool
     var inputChain: Chain?
     var keepDry: Bool
+    var recordsDry: Bool
     var recording: RecordingOptions
     var retroSeconds: Double?
 
     init(arguments: inout Arguments) throws {
         inputChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
         let keep = try arguments.option("--keep") ?? "wet"
-        guard keep == "wet" || keep == "both" else { throw UsageError("record: --keep '\(keep)' must be wet or both") }
+        guard ["wet", "dry", "both"].contains(keep) else { throw UsageError("record: --keep '\(keep)' must be wet, dry or both") }
         keepDry = keep == "both"
+        recordsDry = keep == "dry"
         recording = try RecordingOptions(&arguments)
         retroSeconds = try arguments.doubleOption("--retro", in: 1...600)
         let named = try arguments.option("--session")
@@ -182,6 +185,7 @@ struct RecordCommand: Command {
             }
         }
         if keepDry { take.dryPath = RecordCommand.dryPath(for: target.audioPath) }
+        take.recordsDry = recordsDry
         take.gate = workflow.gate
         take.metadata = target.metadata(device: config.name, deviceChannels: channels,
                                         timelineFrame: workflow.gate?.startFrame ?? workflow.transportStart,
