@@ -15,6 +15,7 @@ let commands: [any Command.Type] = [
     InfoCommand.self,
     NodesCommand.self,
     ChainCommand.self,
+    TakesCommand.self,
     DemoCommand.self,
     RecordCommand.self,
     CalibrateCommand.self,
@@ -81,6 +82,7 @@ func report(_ error: any Error) -> Int32 {
     case let e as TimeText.ParseError: (text, code) = (e.description, ExitCode.usage)
     case let e as ChainError: (text, code) = (e.description, ExitCode.usage)
     case let e as ChainContextError: (text, code) = (e.description, ExitCode.dataError)
+    case let e as TakeLaneError: (text, code) = (e.description, ExitCode.usage)
     case let e as CustomStringConvertible: (text, code) = (e.description, ExitCode.failure)
     default: (text, code) = ("\(error)", ExitCode.failure)
     }

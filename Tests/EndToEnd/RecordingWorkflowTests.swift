@@ -93,6 +93,18 @@ final class RecordingWorkflowTests: XCTestCase {
         XCTAssertEqual(takes.compactMap(\.takeNumber), [1, 2, 3, 4])
         XCTAssertEqual(takes.map(\.sourceOffsetFrame), [0, 1, 2, 3].map { Int64(latency + $0 * 24_000) })
         XCTAssertEqual(after.tracks[1].activeRegions.count, 1, "one take is active")
+        XCTAssertEqual(after.tracks[1].activeRegions.first?.takeNumber, 4, "the newest pass plays")
+        let group = try XCTUnwrap(takes.first?.takeGroup)
+        let cycled = try Tapedeck.run(["takes", folder.path, "2", "--cycle", "\(group)"])
+        XCTAssertEqual(cycled.status, 0, cycled.stderr)
+        XCTAssertTrue(cycled.stdout.contains("▶ take \(group).1"), cycled.stdout)
+        XCTAssertEqual(try folder.load().tracks[1].activeRegions.first?.takeNumber, 1, "after the last comes the first")
+        let chosen = try Tapedeck.run(["takes", folder.path, "dub", "--choose", "\(group).3"])
+        XCTAssertEqual(chosen.status, 0, chosen.stderr)
+        XCTAssertEqual(try folder.load().tracks[1].activeRegions.first?.takeNumber, 3)
+        let wrong = try Tapedeck.run(["takes", folder.path, "2", "--choose", "\(group).9"])
+        XCTAssertEqual(wrong.status, 64)
+        XCTAssertTrue(wrong.stderr.contains("no take 9"), wrong.stderr)
     }
 
     func testATakeRecordedAtHalfSpeedIsPlacedInTimeAndMarked() throws {

@@ -1,0 +1,84 @@
+import TapedeckCore
+import TapedeckIO
+
+/// `tapedeck takes`: lists a track's stacked takes, cycles or chooses the one that plays.
+struct TakesCommand: Command {
+    static let name = "takes"
+    static let summary = "list a track's take lanes, or cycle / choose the active take"
+    static let usage = """
+    usage: tapedeck takes SESSION TRACK [--cycle GROUP | --choose GROUP.TAKE]
+
+    Loop recording (`record --loop`) stacks every pass as a take over the same range; exactly
+    one take of each stack (group) plays. Without options: every group on track TRACK
+    (1-based number or name) with its takes, the active one marked. --cycle GROUP makes the
+    next take active (after the last comes the first); --choose 1.3 makes take 3 of group 1
+    active. Saved at once; the screen's undo reverts it.
+
+    example: tapedeck takes song.tapedeck 2 --choose 1.2
+    """
+
+    let folder: SessionFolder
+    let trackText: String
+    let cycle: Int?
+    let choose: (group: Int, take: Int)?
+
+    init(arguments: inout Arguments) throws {
+        cycle = try arguments.intOption("--cycle", in: 1...1_000_000)
+        if let text = try arguments.option("--choose") {
+            let parts = text.split(separator: ".")
+            guard parts.count == 2, let g = Int(parts[0]), let t = Int(parts[1]), g > 0, t > 0 else {
+                throw UsageError("takes: --choose '\(text)' must be GROUP.TAKE, e.g. 1.3")
+            }
+            choose = (g, t)
+        } else {
+            choose = nil
+        }
+        if cycle != nil && choose != nil { throw UsageError("takes: --cycle and --choose cannot be combined") }
+        folder = SessionFolder(path: try arguments.required("a session folder"))
+        trackText = try arguments.required("a track number or name")
+    }
+
+    func run() throws -> Int32 {
+        var document = SessionDocument(session: try folder.load())
+        let track = try trackIndex(document.session)
+        if let group = cycle {
+            _ = try document.cycleTake(track: track, group: group)
+            try folder.save(document.session)
+        } else if let choose {
+            try document.chooseTake(track: track, group: choose.group, take: choose.take)
+            try folder.save(document.session)
+        }
+        let t = document.session.tracks[track]
+        let rate = document.session.sampleRate
+        if t.takeGroups.isEmpty {
+            Terminal.out("track \(track + 1) (\(t.name)) has no stacked takes")
+            return ExitCode.ok
+        }
+        var lines: [String] = []
+        for group in t.takeGroups {
+            let active = t.activeTakeNumber(group: group)
+            lines.append("group \(group):")
+            for i in t.takeIndices(group: group) {
+                let r = t.regions[i]
+                let number = r.takeNumber ?? 0
+                let span = "\(TimeText.clock(frames: r.timelineStartFrame, sampleRate: rate))-\(TimeText.clock(frames: r.timelineEndFrame, sampleRate: rate))"
+                lines.append("  \(number == active ? "▶" : " ") take \(group).\(number)  \(span)  \(r.file)")
+            }
+        }
+        Terminal.out(lines.joined(separator: "\n"))
+        return ExitCode.ok
+    }
+
+    private func trackIndex(_ session: Session) throws(UsageError) -> Int {
+        if let n = Int(trackText) {
+            guard n >= 1, n <= session.tracks.count else {
+                throw UsageError("takes: track \(n) does not exist (the session has \(session.tracks.count) tracks)")
+            }
+            return n - 1
+        }
+        guard let i = session.tracks.firstIndex(where: { $0.name == trackText }) else {
+            throw UsageError("takes: no track named '\(trackText)'")
+        }
+        return i
+    }
+}
