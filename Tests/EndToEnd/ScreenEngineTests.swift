@@ -136,6 +136,43 @@ final class ScreenEngineTests: XCTestCase {
         screen.waitFor("demo.tapedeck *")
     }
 
+    func testADeviceFailingWhilePlayingStopsTheTransportWithOneLine() throws {
+        // /dev/full opens, then every write fails: the engine stops by itself.
+        let screen = try open(device: "filetap:OUT=/dev/full")
+        screen.waitFor("STOPPED")
+        screen.send("Space")
+        let text = screen.waitFor("the failure on the message line") {
+            $0.contains("audio device 'filetap:OUT=/dev/full'") && $0.contains("STOPPED")
+        }
+        XCTAssertFalse(text.contains("ALSA lib"), "libasound's own report stays off the screen:\n\(text)")
+        XCTAssertTrue(screen.isRunning)
+    }
+
+    func testSpeedAndPitchChangeWhilePlaying() throws {
+        let screen = try open(device: "filetap:OUT=/dev/null")
+        screen.waitFor("STOPPED")
+        // The screen measures Rubber Band's start delays on a background thread at startup
+        // (seconds in a debug build); until it ends, the first change would do it on the UI
+        // thread. Idle, the screen has no other thread.
+        let pid = try XCTUnwrap(screen.panePID)
+        wait("the time-pitch warm-up", timeout: 90) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"))?.count ?? 0) == 1
+        }
+        screen.send("l")
+        screen.waitFor("LOOP on")
+        screen.send("Space")
+        screen.waitFor("PLAYING")
+        screen.send("<")
+        screen.waitFor("speed 0.90x")
+        screen.send("M")
+        screen.waitFor("speed mode: stretch")
+        screen.send("}")
+        screen.waitFor("pitch +1")
+        XCTAssertTrue(screen.capture().contains("PLAYING"), "live changes keep it playing")
+        screen.send("Space")
+        screen.waitFor("STOPPED")
+    }
+
     func testRecordingIsRefusedAtAnotherSpeed() throws {
         let screen = try open(device: "filetap:IN=/dev/zero")
         screen.waitFor("STOPPED")

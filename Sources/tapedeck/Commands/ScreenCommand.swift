@@ -90,7 +90,12 @@ struct ScreenCommand: Command {
                                 hooks: ScreenCommand.hooks(), keyMap: keyMap, peaks: peaks,
                                 importFolder: FileManager.default.currentDirectoryPath)
         let allowColor = (env["NO_COLOR"] ?? "").isEmpty
-        let status = ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages)
+        // libasound reports some failures itself while running (a file device's failed write,
+        // a JACK server gone) by printing to stderr, which would scribble over the screen; the
+        // engine reports the same failure on the message line, so stderr is quiet meanwhile.
+        let status = withStderrSilenced {
+            ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages)
+        }
         if status < 0 {
             throw UsageError("cannot start the screen: the terminal '\(env["TERM"] ?? "")' is unknown to ncurses")
         }
@@ -112,6 +117,7 @@ struct ScreenCommand: Command {
             return offline(error.description)
         }
         if let problem = device.probe(sampleRate: session.sampleRate) { return offline(problem) }
+        TimePitchWarmUp.start(sampleRate: session.sampleRate)
         return (EngineTransport(session: session, folder: folder, peaks: peaks, device: device), nil)
     }
 

@@ -1,0 +1,43 @@
+import Foundation
+import TapedeckDSP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Makes the first live speed or pitch change quick.
+///
+/// The first ``LiveStretcher`` of a process measures Rubber Band's start delays for its rate
+/// and channel count (kept process-wide afterwards): about a second of CPU in a release
+/// build, over ten in a debug one. The engine makes its stretchers on the control thread
+/// when speed first leaves 1×, which for the screen is the UI thread, frozen meanwhile. So
+/// the screen has the measurement done at startup, on a background thread at the lowest
+/// priority, where it costs the music and the keys nothing.
+enum TimePitchWarmUp {
+    /// Starts measuring for `sampleRate`, mono and stereo (a track plays as one or the other).
+    static func start(sampleRate: Int) {
+        let thread = Thread {
+            // SCHED_IDLE (Linux, no privilege needed): runs only on otherwise idle CPU time,
+            // so the audio, disk and UI threads always come first.
+            var param = sched_param()
+            param.sched_priority = 0
+            pthread_setschedparam(pthread_self(), 5 /* SCHED_IDLE */, &param)
+            for channels in [1, 2] {
+                _ = LiveStretcher(sampleRate: sampleRate, channelCount: channels, maxFrames: 256,
+                                  source: SilentSource(channelCount: channels))
+            }
+        }
+        thread.name = "tapedeck time-pitch warm-up"
+        thread.start()
+    }
+}
+
+/// Endless silence, the warm-up's input.
+private final class SilentSource: TimePitchSource {
+    let channelCount: Int
+    init(channelCount: Int) { self.channelCount = channelCount }
+
+    func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> Int {
+        for c in 0..<channelCount { channels[c].update(repeating: 0, count: frameCount) }
+        return frameCount
+    }
+}
