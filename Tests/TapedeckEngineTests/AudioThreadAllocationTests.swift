@@ -50,8 +50,10 @@ final class AudioThreadAllocationTests: XCTestCase {
         if let changeTo { engine.setTimePitch(changeTo) }
         let deadline = Date().addingTimeInterval(60)
         while !engine.isDone && Date() < deadline { usleep(2000) }
+        let load = engine.status().dspLoad
         let summary = try engine.finish()
         XCTAssertNil(summary.error)
+        XCTAssertGreaterThan(load, 0, "DSP load is measured and reported")
         return probe.count.load(ordering: .acquiring)
     }
 

@@ -118,7 +118,10 @@ public final class LiveStretcher: @unchecked Sendable {
         let settleFrames = 8 * chunkFrames
         var outputIndex = 0, inputIndex = 0
         var weighted = 0.0, energy = 0.0
-        let limit = Int(Double(reported + pad + settleFrames) / speed) + 4 * reported + 4096
+        // Run until the probe's energy is surely out: its place at this ratio plus twice the
+        // reported delay and a margin. (At 32× every output frame costs 32 input frames, so
+        // no more than that.)
+        let limit = Int(Double(pad + settleFrames + LiveStretcher.probeFrames) / speed) + 2 * reported + 1024
         while outputIndex < limit {
             let probing = inputIndex == settleFrames
             if probing {

@@ -39,8 +39,13 @@ extension Engine {
         var meterFrames = 0
         var outputPeak: (Float, Float) = (0, 0)
 
+        // DSP load: from the period's input to its output, against the period's duration.
+        let periodNanoseconds = Int64(n) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
+        var busiestNanoseconds: Int64 = 0
+        var loadFrames = 0
         options.audioThreadProbe?.audioThreadBegins()
         cycle: while true {
+            var busySince = monotonicNanoseconds()
             while let command = commands.pop() {
                 switch command {
                 case .stop: break cycle
@@ -65,7 +70,7 @@ extension Engine {
             }
             if capturing {
                 switch device.read(into: captureBuffers, frameCount: n) {
-                case .ok: break
+                case .ok: busySince = monotonicNanoseconds()
                 case .xrun(let lost):
                     accountXrun(lost: lost, &t)
                     publish(position: t.position, recorded: t.recorded)
@@ -119,6 +124,7 @@ extension Engine {
                     board.outputPeakBits[1].store(outputPeak.1.bitPattern, ordering: .relaxed)
                     outputPeak = (0, 0)
                 }
+                busiestNanoseconds = max(busiestNanoseconds, monotonicNanoseconds() - busySince)
                 switch device.write(from: outputBuffers, frameCount: n) {
                 case .ok: break
                 case .xrun(let lost): accountXrun(lost: lost, &t)
@@ -127,6 +133,13 @@ extension Engine {
                     board.state.store(EngineState.failed.rawValue, ordering: .releasing)
                     break cycle
                 }
+            }
+            if !writesOutput { busiestNanoseconds = max(busiestNanoseconds, monotonicNanoseconds() - busySince) }
+            loadFrames += n
+            if loadFrames >= meterWindow {
+                board.dspLoadPermille.store(Int(busiestNanoseconds * 1000 / max(periodNanoseconds, 1)), ordering: .relaxed)
+                busiestNanoseconds = 0
+                loadFrames = 0
             }
             t.advance(deviceFrames: Int64(n))
             publish(position: t.position, recorded: t.recorded)

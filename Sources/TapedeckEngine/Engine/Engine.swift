@@ -315,6 +315,7 @@ public final class Engine: @unchecked Sendable {
             xrunCount: board.xrunCount.load(ordering: .relaxed),
             captureRingFill: captureRing.map { Double($0.availableFrames) / Double($0.capacityFrames) } ?? 0,
             captureRingHighWaterFrames: board.captureHighWaterFrames.load(ordering: .relaxed),
+            dspLoad: Double(board.dspLoadPermille.load(ordering: .relaxed)) / 1000,
             playbackRingFill: Double(board.playbackFillPermille.load(ordering: .relaxed)) / 1000,
             diskFreeBytes: board.diskFreeBytes.load(ordering: .relaxed),
             lastError: errorText())

@@ -40,6 +40,9 @@ public struct EngineStatus: Sendable {
     public var captureRingFill: Double
     /// The most the capture ring has held, in frames, since the start.
     public var captureRingHighWaterFrames: Int = 0
+    /// DSP load: the busiest recent period's processing time ÷ its duration (1 = a whole
+    /// period; above 1 the device runs dry).
+    public var dspLoad: Double = 0
     /// Playback ring fill, 0…1 (the smallest over the tracks; low means the disk is late).
     public var playbackRingFill: Double
     /// Free bytes on the disk holding the take (-1 when unknown).
@@ -60,6 +63,8 @@ final class StatusBoard: @unchecked Sendable {
     let playbackFillPermille = Atomic<Int>(1000)
     /// The most frames the capture ring has held at once (how close the disk came to losing).
     let captureHighWaterFrames = Atomic<Int>(0)
+    /// The busiest period of the last tenth of a second: processing time ÷ period time, ‰.
+    let dspLoadPermille = Atomic<Int>(0)
     let meterCount: Int
     let peakBits: UnsafeMutablePointer<Atomic<UInt32>>
     let rmsBits: UnsafeMutablePointer<Atomic<UInt32>>
