@@ -1,11 +1,12 @@
 import Foundation
+import TapedeckDSP
 
 /// `tapedeck bench`: the benchmarks behind the README's table.
 struct BenchCommand: Command {
     static let name = "bench"
     static let summary = "run the benchmarks (against ecasound, sox and rubberband where they apply)"
     static let usage = """
-    usage: tapedeck bench [all|mixdown|stretch|scale] [--runs N] [--folder DIR]
+    usage: tapedeck bench [all|mixdown|stretch|scale|engine|capture] [--runs N] [--folder DIR]
 
     Prints one row per benchmark: what Tapedeck measured, the peer tool's number, their
     ratio and the goal. Wall times are medians of N alternating runs (default 5): Tapedeck,
@@ -19,6 +20,18 @@ struct BenchCommand: Command {
                 export: 0.5× R3 stretch against `rubberband -3` on the same file (goal ≤ 1.1×)
       scale     opening a generated 32-track × 2-hour session (sparse audio, fresh peaks) as
                 the screen does, in a child process (goal ≤ 0.5 s, ≤ 150 MB RSS)
+      engine    real-time headroom: the live engine (disk thread streaming a generated
+                session, track chains, mix) on the offline clock, which runs periods back to
+                back and times each: DSP load = period cost ÷ period length, p50 and p99.9
+                (goal: 128 mono tracks × 4 built-in nodes at 64-frame periods, 48 kHz:
+                p50 ≤ 50 %, p99.9 < 100 %). --tracks N (128), --chain CHAIN
+                ('hpf:80,comp:-18,eq,gain:-3'), --period FRAMES (64), --seconds S (15), --stereo
+      capture   32 channels 96 kHz/24-bit to a WAV (RF64 past 4 GB) while 32 tracks play,
+                128-frame periods, 10 minutes through the unpaced filetap ALSA device (from
+                TAPEDECK_ALSA_CONFIG, else written to DIR): dropped frames (goal 0), xruns,
+                capture ring high water, real-time factor. Needs the take's size + 45 % free
+                (8 GB); the take is deleted afterwards. --minutes M (10), --channels N (32),
+                --tracks N (32), --period FRAMES (128)
 
     example: tapedeck bench mixdown --runs 3
     """
@@ -29,16 +42,34 @@ struct BenchCommand: Command {
     /// `scale`: the generated size (hidden options, for tests); `scale-open`: the session.
     let scaleSize: BenchScale.Size
     let scaleSession: String?
+    /// `engine` and `capture`: what to run (defaults are the goals' sizes; smaller for tests).
+    let engineSize: BenchEngine.Size
+    let captureSize: BenchCapture.Size
 
     init(arguments: inout Arguments) throws {
         runs = try arguments.intOption("--runs", in: 1...100) ?? 5
         folder = try arguments.option("--folder") ?? "bench-out"
+        // Shared by several benchmarks, each with its own default: read here, resolved below.
+        let tracks = try arguments.intOption("--tracks", in: 1...256)
+        let minutes = try arguments.doubleOption("--minutes", in: 0.001...600)
+        let period = try arguments.intOption("--period", in: 16...4096)
+        let chain = try arguments.option("--chain")
+        let seconds = try arguments.doubleOption("--seconds", in: 0.1...600)
+        let channels = try arguments.intOption("--channels", in: 1...256)
+        let stereo = arguments.flag("--stereo")
         which = arguments.positional() ?? "all"
-        scaleSize = BenchScale.Size(tracks: try arguments.intOption("--tracks", in: 1...256) ?? 32,
-                                    minutes: try arguments.intOption("--minutes", in: 1...600) ?? 120)
+        if let minutes, minutes != minutes.rounded() || minutes < 1, which == "scale" {
+            throw UsageError("bench: --minutes '\(minutes)' must be a whole number of minutes for scale")
+        }
+        scaleSize = BenchScale.Size(tracks: tracks ?? 32, minutes: max(1, Int(minutes ?? 120)))
         scaleSession = which == "scale-open" ? try arguments.required("SESSION") : nil
-        guard ["all", "mixdown", "stretch", "scale", "scale-open"].contains(which) else {
-            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, scale)")
+        if let chain { _ = try Chain(parsing: chain) } // a mistake is refused here, with its caret
+        engineSize = BenchEngine.Size(tracks: tracks ?? 128, chain: chain ?? BenchEngine.defaultChain,
+                                      periodFrames: period ?? 64, seconds: seconds ?? 15, stereo: stereo)
+        captureSize = BenchCapture.Size(channels: channels ?? 32, tracks: tracks ?? 32, minutes: minutes ?? 10,
+                                        periodFrames: period ?? 128)
+        guard ["all", "mixdown", "stretch", "scale", "scale-open", "engine", "capture"].contains(which) else {
+            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, scale, engine, capture)")
         }
     }
 
@@ -60,6 +91,12 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "scale" {
             attempt("scale open") { [try BenchScale.run(folder: folder, runs: runs, size: scaleSize)] }
+        }
+        if which == "all" || which == "engine" {
+            attempt("engine headroom") { [try BenchEngine.run(folder: folder, runs: runs, size: engineSize)] }
+        }
+        if which == "all" || which == "capture" {
+            attempt("capture") { [try BenchCapture.run(folder: folder, size: captureSize)] }
         }
         let rows = results.map { r in
             [r.name, r.measured, r.peer, r.ratio, r.goal, r.met.map { $0 ? "yes" : "NO" } ?? ""]

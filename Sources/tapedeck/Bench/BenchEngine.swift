@@ -1,0 +1,156 @@
+import Foundation
+import TapedeckCore
+import TapedeckEngine
+import TapedeckIO
+
+/// Real-time headroom: the real engine (audio thread, disk thread streaming real files from a
+/// generated session, track chains, mix) driven by ``OfflineClockDevice``, which has no clock:
+/// it runs periods back to back and stamps each one, so a period's duration is the engine's
+/// whole cost of it. DSP load = that cost ÷ the period's real-time length (64 frames at
+/// 48 kHz = 1.33 ms). Goal: 128 tracks × 4 built-in nodes at ≤ 50 % of one core at p50, and
+/// every period but one in a thousand (p99.9) under 100 %.
+///
+/// Ring waits can only make a period look slower (the audio thread sleeps while it waits for
+/// the disk), never faster, so a met goal stands; the row still reports the lowest playback
+/// ring fill it saw so a disk that fell behind is visible.
+enum BenchEngine {
+    static let sampleRate = 48000
+    static let defaultChain = "hpf:80,comp:-18,eq,gain:-3"
+    static let goalP50 = 0.5
+    static let goalP999 = 1.0
+    /// Distinct source files the tracks share (each track starts at its own offset): enough
+    /// for variety, small enough to generate in a second (16 × 8 s mono 16-bit ≈ 12 MB).
+    static let sourceCount = 16
+    static let sourceSeconds = 8
+    /// Seconds of audio each playback ring holds. Twice the engine's default: the loop runs
+    /// several times faster than real time, so a second of audio drains in a fraction of a
+    /// second of wall time and a disk thread that is briefly descheduled would show up as
+    /// ring waits in the timing.
+    static let playbackRingSeconds = 2.0
+
+    /// What to run.
+    struct Size {
+        var tracks = 128
+        var chain = BenchEngine.defaultChain
+        var periodFrames = 64
+        var seconds = 15.0
+        var stereo = false
+        var channelWord: String { stereo ? "stereo" : "mono" }
+    }
+
+    /// One measured run.
+    struct Run {
+        var loads: [Double]
+        /// The same periods counting the audio thread's CPU time only.
+        var cpuLoads: [Double]
+        var wallSeconds: Double
+        var lowestRingFill: Double
+        var xruns: Int
+        var unstamped: Int
+    }
+
+    /// Generates (or reuses) the material, runs the engine `runs` times and reports the
+    /// medians of each run's p50 and p99.9 load.
+    static func run(folder: String, runs: Int, size: Size) throws -> BenchResult {
+        let session = try prepare(folder: folder, size: size)
+        var measured: [Run] = []
+        for _ in 0..<runs { measured.append(try runOnce(session: session, size: size)) }
+        let p50 = BenchSupport.median(measured.map { BenchSupport.quantile($0.loads, 0.5) })
+        let p999 = BenchSupport.median(measured.map { BenchSupport.quantile($0.loads, 0.999) })
+        let worst = measured.map { $0.loads.max() ?? 0 }.max() ?? 0
+        let wall = BenchSupport.median(measured.map(\.wallSeconds))
+        let periods = measured.first?.loads.count ?? 0
+        let lowest = measured.map(\.lowestRingFill).min() ?? 1
+        let xruns = measured.map(\.xruns).reduce(0, +)
+        let unstamped = measured.map(\.unstamped).reduce(0, +)
+        let cpuP50 = BenchSupport.median(measured.map { BenchSupport.quantile($0.cpuLoads, 0.5) })
+        let cpuP999 = BenchSupport.median(measured.map { BenchSupport.quantile($0.cpuLoads, 0.999) })
+        // Periods over a whole period of wall time, and among them the long stalls (≥ 30 ms)
+        // that are the kernel's real-time throttle (an unpaced SCHED_FIFO thread is held
+        // back 50 ms every second; a real device's blocking write never lets it get there).
+        let over = BenchSupport.median(measured.map { Double($0.loads.filter { $0 >= 1 }.count) })
+        let periodSeconds = Double(size.periodFrames) / Double(sampleRate)
+        let stalls = BenchSupport.median(measured.map { Double($0.loads.filter { $0 * periodSeconds >= 0.03 }.count) })
+        func pct(_ v: Double) -> String { "\(BenchSupport.fixed(v * 100, 1)) %" }
+        var notes = ["\(periods) periods/run", "\(Int(over)) over 100 % (\(Int(stalls)) ≥ 30 ms)",
+                     "audio-thread CPU p50 \(pct(cpuP50)), p99.9 \(pct(cpuP999))", "wall \(BenchSupport.fixed(wall)) s (\(BenchSupport.fixed(size.seconds / max(wall, 1e-9), 1))× real time)",
+                     "playback ring low \(pct(lowest))", "xruns \(xruns)"]
+        if unstamped > 0 { notes.append("\(unstamped) periods unstamped") }
+        let ms = Double(size.periodFrames) * 1000 / Double(sampleRate)
+        return BenchResult(
+            name: "engine headroom (\(size.tracks) \(size.channelWord) tracks × \(size.chain), "
+                + "\(size.periodFrames)-frame periods = \(BenchSupport.fixed(ms, 2)) ms, 48 kHz)",
+            measured: "DSP load p50 \(pct(p50)), p99.9 \(pct(p999)) (max \(pct(worst)))",
+            peer: "no peer; " + notes.joined(separator: ", "), ratio: "—",
+            goal: "p50 ≤ \(Int(goalP50 * 100)) %, p99.9 < \(Int(goalP999 * 100)) %",
+            met: p50 <= goalP50 && p999 < goalP999 && xruns == 0)
+    }
+
+    /// One engine run over the whole timeline on a fresh offline device.
+    static func runOnce(session folder: SessionFolder, size: Size) throws -> Run {
+        let session = try folder.load()
+        let frames = Int64((size.seconds * Double(sampleRate)).rounded())
+        let plan = try PlaybackPlan(session: session, folder: folder, from: 0, to: frames)
+        let periods = Int((frames + Int64(size.periodFrames) - 1) / Int64(size.periodFrames))
+        let device = OfflineClockDevice(sampleRate: sampleRate, playbackChannels: 2, periodFrames: size.periodFrames,
+                                        capacityPeriods: periods + 16)
+        var options = EngineOptions()
+        options.playbackRingSeconds = playbackRingSeconds
+        let engine = try Engine(device: device, take: nil, playback: plan, options: options)
+        let start = monotonicSeconds()
+        try engine.start()
+        // The audio thread publishes the lowest ring fill every period; sampling it every
+        // millisecond shows whether the disk thread fell behind.
+        var lowest = 1.0
+        while !engine.isDone {
+            let s = engine.status()
+            if s.state == .running { lowest = min(lowest, s.playbackRingFill) }
+            usleep(1000)
+        }
+        let summary = try engine.finish()
+        let wall = monotonicSeconds() - start
+        if let error = summary.error { throw BenchError("engine run failed: \(error)") }
+        return Run(loads: device.loads(), cpuLoads: device.cpuLoads(), wallSeconds: wall, lowestRingFill: lowest,
+                   xruns: summary.xruns.count, unstamped: device.unstampedPeriods)
+    }
+
+    // MARK: - Material
+
+    /// The session `FOLDER/engine-….tapedeck`: the shared source files (generated once) and
+    /// `size.tracks` tracks with `size.chain`, each tiling the timeline with regions of one
+    /// source from its own offset, with short fades (the fade code runs too). session.json
+    /// is rewritten every time (cheap), so a different chain or track count is picked up.
+    static func prepare(folder: String, size: Size) throws -> SessionFolder {
+        let session = SessionFolder(path: "\(folder)/engine-\(size.channelWord).tapedeck")
+        let channels = size.stereo ? 2 : 1
+        var s = Session(sampleRate: sampleRate)
+        if !session.exists { try session.create(s) }
+        let sourceFrames = Int64(sourceSeconds * sampleRate)
+        for k in 0..<sourceCount {
+            let path = "\(session.audioFolder)/src\(k).wav"
+            if (try? AudioFileReader(path: path, blockFrames: 16).frameCount) != sourceFrames {
+                try BenchSupport.writeTestTrack(path: path, seconds: sourceSeconds, sampleRate: sampleRate, seed: k, channels: channels)
+            }
+        }
+        let timelineFrames = Int64((size.seconds * Double(sampleRate)).rounded())
+        let fade = Int64(sampleRate / 100)
+        for t in 0..<size.tracks {
+            var regions: [Region] = []
+            // Offsets a prime number of frames apart, so no two tracks read in step.
+            let offset = Int64(t) * 7919 % (sourceFrames / 4)
+            var at: Int64 = 0
+            while at < timelineFrames {
+                let length = min(sourceFrames - offset, timelineFrames - at)
+                regions.append(Region(file: "audio/src\(t % sourceCount).wav", timelineStartFrame: at, sourceOffsetFrame: offset,
+                                      lengthFrames: length, fadeInFrames: min(fade, length / 2), fadeOutFrames: min(fade, length / 2)))
+                at += length
+            }
+            // Spread across the stereo field and a little below unity, as a mix would be.
+            let pan = size.tracks > 1 ? Double(t % 9) / 4 - 1 : 0
+            s.tracks.append(Track(name: "t\(t)", inputChannels: Array(1...channels), gainDecibels: -12, pan: pan,
+                                  playbackChain: size.chain, regions: regions))
+        }
+        try session.save(s)
+        return session
+    }
+}

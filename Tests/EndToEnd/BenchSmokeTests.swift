@@ -1,0 +1,67 @@
+import Foundation
+import XCTest
+
+/// `tapedeck bench engine` and `tapedeck bench capture` at toy sizes: the rows print, with
+/// numbers, and the capture loses nothing. (The real sizes are for release builds.)
+final class BenchSmokeTests: XCTestCase {
+    /// The row starting with `prefix`, failing the test when there is none.
+    private func row(_ prefix: String, in output: String, file: StaticString = #filePath, line: UInt = #line) -> String {
+        let found = output.split(separator: "\n").first { $0.hasPrefix(prefix) }.map(String.init)
+        XCTAssertNotNil(found, "no '\(prefix)' row in:\n\(output)", file: file, line: line)
+        return found ?? ""
+    }
+
+    /// The number just before `unit` in `text` (`"p50 12.5 %"`, `"0 dropped"`), if any.
+    private func number(before unit: String, after label: String, in text: String) -> Double? {
+        guard let l = text.range(of: label) else { return nil }
+        let rest = text[l.upperBound...]
+        guard let u = rest.range(of: unit) else { return nil }
+        return Double(rest[..<u.lowerBound].trimmingCharacters(in: .whitespaces))
+    }
+
+    func testEngineHeadroomPrintsLoadPercentiles() throws {
+        let folder = try Tapedeck.temporaryFolder(self)
+        let r = try Tapedeck.run(["bench", "engine", "--tracks", "4", "--seconds", "1", "--runs", "1", "--folder", folder.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let line = row("engine headroom", in: r.stdout)
+        XCTAssertTrue(line.contains("4 mono tracks × hpf:80,comp:-18,eq,gain:-3"), line)
+        XCTAssertTrue(line.contains("64-frame periods"), line)
+        let p50 = try XCTUnwrap(number(before: " %", after: "p50 ", in: line), line)
+        let p999 = try XCTUnwrap(number(before: " %", after: "p99.9 ", in: line), line)
+        XCTAssertGreaterThan(p50, 0, line)
+        XCTAssertGreaterThanOrEqual(p999, p50, line)
+        // 1 s at 64 frames is 750 periods: 750 stamps, 749 durations.
+        XCTAssertTrue(line.contains("749 periods/run"), line)
+        XCTAssertTrue(line.contains("xruns 0"), line)
+        XCTAssertTrue(line.contains("p50 ≤ 50 %, p99.9 < 100 %"), line)
+        XCTAssertFalse(line.contains("not run"), line)
+    }
+
+    func testCaptureRecordsEveryFrameAndDeletesTheTake() throws {
+        let folder = try Tapedeck.temporaryFolder(self)
+        let r = try Tapedeck.run(["bench", "capture", "--minutes", "0.05", "--channels", "4", "--tracks", "2", "--folder", folder.path],
+                                 environment: ["TAPEDECK_ALSA_CONFIG": Tapedeck.alsaTestConfig])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let line = row("capture", in: r.stdout)
+        XCTAssertTrue(line.contains("4 ch 96 kHz/24-bit × 3.0 s, 2 tracks playing, 128-frame periods"), line)
+        XCTAssertTrue(line.contains("0 dropped frames, 0 xruns"), line)
+        // 0.05 min at 96 kHz is 288000 frames, a whole number of 128-frame periods.
+        XCTAssertTrue(line.contains("take 288000 of 288000 frames"), line)
+        let highWater = try XCTUnwrap(number(before: " of ", after: "ring high water ", in: line), line)
+        XCTAssertGreaterThanOrEqual(highWater, 0, line)
+        XCTAssertNotNil(number(before: " s (", after: "3.0 s of audio in ", in: line), line)
+        XCTAssertTrue(line.hasSuffix("yes"), line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("capture-take.wav").path))
+    }
+
+    func testCaptureRefusesWhenTheDiskIsTooSmall() throws {
+        let folder = try Tapedeck.temporaryFolder(self)
+        // 600 min × 256 ch × 96 kHz × 3 B is about 2.7 TB: no test machine has that free.
+        let r = try Tapedeck.run(["bench", "capture", "--minutes", "600", "--channels", "256", "--folder", folder.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let line = row("capture", in: r.stdout)
+        XCTAssertTrue(line.contains("not run"), line)
+        XCTAssertTrue(line.contains("capture needs") && line.contains("GB free in"), line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("capture-take.wav").path))
+    }
+}
