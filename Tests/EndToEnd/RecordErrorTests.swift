@@ -45,9 +45,9 @@ final class RecordErrorTests: XCTestCase {
         RecordSupport.writeRaw(RecordSupport.signal(frames: 400_000, channels: 1, bits: 16), bits: 16, to: dir.path + "/in.raw")
         let take = dir.path + "/take.wav"
         // 200 blocks of 512 bytes: about 100 KB, ~1 s of 16-bit mono.
-        let r = try RecordSupport.run(executable: "/bin/sh", ["-c", "ulimit -f 200; exec \"$0\" \"$@\"", Tapedeck.binary, "record",
+        let r = try Tapedeck.run(["-c", "ulimit -f 200; exec \"$0\" \"$@\"", Tapedeck.binary, "record",
                                                               "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16",
-                                                              "--bits", "16", "--duration", "5", "--out", take],
+                                                              "--bits", "16", "--duration", "5", "--out", take], executable: "/bin/sh",
                                       environment: RecordSupport.environment)
         assertOneLineFailure(r, mentions: "file size limit")
         let got = try RecordSupport.readInts(take, bits: 16)

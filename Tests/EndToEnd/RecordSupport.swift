@@ -52,29 +52,3 @@ enum RecordSupport {
     }
 }
 
-extension RecordSupport {
-    /// Runs any program (e.g. `/bin/sh -c 'ulimit …; exec tapedeck …'`) to completion, at most
-    /// `timeout` seconds, with the given extra environment.
-    static func run(executable: String, _ args: [String], environment: [String: String], timeout: TimeInterval = 60) throws -> Tapedeck.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = args
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let outURL = FileManager.default.temporaryDirectory.appendingPathComponent("td-rec-out-\(UUID().uuidString)")
-        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("td-rec-err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: outURL); try? FileManager.default.removeItem(at: errURL) }
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate(); XCTFail("\(executable) timed out") }
-        process.waitUntilExit()
-        return Tapedeck.Result(status: process.terminationStatus,
-                               stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                               stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
-    }
-}

@@ -4,18 +4,6 @@ import TapedeckIO
 @testable import TapedeckEngine
 
 final class EngineTests: XCTestCase {
-    private func readMono(_ path: String) throws -> [Float] {
-        let reader = try AudioFileReader(path: path)
-        var out: [Float] = []
-        let buf = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-        defer { buf.deallocate() }
-        while true {
-            let n = try reader.read(into: [buf], frameCount: 4096)
-            if n == 0 { break }
-            out += UnsafeBufferPointer(start: buf, count: n)
-        }
-        return out
-    }
 
     func testRecordedTakeIsAlignedWithPlaybackToTheFrame() throws {
         let dir = try Fixture.temporaryFolder()
@@ -43,7 +31,7 @@ final class EngineTests: XCTestCase {
             XCTAssertNil(summary.error)
             XCTAssertEqual(summary.takeFrames, 30_000)
             XCTAssertEqual(summary.latencyFrames, Int64(delay))
-            let recorded = try readMono(takePath)
+            let recorded = try Fixture.readMono(takePath)
             let loudest = recorded.indices.max { abs(recorded[$0]) < abs(recorded[$1]) }!
             XCTAssertGreaterThan(abs(recorded[loudest]), 0.5)
             XCTAssertEqual(loudest - Int(summary.latencyFrames), clickFrame, "period \(period)")
@@ -62,7 +50,7 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(summary.xruns.count, 2)
         XCTAssertEqual(summary.xruns.first, XrunEvent(frame: 5 * 128, lostFrames: 1000))
         XCTAssertEqual(summary.takeFrames, 12_000)
-        let take = try readMono(path)
+        let take = try Fixture.readMono(path)
         XCTAssertEqual(take.count, 12_000)
         let lostSpans = summary.xruns.map { $0.frame..<($0.frame + $0.lostFrames) }
         var mismatches = 0
@@ -86,7 +74,7 @@ final class EngineTests: XCTestCase {
         XCTAssertNotNil(summary.error)
         XCTAssertTrue(summary.error?.contains("No such device") ?? false, summary.error ?? "")
         XCTAssertEqual(engine.status().state, .failed)
-        XCTAssertEqual(try readMono(path).count, 1000)
+        XCTAssertEqual(try Fixture.readMono(path).count, 1000)
     }
 
     func testChannelsThatDoNotExistAreRefusedBeforeAnythingIsWritten() throws {

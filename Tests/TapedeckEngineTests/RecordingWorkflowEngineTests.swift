@@ -33,18 +33,6 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         }
     }
 
-    private func readMono(_ path: String) throws -> [Float] {
-        let reader = try AudioFileReader(path: path)
-        var out: [Float] = []
-        let buf = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-        defer { buf.deallocate() }
-        while true {
-            let n = try reader.read(into: [buf], frameCount: 4096)
-            if n == 0 { break }
-            out += UnsafeBufferPointer(start: buf, count: n)
-        }
-        return out
-    }
 
     func testPunchedAudioIsExactlyThePunchRangeToTheFrame() throws {
         let dir = try Fixture.temporaryFolder()
@@ -59,7 +47,7 @@ final class RecordingWorkflowEngineTests: XCTestCase {
                                     playback: try PlaybackPlan(session: session, folder: folder, from: 0))
             let summary = try Fixture.run(engine)
             XCTAssertNil(summary.error)
-            let recorded = try readMono(take.path)
+            let recorded = try Fixture.readMono(take.path)
             XCTAssertEqual(recorded.count, b - a, "period \(period)")
             // Hard left: the loopback's channel carries the track at unity.
             let mismatches = zip(recorded, signal[a..<b]).filter { $0 != $1 }.count
@@ -88,7 +76,7 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         let engine = try Engine(device: device, take: take, playback: plan, options: options)
         let summary = try Fixture.run(engine)
         XCTAssertNil(summary.error)
-        let recorded = try readMono(take.path)
+        let recorded = try Fixture.readMono(take.path)
         XCTAssertEqual(recorded.count, 40_000)
         XCTAssertEqual(recorded.first, signal[Int(recordPoint)], "the first frame is the record point's")
         let mismatches = zip(recorded, signal[Int(recordPoint)...]).filter { $0 != $1 }.count
@@ -109,7 +97,7 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         let engine = try Engine(device: device, take: take, playback: nil, options: options)
         let summary = try Fixture.run(engine)
         XCTAssertNil(summary.error)
-        let heard = try readMono(take.path)  // what came back through the cable: the click
+        let heard = try Fixture.readMono(take.path)  // what came back through the cable: the click
         // Beats every 24000 frames from frame 0, delayed by the loop.
         var peaks: [Float] = []
         for beat in 0..<8 {
@@ -149,7 +137,7 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         XCTAssertEqual(count, 48_000, "the last second")
         XCTAssertEqual(engine.retroTimelineOrigin, 5000 - Int64(delay), "input lags the timeline by the round trip")
         let timelineStart = Int(engine.retroTimelineOrigin + first)
-        let kept = try readMono(path)
+        let kept = try Fixture.readMono(path)
         XCTAssertEqual(kept.count, count)
         // What came back through the cable, kept after the fact, is the session's audio at the
         // timeline place it was played.

@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckIO
 @testable import TapedeckEngine
 
 /// A device that plays into a delay line and captures from it: what is written in one cycle
@@ -83,6 +84,20 @@ enum Fixture {
         let path = NSTemporaryDirectory() + "td-engine-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
+    }
+
+    /// Reads a (small) mono file whole.
+    static func readMono(_ path: String) throws -> [Float] {
+        let reader = try AudioFileReader(path: path)
+        var out: [Float] = []
+        let buf = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
+        defer { buf.deallocate() }
+        while true {
+            let n = try reader.read(into: [buf], frameCount: 4096)
+            if n == 0 { break }
+            out += UnsafeBufferPointer(start: buf, count: n)
+        }
+        return out
     }
 
     /// Runs an engine until it is done (bounded) and finishes it.

@@ -36,7 +36,7 @@ struct ChainCommand: Command {
         var document = SessionDocument(session: try folder.load())
         let isMaster = trackText == "master"
         if isMaster && input { throw UsageError("chain: the master has no input chain") }
-        let index = isMaster ? nil : try trackIndex(in: document.session)
+        let index = isMaster ? nil : try TrackSelector.index(of: trackText, in: document.session, command: "chain")
         guard let chainText else {
             let current: String
             if let index {
@@ -59,18 +59,5 @@ struct ChainCommand: Command {
         let place = index.map { "track \($0 + 1) (\(document.session.tracks[$0].name)) \(input ? "input" : "playback")" } ?? "master"
         Terminal.out("\(place) chain: \(chain.text.isEmpty ? "(no effects)" : chain.text)")
         return ExitCode.ok
-    }
-
-    private func trackIndex(in session: Session) throws(UsageError) -> Int {
-        if let n = Int(trackText) {
-            guard n >= 1, n <= session.tracks.count else {
-                throw UsageError("chain: track \(n) does not exist (the session has \(session.tracks.count) tracks)")
-            }
-            return n - 1
-        }
-        guard let i = session.tracks.firstIndex(where: { $0.name == trackText }) else {
-            throw UsageError("chain: no track named '\(trackText)'")
-        }
-        return i
     }
 }

@@ -40,7 +40,7 @@ struct TakesCommand: Command {
 
     func run() throws -> Int32 {
         var document = SessionDocument(session: try folder.load())
-        let track = try trackIndex(document.session)
+        let track = try TrackSelector.index(of: trackText, in: document.session, command: "takes")
         if let group = cycle {
             _ = try document.cycleTake(track: track, group: group)
             try folder.save(document.session)
@@ -67,18 +67,5 @@ struct TakesCommand: Command {
         }
         Terminal.out(lines.joined(separator: "\n"))
         return ExitCode.ok
-    }
-
-    private func trackIndex(_ session: Session) throws(UsageError) -> Int {
-        if let n = Int(trackText) {
-            guard n >= 1, n <= session.tracks.count else {
-                throw UsageError("takes: track \(n) does not exist (the session has \(session.tracks.count) tracks)")
-            }
-            return n - 1
-        }
-        guard let i = session.tracks.firstIndex(where: { $0.name == trackText }) else {
-            throw UsageError("takes: no track named '\(trackText)'")
-        }
-        return i
     }
 }

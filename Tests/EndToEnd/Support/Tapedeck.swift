@@ -31,12 +31,13 @@ enum Tapedeck {
         var stderr: String
     }
 
-    /// Runs `tapedeck ARGS` to completion (at most `timeout` seconds) and returns its output.
+    /// Runs `tapedeck ARGS` (or `executable ARGS`, e.g. `/bin/sh -c 'ulimit …; exec tapedeck …'`)
+    /// to completion, at most `timeout` seconds, and returns its output.
     @discardableResult
-    static func run(_ args: [String], environment: [String: String] = [:], timeout: TimeInterval = 120,
-                    file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+    static func run(_ args: [String], executable: String? = nil, environment: [String: String] = [:],
+                    timeout: TimeInterval = 120, file: StaticString = #filePath, line: UInt = #line) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable ?? binary)
         process.arguments = args
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
