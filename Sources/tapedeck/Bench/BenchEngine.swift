@@ -22,11 +22,12 @@ enum BenchEngine {
     /// for variety, small enough to generate in a second (16 × 8 s mono 16-bit ≈ 12 MB).
     static let sourceCount = 16
     static let sourceSeconds = 8
-    /// Seconds of audio each playback ring holds. Twice the engine's default: the loop runs
-    /// several times faster than real time, so a second of audio drains in a fraction of a
-    /// second of wall time and a disk thread that is briefly descheduled would show up as
-    /// ring waits in the timing.
-    static let playbackRingSeconds = 2.0
+    /// Seconds of audio each playback ring holds: four times the engine's default (98 MB for
+    /// 128 mono tracks). The loop runs several times faster than real time, so a second of
+    /// audio drains in a fraction of a second of wall time, and on a busy machine the disk
+    /// thread (normal priority, unlike the audio thread) can be kept off the CPU that long;
+    /// its ring would run dry and the audio thread's waits would count as engine cost.
+    static let playbackRingSeconds = 4.0
 
     /// What to run.
     struct Size {
