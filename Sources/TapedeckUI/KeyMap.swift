@@ -76,6 +76,8 @@ public enum Action: String, CaseIterable, Sendable {
     case marker, rulerMode = "ruler"
     /// Dialogs.
     case chain, devices, importFile = "import", export
+    /// Recording workflow: metronome, count-in, take lanes, input monitoring, retroactive capture.
+    case click, countIn = "count-in", take, monitor, retro
 
     /// What the help overlay says the action does.
     public var summary: String {
@@ -116,6 +118,11 @@ public enum Action: String, CaseIterable, Sendable {
         case .devices: "audio device"
         case .importFile: "import a file"
         case .export: "export the mix"
+        case .click: "click off/recording/always"
+        case .countIn: "count-in 0/1/2 bars"
+        case .take: "next take under playhead"
+        case .monitor: "monitoring off/input/auto"
+        case .retro: "keep the last 10 s heard"
         }
     }
 }
@@ -144,6 +151,8 @@ public struct KeyMap: Equatable, Sendable {
         (.marker, [.char("k")]), (.rulerMode, [.char("t")]),
         (.chain, [.char("c")]), (.devices, [.char("d")]),
         (.importFile, [.char("i")]), (.export, [.char("e")]),
+        (.click, [.char("C")]), (.countIn, [.char("I")]), (.take, [.char("T")]),
+        (.monitor, [.char("o")]), (.retro, [.char("R")]),
     ]
 
     /// The built-in key map.

@@ -249,28 +249,3 @@ extension ScreenModel {
                                   text: "exports/mix.wav"))
     }
 }
-
-// MARK: - Takes
-
-extension ScreenModel {
-    /// Puts each take the link finished on its track as one undoable edit and saves, so a
-    /// take is never only in memory; the crash marker goes once the save holds the region.
-    func placeFinishedTakes() {
-        for take in link.collectFinishedTakes() {
-            let tracks = session.tracks
-            let index = tracks.indices.contains(take.trackIndex) && tracks[take.trackIndex].name == take.trackName
-                ? take.trackIndex : tracks.firstIndex { $0.name == take.trackName }
-            guard let t = index else {
-                if let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) }
-                say("track \(take.trackName) was deleted while recording; the take is kept in \(take.region.file)", error: true)
-                continue
-            }
-            edit("record on \(tracks[t].name)") { $0.tracks[t].regions.append(take.region) }
-            if save(), let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) }
-            if message?.isError != true {
-                let length = TransportBarView.clockText(take.region.lengthFrames, sampleRate: session.sampleRate)
-                say("recorded \(length) on \(tracks[t].name) (\(keyName(.undo)) removes it)")
-            }
-        }
-    }
-}

@@ -134,6 +134,10 @@ public final class ScreenModel {
     public internal(set) var chainNode = 0
     /// Selected parameter of that node.
     public internal(set) var chainParameter = 0
+    /// When the metronome sounds.
+    public internal(set) var clickMode = ClickMode.off
+    /// Bars of count-in before recording starts (0: none).
+    public internal(set) var countInBars = 1
     /// Set when the user has asked to leave.
     public internal(set) var shouldQuit = false
     /// Folder the import browser opens in.
@@ -155,6 +159,8 @@ public final class ScreenModel {
         link.update(session: document.session)
         link.setLoop(document.session.loopRange, enabled: document.session.loopEnabled)
         link.setPunch(document.session.punchRange, enabled: document.session.punchEnabled)
+        link.setCountIn(bars: countInBars)
+        link.setClick(clickMode)
         self.snapshot = link.snapshot()
     }
 
@@ -208,6 +214,7 @@ public final class ScreenModel {
         let before = snapshot
         snapshot = link.snapshot()
         placeFinishedTakes()
+        if let n = snapshot.notice { say(n) }
         if let e = snapshot.lastError, e != before.lastError { say(e, error: true) }
     }
 
@@ -287,6 +294,11 @@ public final class ScreenModel {
             overlay = .devices(list, selected: max(0, list.firstIndex(of: snapshot.deviceName) ?? 0))
         case .importFile: openImport()
         case .export: openExport()
+        case .click: cycleClick()
+        case .countIn: cycleCountIn()
+        case .take: cycleActiveTake()
+        case .monitor: cycleMonitoring()
+        case .retro: keepRetro()
         }
     }
 

@@ -62,6 +62,10 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var lastError: String?
     /// Left and right of the mix sent to the device (empty when unknown, as offline).
     public var outputLevels: [ChannelLevel]
+    /// Whether the link is listening for retroactive capture (an armed track, stopped).
+    public var isListening = false
+    /// News for the message line that is not a problem (the monitoring latency); shown once.
+    public var notice: String?
 
     /// Creates a snapshot.
     public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],
@@ -81,6 +85,17 @@ public struct TransportSnapshot: Sendable, Equatable {
     }
 }
 
+/// How a finished take goes onto its track.
+public enum TakePlacement: Sendable, Equatable {
+    /// Added over whatever is there.
+    case plain
+    /// Punched in: what lies under it is cut back, with crossfades this long at both edges.
+    case punch(crossfadeFrames: Int64)
+    /// Loop recording: the region and these later passes become the takes of one new take
+    /// group, the last pass active.
+    case loopPasses([Region])
+}
+
 /// A take the engine has finished and closed, ready to become a region.
 public struct FinishedTake: Sendable, Equatable {
     /// The track it was recorded for (0-based, as the session was when recording started).
@@ -92,13 +107,20 @@ public struct FinishedTake: Sendable, Equatable {
     /// The take's crash marker, to remove once a saved session holds the region; until then
     /// opening the session recovers the take onto its track.
     public var markerPath: String?
+    /// How it goes onto the track.
+    public var placement: TakePlacement
+    /// The word the message line uses for it ("recorded", "kept").
+    public var verb: String
 
     /// Creates a finished take.
-    public init(trackIndex: Int, trackName: String, region: Region, markerPath: String?) {
+    public init(trackIndex: Int, trackName: String, region: Region, markerPath: String?,
+                placement: TakePlacement = .plain, verb: String = "recorded") {
         self.trackIndex = trackIndex
         self.trackName = trackName
         self.region = region
         self.markerPath = markerPath
+        self.placement = placement
+        self.verb = verb
     }
 }
 
@@ -141,9 +163,41 @@ public protocol TransportLink: AnyObject {
     /// Takes finished since the last call (by ``stop()``, a punch end or a failure), each
     /// handed over once; the screen puts them on their tracks. UI thread.
     func collectFinishedTakes() -> [FinishedTake]
+    /// The metronome: off, while recording (the count-in included), or always. UI thread.
+    func setClick(_ mode: ClickMode)
+    /// Bars of count-in before the record point (0: none). UI thread.
+    func setCountIn(bars: Int)
+    /// Retroactive capture: keeps the last seconds heard while listening as a take, handed
+    /// over through ``collectFinishedTakes()``. Nil when kept, else why not. UI thread.
+    func keepRetro() -> String?
 }
 
 extension TransportLink {
     /// No takes: for links that cannot record for real.
     public func collectFinishedTakes() -> [FinishedTake] { [] }
+    /// No click: for links without sound.
+    public func setClick(_ mode: ClickMode) {}
+    /// No count-in: for links that cannot record for real.
+    public func setCountIn(bars: Int) {}
+    /// Nothing to keep without a device.
+    public func keepRetro() -> String? { "retroactive capture needs an audio device (the screen listens while a track is armed)" }
+}
+
+/// When the metronome sounds.
+public enum ClickMode: String, Sendable, Equatable, CaseIterable {
+    /// Never (a count-in still clicks).
+    case off
+    /// While recording, the count-in included.
+    case recording
+    /// Whenever the transport moves.
+    case always
+
+    /// The next mode, for the click key.
+    public var next: ClickMode {
+        switch self {
+        case .off: .recording
+        case .recording: .always
+        case .always: .off
+        }
+    }
 }

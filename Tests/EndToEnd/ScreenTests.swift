@@ -15,7 +15,9 @@ final class ScreenTests: XCTestCase {
     }
 
     private func open(_ extra: [String] = [], environment: [String: String] = [:], width: Int = 100, height: Int = 30) throws -> ScreenTmux {
-        try ScreenTmux(self, folder: folder, args: [session] + extra, environment: environment, width: width, height: height)
+        // Offline on purpose: on a machine with a sound card the default device would open.
+        try ScreenTmux(self, folder: folder, args: [session, "--device", "offline"] + extra, environment: environment,
+                       width: width, height: height)
     }
 
     func testTheScreenOpensOnTheDemoSessionWithTrackNamesAndTheOfflineDevice() throws {
@@ -80,7 +82,7 @@ final class ScreenTests: XCTestCase {
         let plain = try open()
         let defaultColors = plain.waitFor("colours", colors: true) { $0.contains("Drums") && $0.contains("\u{1B}[") }
         plain.kill()
-        let light = try ScreenTmux(self, folder: folder + "/config", args: [session, "--theme", "light"])
+        let light = try ScreenTmux(self, folder: folder + "/config", args: [session, "--theme", "light", "--device", "offline"])
         let lightColors = light.waitFor("colours", colors: true) { $0.contains("Drums") && $0.contains("\u{1B}[") }
         XCTAssertNotEqual(escapes(defaultColors), escapes(lightColors))
         XCTAssertFalse(lightColors.contains("theme"), "no theme problem is reported")

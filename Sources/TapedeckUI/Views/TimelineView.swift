@@ -89,7 +89,8 @@ public enum TimelineView {
                 let to = from + model.framesPerColumn
                 var amplitude: Float = 0
                 var inRegion = false
-                for region in track.regions where region.timelineStartFrame < to && region.timelineEndFrame > from {
+                // Of a stack of takes only the one that plays is drawn.
+                for region in track.activeRegions where region.timelineStartFrame < to && region.timelineEndFrame > from {
                     inRegion = true
                     for c in 0..<max(1, track.inputChannels.count) {
                         amplitude = max(amplitude, model.peaks.amplitude(region: region, channel: c, fromFrame: from, toFrame: to))
@@ -98,6 +99,12 @@ public enum TimelineView {
                 guard inRegion else { continue }
                 let chars = WaveformRender.column(amplitude: amplitude, rows: Layout.rowsPerTrack, glyphs: glyphs)
                 for (i, ch) in chars.enumerated() { canvas.set(row + i, x + col, ch, role) }
+            }
+            for region in track.activeRegions {
+                guard let label = ScreenModel.takeLabel(region, on: track) else { continue }
+                let start = max(region.timelineStartFrame, model.viewStartFrame)
+                guard start < region.timelineEndFrame, let c = column(of: start, model: model, width: width) else { continue }
+                canvas.put(row, x + c, label, .marker, maxWidth: max(0, width - c))
             }
             if highlighted && t == model.selectedTrack {
                 canvas.set(row, x, ">", .selected)

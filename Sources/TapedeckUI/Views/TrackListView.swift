@@ -30,6 +30,15 @@ public enum TrackListView {
         return nodes.map { $0.bypassed ? "(\($0.name))" : $0.name }.joined(separator: ">")
     }
 
+    /// The monitoring column: `I` input, `A` auto, `-` off.
+    public static func monitoringLetter(_ mode: MonitoringMode) -> String {
+        switch mode {
+        case .off: "-"
+        case .input: "I"
+        case .auto: "A"
+        }
+    }
+
     /// Draws the list in `rows` rows from `y`, `width` columns from the left edge.
     public static func draw(_ model: ScreenModel, into canvas: inout Canvas, y: Int, rows: Int, width: Int, glyphs: Glyphs) {
         let tracks = model.session.tracks
@@ -51,6 +60,7 @@ public enum TrackListView {
             x = canvas.put(row, x + 1, track.armed ? "R" : "-", track.armed ? .armed : .dim)
             x = canvas.put(row, x + 1, track.mute ? "M" : "-", track.mute ? .muted : .dim)
             x = canvas.put(row, x + 1, track.solo ? "S" : "-", track.solo ? .solo : .dim)
+            x = canvas.put(row, x + 1, monitoringLetter(track.monitoring), track.monitoring == .off ? .dim : .label)
             x = canvas.put(row, x + 2, Fit.pad(inputText(track.inputChannels), 7), .label)
             x = canvas.put(row, x, Fit.right(Decibels.text(track.gainDecibels), 5) + "dB", .value)
             x = canvas.put(row, x + 1, Fit.pad(panText(track.pan), 4), .value)

@@ -44,24 +44,37 @@ public enum TransportBarView {
         x = canvas.put(y, x + 2, s.tempoMap.barsBeatsTicks(ofFrame: snap.positionFrame), .value)
         x = canvas.put(y, x + 2, "\(tempoText(s.tempoBPM)) BPM", .label)
         x = canvas.put(y, x + 2, s.timeSignature.description, .label)
-        x = canvas.put(y, x + 2, "speed \(speedText(model.speed)) \(model.mode.rawValue)", model.speed == 1 ? .label : .notice)
+        // Compact, so the click and count-in fit a 100-column bar.
+        x = canvas.put(y, x + 2, "\(speedText(model.speed)) \(model.mode == .varispeed ? "vari" : "stretch")", model.speed == 1 ? .label : .notice)
         if model.pitchSemitones != 0 {
             x = canvas.put(y, x + 1, "pitch \(model.pitchSemitones > 0 ? "+" : "")\(model.pitchSemitones)", .notice)
         }
         x = canvas.put(y, x + 2, "LOOP \(s.loopEnabled ? "on" : "off")", s.loopEnabled ? .loop : .dim)
-        canvas.put(y, x + 2, "PUNCH \(s.punchEnabled ? "on" : "off")", s.punchEnabled ? .punch : .dim)
+        x = canvas.put(y, x + 2, "PUNCH \(s.punchEnabled ? "on" : "off")", s.punchEnabled ? .punch : .dim)
+        x = canvas.put(y, x + 2, clickText(model.clickMode), model.clickMode == .off ? .dim : .notice)
+        canvas.put(y, x + 2, "COUNT \(model.countInBars)", model.countInBars == 0 ? .dim : .label)
 
         let row = y + 1
         var device = snap.deviceName
         if snap.isOffline && !device.contains("offline") { device += " (offline)" }
         x = canvas.put(row, 1, "device ", .label)
-        x = canvas.put(row, x, device, snap.isOffline ? .notice : .value, maxWidth: 34)
+        x = canvas.put(row, x, device, snap.isOffline ? .notice : .value, maxWidth: 26)
         x = canvas.put(row, x + 2, "xruns \(snap.xrunCount)", snap.xrunCount > 0 ? .error : .label)
         x = canvas.put(row, x + 2, "DSP \(Int((snap.dspLoad * 100).rounded()))%", snap.dspLoad > 0.8 ? .error : .label)
+        if snap.isListening { x = canvas.put(row, x + 2, "LISTENING", .notice) }
         let disk = snap.diskSecondsLeft.map { "disk \(durationText($0)) left" } ?? "disk ?"
         x = canvas.put(row, x + 2, disk, (snap.diskSecondsLeft ?? 3600) < 600 ? .error : .label)
         let name = model.folder.map { lastComponent($0.path) } ?? "untitled"
         canvas.put(row, x + 2, name + (model.document.isDirty ? " *" : ""), .title, maxWidth: max(0, canvas.width - x - 3))
+    }
+
+    /// `CLICK off`, `CLICK rec`, `CLICK on`.
+    public static func clickText(_ mode: ClickMode) -> String {
+        switch mode {
+        case .off: "CLICK off"
+        case .recording: "CLICK rec"
+        case .always: "CLICK on"
+        }
     }
 
     static func tempoText(_ bpm: Double) -> String {

@@ -27,6 +27,8 @@ final class EngineTransport: TransportLink {
         let activity: Activity
         /// Audible track indices the plan was built from, in plan order (for live mixes).
         let planTracks: [Int]
+        /// Tracks left out of the plan because their input is heard instead (auto monitoring).
+        var silenced: Set<Int> = []
     }
 
     var session: Session
@@ -45,8 +47,21 @@ final class EngineTransport: TransportLink {
     var punchEnabled = false
     /// A problem not yet reported; handed out in one snapshot.
     var pendingError: String?
+    /// News not yet reported (the monitoring latency); handed out in one snapshot.
+    var pendingNotice: String?
     /// Takes closed and not yet collected by the screen.
     var finishedTakes: [FinishedTake] = []
+    /// When the metronome sounds.
+    var clickMode = ClickMode.off
+    /// Bars of count-in before a recording's record point.
+    var countInBars = 1
+    /// The retroactive-capture run while stopped with a track armed (see +Retro).
+    var listener: Listener?
+    /// Set when listening failed to start, so it is not retried every snapshot; cleared
+    /// when the session, the device or the transport changes.
+    var listenRefused = false
+    /// Why listening could not start, for the retro key.
+    var listenProblem: String?
     /// The last snapshot's xrun count, kept after the engine is gone so the bar does not
     /// flicker back to 0 between runs.
     var xrunsSoFar = 0
@@ -63,6 +78,7 @@ final class EngineTransport: TransportLink {
 
     deinit {
         if let run { run.engine.stop(); _ = try? run.engine.finish() }
+        if let listener { listener.engine.stop(); _ = try? listener.engine.finish() }
     }
 
     // MARK: - TransportLink
@@ -70,13 +86,17 @@ final class EngineTransport: TransportLink {
     func update(session: Session) {
         let old = self.session
         self.session = session
+        if old.tracks.map(\.armed) != session.tracks.map(\.armed)
+            || old.tracks.map(\.inputChannels) != session.tracks.map(\.inputChannels) {
+            // Another track to listen to: the listener follows at the next snapshot.
+            stopListening()
+            listenRefused = false
+        }
         guard let run else { return }
         // Fader and pan go to the running engine; a change to what is heard (mute, solo,
         // regions, chains) needs a new plan, so playback restarts where it is. A take is
         // never cut for that: the change is heard from the next play.
-        var played = session
-        if case .recording = run.activity { played = EngineTransport.withoutArmed(session) }
-        let heard = audibleTracks(played)
+        let heard = audibleTracks(session).filter { !run.silenced.contains($0) }
         if heard == run.planTracks && sameMaterial(old, session, tracks: heard) {
             for (planIndex, t) in heard.enumerated() {
                 let track = session.tracks[t]
@@ -90,6 +110,7 @@ final class EngineTransport: TransportLink {
     }
 
     func play(fromFrame: Int64) {
+        stopListening()
         endRun()
         position = max(0, fromFrame)
         // The engine loops from where it starts, so a play before or inside the loop range
@@ -112,6 +133,7 @@ final class EngineTransport: TransportLink {
     }
 
     func record(fromFrame: Int64) -> String? {
+        stopListening()
         endRun()
         position = max(0, fromFrame)
         return startRecording(from: position)
@@ -155,6 +177,12 @@ final class EngineTransport: TransportLink {
 
     func snapshot() -> TransportSnapshot {
         if let run, run.engine.isDone { endedByItself(run) }
+        if let run, case .recording(let take) = run.activity, let p = take.punch,
+           run.engine.status().positionFrame >= p.endFrame + run.engine.takeLatencyFrames {
+            // Past the punch end (and the round trip): the gate has kept all it will.
+            endRun()
+        }
+        listenWhenIdle()
         var snap = TransportSnapshot(state: .stopped, positionFrame: position, deviceName: device.name, isOffline: false)
         snap.trackLevels = OfflineTransport.peakLevels(session: session, peaks: peaks, at: position, moving: false)
         snap.xrunCount = xrunsSoFar
@@ -180,8 +208,11 @@ final class EngineTransport: TransportLink {
                 snap.diskSecondsLeft = diskSecondsLeft(freeBytes: status.diskFreeBytes >= 0 ? status.diskFreeBytes : nil)
             }
         }
+        snap.isListening = listener != nil && run == nil
         snap.lastError = pendingError
         pendingError = nil
+        snap.notice = pendingNotice
+        pendingNotice = nil
         return snap
     }
 
@@ -190,6 +221,9 @@ final class EngineTransport: TransportLink {
     func selectDevice(_ name: String) -> String? {
         guard run == nil else { return "stop the transport before changing the device" }
         if name == device.name { return nil }
+        // The device is free to probe only once the listener let it go.
+        stopListening()
+        listenRefused = false
         if let problem = device.probe(name: name, sampleRate: session.sampleRate) { return problem }
         device.name = name
         return nil
@@ -199,6 +233,10 @@ final class EngineTransport: TransportLink {
         defer { finishedTakes = [] }
         return finishedTakes
     }
+
+    func setClick(_ mode: ClickMode) { clickMode = mode }
+
+    func setCountIn(bars: Int) { countInBars = max(0, bars) }
 
     // MARK: - Runs
 
@@ -223,13 +261,6 @@ final class EngineTransport: TransportLink {
         session.tracks.indices.filter { session.isAudible(trackIndex: $0) }
     }
 
-    /// `session` with its armed tracks muted: what plays while they record.
-    static func withoutArmed(_ session: Session) -> Session {
-        var heard = session
-        for i in heard.tracks.indices where heard.tracks[i].armed { heard.tracks[i].mute = true }
-        return heard
-    }
-
     /// Whether the played tracks hold the same regions and chains in both sessions.
     private func sameMaterial(_ a: Session, _ b: Session, tracks: [Int]) -> Bool {
         guard a.masterChain == b.masterChain else { return false }
@@ -244,10 +275,13 @@ final class EngineTransport: TransportLink {
             var plan = try PlaybackPlan(session: session, folder: folder ?? SessionFolder(path: "."), from: from, to: to, loop: loop)
             plan.timePitch = timePitch
             let dev = try device.open(sampleRate: session.sampleRate, captureChannels: 0)
+            var options = DeviceOptions.engineOptions()
+            if clickMode == .always { options.click = ClickSettings() }
             let engine: Engine
-            do { engine = try Engine(device: dev, take: nil, playback: plan) } catch { dev.stop(); throw error }
+            do { engine = try Engine(device: dev, take: nil, playback: plan, options: options) } catch { dev.stop(); throw error }
             do { try engine.start() } catch { dev.stop(); throw error }
             run = Run(engine: engine, activity: .playing(thenLoop: thenLoop), planTracks: audibleTracks(session))
+            listenRefused = false
         } catch {
             pendingError = "cannot play: \(error)"
         }

@@ -3,10 +3,10 @@ import TapedeckEngine
 /// How the screen reaches sound devices: the PCM name, the ALSA configuration
 /// (`TAPEDECK_ALSA_CONFIG` or the global one) and the period shape. UI thread.
 ///
-/// The screen opens a device only while the transport moves: the startup probe opens it and
-/// closes it at once, play and record open it, stop closes it. So another program can use
-/// the card while the screen sits idle, and a device that appears later is found on the
-/// next play.
+/// The screen opens a device only while the transport moves or a track is armed (to listen
+/// for retroactive capture): the startup probe opens it and closes it at once, play and
+/// record open it, stop closes it. So another program can use the card while the screen
+/// sits idle with nothing armed, and a device that appears later is found on the next play.
 struct ScreenDevice {
     /// The name the user chose with `--device` (default `default`).
     var name: String
@@ -20,12 +20,13 @@ struct ScreenDevice {
     /// The name `--device` takes to ask for the offline transport on purpose.
     static let offlineName = "offline"
 
-    /// Opens `name` with `capture` input channels (0: none) and stereo playback at `sampleRate`.
+    /// Opens `name` with `capture` input channels (0: none) and `playbackChannels` outputs
+    /// (stereo unless asked; 0 for listening only) at `sampleRate`.
     /// libasound prints its own lines on a failed open; they would scribble over the screen,
     /// and the error thrown says the same in one line, so stderr is silenced meanwhile.
-    func open(name: String? = nil, sampleRate: Int, captureChannels: Int) throws(DeviceError) -> ALSADuplexDevice {
+    func open(name: String? = nil, sampleRate: Int, captureChannels: Int, playbackChannels: Int = 2) throws(DeviceError) -> ALSADuplexDevice {
         let request = DeviceRequest(name: name ?? self.name, sampleRate: sampleRate, captureChannels: captureChannels,
-                                    playbackChannels: 2, periodFrames: periodFrames, periodCount: periodCount)
+                                    playbackChannels: playbackChannels, periodFrames: periodFrames, periodCount: periodCount)
         let config = self.config
         return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
     }
