@@ -152,6 +152,22 @@ final class ALSAStream: @unchecked Sendable {
     /// Frames the raw buffer holds per call.
     var maxFramesPerCall: Int { max(periodFrames, 4096) }
 
+    /// How long a read or write may wait for the device before it counts as gone: two
+    /// seconds, or ten buffers when those are longer. A device whose server or driver died
+    /// (a JACK server killed, a USB cable pulled on some drivers) can otherwise block a
+    /// read forever, and with it the take's closing.
+    var stallTimeoutMilliseconds: Int32 { Int32(max(2000, 10 * bufferFrames * 1000 / max(sampleRate, 1))) }
+
+    /// Waits until the device can move frames; -ETIMEDOUT when it stays silent too long.
+    ///
+    /// Audio thread: no allocation, no locks (poll on the PCM's descriptors).
+    @inline(__always)
+    private func waitReady() -> Int32 {
+        let r = snd_pcm_wait(pcm, stallTimeoutMilliseconds)
+        if r == 0 { return -ETIMEDOUT }
+        return r < 0 ? Int32(r) : 0
+    }
+
     /// Reads `frameCount` frames; returns 0 or a negative ALSA code (-EPIPE for an overrun).
     ///
     /// Audio thread: no allocation, no locks, no logging.
@@ -159,6 +175,8 @@ final class ALSAStream: @unchecked Sendable {
         var done = 0
         while done < frameCount {
             let want = min(frameCount - done, maxFramesPerCall)
+            let ready = waitReady()
+            if ready == -ETIMEDOUT { return ready }
             let n = snd_pcm_readi(pcm, raw, snd_pcm_uframes_t(want))
             if n < 0 {
                 if Int32(n) == -EINTR || Int32(n) == -EAGAIN { continue }
@@ -182,6 +200,8 @@ final class ALSAStream: @unchecked Sendable {
                                        frameCount: want, into: raw)
             var offset = 0
             while offset < want {
+                let ready = waitReady()
+                if ready == -ETIMEDOUT { return ready }
                 let n = snd_pcm_writei(pcm, raw + offset * channelCount * format.bytesPerSample, snd_pcm_uframes_t(want - offset))
                 if n < 0 {
                     if Int32(n) == -EINTR || Int32(n) == -EAGAIN { continue }

@@ -36,6 +36,7 @@ public struct DeviceError: Error, CustomStringConvertible, Equatable, Sendable {
         case EBUSY: return "\(text) (device busy: another program is using it)"
         case EACCES, EPERM: return "\(text) (permission denied: are you in the 'audio' group?)"
         case EBADFD: return "\(text) (the device is in a bad state)"
+        case ETIMEDOUT: return "the device stopped responding (no audio moved for seconds: its server or driver is gone)"
         default: return text
         }
     }
