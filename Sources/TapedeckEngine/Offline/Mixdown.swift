@@ -1,3 +1,4 @@
+import Dispatch
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
@@ -63,7 +64,7 @@ public struct Mixdown {
     }
 
     /// Frames rendered per block.
-    public static let blockFrames = 4096
+    public static let blockFrames = 16384
 
     /// One worker per core.
     public static var defaultWorkerCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
@@ -150,7 +151,10 @@ public struct Mixdown {
         }
         for track in tracks { try track.prime(startFrame: request.range.startFrame, transport: transport(at: request.range.startFrame)) }
 
-        let bus = ChannelBuffers(channelCount: 2, capacityFrames: Mixdown.blockFrames)
+        // Two buses: while one block is summed, mastered and written on this thread, the
+        // workers already render the next one (writing is the serial part of a mixdown).
+        let buses = [ChannelBuffers(channelCount: 2, capacityFrames: Mixdown.blockFrames),
+                     ChannelBuffers(channelCount: 2, capacityFrames: Mixdown.blockFrames)]
         let workers = ParallelTracks(tracks, workerCount: request.workerCount)
         var peak: Float = 0
         var position = request.range.startFrame
@@ -159,11 +163,22 @@ public struct Mixdown {
         let renderEnd = request.range.endFrame + masterLatency
         var toDrop = masterLatency
         let total = renderEnd - request.range.startFrame
-        while position < renderEnd {
-            let n = Int(min(Int64(Mixdown.blockFrames), renderEnd - position))
-            let info = transport(at: position)
-            workers.render(blockStart: position, frameCount: n, transport: info)
+        func startRender(at start: Int64) -> (frames: Int, info: TransportInfo, done: DispatchGroup) {
+            let n = Int(min(Int64(Mixdown.blockFrames), renderEnd - start))
+            let info = transport(at: start)
+            let done = DispatchGroup()
+            DispatchQueue.global(qos: .userInitiated).async(group: done) {
+                workers.render(blockStart: start, frameCount: n, transport: info)
+            }
+            return (n, info, done)
+        }
+        var block = 0
+        var inFlight = position < renderEnd ? startRender(at: position) : nil
+        while let current = inFlight {
+            current.done.wait()
+            let n = current.frames
             if let error = tracks.lazy.compactMap(\.error).first { throw error }
+            let bus = buses[block % 2]
             bus.clear(frameCount: n)
             for (t, track) in tracks.enumerated() {
                 MixKernels.accumulate(track.output.left, into: bus.channels[0], frameCount: n, startGain: 1, endGain: 1)
@@ -173,8 +188,11 @@ public struct Mixdown {
                     try stemWriters[t].write([UnsafePointer(track.output.left), UnsafePointer(track.output.right)], frameCount: k)
                 }
             }
+            // The track outputs are summed: the next block may overwrite them now.
+            let next = position + Int64(n)
+            inFlight = next < renderEnd ? startRender(at: next) : nil
             if let master {
-                var context = RenderContext(inPlace: bus.channels, frameCount: n, transport: info)
+                var context = RenderContext(inPlace: bus.channels, frameCount: n, transport: current.info)
                 master.process(&context)
             }
             let skip = Int(min(toDrop, Int64(n)))
@@ -183,9 +201,13 @@ public struct Mixdown {
             if k > 0 {
                 let l = bus.channels[0] + skip, r = bus.channels[1] + skip
                 peak = max(peak, MixKernels.peak(l, frameCount: k), MixKernels.peak(r, frameCount: k))
-                try writer.write([UnsafePointer(l), UnsafePointer(r)], frameCount: k)
+                do { try writer.write([UnsafePointer(l), UnsafePointer(r)], frameCount: k) } catch {
+                    inFlight?.done.wait()
+                    throw error
+                }
             }
-            position += Int64(n)
+            position = next
+            block += 1
             progress(Double(position - request.range.startFrame) / Double(max(total, 1)))
         }
         try writer.close()
