@@ -91,7 +91,7 @@ extension Engine {
                 // The period's input belongs to timeline frames position − latency onwards;
                 // a gate keeps only what falls inside it.
                 var from = 0, to = keep
-                if let gate = take?.gate {
+                if let gate = takeGate {
                     let firstTimeline = t.position - takeLatencyFrames
                     from = Int(min(max(gate.startFrame - firstTimeline, 0), Int64(keep)))
                     // An open-ended gate ends at Int64.max: subtract without trapping.
@@ -261,19 +261,18 @@ extension Engine {
     ///
     /// Audio thread: no allocation, no locks.
     private func addClickAndMonitor(frameCount n: Int, transport: TransportInfo, capturing: Bool) {
-        if let clickNode, let click = options.click, capturing || !click.recordingOnly,
-           transport.timelineFrame < click.untilFrame ?? Int64.max {
+        if let clickNode, capturing || !clickRecordingOnly, transport.timelineFrame < clickUntilFrame {
             clickBuffer[0].update(repeating: 0, count: n)
             var context = RenderContext(inPlace: UnsafeBufferPointer(start: clickBuffer, count: 1), frameCount: n,
                                         transport: transport)
             clickNode.process(&context)
             let outs = max(configuration.playbackChannels, 2)
-            for i in 0..<click.outputChannels.count {
-                let ch = click.outputChannels[i] - 1
+            for i in 0..<clickOutputCount {
+                let ch = clickOutputs[i]
                 if ch < outs { MixKernels.accumulate(clickBuffer[0], into: outputBuffers[ch], frameCount: n, startGain: 1, endGain: 1) }
             }
         }
-        if options.monitorInput && capturing && takeChannelCount > 0 {
+        if monitorsInput && capturing && takeChannelCount > 0 {
             // What is heard is always the processed input, even when the take keeps it dry.
             let heard = inputChain == nil ? selectedCapture : wetBuffers
             let right = takeChannelCount > 1 ? 1 : 0

@@ -1,5 +1,6 @@
 import Synchronization
 import TapedeckIO
+import TapedeckCore
 import TapedeckDSP
 #if canImport(Glibc)
 import Glibc
@@ -51,8 +52,18 @@ public final class Engine: @unchecked Sendable {
     /// The metronome, when ``EngineOptions/click`` asks for one, and the period it renders.
     let clickNode: MetronomeNode?
     let clickBuffer: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// The click's settings as plain values, so the audio thread copies no arrays: its output
+    /// channels (0-based), whether it sounds only while recording, and where it stops.
+    let clickOutputs: UnsafeMutablePointer<Int>
+    let clickOutputCount: Int
+    let clickRecordingOnly: Bool
+    let clickUntilFrame: Int64
+    /// The take's gate (``TakeRequest/gate``), held as a plain value for the audio thread.
+    let takeGate: FrameRange?
     /// Whether the audio thread writes periods to the device (playback, click or monitoring).
     let writesOutput: Bool
+    /// ``EngineOptions/monitorInput``, held as a plain value for the audio thread.
+    let monitorsInput: Bool
     /// Frames the take's input chain delays what is recorded and monitored.
     public var inputChainLatencyFrames: Int { inputChain?.latencyFrames ?? 0 }
     /// The last seconds of input, when ``EngineOptions/retro`` asks for them.
@@ -116,13 +127,24 @@ public final class Engine: @unchecked Sendable {
             for ch in click.outputChannels where ch < 1 || ch > max(config.playbackChannels, 2) {
                 throw DeviceError(device: config.name, reason: "click output channel \(ch) does not exist (the device has \(config.playbackChannels))")
             }
+            clickOutputCount = click.outputChannels.count
+            clickOutputs = .allocate(capacity: max(click.outputChannels.count, 1))
+            for (i, ch) in click.outputChannels.enumerated() { clickOutputs[i] = ch - 1 }
+            clickRecordingOnly = click.recordingOnly
+            clickUntilFrame = click.untilFrame ?? Int64.max
             let node = MetronomeNode()
             node.parameters.set(0, click.levelDecibels)
             node.prepare(format: NodeFormat(sampleRate: Double(config.sampleRate), channelCount: 1), maxFrames: periodFrames)
             clickNode = node
         } else {
             clickNode = nil
+            clickOutputCount = 0
+            clickOutputs = .allocate(capacity: 1)
+            clickRecordingOnly = false
+            clickUntilFrame = Int64.max
         }
+        takeGate = take?.gate
+        monitorsInput = options.monitorInput
         writesOutput = playback != nil || options.click != nil || (options.monitorInput && take != nil)
         if options.monitorInput && take != nil && config.playbackChannels == 0 {
             throw DeviceError(device: config.name, reason: "it was not opened for playback (monitoring needs it)")
@@ -229,6 +251,7 @@ public final class Engine: @unchecked Sendable {
         clickNode?.release()
         clickBuffer[0].deallocate()
         clickBuffer.deallocate()
+        clickOutputs.deallocate()
         for i in 0..<max(takeChannelCount * 2, 1) { diskBuffers[i].deallocate() }
         for i in 0..<max(takeChannelCount, 1) { wetBuffers[i].deallocate() }
         wetBuffers.deallocate()
