@@ -69,10 +69,20 @@ public final class LiveStretcher: @unchecked Sendable {
     /// growing allocates. Visiting both ends of the range here, off the audio thread, means a
     /// live speed change never allocates.
     private func warmUp() {
+        // Rubber Band reports each such growth on stderr ("window allocation required in
+        // realtime mode"): here it is the point, so its report is kept off the user's terminal.
+        let saved = dup(STDERR_FILENO)
+        let null = open("/dev/null", O_WRONLY)
+        if saved >= 0 && null >= 0 { dup2(null, STDERR_FILENO) }
+        defer {
+            if saved >= 0 { dup2(saved, STDERR_FILENO); close(saved) }
+            if null >= 0 { close(null) }
+        }
         for c in 0..<channelCount { input[c].update(repeating: 0, count: chunkFrames) }
         for ratio in [32.0, 1.0 / 32, 1] {
             rubberband_set_time_ratio(state, ratio)
-            rubberband_set_pitch_scale(state, ratio == 1 ? 1 : 1 / ratio)
+            // Pitch shifts reach ±36 semitones: an eighth to eight times the frequency.
+            rubberband_set_pitch_scale(state, ratio == 1 ? 1 : (ratio > 1 ? 1.0 / 8 : 8))
             for _ in 0..<8 {
                 process(frameCount: chunkFrames)
                 while rubberband_available(state) > 0 {
@@ -216,9 +226,10 @@ public final class LiveStretcher: @unchecked Sendable {
         }
         var delay = startDelay(speed: speed)
         while delay > 0 {
-            if rubberband_available(state) <= 0 { pullAndProcess() }
-            let got = retrieve(into: discard, frameCount: min(delay, chunkFrames))
-            delay -= got
+            let available = Int(rubberband_available(state))
+            if available <= 0 { pullAndProcess(); continue }
+            // Never ask for more than is there: Rubber Band warns on stderr when asked.
+            delay -= retrieve(into: discard, frameCount: min(delay, chunkFrames, available))
         }
     }
 
