@@ -191,6 +191,7 @@ final class EngineTransport: TransportLink {
             let status = run.engine.status()
             snap.positionFrame = status.positionFrame
             snap.xrunCount = status.xrunCount
+            snap.dspLoad = status.dspLoad
             xrunsSoFar = status.xrunCount
             snap.outputLevels = status.outputPeaks.map(EngineTransport.level)
             snap.trackLevels = OfflineTransport.peakLevels(session: session, peaks: peaks, at: status.positionFrame, moving: true)
