@@ -64,7 +64,10 @@ public struct SessionFolder: Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             } catch {
-                throw SessionError(path: dir, reason: "cannot create folder: \(SessionFolder.reason(error))")
+                // Foundation's wording loses the reason; mkdir(2)'s errno says it in words a
+                // user can act on ("Permission denied", "Read-only file system", …).
+                let why = mkdir(dir, 0o755) != 0 ? String(cString: strerror(errno)) : SessionFolder.reason(error)
+                throw SessionError(path: dir, reason: "cannot create folder: \(why)")
             }
         }
         try save(session)
