@@ -1,5 +1,12 @@
 /// Placing a punched-in take over what a track already has.
 extension Session {
+    /// The crossfade at a punch's edges: 5 ms, short enough to keep the timing, long enough
+    /// not to click.
+    public static let punchCrossfadeSeconds = 0.005
+
+    /// ``punchCrossfadeSeconds`` in frames at this session's rate.
+    public var punchCrossfadeFrames: Int64 { Int64((Session.punchCrossfadeSeconds * Double(sampleRate)).rounded()) }
+
     /// Puts `take` on track `track` in place of what lies under it: every region overlapping
     /// the take is cut back so it ends `crossfadeFrames` into the take (fading out there) and
     /// resumes `crossfadeFrames` before the take's end (fading in), and the take fades in and
@@ -35,5 +42,23 @@ extension Session {
         placed.fadeOutFrames = x
         kept.append(placed)
         tracks[track].regions = kept
+    }
+}
+
+extension Region {
+    /// The passes of a loop recording held back to back in one file: one region per pass,
+    /// each on `loop`'s start and the loop's length (the last one shorter when recording
+    /// stopped mid-pass). The first pass starts at `firstSourceFrame` (the round trip skipped);
+    /// the file holds `fileFrames` frames in all.
+    public static func loopPasses(file: String, loop: FrameRange, firstSourceFrame: Int64, fileFrames: Int64) -> [Region] {
+        guard loop.frameCount > 0 else { return [] }
+        var passes: [Region] = []
+        var offset = firstSourceFrame
+        while offset < fileFrames {
+            passes.append(Region(file: file, timelineStartFrame: loop.startFrame, sourceOffsetFrame: offset,
+                                 lengthFrames: min(loop.frameCount, fileFrames - offset)))
+            offset += loop.frameCount
+        }
+        return passes
     }
 }

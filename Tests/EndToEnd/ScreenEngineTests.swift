@@ -12,11 +12,7 @@ final class ScreenEngineTests: XCTestCase {
     private let rate = 48000
 
     override func setUpWithError() throws {
-        folder = try Tapedeck.temporaryFolder(self).path
-        session = folder + "/demo.tapedeck"
-        let result = try Tapedeck.run(["demo", session, "--samples", Tapedeck.packageRoot.appendingPathComponent("Samples").path])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        try FileManager.default.createDirectory(atPath: folder + "/config/tapedeck", withIntermediateDirectories: true)
+        (folder, session) = try ScreenTmux.demoFolder(self)
     }
 
     private func open(device: String, environment: [String: String] = RecordSupport.environment, width: Int = 100) throws -> ScreenTmux {

@@ -7,11 +7,7 @@ final class ScreenTests: XCTestCase {
     private var session = ""
 
     override func setUpWithError() throws {
-        folder = try Tapedeck.temporaryFolder(self).path
-        session = folder + "/demo.tapedeck"
-        let result = try Tapedeck.run(["demo", session, "--samples", Tapedeck.packageRoot.appendingPathComponent("Samples").path])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        try FileManager.default.createDirectory(atPath: folder + "/config/tapedeck", withIntermediateDirectories: true)
+        (folder, session) = try ScreenTmux.demoFolder(self)
     }
 
     private func open(_ extra: [String] = [], environment: [String: String] = [:], width: Int = 100, height: Int = 30) throws -> ScreenTmux {

@@ -85,6 +85,17 @@ final class ScreenTmux {
     }
 
     /// User plus system CPU time of `pid` so far, in clock ticks (from /proc).
+    /// A fresh folder holding the demo session (`demo.tapedeck`) and an empty config folder
+    /// (`config/tapedeck`, the tests' XDG_CONFIG_HOME); removed when the test ends.
+    static func demoFolder(_ test: XCTestCase) throws -> (folder: String, session: String) {
+        let folder = try Tapedeck.temporaryFolder(test).path
+        let session = folder + "/demo.tapedeck"
+        let result = try Tapedeck.run(["demo", session, "--samples", Tapedeck.packageRoot.appendingPathComponent("Samples").path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        try FileManager.default.createDirectory(atPath: folder + "/config/tapedeck", withIntermediateDirectories: true)
+        return (folder, session)
+    }
+
     static func cpuTicks(_ pid: Int32) -> Int? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return nil }

@@ -103,7 +103,7 @@ struct RecordCommand: Command {
         play = arguments.flag("--play")
         json = arguments.flag("--json")
         let positional = arguments.positional()
-        if let named, positional != nil { throw UsageError("record: give the session once (SESSION or --session)") }
+        if named != nil, positional != nil { throw UsageError("record: give the session once (SESSION or --session)") }
         sessionPath = named ?? positional
         if sessionPath != nil && outPath != nil { throw UsageError("record: --out and a session exclude each other") }
         if sessionPath == nil && outPath == nil { throw UsageError("record: give --out FILE or a session (see 'tapedeck help record')") }
@@ -119,7 +119,7 @@ struct RecordCommand: Command {
 
     func run() throws -> Int32 {
         StopSignals.install()
-        var target = try TakeTarget(command: self)
+        let target = try TakeTarget(command: self)
         let tempo = target.session?.tempoMap ?? TempoMap(sampleRate: target.sampleRate, tempoBPM: 120,
                                                           timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
         var maxFrames: Int64?

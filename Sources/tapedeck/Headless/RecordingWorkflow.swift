@@ -17,9 +17,6 @@ struct RecordingWorkflow {
     /// Whether the take replaces what is under it (punch).
     let punch: Bool
 
-    /// Crossfade at punch edges: 5 ms at 48 kHz.
-    static let crossfadeSeconds = 0.005
-
     init(_ options: RecordingOptions, session: Session?, tempo: TempoMap, play: Bool) throws {
         var recordPoint: Int64 = 0
         var gate: FrameRange?
@@ -59,16 +56,9 @@ struct RecordingWorkflow {
         }
         if let loop = loopRange {
             // One file holds every pass back to back; each pass becomes a take of one group.
-            let passFrames = loop.frameCount
-            var offset = latencyFrames
             var group: Int?
-            while offset < frames {
-                let length = min(passFrames, frames - offset)
-                let region = Region(file: target.relativeFile, timelineStartFrame: loop.startFrame, sourceOffsetFrame: offset,
-                                    lengthFrames: length)
-                let slot = try session.addTake(track: trackIndex, region: region, group: group)
-                group = slot.group
-                offset += passFrames
+            for pass in Region.loopPasses(file: target.relativeFile, loop: loop, firstSourceFrame: latencyFrames, fileFrames: frames) {
+                group = try session.addTake(track: trackIndex, region: pass, group: group).group
             }
         } else if let gate {
             // The gate already dropped the latency: the file starts at the record point.
@@ -76,8 +66,7 @@ struct RecordingWorkflow {
             var region = Region(file: target.relativeFile, timelineStartFrame: gate.startFrame, lengthFrames: frames)
             RecordingWorkflow.scale(&region, speed: speed)
             if punch {
-                let crossfade = Int64((RecordingWorkflow.crossfadeSeconds * Double(session.sampleRate)).rounded())
-                session.punchIn(track: trackIndex, take: region, crossfadeFrames: crossfade)
+                session.punchIn(track: trackIndex, take: region, crossfadeFrames: session.punchCrossfadeFrames)
             } else {
                 session.tracks[trackIndex].regions.append(region)
             }

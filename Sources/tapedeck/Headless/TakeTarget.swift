@@ -41,14 +41,7 @@ struct TakeTarget {
                 index = session.tracks.count - 1
                 try folder.save(session)
             }
-            let stamp = TakeTarget.timestamp()
-            var name = "take-\(stamp).\(container.rawValue)"
-            var n = 2
-            while FileManager.default.fileExists(atPath: folder.audioFolder + "/" + name) {
-                name = "take-\(stamp)-\(n).\(container.rawValue)"
-                n += 1
-            }
-            relativeFile = "audio/" + name
+            relativeFile = "audio/" + TakeFiles.freshName(in: folder, container: container)
             self.folder = folder
             self.session = session
             trackIndex = index
@@ -65,41 +58,12 @@ struct TakeTarget {
         }
     }
 
-    /// Puts the closed take on its track and saves the session (a plain file needs nothing).
-    /// Reloads the session first so edits made meanwhile are kept.
-    func place(frames: Int64, latencyFrames: Int64) throws {
-        guard let folder, let trackIndex else { return }
-        let length = frames - latencyFrames
-        guard length > 0 else { return }
-        var current = try folder.load()
-        guard current.tracks.indices.contains(trackIndex) else {
-            throw RecordFailure(message: "track \(trackIndex + 1) was removed while recording; the take is kept in \(audioPath)")
-        }
-        current.tracks[trackIndex].regions.append(Region(file: relativeFile, timelineStartFrame: 0,
-                                                         sourceOffsetFrame: latencyFrames, lengthFrames: length))
-        try folder.save(current)
-    }
-
     /// What the take stores about itself (BWF/iXML or Vorbis comments, see `TakeMetadata`):
     /// session, track, timeline position, speed, device and input chain. For the take
     /// writer, through `TakeRequest.metadata` once the engine carries it.
     func metadata(device: String, deviceChannels: [Int], timelineFrame: Int64 = 0, latencyFrames: Int64,
                   speed: Double = 1) -> TakeMetadata {
-        let track = trackIndex.flatMap { i in session?.tracks.indices.contains(i) == true ? session?.tracks[i] : nil }
-        var name = folder.map { ($0.path as NSString).lastPathComponent } ?? ""
-        if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
-        let f = DateFormatter()
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        f.locale = Locale(identifier: "en_US_POSIX")
-        return TakeMetadata(session: name, trackNumber: trackIndex.map { $0 + 1 }, trackName: track?.name ?? "",
-                            timelineFrame: timelineFrame, latencyFrames: latencyFrames, speed: speed, device: device,
-                            deviceChannels: deviceChannels, inputChain: track?.inputChain ?? "", startedAt: f.string(from: Date()))
-    }
-
-    static func timestamp() -> String {
-        let f = DateFormatter()
-        f.dateFormat = "yyyyMMdd-HHmmss"
-        f.locale = Locale(identifier: "en_US_POSIX")
-        return f.string(from: Date())
+        TakeFiles.metadata(folder: folder, session: session, trackIndex: trackIndex, device: device, deviceChannels: deviceChannels,
+                           timelineFrame: timelineFrame, latencyFrames: latencyFrames, speed: speed)
     }
 }

@@ -27,9 +27,6 @@ struct TakeInProgress {
 }
 
 extension EngineTransport {
-    /// Crossfade at punch edges, as `record --punch`: 5 ms.
-    static let punchCrossfadeSeconds = 0.005
-
     /// Starts recording the first armed track at `from`, the session playing (an overdub,
     /// like `tapedeck record --play`): after the count-in, from the punch start inside the
     /// punch range, or every pass of the loop. Returns why not, or nil once it runs.
@@ -140,15 +137,8 @@ extension EngineTransport {
 
     /// What a take says about itself, as `record` writes it.
     func takeMetadata(trackIndex: Int, device: String, channels: [Int], timelineFrame: Int64, latencyFrames: Int64) -> TakeMetadata {
-        var name = folder.map { ($0.path as NSString).lastPathComponent } ?? ""
-        if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
-        let track = session.tracks.indices.contains(trackIndex) ? session.tracks[trackIndex] : nil
-        let f = DateFormatter()
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        f.locale = Locale(identifier: "en_US_POSIX")
-        return TakeMetadata(session: name, trackNumber: trackIndex + 1, trackName: track?.name ?? "",
-                            timelineFrame: timelineFrame, latencyFrames: latencyFrames, speed: 1, device: device,
-                            deviceChannels: channels, inputChain: track?.inputChain ?? "", startedAt: f.string(from: Date()))
+        TakeFiles.metadata(folder: folder, session: session, trackIndex: trackIndex, device: device, deviceChannels: channels,
+                           timelineFrame: timelineFrame, latencyFrames: latencyFrames, speed: 1)
     }
 
     /// Hands a closed take to the screen: one region at its record point (punched in with
@@ -158,12 +148,7 @@ extension EngineTransport {
         var regions: [Region] = []
         if let loop = take.loop {
             // One file holds every pass back to back, after the round trip.
-            var offset = take.latencyFrames
-            while offset < frames {
-                regions.append(Region(file: take.relativeFile, timelineStartFrame: loop.startFrame, sourceOffsetFrame: offset,
-                                      lengthFrames: min(loop.frameCount, frames - offset)))
-                offset += loop.frameCount
-            }
+            regions = Region.loopPasses(file: take.relativeFile, loop: loop, firstSourceFrame: take.latencyFrames, fileFrames: frames)
         } else if frames > 0 {
             regions.append(Region(file: take.relativeFile, timelineStartFrame: take.recordPoint, lengthFrames: frames))
         }
@@ -178,7 +163,7 @@ extension EngineTransport {
         if take.loop != nil {
             placement = .loopPasses(Array(regions.dropFirst()))
         } else if take.punch != nil {
-            placement = .punch(crossfadeFrames: Int64((EngineTransport.punchCrossfadeSeconds * Double(session.sampleRate)).rounded()))
+            placement = .punch(crossfadeFrames: session.punchCrossfadeFrames)
         } else {
             placement = .plain
         }
@@ -187,14 +172,5 @@ extension EngineTransport {
     }
 
     /// A file name in `audio/` that is not taken: `take-YYYYMMDD-HHMMSS[-N].wav`.
-    static func takeName(in folder: SessionFolder) -> String {
-        let stamp = TakeTarget.timestamp()
-        var name = "take-\(stamp).wav"
-        var n = 2
-        while FileManager.default.fileExists(atPath: folder.audioFolder + "/" + name) {
-            name = "take-\(stamp)-\(n).wav"
-            n += 1
-        }
-        return name
-    }
+    static func takeName(in folder: SessionFolder) -> String { TakeFiles.freshName(in: folder, container: .wav) }
 }
