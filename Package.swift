@@ -23,15 +23,17 @@ let package = Package(
         .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate"]),
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"]),
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA"]),
-        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckEngine", "TapedeckIO", "CNcurses"]),
+        .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
+        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
-            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI",
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI",
         ]),
 
         .testTarget(name: "TapedeckCoreTests", dependencies: ["TapedeckCore"]),
         .testTarget(name: "TapedeckDSPTests", dependencies: ["TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
+        .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "CNcurses"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore"]),
     ]

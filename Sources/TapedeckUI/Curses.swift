@@ -140,12 +140,12 @@ public final class Curses {
     public func read(timeoutMilliseconds: Int) -> InputEvent {
         wtimeout(window, Int32(timeoutMilliseconds))
         var ch: wint_t = 0
-        let started = OfflineTransport.monotonicSeconds()
+        let started = MonotonicClock.seconds()
         let status = wget_wch(window, &ch)
         if status == ERR {
             // A timeout takes the whole timeout; an ERR much sooner, again and again, means
             // stdin is closed (ncurses would otherwise spin at full CPU).
-            let elapsed = OfflineTransport.monotonicSeconds() - started
+            let elapsed = MonotonicClock.seconds() - started
             if elapsed * 1000 < Double(timeoutMilliseconds) / 2 {
                 quickErrors += 1
                 if quickErrors >= 5 || stdinIsGone() { return .closed }

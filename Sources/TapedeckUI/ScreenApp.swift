@@ -33,7 +33,7 @@ public enum ScreenApp {
         while !model.shouldQuit {
             let signal = stopSignal.load(ordering: .relaxed)
             if signal != 0 { model.link.stop(); return 128 + signal }
-            let now = OfflineTransport.monotonicSeconds()
+            let now = MonotonicClock.seconds()
             if model.isMoving || now - lastTick >= Double(idleTimeoutMilliseconds) / 1000 * 0.9 {
                 model.tick(nowSeconds: now)
                 lastTick = now

@@ -1,3 +1,4 @@
+import TapedeckTransport
 import Foundation
 import TapedeckCore
 
@@ -109,30 +110,13 @@ extension ScreenModel {
     func placeFinishedTakes() {
         for take in link.collectFinishedTakes() {
             let tracks = session.tracks
-            let index = tracks.indices.contains(take.trackIndex) && tracks[take.trackIndex].name == take.trackName
-                ? take.trackIndex : tracks.firstIndex { $0.name == take.trackName }
-            guard let t = index else {
+            guard let t = session.trackIndex(for: take) else {
                 if let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) }
                 say("track \(take.trackName) was deleted while recording; the take is kept in \(take.region.file)", error: true)
                 continue
             }
-            var passes = 1
-            edit("\(take.verb == "recorded" ? "record" : take.verb) on \(tracks[t].name)") { s in
-                switch take.placement {
-                case .plain:
-                    s.tracks[t].regions.append(take.region)
-                case .punch(let crossfade):
-                    s.punchIn(track: t, take: take.region, crossfadeFrames: crossfade)
-                case .loopPasses(let more):
-                    // One new group; each pass is a take, the last one plays.
-                    var group: Int?
-                    for region in [take.region] + more {
-                        guard let slot = try? s.addTake(track: t, region: region, group: group) else { continue }
-                        group = slot.group
-                    }
-                    passes = 1 + more.count
-                }
-            }
+            let passes = take.passCount
+            edit("\(take.verb == "recorded" ? "record" : take.verb) on \(tracks[t].name)") { s in s.place(take, onTrack: t) }
             if save(), let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) }
             if message?.isError != true {
                 let length = TransportBarView.clockText(take.region.lengthFrames, sampleRate: session.sampleRate)

@@ -1,3 +1,4 @@
+import TapedeckTransport
 import TapedeckCore
 import TapedeckIO
 
@@ -123,7 +124,7 @@ public final class ScreenModel {
     /// Playback speed ratio.
     public internal(set) var speed = 1.0
     /// Speed mode.
-    public internal(set) var mode = PlaybackMode.varispeed
+    public internal(set) var mode = PlaybackMode.stretch
     /// Pitch shift in semitones.
     public internal(set) var pitchSemitones = 0
     /// Meter readings per track per channel, with hold and clip.
@@ -186,7 +187,7 @@ public final class ScreenModel {
     /// Shows `text` on the message line.
     public func say(_ text: String, error: Bool = false) {
         message = (text, error)
-        messageShownAtSeconds = OfflineTransport.monotonicSeconds()
+        messageShownAtSeconds = MonotonicClock.seconds()
     }
 
     /// Reads the engine's snapshot, updates the meters and keeps the playhead in view.
@@ -194,13 +195,13 @@ public final class ScreenModel {
         if let m = message, !m.isError, nowSeconds - messageShownAtSeconds > ScreenModel.messageSeconds { message = nil }
         let before = snapshot
         readLink()
-        if before.state == .stopped && snapshot.state != .stopped { clearClips() }
+        _ = before
         let tracks = session.tracks
-        if meters.count != tracks.count { meters = tracks.map { Array(repeating: MeterReading(), count: max(1, $0.inputChannels.count)) } }
+        if meters.count != tracks.count { meters = tracks.map { _ in [MeterReading()] } }
         for t in tracks.indices {
-            let channels = max(1, tracks[t].inputChannels.count)
-            if meters[t].count != channels { meters[t] = Array(repeating: MeterReading(), count: channels) }
             let levels = t < snapshot.trackLevels.count ? snapshot.trackLevels[t] : []
+            let channels = max(1, levels.count)
+            if meters[t].count != channels { meters[t] = Array(repeating: MeterReading(), count: channels) }
             for c in meters[t].indices {
                 MeterBallistics.update(&meters[t][c], with: c < levels.count ? levels[c] : .silent, nowSeconds: nowSeconds)
             }
@@ -218,7 +219,9 @@ public final class ScreenModel {
         if let e = snapshot.lastError, e != before.lastError { say(e, error: true) }
     }
 
-    private func clearClips() {
+    /// Puts every clip light out, the engine's and the screen's.
+    func clearClips() {
+        link.resetClips()
         for t in meters.indices { for c in meters[t].indices { meters[t][c].clipped = false } }
     }
 
@@ -299,6 +302,9 @@ public final class ScreenModel {
         case .take: cycleActiveTake()
         case .monitor: cycleMonitoring()
         case .retro: keepRetro()
+        case .resetClips:
+            clearClips()
+            say("clip lights out")
         }
     }
 
@@ -323,7 +329,7 @@ public final class ScreenModel {
     }
 
     private func record() {
-        if snapshot.state == .recording { link.stop(); readLink(); return }
+        if snapshot.state.isRecordingPass { link.stop(); readLink(); return }
         guard session.tracks.contains(where: \.armed) else {
             say("no armed track: arm one with \(keyName(.arm)) first", error: true)
             return

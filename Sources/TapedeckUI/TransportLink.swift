@@ -1,137 +1,13 @@
 import TapedeckCore
+import TapedeckDSP
+import TapedeckTransport
 
-/// What the transport is doing.
-public enum TransportState: String, Sendable, Equatable {
-    /// Not moving.
-    case stopped
-    /// Playing back.
-    case playing
-    /// Recording (and playing back the other tracks).
-    case recording
-}
-
-/// How a speed change sounds.
-public enum PlaybackMode: String, Sendable, Equatable, CaseIterable {
-    /// Like tape: pitch follows speed.
-    case varispeed
-    /// Time-stretch: speed changes, pitch stays (plus the pitch shift in semitones).
-    case stretch
-
-    /// The other mode, for the mode key.
-    public var next: PlaybackMode { self == .varispeed ? .stretch : .varispeed }
-}
-
-/// Level of one channel at one moment, in dBFS (−∞ for silence).
-public struct ChannelLevel: Sendable, Equatable {
-    /// Highest absolute sample since the previous snapshot.
-    public var peakDecibels: Double
-    /// Root-mean-square level over the same span.
-    public var rmsDecibels: Double
-
-    /// Creates a level.
-    public init(peakDecibels: Double, rmsDecibels: Double) {
-        self.peakDecibels = peakDecibels
-        self.rmsDecibels = rmsDecibels
-    }
-
-    /// Silence.
-    public static let silent = ChannelLevel(peakDecibels: -.infinity, rmsDecibels: -.infinity)
-}
-
-/// Everything the screen shows about the engine, copied out in one go so a frame is drawn
-/// from one consistent moment.
-public struct TransportSnapshot: Sendable, Equatable {
-    /// Stopped, playing or recording.
-    public var state: TransportState
-    /// Where the playhead is, in session frames.
-    public var positionFrame: Int64
-    /// `trackLevels[track][channel]`: meters, in the session's track order.
-    public var trackLevels: [[ChannelLevel]]
-    /// Over- and under-runs since the engine started.
-    public var xrunCount: Int
-    /// Share of each period the audio thread spent working, 0…1.
-    public var dspLoad: Double
-    /// Seconds of recording the disk holds at the armed tracks' channel count (nil: unknown).
-    public var diskSecondsLeft: Double?
-    /// The device in use, as the user would name it.
-    public var deviceName: String
-    /// True when there is no sound device: playback is silent, recording is impossible.
-    public var isOffline: Bool
-    /// The engine's last problem, for the message line (nil when none). A link may report a
-    /// problem in one snapshot only, so the same failure twice is shown twice.
-    public var lastError: String?
-    /// Left and right of the mix sent to the device (empty when unknown, as offline).
-    public var outputLevels: [ChannelLevel]
-    /// Whether the link is listening for retroactive capture (an armed track, stopped).
-    public var isListening = false
-    /// News for the message line that is not a problem (the monitoring latency); shown once.
-    public var notice: String?
-
-    /// Creates a snapshot.
-    public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],
-                xrunCount: Int = 0, dspLoad: Double = 0, diskSecondsLeft: Double? = nil,
-                deviceName: String = "", isOffline: Bool = true, lastError: String? = nil,
-                outputLevels: [ChannelLevel] = []) {
-        self.state = state
-        self.positionFrame = positionFrame
-        self.trackLevels = trackLevels
-        self.xrunCount = xrunCount
-        self.dspLoad = dspLoad
-        self.diskSecondsLeft = diskSecondsLeft
-        self.deviceName = deviceName
-        self.isOffline = isOffline
-        self.lastError = lastError
-        self.outputLevels = outputLevels
-    }
-}
-
-/// How a finished take goes onto its track.
-public enum TakePlacement: Sendable, Equatable {
-    /// Added over whatever is there.
-    case plain
-    /// Punched in: what lies under it is cut back, with crossfades this long at both edges.
-    case punch(crossfadeFrames: Int64)
-    /// Loop recording: the region and these later passes become the takes of one new take
-    /// group, the last pass active.
-    case loopPasses([Region])
-}
-
-/// A take the engine has finished and closed, ready to become a region.
-public struct FinishedTake: Sendable, Equatable {
-    /// The track it was recorded for (0-based, as the session was when recording started).
-    public var trackIndex: Int
-    /// That track's name then, to find it again if tracks moved meanwhile.
-    public var trackName: String
-    /// The region to add: file relative to the session folder, latency already compensated.
-    public var region: Region
-    /// The take's crash marker, to remove once a saved session holds the region; until then
-    /// opening the session recovers the take onto its track.
-    public var markerPath: String?
-    /// How it goes onto the track.
-    public var placement: TakePlacement
-    /// The word the message line uses for it ("recorded", "kept").
-    public var verb: String
-
-    /// Creates a finished take.
-    public init(trackIndex: Int, trackName: String, region: Region, markerPath: String?,
-                placement: TakePlacement = .plain, verb: String = "recorded") {
-        self.trackIndex = trackIndex
-        self.trackName = trackName
-        self.region = region
-        self.markerPath = markerPath
-        self.placement = placement
-        self.verb = verb
-    }
-}
-
-/// The screen's handle on an engine: the only way the UI drives audio.
+/// The screen's handle on the transport: the only way the UI drives audio.
 ///
-/// Every method is called on the UI (main) thread only, and must return quickly: an
-/// implementation queues commands to its audio thread and answers ``snapshot()`` from the
-/// status it last published. The screen calls ``snapshot()`` about 30 times a second while
-/// the transport moves, and a few times a second when idle.
-///
-/// ``OfflineTransport`` implements it without a device; the real-time engine gets an adapter.
+/// Every method is called on the UI (main) thread only, and must return quickly. The screen
+/// calls ``snapshot()`` about 30 times a second while the transport moves, and a few times a
+/// second when idle. ``Transport`` is the implementation (see `Transport+Link.swift`);
+/// tests drive the screen with a fake.
 public protocol TransportLink: AnyObject {
     /// The session changed (mute, solo, gain, regions, tracks): follow it. UI thread.
     func update(session: Session)
@@ -154,7 +30,7 @@ public protocol TransportLink: AnyObject {
     func setLoop(_ range: FrameRange?, enabled: Bool)
     /// The punch range and whether recording is limited to it. UI thread.
     func setPunch(_ range: FrameRange?, enabled: Bool)
-    /// The engine's state now. UI thread; cheap (a copy, no waiting on the audio thread).
+    /// The transport's state now. UI thread; cheap (a copy, no waiting on the audio thread).
     func snapshot() -> TransportSnapshot
     /// Devices the user may choose from, by name. UI thread.
     func devices() -> [String]
@@ -167,9 +43,11 @@ public protocol TransportLink: AnyObject {
     func setClick(_ mode: ClickMode)
     /// Bars of count-in before the record point (0: none). UI thread.
     func setCountIn(bars: Int)
-    /// Retroactive capture: keeps the last seconds heard while listening as a take, handed
+    /// Retroactive capture: keeps the last seconds heard while listening as takes, handed
     /// over through ``collectFinishedTakes()``. Nil when kept, else why not. UI thread.
     func keepRetro() -> String?
+    /// Puts the clip lights out. UI thread.
+    func resetClips()
 }
 
 extension TransportLink {
@@ -181,23 +59,67 @@ extension TransportLink {
     public func setCountIn(bars: Int) {}
     /// Nothing to keep without a device.
     public func keepRetro() -> String? { "retroactive capture needs an audio device (the screen listens while a track is armed)" }
+    /// No clip lights to put out.
+    public func resetClips() {}
 }
 
-/// When the metronome sounds.
-public enum ClickMode: String, Sendable, Equatable, CaseIterable {
-    /// Never (a count-in still clicks).
-    case off
-    /// While recording, the count-in included.
-    case recording
-    /// Whenever the transport moves.
-    case always
+extension Transport: TransportLink {
+    /// Follows the edited session (problems come back through the next snapshot).
+    public func update(session: Session) { follow(session: session) }
 
-    /// The next mode, for the click key.
-    public var next: ClickMode {
-        switch self {
-        case .off: .recording
-        case .recording: .always
-        case .always: .off
+    /// Rolls from `fromFrame`.
+    public func play(fromFrame: Int64) { play(from: fromFrame) }
+
+    /// Starts a pass over the armed tracks; nil when it started, else why not.
+    public func record(fromFrame: Int64) -> String? {
+        do {
+            try record(RecordRequest(fromFrame: fromFrame))
+            return nil
+        } catch {
+            return "\(error)"
         }
     }
+
+    /// Moves the playhead.
+    public func locate(frame: Int64) { locate(to: frame) }
+
+    /// Speed ratio, clamped to what time-pitch allows.
+    public func setSpeed(_ ratio: Double) {
+        var settings = timePitch
+        settings.speed = min(max(ratio, TimePitchSettings.minimumSpeed), TimePitchSettings.maximumSpeed)
+        setTimePitch(settings)
+    }
+
+    /// Varispeed or stretch.
+    public func setMode(_ mode: PlaybackMode) {
+        var settings = timePitch
+        settings.mode = mode == .varispeed ? .varispeed : .stretch
+        setTimePitch(settings)
+    }
+
+    /// Pitch shift (heard in stretch mode).
+    public func setPitch(semitones: Double) {
+        var settings = timePitch
+        settings.pitchSemitones = min(max(semitones, -TimePitchSettings.maximumPitchSemitones), TimePitchSettings.maximumPitchSemitones)
+        setTimePitch(settings)
+    }
+
+    /// The metronome mode.
+    public func setClick(_ mode: ClickMode) { clickMode = mode }
+
+    /// Bars of count-in.
+    public func setCountIn(bars: Int) { countInBars = max(0, bars) }
+
+    /// Keeps the last seconds heard; nil when kept, else why not.
+    public func keepRetro() -> String? {
+        do {
+            try keepRetro(paths: [:])
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Puts the clip lights out.
+    public func resetClips() { resetClipLights() }
 }

@@ -17,6 +17,15 @@ private final class ArraySource: TimePitchSource {
 }
 
 final class LiveTimePitchTests: XCTestCase {
+    /// Sources the stretchers pull from; a stretcher does not keep its source alive.
+    private var sources: [ArraySource] = []
+
+    private func stretcher(_ signal: [Float], channels: Int) -> LiveStretcher {
+        let source = ArraySource(signal)
+        sources.append(source)
+        return LiveStretcher(sampleRate: rate, channelCount: channels, maxFrames: block, source: source)
+    }
+
     let rate = 48000
     let block = 256
 
@@ -66,7 +75,7 @@ final class LiveTimePitchTests: XCTestCase {
     }
 
     func testLivePitchShiftOfAnOctaveDoublesTheFrequency() {
-        let s = LiveStretcher(sampleRate: rate, channelCount: 1, maxFrames: block, source: ArraySource(sine(440, seconds: 3)))
+        let s = stretcher(sine(440, seconds: 3), channels: 1)
         let out = render(s, frames: rate, speed: 1, pitch: 2)
         XCTAssertEqual(frequency(out), 880, accuracy: 0.5)
     }
@@ -76,7 +85,7 @@ final class LiveTimePitchTests: XCTestCase {
         for speed in [0.5, 0.75, 1.0, 1.5, 2.0] {
             var signal = [Float](repeating: 0, count: 3 * rate)
             for i in 0..<48 { signal[clickFrame + i] = 0.8 * Float(sin(Double(i) * .pi / 48)) }
-            let s = LiveStretcher(sampleRate: rate, channelCount: 1, maxFrames: block, source: ArraySource(signal))
+            let s = stretcher(signal, channels: 1)
             let out = render(s, frames: Int(Double(clickFrame) / speed) + rate / 2, speed: speed)
             // Stretching smears a click over a window; its energy centroid is where it "is".
             var weighted = 0.0, energy = 0.0
@@ -90,14 +99,14 @@ final class LiveTimePitchTests: XCTestCase {
     func testTwoStretchersFedTheSameTrackStayIdentical() {
         let signal = sine(220, seconds: 2)
         for speed in [0.5, 0.75, 1.5, 2.0] {
-            let a = LiveStretcher(sampleRate: rate, channelCount: 1, maxFrames: block, source: ArraySource(signal))
-            let b = LiveStretcher(sampleRate: rate, channelCount: 1, maxFrames: block, source: ArraySource(signal))
+            let a = stretcher(signal, channels: 1)
+            let b = stretcher(signal, channels: 1)
             XCTAssertEqual(render(a, frames: rate / 2, speed: speed), render(b, frames: rate / 2, speed: speed))
         }
     }
 
     func testLiveStretchRenderDoesNotAllocate() {
-        let s = LiveStretcher(sampleRate: rate, channelCount: 2, maxFrames: block, source: ArraySource(sine(330, seconds: 10)))
+        let s = stretcher(sine(330, seconds: 10), channels: 2)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: block), right = UnsafeMutablePointer<Float>.allocate(capacity: block)
         defer { left.deallocate(); right.deallocate() }
         let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)

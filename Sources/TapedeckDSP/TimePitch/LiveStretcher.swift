@@ -26,7 +26,9 @@ public final class LiveStretcher: @unchecked Sendable {
     /// A pointer table aimed into the caller's buffers at each retrieve (owns no samples).
     private let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let discard: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private let source: TimePitchSource
+    /// Unowned: the source (a track's voice) owns this stretcher; a strong reference back
+    /// would keep both alive forever.
+    private unowned(unsafe) let source: TimePitchSource
     private var speed = 1.0
     private var pitchScale = 1.0
     private var sourceEnded = false
@@ -35,7 +37,8 @@ public final class LiveStretcher: @unchecked Sendable {
     private var startDelays: [Double] = []
     private let sampleRate: Int
 
-    /// Prepares a stretcher pulling from `source`; `maxFrames` bounds one render call.
+    /// Prepares a stretcher pulling from `source`; `maxFrames` bounds one render call. The
+    /// stretcher does not keep `source` alive: its owner must outlive it.
     /// Off the audio thread.
     public init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource) {
         self.channelCount = channelCount
@@ -47,6 +50,9 @@ public final class LiveStretcher: @unchecked Sendable {
             | RubberBandOptionThreadingNever.rawValue | RubberBandOptionChannelsTogether.rawValue
             | RubberBandOptionPitchHighConsistency.rawValue | RubberBandOptionTransientsMixed.rawValue
         state = rubberband_new(UInt32(sampleRate), UInt32(channelCount), Int32(bitPattern: options), 1, 1)
+        // Rubber Band reports to stderr at level 0 (the warm-up's deliberate allocations among
+        // it); a live stretcher runs on the audio thread, which must never write to a terminal.
+        rubberband_set_debug_level(state, -1)
         // At 1/32× one chunk of input yields 32 chunks of output; at 32× a block needs 32 of input.
         rubberband_set_max_process_size(state, UInt32(chunkFrames))
         func buffers(_ frames: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
@@ -65,19 +71,23 @@ public final class LiveStretcher: @unchecked Sendable {
         warmUp()
     }
 
+    deinit {
+        rubberband_delete(state)
+        for c in 0..<channelCount {
+            input[c].deallocate()
+            discard[c].deallocate()
+        }
+        input.deallocate()
+        discard.deallocate()
+        output.deallocate()
+    }
+
     /// Rubber Band grows internal buffers the first time it meets a more extreme ratio, and
     /// growing allocates. Visiting both ends of the range here, off the audio thread, means a
     /// live speed change never allocates.
     private func warmUp() {
-        // Rubber Band reports each such growth on stderr ("window allocation required in
-        // realtime mode"): here it is the point, so its report is kept off the user's terminal.
-        let saved = dup(STDERR_FILENO)
-        let null = open("/dev/null", O_WRONLY)
-        if saved >= 0 && null >= 0 { dup2(null, STDERR_FILENO) }
-        defer {
-            if saved >= 0 { dup2(saved, STDERR_FILENO); close(saved) }
-            if null >= 0 { close(null) }
-        }
+        // Rubber Band would report each such growth ("window allocation required in realtime
+        // mode"); its debug level, set below zero at creation, keeps that quiet.
         for c in 0..<channelCount { input[c].update(repeating: 0, count: chunkFrames) }
         for ratio in [32.0, 1.0 / 32, 1] {
             rubberband_set_time_ratio(state, ratio)

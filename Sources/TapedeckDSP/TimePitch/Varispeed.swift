@@ -14,10 +14,13 @@ public final class Varispeed: @unchecked Sendable {
     private let planar: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let output: UnsafeMutablePointer<Float>
     private let maxOutputFrames: Int
-    private let source: TimePitchSource
+    /// Unowned: the source (a track's voice) owns this converter; a strong reference back
+    /// would keep both alive forever.
+    private unowned(unsafe) let source: TimePitchSource
     private var exhausted = false
 
-    /// Creates a converter pulling from `source`. `maxOutputFrames` bounds one render call.
+    /// Creates a converter pulling from `source`, which it does not keep alive (its owner
+    /// must outlive it). `maxOutputFrames` bounds one render call.
     /// `realtime` picks libsamplerate's fastest sinc (fits a real-time budget) instead of the best.
     /// Returns nil when libsamplerate cannot create the converter.
     public init?(channelCount: Int, source: TimePitchSource, maxOutputFrames: Int, realtime: Bool) {

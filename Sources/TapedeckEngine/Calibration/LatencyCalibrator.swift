@@ -1,13 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Measures a device's true round trip: plays a click train, records it back through a
 /// loopback (a cable from an output to an input, or ``LoopbackDevice``), and finds the lag
 /// at which the recording lines up with what was played.
 ///
 /// Frames are counted the way the engine counts them: playback frame 0 is the first frame
-/// written after ``AudioDevice/start()`` (the prefill is not counted), capture frame 0 the
+/// written after the device starts (the prefill is not counted), capture frame 0 the
 /// first frame read, and every cycle reads one period and then writes one, as the audio
 /// loop does. So the measured lag is exactly what a take recorded while playing is shifted
 /// by, and ``Result/extraFrames`` (measured minus ``DeviceConfiguration/roundTripLatencyFrames``)
@@ -118,46 +119,21 @@ public enum LatencyCalibrator {
 
     private enum RunOutcome { case recorded([Float]), xrun, failed(Int32) }
 
-    /// One pass: periods in, periods out, until the last click had `maxLag` frames to return.
+    /// One pass: the device runs with a ``ClickTrainClient`` until the last click had
+    /// `maxLag` frames to return (or an xrun or failure ends it early).
     private static func run(device: AudioDevice, clicks: [Int], maxLag: Int, amplitude: Float, channel: Int) -> RunOutcome {
         let config = device.configuration
         let period = config.periodFrames
         let total = (clicks.last ?? 0) + maxLag + 2 * period
         let cycles = (total + period - 1) / period
-        let capture = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: config.captureChannels)
-        let playback = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: config.playbackChannels)
-        for c in 0..<config.captureChannels { capture[c] = .allocate(capacity: period) }
-        for c in 0..<config.playbackChannels { playback[c] = .allocate(capacity: period) }
-        defer {
-            for c in 0..<config.captureChannels { capture[c].deallocate() }
-            for c in 0..<config.playbackChannels { playback[c].deallocate() }
-            capture.deallocate()
-            playback.deallocate()
-        }
-        var input = [Float](repeating: 0, count: cycles * period)
-        do { try device.start() } catch { return .failed(error.code == 0 ? -5 : error.code) }
-        defer { device.stop() }
-        var nextClick = 0
-        for cycle in 0..<cycles {
-            let first = cycle * period
-            switch device.read(into: capture, frameCount: period) {
-            case .ok: break
-            case .xrun: return .xrun
-            case .failed(let code): return .failed(code)
-            }
-            for i in 0..<period { input[first + i] = capture[channel][i] }
-            for c in 0..<config.playbackChannels { playback[c].initialize(repeating: 0, count: period) }
-            while nextClick < clicks.count && clicks[nextClick] < first + period {
-                for c in 0..<config.playbackChannels { playback[c][clicks[nextClick] - first] = amplitude }
-                nextClick += 1
-            }
-            switch device.write(from: playback, frameCount: period) {
-            case .ok: break
-            case .xrun: return .xrun
-            case .failed(let code): return .failed(code)
-            }
-        }
-        return .recorded(input)
+        let client = ClickTrainClient(clicks: clicks, cycles: cycles, periodFrames: period, amplitude: amplitude,
+                                      channel: channel, playbackChannels: config.playbackChannels)
+        do { try device.start(client: client, realtimePriority: true) } catch { return .failed(error.code == 0 ? -5 : error.code) }
+        while !client.finished.load(ordering: .acquiring) { sleepNanoseconds(2_000_000) }
+        device.stop()
+        if client.failureCode != 0 { return .failed(client.failureCode) }
+        if client.sawXrun { return .xrun }
+        return .recorded(Array(UnsafeBufferPointer(start: client.input, count: cycles * period)))
     }
 
     /// Finds the lag in `0...maxLag` where `input` (capture frames from the first read) at
@@ -198,5 +174,68 @@ public enum LatencyCalibrator {
         }
         return Result(measuredFrames: Int64(best), reportedFrames: reported, level: signed / n,
                       spreadFrames: spread, clickCount: clicks.count)
+    }
+}
+
+/// The calibration's device client: each cycle keeps the captured channel and writes the
+/// clicks due in that period on every output. Everything is allocated before the device starts.
+private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
+    let clicks: [Int]
+    let cycles: Int
+    let periodFrames: Int
+    let amplitude: Float
+    let channel: Int
+    let playbackChannels: Int
+    /// Every captured frame of the chosen channel, in order.
+    let input: UnsafeMutablePointer<Float>
+    private var cycle = 0
+    private var nextClick = 0
+    /// Set (releasing) when the run is over; the control thread then reads the rest.
+    let finished = Atomic<Bool>(false)
+    var sawXrun = false
+    var failureCode: Int32 = 0
+
+    init(clicks: [Int], cycles: Int, periodFrames: Int, amplitude: Float, channel: Int, playbackChannels: Int) {
+        self.clicks = clicks
+        self.cycles = cycles
+        self.periodFrames = periodFrames
+        self.amplitude = amplitude
+        self.channel = channel
+        self.playbackChannels = playbackChannels
+        input = .allocate(capacity: max(cycles * periodFrames, 1))
+        input.initialize(repeating: 0, count: max(cycles * periodFrames, 1))
+    }
+
+    deinit { input.deallocate() }
+
+    func audioThreadBegins(realtime: Bool) {}
+    func beginCycle() -> Bool { true }
+    func audioThreadEnds() { finished.store(true, ordering: .releasing) }
+
+    /// Audio thread: no allocation, no locks.
+    func renderCycle(input captured: UnsafePointer<UnsafeMutablePointer<Float>>, output: UnsafePointer<UnsafeMutablePointer<Float>>,
+                     frameCount: Int) {
+        for c in 0..<max(playbackChannels, 2) { output[c].update(repeating: 0, count: frameCount) }
+        guard cycle < cycles, !finished.load(ordering: .relaxed) else { return }
+        let first = cycle * periodFrames
+        (input + first).update(from: captured[channel], count: min(frameCount, periodFrames))
+        while nextClick < clicks.count && clicks[nextClick] < first + periodFrames {
+            for c in 0..<playbackChannels { output[c][clicks[nextClick] - first] = amplitude }
+            nextClick += 1
+        }
+        cycle += 1
+        if cycle == cycles { finished.store(true, ordering: .releasing) }
+    }
+
+    /// Audio thread.
+    func deviceDidXrun(lostFrames: Int64) {
+        sawXrun = true
+        finished.store(true, ordering: .releasing)
+    }
+
+    /// Audio thread.
+    func deviceDidFail(code: Int32) {
+        failureCode = code
+        finished.store(true, ordering: .releasing)
     }
 }

@@ -13,8 +13,10 @@
 /// Delays shorter than one period cannot be reproduced (the engine reads a period before
 /// it writes one); a real duplex device never has them either, since its playback is
 /// prefilled with a whole buffer.
-public final class LoopbackDevice: AudioDevice, @unchecked Sendable {
-    public let configuration: DeviceConfiguration
+public final class LoopbackDevice: PeriodDevice, @unchecked Sendable {
+    public private(set) var configuration: DeviceConfiguration
+    /// The audio thread that moves this device's periods.
+    public let driver = PeriodDriver()
     /// The true round trip in frames.
     public let delayFrames: Int
     /// Linear gain from output to input (negative inverts polarity, like a miswired cable).
@@ -37,6 +39,7 @@ public final class LoopbackDevice: AudioDevice, @unchecked Sendable {
             playbackChannels: max(playbackChannels, 1), periodFrames: period, periodCount: periodCount,
             bufferFrames: period * periodCount, captureFormat: .float32, playbackFormat: .float32,
             captureLatencyFrames: 0, playbackLatencyFrames: Int64(reportedLatencyFrames ?? delayFrames), linked: true)
+        configuration.isPaced = false
         self.delayFrames = max(delayFrames, 0)
         self.gain = gain
         channels = max(captureChannels, 1)
@@ -51,8 +54,8 @@ public final class LoopbackDevice: AudioDevice, @unchecked Sendable {
 
     deinit { ring.deallocate() }
 
-    public func start() throws(DeviceError) {}
-    public func stop() {}
+    public func startStreams() throws(DeviceError) {}
+    public func stopStreams() {}
 
     /// Audio thread: no allocation, no locks.
     public func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {

@@ -11,8 +11,10 @@ import Glibc
 /// frame written in cycle k leaves the device `bufferFrames` after the capture frames read in
 /// the same cycle arrived. The round trip is therefore `bufferFrames` plus whatever the
 /// converters and hardware add, which ALSA does not report.
-public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
-    public let configuration: DeviceConfiguration
+public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
+    public private(set) var configuration: DeviceConfiguration
+    /// The audio thread that moves this device's periods.
+    public let driver = PeriodDriver()
     private let capture: ALSAStream?
     private let playback: ALSAStream?
     private let linked: Bool
@@ -53,10 +55,17 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
             periodFrames: main.periodFrames, periodCount: main.periodCount, bufferFrames: (play ?? main).bufferFrames,
             captureFormat: cap?.format, playbackFormat: play?.format,
             captureLatencyFrames: 0, playbackLatencyFrames: Int64(play?.bufferFrames ?? 0), linked: isLinked)
+        configuration.isPaced = [cap, play].compactMap { $0 }.allSatisfy(\.isPaced)
     }
 
-    public func start() throws(DeviceError) {
-        try startStreams()
+    /// Prefills playback and starts both streams together. Control thread.
+    public func startStreams() throws(DeviceError) {
+        for s in [capture, playback].compactMap({ $0 }) where snd_pcm_state(s.pcm) == SND_PCM_STATE_SETUP {
+            // Stopped before: back to PREPARED so it can start again.
+            let code = snd_pcm_prepare(s.pcm)
+            if code < 0 { throw DeviceError.alsa(s.name, "cannot prepare", code) }
+        }
+        try startBothStreams()
         startNanoseconds = monotonicNanoseconds()
         accountedFrames = 0
         anchored = false
@@ -75,7 +84,7 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
         accountedFrames += Int64(frameCount)
     }
 
-    private func startStreams() throws(DeviceError) {
+    private func startBothStreams() throws(DeviceError) {
         if let play = playback {
             let code = play.writeSilence(frameCount: play.bufferFrames)
             if code < 0 { throw DeviceError.alsa(play.name, "playback prefill failed", code) }
@@ -131,7 +140,7 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
             snd_pcm_prepare(capture!.pcm)
             snd_pcm_prepare(playback!.pcm)
         }
-        do { try startStreams() } catch { return .failed(code: error.code == 0 ? -EBADFD : error.code) }
+        do { try startBothStreams() } catch { return .failed(code: error.code == 0 ? -EBADFD : error.code) }
         let elapsed = monotonicNanoseconds() - startNanoseconds
         let expected = elapsed * Int64(configuration.sampleRate) / 1_000_000_000
         // Unpaced devices run ahead of the clock: nothing measurable was lost there.
@@ -140,11 +149,17 @@ public final class ALSADuplexDevice: AudioDevice, @unchecked Sendable {
         return .xrun(lostFrames: lost)
     }
 
-    public func stop() {
+    /// Stops both streams, dropping what is queued; the PCMs stay open (closed when the
+    /// device is released), so the device can start again. Control thread.
+    public func stopStreams() {
         for s in [capture, playback] {
             guard let s else { continue }
             snd_pcm_drop(s.pcm)
         }
+    }
+
+    deinit {
+        driver.stop(device: self)
         if linked, let cap = capture { snd_pcm_unlink(cap.pcm) }
         capture?.close()
         playback?.close()

@@ -17,6 +17,9 @@ final class ALSAStream: @unchecked Sendable {
     let periodFrames: Int
     let periodCount: Int
     let bufferFrames: Int
+    /// Whether a clock paces the stream. A stream with ALSA's null PCM behind it (a file tap,
+    /// a test device) has none: it moves as fast as it is asked.
+    let isPaced: Bool
     /// Kept alive while the PCM is open: ALSA reads it lazily.
     private let config: ALSAConfig?
     private let raw: UnsafeMutableRawPointer
@@ -129,6 +132,7 @@ final class ALSAStream: @unchecked Sendable {
             snd_pcm_sw_params(pcm, swp)
             snd_pcm_sw_params_free(swp)
         }
+        isPaced = !ALSAStream.chainHasNullPCM(pcm)
         raw = .allocate(byteCount: max(periodFrames, request.periodFrames, 4096) * channelCount * 4, alignment: 16)
         code = snd_pcm_prepare(pcm)
         if code < 0 {
@@ -228,6 +232,20 @@ final class ALSAStream: @unchecked Sendable {
             left -= Int(n)
         }
         return 0
+    }
+
+    /// Whether ALSA's null PCM is anywhere in the chain behind `pcm` (its own dump names
+    /// every plugin it goes through).
+    static func chainHasNullPCM(_ pcm: OpaquePointer) -> Bool {
+        if snd_pcm_type(pcm) == SND_PCM_TYPE_NULL { return true }
+        var output: OpaquePointer?
+        guard snd_output_buffer_open(&output) == 0, let output else { return false }
+        defer { snd_output_close(output) }
+        snd_pcm_dump(pcm, output)
+        var text: UnsafeMutablePointer<CChar>?
+        let length = snd_output_buffer_string(output, &text)
+        guard length > 0, let text else { return false }
+        return String(cString: text).contains("Null PCM")
     }
 
     static func alsaFormat(_ f: DeviceSampleFormat) -> snd_pcm_format_t {

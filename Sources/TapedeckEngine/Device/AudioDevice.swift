@@ -1,30 +1,45 @@
-/// The engine's view of a sound device: one capture stream and/or one playback stream that
-/// start together and move one period at a time.
-///
-/// The ALSA backend is ``ALSADuplexDevice``; tests use in-process devices (loopback with a
-/// known delay, forced xruns) that conform to the same protocol.
+/// The engine's view of a sound device. A backend owns the thread that moves audio and calls
+/// its client once per cycle (``AudioDeviceClient/renderCycle(input:output:frameCount:)``):
+/// ALSA from a thread of its own (``PeriodDriver``), JACK from its process callback, the
+/// offline clock from its loop. So a backend whose server owns the thread is an added file,
+/// not a rewrite of the engine.
 public protocol AudioDevice: AnyObject {
-    /// What was actually negotiated. Control thread; fixed after opening.
+    /// What was actually negotiated. Any thread; fixed after opening.
     var configuration: DeviceConfiguration { get }
 
-    /// Prefills playback with silence and starts both streams together.
-    /// Control thread, before the audio thread runs.
-    func start() throws(DeviceError)
+    /// Starts the streams and begins calling `client`, once per cycle, from the backend's own
+    /// thread, until ``stop()``. `realtimePriority` asks for SCHED_FIFO where the backend
+    /// makes the thread. Control thread.
+    func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError)
 
-    /// Reads exactly `frameCount` frames (at most one period) into one buffer per capture
-    /// channel. Blocks until the device has them.
-    ///
-    /// Audio thread: no allocation, no locks, no logging, no throwing.
-    func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult
-
-    /// Writes exactly `frameCount` frames (at most one period) from one buffer per playback
-    /// channel. Blocks while the device's buffer is full.
-    ///
-    /// Audio thread: no allocation, no locks, no logging, no throwing.
-    func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult
-
-    /// Stops both streams, dropping what is queued. Control thread, after the audio thread ended.
+    /// Stops calling the client and stops the streams; when it returns no cycle is running and
+    /// none will. Safe to call twice. Control thread.
     func stop()
+}
+
+/// What a running device calls. Every method runs on the device's audio thread: no
+/// allocation, no locks, no logging, no throwing, no files.
+public protocol AudioDeviceClient: AnyObject {
+    /// Called once on the audio thread before its first cycle; `realtime` says whether
+    /// SCHED_FIFO was granted.
+    func audioThreadBegins(realtime: Bool)
+    /// Called at the start of every cycle, before the device is read: the client takes what
+    /// the control thread sent. Returns whether audio moves this cycle (something rolls or
+    /// records); a device with no clock of its own skips an idle cycle altogether — neither
+    /// reads nor writes — and keeps real time instead of spinning.
+    func beginCycle() -> Bool
+    /// One cycle (after ``beginCycle()``): `input` holds `frameCount` captured frames for each capture channel (none
+    /// when the device does not capture); the client fills `frameCount` frames of every
+    /// playback channel in `output` (at least two channel buffers are always given).
+    func renderCycle(input: UnsafePointer<UnsafeMutablePointer<Float>>, output: UnsafePointer<UnsafeMutablePointer<Float>>,
+                     frameCount: Int)
+    /// The device over- or under-ran and recovered: `lostFrames` of device time passed
+    /// without audio moving (0 when unknown). Called between cycles.
+    func deviceDidXrun(lostFrames: Int64)
+    /// The device failed for good (`code`: negative errno); no cycle follows.
+    func deviceDidFail(code: Int32)
+    /// Called once on the audio thread after its last cycle.
+    func audioThreadEnds()
 }
 
 /// What one device read or write did.
@@ -135,6 +150,10 @@ public struct DeviceConfiguration: Sendable, Equatable, CustomStringConvertible 
     public var playbackLatencyFrames: Int64
     /// Whether capture and playback are hardware-linked (start in the same instant).
     public var linked: Bool
+    /// Whether a clock paces the device. One that has none (a file tap, the offline clock
+    /// when unpaced) runs as fast as it is asked; there, and only there, the engine waits for
+    /// the disk instead of playing silence or dropping input, since waiting costs nothing.
+    public var isPaced = true
 
     /// Creates a configuration.
     public init(name: String, sampleRate: Int, captureChannels: Int, playbackChannels: Int,

@@ -17,9 +17,19 @@ import Glibc
 /// array, since that would allocate on the audio thread). Read ``periodNanoseconds()`` after
 /// the engine has finished: the audio thread writes the stamps without synchronising, and
 /// joining it (``Engine/finish()``) is what makes them visible.
-public final class OfflineClockDevice: AudioDevice, @unchecked Sendable {
+///
+/// Paced (``isPaced``), it is the screen's device when there is no sound card: each period
+/// waits for its time on the monotonic clock, so the transport moves at the speed of sound,
+/// meters read what plays, and nothing is heard.
+public final class OfflineClockDevice: PeriodDevice, @unchecked Sendable {
     /// What the engine runs at: float on both sides, no latency, capture and playback linked.
-    public let configuration: DeviceConfiguration
+    public private(set) var configuration: DeviceConfiguration
+    /// The audio thread that moves this device's periods.
+    public let driver = PeriodDriver()
+    /// Whether periods keep real time (otherwise they run back to back).
+    public let isPaced: Bool
+    private var nextDeadline: Int64 = 0
+    private let periodDurationNanoseconds: Int64
     /// How many periods can be stamped.
     public let capacityPeriods: Int
 
@@ -36,13 +46,16 @@ public final class OfflineClockDevice: AudioDevice, @unchecked Sendable {
     /// Creates the device. `capacityPeriods` bounds the periods stamped (1 stamp per period;
     /// N stamps give N − 1 durations). Control thread.
     public init(sampleRate: Int = 48000, captureChannels: Int = 0, playbackChannels: Int = 2,
-                periodFrames: Int = 64, capacityPeriods: Int) {
+                periodFrames: Int = 64, capacityPeriods: Int, paced: Bool = false, name: String = "offline") {
         let period = max(periodFrames, 1)
+        isPaced = paced
+        periodDurationNanoseconds = Int64(period) * 1_000_000_000 / Int64(max(sampleRate, 1))
         configuration = DeviceConfiguration(
-            name: "offline", sampleRate: sampleRate, captureChannels: max(captureChannels, 0),
+            name: name, sampleRate: sampleRate, captureChannels: max(captureChannels, 0),
             playbackChannels: max(playbackChannels, 0), periodFrames: period, periodCount: 2, bufferFrames: 2 * period,
             captureFormat: captureChannels > 0 ? .float32 : nil, playbackFormat: playbackChannels > 0 ? .float32 : nil,
             captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: true)
+        configuration.isPaced = paced
         self.capacityPeriods = max(capacityPeriods, 0)
         stamps = .allocate(capacity: max(self.capacityPeriods, 1))
         // Touch every page now, so the first stamps do not page-fault on the audio thread.
@@ -59,20 +72,35 @@ public final class OfflineClockDevice: AudioDevice, @unchecked Sendable {
     }
 
     /// Forgets earlier stamps. Control thread, before the audio thread runs.
-    public func start() throws(DeviceError) {
+    public func startStreams() throws(DeviceError) {
         stamped = 0
         overflow = 0
+        nextDeadline = monotonicNanoseconds() + periodDurationNanoseconds
     }
 
     /// Nothing to release. Control thread, after the audio thread ended.
-    public func stop() {}
+    public func stopStreams() {}
+
+    /// Paced: sleeps until this period's deadline (absolute, so the clock does not drift);
+    /// a period that ran late is not made up for.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func keepTime() {
+        guard isPaced else { return }
+        var ts = timespec(tv_sec: Int(nextDeadline / 1_000_000_000), tv_nsec: Int(nextDeadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+        nextDeadline += periodDurationNanoseconds
+        let now = monotonicNanoseconds()
+        if nextDeadline < now { nextDeadline = now + periodDurationNanoseconds }
+    }
 
     /// Fills every capture channel with silence and, when capture is open, stamps the period.
     ///
     /// Audio thread: no allocation, no locks (one clock_gettime, a vDSO call).
     public func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
         for c in 0..<captureChannels { channels[c].update(repeating: 0, count: frameCount) }
-        if clockOnRead { stamp() }
+        if clockOnRead { keepTime(); stamp() }
         return .ok
     }
 
@@ -80,7 +108,7 @@ public final class OfflineClockDevice: AudioDevice, @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     public func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
-        if !clockOnRead { stamp() }
+        if !clockOnRead { keepTime(); stamp() }
         return .ok
     }
 

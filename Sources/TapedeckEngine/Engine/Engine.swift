@@ -1,396 +1,417 @@
 import Synchronization
-import TapedeckIO
 import TapedeckCore
 import TapedeckDSP
+import TapedeckIO
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The real-time engine: one audio thread moving periods between the device and lock-free
-/// rings, one disk thread moving the rings to and from files.
+/// The real-time engine of one open device, alive from the moment the device opens until it
+/// closes. Play, stop, locate, loop, speed, recording, mixer changes and edits are commands,
+/// atomics or graph swaps: nothing the user does while it runs restarts the device.
 ///
-/// Use from one control thread: `init` → ``start()`` → poll ``status()`` / ``drainXruns()`` →
-/// ``stop()`` (or wait for ``isDone``) → ``finish()``.
+/// Threads: the device's audio thread renders (``RenderCore``); a capture writer thread
+/// writes takes; a playback reader thread reads regions; the control thread (the one that
+/// calls everything here) builds graphs, sends commands and reads the status. All methods
+/// are for the control thread.
 public final class Engine: @unchecked Sendable {
-    /// The device configuration in use.
+    /// The device it runs on.
+    public let device: AudioDevice
+    /// What the device runs at.
     public let configuration: DeviceConfiguration
-    /// Frames at the take's start that come before its timeline position: the round-trip
-    /// latency when overdubbing, 0 otherwise.
-    public let takeLatencyFrames: Int64
-
-    let device: AudioDevice
-    let options: EngineOptions
-    let take: TakeRequest?
-    let plan: PlaybackPlan?
-    let board: StatusBoard
-    let commands = SPSCQueue<EngineCommand>(capacity: 64)
-    let xrunEvents = SPSCQueue<XrunEvent>(capacity: 4096)
-    let diskFailed = Atomic<Bool>(false)
-    let audioDone = Atomic<Bool>(false)
-
-    // Audio-thread buffers, allocated here once.
-    let periodFrames: Int
-    let captureBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    let selectedCapture: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    /// The take's input chain, if any, and the buffers it processes (a copy of the selected
-    /// channels, so the dry input stays available for a dry copy).
-    let inputChain: ChainInstance?
-    let wetBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    /// What the capture ring takes each period: the wet channels, then (keeping both) the dry.
-    let ringSources: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    /// Channels of the take itself (the ring holds twice as many when a dry copy is kept).
-    let takeChannelCount: Int
-    var dryWriter: AudioFileWriter?
-    let outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    let captureRing: FrameRing?
-    let trackRings: [FrameRing]
-    /// Each track's playback path (ring → time-pitch → chain), in plan order.
-    let voices: [TrackVoice]
-    let trackGains: UnsafeMutablePointer<Float>
-    /// The master chain on the stereo mix, if the plan has one.
-    let masterChain: ChainInstance?
-    /// The metronome, when ``EngineOptions/click`` asks for one, and the period it renders.
-    let clickNode: MetronomeNode?
-    let clickBuffer: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    /// The click's settings as plain values, so the audio thread copies no arrays: its output
-    /// channels (0-based), whether it sounds only while recording, and where it stops.
-    let clickOutputs: UnsafeMutablePointer<Int>
-    let clickOutputCount: Int
-    let clickRecordingOnly: Bool
-    let clickUntilFrame: Int64
-    /// The take's gate (``TakeRequest/gate``), held as a plain value for the audio thread.
-    let takeGate: FrameRange?
-    /// Whether the audio thread writes periods to the device (playback, click or monitoring).
-    let writesOutput: Bool
-    /// ``EngineOptions/monitorInput``, held as a plain value for the audio thread.
-    let monitorsInput: Bool
-    /// Frames the take's input chain delays what is recorded and monitored.
-    public var inputChainLatencyFrames: Int { inputChain?.latencyFrames ?? 0 }
-    /// The last seconds of input, when ``EngineOptions/retro`` asks for them.
-    public let retroBuffer: RetroBuffer?
-    /// Timeline frame of the retro buffer's first frame: the transport start minus the
-    /// round trip, so frame k of the buffer was played at timeline `retroTimelineOrigin + k`.
-    public let retroTimelineOrigin: Int64
-    /// Set (releasing) once every voice has its time-pitch processors; the audio thread only
-    /// engages them after seeing it (acquiring).
-    let timePitchReady = Atomic<Bool>(false)
-    let meterPeak: UnsafeMutablePointer<Float>
-    let meterSquares: UnsafeMutablePointer<Double>
-
-    // Disk-thread state.
-    var writer: AudioFileWriter?
-    var streamers: [TrackStreamer] = []
-    /// Next timeline frame each track's streamer renders (disk thread after start).
-    var trackCursors: [Int64] = []
-    /// Frames the disk thread hands the writer at once.
-    let diskBlockFrames = 4096
-    let diskBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private var audioThread: RealtimeThread?
-    private var diskThread: RealtimeThread?
+    /// The options it was made with.
+    public let options: EngineOptions
+    let shared = EngineShared()
+    let reader: DiskReader
+    let writer: CaptureWriter
+    let core: RenderCore
+    private var serial: UInt64 = 0
+    /// Graphs the audio thread may be rendering or about to (the installed one and newer).
+    private var graphs: [Graph] = []
+    private var generation = 0
+    private var servedVoices: [ObjectIdentifier] = []
+    private var timePitchAttached = false
+    private(set) var takeSets: [TakeSet] = []
+    private var prepared = false
     private var started = false
-    private var finished = false
+    private var closed = false
+    private var memoryLocked = false
 
-    /// Opens the take file (after writing its marker) and every playback file, and allocates
-    /// every buffer. Nothing runs until ``start()``. Control thread.
-    public init(device: AudioDevice, take: TakeRequest?, playback: PlaybackPlan?, options: EngineOptions = EngineOptions()) throws {
-        let config = device.configuration
-        self.configuration = config
+    /// Whether the audio thread waits for the disk: only on a device with no clock.
+    var waitsForDisk: Bool { options.waitsForDisk || !configuration.isPaced }
+
+    /// An engine for `device`, not yet running. `clickOutputs` are the device outputs
+    /// (1-based) the metronome plays on. Control thread.
+    public init(device: AudioDevice, options: EngineOptions = EngineOptions(), clickOutputs: [Int] = [1, 2]) {
         self.device = device
+        configuration = device.configuration
         self.options = options
-        self.take = take
-        self.plan = playback
-        let periodFrames = config.periodFrames
-        self.periodFrames = periodFrames
-        let inputChannels = take?.deviceChannels ?? options.retro?.deviceChannels
-        if let inputChannels {
-            guard config.captureChannels > 0 else { throw DeviceError(device: config.name, reason: "it was not opened for capture") }
-            guard !inputChannels.isEmpty else { throw DeviceError(device: config.name, reason: "no input channels chosen") }
-            for ch in inputChannels where ch < 1 || ch > config.captureChannels {
-                throw DeviceError(device: config.name, reason: "input channel \(ch) does not exist (the device has \(config.captureChannels))")
-            }
-        }
-        if let playback {
-            guard config.playbackChannels > 0 else { throw DeviceError(device: config.name, reason: "it was not opened for playback") }
-            guard playback.sampleRate == config.sampleRate else {
-                throw DeviceError(device: config.name, reason: "runs at \(config.sampleRate) Hz but the material is \(playback.sampleRate) Hz")
-            }
-        }
-        var master: ChainInstance?
-        if let chain = playback?.masterChain, !chain.entries.isEmpty {
-            let instance = chain.instantiate()
-            instance.prepare(format: NodeFormat(sampleRate: Double(config.sampleRate), channelCount: 2), maxFrames: periodFrames)
-            master = instance
-        }
-        masterChain = master
-        if let click = options.click {
-            guard config.playbackChannels > 0 else { throw DeviceError(device: config.name, reason: "it was not opened for playback (the click needs it)") }
-            for ch in click.outputChannels where ch < 1 || ch > max(config.playbackChannels, 2) {
-                throw DeviceError(device: config.name, reason: "click output channel \(ch) does not exist (the device has \(config.playbackChannels))")
-            }
-            clickOutputCount = click.outputChannels.count
-            clickOutputs = .allocate(capacity: max(click.outputChannels.count, 1))
-            for (i, ch) in click.outputChannels.enumerated() { clickOutputs[i] = ch - 1 }
-            clickRecordingOnly = click.recordingOnly
-            clickUntilFrame = click.untilFrame ?? Int64.max
-            let node = MetronomeNode()
-            node.parameters.set(0, click.levelDecibels)
-            node.prepare(format: NodeFormat(sampleRate: Double(config.sampleRate), channelCount: 1), maxFrames: periodFrames)
-            clickNode = node
-        } else {
-            clickNode = nil
-            clickOutputCount = 0
-            clickOutputs = .allocate(capacity: 1)
-            clickRecordingOnly = false
-            clickUntilFrame = Int64.max
-        }
-        takeGate = take?.gate
-        monitorsInput = options.monitorInput
-        writesOutput = playback != nil || options.click != nil || (options.monitorInput && take != nil)
-        if options.monitorInput && take != nil && config.playbackChannels == 0 {
-            throw DeviceError(device: config.name, reason: "it was not opened for playback (monitoring needs it)")
-        }
-        // What an overdub hears comes out this much later than the timeline says: the device
-        // round trip plus the master chain's look-ahead (track chains are primed away).
-        takeLatencyFrames = ((take != nil || options.retro != nil) && playback != nil)
-            ? config.roundTripLatencyFrames + options.latencyOffsetFrames + Int64(master?.latencyFrames ?? 0) : 0
-        board = StatusBoard(meterCount: inputChannels?.count ?? 0)
-        if let retro = options.retro {
-            retroBuffer = RetroBuffer(seconds: retro.seconds, sampleRate: config.sampleRate, channelCount: inputChannels?.count ?? 1)
-        } else {
-            retroBuffer = nil
-        }
-        retroTimelineOrigin = (playback?.startFrame ?? options.transportStartFrame) - takeLatencyFrames
-
-        func buffers(_ count: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
-            let p = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: max(count, 1))
-            for i in 0..<max(count, 1) {
-                p[i] = .allocate(capacity: periodFrames)
-                p[i].initialize(repeating: 0, count: periodFrames)
-            }
-            return p
-        }
-        captureBuffers = buffers(config.captureChannels)
-        clickBuffer = buffers(1)
-        outputBuffers = buffers(max(config.playbackChannels, 2))
-        let selected = inputChannels ?? []
-        selectedCapture = .allocate(capacity: max(selected.count, 1))
-        for (i, ch) in selected.enumerated() { selectedCapture[i] = captureBuffers[ch - 1] }
-        meterPeak = .allocate(capacity: max(selected.count, 1) + 2)
-        meterPeak.initialize(repeating: 0, count: max(selected.count, 1) + 2)
-        meterSquares = .allocate(capacity: max(selected.count, 1))
-        meterSquares.initialize(repeating: 0, count: max(selected.count, 1))
-        let captureCapacity = Int(options.captureRingSeconds * Double(config.sampleRate)) + periodFrames
-        takeChannelCount = selected.count
-        let keepDry = take?.dryPath != nil
-        if let chain = take?.inputChain, !chain.entries.isEmpty {
-            let instance = chain.instantiate()
-            instance.prepare(format: NodeFormat(sampleRate: Double(config.sampleRate), channelCount: selected.count),
-                             maxFrames: periodFrames)
-            inputChain = instance
-        } else {
-            inputChain = nil
-        }
-        wetBuffers = buffers(selected.count)
-        ringSources = .allocate(capacity: max(selected.count * 2, 1))
-        for i in 0..<selected.count {
-            ringSources[i] = inputChain == nil || take?.recordsDry == true ? selectedCapture[i] : wetBuffers[i]
-            ringSources[selected.count + i] = selectedCapture[i]
-        }
-        captureRing = take == nil ? nil
-            : FrameRing(channelCount: selected.count * (keepDry ? 2 : 1), capacityFrames: captureCapacity)
-        let tracks = playback?.tracks ?? []
-        let playbackCapacity = Int(options.playbackRingSeconds * Double(config.sampleRate)) + periodFrames + 4096
-        let rings = tracks.map { FrameRing(channelCount: $0.channelCount, capacityFrames: playbackCapacity) }
-        trackRings = rings
-        voices = tracks.indices.map { i in
-            TrackVoice(ring: rings[i], channelCount: tracks[i].channelCount, periodFrames: periodFrames,
-                       chain: tracks[i].chain, sampleRate: config.sampleRate, waitNanoseconds: options.ringWaitNanoseconds)
-        }
-        trackGains = .allocate(capacity: max(tracks.count * 2, 1))
-        for (i, t) in tracks.enumerated() {
-            let g = t.busGains
-            trackGains[2 * i] = g.left
-            trackGains[2 * i + 1] = g.right
-        }
-
-        diskBuffers = .allocate(capacity: max(selected.count * 2, 1))
-        for i in 0..<max(selected.count * 2, 1) { diskBuffers[i] = .allocate(capacity: diskBlockFrames) }
-        trackCursors = tracks.map { _ in playback?.startFrame ?? 0 }
-        if let playback, !playback.timePitch.isIdentity { attachTimePitch() }
-        if let playback {
-            streamers = try playback.tracks.map { t throws(AudioFileError) in try TrackStreamer(track: t, blockFrames: 4096) }
-        }
-        if let take {
-            if let marker = take.marker { try marker.write(forAudio: take.path) }
-            let format = AudioFileFormat(container: take.container, encoding: take.encoding,
-                                         sampleRate: config.sampleRate, channelCount: selected.count)
-            do {
-                writer = try AudioFileWriter(path: take.path, format: format, peakPath: take.peakPath, metadata: take.metadata)
-            } catch {
-                if take.marker != nil { TakeMarker.remove(forAudio: take.path) }
-                throw error
-            }
-            writer?.updateHeader()
-            if let dryPath = take.dryPath {
-                dryWriter = try AudioFileWriter(path: dryPath, format: format)
-            }
-        }
+        reader = DiskReader(board: shared.board)
+        writer = CaptureWriter(board: shared.board, options: options)
+        core = RenderCore(shared: shared, reader: reader, writer: writer, configuration: device.configuration,
+                          options: options, clickOutputs: clickOutputs, startFrame: 0)
     }
 
-    deinit {
-        if started && !finished { _ = try? finish() }
-        for i in 0..<max(configuration.captureChannels, 1) { captureBuffers[i].deallocate() }
-        captureBuffers.deallocate()
-        for i in 0..<max(configuration.playbackChannels, 2) { outputBuffers[i].deallocate() }
-        outputBuffers.deallocate()
-        selectedCapture.deallocate()
-        meterPeak.deallocate()
-        meterSquares.deallocate()
-        trackGains.deallocate()
-        masterChain?.release()
-        clickNode?.release()
-        clickBuffer[0].deallocate()
-        clickBuffer.deallocate()
-        clickOutputs.deallocate()
-        for i in 0..<max(takeChannelCount * 2, 1) { diskBuffers[i].deallocate() }
-        for i in 0..<max(takeChannelCount, 1) { wetBuffers[i].deallocate() }
-        wetBuffers.deallocate()
-        ringSources.deallocate()
-        inputChain?.release()
-        diskBuffers.deallocate()
+    deinit { _ = close() }
+
+    /// Builds the first graph from `spec` with the playhead at `position`, fills the
+    /// playback rings, starts the disk threads and the device. Control thread.
+    public func start(_ spec: GraphSpec, position: Int64 = 0) throws {
+        try prepare(spec, position: position)
+        try start()
     }
 
-    /// Prefills the playback rings, starts the device, the disk thread and the audio thread.
-    /// Control thread.
+    /// Builds the first graph from `spec` with the playhead at `position`, fills the playback
+    /// rings and starts the disk threads, but not the device: commands sent from now on are
+    /// applied in the device's very first period (a command-line run starts rolling, or
+    /// recording, exactly with the device). Control thread.
+    public func prepare(_ spec: GraphSpec, position: Int64 = 0) throws {
+        guard !prepared else { return }
+        if spec.sampleRate != configuration.sampleRate {
+            throw DeviceError(device: configuration.name, reason: "runs at \(configuration.sampleRate) Hz but the material is \(spec.sampleRate) Hz")
+        }
+        if options.lockMemory {
+            // MCL_ONFAULT: lock pages as they are touched, rather than every reservation up front.
+            memoryLocked = mlockall(Int32(MCL_CURRENT | MCL_FUTURE | 4 /* MCL_ONFAULT */)) == 0
+        }
+        let first = try build(spec)
+        graphs = [first]
+        core.graph = Unmanaged.passUnretained(first)
+        core.position = position
+        // Before the device runs the control thread may act as the audio thread.
+        core.seekAll(seqStart: 0, timeline: position, route: core.route, continuesOld: false)
+        shared.board.installedGeneration.store(first.generation, ordering: .releasing)
+        shared.board.positionFrame.store(position, ordering: .releasing)
+        serveVoices()
+        reader.fillNow()
+        guard reader.start(), writer.start() else {
+            reader.stop()
+            writer.stop()
+            throw DeviceError(device: configuration.name, reason: "cannot start the disk threads")
+        }
+        prepared = true
+    }
+
+    /// Starts the device (after ``prepare(_:position:)``). Control thread.
     public func start() throws {
-        guard !started else { return }
-        for i in trackRings.indices { fillTrackRing(i) }
-        let disk = RealtimeThread { [self] in diskLoop() }
-        guard disk.start(priority: 0, realtime: false) else {
-            throw DeviceError(device: configuration.name, reason: "cannot start the disk thread")
-        }
-        diskThread = disk
-        do { try device.start() } catch {
-            audioDone.store(true, ordering: .releasing)
-            disk.join()
-            diskThread = nil
-            _ = try? writer?.close()
+        guard prepared, !started else { return }
+        // Running from now until the audio thread says otherwise (it may not have begun yet).
+        shared.board.deviceRunning.store(true, ordering: .releasing)
+        do { try device.start(client: core, realtimePriority: options.realtimePriority) } catch {
+            shared.board.deviceRunning.store(false, ordering: .releasing)
+            reader.stop()
+            writer.stop()
             throw error
         }
-        board.state.store(EngineState.running.rawValue, ordering: .releasing)
-        let audio = RealtimeThread { [self] in audioLoop() }
-        guard audio.start(priority: 70, realtime: options.realtimePriority) else {
-            audioDone.store(true, ordering: .releasing)
-            disk.join()
-            throw DeviceError(device: configuration.name, reason: "cannot start the audio thread")
-        }
-        audioThread = audio
         started = true
     }
 
-    /// Asks the audio thread to finish at the end of its period. Control thread.
-    public func stop() { commands.push(.stop) }
+    /// Whether the device has been started (it may have failed since: see ``isRunning``).
+    public var isStarted: Bool { started }
 
-    /// Changes a track's fader and pan while playing. Control thread.
-    public func setTrackMix(track: Int, gain: Float, pan: Double) {
-        guard let plan, plan.tracks.indices.contains(track) else { return }
-        var t = plan.tracks[track]
-        t.gain = gain
-        t.pan = pan
-        let g = t.busGains
-        commands.push(.setTrackGains(track: Int32(track), left: g.left, right: g.right))
-    }
-
-    /// Changes speed, mode and pitch while playing (through the command queue: the audio
-    /// thread applies it at the next period). Control thread.
-    public func setTimePitch(_ settings: TimePitchSettings) {
-        if !settings.isIdentity { attachTimePitch() }
-        commands.push(.setTimePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
-                                    pitchSemitones: settings.pitchSemitones))
-    }
-
-    /// Gives every voice its stretcher and varispeed, then publishes them to the audio thread.
-    /// Control thread; does the allocating (and Rubber Band's warm-up) so the audio thread
-    /// never has to.
-    private func attachTimePitch() {
-        guard !timePitchReady.load(ordering: .acquiring) else { return }
-        for v in voices { v.attachTimePitch(sampleRate: configuration.sampleRate, maxFrames: periodFrames) }
-        timePitchReady.store(true, ordering: .releasing)
-    }
-
-    /// Whether the audio thread has ended (duration reached, playback ended, stop, failure).
-    public var isDone: Bool { audioDone.load(ordering: .acquiring) }
-
-    /// A snapshot for display. Control thread.
-    public func status() -> EngineStatus {
-        let meters = board.meterCount
-        var peaks: [Float] = [], rms: [Float] = []
-        for i in 0..<meters {
-            peaks.append(Float(bitPattern: board.peakBits[i].load(ordering: .relaxed)))
-            rms.append(Float(bitPattern: board.rmsBits[i].load(ordering: .relaxed)))
+    /// Stops the transport (ending any takes), stops the device and the threads, and closes
+    /// every take. Returns the takes closed. Safe to call twice. Control thread.
+    @discardableResult
+    public func close() -> [TakeOutcome] {
+        guard !closed else { return [] }
+        closed = true
+        guard prepared else { return [] }
+        if started {
+            stop()
+            _ = waitUntilApplied(timeoutSeconds: 1)
+            device.stop()
         }
-        let outputs = [0, 1].map { Float(bitPattern: board.outputPeakBits[$0].load(ordering: .relaxed)) }
+        // The audio thread is gone: what it did not end, ends now.
+        for set in takeSets { set.endedFlag.store(true, ordering: .releasing) }
+        var outcomes: [TakeOutcome] = []
+        for set in takeSets { outcomes += finish(set) }
+        writer.stop()
+        reader.stop()
+        return outcomes
+    }
+
+    /// Whether the device still runs (false once it failed or the engine closed).
+    public var isRunning: Bool { started && !closed && shared.board.deviceRunning.load(ordering: .acquiring) }
+
+    // MARK: - Graph
+
+    /// The spec of the newest graph (what plays once any pending swap happened).
+    public var spec: GraphSpec? { graphs.last?.spec }
+
+    /// Builds a graph for `spec` off the audio thread (reusing every unchanged track) and
+    /// hands it over; the audio thread swaps it in at its next period. A file that cannot be
+    /// opened throws and changes nothing. Control thread.
+    public func apply(_ spec: GraphSpec) throws {
+        guard prepared else { throw DeviceError(device: configuration.name, reason: "the engine has not been prepared") }
+        collectGarbage()
+        let graph = try build(spec)
+        graphs.append(graph)
+        serveVoices()
+        let old = shared.pendingGraph.exchange(Unmanaged.passUnretained(graph).toOpaque(), ordering: .acquiringAndReleasing)
+        // A pending graph the audio thread never took is simply dropped (it never ran).
+        if let old { graphs.removeAll { Unmanaged.passUnretained($0).toOpaque() == old } }
+    }
+
+    private func build(_ spec: GraphSpec) throws -> Graph {
+        generation += 1
+        let context = Graph.Context(
+            sampleRate: configuration.sampleRate, periodFrames: configuration.periodFrames,
+            captureChannels: configuration.captureChannels,
+            ringFrames: Int(options.playbackRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames + options.diskBlockFrames,
+            blockFrames: options.diskBlockFrames, meterWindowFrames: core.meterWindowFrames,
+            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0, attachTimePitch: timePitchAttached)
+        return try Graph.build(spec, previous: graphs.last, generation: generation, context: context)
+    }
+
+    /// Frees graphs the audio thread has left behind and fallbacks it has handed over, and
+    /// tells the disk thread which voices are still live. Control thread.
+    func collectGarbage() {
+        let installed = shared.board.installedGeneration.load(ordering: .acquiring)
+        if let last = graphs.last, graphs.count > 1 {
+            graphs.removeAll { $0.generation < installed && $0 !== last }
+        }
+        for g in graphs { for s in g.strips { s.dropFallbackIfDone() } }
+        serveVoices()
+    }
+
+    private func serveVoices() {
+        var seen = Set<ObjectIdentifier>()
+        var list: [TrackVoice] = []
+        for g in graphs { for v in g.voices where v.streams && seen.insert(ObjectIdentifier(v)).inserted { list.append(v) } }
+        let ids = list.map(ObjectIdentifier.init)
+        if ids != servedVoices {
+            servedVoices = ids
+            reader.serve(list)
+        }
+    }
+
+    // MARK: - Transport
+
+    private func nextSerial() -> UInt64 {
+        serial += 1
+        return serial
+    }
+
+    /// Queues a command; waits (never drops) when the queue is full, for as long as the
+    /// device runs.
+    private func send(_ command: EngineCommand) {
+        var waited = 0
+        while !shared.commands.push(command) {
+            guard isRunning || !started, waited < 4000 else { return }
+            if !started { _ = shared.commands.pop() }
+            usleep(500)
+            waited += 1
+        }
+    }
+
+    /// Rolls from the playhead (as soon as every track's disk stream is ready).
+    public func play() { send(.play(serial: nextSerial())) }
+
+    /// Stops rolling (and recording). A value the audio thread reads every period: it can
+    /// never be lost behind other commands.
+    public func stop() { shared.stopSerial.store(nextSerial(), ordering: .releasing) }
+
+    /// Moves the playhead, rolling or not (rolling, it waits for the disk and rolls on).
+    public func locate(to frame: Int64) { send(.locate(frame: frame, serial: nextSerial())) }
+
+    /// The loop range and whether the transport wraps round it. While rolling the change
+    /// takes effect a moment ahead, seamlessly.
+    public func setLoop(_ range: FrameRange?, enabled: Bool) {
+        let r = PlayRoute(loop: range, enabled: enabled)
+        send(.route(start: r.loopStart, end: r.loopEnd, loops: r.loops, serial: nextSerial()))
+    }
+
+    /// Where rolling stops by itself (nil: never).
+    public func setEndFrame(_ frame: Int64?) { send(.endFrame(frame ?? .max, serial: nextSerial())) }
+
+    /// Speed, mode and pitch, live. The first change from plain 1× builds every track's
+    /// stretcher and varispeed here, on the control thread.
+    public func setTimePitch(_ settings: TimePitchSettings) {
+        if !settings.isIdentity && !timePitchAttached {
+            timePitchAttached = true
+            for g in graphs { for s in g.strips { s.voice.attachTimePitch(sampleRate: configuration.sampleRate, maxFrames: configuration.periodFrames) } }
+            shared.timePitchReady.store(true, ordering: .releasing)
+        }
+        send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
+                        pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
+    }
+
+    /// The metronome: on while rolling, only while recording, until a frame, at a level.
+    public func setClick(on: Bool, recordingOnly: Bool = false, untilFrame: Int64? = nil, levelDecibels: Double = -6) {
+        core.clickNode.parameters.set(0, levelDecibels)
+        send(.click(on: on, recordingOnly: recordingOnly, untilFrame: untilFrame ?? .max, serial: nextSerial()))
+    }
+
+    /// A track's fader, pan, mute and solo, heard at the next period (atomics, no graph).
+    public func setMixer(track: Int, gainDecibels: Double, pan: Double, mute: Bool, solo: Bool) {
+        guard let g = graphs.last, g.strips.indices.contains(track) else { return }
+        g.strips[track].controls.set(gainDecibels: gainDecibels, pan: pan, mute: mute, solo: solo)
+    }
+
+    /// The master fader.
+    public func setMasterGain(decibels: Double) {
+        let linear = decibels.isFinite ? Float(Decibels.toLinear(decibels)) : (decibels < 0 ? 0 : 1)
+        shared.masterGainBits.store((linear.isFinite ? linear : 1).bitPattern, ordering: .relaxed)
+    }
+
+    /// Waits until the audio thread has applied every command and stop sent so far (for a
+    /// front-end that must know, e.g. before reading the final position). False on timeout
+    /// or when the device no longer runs.
+    @discardableResult
+    public func waitUntilApplied(timeoutSeconds: Double = 2) -> Bool {
+        let deadline = monotonicNanoseconds() + Int64(timeoutSeconds * 1e9)
+        while shared.board.appliedSerial.load(ordering: .acquiring) < serial {
+            if !isRunning || monotonicNanoseconds() > deadline { return false }
+            usleep(500)
+        }
+        return true
+    }
+
+    // MARK: - Takes
+
+    /// Frames an overdub's input lags what it heard: the device's round trip, the calibrated
+    /// offset and the master chain's look-ahead.
+    public var overdubLatencyFrames: Int64 {
+        configuration.roundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.masterLatencyFrames ?? 0)
+    }
+
+    /// Frames the input chain of `track` delays its input.
+    public func inputLatencyFrames(track: Int) -> Int {
+        guard let g = graphs.last, g.strips.indices.contains(track), g.inputForTrack[track] >= 0 else { return 0 }
+        return g.inputs[g.inputForTrack[track]].latencyFrames
+    }
+
+    /// Opens every take's file (after its crash marker) and starts a recording pass: from
+    /// the gate's record point each take keeps its track's input. All or none: when one file
+    /// cannot be created the others are removed again and the error thrown.
+    public func startTakes(_ requests: [TakeRequest], gate: TakeGate) throws -> TakeSet {
+        var lanes: [TakeLane] = []
+        let ringFrames = Int(options.captureRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames
+        do {
+            for r in requests {
+                lanes.append(try TakeLane(request: r, ringFrames: ringFrames, blockFrames: options.diskBlockFrames,
+                                          sampleRate: configuration.sampleRate))
+            }
+        } catch {
+            for lane in lanes { Engine.discard(lane) }
+            throw error
+        }
+        let set = TakeSet(lanes: lanes, gate: gate)
+        takeSets.append(set)
+        writer.add(set)
+        send(.startTakes(Unmanaged.passUnretained(set).toOpaque(), serial: nextSerial()))
+        return set
+    }
+
+    /// Ends the running pass (the transport may roll on).
+    public func endTakes() { send(.endTakes(serial: nextSerial())) }
+
+    /// Closes the takes of an ended pass once everything is written: final headers, peak
+    /// files. Waits for the writer (which keeps up unless the disk is failing). Control thread.
+    public func finish(_ set: TakeSet) -> [TakeOutcome] {
+        guard takeSets.contains(where: { $0 === set }) else { return [] }
+        let deadline = monotonicNanoseconds() + 30_000_000_000
+        while !set.isWritten && monotonicNanoseconds() < deadline {
+            writer.signal()
+            usleep(2000)
+        }
+        writer.remove(set)
+        takeSets.removeAll { $0 === set }
+        return set.lanes.map { lane in
+            var problem = lane.errorText.withLock { $0 }
+            if !set.isWritten && problem == nil { problem = "the disk did not take the last frames in 30 s" }
+            do { try lane.writer.close() } catch { problem = problem ?? "\(error)" }
+            if let dry = lane.dryWriter { do { try dry.close() } catch { problem = problem ?? "\(error)" } }
+            return TakeOutcome(request: lane.request, frameCount: lane.writtenFrames.load(ordering: .acquiring),
+                               droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem)
+        }
+    }
+
+    private static func discard(_ lane: TakeLane) {
+        try? lane.writer.close()
+        try? lane.dryWriter?.close()
+        unlink(lane.request.path)
+        if let dry = lane.request.dryPath { unlink(dry) }
+        if let peak = lane.request.peakPath { unlink(peak) }
+        TakeMarker.remove(forAudio: lane.request.path)
+    }
+
+    // MARK: - Status
+
+    /// A snapshot. Control thread; also frees what the audio thread has left behind.
+    public func status() -> EngineStatus {
+        collectGarbage()
+        let board = shared.board
+        let rt = board.realtime.load(ordering: .relaxed)
         return EngineStatus(
-            state: EngineState(rawValue: board.state.load(ordering: .acquiring)) ?? .idle,
+            transport: EngineTransportState(rawValue: board.transport.load(ordering: .acquiring)) ?? .stopped,
+            deviceRunning: isRunning,
             positionFrame: board.positionFrame.load(ordering: .relaxed),
-            recordedFrames: board.recordedFrames.load(ordering: .relaxed),
-            peaks: peaks, rms: rms, outputPeaks: plan == nil ? [] : outputs,
+            deviceFrame: board.deviceFrame.load(ordering: .relaxed),
             xrunCount: board.xrunCount.load(ordering: .relaxed),
-            captureRingFill: captureRing.map { Double($0.availableFrames) / Double($0.capacityFrames) } ?? 0,
-            captureRingHighWaterFrames: board.captureHighWaterFrames.load(ordering: .relaxed),
+            underrunFrames: board.underrunFrames.load(ordering: .relaxed),
+            droppedFrames: board.droppedFrames.load(ordering: .relaxed),
             dspLoad: Double(board.dspLoadPermille.load(ordering: .relaxed)) / 1000,
+            captureRingHighWaterFrames: board.captureHighWaterFrames.load(ordering: .relaxed),
             playbackRingFill: Double(board.playbackFillPermille.load(ordering: .relaxed)) / 1000,
             diskFreeBytes: board.diskFreeBytes.load(ordering: .relaxed),
+            realtime: rt < 0 ? nil : rt == 1,
+            memoryLocked: memoryLocked,
             lastError: errorText())
     }
 
-    private var collectedXruns: [XrunEvent] = []
-
-    /// Xruns reported since the last call. Control thread.
-    public func drainXruns() -> [XrunEvent] {
-        var out: [XrunEvent] = []
-        while let e = xrunEvents.pop() { out.append(e) }
-        collectedXruns += out
+    /// What the audio thread noticed since the last call (xruns, underruns, dropped input).
+    public func drainEvents() -> [EngineEvent] {
+        var out: [EngineEvent] = []
+        while let e = shared.events.pop() { out.append(e) }
         return out
     }
 
-    /// Waits for both threads, closes the take (final header and peaks) and stops the device.
-    /// Returns what happened; a failure during the run is in ``EngineSummary/error``, a
-    /// failure to close the take throws. Control thread.
-    public func finish() throws -> EngineSummary {
-        if !finished {
-            finished = true
-            if started {
-                commands.push(.stop)
-                audioThread?.join()
-                diskThread?.join()
-            }
-            device.stop()
-        }
-        _ = drainXruns()
-        var closeError: AudioFileError?
-        if let w = writer {
-            writer = nil
-            do { try w.close() } catch { closeError = error }
-        }
-        if let w = dryWriter {
-            dryWriter = nil
-            do { try w.close() } catch { closeError = closeError ?? error }
-        }
-        if let closeError { board.fail(closeError.description) }
-        if board.state.load(ordering: .relaxed) == EngineState.running.rawValue {
-            board.state.store(EngineState.finished.rawValue, ordering: .releasing)
-        }
-        return EngineSummary(takeFrames: board.recordedFrames.load(ordering: .acquiring), xruns: collectedXruns,
-                             latencyFrames: takeLatencyFrames, error: errorText(),
-                             positionFrame: board.positionFrame.load(ordering: .acquiring))
+    /// Levels now: every track post-fader, every listening track's input, the master.
+    public func meters() -> EngineMeters {
+        guard let g = graphs.last else { return EngineMeters(tracks: [], inputs: [:], master: core.masterMeter.read()) }
+        var inputs: [Int: [MeterReading]] = [:]
+        for (i, strip) in g.inputs.enumerated() { inputs[g.trackOfInput[i]] = strip.meter.read() }
+        return EngineMeters(tracks: g.strips.map { $0.meter.read() }, inputs: inputs, master: core.masterMeter.read())
     }
 
-    /// The first failure, in words: a disk error, or the device code the audio thread left.
+    /// Puts every clip light out.
+    public func resetClipLights() {
+        for g in graphs {
+            for s in g.strips { s.meter.resetClip() }
+            for s in g.inputs { s.meter.resetClip() }
+        }
+        core.masterMeter.resetClip()
+    }
+
+    /// The retroactive memory of `track`'s input, if it listens with one.
+    public func retroBuffer(track: Int) -> RetroBuffer? {
+        guard let g = graphs.last, g.strips.indices.contains(track), g.inputForTrack[track] >= 0 else { return nil }
+        return g.inputs[g.inputForTrack[track]].retro
+    }
+
+    /// Where the transport was (timeline frame, speed; 0 standing) at device frame `device`,
+    /// and from which device frame on that held; nil when it is too long ago.
+    public func transportSegment(at device: Int64) -> (deviceFrame: Int64, timelineFrame: Int64, speed: Double)? {
+        guard let s = shared.log.segment(containing: device) else { return nil }
+        return (s.deviceFrame, s.timelineFrame, s.speed)
+    }
+
+    /// The device's failure or a disk problem, in words.
     func errorText() -> String? {
-        if let text = board.errorText.withLock({ $0 }) { return text }
-        let code = board.deviceErrorCode.load(ordering: .acquiring)
+        if let text = shared.board.errorText.withLock({ $0 }) { return text }
+        let code = shared.board.deviceErrorCode.load(ordering: .acquiring)
         if code != 0 { return DeviceError.alsa(configuration.name, "stopped", code).description }
         return nil
     }
+}
+
+/// Levels of everything at one moment.
+public struct EngineMeters: Sendable {
+    /// Per track, post-fader, one reading per track channel.
+    public var tracks: [[MeterReading]]
+    /// Per listening track (by track index), its input after the input chain.
+    public var inputs: [Int: [MeterReading]]
+    /// The master bus, left and right, after the master fader.
+    public var master: [MeterReading]
 }

@@ -1,88 +1,60 @@
-import TapedeckIO
 import TapedeckCore
 import TapedeckDSP
-
-/// A take to record: which device channels go into which file.
-public struct TakeRequest: Sendable {
-    /// The file to create.
-    public var path: String
-    /// WAV or FLAC.
-    public var container: AudioContainer
-    /// 16, 24 or 32f.
-    public var encoding: SampleEncoding
-    /// Device input channels to record, 1-based, in file order.
-    public var deviceChannels: [Int]
-    /// Where to build the take's peak file, if anywhere.
-    public var peakPath: String?
-    /// Stop after exactly this many frames (nil: until stopped).
-    public var maxFrames: Int64?
-    /// Written beside the take before its first frame; the caller removes it once the take is
-    /// closed and placed.
-    public var marker: TakeMarker?
-    /// The input chain the take is recorded through (empty: none).
-    public var inputChain = Chain()
-    /// When set, the unprocessed input is kept too, in this file ("both": wet take + dry copy).
-    public var dryPath: String?
-    /// Record the input unprocessed; the input chain is then heard (monitored) only.
-    public var recordsDry = false
-    /// What the take says about itself (session, track, position, speed, device, chain),
-    /// written into the file (BWF/iXML for WAV, Vorbis comments for FLAC).
-    public var metadata: TakeMetadata?
-    /// When set, only input that belongs to this timeline range goes into the take — punch
-    /// in/out, or a count-in's record point. Input is matched to the timeline after latency
-    /// compensation, so the take's first frame is exactly the range's first frame.
-    public var gate: FrameRange?
-
-    /// Creates a take request.
-    public init(path: String, container: AudioContainer, encoding: SampleEncoding, deviceChannels: [Int],
-                peakPath: String? = nil, maxFrames: Int64? = nil, marker: TakeMarker? = nil) {
-        self.path = path
-        self.container = container
-        self.encoding = encoding
-        self.deviceChannels = deviceChannels
-        self.peakPath = peakPath
-        self.maxFrames = maxFrames
-        self.marker = marker
-    }
-}
+import TapedeckIO
 
 /// Tuning knobs; the defaults suit real devices.
 public struct EngineOptions: Sendable {
-    /// Seconds of audio the capture ring holds while the disk catches up.
+    /// Seconds of audio each take's capture ring holds while the disk catches up.
     public var captureRingSeconds: Double = 4
     /// Seconds of audio each playback ring holds ahead of the audio thread.
     public var playbackRingSeconds: Double = 1
-    /// How often the take's header is rewritten (crash safety promises ≤ 1 s of loss).
+    /// Frames the disk thread renders at once.
+    public var diskBlockFrames = 4096
+    /// How often a take's header is rewritten (crash safety promises ≤ 1 s of loss).
     public var headerIntervalNanoseconds: Int64 = 500_000_000
-    /// How long the audio thread waits for a full or empty ring before giving up on it.
-    /// On a paced device the wait turns into an xrun, which keeps the timeline aligned.
-    public var ringWaitNanoseconds: Int64 = 2_000_000_000
     /// Ask for SCHED_FIFO for the audio thread.
-    public var realtimePriority: Bool = true
-    /// Test hook: stall the audio thread once, for `stallMilliseconds`, when the take (or the
-    /// transport) passes this frame. Used to provoke a real xrun on a paced device.
-    public var stallAtFrame: Int64?
-    /// Test hook: length of the stall.
-    public var stallMilliseconds: Int = 0
+    public var realtimePriority = true
+    /// Lock the process's memory (mlockall) so the audio thread never waits for a page to
+    /// come back from swap. Quietly skipped where not allowed.
+    public var lockMemory = false
+    /// Frames ahead of the playhead at which a changed track's new material takes over from
+    /// the old while playing (time for the disk to read it).
+    public var handoverFrames: Int64 = 8192
+    /// How long, in device frames, a start or locate waits for every track's disk stream
+    /// before it rolls anyway (late tracks are silent until they catch up, and counted).
+    /// Nil: a second.
+    public var holdLimitFrames: Int64?
+    /// The audio thread waits for the disk instead of playing silence or dropping input, and
+    /// starts wait as long as it takes. Always so on a device with no clock
+    /// (``DeviceConfiguration/isPaced`` false: file taps, the unpaced offline clock), where
+    /// waiting costs nothing; never on a real device, where waiting is a dropout.
+    public var waitsForDisk = false
     /// Frames of round trip this device has beyond what ALSA reports, measured by
     /// `tapedeck calibrate` (``LatencyOffsets``); added to every overdub's compensation.
     public var latencyOffsetFrames: Int64 = 0
-    /// Retroactive capture: keep the last this-many seconds of these device input channels in
-    /// memory (``Engine/retroBuffer``), with or without a take.
-    public var retro: (seconds: Double, deviceChannels: [Int])?
-    /// The metronome, if one plays.
-    public var click: ClickSettings?
-    /// Mix the take's input (after its input chain) into the output: input monitoring.
-    public var monitorInput = false
-    /// Where the transport starts when nothing plays (a count-in starts before the record
-    /// point); with a playback plan the plan's start wins.
-    public var transportStartFrame: Int64 = 0
-    /// Test hook: told on the audio thread when its loop begins and ends (a test counts the
-    /// thread's allocations between the two).
+    /// Test hook: stall the audio thread once, for `stallMilliseconds`, when the transport
+    /// passes this timeline frame while rolling (provokes a real xrun on a paced device).
+    public var stallAtFrame: Int64?
+    /// Test hook: length of that stall.
+    public var stallMilliseconds = 0
+    /// Test hook: the capture writer sleeps this long once, when a take reaches
+    /// ``writerStallAtFrame`` frames (a disk that stops answering for a while).
+    public var writerStallMilliseconds = 0
+    /// Test hook: the take frame at which the writer stalls.
+    public var writerStallAtFrame: Int64 = 0
+    /// Test hook: told on the audio thread when its first cycle begins and after its last.
     public var audioThreadProbe: (any AudioThreadProbe)?
 
     /// Default options.
     public init() {}
+}
+
+/// Watches the audio thread from the inside; for tests.
+public protocol AudioThreadProbe: AnyObject, Sendable {
+    /// Called on the audio thread just before its first cycle.
+    func audioThreadBegins()
+    /// Called on the audio thread just after its last cycle.
+    func audioThreadEnds()
 }
 
 /// The metronome: how loud, when, and where it is heard. It is only ever played, never
@@ -106,35 +78,105 @@ public struct ClickSettings: Sendable, Equatable {
     }
 }
 
-/// Watches the audio thread from the inside; for tests.
-public protocol AudioThreadProbe: AnyObject, Sendable {
-    /// Called on the audio thread just before its loop's first period.
-    func audioThreadBegins()
-    /// Called on the audio thread just after its loop's last period.
-    func audioThreadEnds()
+/// Transport commands into the audio thread (stop is not one: it is an atomic, so it is
+/// never lost). Control thread → audio thread, in order.
+enum EngineCommand: BitwiseCopyable {
+    /// Start rolling from where the playhead is (after the disk is ready).
+    case play(serial: UInt64)
+    /// Move the playhead (rolling or not).
+    case locate(frame: Int64, serial: UInt64)
+    /// The loop: wrap from `end` to `start` when `loops`.
+    case route(start: Int64, end: Int64, loops: Bool, serial: UInt64)
+    /// Stop rolling at this frame on the way (not when looping). Int64.max: never.
+    case endFrame(Int64, serial: UInt64)
+    /// Speed, mode and pitch shift. Rubber Band has no lock, so ratio changes reach it only
+    /// this way, on the thread that calls its process.
+    case timePitch(speed: Double, varispeed: Bool, pitchSemitones: Double, serial: UInt64)
+    /// The metronome: on (while rolling), only while takes run, until a frame.
+    case click(on: Bool, recordingOnly: Bool, untilFrame: Int64, serial: UInt64)
+    /// Begin recording the takes of a ``TakeSet`` (an unretained pointer the control thread
+    /// keeps alive).
+    case startTakes(UnsafeMutableRawPointer, serial: UInt64)
+    /// Stop recording (the transport may roll on).
+    case endTakes(serial: UInt64)
+
+    var serial: UInt64 {
+        switch self {
+        case .play(let s), .locate(_, let s), .route(_, _, _, let s), .endFrame(_, let s),
+             .timePitch(_, _, _, let s), .click(_, _, _, let s), .startTakes(_, let s), .endTakes(let s): s
+        }
+    }
 }
 
-/// Commands into the audio thread.
-public enum EngineCommand: Sendable, BitwiseCopyable {
-    /// Finish at the end of the current period.
-    case stop
-    /// New bus gains (track fader × pan law) for a track.
-    case setTrackGains(track: Int32, left: Float, right: Float)
-    /// New transport speed, mode and pitch shift. Rubber Band has no lock, so ratio changes
-    /// reach it only this way, on the thread that calls its process.
-    case setTimePitch(speed: Double, varispeed: Bool, pitchSemitones: Double)
+/// Something the audio thread noticed, with where it happened.
+public struct EngineEvent: Sendable, Equatable, BitwiseCopyable {
+    /// What happened.
+    public enum Kind: Int, Sendable, BitwiseCopyable {
+        /// The device over- or under-ran: `frames` of device time passed unheard.
+        case deviceXrun = 0
+        /// A track's disk stream was late: `frames` of it played as silence.
+        case playbackUnderrun = 1
+        /// A take's capture ring was full: `frames` of input were lost and are silence in
+        /// the take (which keeps its length and alignment).
+        case captureDropped = 2
+    }
+
+    /// What happened.
+    public var kind: Kind
+    /// Timeline frame (device xruns and underruns) or take frame (dropped input) where it happened.
+    public var frame: Int64
+    /// How many frames it cost.
+    public var frames: Int64
+    /// The track (0-based), or -1 for the device.
+    public var track: Int
+
+    /// Creates an event.
+    public init(kind: Kind, frame: Int64, frames: Int64, track: Int = -1) {
+        self.kind = kind
+        self.frame = frame
+        self.frames = frames
+        self.track = track
+    }
 }
 
-/// What a finished run did.
-public struct EngineSummary: Sendable {
-    /// Frames in the take (0 without one).
-    public var takeFrames: Int64
-    /// Every xrun, in order.
-    public var xruns: [XrunEvent]
-    /// Frames at the take's start that precede its timeline position (overdub round trip).
-    public var latencyFrames: Int64
-    /// The failure that stopped the run, if one did.
-    public var error: String?
-    /// Final transport position.
+/// What the transport on the audio thread is doing.
+public enum EngineTransportState: Int, Sendable {
+    /// Not rolling (the device runs: inputs are metered and monitored).
+    case stopped = 0
+    /// Asked to roll; waiting for every track's disk stream to be ready.
+    case starting = 1
+    /// Rolling.
+    case rolling = 2
+}
+
+/// A snapshot of the engine for the transport and the front-ends. Control thread.
+public struct EngineStatus: Sendable {
+    /// Stopped, starting or rolling.
+    public var transport: EngineTransportState
+    /// Whether the device still runs (false after it failed or the engine closed).
+    public var deviceRunning: Bool
+    /// Playhead on the timeline, in frames.
     public var positionFrame: Int64
+    /// Device frames since the engine started.
+    public var deviceFrame: Int64
+    /// Device xruns so far.
+    public var xrunCount: Int
+    /// Playback frames played as silence because a disk stream was late, so far.
+    public var underrunFrames: Int64
+    /// Input frames lost because a take's capture ring was full, so far.
+    public var droppedFrames: Int64
+    /// DSP load: the busiest recent period's processing time ÷ its duration.
+    public var dspLoad: Double
+    /// The fullest any take's capture ring has been, in frames.
+    public var captureRingHighWaterFrames: Int
+    /// The emptiest playback ring now, 0…1.
+    public var playbackRingFill: Double
+    /// Free bytes on the disk holding the takes (-1 when unknown).
+    public var diskFreeBytes: Int64
+    /// Whether the audio thread got SCHED_FIFO (nil until it started).
+    public var realtime: Bool?
+    /// Whether the process's memory is locked.
+    public var memoryLocked: Bool
+    /// The device's failure, or a disk problem, in words.
+    public var lastError: String?
 }

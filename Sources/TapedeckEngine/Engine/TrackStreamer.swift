@@ -9,15 +9,18 @@ final class TrackStreamer {
     /// The rendered block, one buffer per track channel.
     let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
-    /// Opens every source file. Control thread (before the disk thread starts).
-    init(track: PlaybackPlan.Track, blockFrames: Int) throws(AudioFileError) {
-        channelCount = track.channelCount
+    /// Opens every source file. Control thread (before the disk thread sees the voice).
+    init(sources: [GraphSpec.Source], channelCount: Int, blockFrames: Int) throws(AudioFileError) {
+        self.channelCount = channelCount
         self.blockFrames = blockFrames
         var open: [RegionStream] = []
-        for s in track.sources { open.append(try RegionStream(region: s.region, path: s.path, blockFrames: blockFrames)) }
+        for s in sources { open.append(try RegionStream(region: s.region, path: s.path, blockFrames: blockFrames)) }
         streams = open
         output = .allocate(capacity: channelCount)
-        for ch in 0..<channelCount { output[ch] = .allocate(capacity: blockFrames) }
+        for ch in 0..<channelCount {
+            (output + ch).initialize(to: .allocate(capacity: blockFrames))
+            output[ch].initialize(repeating: 0, count: blockFrames)
+        }
     }
 
     deinit {
@@ -25,10 +28,12 @@ final class TrackStreamer {
         output.deallocate()
     }
 
-    /// Renders timeline frames `[start, start + frameCount)` into ``output``.
+    /// Renders timeline frames `[start, start + frameCount)` into ``output``. Frames too far
+    /// out for any region (the transport parked near the end of time) are silence.
     /// A file that fails mid-way throws; the caller reports it and plays silence.
     func render(start: Int64, frameCount: Int) throws(AudioFileError) {
         for ch in 0..<channelCount { output[ch].update(repeating: 0, count: frameCount) }
+        guard start <= Int64.max - Int64(frameCount) else { return }
         let channels = UnsafeBufferPointer(start: output, count: channelCount)
         for stream in streams { try stream.add(blockStart: start, frameCount: frameCount, into: channels) }
     }

@@ -1,156 +1,338 @@
+import Synchronization
 import TapedeckCore
 import TapedeckDSP
-#if canImport(Glibc)
-import Glibc
-#endif
+import TapedeckIO
 
-/// One track's real-time playback path: its ring (filled by the disk thread at timeline
-/// rate) → time-pitch (once engaged) → its playback chain → its buffers, which the audio loop
-/// mixes with the track's bus gains.
+/// One track's material on its way from disk to the audio thread: the disk thread renders the
+/// track's regions ahead into a ring; the audio thread takes them out, frame-aligned with the
+/// transport, straight or through time-pitch.
 ///
-/// Built on the control thread; after ``Engine/start()`` only the audio thread touches it,
-/// except ``attachTimePitch(sampleRate:maxFrames:)``, which the control thread calls once
-/// before publishing it through an atomic flag.
+/// **Sequence numbers.** The transport counts the timeline frames it has rolled through since
+/// the engine started (its *sequence*, ``RenderTransport/seq``). Every frame in the ring
+/// belongs to one sequence number. When the transport jumps (locate, a loop switched on or
+/// off, a new voice joining while it plays) the audio thread posts a *seek*: from sequence
+/// `seqStart` on, play timeline frame `timelineStart` and onwards along `route`. The disk thread
+/// answers with a *mark*: "the ring holds sequence `seqStart` of that seek at ring index
+/// `ringIndex`, and what follows". Until the mark arrives the audio thread keeps playing what
+/// it has (when the seek is a later switch point) or plays silence; then it drops what lies
+/// before the mark. Nothing waits on the disk: a frame that is not there is silence, and is
+/// counted and reported.
+///
+/// Built on the control thread (which opens the files); afterwards the audio thread owns the
+/// read side and the disk thread the write side.
 final class TrackVoice: TimePitchSource, @unchecked Sendable {
-    let ring: FrameRing
+    /// Channels of the track (1 or 2).
     let channelCount: Int
-    /// Period-sized output, one buffer per channel.
-    let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    let chain: ChainInstance?
-    /// Timeline frames owed to an xrun: skipped in the ring before the next read.
-    var debtFrames: Int64 = 0
+    /// What the voice plays, as given to the builder (to reuse the voice when unchanged).
+    let sources: [GraphSpec.Source]
+    /// Nil for a track with no material: it plays silence and costs the disk nothing.
+    let ring: FrameRing?
+    private let streamer: TrackStreamer?
+    private let requests = Int64Mailbox(count: 6)
+    private let marks = Int64Mailbox(count: 3)
+    /// How long `pull` may wait for a late disk (0 on real devices: never).
     private let waitNanoseconds: Int64
-    private let periodFrames: Int
+
+    // Audio thread.
+    private(set) var wantedEpoch: Int64 = -1
+    private var activeEpoch: Int64 = -1
+    /// Sequence number of the frame at the ring's read position (valid once an epoch is active).
+    private var ringSeq: Int64 = 0
+    /// Set when an epoch was adopted and the strip's chain has not been primed for it.
+    var adoptedSincePrime = false
+    /// Next sequence number the time-pitch path reads.
+    var sequentialSeq: Int64 = 0
+    private let requestScratch: UnsafeMutablePointer<Int64>
+    private let markScratch: UnsafeMutablePointer<Int64>
+
+    // Disk thread.
+    private var servedEpoch: Int64 = -1
+    private var diskRoute = PlayRoute.straight
+    private var diskCursor: Int64 = 0
+    private var pushedSeq: Int64 = 0
+    /// A switch the disk is working towards: old material up to `switchSeq`, then the seek.
+    private var switchPending = false
+    private var switchSeq: Int64 = 0
+    private var nextRoute = PlayRoute.straight
+    private var nextTimeline: Int64 = 0
+    private var nextEpoch: Int64 = 0
+    private let diskScratch: UnsafeMutablePointer<Int64>
+
+    // Time-pitch (built by the control thread, published through the engine's flag).
     private(set) var stretcher: LiveStretcher?
     private(set) var varispeed: Varispeed?
+    /// Published (releasing) once ``stretcher`` and ``varispeed`` exist.
+    let timePitchReady = Atomic<Bool>(false)
+    /// Timeline frames owed by the time-pitch path after an xrun: skipped before its next read.
+    var debtFrames: Int64 = 0
 
-    init(ring: FrameRing, channelCount: Int, periodFrames: Int, chain: Chain, sampleRate: Int, waitNanoseconds: Int64) {
-        self.ring = ring
+    /// Opens every source file and allocates the ring. Control thread.
+    init(sources: [GraphSpec.Source], channelCount: Int, ringFrames: Int, blockFrames: Int,
+         waitNanoseconds: Int64) throws(AudioFileError) {
         self.channelCount = channelCount
-        self.periodFrames = periodFrames
+        self.sources = sources
         self.waitNanoseconds = waitNanoseconds
-        buffers = .allocate(capacity: channelCount)
-        for c in 0..<channelCount {
-            buffers[c] = .allocate(capacity: periodFrames)
-            buffers[c].initialize(repeating: 0, count: periodFrames)
-        }
-        if chain.entries.isEmpty {
-            self.chain = nil
+        if sources.isEmpty {
+            streamer = nil
+            ring = nil
         } else {
-            let instance = chain.instantiate()
-            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: periodFrames)
-            self.chain = instance
+            streamer = try TrackStreamer(sources: sources, channelCount: channelCount, blockFrames: blockFrames)
+            ring = FrameRing(channelCount: channelCount, capacityFrames: max(ringFrames, 2 * blockFrames))
         }
+        requestScratch = .allocate(capacity: 6)
+        requestScratch.initialize(repeating: 0, count: 6)
+        markScratch = .allocate(capacity: 3)
+        markScratch.initialize(repeating: 0, count: 3)
+        diskScratch = .allocate(capacity: 6)
+        diskScratch.initialize(repeating: 0, count: 6)
     }
 
     deinit {
-        chain?.release()
-        for c in 0..<channelCount { buffers[c].deallocate() }
-        buffers.deallocate()
+        requestScratch.deallocate()
+        markScratch.deallocate()
+        diskScratch.deallocate()
     }
 
-    /// Frames the chain delays the track by.
-    var chainLatencyFrames: Int { chain?.latencyFrames ?? 0 }
+    /// Whether the disk thread has anything to do for this voice.
+    var streams: Bool { ring != nil }
 
-    /// Builds the track's stretcher and varispeed. Control thread, before the engine's
-    /// time-pitch flag is set (allocates; Rubber Band warms up here, not on the audio thread).
-    func attachTimePitch(sampleRate: Int, maxFrames: Int) {
-        stretcher = LiveStretcher(sampleRate: sampleRate, channelCount: channelCount, maxFrames: maxFrames, source: self)
-        varispeed = Varispeed(channelCount: channelCount, source: self, maxOutputFrames: maxFrames, realtime: true)
-    }
+    // MARK: - Audio thread
 
-    /// Reads `frameCount` timeline frames from the ring, first skipping any xrun debt,
-    /// waiting a bounded time for a late disk. A shortfall is silence and becomes debt, so
-    /// the track stays aligned with the timeline. Always returns `frameCount`: a track never
-    /// "ends" mid-run (that would flush the stretcher).
+    /// Asks the disk for sequence `seqStart` onwards: timeline `timelineStart`, then along
+    /// `route`. With `continuesOld`, what the ring already holds stays valid up to
+    /// `seqStart` (a later switch point); otherwise it is dropped as soon as the answer comes.
     ///
-    /// Audio thread: no allocation, no locks; may sleep 0.5 ms at a time.
+    /// Audio thread: no allocation, no locks.
+    func requestSeek(epoch: Int64, seqStart: Int64, timelineStart: Int64, route: PlayRoute, continuesOld: Bool) {
+        wantedEpoch = epoch
+        guard ring != nil else {
+            activeEpoch = epoch
+            ringSeq = seqStart
+            return
+        }
+        let flags: Int64 = (route.loops ? 1 : 0) | (continuesOld && activeEpoch >= 0 ? 2 : 0)
+        requests.post { set in
+            set(0, epoch); set(1, seqStart); set(2, timelineStart)
+            set(3, route.loopStart); set(4, route.loopEnd); set(5, flags)
+        }
+    }
+
+    /// Whether frames for sequence `seq` onwards (`frameCount` of them) are in the ring
+    /// under the wanted seek, so playing from `seq` needs no silence.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func hasData(atSeq seq: Int64, frameCount: Int) -> Bool {
+        guard let ring else { return true }
+        settle(seq: seq)
+        if activeEpoch == wantedEpoch {
+            let end = ringSeq + Int64(ring.availableFrames)
+            return ringSeq <= seq && end >= seq + Int64(frameCount)
+        }
+        let write = ring.writePosition
+        guard marks.read(into: markScratch), markScratch[0] == wantedEpoch else { return false }
+        let start = markScratch[2]
+        return start <= seq && start + (write - markScratch[1]) >= seq + Int64(frameCount)
+    }
+
+    /// Takes the answer to the wanted seek if it is due at `seq`, without reading (so a
+    /// strip learns of the new seek before it pulls, and can prime its chain).
+    ///
+    /// Audio thread: no allocation, no locks.
+    func settle(seq: Int64) {
+        guard let ring else { return }
+        _ = adoptIfDue(seq: seq, oldAvailable: ring.availableFrames, ring: ring)
+    }
+
+    /// Takes the answer to the wanted seek when it has come and the old material has been
+    /// used up to its switch point (or cannot reach it, or the transport is already past it).
+    /// Returns the frames of old material still to play before switching (Int.max: no switch
+    /// pending).
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func adoptIfDue(seq: Int64, oldAvailable: Int, ring: FrameRing) -> Int {
+        guard activeEpoch != wantedEpoch else { return .max }
+        guard marks.read(into: markScratch), markScratch[0] == wantedEpoch else { return .max }
+        let markIndex = markScratch[1], markSeq = markScratch[2]
+        let oldLeft = Int64(min(Int64(oldAvailable), max(0, markIndex - ring.readPosition)))
+        if activeEpoch < 0 || ringSeq >= markSeq || ringSeq + oldLeft < markSeq || seq >= markSeq {
+            ring.skip(toReadPosition: markIndex)
+            ringSeq = markSeq
+            activeEpoch = wantedEpoch
+            adoptedSincePrime = true
+            return .max
+        }
+        return Int(markSeq - ringSeq)
+    }
+
+    /// Fills `frameCount` frames of `channels` from `offset` with sequence `seq` onwards:
+    /// what is in the ring, aligned (frames already passed are dropped, frames not yet there
+    /// are silence). Returns how many frames were missing although they should have been
+    /// there (an underrun, which the caller reports).
+    ///
+    /// Audio thread: no allocation, no locks; waits for the disk only when the engine runs
+    /// on an unpaced device and asked to (``EngineOptions/waitsForDisk``).
+    func pull(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int = 0, frameCount n: Int, seq: Int64) -> Int {
+        guard let ring else {
+            for c in 0..<channelCount { (channels[c] + offset).update(repeating: 0, count: n) }
+            return 0
+        }
+        var done = 0
+        var missing = 0
+        var waited: Int64 = 0
+        while done < n {
+            let want = seq + Int64(done)
+            // Read the fill before the mark: data pushed after a mark never counts as old.
+            var available = ring.availableFrames
+            let oldLimit = adoptIfDue(seq: want, oldAvailable: available, ring: ring)
+            if oldLimit == .max { available = ring.availableFrames }
+            if activeEpoch < 0 {
+                zero(channels, offset + done, n - done)
+                return missing
+            }
+            if ringSeq < want {
+                // Passed already (an xrun, a late start): drop up to here.
+                let k = ring.pop(into: nil, frameCount: Int(min(want - ringSeq, Int64(min(available, oldLimit)))))
+                ringSeq += Int64(k)
+                if ringSeq < want {
+                    if waitForDisk(&waited) { continue }
+                    zero(channels, offset + done, n - done)
+                    if activeEpoch == wantedEpoch { missing += n - done }
+                    return missing
+                }
+                continue
+            }
+            if ringSeq > want {
+                let k = Int(min(ringSeq - want, Int64(n - done)))
+                zero(channels, offset + done, k)
+                done += k
+                continue
+            }
+            let take = min(n - done, available, oldLimit)
+            if take > 0 {
+                let got = ring.pop(into: channels, frameCount: take, destinationOffset: offset + done)
+                ringSeq += Int64(got)
+                done += got
+                continue
+            }
+            if oldLimit == 0 { continue }  // at the switch point: adopt on the next pass
+            if waitForDisk(&waited) { continue }
+            zero(channels, offset + done, n - done)
+            if activeEpoch == wantedEpoch { missing += n - done }
+            return missing
+        }
+        return missing
+    }
+
+    /// Audio thread: sleeps half a millisecond when waiting is allowed and the budget lasts.
+    @inline(__always)
+    private func waitForDisk(_ waited: inout Int64) -> Bool {
+        guard waitNanoseconds > 0, waited < waitNanoseconds else { return false }
+        sleepNanoseconds(500_000)
+        waited += 500_000
+        return true
+    }
+
+    @inline(__always)
+    private func zero(_ channels: UnsafePointer<UnsafeMutablePointer<Float>>, _ offset: Int, _ count: Int) {
+        guard count > 0 else { return }
+        for c in 0..<channelCount { (channels[c] + offset).update(repeating: 0, count: count) }
+    }
+
+    /// The time-pitch processors' source: the next `frameCount` frames in sequence, first
+    /// skipping any xrun debt. Always returns `frameCount` (a track never "ends" mid-run,
+    /// which would flush the stretcher).
+    ///
+    /// Audio thread: no allocation, no locks.
     func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int) -> Int {
         if debtFrames > 0 {
-            let skipped = ring.pop(into: nil, frameCount: Int(min(debtFrames, Int64(ring.availableFrames))))
-            debtFrames -= Int64(skipped)
+            sequentialSeq += debtFrames
+            debtFrames = 0
         }
-        var got = ring.pop(into: channels, frameCount: n)
-        var waited: Int64 = 0
-        while got < n && debtFrames == 0 && waited < waitNanoseconds {
-            sleepNanoseconds(500_000)
-            waited += 500_000
-            got += ring.pop(into: channels, frameCount: n - got, destinationOffset: got)
-        }
-        if got < n {
-            for ch in 0..<channelCount { (channels[ch] + got).update(repeating: 0, count: n - got) }
-            debtFrames += Int64(n - got)
-        }
+        _ = pull(into: channels, frameCount: n, seq: sequentialSeq)
+        sequentialSeq += Int64(n)
         return n
     }
 
-    /// Renders one period into ``buffers``: straight from the ring at 1×, through the
-    /// stretcher or varispeed otherwise, then through the chain.
-    ///
-    /// Audio thread: no allocation, no locks.
-    func render(frameCount n: Int, timePitch: LiveTimePitch, transport: TransportInfo) {
-        if timePitch.engaged, let stretcher, let varispeed {
-            if timePitch.varispeed {
-                let got = varispeed.render(into: buffers, frameCount: n, speed: timePitch.speed)
-                for ch in 0..<channelCount where got < n { (buffers[ch] + got).update(repeating: 0, count: n - got) }
-            } else {
-                stretcher.set(speed: timePitch.speed, pitchScale: timePitch.pitchScale)
-                stretcher.render(into: buffers, frameCount: n)
-            }
-        } else {
-            _ = read(into: buffers, frameCount: n)
-        }
-        if let chain {
-            var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
-                                        frameCount: n, transport: transport)
-            chain.process(&context)
-        }
-    }
-
-    /// Forgets what the time-pitch processors hold (after a mode change or engaging them);
-    /// they re-prime on their next render.
-    ///
-    /// Audio thread: no allocation.
-    func restartTimePitch() {
+    /// Forgets what the time-pitch processors hold; they re-prime from `seq` on their next
+    /// render. Audio thread: no allocation.
+    func restartTimePitch(atSeq seq: Int64) {
+        sequentialSeq = seq
+        debtFrames = 0
         stretcher?.restart()
         varispeed?.reset()
     }
 
-    /// Feeds the chain its latency's worth of the track's first frames and drops the output,
-    /// so from then on the chain's output lines up with the timeline (as in export).
-    ///
-    /// Audio thread: no allocation.
-    func primeChain(transport: TransportInfo) {
-        guard let chain else { return }
-        var left = chain.latencyFrames
-        while left > 0 {
-            let k = min(left, periodFrames)
-            _ = read(into: buffers, frameCount: k)
-            var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
-                                        frameCount: k, transport: transport)
-            chain.process(&context)
-            left -= k
-        }
+    // MARK: - Control thread
+
+    /// Builds the stretcher and varispeed (Rubber Band warms up here, not on the audio
+    /// thread), then publishes them. Control thread; once.
+    func attachTimePitch(sampleRate: Int, maxFrames: Int) {
+        guard !timePitchReady.load(ordering: .acquiring) else { return }
+        stretcher = LiveStretcher(sampleRate: sampleRate, channelCount: channelCount, maxFrames: maxFrames, source: self)
+        varispeed = Varispeed(channelCount: channelCount, source: self, maxOutputFrames: maxFrames, realtime: true)
+        timePitchReady.store(true, ordering: .releasing)
     }
-}
 
-/// The audio thread's view of speed, mode and pitch.
-struct LiveTimePitch {
-    /// Whether the processors run (once anything but plain 1× has been asked for).
-    var engaged = false
-    var speed = 1.0
-    var varispeed = false
-    var pitchScale = 1.0
-}
+    // MARK: - Disk thread
 
-extension LiveTimePitch {
-    /// Takes new settings from the command queue. Pitch shift applies in stretch mode; in
-    /// varispeed mode pitch follows speed and the shift is ignored.
+    /// Answers a new seek and tops the ring up, at most `maxBlocks` blocks. Returns whether
+    /// it did anything. A file that fails mid-way is reported through `fail` and plays as silence.
     ///
-    /// Audio thread: arithmetic only.
-    mutating func apply(speed newSpeed: Double, varispeed isVarispeed: Bool, pitchSemitones: Double) {
-        speed = newSpeed
-        varispeed = isVarispeed
-        pitchScale = exp2(pitchSemitones / 12)
+    /// Disk thread: reads files, may allocate.
+    func service(maxBlocks: Int = .max, fail: (String) -> Void) -> Bool {
+        guard let ring, let streamer else { return false }
+        var worked = false
+        if requests.read(into: diskScratch), diskScratch[0] > max(servedEpoch, switchPending ? nextEpoch : -1) {
+            let epoch = diskScratch[0], seqStart = diskScratch[1], timeline = diskScratch[2]
+            let route = PlayRoute(loopStart: diskScratch[3], loopEnd: diskScratch[4], loops: diskScratch[5] & 1 != 0)
+            let continuesOld = diskScratch[5] & 2 != 0 && servedEpoch >= 0
+            nextEpoch = epoch
+            nextRoute = route
+            nextTimeline = timeline
+            switchSeq = seqStart
+            switchPending = true
+            if !continuesOld || pushedSeq >= seqStart { publishSwitch(ring) }
+            worked = true
+        }
+        var blocks = 0
+        while ring.freeFrames >= streamer.blockFrames && blocks < maxBlocks {
+            blocks += 1
+            var k = Int64(streamer.blockFrames)
+            if switchPending {
+                // Old material up to the switch point first, then the switch.
+                if pushedSeq >= switchSeq { publishSwitch(ring); continue }
+                k = min(k, switchSeq - pushedSeq)
+            }
+            guard servedEpoch >= 0 else { break }
+            k = min(k, diskRoute.framesUntilWrap(from: diskCursor))
+            do { try streamer.render(start: diskCursor, frameCount: Int(k)) } catch {
+                fail(error.description)
+                for ch in 0..<streamer.channelCount { streamer.output[ch].update(repeating: 0, count: Int(k)) }
+            }
+            ring.push(streamer.output, frameCount: Int(k))
+            pushedSeq += k
+            diskCursor = diskRoute.advance(diskCursor, by: k)
+            worked = true
+        }
+        return worked
+    }
+
+    /// Disk thread: from here on the ring holds the pending seek's material.
+    private func publishSwitch(_ ring: FrameRing) {
+        let index = ring.writePosition
+        let epoch = nextEpoch, seq = switchSeq
+        marks.post { set in set(0, epoch); set(1, index); set(2, seq) }
+        servedEpoch = nextEpoch
+        diskRoute = nextRoute
+        diskCursor = nextTimeline
+        pushedSeq = switchSeq
+        switchPending = false
+    }
+
+    /// Fill of the ring, 0…1 (1 for a voice with nothing to stream). Any thread.
+    var fill: Double {
+        guard let ring else { return 1 }
+        return Double(ring.availableFrames) / Double(ring.capacityFrames)
     }
 }

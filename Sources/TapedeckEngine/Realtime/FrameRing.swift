@@ -32,6 +32,23 @@ public final class FrameRing: @unchecked Sendable {
     /// Frames that can be pushed now. Either thread.
     public var freeFrames: Int { capacityFrames - availableFrames }
 
+    /// Frames pushed since creation: the index the next pushed frame will have. Either thread
+    /// (the producer publishes it with release ordering).
+    public var writePosition: Int64 { writeIndex.load(ordering: .acquiring) }
+
+    /// Frames popped or skipped since creation: the index of the next frame to pop. Either thread.
+    public var readPosition: Int64 { readIndex.load(ordering: .acquiring) }
+
+    /// Drops every frame before index `position` (at most up to what has been pushed).
+    ///
+    /// Audio thread (as consumer): no allocation, no locks.
+    public func skip(toReadPosition position: Int64) {
+        let r = readIndex.load(ordering: .relaxed)
+        let w = writeIndex.load(ordering: .acquiring)
+        let target = min(max(position, r), w)
+        if target != r { readIndex.store(target, ordering: .releasing) }
+    }
+
     /// Pushes `frameCount` frames, one source pointer per channel (nil pushes silence).
     /// Returns the frames pushed (fewer when the ring is full).
     ///
@@ -110,6 +127,18 @@ public final class SPSCQueue<Element: BitwiseCopyable>: @unchecked Sendable {
         writeIndex.store(w + 1, ordering: .releasing)
         return true
     }
+
+    /// The oldest value without taking it, or nil when empty.
+    ///
+    /// Consumer thread: no allocation, no locks.
+    public func peek() -> Element? {
+        let r = readIndex.load(ordering: .relaxed)
+        if r == writeIndex.load(ordering: .acquiring) { return nil }
+        return storage[r % capacity]
+    }
+
+    /// Whether nothing is waiting. Either thread.
+    public var isEmpty: Bool { readIndex.load(ordering: .acquiring) == writeIndex.load(ordering: .acquiring) }
 
     /// Takes the oldest value, or nil when empty.
     ///

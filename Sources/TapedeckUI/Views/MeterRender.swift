@@ -1,3 +1,5 @@
+import TapedeckTransport
+
 /// Meter scaling and drawing, kept pure so it can be tested without a terminal.
 public enum MeterRender {
     /// The bottom of the meter scale.
@@ -60,7 +62,7 @@ public struct MeterReading: Equatable, Sendable {
     public var holdDecibels = -Double.infinity
     /// When the hold was set (monotonic seconds).
     public var holdSetAtSeconds = 0.0
-    /// Latched when a peak reached 0 dBFS, until the transport next starts.
+    /// Latched when a peak reached 0 dBFS, until the clip lights are reset.
     public var clipped = false
 
     /// A silent meter.
@@ -76,10 +78,13 @@ public enum MeterBallistics {
     public static func update(_ reading: inout MeterReading, with level: ChannelLevel, nowSeconds: Double) {
         reading.peakDecibels = level.peakDecibels
         reading.rmsDecibels = level.rmsDecibels
-        if level.peakDecibels >= reading.holdDecibels || nowSeconds - reading.holdSetAtSeconds > holdSeconds {
-            reading.holdDecibels = level.peakDecibels
+        // The engine holds peaks it saw between snapshots too; the screen holds them a while.
+        let top = max(level.peakDecibels, level.holdDecibels)
+        if top >= reading.holdDecibels || nowSeconds - reading.holdSetAtSeconds > holdSeconds {
+            reading.holdDecibels = top
             reading.holdSetAtSeconds = nowSeconds
         }
-        if level.peakDecibels >= MeterRender.clipDecibels { reading.clipped = true }
+        // The engine's clip light stays lit until reset (a sample reached 0 dBFS).
+        if level.clipped || level.peakDecibels >= MeterRender.clipDecibels { reading.clipped = true }
     }
 }

@@ -1,3 +1,4 @@
+import TapedeckTransport
 import TapedeckCore
 
 /// The two transport rows: state, position, tempo, speed, loop/punch, engine health.
@@ -31,6 +32,8 @@ public enum TransportBarView {
         switch state {
         case .stopped: (glyphs == .ascii ? "[] STOPPED" : "■ STOPPED", .stopped)
         case .playing: (glyphs == .ascii ? "> PLAYING" : "▶ PLAYING", .playing)
+        case .countIn: ("COUNT-IN", .notice)
+        case .preRoll: ("PRE-ROLL", .notice)
         case .recording: ("\(glyphs.recordDot) REC", .recording)
         }
     }

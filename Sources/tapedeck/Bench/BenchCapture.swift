@@ -6,17 +6,18 @@ import TapedeckIO
 import Glibc
 #endif
 
-/// Capture: 32 channels at 96 kHz / 24-bit to disk while 32 tracks play, 128-frame periods,
-/// 10 minutes of audio — through the CLI's device layer (``ALSADuplexDevice``) on the unpaced
-/// `filetap` PCM (capture reads /dev/zero: endless silence; playback goes to /dev/null), so
-/// it runs as fast as the engine and the disk allow. Goal: not one frame dropped — the take
-/// holds exactly the frames the device delivered, duration × rate, with no xrun.
+/// Capture: 32 channels at 96 kHz / 24-bit onto 32 armed tracks (one file each) while 32
+/// tracks play, 128-frame periods, 10 minutes of audio — through the CLI's device layer
+/// (``ALSADuplexDevice``) on the unpaced `filetap` PCM (capture reads /dev/zero: endless
+/// silence; playback goes to /dev/null), so it runs as fast as the engine and the disk allow.
+/// Goal: not one frame dropped — every take holds exactly duration × rate frames, no xrun.
 ///
 /// Unpaced, the audio thread outruns the disk whenever the disk is the slower side, so the
-/// capture ring fills and the audio thread waits for room (up to
-/// ``EngineOptions/ringWaitNanoseconds``; longer would drop frames, which this counts). The
-/// high-water mark therefore says which side was slower, not how close a paced run came to
-/// losing audio; the real-time factor says how much faster than real time the whole path is.
+/// capture rings fill and the audio thread waits for room (``EngineOptions/waitsForDisk``,
+/// only ever for unpaced devices; longer than two seconds would drop frames, which this
+/// counts). The high-water mark therefore says which side was slower, not how close a paced
+/// run came to losing audio (`bench engine --record` measures that); the real-time factor
+/// says how much faster than real time the whole path is.
 enum BenchCapture {
     static let sampleRate = 96000
     /// Looped playback material: a few short mono files the tracks share (8 × 2 s ≈ 3 MB).
@@ -61,43 +62,12 @@ enum BenchCapture {
         }
     }
 
-    /// Counts what the device delivers, so frames captured but never written (a ring that
-    /// stayed full too long) show up as the difference from the take's length.
-    final class CountingDevice: AudioDevice, @unchecked Sendable {
-        let inner: AudioDevice
-        /// Frames read successfully plus device time lost in xruns; audio thread, read after
-        /// the engine finished.
-        private(set) var deliveredFrames: Int64 = 0
-        var configuration: DeviceConfiguration { inner.configuration }
-
-        init(_ inner: AudioDevice) { self.inner = inner }
-        func start() throws(DeviceError) { deliveredFrames = 0; try inner.start() }
-        func stop() { inner.stop() }
-
-        /// Audio thread: no allocation, no locks.
-        func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
-            let r = inner.read(into: channels, frameCount: frameCount)
-            switch r {
-            case .ok: deliveredFrames += Int64(frameCount)
-            case .xrun(let lost): deliveredFrames += lost
-            case .failed: break
-            }
-            return r
-        }
-
-        /// Audio thread: no allocation, no locks.
-        func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
-            inner.write(from: channels, frameCount: frameCount)
-        }
-    }
-
-    /// Checks the disk, builds the session, records, verifies the take and deletes it.
+    /// Checks the disk, builds the session, records, verifies the takes and deletes them.
     static func run(folder: String, size: Size) throws -> BenchResult {
         try checkFreeSpace(folder: folder, size: size)
-        let session = try prepare(folder: folder, size: size)
-        let loaded = try session.load()
+        let sessionFolder = try prepare(folder: folder, size: size)
+        let session = try sessionFolder.load()
         let loopFrames = Int64(sourceSeconds * sampleRate)
-        let plan = try PlaybackPlan(session: loaded, folder: session, from: 0, to: loopFrames, loop: true)
         let config: ALSAConfig
         if let fromEnvironment = try ALSAConfig.fromEnvironment() {
             config = fromEnvironment
@@ -110,47 +80,51 @@ enum BenchCapture {
         let request = DeviceRequest(name: "filetap", sampleRate: sampleRate, captureChannels: size.channels,
                                     playbackChannels: 2, periodFrames: size.periodFrames, periodCount: 3,
                                     formats: [.s32] + DeviceSampleFormat.allCases.filter { $0 != .s32 }, exactRate: true)
-        let alsa = try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
-        let device = CountingDevice(alsa)
-        let takePath = folder + "/capture-take.wav"
-        let peakPath = folder + "/capture-take.wav.peak"
-        defer {
-            unlink(takePath)
-            unlink(peakPath)
+        let device = try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
+        var options = EngineOptions()
+        // An unpaced file tap outruns any disk: here the audio thread waits for the writer
+        // (never on a real device), so what is measured is whether every frame arrives.
+        options.waitsForDisk = true
+        let engine = Engine(device: device, options: options)
+        let recordTracks = Array(size.tracks..<(size.tracks + size.channels))
+        try engine.start(try GraphSpec(session: session, folder: sessionFolder), position: 0)
+        engine.setLoop(FrameRange(startFrame: 0, endFrame: loopFrames), enabled: true)
+        let requests = recordTracks.enumerated().map { k, track in
+            TakeRequest(track: track, channelCount: 1, path: "\(folder)/capture-take-\(k + 1).wav", container: .wav,
+                        encoding: .int24, peakPath: "\(folder)/capture-take-\(k + 1).wav.peak")
         }
-        let take = TakeRequest(path: takePath, container: .wav, encoding: .int24,
-                               deviceChannels: Array(1...size.channels), peakPath: peakPath, maxFrames: size.frames)
-        let options = EngineOptions()
-        let engine: Engine
-        do { engine = try Engine(device: device, take: take, playback: plan, options: options) } catch {
-            alsa.stop()
-            throw error
+        defer {
+            for r in requests {
+                unlink(r.path)
+                if let p = r.peakPath { unlink(p) }
+            }
         }
         let start = monotonicSeconds()
-        try engine.start()
-        while !engine.isDone { usleep(20_000) }
-        let summary = try engine.finish()
+        let set = try engine.startTakes(requests, gate: TakeGate(recordPoint: 0, maxFrames: size.frames))
+        engine.play()
+        while engine.isRunning && !set.hasEnded { usleep(20_000) }
+        let outcomes = engine.finish(set)
         let wall = monotonicSeconds() - start
         let status = engine.status()
-        if let error = summary.error { throw BenchError("capture failed: \(error)") }
-        let fileFrames = try AudioFileReader(path: takePath, blockFrames: 16).frameCount
-        let dropped = max(0, device.deliveredFrames - fileFrames)
-        // The engine sizes its capture ring so (Engine.init): the option's seconds plus a period.
+        engine.close()
+        if let error = status.lastError { throw BenchError("capture failed: \(error)") }
+        var short = 0
+        for r in requests where (try? AudioFileReader(path: r.path, blockFrames: 16).frameCount) != size.frames { short += 1 }
+        let dropped = outcomes.reduce(0) { $0 + $1.droppedFrames }
         let capacity = Int(options.captureRingSeconds * Double(sampleRate)) + device.configuration.periodFrames
         let highWater = status.captureRingHighWaterFrames
         let seconds = Double(size.frames) / Double(sampleRate)
-        let exact = fileFrames == size.frames
         let format = device.configuration.captureFormat?.rawValue ?? "?"
         return BenchResult(
             name: "capture (\(size.label))",
-            measured: "\(dropped) dropped frames, \(summary.xruns.count) xruns, "
+            measured: "\(dropped) dropped frames, \(status.xrunCount) xruns, "
                 + "\(BenchSupport.fixed(seconds, 1)) s of audio in \(BenchSupport.fixed(wall)) s "
                 + "(\(BenchSupport.fixed(seconds / max(wall, 1e-9), 1))× real time)",
-            peer: "no peer; take \(fileFrames) of \(size.frames) frames\(exact ? "" : " (SHORT)"), "
+            peer: "no peer; \(size.channels) takes of \(size.frames) frames\(short == 0 ? "" : " (\(short) SHORT)"), "
                 + "ring high water \(highWater) of \(capacity) frames (\(BenchSupport.fixed(Double(highWater) * 100 / Double(capacity), 0)) %), "
-                + "device \(format), take \(bytesText(size.takeBytes)) (deleted)",
+                + "device \(format), takes \(bytesText(size.takeBytes)) (deleted)",
             ratio: "—", goal: "0 dropped, 0 xruns",
-            met: dropped == 0 && summary.xruns.isEmpty && exact)
+            met: dropped == 0 && status.xrunCount == 0 && short == 0)
     }
 
     /// `5.53 GB` or `3.5 MB`.
@@ -189,6 +163,10 @@ enum BenchCapture {
         for t in 0..<size.tracks {
             s.tracks.append(Track(name: "t\(t)", gainDecibels: -12, pan: Double(t % 9) / 4 - 1,
                                   regions: [Region(file: "audio/src\(t % sourceCount).wav", timelineStartFrame: 0, lengthFrames: frames)]))
+        }
+        // One armed mono track per input channel: each records its own file.
+        for c in 0..<size.channels {
+            s.tracks.append(Track(name: "in\(c + 1)", inputChannels: [c + 1], armed: true, monitoring: .off))
         }
         try session.save(s)
         return session

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
+import TapedeckTransport
 
 /// Real-time headroom: the real engine (audio thread, disk thread streaming real files from a
 /// generated session, track chains, mix) driven by ``OfflineClockDevice``, which has no clock:
@@ -99,28 +100,47 @@ enum BenchEngine {
     static func runOnce(session folder: SessionFolder, size: Size) throws -> Run {
         let session = try folder.load()
         let frames = Int64((size.seconds * Double(sampleRate)).rounded())
-        let plan = try PlaybackPlan(session: session, folder: folder, from: 0, to: frames)
+        let spec = try GraphSpec(session: session, folder: folder)
         let periods = Int((frames + Int64(size.periodFrames) - 1) / Int64(size.periodFrames))
         let device = OfflineClockDevice(sampleRate: sampleRate, playbackChannels: 2, periodFrames: size.periodFrames,
-                                        capacityPeriods: periods + 16)
+                                        capacityPeriods: 4 * periods + 4096)
         var options = EngineOptions()
         options.playbackRingSeconds = playbackRingSeconds
-        let engine = try Engine(device: device, take: nil, playback: plan, options: options)
+        // No clock to keep: the audio thread waits for the disk rather than play silence.
+        options.waitsForDisk = true
+        let engine = Engine(device: device, options: options)
         let start = monotonicSeconds()
-        try engine.start()
-        // The audio thread publishes the lowest ring fill every period; sampling it every
-        // millisecond shows whether the disk thread fell behind.
+        try engine.start(spec, position: 0)
+        engine.setEndFrame(frames)
+        engine.play()
+        // The lowest ring fill, sampled every millisecond, shows whether the disk fell behind;
+        // the device frames at the roll's start and end pick the periods that rolled.
         var lowest = 1.0
-        while !engine.isDone {
+        var rolledFrom: Int64?
+        var rolledTo: Int64 = 0
+        while engine.isRunning {
             let s = engine.status()
-            if s.state == .running { lowest = min(lowest, s.playbackRingFill) }
+            if s.transport == .rolling {
+                if rolledFrom == nil { rolledFrom = s.deviceFrame }
+                lowest = min(lowest, s.playbackRingFill)
+            } else if rolledFrom != nil && s.transport == .stopped {
+                rolledTo = s.deviceFrame
+                break
+            }
             usleep(1000)
         }
-        let summary = try engine.finish()
+        let status = engine.status()
+        engine.close()
         let wall = monotonicSeconds() - start
-        if let error = summary.error { throw BenchError("engine run failed: \(error)") }
-        return Run(loads: device.loads(), cpuLoads: device.cpuLoads(), wallSeconds: wall, lowestRingFill: lowest,
-                   xruns: summary.xruns.count, unstamped: device.unstampedPeriods)
+        if let error = status.lastError { throw BenchError("engine run failed: \(error)") }
+        let first = Int((rolledFrom ?? 0) / Int64(size.periodFrames))
+        let last = Int(rolledTo / Int64(size.periodFrames))
+        func slice(_ loads: [Double]) -> [Double] {
+            guard first < last, last <= loads.count else { return loads }
+            return Array(loads[first..<last])
+        }
+        return Run(loads: slice(device.loads()), cpuLoads: slice(device.cpuLoads()), wallSeconds: wall, lowestRingFill: lowest,
+                   xruns: status.xrunCount, unstamped: device.unstampedPeriods)
     }
 
     // MARK: - Material

@@ -1,6 +1,8 @@
 import Foundation
 import TapedeckCore
+import TapedeckEngine
 import TapedeckIO
+import TapedeckTransport
 import TapedeckUI
 
 /// Scale: a 32-track × 2-hour session must open (what the screen does before it can draw) in
@@ -60,7 +62,10 @@ enum BenchScale {
         let folder = SessionFolder(path: path)
         let session = try folder.load()
         let peaks = PeakCache(folder: folder)
-        let link = OfflineTransport(session: session, folderPath: folder.path, peaks: peaks)
+        let device = OfflineClockDevice(sampleRate: session.sampleRate, periodFrames: 256, capacityPeriods: 0, paced: true)
+        let link = try Transport(session: session, folder: folder, device: device, deviceName: ScreenCommand.offlineDeviceName,
+                                 isOffline: true)
+        defer { link.close() }
         let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
                                 hooks: ScreenCommand.hooks(), peaks: peaks)
         let framesPerColumn = max(1, (max(1, model.session.endFrame) + Int64(columns) - 1) / Int64(columns))

@@ -36,7 +36,9 @@ enum BenchStretch {
     /// Per-block cost of one stereo live stretcher at `speed`; returns tracks per core at the
     /// mean and at the 99th percentile block.
     static func liveCapacity(speed: Double) -> (mean: Int, p99: Int, meanMicroseconds: Double) {
-        let stretcher = LiveStretcher(sampleRate: rate, channelCount: 2, maxFrames: blockFrames, source: LoopSource(seconds: 4))
+        let source = LoopSource(seconds: 4)
+        defer { withExtendedLifetime(source) {} }
+        let stretcher = LiveStretcher(sampleRate: rate, channelCount: 2, maxFrames: blockFrames, source: source)
         stretcher.set(speed: speed, pitchScale: 1)
         let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
         table[0] = .allocate(capacity: blockFrames)

@@ -25,8 +25,11 @@ struct BenchCommand: Command {
                 back and times each: DSP load = period cost ÷ period length, p50 and p99.9
                 (goal: 128 mono tracks × 4 built-in nodes at 64-frame periods, 48 kHz:
                 p50 ≤ 50 %, p99.9 < 100 %). --tracks N (128), --chain CHAIN
-                ('hpf:80,comp:-18,eq,gain:-3'), --period FRAMES (64), --seconds S (15), --stereo
-      capture   32 channels 96 kHz/24-bit to a WAV (RF64 past 4 GB) while 32 tracks play,
+                ('hpf:80,comp:-18,eq,gain:-3'), --period FRAMES (64), --seconds S (15), --stereo.
+                Then --record N (32; 0: skip) tracks record at once from an N-channel device
+                while those tracks play, on the offline clock paced in real time for 10 s
+                (--seconds): DSP load p99.9 < 100 % and 0 dropped input frames
+      capture   32 channels 96 kHz/24-bit onto 32 armed tracks (a WAV each) while 32 tracks play,
                 128-frame periods, 10 minutes through the unpaced filetap ALSA device (from
                 TAPEDECK_ALSA_CONFIG, else written to DIR): dropped frames (goal 0), xruns,
                 capture ring high water, real-time factor. Needs the take's size + 45 % free
@@ -44,6 +47,10 @@ struct BenchCommand: Command {
     let scaleSession: String?
     /// `engine` and `capture`: what to run (defaults are the goals' sizes; smaller for tests).
     let engineSize: BenchEngine.Size
+    /// `engine`: tracks recording at once from as many inputs while the tracks play.
+    let recordTracks: Int
+    /// `engine`: seconds of the paced recording run.
+    let recordSeconds: Double
     let captureSize: BenchCapture.Size
 
     init(arguments: inout Arguments) throws {
@@ -66,6 +73,8 @@ struct BenchCommand: Command {
         if let chain { _ = try Chain(parsing: chain) } // a mistake is refused here, with its caret
         engineSize = BenchEngine.Size(tracks: tracks ?? 128, chain: chain ?? BenchEngine.defaultChain,
                                       periodFrames: period ?? 64, seconds: seconds ?? 15, stereo: stereo)
+        recordTracks = try arguments.intOption("--record", in: 0...256) ?? 32
+        recordSeconds = seconds ?? 10
         captureSize = BenchCapture.Size(channels: channels ?? 32, tracks: tracks ?? 32, minutes: minutes ?? 10,
                                         periodFrames: period ?? 128)
         guard ["all", "mixdown", "stretch", "scale", "scale-open", "engine", "capture"].contains(which) else {
@@ -94,6 +103,11 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "engine" {
             attempt("engine headroom") { [try BenchEngine.run(folder: folder, runs: runs, size: engineSize)] }
+            if recordTracks > 0 {
+                var size = engineSize
+                size.seconds = recordSeconds
+                attempt("engine recording") { [try BenchRecording.run(folder: folder, size: size, recordTracks: recordTracks)] }
+            }
         }
         if which == "all" || which == "capture" {
             attempt("capture") { [try BenchCapture.run(folder: folder, size: captureSize)] }

@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
 import TapedeckDSP
+import TapedeckTransport
 
 /// `tapedeck play SESSION|FILE`: plays a session's audible tracks (or one file) on a device.
 struct PlayCommand: Command {
@@ -67,53 +68,72 @@ struct PlayCommand: Command {
         var isFolder: ObjCBool = false
         let isSession = target.hasSuffix(".tapedeck") || target.hasSuffix(".tapedeck/")
             || (FileManager.default.fileExists(atPath: target, isDirectory: &isFolder) && isFolder.boolValue)
-        var plan: PlaybackPlan
-        let tempo: TempoMap
+        var session: Session
+        var folder: SessionFolder?
+        var options = TransportOptions()
+        options.engine = DeviceOptions.engineOptions()
+        options.clickOutputs = click?.outputChannels ?? [1, 2]
         if isSession {
-            let folder = SessionFolder(path: target)
+            let f = SessionFolder(path: target)
             // Opening a session finishes takes a crash left behind, so they are heard too.
-            for r in try TakeRecovery.recover(session: folder) {
+            for r in try TakeRecovery.recover(session: f) {
                 Terminal.err("recovered unfinished take \(r.file)" + (r.problem.map { ": \($0)" } ?? "") + "\n")
             }
-            let session = try folder.load()
-            tempo = session.tempoMap
-            let from = try fromText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) } ?? 0
-            let to = try toText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) }
-            plan = try PlaybackPlan(session: session, folder: folder, from: from, to: to, loop: loop)
+            session = try f.load()
+            folder = f
+            // Checked here, so a missing file or a bad chain is an error, not a silent track.
+            _ = try GraphSpec(session: session, folder: f)
         } else {
-            plan = try PlaybackPlan(file: target)
-            tempo = TempoMap(sampleRate: plan.sampleRate, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
-            let from = try fromText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) } ?? 0
-            let to = try toText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) }
-            plan = try PlaybackPlan(file: target, from: from, to: to, loop: loop)
+            let file = try GraphSpec(file: target)
+            session = Session(sampleRate: file.sampleRate)
+            session.tracks = [Track(name: target)]
+            options.material = file
         }
-        plan.timePitch = timePitch
-        if let masterChain { plan.masterChain = masterChain }
-        guard plan.endFrame > plan.startFrame else {
-            throw UsageError("play: nothing to play between \(TimeText.clock(frames: plan.startFrame, sampleRate: plan.sampleRate)) and \(TimeText.clock(frames: plan.endFrame, sampleRate: plan.sampleRate))")
+        if let masterChain { session.masterChain = masterChain.text }
+        let tempo = session.tempoMap
+        let from = try fromText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) } ?? 0
+        let to = try toText.map { t throws(TimeText.ParseError) in try TimeText.frames(from: t, tempoMap: tempo) }
+        let materialEnd = options.material?.endFrame ?? session.endFrame
+        let end = min(to ?? materialEnd, max(materialEnd, to ?? 0))
+        guard end > from else {
+            throw UsageError("play: nothing to play between \(TimeText.clock(frames: from, sampleRate: session.sampleRate)) and \(TimeText.clock(frames: end, sampleRate: session.sampleRate))")
         }
-        let dev = try device.open(sampleRate: plan.sampleRate, captureChannels: 0,
+        options.endFrame = end
+        let dev = try device.open(sampleRate: session.sampleRate, captureChannels: 0,
                                   playbackChannels: max(2, click?.outputChannels.max() ?? 0))
-        var options = DeviceOptions.engineOptions()
-        options.click = click
-        let engine: Engine
-        do { engine = try Engine(device: dev, take: nil, playback: plan, options: options) } catch {
-            dev.stop()
-            throw error
+        // The device starts after everything is asked for, so its first period plays `from`.
+        let transport = try Transport(session: session, folder: folder, device: dev, deviceName: device.name, options: options,
+                                      position: from, startsDevice: false)
+        defer { transport.close() }
+        if let click {
+            transport.clickLevelDecibels = click.levelDecibels
+            transport.clickMode = .always
         }
+        transport.setTimePitch(timePitch)
+        if loop { transport.setLoop(FrameRange(startFrame: from, endFrame: end), enabled: true) }
         if !json { Terminal.err("playing on \(dev.configuration)\n") }
-        var line = StatusLine(label: "playing", file: target, sampleRate: plan.sampleRate, json: json)
-        try engine.start()
-        while !engine.isDone {
-            if StopSignals.requested { engine.stop() }
-            let s = engine.status()
-            line.update(s, newXruns: engine.drainXruns(), elapsedFrames: s.positionFrame)
+        var line = StatusLine(label: "playing", file: target, sampleRate: session.sampleRate, json: json)
+        transport.play(from: from)
+        try transport.startDevice()
+        var seen = 0
+        var snap = transport.snapshot()
+        var problems: [String] = []
+        while snap.state != .stopped && transport.engine.isRunning {
+            if StopSignals.requested { transport.stop() }
+            snap = transport.snapshot()
+            if let e = snap.lastError {
+                problems.append(e)
+                if json { StatusLine.emitLine(["event": "problem", "text": e]) } else { Terminal.err("\r\u{1B}[2K\(e)\n") }
+            }
+            line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame)
+            seen = transport.events.count
             usleep(50_000)
         }
-        let summary = try engine.finish()
-        line.update(engine.status(), newXruns: [], elapsedFrames: summary.positionFrame, force: true)
+        snap = transport.snapshot()
+        line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame,
+                    force: true)
         line.finish()
-        if let error = summary.error { throw RecordFailure(message: error) }
+        if !transport.engine.isRunning, let error = transport.engine.status().lastError { throw RecordFailure(message: error) }
         return ExitCode.ok
     }
 }

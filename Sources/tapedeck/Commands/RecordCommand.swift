@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
 import TapedeckDSP
+import TapedeckTransport
 
 /// `tapedeck record` (and `tapedeck --headless --record`): records a take from an ALSA
 /// device into a file or onto a session track, showing that it records until it is stopped.
@@ -17,11 +18,15 @@ struct RecordCommand: Command {
     the take (header, peaks, session) and exits 0.
 
       --out FILE            write the take to FILE (.wav or .flac)
-      --session S           record into session S (or give SESSION first); the take goes to
-      --track N             S/audio/ and onto track N (1-based; default: first armed track,
-                            else a new track)
+      --session S           record into session S (or give SESSION first): every armed
+                            track records at once, each from its own inputs through its own
+                            input chain into its own file in S/audio/, all starting on the
+                            same frame (no armed track: a new track)
+      --track N|NAME        record this one track instead
+      --tracks 1,3-5        record these tracks instead
       --device D            ALSA PCM name (default: default; see 'tapedeck devices')
-      --channels 1,2        device input channels to record (default: 1)
+      --channels 1,2        device input channels to record (default: 1, or with a session
+                            each track's own; given, it applies to the one track recorded)
       --sample-rate HZ      rate when not recording into a session (default 48000)
       --format wav|flac     file type (default: from --out, else wav)
       --bits 16|24|32f      sample depth (default 24)
@@ -63,9 +68,11 @@ struct RecordCommand: Command {
 
     var sessionPath: String?
     var outPath: String?
-    var trackNumber: Int?
+    var trackText: String?
+    var tracksText: String?
     var device: DeviceOptions
     var channels: [Int]
+    var channelsGiven: Bool
     var sampleRate: Int?
     var container: AudioContainer?
     var encoding: SampleEncoding
@@ -88,9 +95,12 @@ struct RecordCommand: Command {
         retroSeconds = try arguments.doubleOption("--retro", in: 1...600)
         let named = try arguments.option("--session")
         outPath = try arguments.option("--out")
-        trackNumber = try arguments.intOption("--track", in: 1...10_000)
+        trackText = try arguments.option("--track")
+        tracksText = try arguments.option("--tracks")
         device = try DeviceOptions(arguments: &arguments)
-        channels = try parseChannelList(try arguments.option("--channels") ?? "1", command: "record")
+        let channelsText = try arguments.option("--channels")
+        channelsGiven = channelsText != nil
+        channels = try parseChannelList(channelsText ?? "1", command: "record")
         sampleRate = try arguments.intOption("--sample-rate", in: 1000...768_000)
         if let f = try arguments.option("--format") {
             guard let c = AudioContainer(rawValue: f.lowercased()) else { throw UsageError("record: --format '\(f)' must be wav or flac") }
@@ -107,7 +117,11 @@ struct RecordCommand: Command {
         sessionPath = named ?? positional
         if sessionPath != nil && outPath != nil { throw UsageError("record: --out and a session exclude each other") }
         if sessionPath == nil && outPath == nil { throw UsageError("record: give --out FILE or a session (see 'tapedeck help record')") }
-        if sessionPath == nil && (trackNumber != nil || play) { throw UsageError("record: --track and --play need a session") }
+        if sessionPath == nil && (trackText != nil || tracksText != nil || play) {
+            throw UsageError("record: --track, --tracks and --play need a session")
+        }
+        if trackText != nil && tracksText != nil { throw UsageError("record: give --track or --tracks, not both") }
+        if channels.count > 2 { throw UsageError("record: --channels '\(channelsText ?? "")' names more than a stereo pair (one track records one or two channels)") }
         if let out = outPath {
             let fromName = AudioContainer(pathExtension: out)
             if fromName == nil && container == nil { throw UsageError("record: --out '\(out)' must end in .wav or .flac (or give --format)") }
@@ -119,9 +133,9 @@ struct RecordCommand: Command {
 
     func run() throws -> Int32 {
         StopSignals.install()
-        let target = try TakeTarget(command: self)
-        let tempo = target.session?.tempoMap ?? TempoMap(sampleRate: target.sampleRate, tempoBPM: 120,
-                                                          timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
+        var target = try RecordTarget(command: self)
+        let session = target.session
+        let tempo = session.tempoMap
         var maxFrames: Int64?
         if let d = durationText {
             let frames = try TimeText.frames(from: d, tempoMap: tempo)
@@ -129,129 +143,60 @@ struct RecordCommand: Command {
             maxFrames = frames
         }
         try recording.validate(play: play)
-        let workflow = try RecordingWorkflow(recording, session: target.session, tempo: tempo, play: play)
+        let timing = try recording.timing(session: session, tempo: tempo)
+
+        var options = TransportOptions()
+        options.engine = DeviceOptions.engineOptions()
+        options.playsSession = play
+        options.stopsAtEnd = false
+        options.allowsRecordingAtSpeed = true
         // Headless recording often runs with no one listening: monitoring is off unless asked
         // for (the screen follows each track's own setting).
-        let monitor = recording.monitorMode ?? .off
-        var plan: PlaybackPlan?
-        if play, let session = target.session, let folder = target.folder {
-            // Auto monitoring: while the take records, its track is heard live, not from disk.
-            let silenced: Set<Int> = monitor == .auto ? Set(target.trackIndex.map { [$0] } ?? []) : []
-            plan = try PlaybackPlan(session: session, folder: folder, from: workflow.transportStart,
-                                    to: workflow.loopRange?.endFrame, loop: workflow.loopRange != nil, silencing: silenced)
-            plan?.timePitch = recording.timePitch
-        }
-        let outputs = max(plan == nil && recording.click == nil && monitor == .off ? 0 : 2,
-                          recording.click?.outputChannels.max() ?? 0)
-        let dev = try device.open(sampleRate: target.sampleRate, captureChannels: channels.max() ?? 1,
+        options.monitoring = recording.monitorMode ?? .off
+        options.clickOutputs = recording.click?.outputChannels ?? [1, 2]
+        options.takeContainer = container ?? .wav
+        options.takeEncoding = encoding
+        options.retroSeconds = retroSeconds
+        let monitor = options.monitoring ?? .off
+        let outputs = max(play || recording.click != nil || monitor != .off ? 2 : 0, recording.click?.outputChannels.max() ?? 0)
+        let dev = try device.open(sampleRate: session.sampleRate, captureChannels: target.deviceChannelsNeeded(override: channelsGiven ? channels : nil),
                                   playbackChannels: outputs)
-        let config = dev.configuration
-        let offsets: LatencyOffsets
-        do { offsets = try LatencyOffsets.load() } catch {
-            dev.stop()
-            throw error
+        options.engine.latencyOffsetFrames = try LatencyOffsets.load().offset(forDevice: dev.configuration.name)
+        // The device starts once the take is asked for, so its first period records.
+        let transport = try Transport(session: session, folder: target.folder, device: dev, deviceName: device.name,
+                                      options: options, position: timing.transportStart, startsDevice: false)
+        defer { transport.close() }
+        transport.countInBars = recording.countInBars
+        if let click = recording.click {
+            transport.clickLevelDecibels = click.levelDecibels
+            transport.clickMode = recording.clickOnlyForCountIn ? .off : .recording
         }
-        var options = DeviceOptions.engineOptions()
-        options.latencyOffsetFrames = offsets.offset(forDevice: config.name)
-        options.click = workflow.click
-        options.monitorInput = monitor != .off
-        options.transportStartFrame = workflow.transportStart
+        transport.setTimePitch(recording.timePitch)
+        transport.setPunch(timing.punch, enabled: timing.punch != nil)
+        transport.setLoop(session.loopRange, enabled: recording.loop)
         if let seconds = retroSeconds {
-            options.retro = (seconds, channels)
-            let engine: Engine
-            do { engine = try Engine(device: dev, take: nil, playback: plan, options: options) } catch {
-                dev.stop()
-                throw error
-            }
-            let line = StatusLine(label: "listening", file: target.audioPath, sampleRate: config.sampleRate, json: json)
-            let kept = try RetroListener(target: target, engine: engine, channels: channels, encoding: encoding, json: json,
-                                         line: line).run(maxFrames: maxFrames)
+            try transport.startDevice()
+            let kept = try RetroRun(transport: transport, target: target, json: json, seconds: seconds)
+                .run(maxFrames: maxFrames, play: play, from: timing.transportStart)
             if !json { Terminal.err("kept \(kept) take\(kept == 1 ? "" : "s")\n") }
             return ExitCode.ok
         }
-        // The round trip as known before the engine exists (for the crash marker); the
-        // engine's own figure, which adds the master chain's look-ahead, places the take.
-        var latency = plan == nil ? 0 : config.roundTripLatencyFrames + options.latencyOffsetFrames
-        let marker = TakeMarker(file: target.markerFile, session: target.folder?.path, trackIndex: target.trackIndex,
-                                timelineStartFrame: 0, latencyFrames: latency, sampleRate: config.sampleRate,
-                                deviceChannels: channels, startedAtSeconds: Date().timeIntervalSince1970)
-        var take = TakeRequest(path: target.audioPath, container: target.container, encoding: encoding,
-                               deviceChannels: channels, peakPath: target.peakPath, maxFrames: maxFrames, marker: marker)
-        if let inputChain {
-            take.inputChain = inputChain
-        } else if let session = target.session, let index = target.trackIndex, session.tracks.indices.contains(index) {
-            do { take.inputChain = try Chain(parsing: session.tracks[index].inputChain) } catch {
-                throw ChainContextError(place: "track \(index + 1) input chain", error: error)
-            }
+        var request = RecordRequest(fromFrame: timing.recordPoint)
+        request.tracks = target.tracks
+        request.maxFrames = maxFrames
+        request.inputChain = inputChain
+        request.deviceChannels = channelsGiven || target.isFileTake ? channels : nil
+        request.recordsDry = recordsDry
+        request.keepsDryCopy = keepDry
+        request.outputPath = target.isFileTake ? outPath : nil
+        request.stopsWhenDone = true
+        let start: RecordingStart
+        do { start = try transport.record(request) } catch let e as TransportError {
+            throw e.kind == .usage ? UsageError("record: \(e.description)") as Error : RecordFailure(message: e.description)
         }
-        if keepDry { take.dryPath = RecordCommand.dryPath(for: target.audioPath) }
-        take.recordsDry = recordsDry
-        take.gate = workflow.gate
-        take.metadata = target.metadata(device: config.name, deviceChannels: channels,
-                                        timelineFrame: workflow.gate?.startFrame ?? workflow.transportStart,
-                                        latencyFrames: latency, speed: recording.timePitch.speed)
-        var monitorLatency: Int64 = 0
-        let engine: Engine
-        do {
-            engine = try Engine(device: dev, take: take, playback: plan, options: options)
-            latency = engine.takeLatencyFrames
-            monitorLatency = config.captureLatencyFrames + config.playbackLatencyFrames + Int64(engine.inputChainLatencyFrames)
-        } catch {
-            dev.stop()
-            throw error
-        }
-        var line = StatusLine(label: "recording", file: target.audioPath, sampleRate: config.sampleRate, json: json)
-        if json {
-            line.emit(["event": "start", "device": config.name, "sample_rate": config.sampleRate,
-                       "device_channels": config.captureChannels, "channels": channels,
-                       "format": config.captureFormat?.rawValue ?? "", "period_frames": config.periodFrames,
-                       "periods": config.periodCount, "latency_frames": latency, "file": target.audioPath,
-                       "monitor": monitor.rawValue, "monitor_latency_frames": monitorLatency])
-        } else {
-            Terminal.err("recording from \(config)\n")
-            if monitor != .off {
-                Terminal.err("monitoring \(monitor.rawValue): \(monitorLatency) frames (\(TimeText.clock(frames: monitorLatency, sampleRate: config.sampleRate))) from input to output\n")
-            }
-        }
-        do { try engine.start() } catch {
-            TakeMarker.remove(forAudio: target.audioPath)
-            unlink(target.audioPath)
-            throw error
-        }
-        while !engine.isDone {
-            if StopSignals.requested { engine.stop() }
-            let s = engine.status()
-            // A punch is over once the transport has passed its end (and the latency).
-            if let end = workflow.gate?.endFrame, end < Int64.max, s.positionFrame >= end + latency { engine.stop() }
-            line.update(s, newXruns: engine.drainXruns(), elapsedFrames: s.recordedFrames)
-            usleep(50_000)
-        }
-        let summary = try engine.finish()
-        line.update(engine.status(), newXruns: [], elapsedFrames: summary.takeFrames, force: true)
-        line.finish()
-        try workflow.place(target: target, frames: summary.takeFrames, latencyFrames: latency,
-                           speed: recording.timePitch.speed)
-        TakeMarker.remove(forAudio: target.audioPath)
-        let clock = TimeText.clock(frames: summary.takeFrames, sampleRate: config.sampleRate)
-        let report = "recorded \(clock) (\(summary.takeFrames) frames, \(channels.count) ch) to \(target.audioPath)"
-            + (target.trackIndex.map { " on track \($0 + 1)" } ?? "") + "; xruns: \(summary.xruns.count)"
-        if json {
-            line.emit(["event": "done", "frames": summary.takeFrames, "xruns": summary.xruns.count,
-                       "xrun_frames": summary.xruns.map(\.frame), "file": target.audioPath,
-                       "latency_frames": latency, "error": summary.error ?? NSNull()])
-        } else {
-            Terminal.err(report + "\n")
-        }
-        if let error = summary.error {
-            throw RecordFailure(message: "\(error) (the take was kept up to there: \(summary.takeFrames) frames in \(target.audioPath))")
-        }
-        return ExitCode.ok
-    }
-
-    /// `take.wav` → `take.dry.wav`.
-    static func dryPath(for path: String) -> String {
-        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return path + ".dry" }
-        return String(path[..<dot]) + ".dry" + String(path[dot...])
+        try transport.startDevice()
+        return try HeadlessRecording(transport: transport, target: target, start: start, json: json, device: dev.configuration,
+                                     monitor: monitor).run()
     }
 }
 

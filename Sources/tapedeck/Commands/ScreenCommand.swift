@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
+import TapedeckTransport
 import TapedeckUI
 
 /// `tapedeck [SESSION] [--theme NAME]` (also `tapedeck open …`): the interactive screen.
@@ -26,9 +27,11 @@ struct ScreenCommand: Command {
     --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
     NO_COLOR set in the environment turns colours off.
     --device D plays and records on ALSA PCM D (default: default; see 'tapedeck devices').
-    The device is tried once at startup and then opened only while the transport moves.
-    When it cannot be opened (no sound card, busy, wrong rate) the screen opens on an
-    offline device and says why: playback moves silently, recording is refused.
+    The device is opened once, at startup, and stays open until you quit (or pick another
+    with the device chooser): nothing you do while playing reopens it, and armed tracks show
+    their input level even while stopped. When it cannot be opened (no sound card, busy,
+    wrong rate) the screen opens on an offline device and says why: the transport moves in
+    real time and the meters move, nothing is heard, recording is refused.
     --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
     through that ALSA config only.
 
@@ -83,7 +86,7 @@ struct ScreenCommand: Command {
         messages = (themeProblem.map { [$0] } ?? []) + keyProblems + configProblems + messages
 
         let peaks = PeakCache(folder: folder)
-        let (link, offlineReason) = makeLink(session: session, folder: folder, peaks: peaks, environment: env)
+        let (link, offlineReason) = try makeLink(session: session, folder: folder, environment: env)
         // Last, so the problems with the user's own files are the ones shown first.
         if let offlineReason { messages.append("offline: \(offlineReason)") }
         let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
@@ -96,30 +99,48 @@ struct ScreenCommand: Command {
         let status = withStderrSilenced {
             ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages)
         }
+        // A take still running when the screen quit is closed here; its crash marker puts it
+        // on its track the next time the session opens.
+        link.close()
         if status < 0 {
             throw UsageError("cannot start the screen: the terminal '\(env["TERM"] ?? "")' is unknown to ncurses")
         }
         return status
     }
 
-    /// The engine link when the device opens (tried once, for playback at the session's
-    /// rate), else the offline link and why. `TAPEDECK_FAKE_RECORD=1` is a test hook of the
-    /// offline link (it pretends to record), so it always gets that one.
-    func makeLink(session: Session, folder: SessionFolder?, peaks: PeakCache,
-                  environment env: [String: String]) -> (TransportLink, offlineReason: String?) {
+    /// The transport on the chosen device, opened once for the whole session of use, or on
+    /// the silent offline clock when it cannot be opened (and why). `TAPEDECK_FAKE_RECORD=1`
+    /// is a test hook: the offline clock then has two silent inputs, so recording runs.
+    func makeLink(session: Session, folder: SessionFolder?, environment env: [String: String]) throws
+        -> (Transport, offlineReason: String?) {
         let fake = env["TAPEDECK_FAKE_RECORD"] == "1"
-        func offline(_ reason: String?) -> (TransportLink, offlineReason: String?) {
-            (OfflineTransport(session: session, folderPath: folder?.path, peaks: peaks, pretendsToRecord: fake), reason)
+        var options = TransportOptions()
+        options.engine = DeviceOptions.engineOptions()
+        options.engine.lockMemory = true
+        options.retroSeconds = Transport.screenRetroSeconds
+        func offline(_ reason: String?) throws -> (Transport, offlineReason: String?) {
+            let device = OfflineClockDevice(sampleRate: session.sampleRate, captureChannels: fake ? 2 : 0, playbackChannels: 2,
+                                            periodFrames: 256, capacityPeriods: 0, paced: true, name: ScreenDevice.offlineName)
+            return (try Transport(session: session, folder: folder, device: device, deviceName: ScreenCommand.offlineDeviceName,
+                                  isOffline: true, options: options), reason)
         }
-        if fake || deviceName == ScreenDevice.offlineName { return offline(nil) }
-        let device: ScreenDevice
-        do { device = ScreenDevice(name: deviceName, config: try ALSAConfig.fromEnvironment()) } catch {
-            return offline(error.description)
-        }
-        if let problem = device.probe(sampleRate: session.sampleRate) { return offline(problem) }
+        if fake || deviceName == ScreenDevice.offlineName { return try offline(nil) }
+        let provider: ScreenDevice
+        do { provider = ScreenDevice(config: try ALSAConfig.fromEnvironment()) } catch { return try offline(error.description) }
+        provider.inputsWanted = max(2, session.tracks.flatMap(\.inputChannels).max() ?? 2)
+        let device: AudioDevice
+        do { device = try provider.open(name: deviceName, sampleRate: session.sampleRate) } catch { return try offline("\(error)") }
         TimePitchWarmUp.start(sampleRate: session.sampleRate)
-        return (EngineTransport(session: session, folder: folder, peaks: peaks, device: device), nil)
+        do {
+            return (try Transport(session: session, folder: folder, device: device, deviceName: deviceName,
+                                  provider: provider, options: options), nil)
+        } catch let error as DeviceError {
+            return try offline(error.description)
+        }
     }
+
+    /// What the screen calls the offline clock.
+    static let offlineDeviceName = "offline (no audio device)"
 
     /// Chain checks through the node registry; exports through the offline mixdown.
     static func hooks() -> ScreenHooks {

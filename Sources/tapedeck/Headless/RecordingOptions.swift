@@ -50,8 +50,28 @@ struct RecordingOptions {
     /// The click was only implied by --count-in: it stops at the record point.
     var clickOnlyForCountIn = false
 
-    /// Whether any option needs the transport to run (playback or a pre-roll).
-    var needsTransport: Bool { countInBars > 0 || punchText != nil || atText != nil || loop || !timePitch.isIdentity }
+    /// Where a take starts and what it keeps, in frames: the record point (`--at`, the punch
+    /// start, the loop start), the punch range, and where the transport starts (the record
+    /// point minus the count-in).
+    func timing(session: Session, tempo: TempoMap) throws -> (recordPoint: Int64, punch: FrameRange?, transportStart: Int64) {
+        var point: Int64 = 0
+        var punch: FrameRange?
+        if let text = punchText {
+            let range = try TimeText.range(from: text, tempoMap: tempo, defaultEnd: session.endFrame)
+            point = range.startFrame
+            punch = range
+        } else if let text = atText {
+            point = try TimeText.frames(from: text, tempoMap: tempo)
+        }
+        if loop {
+            guard let range = session.loopRange, range.frameCount > 0 else {
+                throw UsageError("record: --loop needs a loop range in the session (set it on the screen with [ and ])")
+            }
+            point = range.startFrame
+        }
+        let countIn = Int64((Double(countInBars) * tempo.framesPerBar).rounded())
+        return (point, punch, point - countIn)
+    }
 
     /// Checks the options against each other and `--play`.
     func validate(play: Bool) throws(UsageError) {

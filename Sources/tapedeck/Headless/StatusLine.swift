@@ -1,6 +1,7 @@
 import Foundation
 import TapedeckCore
 import TapedeckEngine
+import TapedeckTransport
 
 /// Draws the "recording" banner (stderr) or the JSON status lines (stdout).
 struct StatusLine {
@@ -19,32 +20,60 @@ struct StatusLine {
         self.json = json
     }
 
-    /// Shows `status` if it is time (10 × a second on a terminal, once a second otherwise).
-    mutating func update(_ status: EngineStatus, newXruns: [XrunEvent], elapsedFrames: Int64, force: Bool = false) {
+    /// Every xrun frame reported so far.
+    var xruns: [Int64] { xrunFrames }
+
+    /// Shows `snapshot` if it is time (10 × a second on a terminal, once a second otherwise):
+    /// `levels` are the meters to show (the recorded inputs, or the master), `elapsedFrames`
+    /// the take's length or the playhead. New engine events become JSON lines at once.
+    mutating func update(_ snapshot: TransportSnapshot, levels: [ChannelLevel], events: [EngineEvent], elapsedFrames: Int64,
+                         force: Bool = false) {
         let now = DispatchTime.now().uptimeNanoseconds
-        for x in newXruns {
-            xrunFrames.append(x.frame)
-            if json { emit(["event": "xrun", "frame": x.frame, "lost_frames": x.lostFrames, "file": file]) }
+        for e in events {
+            switch e.kind {
+            case .deviceXrun:
+                xrunFrames.append(e.frame)
+                if json { emit(["event": "xrun", "frame": e.frame, "lost_frames": e.frames, "file": file]) }
+            case .playbackUnderrun:
+                if json { emit(["event": "underrun", "track": e.track + 1, "frame": e.frame, "frames": e.frames]) }
+            case .captureDropped:
+                if json { emit(["event": "dropped", "track": e.track + 1, "take_frame": e.frame, "frames": e.frames]) }
+            }
         }
         let interval: UInt64 = (tty && !json) ? 100_000_000 : 1_000_000_000
         guard force || lastDrawNanoseconds == 0 || now - UInt64(lastDrawNanoseconds) >= interval else { return }
         lastDrawNanoseconds = Int64(now)
         let clock = TimeText.clock(frames: elapsedFrames, sampleRate: sampleRate)
         if json {
-            emit(["event": "status", "state": label, "elapsed_seconds": Double(elapsedFrames) / Double(max(sampleRate, 1)),
-                  "frames": elapsedFrames, "position_frame": status.positionFrame,
-                  "peak_dbfs": status.peaks.map { dB($0) }, "rms_dbfs": status.rms.map { dB($0) },
-                  "xruns": status.xrunCount, "xrun_frames": xrunFrames, "disk_free_bytes": status.diskFreeBytes,
-                  "capture_ring_fill": status.captureRingFill, "file": file])
+            emit(["event": "status", "state": snapshot.state.rawValue, "elapsed_seconds": Double(elapsedFrames) / Double(max(sampleRate, 1)),
+                  "frames": elapsedFrames, "position_frame": snapshot.positionFrame,
+                  "peak_dbfs": levels.map { dB($0.peakDecibels) }, "rms_dbfs": levels.map { dB($0.rmsDecibels) },
+                  "clipped": levels.map(\.clipped), "xruns": snapshot.xrunCount, "xrun_frames": xrunFrames,
+                  "underrun_frames": snapshot.underrunFrames, "dropped_frames": snapshot.droppedFrames,
+                  "disk_seconds_left": snapshot.diskSecondsLeft.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
+                  "dsp_load": (snapshot.dspLoad * 1000).rounded() / 1000, "file": file])
             return
         }
-        let levels = status.peaks.isEmpty ? status.outputPeaks : status.peaks
-        let meters = levels.enumerated().map { "\($0.offset + 1) \(bar($0.element)) \(Decibels.text(dB($0.element)))" }
-        var parts = ["\(label == "recording" ? "● REC" : "▶ PLAY") \(clock)"] + meters + ["xruns \(status.xrunCount)"]
-        if status.diskFreeBytes >= 0 { parts.append("disk \(bytesText(status.diskFreeBytes)) free") }
+        let meters = levels.enumerated().map { "\($0.offset + 1) \(bar($0.element.peakDecibels)) \(Decibels.text(dB($0.element.peakDecibels)))\($0.element.clipped ? " CLIP" : "")" }
+        var parts = ["\(StatusLine.word(snapshot.state)) \(clock)"] + meters + ["xruns \(snapshot.xrunCount)"]
+        if snapshot.droppedFrames > 0 { parts.append("lost \(snapshot.droppedFrames)") }
+        if let left = snapshot.diskSecondsLeft, snapshot.state.isRecordingPass {
+            parts.append("disk \(TimeText.clock(frames: Int64(min(left, 1e9)) * Int64(sampleRate), sampleRate: sampleRate)) left")
+        }
         parts.append(file)
         let line = parts.joined(separator: "  ")
         Terminal.err(tty ? "\r\u{1B}[2K" + line : line + "\n")
+    }
+
+    /// The banner's word for the transport's state.
+    static func word(_ state: TransportState) -> String {
+        switch state {
+        case .stopped: "■ STOP"
+        case .playing: "▶ PLAY"
+        case .countIn: "COUNT-IN"
+        case .preRoll: "PRE-ROLL"
+        case .recording: "● REC"
+        }
     }
 
     /// Ends the in-place banner so the summary starts on a fresh line.
@@ -53,7 +82,10 @@ struct StatusLine {
     }
 
     /// One JSON object on one line of stdout.
-    func emit(_ object: [String: Any]) {
+    func emit(_ object: [String: Any]) { StatusLine.emitLine(object) }
+
+    /// One JSON object on one line of stdout.
+    static func emitLine(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
               let text = String(data: data, encoding: .utf8) else { return }
         Terminal.out(text)
@@ -61,20 +93,14 @@ struct StatusLine {
 
     /// dBFS rounded to 0.1, clamped to −120…+60 so garbage input (NaN, huge floats from a
     /// float device) still prints and still encodes as JSON.
-    private func dB(_ linear: Float) -> Double {
-        guard linear.isFinite, linear > 0 else { return linear.isNaN || linear <= 0 ? -120 : 60 }
-        return min(60, max(-120, (Decibels.fromLinear(Double(linear)) * 10).rounded() / 10))
+    private func dB(_ decibels: Double) -> Double {
+        guard !decibels.isNaN else { return -120 }
+        return min(60, max(-120, (decibels * 10).rounded() / 10))
     }
 
-    private func bar(_ linear: Float) -> String {
-        let db = min(0, max(-60, dB(linear)))
+    private func bar(_ decibels: Double) -> String {
+        let db = min(0, max(-60, dB(decibels)))
         let filled = min(10, max(0, Int(((db + 60) / 60 * 10).rounded())))
         return String(repeating: "█", count: filled) + String(repeating: "·", count: 10 - filled)
-    }
-
-    private func bytesText(_ b: Int64) -> String {
-        let gb = Double(b) / 1e9
-        if gb >= 1 { return "\((gb * 10).rounded() / 10) GB" }
-        return "\(b / 1_000_000) MB"
     }
 }

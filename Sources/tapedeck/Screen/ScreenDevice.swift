@@ -1,46 +1,54 @@
 import TapedeckEngine
+import TapedeckTransport
 
 /// How the screen reaches sound devices: the PCM name, the ALSA configuration
 /// (`TAPEDECK_ALSA_CONFIG` or the global one) and the period shape. UI thread.
 ///
-/// The screen opens a device only while the transport moves or a track is armed (to listen
-/// for retroactive capture): the startup probe opens it and closes it at once, play and
-/// record open it, stop closes it. So another program can use the card while the screen
-/// sits idle with nothing armed, and a device that appears later is found on the next play.
-struct ScreenDevice {
-    /// The name the user chose with `--device` (default `default`).
-    var name: String
+/// The screen opens its device once, at startup, for playback and for as many inputs as its
+/// armed tracks use, and keeps it open (meters listen, the transport never reopens it); it
+/// opens another only when the user picks one in the device chooser.
+final class ScreenDevice: DeviceProvider {
     /// The private ALSA configuration, or nil for the system's.
     let config: ALSAConfig?
     /// Frames per period: small enough for tight meters, large enough for a busy machine.
     var periodFrames = 256
     /// Periods in the device buffer.
     var periodCount = 3
+    /// Inputs to open: the most any track of the session listens to (at least a pair).
+    var inputsWanted = 2
+    /// Why the last open could not capture (the device was opened for playback only).
+    private(set) var captureProblem: String?
 
     /// The name `--device` takes to ask for the offline transport on purpose.
     static let offlineName = "offline"
 
-    /// Opens `name` with `capture` input channels (0: none) and `playbackChannels` outputs
-    /// (stereo unless asked; 0 for listening only) at `sampleRate`.
-    /// libasound prints its own lines on a failed open; they would scribble over the screen,
-    /// and the error thrown says the same in one line, so stderr is silenced meanwhile.
-    func open(name: String? = nil, sampleRate: Int, captureChannels: Int, playbackChannels: Int = 2) throws(DeviceError) -> ALSADuplexDevice {
-        let request = DeviceRequest(name: name ?? self.name, sampleRate: sampleRate, captureChannels: captureChannels,
-                                    playbackChannels: playbackChannels, periodFrames: periodFrames, periodCount: periodCount)
-        let config = self.config
-        return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
+    init(config: ALSAConfig?) { self.config = config }
+
+    /// Opens `name` for playback and `inputsWanted` inputs (fewer, then none, when the device
+    /// has fewer) at `sampleRate`. libasound prints its own lines on a failed open; they
+    /// would scribble over the screen, and the error thrown says the same in one line, so
+    /// stderr is silenced meanwhile.
+    func open(name: String, sampleRate: Int) throws -> AudioDevice {
+        var lastError: DeviceError?
+        for inputs in Array(Set([inputsWanted, 2, 1])).sorted(by: >) + [0] {
+            do {
+                let device = try openDevice(name: name, sampleRate: sampleRate, captureChannels: inputs)
+                captureProblem = inputs == 0 ? lastError?.description : nil
+                return device
+            } catch {
+                lastError = error
+                // A device that cannot play at all will not play with fewer inputs either.
+                if inputs == 0 { throw error }
+            }
+        }
+        throw lastError ?? DeviceError(device: name, reason: "cannot be opened")
     }
 
-    /// Opens and closes `name` for playback at `sampleRate`: nil when it works, else why not
-    /// (one line). Used at startup and before switching devices.
-    func probe(name: String? = nil, sampleRate: Int) -> String? {
-        do {
-            let device = try open(name: name, sampleRate: sampleRate, captureChannels: 0)
-            device.stop()
-            return nil
-        } catch {
-            return error.description
-        }
+    private func openDevice(name: String, sampleRate: Int, captureChannels: Int) throws(DeviceError) -> ALSADuplexDevice {
+        let request = DeviceRequest(name: name, sampleRate: sampleRate, captureChannels: captureChannels,
+                                    playbackChannels: 2, periodFrames: periodFrames, periodCount: periodCount)
+        let config = self.config
+        return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
     }
 
     /// Names of the devices the catalog finds that can play, with `current` first (a name

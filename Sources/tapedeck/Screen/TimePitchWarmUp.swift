@@ -22,8 +22,10 @@ enum TimePitchWarmUp {
             param.sched_priority = 0
             pthread_setschedparam(pthread_self(), 5 /* SCHED_IDLE */, &param)
             for channels in [1, 2] {
-                _ = LiveStretcher(sampleRate: sampleRate, channelCount: channels, maxFrames: 256,
-                                  source: SilentSource(channelCount: channels))
+                let source = SilentSource(channelCount: channels)
+                withExtendedLifetime(source) {
+                    _ = LiveStretcher(sampleRate: sampleRate, channelCount: channels, maxFrames: 256, source: source)
+                }
             }
         }
         thread.name = "tapedeck time-pitch warm-up"

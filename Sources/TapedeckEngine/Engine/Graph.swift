@@ -1,0 +1,179 @@
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+
+/// Everything the audio thread renders: one strip per track, the inputs of the listening
+/// tracks, the master chain. Built whole on the control thread (files opened, chains
+/// prepared, buffers allocated), swapped in at a period boundary, and freed on the control
+/// thread once the audio thread has moved on to a newer one. Strips whose track did not
+/// change are shared with the previous graph, so they play on without a seam.
+///
+/// The audio thread reaches strips through unmanaged tables: rendering moves no reference
+/// counts.
+final class Graph: @unchecked Sendable {
+    /// Increases with every graph an engine builds.
+    let generation: Int
+    /// What it was built from.
+    let spec: GraphSpec
+    /// One per track, in track order.
+    let strips: [PlaybackStrip]
+    /// The listening tracks' inputs.
+    let inputs: [InputStrip]
+    let masterChain: ChainInstance?
+    let stripTable: UnsafeMutablePointer<Unmanaged<PlaybackStrip>>
+    let inputTable: UnsafeMutablePointer<Unmanaged<InputStrip>>
+    /// For each track, the index of its input strip, or -1.
+    let inputForTrack: UnsafeMutablePointer<Int>
+    /// For each input strip, its track.
+    let trackOfInput: UnsafeMutablePointer<Int>
+    let trackCount: Int
+    let inputCount: Int
+    /// Frames the master chain delays the mix by.
+    let masterLatencyFrames: Int
+    /// The session's tempo and meter (a plain value the audio thread copies).
+    let tempoMap: TempoMap
+
+    private init(generation: Int, spec: GraphSpec, strips: [PlaybackStrip], inputs: [InputStrip], inputTracks: [Int],
+                 masterChain: ChainInstance?) {
+        self.generation = generation
+        self.spec = spec
+        self.strips = strips
+        self.inputs = inputs
+        self.masterChain = masterChain
+        trackCount = strips.count
+        inputCount = inputs.count
+        stripTable = .allocate(capacity: max(strips.count, 1))
+        for (i, s) in strips.enumerated() { (stripTable + i).initialize(to: Unmanaged.passUnretained(s)) }
+        inputTable = .allocate(capacity: max(inputs.count, 1))
+        for (i, s) in inputs.enumerated() { (inputTable + i).initialize(to: Unmanaged.passUnretained(s)) }
+        inputForTrack = .allocate(capacity: max(strips.count, 1))
+        inputForTrack.initialize(repeating: -1, count: max(strips.count, 1))
+        trackOfInput = .allocate(capacity: max(inputs.count, 1))
+        trackOfInput.initialize(repeating: -1, count: max(inputs.count, 1))
+        for (i, t) in inputTracks.enumerated() {
+            inputForTrack[t] = i
+            trackOfInput[i] = t
+        }
+        masterLatencyFrames = masterChain?.latencyFrames ?? 0
+        tempoMap = spec.tempoMap
+    }
+
+    deinit {
+        stripTable.deallocate()
+        inputTable.deallocate()
+        inputForTrack.deallocate()
+        trackOfInput.deallocate()
+    }
+
+    /// Every voice the disk thread must serve while this graph may play: the strips' and
+    /// those of fallbacks not yet handed over.
+    var voices: [TrackVoice] {
+        var out: [TrackVoice] = []
+        for s in strips {
+            out.append(s.voice)
+            if let f = s.fallback, !s.handedOver.load(ordering: .acquiring) { out.append(f.voice) }
+        }
+        return out
+    }
+
+    /// What a build needs to know about the engine.
+    struct Context {
+        var sampleRate: Int
+        var periodFrames: Int
+        var captureChannels: Int
+        var ringFrames: Int
+        var blockFrames: Int
+        var meterWindowFrames: Int
+        var waitNanoseconds: Int64
+        /// Give new voices their time-pitch processors now (they are in use).
+        var attachTimePitch: Bool
+    }
+
+    /// Builds the graph for `spec`, reusing what `previous` has: a strip whose track has the
+    /// same material and chain (a chain that differs only in parameter values gets the new
+    /// values, smoothed, in place), an input with the same settings, the master chain.
+    /// Opens every new file first, so a missing file throws before anything changes.
+    /// Control thread.
+    static func build(_ spec: GraphSpec, previous: Graph?, generation: Int, context: Context) throws -> Graph {
+        var unused = previous?.strips ?? []
+        var strips: [PlaybackStrip] = []
+        for (i, track) in spec.tracks.enumerated() {
+            if let at = unused.firstIndex(where: { $0.voice.sources == track.sources && $0.channelCount == track.channelCount
+                && Graph.canRetune($0.chainSpec, to: track.chain, instance: $0.chain) }) {
+                let strip = unused.remove(at: at)
+                if strip.chainSpec != track.chain, let chain = strip.chain {
+                    Graph.retune(chain, to: track.chain)
+                    strip.chainSpec = track.chain
+                }
+                strip.dropFallbackIfDone()
+                strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+                strips.append(strip)
+                continue
+            }
+            let voice = try TrackVoice(sources: track.sources, channelCount: track.channelCount, ringFrames: context.ringFrames,
+                                       blockFrames: context.blockFrames, waitNanoseconds: context.waitNanoseconds)
+            if context.attachTimePitch { voice.attachTimePitch(sampleRate: context.sampleRate, maxFrames: context.periodFrames) }
+            // The same track (by name, at the same place) plays its old material until the new is read.
+            var fallback: PlaybackStrip?
+            if let previous, i < previous.strips.count, previous.spec.tracks[i].name == track.name {
+                fallback = previous.strips[i]
+                fallback?.dropFallbackIfDone()
+            }
+            let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
+                                      periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
+                                      fallback: fallback)
+            strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+            strips.append(strip)
+        }
+        var unusedInputs = previous.map { p in zip(p.inputs, (0..<p.inputCount).map { p.trackOfInput[$0] }).map { ($0.0, p.spec.tracks[$0.1].name) } } ?? []
+        var inputs: [InputStrip] = []
+        var inputTracks: [Int] = []
+        for (i, track) in spec.tracks.enumerated() {
+            guard let input = track.input else { continue }
+            if let at = unusedInputs.firstIndex(where: { $0.0.spec == input && $0.1 == track.name }) {
+                inputs.append(unusedInputs.remove(at: at).0)
+            } else {
+                inputs.append(InputStrip(spec: input, captureChannels: context.captureChannels, sampleRate: context.sampleRate,
+                                         periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
+                                         retroSeconds: spec.retroSeconds))
+            }
+            inputTracks.append(i)
+        }
+        var master: ChainInstance?
+        if let previous, previous.spec.masterChain == spec.masterChain {
+            master = previous.masterChain
+        } else if let previous, let old = previous.masterChain, Graph.canRetune(previous.spec.masterChain, to: spec.masterChain, instance: old) {
+            Graph.retune(old, to: spec.masterChain)
+            master = old
+        } else if !spec.masterChain.entries.isEmpty {
+            let instance = spec.masterChain.instantiate()
+            instance.prepare(format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2), maxFrames: context.periodFrames)
+            master = instance
+        }
+        return Graph(generation: generation, spec: spec, strips: strips, inputs: inputs, inputTracks: inputTracks,
+                     masterChain: master)
+    }
+
+    /// Whether a live `instance` of chain `old` can become `new` by setting parameters: the
+    /// same nodes in the same order (an empty chain has no instance).
+    static func canRetune(_ old: Chain, to new: Chain, instance: ChainInstance?) -> Bool {
+        if old == new { return true }
+        guard instance != nil, old.entries.count == new.entries.count, !new.entries.isEmpty else { return false }
+        return zip(old.entries, new.entries).allSatisfy { $0.node == $1.node }
+    }
+
+    /// Sets every parameter of `instance` to what `chain` says (defaults where it says
+    /// nothing). Nodes smooth the change. Control thread (parameters are atomics).
+    static func retune(_ instance: ChainInstance, to chain: Chain) {
+        for (node, entry) in zip(instance.nodes, chain.entries) {
+            let parameters = node.parameters
+            for (index, definition) in parameters.definitions.enumerated() {
+                if let s = entry.settings.first(where: { $0.parameter == definition.id }) {
+                    parameters.set(index, s.value)
+                } else {
+                    parameters.set(index, definition.defaultValue)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+
+/// What the engine should play and hear: every track's material, chain, mixer settings and
+/// (for tracks that listen to the device) input, plus the master chain. A value built on the
+/// control thread from a session; ``Engine/apply(_:)`` turns it into a live graph, reusing
+/// whatever did not change.
+public struct GraphSpec: Sendable, Equatable {
+    /// One region and the file it plays from. Regions with a rate other than 1 have already
+    /// been resolved to their 1× render (``StretchedRegionCache``).
+    public struct Source: Sendable, Equatable {
+        /// Absolute path of the audio file.
+        public var path: String
+        /// The region, at rate 1, with its gain and fades.
+        public var region: Region
+
+        /// Creates a source.
+        public init(path: String, region: Region) {
+            self.path = path
+            self.region = region
+        }
+    }
+
+    /// Where a track listens: device channels, the chain recorded through, monitoring.
+    public struct Input: Sendable, Equatable {
+        /// Device input channels, 1-based, in file order (one, or a stereo pair).
+        public var deviceChannels: [Int]
+        /// The input chain (what is recorded, and what monitoring hears).
+        public var chain: Chain
+        /// When the input is heard in place of the track's playback.
+        public var monitoring: MonitoringMode
+
+        /// Creates an input.
+        public init(deviceChannels: [Int], chain: Chain = Chain(), monitoring: MonitoringMode = .off) {
+            self.deviceChannels = deviceChannels
+            self.chain = chain
+            self.monitoring = monitoring
+        }
+    }
+
+    /// One track.
+    public struct Track: Sendable, Equatable {
+        /// Display name.
+        public var name: String
+        /// The regions that play.
+        public var sources: [Source]
+        /// 1 (mono) or 2 (stereo): the widest source or input, capped at 2.
+        public var channelCount: Int
+        /// The playback chain (empty: none), before the fader.
+        public var chain: Chain
+        /// Fader in dB (−∞ allowed).
+        public var gainDecibels: Double
+        /// −1 hard left … +1 hard right.
+        public var pan: Double
+        /// Silenced.
+        public var mute: Bool
+        /// Soloed: when any track is, only soloed tracks are heard.
+        public var solo: Bool
+        /// The track's input while it is armed (nil: it does not listen).
+        public var input: Input?
+
+        /// Creates a track.
+        public init(name: String, sources: [Source], channelCount: Int, chain: Chain = Chain(), gainDecibels: Double = 0,
+                    pan: Double = 0, mute: Bool = false, solo: Bool = false, input: Input? = nil) {
+            self.name = name
+            self.sources = sources
+            self.channelCount = channelCount
+            self.chain = chain
+            self.gainDecibels = gainDecibels
+            self.pan = pan
+            self.mute = mute
+            self.solo = solo
+            self.input = input
+        }
+    }
+
+    /// The tracks, in session order (the engine's track numbers are these indices).
+    public var tracks: [Track]
+    /// Frames per second of every position.
+    public var sampleRate: Int
+    /// The master chain (empty: none), on the stereo mix.
+    public var masterChain = Chain()
+    /// The master fader in dB.
+    public var masterGainDecibels = 0.0
+    /// Tempo and meter, for tempo-synced nodes and the click.
+    public var tempoMap: TempoMap
+    /// Seconds of every input kept in memory for retroactive capture (nil: none).
+    public var retroSeconds: Double?
+
+    /// Creates a spec.
+    public init(tracks: [Track], sampleRate: Int, tempoMap: TempoMap? = nil) {
+        self.tracks = tracks
+        self.sampleRate = sampleRate
+        self.tempoMap = tempoMap ?? TempoMap(sampleRate: sampleRate, tempoBPM: 120,
+                                             timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
+    }
+
+    /// First timeline frame after the last region.
+    public var endFrame: Int64 { tracks.flatMap(\.sources).map(\.region.timelineEndFrame).max() ?? 0 }
+
+    /// Every track of `session` with its active regions, chains and mixer settings; tracks in
+    /// `listening` (default: the armed ones) get their input. Opens each file once to learn
+    /// its channel count; renders regions with a rate other than 1 into the session's cache
+    /// first (once; later specs reuse the render). A chain that does not parse throws
+    /// ``ChainContextError``. Control thread.
+    public init(session: Session, folder: SessionFolder, listening: Set<Int>? = nil) throws {
+        let cache = StretchedRegionCache(folder: folder)
+        var tracks: [Track] = []
+        for (i, t) in session.tracks.enumerated() {
+            var sources: [Source] = []
+            var width = 1
+            // Of each stack of takes only the chosen one plays.
+            for r in t.activeRegions where r.lengthFrames > 0 {
+                let (region, path) = try cache.playable(r)
+                let reader = try AudioFileReader(path: path, blockFrames: 16)
+                width = max(width, min(reader.channelCount, 2))
+                sources.append(Source(path: path, region: region))
+            }
+            let chain: Chain
+            do { chain = try Chain(parsing: t.playbackChain) } catch {
+                throw ChainContextError(place: "track \(i + 1) (\(t.name)) chain", error: error)
+            }
+            var input: Input?
+            if listening?.contains(i) ?? t.armed {
+                let inputChain: Chain
+                do { inputChain = try Chain(parsing: t.inputChain) } catch {
+                    throw ChainContextError(place: "track \(i + 1) (\(t.name)) input chain", error: error)
+                }
+                let channels = t.inputChannels.isEmpty ? [1] : Array(t.inputChannels.prefix(2))
+                input = Input(deviceChannels: channels, chain: inputChain, monitoring: t.monitoring)
+                width = max(width, channels.count)
+            }
+            tracks.append(Track(name: t.name, sources: sources, channelCount: width, chain: chain,
+                                gainDecibels: t.gainDecibels, pan: t.pan, mute: t.mute, solo: t.solo, input: input))
+        }
+        self.init(tracks: tracks, sampleRate: session.sampleRate, tempoMap: session.tempoMap)
+        do { masterChain = try Chain(parsing: session.masterChain) } catch {
+            throw ChainContextError(place: "master chain", error: error)
+        }
+    }
+
+    /// One file from its start, as a single centred track.
+    public init(file path: String) throws(AudioFileError) {
+        let reader = try AudioFileReader(path: path, blockFrames: 16)
+        let region = Region(file: path, timelineStartFrame: 0, lengthFrames: reader.frameCount)
+        let track = Track(name: path, sources: [Source(path: path, region: region)], channelCount: min(reader.channelCount, 2))
+        self.init(tracks: [track], sampleRate: reader.sampleRate)
+    }
+}

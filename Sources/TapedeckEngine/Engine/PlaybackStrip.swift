@@ -1,0 +1,227 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+import TapedeckCore
+import TapedeckDSP
+
+/// A track's mixer settings as atomics: the control thread stores, the audio thread reads them
+/// every period. So a fader move, a mute or a solo can never be lost in a full command queue,
+/// and never needs a new graph.
+final class MixerControls: @unchecked Sendable {
+    private let gainBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let panBits = Atomic<UInt32>(Float(0).bitPattern)
+    private let flags = Atomic<UInt8>(0)
+
+    /// Stores new settings. Control thread.
+    func set(gainDecibels: Double, pan: Double, mute: Bool, solo: Bool) {
+        let linear = gainDecibels.isFinite || gainDecibels < 0 ? Float(Decibels.toLinear(gainDecibels)) : 1
+        gainBits.store((linear.isFinite ? max(linear, 0) : 0).bitPattern, ordering: .relaxed)
+        panBits.store(Float(pan.isFinite ? min(max(pan, -1), 1) : 0).bitPattern, ordering: .relaxed)
+        flags.store((mute ? 1 : 0) | (solo ? 2 : 0), ordering: .relaxed)
+    }
+
+    /// Audio thread: relaxed loads.
+    @inline(__always) var gain: Float { Float(bitPattern: gainBits.load(ordering: .relaxed)) }
+    /// Audio thread: relaxed loads.
+    @inline(__always) var pan: Float { Float(bitPattern: panBits.load(ordering: .relaxed)) }
+    /// Audio thread: relaxed loads.
+    @inline(__always) var mute: Bool { flags.load(ordering: .relaxed) & 1 != 0 }
+    /// Audio thread: relaxed loads.
+    @inline(__always) var solo: Bool { flags.load(ordering: .relaxed) & 2 != 0 }
+}
+
+/// One track's playback path inside a graph: its voice (disk → ring → time-pitch), its
+/// playback chain, its mixer controls and its post-fader meter.
+///
+/// A strip is reused by the next graph when the track's material and chain did not change
+/// (its chain keeps its state, nothing is heard to change). When they did, the new strip
+/// starts with the old one as its *fallback*: the old material keeps playing until the new
+/// voice has its first frames, then the new strip takes over at a period boundary.
+final class PlaybackStrip: @unchecked Sendable {
+    let voice: TrackVoice
+    let chain: ChainInstance?
+    /// The chain as parsed (after any retuning), to compare with the next spec. Control thread.
+    var chainSpec: Chain
+    let channelCount: Int
+    /// The strip's pre-fader signal for this period, then (in place) post-fader.
+    let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let controls = MixerControls()
+    let meter: LevelMeter
+    /// Frames the chain delays the track by; the voice reads that far ahead to make up for it.
+    let latencyFrames: Int
+    private let periodFrames: Int
+    /// What played before this strip, kept alive until the hand-over (control thread drops it after).
+    private(set) var fallback: PlaybackStrip?
+    private let fallbackRef: Unmanaged<PlaybackStrip>?
+    /// Set (releasing) by the audio thread once this strip plays its own material.
+    let handedOver = Atomic<Bool>(false)
+    /// Underrun frames so far (the audio thread adds).
+    let underrunFrames = Atomic<Int64>(0)
+
+    // Audio thread: the fader and pan gains reached at the end of the last period.
+    var appliedGain: Float = .nan
+    var appliedLeft: Float = 0
+    var appliedRight: Float = 0
+
+    /// Builds the strip (instantiating and preparing its chain). Control thread.
+    init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, periodFrames: Int,
+         meterWindowFrames: Int, fallback: PlaybackStrip?) {
+        self.voice = voice
+        channelCount = voice.channelCount
+        chainSpec = spec
+        self.periodFrames = periodFrames
+        if let instance {
+            chain = instance
+        } else if spec.entries.isEmpty {
+            chain = nil
+        } else {
+            let instance = spec.instantiate()
+            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: periodFrames)
+            chain = instance
+        }
+        latencyFrames = chain?.latencyFrames ?? 0
+        buffers = .allocate(capacity: channelCount)
+        for c in 0..<channelCount {
+            (buffers + c).initialize(to: .allocate(capacity: periodFrames))
+            buffers[c].initialize(repeating: 0, count: periodFrames)
+        }
+        meter = LevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames)
+        self.fallback = fallback
+        fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
+        if fallback == nil { handedOver.store(true, ordering: .relaxed) }
+    }
+
+    deinit {
+        for c in 0..<channelCount { buffers[c].deallocate() }
+        buffers.deallocate()
+    }
+
+    /// Lets go of the fallback once the audio thread has handed over. Control thread.
+    func dropFallbackIfDone() {
+        if fallback != nil && handedOver.load(ordering: .acquiring) { fallback = nil }
+    }
+
+    /// Renders this period's pre-fader signal into ``buffers``: the monitored input when
+    /// `monitor` is given, otherwise the track's material (through time-pitch when
+    /// `timePitch` is engaged) and its chain. While stopped the chain still runs on silence,
+    /// so tails fade out instead of freezing. Returns the underrun frames.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func render(frameCount n: Int, rolling: Bool, seq: Int64, timePitch: LiveTimePitch,
+                transport: TransportInfo, monitor: UnsafePointer<UnsafeMutablePointer<Float>>?, monitorChannels: Int) -> Int {
+        if let monitor {
+            copy(monitor, channels: monitorChannels, frameCount: n)
+            return 0
+        }
+        guard rolling else {
+            // Standing: take up a new seek at once, so its stale frames leave the ring and
+            // the disk can fill it for the next start.
+            voice.settle(seq: seq + Int64(latencyFrames))
+            for c in 0..<channelCount { buffers[c].update(repeating: 0, count: n) }
+            processChain(frameCount: n, transport: transport)
+            return 0
+        }
+        if let fallbackRef, !handedOver.load(ordering: .relaxed) {
+            // Under time-pitch the voices read at their own pace: hand over where the old
+            // one has got to, and restart the new one's processors there.
+            let fallbackSeq = fallbackRef._withUnsafeGuaranteedRef { $0.voice.sequentialSeq }
+            let ready = timePitch.engaged
+                ? voice.timePitchReady.load(ordering: .acquiring) && voice.hasData(atSeq: fallbackSeq, frameCount: n)
+                : voice.hasData(atSeq: seq + Int64(latencyFrames), frameCount: n)
+            if !ready {
+                let missing = fallbackRef._withUnsafeGuaranteedRef {
+                    $0.render(frameCount: n, rolling: true, seq: seq, timePitch: timePitch, transport: transport,
+                              monitor: nil, monitorChannels: 0)
+                }
+                fallbackRef._withUnsafeGuaranteedRef { copy($0.buffers, channels: $0.channelCount, frameCount: n) }
+                return missing
+            }
+            handedOver.store(true, ordering: .releasing)
+            if timePitch.engaged { voice.restartTimePitch(atSeq: fallbackSeq) }
+        }
+        var missing = 0
+        if timePitch.engaged, let stretcher = voice.stretcher, let varispeed = voice.varispeed {
+            if timePitch.varispeed {
+                let got = varispeed.render(into: buffers, frameCount: n, speed: timePitch.speed)
+                for c in 0..<channelCount where got < n { (buffers[c] + got).update(repeating: 0, count: n - got) }
+            } else {
+                stretcher.set(speed: timePitch.speed, pitchScale: timePitch.pitchScale)
+                stretcher.render(into: buffers, frameCount: n)
+            }
+        } else {
+            let ahead = seq + Int64(latencyFrames)
+            if latencyFrames > 0 { primeIfAdopted(seq: seq, transport: transport) }
+            missing = voice.pull(into: buffers, frameCount: n, seq: ahead)
+            voice.sequentialSeq = ahead + Int64(n)
+        }
+        processChain(frameCount: n, transport: transport)
+        if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
+        return missing
+    }
+
+    /// After the voice took a new seek (a locate, the start of play), feeds the chain its
+    /// latency's worth of the frames just before the ones it will play and drops the output,
+    /// so from then on the chain's output lines up with the timeline (as in export).
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func primeIfAdopted(seq: Int64, transport: TransportInfo) {
+        voice.settle(seq: seq)
+        guard voice.adoptedSincePrime, let chain else { return }
+        voice.adoptedSincePrime = false
+        chain.reset()
+        var left = latencyFrames
+        var at = seq
+        while left > 0 {
+            let k = min(left, periodFrames)
+            _ = voice.pull(into: buffers, frameCount: k, seq: at)
+            var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
+                                        frameCount: k, transport: transport)
+            chain.process(&context)
+            left -= k
+            at += Int64(k)
+        }
+    }
+
+    @inline(__always)
+    private func processChain(frameCount n: Int, transport: TransportInfo) {
+        guard let chain else { return }
+        var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
+                                    frameCount: n, transport: transport)
+        chain.process(&context)
+    }
+
+    /// Copies `channels` into the strip's buffers: mono spreads to both sides, a pair folds
+    /// to mono at half level each.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func copy(_ source: UnsafePointer<UnsafeMutablePointer<Float>>, channels: Int, frameCount n: Int) {
+        if channels == channelCount || channels == 1 {
+            for c in 0..<channelCount { buffers[c].update(from: source[min(c, channels - 1)], count: n) }
+        } else {
+            for i in 0..<n { buffers[0][i] = (source[0][i] + source[1][i]) * 0.5 }
+        }
+    }
+}
+
+/// The audio thread's view of speed, mode and pitch.
+struct LiveTimePitch {
+    /// Whether the processors run (once anything but plain 1× has been asked for).
+    var engaged = false
+    var speed = 1.0
+    var varispeed = false
+    var pitchScale = 1.0
+}
+
+extension LiveTimePitch {
+    /// Takes new settings from the command queue. Pitch shift applies in stretch mode; in
+    /// varispeed mode pitch follows speed and the shift is ignored.
+    ///
+    /// Audio thread: arithmetic only.
+    mutating func apply(speed newSpeed: Double, varispeed isVarispeed: Bool, pitchSemitones: Double) {
+        speed = newSpeed
+        varispeed = isVarispeed
+        pitchScale = exp2(pitchSemitones / 12)
+    }
+}

@@ -1,0 +1,339 @@
+import TapedeckCore
+import TapedeckDSP
+
+extension RenderCore {
+    /// The host clock for nodes: tempo-synced nodes follow the session's tempo as heard, so at
+    /// speed s the tempo they see is s × the session's.
+    ///
+    /// Audio thread: arithmetic only.
+    @inline(__always)
+    func transportInfo(_ g: Graph) -> TransportInfo {
+        let map = g.tempoMap
+        return TransportInfo(tempoBPM: map.tempoBPM * speedFactor, beatPosition: Double(position) / map.framesPerBeat,
+                             beatsPerBar: map.timeSignature.beatsPerBar, beatUnit: map.timeSignature.beatUnit,
+                             sampleRate: Double(sampleRate), timelineFrame: position,
+                             isPlaying: state == .rolling, isRecording: takes != nil, isCycling: route.loops)
+    }
+
+    /// Every listening track takes its input: chain, meter, retroactive memory.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func processInputs(_ g: Graph, input: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, transport: TransportInfo) {
+        for i in 0..<g.inputCount {
+            g.inputTable[i]._withUnsafeGuaranteedRef { strip in
+                strip.retro?.currentDeviceFrame = deviceFrame
+                strip.process(input: input, frameCount: n, transport: transport)
+            }
+        }
+    }
+
+    /// Where (device frames into this period, 0 ≤ o < n) the rolling transport passes
+    /// timeline frame `frame`, or nil when it does not this period.
+    ///
+    /// Audio thread: arithmetic only.
+    func crossing(_ frame: Int64, frameCount n: Int) -> Int64? {
+        guard state == .rolling else { return nil }
+        let speed = speedFactor
+        let span = Double(n) * speed + fraction
+        let until = route.framesUntilWrap(from: position)
+        let first = min(span, Double(until))
+        if frame >= position && Double(frame - position) < first {
+            return Int64(Double(frame - position) / speed)
+        }
+        if span > Double(until), frame >= route.loopStart, Double(frame - route.loopStart) < span - Double(until) {
+            return Int64((Double(until) + Double(frame - route.loopStart)) / speed)
+        }
+        return nil
+    }
+
+    /// Offset into this stretch of input (device frames from `deviceFrame`) of played
+    /// device frame `played`, clamped to 0…n, overflow-safe.
+    @inline(__always)
+    private func inputOffset(ofPlayed played: Int64, latency: Int64, frameCount n: Int) -> Int {
+        if played == .max { return n }
+        let (shifted, o1) = played.addingReportingOverflow(latency)
+        if o1 { return n }
+        let (offset, o2) = shifted.subtractingReportingOverflow(deviceFrame)
+        if o2 { return offset < 0 ? n : 0 }
+        return Int(min(max(offset, 0), Int64(n)))
+    }
+
+    /// Works out the takes' gate for this stretch of `frameCount` device frames and pushes
+    /// what it keeps into every take's ring (`silence`: device time lost in an xrun). A full
+    /// ring loses frames, which are counted and become silence in the take.
+    ///
+    /// Audio thread: no allocation, no locks; waits only with ``EngineOptions/waitsForDisk``.
+    func keepTakes(_ g: Graph, frameCount n: Int, silence: Bool) {
+        guard let takesRef = takes else { return }
+        var ended = false
+        takesRef._withUnsafeGuaranteedRef { set in
+            let gate = set.gate
+            if set.startDevice == .max && !silence {
+                if let point = gate.recordPoint {
+                    if let o = crossing(point, frameCount: n) {
+                        set.startDevice = deviceFrame + o
+                        set.recordPointFrame.store(point, ordering: .relaxed)
+                    }
+                } else if state == .rolling {
+                    // At once: from the input that belongs to what is heard now.
+                    set.startDevice = deviceFrame - gate.latencyFrames
+                    let back = Int64(Double(gate.latencyFrames) * speedFactor)
+                    set.recordPointFrame.store(position - back, ordering: .relaxed)
+                }
+                if set.startDevice != .max, let maxFrames = gate.maxFrames {
+                    let (end, overflow) = set.startDevice.addingReportingOverflow(maxFrames)
+                    set.endDevice = min(set.endDevice, overflow ? .max : end)
+                }
+            }
+            if set.startDevice != .max && !silence, let end = gate.endFrame, let o = crossing(end, frameCount: n) {
+                set.endDevice = min(set.endDevice, deviceFrame + o)
+            }
+            let latency = gate.latencyFrames
+            let from = inputOffset(ofPlayed: set.startDevice, latency: latency, frameCount: n)
+            let to = max(from, inputOffset(ofPlayed: set.endDevice, latency: latency, frameCount: n))
+            if to > from {
+                for l in 0..<set.lanes.count {
+                    set.laneTable[l]._withUnsafeGuaranteedRef { lane in
+                        push(lane, graph: g, from: from, count: to - from, keptBefore: set.keptFrames, silence: silence)
+                    }
+                }
+                if set.keptFrames == 0 { set.startedFlag.store(true, ordering: .releasing) }
+                set.keptFrames += Int64(to - from)
+                set.framesKept.store(set.keptFrames, ordering: .releasing)
+                writer.signal()
+            }
+            if set.endDevice != .max {
+                let (heard, overflow) = (deviceFrame + Int64(n)).subtractingReportingOverflow(latency)
+                if !overflow && heard >= set.endDevice { ended = true }
+            }
+        }
+        if ended { endTakes() }
+    }
+
+    /// Pushes `count` frames from `from` of the lane's track input (wet, dry or both) into
+    /// its ring; what does not fit is dropped and recorded as a gap.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func push(_ lane: TakeLane, graph g: Graph, from: Int, count: Int, keptBefore: Int64, silence: Bool) {
+        let request = lane.request
+        let channels = request.channelCount
+        let inputIndex = request.track >= 0 && request.track < g.trackCount ? g.inputForTrack[request.track] : -1
+        var sources: UnsafePointer<UnsafeMutablePointer<Float>>? = nil
+        if inputIndex >= 0 && !silence {
+            g.inputTable[inputIndex]._withUnsafeGuaranteedRef { strip in
+                let have = strip.channelCount
+                for c in 0..<channels {
+                    let k = min(c, have - 1)
+                    ringSources[c] = request.recordsDry ? strip.dry[k] : strip.wet[k]
+                    if lane.dryWriter != nil { ringSources[channels + c] = strip.dry[k] }
+                }
+            }
+            sources = UnsafePointer(ringSources)
+        }
+        var pushed = lane.ring.push(sources, frameCount: count, sourceOffset: from)
+        var waited: Int64 = 0
+        while pushed < count && waitsForDisk && waited < 2_000_000_000 {
+            writer.signal()
+            sleepNanoseconds(500_000)
+            waited += 500_000
+            pushed += lane.ring.push(sources, frameCount: count - pushed, sourceOffset: from + pushed)
+        }
+        if pushed < count {
+            let lost = Int64(count - pushed)
+            _ = lane.gaps.push(TakeGap(frame: keptBefore + Int64(pushed), count: lost))
+            lane.droppedFrames.add(lost, ordering: .relaxed)
+            shared.board.droppedFrames.add(lost, ordering: .relaxed)
+            shared.events.push(EngineEvent(kind: .captureDropped, frame: keptBefore + Int64(pushed), frames: lost,
+                                           track: request.track))
+        }
+    }
+
+    /// Ends the running pass: no more input is kept; the writer finishes the files.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func endTakes() {
+        guard let ref = takes else { return }
+        takes = nil
+        ref._withUnsafeGuaranteedRef { set in
+            for i in 0..<set.lanes.count {
+                let track = set.laneTable[i]._withUnsafeGuaranteedRef { $0.request.track }
+                if track >= 0 && track < recordingTrackCapacity { recordingTracks[track] = false }
+            }
+            set.endedFlag.store(true, ordering: .releasing)
+        }
+        writer.signal()
+    }
+
+    /// Renders every track and mixes it onto the bus: the monitored input or the material,
+    /// fader (mute and solo included) ramped over the period so a change never clicks, the
+    /// post-fader meter, pan.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func mixTracks(_ g: Graph, frameCount n: Int, transport: TransportInfo) {
+        bus[0].update(repeating: 0, count: n)
+        bus[1].update(repeating: 0, count: n)
+        var soloed = false
+        for i in 0..<g.trackCount where !soloed { soloed = g.stripTable[i]._withUnsafeGuaranteedRef { $0.controls.solo } }
+        let rolling = state == .rolling
+        var lowest = 1.0
+        for i in 0..<g.trackCount {
+            let inputIndex = g.inputForTrack[i]
+            var monitor: UnsafePointer<UnsafeMutablePointer<Float>>? = nil
+            var monitorChannels = 0
+            if inputIndex >= 0 {
+                g.inputTable[inputIndex]._withUnsafeGuaranteedRef { input in
+                    let recording = i < recordingTrackCapacity && recordingTracks[i]
+                    let hears: Bool
+                    switch input.monitoring {
+                    case .off: hears = false
+                    case .input: hears = true
+                    case .auto: hears = recording || !rolling
+                    }
+                    if hears {
+                        monitor = UnsafePointer(input.wet)
+                        monitorChannels = input.channelCount
+                    }
+                }
+            }
+            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, timePitch: timePitch, transport: transport,
+                                           monitor: monitor, monitorChannels: monitorChannels)
+                if missing > 0 {
+                    shared.board.underrunFrames.add(Int64(missing), ordering: .relaxed)
+                    shared.events.push(EngineEvent(kind: .playbackUnderrun, frame: position, frames: Int64(missing), track: i))
+                }
+                fadeAndPan(strip, soloed: soloed, frameCount: n)
+                lowest = min(lowest, strip.voice.fill)
+            }
+        }
+        shared.board.playbackFillPermille.store(Int(lowest * 1000), ordering: .relaxed)
+        if lowest < 0.5 { reader.signal() }
+    }
+
+    /// Fader (with mute and solo) in place, the post-fader meter, then pan onto the bus.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func fadeAndPan(_ strip: PlaybackStrip, soloed: Bool, frameCount n: Int) {
+        let controls = strip.controls
+        let audible = !controls.mute && (!soloed || controls.solo)
+        let target: Float = audible ? controls.gain : 0
+        let pan = PanLaw.gains(channelCount: strip.channelCount, pan: Double(controls.pan))
+        let left = Float(pan.left), right = Float(pan.right)
+        if strip.appliedGain.isNaN {
+            strip.appliedGain = target
+            strip.appliedLeft = left
+            strip.appliedRight = right
+        }
+        let from = strip.appliedGain
+        for c in 0..<strip.channelCount { RenderCore.ramp(strip.buffers[c], frameCount: n, from: from, to: target) }
+        strip.appliedGain = target
+        strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n)
+        let second = strip.channelCount > 1 ? strip.buffers[1] : strip.buffers[0]
+        MixKernels.accumulate(strip.buffers[0], into: bus[0], frameCount: n, startGain: strip.appliedLeft, endGain: left)
+        MixKernels.accumulate(second, into: bus[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
+        strip.appliedLeft = left
+        strip.appliedRight = right
+    }
+
+    /// Multiplies `buffer` by a gain gliding from `from` to `to` across the block.
+    ///
+    /// Audio thread: arithmetic only.
+    @inline(__always)
+    static func ramp(_ buffer: UnsafeMutablePointer<Float>, frameCount n: Int, from: Float, to: Float) {
+        if from == to {
+            if to != 1 { MixKernels.scale(buffer, frameCount: n, gain: to) }
+            return
+        }
+        let step = (to - from) / Float(max(n, 1))
+        var g = from
+        for i in 0..<n {
+            g += step
+            buffer[i] *= g
+        }
+    }
+
+    /// The master chain and fader on the bus, the master meter, then the device's outputs
+    /// (a mono device gets the two sides folded; outputs beyond two are silent).
+    ///
+    /// Audio thread: no allocation, no locks.
+    func master(_ g: Graph, output: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int) {
+        if let chain = g.masterChain {
+            var context = RenderContext(inPlace: UnsafeBufferPointer(start: bus, count: 2), frameCount: n, transport: transportInfo(g))
+            chain.process(&context)
+        }
+        let target = Float(bitPattern: shared.masterGainBits.load(ordering: .relaxed))
+        RenderCore.ramp(bus[0], frameCount: n, from: appliedMasterGain, to: target)
+        RenderCore.ramp(bus[1], frameCount: n, from: appliedMasterGain, to: target)
+        appliedMasterGain = target
+        masterMeter.measure(bus, available: 2, frameCount: n)
+        if playbackChannels == 1 {
+            for i in 0..<n { output[0][i] = (bus[0][i] + bus[1][i]) * 0.5 }
+            output[1].update(repeating: 0, count: n)
+        } else {
+            output[0].update(from: bus[0], count: n)
+            output[1].update(from: bus[1], count: n)
+        }
+        var c = 2
+        while c < playbackChannels {
+            output[c].update(repeating: 0, count: n)
+            c += 1
+        }
+    }
+
+    /// The metronome onto its outputs while rolling (only while takes run, when so set; never
+    /// past its end frame). It is added after the master meter and never reaches a take.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func addClick(output: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, transport: TransportInfo) {
+        guard clickOn, state == .rolling, !clickRecordingOnly || takes != nil, position < clickUntil else { return }
+        clickBuffer[0].update(repeating: 0, count: n)
+        var context = RenderContext(inPlace: UnsafeBufferPointer(start: clickBuffer, count: 1), frameCount: n, transport: transport)
+        clickNode.process(&context)
+        for i in 0..<clickOutputCount {
+            let ch = clickOutputs[i]
+            if ch < max(playbackChannels, 2) {
+                MixKernels.accumulate(clickBuffer[0], into: output[ch], frameCount: n, startGain: 1, endGain: 1)
+            }
+        }
+    }
+
+    /// Moves the playhead on by `deviceFrames` of device time (× speed on the timeline),
+    /// round the loop, through a pending loop switch, stopping at the end frame.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func advance(deviceFrames: Int64) {
+        let exact = Double(deviceFrames) * speedFactor + fraction
+        let whole = exact.rounded(.down)
+        fraction = exact - whole
+        let frames = Int64(whole)
+        let until = route.framesUntilWrap(from: position)
+        if let next = pendingRoute, seq + frames >= routeSwitchSeq {
+            let first = max(0, routeSwitchSeq - seq)
+            position = next.advance(route.advance(position, by: first), by: frames - first)
+            route = next
+            pendingRoute = nil
+        } else {
+            position = route.advance(position, by: frames)
+        }
+        if until <= frames && pendingRoute == nil {
+            let at = deviceFrame + Int64(Double(until - 1) / speedFactor) + 1
+            shared.log.append(deviceFrame: at, timelineFrame: route.loopStart, speed: speedFactor)
+        }
+        seq += frames
+        if position >= endFrame {
+            position = endFrame
+            stopAtEnd()
+        }
+    }
+
+    /// The transport reached its end frame: it stops there.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func stopAtEnd() {
+        endTakes()
+        state = .stopped
+        seekAll(seqStart: seq, timeline: position, route: route, continuesOld: false)
+        shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
+    }
+}

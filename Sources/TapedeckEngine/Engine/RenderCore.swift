@@ -1,0 +1,437 @@
+import Synchronization
+import TapedeckCore
+import TapedeckDSP
+
+/// The atomics and queues the control thread and the audio thread share.
+final class EngineShared: @unchecked Sendable {
+    let board = StatusBoard()
+    let commands = SPSCQueue<EngineCommand>(capacity: 256)
+    let events = SPSCQueue<EngineEvent>(capacity: 4096)
+    /// The serial of the latest stop asked for (stop is a value, never a queued command).
+    let stopSerial = Atomic<UInt64>(0)
+    /// A graph waiting to be swapped in (an unretained `Graph`; the control thread keeps it alive).
+    let pendingGraph = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// The master fader, linear.
+    let masterGainBits = Atomic<UInt32>(Float(1).bitPattern)
+    /// Set (releasing) once every voice has its time-pitch processors; the audio thread only
+    /// engages them after seeing it.
+    let timePitchReady = Atomic<Bool>(false)
+    let log = TransportLog()
+}
+
+/// The engine's audio thread: the device calls ``renderCycle(input:output:frameCount:)``
+/// once per period, and everything here belongs to that thread once the device runs.
+///
+/// A cycle: swap in a waiting graph, apply the commands, take the inputs (meters, monitoring,
+/// retroactive memory), keep what the takes' gate lets through, render every track
+/// (disk → time-pitch → chain → fader → pan) onto the bus, run the master chain and fader,
+/// add the click, move the transport.
+///
+/// No allocation, no locks, no logging, no throwing, no files, anywhere below.
+final class RenderCore: AudioDeviceClient, @unchecked Sendable {
+    let shared: EngineShared
+    let reader: DiskReader
+    let writer: CaptureWriter
+    let periodFrames: Int
+    let sampleRate: Int
+    let playbackChannels: Int
+    let waitsForDisk: Bool
+    let handoverFrames: Int64
+    let holdLimitFrames: Int64
+    let stallAtFrame: Int64
+    let stallNanoseconds: Int64
+    let probe: (any AudioThreadProbe)?
+
+    // Transport.
+    var graph: Unmanaged<Graph>?
+    var position: Int64
+    /// Timeline frames rolled through since the start (the voices' sequence numbers).
+    var seq: Int64 = 0
+    /// Device frames since the start, xruns included.
+    var deviceFrame: Int64 = 0
+    var fraction = 0.0
+    var state = EngineTransportState.stopped
+    var holdSince: Int64 = 0
+    var route = PlayRoute.straight
+    var pendingRoute: PlayRoute?
+    var routeSwitchSeq: Int64 = 0
+    var epoch: Int64 = 0
+    var endFrame: Int64 = .max
+    var timePitch = LiveTimePitch()
+    var handledStopSerial: UInt64 = 0
+    var stalled = false
+    /// When the current cycle began (its DSP load is measured from here).
+    var cycleBegan: Int64 = 0
+
+    // Takes.
+    var takes: Unmanaged<TakeSet>?
+    /// Per track: whether a take of the running pass records it (auto monitoring hears it).
+    let recordingTracks: UnsafeMutablePointer<Bool>
+    let recordingTrackCapacity = 4096
+    let ringSources: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+
+    // Mix.
+    let bus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    var appliedMasterGain: Float = 1
+    let masterMeter: LevelMeter
+    let clickNode: MetronomeNode
+    let clickBuffer: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let clickOutputs: UnsafeMutablePointer<Int>
+    let clickOutputCount: Int
+    var clickOn = false
+    var clickRecordingOnly = false
+    var clickUntil: Int64 = .max
+
+    // DSP load.
+    let periodNanoseconds: Int64
+    let meterWindowFrames: Int
+    var busiestNanoseconds: Int64 = 0
+    var loadFrames = 0
+
+    init(shared: EngineShared, reader: DiskReader, writer: CaptureWriter, configuration: DeviceConfiguration,
+         options: EngineOptions, clickOutputs outputs: [Int], startFrame: Int64) {
+        self.shared = shared
+        self.reader = reader
+        self.writer = writer
+        periodFrames = configuration.periodFrames
+        sampleRate = configuration.sampleRate
+        playbackChannels = configuration.playbackChannels
+        waitsForDisk = options.waitsForDisk || !configuration.isPaced
+        handoverFrames = max(options.handoverFrames, Int64(configuration.periodFrames))
+        holdLimitFrames = waitsForDisk ? .max : (options.holdLimitFrames ?? Int64(configuration.sampleRate))
+        stallAtFrame = options.stallAtFrame ?? .max
+        stallNanoseconds = Int64(options.stallMilliseconds) * 1_000_000
+        probe = options.audioThreadProbe
+        position = startFrame
+        let n = periodFrames
+        func buffers(_ count: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
+            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: count)
+            for c in 0..<count {
+                (table + c).initialize(to: .allocate(capacity: n))
+                table[c].initialize(repeating: 0, count: n)
+            }
+            return table
+        }
+        bus = buffers(2)
+        clickBuffer = buffers(1)
+        ringSources = .allocate(capacity: 4)
+        ringSources.initialize(repeating: bus[0], count: 4)
+        recordingTracks = .allocate(capacity: recordingTrackCapacity)
+        recordingTracks.initialize(repeating: false, count: recordingTrackCapacity)
+        meterWindowFrames = max(configuration.sampleRate / 10, n)
+        masterMeter = LevelMeter(channelCount: 2, windowFrames: meterWindowFrames)
+        periodNanoseconds = Int64(n) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
+        clickNode = MetronomeNode()
+        clickNode.prepare(format: NodeFormat(sampleRate: Double(configuration.sampleRate), channelCount: 1), maxFrames: n)
+        let usable = outputs.map { $0 - 1 }.filter { $0 >= 0 && $0 < max(configuration.playbackChannels, 2) }
+        clickOutputCount = usable.count
+        clickOutputs = .allocate(capacity: max(usable.count, 1))
+        clickOutputs.initialize(repeating: 0, count: max(usable.count, 1))
+        for (i, ch) in usable.enumerated() { clickOutputs[i] = ch }
+    }
+
+    deinit {
+        for c in 0..<2 { bus[c].deallocate() }
+        bus.deallocate()
+        clickBuffer[0].deallocate()
+        clickBuffer.deallocate()
+        ringSources.deallocate()
+        recordingTracks.deallocate()
+        clickOutputs.deallocate()
+        clickNode.release()
+    }
+
+    // MARK: - Device callbacks
+
+    /// Audio thread.
+    func audioThreadBegins(realtime: Bool) {
+        shared.board.realtime.store(realtime ? 1 : 0, ordering: .relaxed)
+        probe?.audioThreadBegins()
+    }
+
+    /// Swaps in a waiting graph and applies the commands; says whether audio moves.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func beginCycle() -> Bool {
+        cycleBegan = monotonicNanoseconds()
+        installPendingGraph()
+        applyCommands()
+        return state != .stopped || takes != nil
+    }
+
+    /// Audio thread.
+    func audioThreadEnds() {
+        probe?.audioThreadEnds()
+        shared.board.deviceRunning.store(false, ordering: .releasing)
+    }
+
+    /// One period. Audio thread: no allocation, no locks, no logging, no files.
+    func renderCycle(input: UnsafePointer<UnsafeMutablePointer<Float>>, output: UnsafePointer<UnsafeMutablePointer<Float>>,
+                     frameCount n: Int) {
+        let began = cycleBegan
+        if state == .rolling, !stalled, position >= stallAtFrame {
+            stalled = true
+            sleepNanoseconds(stallNanoseconds)
+        }
+        guard let graphRef = graph else {
+            for c in 0..<max(playbackChannels, 2) { output[c].update(repeating: 0, count: n) }
+            finishCycle(frameCount: n, began: began)
+            return
+        }
+        graphRef._withUnsafeGuaranteedRef { g in
+            if state == .starting { rollWhenReady(g, frameCount: n) }
+            let info = transportInfo(g)
+            processInputs(g, input: input, frameCount: n, transport: info)
+            keepTakes(g, frameCount: n, silence: false)
+            mixTracks(g, frameCount: n, transport: info)
+            master(g, output: output, frameCount: n)
+            addClick(output: output, frameCount: n, transport: info)
+        }
+        finishCycle(frameCount: n, began: began)
+    }
+
+    /// Moves the transport on and publishes the period's numbers.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func finishCycle(frameCount n: Int, began: Int64) {
+        if state == .rolling { advance(deviceFrames: Int64(n)) }
+        deviceFrame += Int64(n)
+        publish()
+        busiestNanoseconds = max(busiestNanoseconds, monotonicNanoseconds() - began)
+        loadFrames += n
+        if loadFrames >= meterWindowFrames {
+            shared.board.dspLoadPermille.store(Int(busiestNanoseconds * 1000 / max(periodNanoseconds, 1)), ordering: .relaxed)
+            busiestNanoseconds = 0
+            loadFrames = 0
+        }
+    }
+
+    /// The device lost `lost` frames of time: the transport moves on by as much, takes get
+    /// silence there and the retroactive memory too, so everything stays at its device time.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func deviceDidXrun(lostFrames lost: Int64) {
+        let board = shared.board
+        board.xrunCount.add(1, ordering: .relaxed)
+        shared.events.push(EngineEvent(kind: .deviceXrun, frame: position, frames: lost))
+        guard lost > 0 else { return }
+        if let graphRef = graph {
+            graphRef._withUnsafeGuaranteedRef { g in
+                var left = lost
+                while left > 0 {
+                    let k = Int(min(left, Int64(periodFrames)))
+                    keepTakes(g, frameCount: k, silence: true)
+                    for i in 0..<g.inputCount { g.inputTable[i]._withUnsafeGuaranteedRef { $0.skip(frameCount: k) } }
+                    if state == .rolling { advance(deviceFrames: Int64(k)) }
+                    deviceFrame += Int64(k)
+                    left -= Int64(k)
+                }
+            }
+        } else {
+            deviceFrame += lost
+        }
+        shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: state == .rolling ? speedFactor : 0)
+        publish()
+    }
+
+    /// Audio thread.
+    func deviceDidFail(code: Int32) {
+        shared.board.deviceErrorCode.store(code, ordering: .releasing)
+        endTakes()
+        state = .stopped
+        publish()
+    }
+
+    // MARK: - Graph and commands
+
+    /// Takes a waiting graph; its new voices ask the disk for their material (a little ahead
+    /// while rolling, so the old material plays until the new is there).
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func installPendingGraph() {
+        guard let raw = shared.pendingGraph.exchange(nil, ordering: .acquiringAndReleasing) else { return }
+        let ref = Unmanaged<Graph>.fromOpaque(raw)
+        graph = ref
+        ref._withUnsafeGuaranteedRef { g in
+            for i in 0..<g.trackCount {
+                g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                    let voice = strip.voice
+                    guard voice.wantedEpoch != epoch else { return }
+                    if state == .rolling {
+                        voice.requestSeek(epoch: epoch, seqStart: seq + handoverFrames, timelineStart: timeline(afterRolling: handoverFrames),
+                                          route: pendingRoute ?? route, continuesOld: false)
+                    } else {
+                        voice.requestSeek(epoch: epoch, seqStart: seq, timelineStart: position, route: route, continuesOld: false)
+                    }
+                }
+            }
+            shared.board.installedGeneration.store(g.generation, ordering: .releasing)
+        }
+        reader.signal()
+    }
+
+    /// Applies queued commands in order, with a stop asked for between two of them applied
+    /// between them.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func applyCommands() {
+        let stopWanted = shared.stopSerial.load(ordering: .acquiring)
+        while let command = shared.commands.pop() {
+            if stopWanted > handledStopSerial && stopWanted < command.serial {
+                stopRolling()
+                handledStopSerial = stopWanted
+            }
+            apply(command)
+            shared.board.appliedSerial.store(command.serial, ordering: .releasing)
+        }
+        if stopWanted > handledStopSerial {
+            stopRolling()
+            handledStopSerial = stopWanted
+            if stopWanted > shared.board.appliedSerial.load(ordering: .relaxed) {
+                shared.board.appliedSerial.store(stopWanted, ordering: .releasing)
+            }
+        }
+    }
+
+    private func apply(_ command: EngineCommand) {
+        switch command {
+        case .play:
+            guard state == .stopped else { return }
+            state = .starting
+            holdSince = deviceFrame
+        case .locate(let frame, _):
+            if let next = pendingRoute { route = next; pendingRoute = nil }
+            position = frame
+            fraction = 0
+            seekAll(seqStart: seq, timeline: position, route: route, continuesOld: false)
+            if state == .rolling {
+                state = .starting
+                holdSince = deviceFrame
+            }
+            shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
+        case .route(let start, let end, let loops, _):
+            let next = PlayRoute(loopStart: start, loopEnd: end, loops: loops)
+            if next == (pendingRoute ?? route) { return }
+            if state == .rolling {
+                // Switch a little ahead, where the disk can have the new way round ready.
+                routeSwitchSeq = seq + handoverFrames
+                pendingRoute = next
+                seekAll(seqStart: routeSwitchSeq, timeline: timeline(afterRolling: handoverFrames), route: next, continuesOld: true)
+            } else {
+                route = next
+                pendingRoute = nil
+                seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
+            }
+        case .endFrame(let frame, _):
+            endFrame = frame
+        case .timePitch(let speed, let varispeed, let semitones, _):
+            let modeChanged = varispeed != timePitch.varispeed
+            timePitch.apply(speed: speed, varispeed: varispeed, pitchSemitones: semitones)
+            let wanted = speed != 1 || semitones != 0
+            if !timePitch.engaged && wanted && shared.timePitchReady.load(ordering: .acquiring) {
+                timePitch.engaged = true
+                restartTimePitch()
+            } else if timePitch.engaged && modeChanged {
+                restartTimePitch()
+            }
+            if state == .rolling { shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor) }
+        case .click(let on, let recordingOnly, let until, _):
+            clickOn = on
+            clickRecordingOnly = recordingOnly
+            clickUntil = until
+        case .startTakes(let raw, _):
+            endTakes()
+            let ref = Unmanaged<TakeSet>.fromOpaque(raw)
+            takes = ref
+            ref._withUnsafeGuaranteedRef { set in
+                for i in 0..<set.lanes.count {
+                    let track = set.laneTable[i]._withUnsafeGuaranteedRef { $0.request.track }
+                    if track >= 0 && track < recordingTrackCapacity { recordingTracks[track] = true }
+                }
+            }
+        case .endTakes:
+            endTakes()
+        }
+    }
+
+    /// Timeline frames per device frame.
+    var speedFactor: Double { timePitch.engaged ? timePitch.speed : 1 }
+
+    /// Every voice of the graph asks for sequence `seqStart` onwards at `timeline` along
+    /// `route`. Fallbacks are let go: the new voices are told where to go, the old are not.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func seekAll(seqStart: Int64, timeline: Int64, route: PlayRoute, continuesOld: Bool) {
+        epoch += 1
+        guard let graphRef = graph else { return }
+        graphRef._withUnsafeGuaranteedRef { g in
+            for i in 0..<g.trackCount {
+                g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                    strip.handedOver.store(true, ordering: .releasing)
+                    strip.voice.requestSeek(epoch: epoch, seqStart: seqStart, timelineStart: timeline, route: route,
+                                            continuesOld: continuesOld)
+                }
+            }
+        }
+        if timePitch.engaged && !continuesOld { restartTimePitch() }
+        reader.signal()
+    }
+
+    /// Audio thread: no allocation.
+    private func restartTimePitch() {
+        guard let graphRef = graph else { return }
+        graphRef._withUnsafeGuaranteedRef { g in
+            for i in 0..<g.trackCount { g.stripTable[i]._withUnsafeGuaranteedRef { $0.voice.restartTimePitch(atSeq: seq) } }
+        }
+    }
+
+    /// Where the playhead will be after rolling `frames` more timeline frames (through a
+    /// pending loop switch).
+    ///
+    /// Audio thread: arithmetic only.
+    func timeline(afterRolling frames: Int64) -> Int64 {
+        guard let next = pendingRoute else { return route.advance(position, by: frames) }
+        let first = max(0, min(frames, routeSwitchSeq - seq))
+        return next.advance(route.advance(position, by: first), by: frames - first)
+    }
+
+    /// Stops rolling: takes end, and the disk is sent to read from here again so the next
+    /// play starts at once.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func stopRolling() {
+        endTakes()
+        guard state != .stopped else { return }
+        state = .stopped
+        if let next = pendingRoute { route = next; pendingRoute = nil }
+        seekAll(seqStart: seq, timeline: position, route: route, continuesOld: false)
+        shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
+    }
+
+    /// Starts rolling once every track has its first frames (or the wait went on too long:
+    /// late tracks then start silent and are counted as underruns).
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func rollWhenReady(_ g: Graph, frameCount n: Int) {
+        var ready = true
+        for i in 0..<g.trackCount where ready {
+            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                if !strip.voice.hasData(atSeq: seq + Int64(strip.latencyFrames), frameCount: n) { ready = false }
+            }
+        }
+        guard ready || deviceFrame - holdSince >= holdLimitFrames else { return }
+        state = .rolling
+        shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor)
+    }
+
+    /// Publishes the transport's numbers.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func publish() {
+        let board = shared.board
+        board.positionFrame.store(position, ordering: .relaxed)
+        board.deviceFrame.store(deviceFrame, ordering: .relaxed)
+        board.transport.store(state.rawValue, ordering: .releasing)
+    }
+}

@@ -1,0 +1,197 @@
+import Synchronization
+import TapedeckCore
+import TapedeckIO
+
+/// One take to record: which track's input goes into which file.
+public struct TakeRequest: Sendable {
+    /// The track (0-based, in the graph) whose input is recorded.
+    public var track: Int
+    /// Channels its input has (1 or 2); must match the track's input in the graph.
+    public var channelCount: Int
+    /// The file to create.
+    public var path: String
+    /// WAV or FLAC.
+    public var container: AudioContainer
+    /// 16, 24 or 32f.
+    public var encoding: SampleEncoding
+    /// Where to build the take's peak file, if anywhere.
+    public var peakPath: String?
+    /// Written beside the take before its first frame; the caller removes it once the take is
+    /// closed and placed.
+    public var marker: TakeMarker?
+    /// What the take says about itself, written into the file.
+    public var metadata: TakeMetadata?
+    /// When set, the unprocessed input is kept too, in this file ("both").
+    public var dryPath: String?
+    /// Record the input unprocessed; the input chain is then heard (monitored) only.
+    public var recordsDry = false
+
+    /// Creates a request.
+    public init(track: Int, channelCount: Int, path: String, container: AudioContainer, encoding: SampleEncoding,
+                peakPath: String? = nil, marker: TakeMarker? = nil, metadata: TakeMetadata? = nil) {
+        self.track = track
+        self.channelCount = channelCount
+        self.path = path
+        self.container = container
+        self.encoding = encoding
+        self.peakPath = peakPath
+        self.marker = marker
+        self.metadata = metadata
+    }
+}
+
+/// When a pass of takes keeps input. Input is matched to the timeline after latency
+/// compensation: the take's first frame is the input that arrived with the record point as
+/// it was heard.
+public struct TakeGate: Sendable, Equatable {
+    /// Timeline frame where keeping starts, the first time the rolling transport reaches it
+    /// (after a count-in, on the first pass of a loop). Nil: at once.
+    public var recordPoint: Int64?
+    /// Timeline frame where keeping stops (a punch's end). Nil: until stopped.
+    public var endFrame: Int64?
+    /// Stop after this many frames.
+    public var maxFrames: Int64?
+    /// Device frames between playing a frame and hearing it back in the input (0 when
+    /// nothing plays): the overdub compensation.
+    public var latencyFrames: Int64
+
+    /// Creates a gate.
+    public init(recordPoint: Int64? = nil, endFrame: Int64? = nil, maxFrames: Int64? = nil, latencyFrames: Int64 = 0) {
+        self.recordPoint = recordPoint
+        self.endFrame = endFrame
+        self.maxFrames = maxFrames
+        self.latencyFrames = latencyFrames
+    }
+}
+
+/// A take that was recorded, as it was closed.
+public struct TakeOutcome: Sendable {
+    /// The request it answered.
+    public var request: TakeRequest
+    /// Frames in the file (dropped input counts: it is silence there).
+    public var frameCount: Int64
+    /// Input frames lost to a full capture ring (silence in the file).
+    public var droppedFrames: Int64
+    /// Why the file stopped early or could not be closed, if it did.
+    public var error: String?
+}
+
+/// One take of a pass: its ring from the audio thread, its writers, and its gaps.
+final class TakeLane: @unchecked Sendable {
+    let request: TakeRequest
+    let ring: FrameRing
+    let writer: AudioFileWriter
+    let dryWriter: AudioFileWriter?
+    /// Dropped spans the writer fills with silence: (take frame, count).
+    let gaps = SPSCQueue<TakeGap>(capacity: 4096)
+    let droppedFrames = Atomic<Int64>(0)
+    /// Frames the writer has written (gaps included). Writer thread stores.
+    let writtenFrames = Atomic<Int64>(0)
+    /// Set by the writer thread when a write failed; nothing more is written.
+    let failed = Atomic<Bool>(false)
+    let errorText = Mutex<String?>(nil)
+    /// Disk-thread scratch for one block, all channels.
+    let scratch: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let scratchFrames: Int
+    /// Channels the ring carries per frame: the take's, twice when a dry copy is kept.
+    var ringChannels: Int { ring.channelCount }
+
+    init(request: TakeRequest, ringFrames: Int, blockFrames: Int, sampleRate: Int) throws {
+        self.request = request
+        let channels = request.channelCount * (request.dryPath != nil ? 2 : 1)
+        ring = FrameRing(channelCount: channels, capacityFrames: ringFrames)
+        let format = AudioFileFormat(container: request.container, encoding: request.encoding, sampleRate: sampleRate,
+                                     channelCount: request.channelCount)
+        if let marker = request.marker { try marker.write(forAudio: request.path) }
+        do {
+            writer = try AudioFileWriter(path: request.path, format: format, peakPath: request.peakPath, metadata: request.metadata)
+            writer.updateHeader()
+            dryWriter = try request.dryPath.map { p throws(AudioFileError) in
+                try AudioFileWriter(path: p, format: format, metadata: request.metadata)
+            }
+        } catch {
+            if request.marker != nil { TakeMarker.remove(forAudio: request.path) }
+            throw error
+        }
+        scratchFrames = blockFrames
+        scratch = .allocate(capacity: channels)
+        for c in 0..<channels { (scratch + c).initialize(to: .allocate(capacity: blockFrames)) }
+    }
+
+    deinit {
+        for c in 0..<ring.channelCount { scratch[c].deallocate() }
+        scratch.deallocate()
+    }
+
+    func fail(_ text: String) {
+        errorText.withLock { if $0 == nil { $0 = text } }
+        failed.store(true, ordering: .releasing)
+    }
+}
+
+/// A span of a take lost to a full ring: the writer writes silence there.
+struct TakeGap: BitwiseCopyable {
+    var frame: Int64
+    var count: Int64
+}
+
+/// The takes of one recording pass: every armed track at once, all starting on the same
+/// timeline frame. Built (files opened, markers written, rings allocated) on the control
+/// thread; the audio thread fills the rings; the capture writer thread drains them; the
+/// control thread closes the files once the pass has ended and everything is written.
+public final class TakeSet: @unchecked Sendable {
+    let lanes: [TakeLane]
+    /// The lanes without reference counting, for the audio thread.
+    let laneTable: UnsafeMutablePointer<Unmanaged<TakeLane>>
+    /// When input is kept.
+    public let gate: TakeGate
+
+    // Audio thread.
+    /// Device frame (as played) where keeping starts; .max until the record point is reached.
+    var startDevice: Int64 = .max
+    /// Device frame (as played) where keeping ends; .max while open-ended.
+    var endDevice: Int64 = .max
+    /// Frames each take has been given so far (dropped spans included).
+    var keptFrames: Int64 = 0
+
+    // Published by the audio thread.
+    let startedFlag = Atomic<Bool>(false)
+    let endedFlag = Atomic<Bool>(false)
+    let framesKept = Atomic<Int64>(0)
+    /// The timeline frame where the first kept frame was played (valid once started).
+    let recordPointFrame = Atomic<Int64>(0)
+
+    init(lanes: [TakeLane], gate: TakeGate) {
+        self.lanes = lanes
+        self.gate = gate
+        laneTable = .allocate(capacity: max(lanes.count, 1))
+        for (i, lane) in lanes.enumerated() { (laneTable + i).initialize(to: Unmanaged.passUnretained(lane)) }
+    }
+
+    deinit { laneTable.deallocate() }
+
+    /// Whether the record point has been reached (frames are being kept). Any thread.
+    public var hasStarted: Bool { startedFlag.load(ordering: .acquiring) }
+    /// Whether the pass is over on the audio thread (stopped, punched out, length reached,
+    /// the device failed). Any thread.
+    public var hasEnded: Bool { endedFlag.load(ordering: .acquiring) }
+    /// Frames in each take so far. Any thread.
+    public var frameCount: Int64 { framesKept.load(ordering: .acquiring) }
+    /// Timeline frame of the takes' first frame (once started). Any thread.
+    public var startFrame: Int64 { recordPointFrame.load(ordering: .acquiring) }
+    /// Input lost to full rings so far, over all takes. Any thread.
+    public var droppedFrames: Int64 { lanes.reduce(0) { $0 + $1.droppedFrames.load(ordering: .relaxed) } }
+    /// The first write failure, if any. Any thread.
+    public var failure: String? {
+        for lane in lanes { if let e = lane.errorText.withLock({ $0 }) { return "\(lane.request.path): \(e)" } }
+        return nil
+    }
+    /// Whether every frame the audio thread kept has been written (or a lane failed). Any thread.
+    public var isWritten: Bool {
+        guard hasEnded else { return false }
+        let total = frameCount
+        return lanes.allSatisfy { $0.failed.load(ordering: .acquiring) || $0.writtenFrames.load(ordering: .acquiring) >= total }
+    }
+    /// The requests, in order.
+    public var requests: [TakeRequest] { lanes.map(\.request) }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import TapedeckCore
+import TapedeckIO
+
+/// What takes are called and what they say about themselves, for every front-end alike.
+public enum TakeFiles {
+    /// File names in the session's `audio/` that are not taken, one per track of a pass:
+    /// `take-YYYYMMDD-HHMMSS.EXT` for one track, `take-YYYYMMDD-HHMMSS-tN.EXT` (track
+    /// number N) for several, with `-2`, `-3`… added when a name exists already.
+    public static func freshNames(in folder: SessionFolder, tracks: [Int], container: AudioContainer) -> [String] {
+        let f = DateFormatter()
+        f.dateFormat = "yyyyMMdd-HHmmss"
+        f.locale = Locale(identifier: "en_US_POSIX")
+        let stamp = f.string(from: Date())
+        var taken = Set<String>()
+        return tracks.map { track in
+            let base = tracks.count == 1 ? "take-\(stamp)" : "take-\(stamp)-t\(track + 1)"
+            var name = "\(base).\(container.rawValue)"
+            var n = 2
+            while taken.contains(name) || FileManager.default.fileExists(atPath: folder.audioFolder + "/" + name) {
+                name = "\(base)-\(n).\(container.rawValue)"
+                n += 1
+            }
+            taken.insert(name)
+            return name
+        }
+    }
+
+    /// What a take stores about itself (BWF/iXML or Vorbis comments, see `TakeMetadata`):
+    /// session, track, timeline position, speed, device and the input chain it went through.
+    public static func metadata(folder: SessionFolder?, session: Session?, trackIndex: Int?, device: String, deviceChannels: [Int],
+                                timelineFrame: Int64, latencyFrames: Int64, speed: Double, inputChain: String) -> TakeMetadata {
+        let track = trackIndex.flatMap { i in session?.tracks.indices.contains(i) == true ? session?.tracks[i] : nil }
+        var name = folder.map { ($0.path as NSString).lastPathComponent } ?? ""
+        if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        f.locale = Locale(identifier: "en_US_POSIX")
+        return TakeMetadata(session: name, trackNumber: trackIndex.map { $0 + 1 }, trackName: track?.name ?? "",
+                            timelineFrame: timelineFrame, latencyFrames: latencyFrames, speed: speed, device: device,
+                            deviceChannels: deviceChannels, inputChain: inputChain, startedAt: f.string(from: Date()))
+    }
+
+    /// `take.wav` → `take.dry.wav`.
+    public static func dryPath(for path: String) -> String {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return path + ".dry" }
+        return String(path[..<dot]) + ".dry" + String(path[dot...])
+    }
+
+    /// `take.wav` → `take-2.wav`.
+    public static func numbered(_ path: String, _ n: Int) -> String {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return path + "-\(n)" }
+        return String(path[..<dot]) + "-\(n)" + String(path[dot...])
+    }
+}

@@ -1,0 +1,283 @@
+import Foundation
+import TapedeckCore
+import TapedeckDSP
+import TapedeckEngine
+import TapedeckIO
+
+/// A recording pass under way: its takes and how they go onto the timeline.
+struct RecordingPass {
+    enum Kind: Equatable {
+        /// From the record point on.
+        case plain
+        /// Only inside this range, punched in with crossfades.
+        case punch(FrameRange)
+        /// Every pass of this loop, each a take of one group.
+        case loop(FrameRange)
+    }
+
+    /// One take of the pass.
+    struct Take {
+        var track: Int
+        var trackName: String
+        /// Relative to the session folder (nil: a file outside any session).
+        var relativeFile: String?
+        var path: String
+        var peakPath: String?
+        var dryPath: String?
+    }
+
+    let set: TakeSet
+    let kind: Kind
+    let takes: [Take]
+    var tracks: Set<Int> { Set(takes.map(\.track)) }
+    let countInFrames: Int64
+    let speed: Double
+    let stopsWhenDone: Bool
+}
+
+/// What a recording pass started with, for a front-end to show.
+public struct RecordingStart: Sendable {
+    /// The take files, in track order.
+    public var paths: [String]
+    /// Frames the takes are shifted by to line up with what was heard.
+    public var latencyFrames: Int64
+    /// Frames from input to output while monitoring (nil when no recorded track is heard).
+    public var monitorLatencyFrames: Int64?
+}
+
+extension Transport {
+    /// Starts a recording pass on every armed track (or `request.tracks`) at once, each from
+    /// its own inputs through its own input chain into its own file, all starting on the same
+    /// timeline frame: after the count-in, from the punch's start (only inside the punch
+    /// range), or on every pass of the loop (one count-in before the first). While already
+    /// rolling straight on, recording starts at once where it is heard. Throws (and records
+    /// nothing) when it cannot.
+    @discardableResult
+    public func record(_ request: RecordRequest) throws -> RecordingStart {
+        guard pass == nil else { throw TransportError(.usage, "already recording") }
+        reopenIfNeeded()
+        if engine.isStarted && !engine.isRunning {
+            throw TransportError(.device, "\(deviceName) is not running: \(status.lastError ?? "it stopped")")
+        }
+        let config = engine.configuration
+        guard config.captureChannels > 0 else {
+            throw TransportError(.device, isOffline ? "no audio device: recording needs one" : "\(deviceName) has no inputs: recording needs one")
+        }
+        if !timePitch.isIdentity && !options.allowsRecordingAtSpeed {
+            // A take must line up with what was heard; at another speed or pitch it cannot.
+            throw TransportError(.usage, "recording plays at 1.00x without pitch shift: set speed and pitch back first")
+        }
+        let tracks = request.tracks ?? session.tracks.indices.filter { session.tracks[$0].armed }
+        guard !tracks.isEmpty else { throw TransportError(.usage, "no armed track") }
+        for t in tracks where !session.tracks.indices.contains(t) {
+            throw TransportError(.usage, "track \(t + 1) does not exist (the session has \(session.tracks.count))")
+        }
+        if request.outputPath == nil {
+            guard let folder, folder.exists else {
+                throw TransportError(.usage, "save the session first: takes are written into its audio/ folder")
+            }
+        }
+
+        // The recorded tracks listen (with this pass's overrides) before anything rolls.
+        let previousOverride = inputOverride
+        inputOverride = request.inputChain != nil || request.deviceChannels != nil ? (request.inputChain, request.deviceChannels) : nil
+        recordingTracks = Set(tracks)
+        listening.formUnion(tracks)
+        if let problem = rebuild() {
+            recordingTracks = []
+            inputOverride = previousOverride
+            throw TransportError(.file, problem)
+        }
+        for t in tracks {
+            for ch in spec.tracks[t].input?.deviceChannels ?? [] where ch > config.captureChannels {
+                recordingTracks = []
+                throw TransportError(.device, "track \(t + 1) (\(session.tracks[t].name)) listens to input \(ch), but \(deviceName) has \(config.captureChannels)")
+            }
+        }
+
+        // Where it rolls from and what the takes keep.
+        let from = request.fromFrame
+        let countIn = Int64((Double(countInBars) * session.tempoMap.framesPerBar).rounded())
+        let rolling = status.transport != .stopped
+        var kind = RecordingPass.Kind.plain
+        var gate = TakeGate(recordPoint: from)
+        var transportStart = from - countIn
+        if punchEnabled, let p = punch, p.frameCount > 0 {
+            guard from < p.endFrame else { throw TransportError(.usage, "the playhead is past the punch range: move it before its end") }
+            let point = max(from, p.startFrame)
+            kind = .punch(FrameRange(startFrame: point, endFrame: p.endFrame))
+            gate = TakeGate(recordPoint: point, endFrame: p.endFrame)
+        } else if loopEnabled, let l = loop, l.frameCount > 0 {
+            kind = .loop(l)
+            gate = TakeGate(recordPoint: l.startFrame)
+            transportStart = l.startFrame - countIn
+        }
+        gate.maxFrames = request.maxFrames
+        gate.latencyFrames = options.playsSession ? engine.overdubLatencyFrames : 0
+        let onTheFly = rolling && kind == .plain && countIn == 0
+        if onTheFly { gate.recordPoint = nil }
+        let recordPoint = gate.recordPoint ?? max(0, status.positionFrame - gate.latencyFrames)
+
+        // The files, each with its crash marker and what it says about itself.
+        var takes: [RecordingPass.Take] = []
+        var requests: [TakeRequest] = []
+        let names = folder.map { TakeFiles.freshNames(in: $0, tracks: tracks, container: options.takeContainer) } ?? []
+        for (k, t) in tracks.enumerated() {
+            let input = spec.tracks[t].input
+            let channels = input?.deviceChannels ?? [1]
+            var take: RecordingPass.Take
+            if let out = request.outputPath, tracks.count == 1 {
+                take = RecordingPass.Take(track: t, trackName: session.tracks[t].name, relativeFile: nil, path: out)
+            } else if let folder {
+                let relative = "audio/" + names[k]
+                take = RecordingPass.Take(track: t, trackName: session.tracks[t].name, relativeFile: relative,
+                                          path: folder.absolutePath(of: relative), peakPath: folder.peakPath(forAudio: relative))
+            } else {
+                throw TransportError(.usage, "give one file for a take outside a session")
+            }
+            if request.keepsDryCopy { take.dryPath = TakeFiles.dryPath(for: take.path) }
+            let markerFile = take.relativeFile ?? (take.path.hasPrefix("/") ? take.path : FileManager.default.currentDirectoryPath + "/" + take.path)
+            let marker = TakeMarker(file: markerFile, session: take.relativeFile == nil ? nil : folder?.path,
+                                    trackIndex: take.relativeFile == nil ? nil : t, timelineStartFrame: recordPoint,
+                                    latencyFrames: 0, sampleRate: config.sampleRate, deviceChannels: channels,
+                                    startedAtSeconds: Date().timeIntervalSince1970)
+            var r = TakeRequest(track: t, channelCount: max(1, min(channels.count, 2)), path: take.path,
+                                container: options.takeContainer, encoding: options.takeEncoding, peakPath: take.peakPath,
+                                marker: marker)
+            r.metadata = TakeFiles.metadata(folder: take.relativeFile == nil ? nil : folder, session: session,
+                                            trackIndex: take.relativeFile == nil ? nil : t, device: config.name,
+                                            deviceChannels: channels, timelineFrame: recordPoint, latencyFrames: gate.latencyFrames,
+                                            speed: timePitch.speed, inputChain: input?.chain.text ?? "")
+            r.dryPath = take.dryPath
+            r.recordsDry = request.recordsDry
+            requests.append(r)
+            takes.append(take)
+        }
+
+        // The click, the route, then roll.
+        let until = countIn > 0 && clickMode == .off ? recordPoint : nil
+        engine.setClick(on: clickMode != .off || countIn > 0, recordingOnly: clickMode == .recording, untilFrame: until,
+                        levelDecibels: clickLevelDecibels)
+        if !onTheFly {
+            engine.stop()
+            engine.locate(to: transportStart)
+        }
+        switch kind {
+        case .loop(let l): engine.setLoop(l, enabled: true)
+        case .punch, .plain: engine.setLoop(loop, enabled: false)
+        }
+        let set: TakeSet
+        do { set = try engine.startTakes(requests, gate: gate) } catch {
+            recordingTracks = []
+            engine.setLoop(loop, enabled: loopEnabled)
+            throw TransportError(.file, "cannot record: \(error)")
+        }
+        engine.setEndFrame(nil)
+        if !onTheFly { engine.play() }
+        _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
+        pass = RecordingPass(set: set, kind: kind, takes: takes, countInFrames: countIn, speed: timePitch.speed,
+                             stopsWhenDone: request.stopsWhenDone)
+        var monitorLatency: Int64?
+        for t in tracks where (spec.tracks[t].input?.monitoring ?? .off) != .off {
+            let frames = config.captureLatencyFrames + config.playbackLatencyFrames + Int64(engine.inputLatencyFrames(track: t))
+            monitorLatency = max(monitorLatency ?? 0, frames)
+        }
+        if let frames = monitorLatency {
+            let ms = Double(frames) * 1000 / Double(config.sampleRate)
+            notices.append("monitoring: \(frames) frames (\(String(format: "%.1f", ms)) ms) from input to output")
+        }
+        return RecordingStart(paths: takes.map(\.path), latencyFrames: gate.latencyFrames, monitorLatencyFrames: monitorLatency)
+    }
+
+    /// Ends the running pass where it is; the transport rolls on.
+    public func stopRecording() {
+        guard pass != nil else { return }
+        engine.endTakes()
+        _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
+    }
+
+    /// Whether a recording pass runs (counting in, pre-rolling or keeping frames).
+    public var isRecording: Bool { pass != nil }
+
+    /// Frames each take of the running pass holds so far.
+    public var recordedFrames: Int64 { pass?.set.frameCount ?? 0 }
+
+    /// Closes the takes of a pass that ended (or, with `force`, of any pass: the engine is
+    /// closing) and turns them into finished takes: one region at the record point (punched
+    /// in when punching, scaled when recorded at another speed), or one take per loop pass.
+    /// A take with nothing on the timeline is deleted.
+    func finishPassIfEnded(force: Bool) {
+        guard let pass, force || pass.set.hasEnded else { return }
+        self.pass = nil
+        let outcomes = engine.finish(pass.set)
+        let start = pass.set.startFrame
+        let crossfade = session.punchCrossfadeFrames
+        var nothing = false
+        lastPassProblems = []
+        if !engine.isRunning, let why = engine.status().lastError {
+            lastPassProblems.append("the device stopped: \(why) (the takes were kept up to there)")
+        }
+        for (take, outcome) in zip(pass.takes, outcomes) {
+            if let error = outcome.error {
+                lastPassProblems.append("\(take.path): \(error) (the take was kept up to there: \(outcome.frameCount) frames)")
+            }
+            if outcome.droppedFrames > 0 {
+                lastPassProblems.append("\(take.path): \(outcome.droppedFrames) input frames were lost to a slow disk (silence there)")
+            }
+            let frames = outcome.frameCount
+            let file = take.relativeFile ?? take.path
+            var regions: [Region] = []
+            switch pass.kind {
+            case .loop(let l):
+                let passFrames = max(1, Int64((Double(l.frameCount) / pass.speed).rounded()))
+                regions = Region.loopPasses(file: file, loop: FrameRange(startFrame: l.startFrame, endFrame: l.startFrame + passFrames),
+                                            firstSourceFrame: 0, fileFrames: frames)
+            case .plain, .punch:
+                if frames > 0 { regions = [Region(file: file, timelineStartFrame: start, lengthFrames: frames)] }
+            }
+            for i in regions.indices { Transport.scale(&regions[i], speed: pass.speed) }
+            guard let first = regions.first else {
+                nothing = true
+                if take.relativeFile != nil {
+                    unlink(take.path)
+                    if let peak = take.peakPath { unlink(peak) }
+                    if let dry = take.dryPath { unlink(dry) }
+                    TakeMarker.remove(forAudio: take.path)
+                }
+                continue
+            }
+            let placement: TakePlacement
+            switch pass.kind {
+            case .loop: placement = .loopPasses(Array(regions.dropFirst()))
+            case .punch: placement = .punch(crossfadeFrames: crossfade)
+            case .plain: placement = .plain
+            }
+            finishedTakes.append(FinishedTake(trackIndex: take.track, trackName: take.trackName, region: first,
+                                              markerPath: TakeMarker.sidecarPath(forAudio: take.path), placement: placement))
+        }
+        errors += lastPassProblems
+        if nothing { errors.append("nothing was recorded (stopped before the record point was reached)") }
+        recordingTracks = []
+        if inputOverride != nil {
+            inputOverride = nil
+            listening = Set(session.tracks.indices.filter { session.tracks[$0].armed })
+            if engine.isRunning { rebuild() }
+        }
+        if engine.isRunning {
+            engine.setLoop(loop, enabled: loopEnabled)
+            engine.setClick(on: clickMode == .always, levelDecibels: clickLevelDecibels)
+            if pass.stopsWhenDone { engine.stop() }
+        }
+    }
+
+    /// A take recorded while the transport ran at `speed` spans speed × its frames of
+    /// timeline: it is placed over exactly that span, played at rate 1/speed (pitch kept), so
+    /// a part practised at 70 % plays in time at 100 %, and it is marked with its speed.
+    public static func scale(_ region: inout Region, speed: Double) {
+        guard speed != 1 else { return }
+        let sourceFrames = region.lengthFrames
+        region.lengthFrames = max(1, Int64((Double(sourceFrames) * speed).rounded()))
+        region.rate = Double(sourceFrames) / Double(region.lengthFrames)
+        region.recordedSpeed = speed
+    }
+}

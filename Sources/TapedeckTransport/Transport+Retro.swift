@@ -1,0 +1,68 @@
+import Foundation
+import TapedeckCore
+import TapedeckEngine
+import TapedeckIO
+
+extension Transport {
+    /// Retroactive capture: turns the last seconds every armed track heard into takes,
+    /// placed where they were played (what was heard while standing goes after the playhead,
+    /// as if it had rolled). Only the stretch since the transport last jumped (a start, a
+    /// stop, a locate, a loop's wrap) is kept, so every kept frame has one true place. The
+    /// takes wait in ``collectFinishedTakes()``. Throws when there is nothing to keep.
+    ///
+    /// `paths` names the files for takes outside a session (one per listening track).
+    @discardableResult
+    public func keepRetro(paths: [Int: String] = [:]) throws -> [FinishedTake] {
+        guard options.retroSeconds != nil else {
+            throw TransportError(.usage, "retroactive capture is off")
+        }
+        let armed = listening.sorted()
+        guard !armed.isEmpty else { throw TransportError(.usage, "not listening (arm a track)") }
+        if paths.isEmpty {
+            guard let folder, folder.exists else {
+                throw TransportError(.usage, "save the session first: takes are written into its audio/ folder")
+            }
+        }
+        let config = engine.configuration
+        // What plays is heard back this much later; with nothing playing, at once.
+        let latency = options.playsSession ? engine.overdubLatencyFrames : 0
+        let names = folder.map { TakeFiles.freshNames(in: $0, tracks: armed, container: options.takeContainer) } ?? []
+        var kept: [FinishedTake] = []
+        for (k, t) in armed.enumerated() {
+            guard let buffer = engine.retroBuffer(track: t), let firstDevice = buffer.firstDeviceFrame else { continue }
+            let written = buffer.framesWritten
+            guard written > 0 else { continue }
+            // The segment the newest frame was played in, and how far back it goes.
+            let lastPlayed = firstDevice + written - 1 - latency
+            guard let segment = engine.transportSegment(at: lastPlayed) else { continue }
+            let earliest = max(0, segment.deviceFrame + latency - firstDevice)
+            let relative = paths[t] == nil ? "audio/" + names[k] : nil
+            let path = paths[t] ?? folder!.absolutePath(of: relative!)
+            let channels = spec.tracks[t].input?.deviceChannels ?? [1]
+            let format = AudioFileFormat(container: options.takeContainer, encoding: options.takeEncoding,
+                                         sampleRate: config.sampleRate, channelCount: buffer.channelCount)
+            let speed = segment.speed == 0 ? 1 : segment.speed
+            let metadata = TakeFiles.metadata(folder: relative == nil ? nil : folder, session: session, trackIndex: t,
+                                              device: config.name, deviceChannels: channels,
+                                              timelineFrame: segment.timelineFrame, latencyFrames: latency, speed: speed,
+                                              inputChain: spec.tracks[t].input?.chain.text ?? "")
+            let (first, count) = try buffer.keep(to: path, format: format, metadata: metadata, notBefore: earliest)
+            let played = firstDevice + first - latency
+            let start = segment.timelineFrame + Int64((Double(played - segment.deviceFrame) * speed).rounded(.down))
+            // A part played before the timeline's start keeps only what lies after it.
+            let skip = max(0, -start)
+            guard Int64(count) > skip else {
+                unlink(path)
+                continue
+            }
+            var region = Region(file: relative ?? path, timelineStartFrame: start + skip, sourceOffsetFrame: skip,
+                                lengthFrames: Int64(count) - skip)
+            Transport.scale(&region, speed: segment.speed == 0 ? 1 : segment.speed)
+            let take = FinishedTake(trackIndex: t, trackName: session.tracks[t].name, region: region, markerPath: nil, verb: "kept")
+            kept.append(take)
+        }
+        guard !kept.isEmpty else { throw TransportError(.usage, "nothing heard yet to keep") }
+        finishedTakes += kept
+        return kept
+    }
+}

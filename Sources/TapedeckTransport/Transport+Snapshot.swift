@@ -1,0 +1,135 @@
+import Foundation
+import TapedeckCore
+import TapedeckEngine
+
+extension Transport {
+    /// The transport now, for a front-end to draw; also finishes a recording pass that ended
+    /// (its takes then wait in ``collectFinishedTakes()``) and reports, once each, the
+    /// problems and news since the last snapshot. Control thread; cheap.
+    public func snapshot() -> TransportSnapshot {
+        let status = self.status
+        let newEvents = engine.drainEvents()
+        events += newEvents
+        report(newEvents)
+        finishPassIfEnded(force: false)
+        if engine.isStarted && !status.deviceRunning && !saidDeviceStop {
+            saidDeviceStop = true
+            errors.append("\(deviceName) stopped: \(status.lastError ?? "the device is gone")")
+        }
+        if status.realtime == false && !saidRealtime && !isOffline {
+            saidRealtime = true
+            notices.append(Transport.realtimeAdvice)
+        }
+        var snap = TransportSnapshot(state: state(status), positionFrame: status.positionFrame, xrunCount: status.xrunCount,
+                                     dspLoad: status.dspLoad, deviceName: deviceName, isOffline: isOffline)
+        let meters = engine.meters()
+        let now = Transport.monotonicSeconds()
+        snap.trackLevels = session.tracks.indices.map { t in
+            if let input = meters.inputs[t] { return meterHolds.levels(id: 2 * t + 1, readings: input, now: now) }
+            return meterHolds.levels(id: 2 * t, readings: t < meters.tracks.count ? meters.tracks[t] : [], now: now)
+        }
+        snap.outputLevels = meterHolds.levels(id: -1, readings: meters.master, now: now)
+        snap.diskSecondsLeft = diskSecondsLeft(freeBytes: status.diskFreeBytes >= 0 ? status.diskFreeBytes : nil)
+        snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil
+        snap.underrunFrames = status.underrunFrames
+        snap.droppedFrames = status.droppedFrames
+        if !errors.isEmpty { snap.lastError = errors.joined(separator: "; ") }
+        if !notices.isEmpty { snap.notice = notices.joined(separator: "; ") }
+        errors = []
+        notices = []
+        return snap
+    }
+
+    /// What to tell a user whose audio thread was refused real-time priority.
+    public static let realtimeAdvice = "audio runs without real-time priority (SCHED_FIFO was refused): allow it with an rtprio limit, e.g. '@audio - rtprio 95' in /etc/security/limits.d/audio.conf, and join the audio group"
+
+    /// The takes finished since the last call, each handed over once; the front-end puts them
+    /// on their tracks (``Session/place(_:onTrack:)``) and saves.
+    public func collectFinishedTakes() -> [FinishedTake] {
+        defer { finishedTakes = [] }
+        return finishedTakes
+    }
+
+    /// The front-end's word for what the engine does.
+    func state(_ status: EngineStatus) -> TransportState {
+        guard status.transport != .stopped else { return .stopped }
+        guard let pass else { return .playing }
+        if pass.set.hasStarted || pass.set.hasEnded { return .recording }
+        if pass.countInFrames > 0 { return .countIn }
+        return pass.kind == .plain ? .recording : .preRoll
+    }
+
+    /// Late disk reads and lost input, told as they happen (device xruns show as a count).
+    func report(_ events: [EngineEvent]) {
+        var late: [Int: Int64] = [:]
+        var lost: [Int: Int64] = [:]
+        for e in events {
+            switch e.kind {
+            case .deviceXrun: break
+            case .playbackUnderrun: late[e.track, default: 0] += e.frames
+            case .captureDropped: lost[e.track, default: 0] += e.frames
+            }
+        }
+        for (track, frames) in late.sorted(by: { $0.key < $1.key }) {
+            errors.append("track \(track + 1): \(frames) frames came late from disk and played as silence")
+        }
+        for (track, frames) in lost.sorted(by: { $0.key < $1.key }) {
+            errors.append("track \(track + 1): the disk fell behind; \(frames) input frames lost (silence in the take)")
+        }
+    }
+
+    /// Seconds of recording the disk holds at the armed tracks' data rate (24-bit WAV).
+    func diskSecondsLeft(freeBytes: Int64?) -> Double? {
+        var bytes = freeBytes.map(Double.init)
+        if bytes == nil {
+            var st = statvfs()
+            guard statvfs(folder?.path ?? ".", &st) == 0 else { return nil }
+            bytes = Double(st.f_bavail) * Double(st.f_frsize)
+        }
+        let channels = max(1, session.tracks.filter(\.armed).reduce(0) { $0 + max(1, min($1.inputChannels.count, 2)) })
+        return (bytes ?? 0) / (Double(channels) * 3 * Double(session.sampleRate))
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
+/// Peak hold for the front-end's meters: the highest peak of the last two seconds (fed the
+/// engine's "peak since the last reading", so no transient between snapshots is missed).
+struct MeterHolds {
+    struct Hold {
+        var linear: Float = 0
+        var since = 0.0
+    }
+    var holds: [Int: [Hold]] = [:]
+    static let holdSeconds = 2.0
+
+    /// The levels of meter `id` from its readings now.
+    mutating func levels(id: Int, readings: [MeterReading], now: Double) -> [ChannelLevel] {
+        var held = holds[id] ?? []
+        if held.count != readings.count { held = Array(repeating: Hold(), count: readings.count) }
+        var out: [ChannelLevel] = []
+        for (c, r) in readings.enumerated() {
+            let top = max(r.peakSinceLastRead, r.peak)
+            if top >= held[c].linear || now - held[c].since > MeterHolds.holdSeconds {
+                held[c] = Hold(linear: top, since: now)
+            }
+            out.append(ChannelLevel(peakDecibels: MeterHolds.decibels(r.peak), rmsDecibels: MeterHolds.decibels(r.rms),
+                                    holdDecibels: MeterHolds.decibels(held[c].linear), clipped: r.clipped))
+        }
+        holds[id] = held
+        return out
+    }
+
+    /// Forgets held peaks (with the clip lights).
+    mutating func resetClips() { holds = [:] }
+
+    /// dBFS of a linear level; garbage (NaN, negative) reads as silence.
+    static func decibels(_ linear: Float) -> Double {
+        guard linear.isFinite, linear > 0 else { return -.infinity }
+        return Decibels.fromLinear(Double(linear))
+    }
+}

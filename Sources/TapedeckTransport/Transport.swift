@@ -1,0 +1,347 @@
+import Foundation
+import TapedeckCore
+import TapedeckDSP
+import TapedeckEngine
+import TapedeckIO
+
+/// The one transport every front-end drives — the screen, `record`, `play`, and remote
+/// control: play, stop, locate, loop, punch, count-in, click, speed, monitoring, recording
+/// passes over every armed track, take placement with latency compensation, retroactive
+/// capture, meters with peak hold and clip lights.
+///
+/// It owns the long-lived ``Engine`` of one open device and turns each request into engine
+/// commands, atomics or a new graph. Front-ends only translate keys and flags into these
+/// calls and show what ``snapshot()`` reports.
+///
+/// Control thread only (the screen's UI thread, a command's main thread).
+public final class Transport {
+    /// The device's name as the user gave it.
+    public private(set) var deviceName: String
+    /// Whether the device is the silent offline clock.
+    public let isOffline: Bool
+    /// The engine of the open device.
+    public private(set) var engine: Engine
+    let provider: DeviceProvider?
+    let options: TransportOptions
+    /// The session as the transport last heard of it.
+    public private(set) var session: Session
+    /// Where the session lives (nil: untitled, or a take outside any session).
+    public let folder: SessionFolder?
+    /// The spec the engine plays, and the tracks that listen.
+    var spec: GraphSpec
+    var listening: Set<Int>
+    /// Overrides of the recorded tracks' inputs for the running pass.
+    var inputOverride: (chain: Chain?, channels: [Int]?)?
+    /// The tracks the running (or starting) pass records.
+    var recordingTracks: Set<Int> = []
+
+    /// The loop range and whether playback cycles over it.
+    public private(set) var loop: FrameRange?
+    /// See ``loop``.
+    public private(set) var loopEnabled = false
+    /// The punch range and whether recording keeps only it.
+    public private(set) var punch: FrameRange?
+    /// See ``punch``.
+    public private(set) var punchEnabled = false
+    /// Bars of count-in before a recording's record point.
+    public var countInBars = 0
+    /// When the metronome sounds; heard at once while playing.
+    public var clickMode = ClickMode.off {
+        didSet { if pass == nil { engine.setClick(on: clickMode == .always, levelDecibels: clickLevelDecibels) } }
+    }
+    /// The metronome's level in dBFS.
+    public var clickLevelDecibels = -6.0
+    /// The speed ratio, mode and pitch shift.
+    public private(set) var timePitch = TimePitchSettings.normal
+
+    var pass: RecordingPass?
+    /// What went wrong in the last pass that finished (device or disk failures, lost input);
+    /// empty when it went well. A headless command turns these into its exit code.
+    public internal(set) var lastPassProblems: [String] = []
+    var finishedTakes: [FinishedTake] = []
+    var errors: [String] = []
+    var notices: [String] = []
+    var saidRealtime = false
+    /// Seconds of input the screen keeps for retroactive capture.
+    public static let screenRetroSeconds = 10.0
+    var saidDeviceStop = false
+    var meterHolds = MeterHolds()
+    var lastStatus: EngineStatus?
+    /// Every event seen, for a front-end that reports them all (the headless JSON lines).
+    public internal(set) var events: [EngineEvent] = []
+
+    /// Opens the engine on `device` for `session` (saved in `folder`, or not) with the
+    /// playhead at `position`. Armed tracks listen at once (meters, monitoring, retroactive
+    /// memory). Throws when the device cannot run (another rate, no threads); a file or chain
+    /// of the session that cannot be used is reported through the first snapshot, and the
+    /// transport starts without the session's material.
+    public init(session: Session, folder: SessionFolder?, device: AudioDevice, deviceName: String? = nil,
+                isOffline: Bool = false, provider: DeviceProvider? = nil, options: TransportOptions = TransportOptions(),
+                position: Int64 = 0, startsDevice: Bool = true) throws {
+        self.session = session
+        self.folder = folder
+        self.options = options
+        self.provider = provider
+        self.deviceName = deviceName ?? device.configuration.name
+        self.isOffline = isOffline
+        loop = session.loopRange
+        loopEnabled = session.loopEnabled
+        punch = session.punchRange
+        punchEnabled = session.punchEnabled
+        listening = Set(session.tracks.indices.filter { session.tracks[$0].armed })
+        spec = GraphSpec(tracks: [], sampleRate: session.sampleRate, tempoMap: session.tempoMap)
+        engine = Engine(device: device, options: options.engine, clickOutputs: options.clickOutputs)
+        do { spec = try makeSpec(session) } catch {
+            // A session with a missing file still opens (silent where the file was); the
+            // problem is the first thing the front-end hears.
+            errors.append("\(error)")
+        }
+        try engine.prepare(spec, position: position)
+        engine.setLoop(loop, enabled: loopEnabled)
+        pushMixer()
+        if startsDevice { try engine.start() }
+    }
+
+    /// Starts the device of a transport made with `startsDevice: false`: what was asked
+    /// before (play, record, loop, speed) begins in its very first period. Control thread.
+    public func startDevice() throws {
+        try engine.start()
+        _ = engine.waitUntilApplied(timeoutSeconds: 2)
+    }
+
+    deinit { _ = engine.close() }
+
+    /// Closes the engine: a running pass is finished and its takes handed over
+    /// (``collectFinishedTakes()``). Control thread.
+    public func close() {
+        engine.stop()
+        _ = engine.waitUntilApplied(timeoutSeconds: 1)
+        finishPassIfEnded(force: true)
+        engine.close()
+    }
+
+    // MARK: - Session
+
+    /// The graph spec for `session`: every track, inputs for the listening ones (with a
+    /// running pass's overrides), silent tracks when the session is not to be heard.
+    func makeSpec(_ session: Session) throws -> GraphSpec {
+        var s: GraphSpec
+        if var material = options.material {
+            material.masterChain = try Transport.chain(session.masterChain, place: "master chain")
+            s = material
+        } else if let folder {
+            s = try GraphSpec(session: session, folder: folder, listening: listening)
+        } else {
+            s = try GraphSpec(session: session, folder: SessionFolder(path: FileManager.default.currentDirectoryPath),
+                              listening: listening)
+        }
+        if !options.playsSession {
+            for i in s.tracks.indices { s.tracks[i].sources = [] }
+        }
+        for i in s.tracks.indices where s.tracks[i].input != nil {
+            if let mode = options.monitoring { s.tracks[i].input?.monitoring = mode }
+            if let o = inputOverride, recordingTracks.contains(i) {
+                if let chain = o.chain { s.tracks[i].input?.chain = chain }
+                if let channels = o.channels {
+                    s.tracks[i].input?.deviceChannels = Array(channels.prefix(2))
+                    s.tracks[i].channelCount = max(s.tracks[i].channelCount, min(channels.count, 2))
+                }
+            }
+        }
+        s.retroSeconds = options.retroSeconds
+        return s
+    }
+
+    /// Follows an edited session: fader, pan, mute and solo reach the engine as values at
+    /// once; anything else (regions, chains, tracks, arming) becomes a new graph that only
+    /// changes what changed, without a gap. Returns the problem when the new session cannot
+    /// be played (a file gone); the engine then keeps playing the old one.
+    @discardableResult
+    public func follow(session new: Session) -> String? {
+        let old = session
+        session = new
+        let armed = Set(new.tracks.indices.filter { new.tracks[$0].armed })
+        // A running pass keeps its tracks listening.
+        let wanted = armed.union(recordingTracks)
+        if Transport.sameMaterial(old, new) && wanted == listening {
+            pushMixer()
+            return nil
+        }
+        listening = wanted
+        return rebuild()
+    }
+
+    /// Builds and applies the graph for the current session. Returns the problem, if any.
+    @discardableResult
+    func rebuild() -> String? {
+        do {
+            let next = try makeSpec(session)
+            if next != spec {
+                try engine.apply(next)
+                spec = next
+            }
+            pushMixer()
+            return nil
+        } catch {
+            let text = "\(error)"
+            errors.append(text)
+            return text
+        }
+    }
+
+    /// Every track's fader, pan, mute and solo to the engine (atomics).
+    func pushMixer() {
+        for (i, t) in session.tracks.enumerated() {
+            engine.setMixer(track: i, gainDecibels: t.gainDecibels, pan: t.pan, mute: t.mute, solo: t.solo)
+        }
+    }
+
+    /// `text` parsed, or the chain error named after `place`.
+    static func chain(_ text: String, place: String) throws -> Chain {
+        do { return try Chain(parsing: text) } catch { throw ChainContextError(place: place, error: error) }
+    }
+
+    /// Whether two sessions sound the same but for the mixer values (and markers, loop and
+    /// punch ranges, which the transport follows on its own).
+    static func sameMaterial(_ a: Session, _ b: Session) -> Bool {
+        func stripped(_ s: Session) -> Session {
+            var s = s
+            for i in s.tracks.indices {
+                s.tracks[i].gainDecibels = 0
+                s.tracks[i].pan = 0
+                s.tracks[i].mute = false
+                s.tracks[i].solo = false
+            }
+            s.markers = []
+            s.loopRange = nil
+            s.loopEnabled = false
+            s.punchRange = nil
+            s.punchEnabled = false
+            return s
+        }
+        return stripped(a) == stripped(b)
+    }
+
+    // MARK: - Transport
+
+    /// Where rolling stops by itself: the end of the material (or of the loop, when the
+    /// loop reaches further and playback starts before its end); nil when it should not.
+    func endFrame(startingAt frame: Int64) -> Int64? {
+        guard options.stopsAtEnd else { return nil }
+        var end = options.endFrame ?? spec.endFrame
+        if loopEnabled, let l = loop, l.frameCount > 0, frame < l.endFrame { end = max(end, l.endFrame) }
+        return max(end, frame)
+    }
+
+    /// Rolls from `frame`. Ignored while a recording pass runs.
+    public func play(from frame: Int64) {
+        guard pass == nil else { return }
+        reopenIfNeeded()
+        let start = Transport.clamp(frame)
+        if status.positionFrame != start || status.transport != .stopped { engine.locate(to: start) }
+        engine.setClick(on: clickMode == .always, levelDecibels: clickLevelDecibels)
+        engine.setEndFrame(endFrame(startingAt: start))
+        engine.play()
+        _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
+    }
+
+    /// Stops rolling; a recording pass ends (its takes are handed over at the next snapshot).
+    public func stop() {
+        engine.stop()
+        _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
+    }
+
+    /// Moves the playhead, rolling or not. Ignored while recording (a take is never torn in two).
+    public func locate(to frame: Int64) {
+        guard pass == nil else { return }
+        let target = Transport.clamp(frame)
+        engine.locate(to: target)
+        if status.transport != .stopped { engine.setEndFrame(endFrame(startingAt: target)) }
+        _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
+    }
+
+    /// The loop range and whether playback cycles over it; heard at once, without a gap.
+    public func setLoop(_ range: FrameRange?, enabled: Bool) {
+        guard range != loop || enabled != loopEnabled else { return }
+        loop = range
+        loopEnabled = enabled
+        guard pass == nil else { return }
+        engine.setLoop(range, enabled: enabled)
+        if status.transport != .stopped { engine.setEndFrame(endFrame(startingAt: status.positionFrame)) }
+    }
+
+    /// The punch range and whether recording keeps only it.
+    public func setPunch(_ range: FrameRange?, enabled: Bool) {
+        punch = range
+        punchEnabled = enabled
+    }
+
+    /// Speed, mode and pitch, live.
+    public func setTimePitch(_ settings: TimePitchSettings) {
+        timePitch = settings
+        engine.setTimePitch(settings)
+    }
+
+    /// The master fader.
+    public func setMasterGain(decibels: Double) { engine.setMasterGain(decibels: decibels) }
+
+    /// Puts every clip light out.
+    public func resetClipLights() {
+        engine.resetClipLights()
+        meterHolds.resetClips()
+    }
+
+    /// A playhead the timeline can hold: never before a count-in's reach nor past 2⁶⁰.
+    static func clamp(_ frame: Int64) -> Int64 { min(max(frame, 0), 1 << 60) }
+
+    /// The engine's status (cached for one call chain).
+    var status: EngineStatus {
+        let s = engine.status()
+        lastStatus = s
+        return s
+    }
+
+    /// After the device failed, the next play tries to open it again (through the provider).
+    func reopenIfNeeded() {
+        guard engine.isStarted, !engine.isRunning, let provider else { return }
+        do {
+            let device = try provider.open(name: deviceName, sampleRate: session.sampleRate)
+            try restart(on: device, name: deviceName)
+        } catch {
+            errors.append("cannot reopen \(deviceName): \(error)")
+        }
+    }
+
+    /// Moves to another device: the old engine closes (finishing a pass), a new one starts
+    /// where the playhead was. Control thread.
+    public func restart(on device: AudioDevice, name: String) throws {
+        let position = lastStatus?.positionFrame ?? 0
+        close()
+        let next = Engine(device: device, options: options.engine, clickOutputs: options.clickOutputs)
+        try next.start(spec, position: position)
+        engine = next
+        deviceName = name
+        saidRealtime = false
+        saidDeviceStop = false
+        engine.setLoop(loop, enabled: loopEnabled)
+        engine.setTimePitch(timePitch)
+        pushMixer()
+    }
+
+    /// Devices the user may choose from (the current one first).
+    public func devices() -> [String] { provider?.catalog(current: deviceName) ?? [deviceName] }
+
+    /// Switches to the device called `name`; nil on success, else why not.
+    public func selectDevice(_ name: String) -> String? {
+        guard pass == nil, status.transport == .stopped else { return "stop the transport before changing the device" }
+        if name == deviceName && engine.isRunning { return nil }
+        guard let provider else { return "\(name): no other device can be opened here" }
+        do {
+            let device = try provider.open(name: name, sampleRate: session.sampleRate)
+            try restart(on: device, name: name)
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import TapedeckCore
+
+/// What the transport is doing, as a front-end shows it.
+public enum TransportState: String, Sendable, Equatable {
+    /// Not moving.
+    case stopped
+    /// Playing back.
+    case playing
+    /// Rolling towards a recording's record point through a count-in.
+    case countIn
+    /// Rolling towards a punch-in point (frames are not kept yet).
+    case preRoll
+    /// Recording: frames are being kept (and the other tracks play back).
+    case recording
+
+    /// Whether the transport rolls.
+    public var isMoving: Bool { self != .stopped }
+    /// Whether a recording pass runs (kept frames or not yet).
+    public var isRecordingPass: Bool { self == .countIn || self == .preRoll || self == .recording }
+}
+
+/// How a speed change sounds.
+public enum PlaybackMode: String, Sendable, Equatable, CaseIterable {
+    /// Like tape: pitch follows speed.
+    case varispeed
+    /// Time-stretch: speed changes, pitch stays (plus the pitch shift in semitones).
+    case stretch
+
+    /// The other mode, for the mode key.
+    public var next: PlaybackMode { self == .varispeed ? .stretch : .varispeed }
+}
+
+/// When the metronome sounds.
+public enum ClickMode: String, Sendable, Equatable, CaseIterable {
+    /// Never (a count-in still clicks).
+    case off
+    /// While recording, the count-in included.
+    case recording
+    /// Whenever the transport moves.
+    case always
+
+    /// The next mode, for the click key.
+    public var next: ClickMode {
+        switch self {
+        case .off: .recording
+        case .recording: .always
+        case .always: .off
+        }
+    }
+}
+
+/// Level of one channel at one moment, in dBFS (−∞ for silence).
+public struct ChannelLevel: Sendable, Equatable {
+    /// Highest absolute sample over the last meter window.
+    public var peakDecibels: Double
+    /// Root-mean-square level over the same window.
+    public var rmsDecibels: Double
+    /// The peak held for a couple of seconds (nothing between two snapshots is missed).
+    public var holdDecibels: Double
+    /// A sample reached 0 dBFS since the clip lights were last reset.
+    public var clipped: Bool
+
+    /// Creates a level.
+    public init(peakDecibels: Double, rmsDecibels: Double, holdDecibels: Double = -.infinity, clipped: Bool = false) {
+        self.peakDecibels = peakDecibels
+        self.rmsDecibels = rmsDecibels
+        self.holdDecibels = holdDecibels
+        self.clipped = clipped
+    }
+
+    /// Silence.
+    public static let silent = ChannelLevel(peakDecibels: -.infinity, rmsDecibels: -.infinity)
+}
+
+/// Everything a front-end shows about the transport, copied out in one go so a frame is drawn
+/// from one consistent moment.
+public struct TransportSnapshot: Sendable, Equatable {
+    /// Stopped, playing, counting in, pre-rolling or recording.
+    public var state: TransportState
+    /// Where the playhead is, in session frames.
+    public var positionFrame: Int64
+    /// `trackLevels[track][channel]`: an armed track's input (so a level can be set before a
+    /// take), every other track post-fader; in the session's track order.
+    public var trackLevels: [[ChannelLevel]]
+    /// Over- and under-runs of the device since it opened.
+    public var xrunCount: Int
+    /// Share of each period the audio thread spent working, 0…1.
+    public var dspLoad: Double
+    /// Seconds of recording the disk holds at the armed tracks' channel count (nil: unknown).
+    public var diskSecondsLeft: Double?
+    /// The device in use, as the user would name it.
+    public var deviceName: String
+    /// True when there is no sound device: playback is silent, recording is impossible.
+    public var isOffline: Bool
+    /// A problem for the message line (nil when none); each one is reported once.
+    public var lastError: String?
+    /// The master bus, left and right, after the master fader.
+    public var outputLevels: [ChannelLevel]
+    /// Whether the inputs are kept for retroactive capture (an armed track, stopped).
+    public var isListening = false
+    /// News for the message line that is not a problem; shown once.
+    public var notice: String?
+    /// Playback frames that came late from disk (silence) since the device opened.
+    public var underrunFrames: Int64 = 0
+    /// Input frames lost to a full capture ring since the device opened.
+    public var droppedFrames: Int64 = 0
+
+    /// Creates a snapshot.
+    public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],
+                xrunCount: Int = 0, dspLoad: Double = 0, diskSecondsLeft: Double? = nil,
+                deviceName: String = "", isOffline: Bool = true, lastError: String? = nil,
+                outputLevels: [ChannelLevel] = []) {
+        self.state = state
+        self.positionFrame = positionFrame
+        self.trackLevels = trackLevels
+        self.xrunCount = xrunCount
+        self.dspLoad = dspLoad
+        self.diskSecondsLeft = diskSecondsLeft
+        self.deviceName = deviceName
+        self.isOffline = isOffline
+        self.lastError = lastError
+        self.outputLevels = outputLevels
+    }
+}
+
+/// How a finished take goes onto its track.
+public enum TakePlacement: Sendable, Equatable {
+    /// Added over whatever is there.
+    case plain
+    /// Punched in: what lies under it is cut back, with crossfades this long at both edges.
+    case punch(crossfadeFrames: Int64)
+    /// Loop recording: the region and these later passes become the takes of one new take
+    /// group, the last pass active.
+    case loopPasses([Region])
+}
+
+/// A take the transport has finished and closed, ready to become a region.
+public struct FinishedTake: Sendable, Equatable {
+    /// The track it was recorded for (0-based, as the session was when recording started).
+    public var trackIndex: Int
+    /// That track's name then, to find it again if tracks moved meanwhile.
+    public var trackName: String
+    /// The region to add: file relative to the session folder, latency already compensated.
+    public var region: Region
+    /// The take's crash marker, to remove once a saved session holds the region; until then
+    /// opening the session recovers the take onto its track.
+    public var markerPath: String?
+    /// How it goes onto the track.
+    public var placement: TakePlacement
+    /// The word the message line uses for it ("recorded", "kept").
+    public var verb: String
+
+    /// Creates a finished take.
+    public init(trackIndex: Int, trackName: String, region: Region, markerPath: String?,
+                placement: TakePlacement = .plain, verb: String = "recorded") {
+        self.trackIndex = trackIndex
+        self.trackName = trackName
+        self.region = region
+        self.markerPath = markerPath
+        self.placement = placement
+        self.verb = verb
+    }
+
+    /// How many takes it becomes (loop passes each count).
+    public var passCount: Int {
+        if case .loopPasses(let more) = placement { return 1 + more.count }
+        return 1
+    }
+}
+
+extension Session {
+    /// The track `take` belongs to now: its index if the name still matches there, else the
+    /// track of that name; nil when it is gone.
+    public func trackIndex(for take: FinishedTake) -> Int? {
+        if tracks.indices.contains(take.trackIndex) && tracks[take.trackIndex].name == take.trackName { return take.trackIndex }
+        return tracks.firstIndex { $0.name == take.trackName }
+    }
+
+    /// Puts `take` on track `track` as its placement says: added, punched in with
+    /// crossfades, or as the takes of one new group (the last pass plays).
+    public mutating func place(_ take: FinishedTake, onTrack track: Int) {
+        guard tracks.indices.contains(track) else { return }
+        switch take.placement {
+        case .plain:
+            tracks[track].regions.append(take.region)
+        case .punch(let crossfade):
+            punchIn(track: track, take: take.region, crossfadeFrames: crossfade)
+        case .loopPasses(let more):
+            var group: Int?
+            for region in [take.region] + more {
+                guard let slot = try? addTake(track: track, region: region, group: group) else { continue }
+                group = slot.group
+            }
+        }
+    }
+}

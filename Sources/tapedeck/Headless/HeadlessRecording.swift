@@ -1,0 +1,89 @@
+import Foundation
+import TapedeckCore
+import TapedeckEngine
+import TapedeckIO
+import TapedeckTransport
+
+/// `record`'s run once the pass started: the banner or JSON lines while it records, then the
+/// takes placed on their tracks and the report.
+struct HeadlessRecording {
+    let transport: Transport
+    let target: RecordTarget
+    let start: RecordingStart
+    let json: Bool
+    let device: DeviceConfiguration
+    let monitor: MonitoringMode
+
+    func run() throws -> Int32 {
+        let rate = device.sampleRate
+        var line = StatusLine(label: "recording", file: start.paths.first ?? "", sampleRate: rate, json: json)
+        let channels = target.tracks.map { transport.session.tracks[$0].inputChannels }
+        if json {
+            line.emit(["event": "start", "device": device.name, "sample_rate": rate, "device_channels": device.captureChannels,
+                       "channels": channels.first ?? [], "tracks": target.tracks.map { $0 + 1 },
+                       "format": device.captureFormat?.rawValue ?? "", "period_frames": device.periodFrames,
+                       "periods": device.periodCount, "latency_frames": start.latencyFrames, "file": start.paths.first ?? "",
+                       "files": start.paths, "monitor": monitor.rawValue, "monitor_latency_frames": start.monitorLatencyFrames ?? 0])
+        } else {
+            Terminal.err("recording from \(device)\n")
+            if target.tracks.count > 1 { Terminal.err("recording \(target.tracks.count) tracks at once: \(target.tracks.map { "\($0 + 1)" }.joined(separator: ", "))\n") }
+        }
+        var seen = 0
+        var last = transport.snapshot()
+        say(last)
+        while transport.isRecording {
+            if StopSignals.requested { transport.stop() }
+            last = transport.snapshot()
+            say(last)
+            let events = Array(transport.events.dropFirst(seen))
+            seen = transport.events.count
+            line.update(last, levels: levels(last), events: events, elapsedFrames: transport.recordedFrames)
+            usleep(50_000)
+        }
+        let takes = transport.collectFinishedTakes()
+        let frames = takes.map(\.region.lengthFrames).max() ?? 0
+        line.update(last, levels: levels(last), events: Array(transport.events.dropFirst(seen)), elapsedFrames: frames, force: true)
+        line.finish()
+        try target.place(takes)
+        let problems = transport.lastPassProblems
+        let files = takes.map { take -> (path: String, frames: Int64, channels: Int) in
+            let path = target.folder?.absolutePath(of: take.region.file) ?? take.region.file
+            let reader = try? AudioFileReader(path: path, blockFrames: 16)
+            return (path, reader?.frameCount ?? 0, reader?.channelCount ?? 0)
+        }
+        let takeFrames = files.first?.frames ?? 0
+        if json {
+            line.emit(["event": "done", "frames": takeFrames, "xruns": line.xruns.count, "xrun_frames": line.xruns,
+                       "file": start.paths.first ?? "", "files": start.paths, "latency_frames": start.latencyFrames,
+                       "dropped_frames": last.droppedFrames,
+                       "error": problems.isEmpty ? NSNull() : problems.joined(separator: "; ") as Any])
+        } else if takes.isEmpty {
+            Terminal.err("nothing was recorded\n")
+        } else {
+            for (take, file) in zip(takes, files) {
+                let passes = take.passCount > 1 ? " as \(take.passCount) loop takes" : ""
+                let onTrack = target.isFileTake ? "" : " on track \(take.trackIndex + 1)"
+                let clock = TimeText.clock(frames: file.frames, sampleRate: rate)
+                Terminal.err("recorded \(clock) (\(file.frames) frames, \(file.channels) ch) to \(file.path)\(onTrack)\(passes)\n")
+            }
+            Terminal.err("xruns: \(line.xruns.count)\n")
+        }
+        if !problems.isEmpty { throw RecordFailure(message: problems.joined(separator: "; ")) }
+        return ExitCode.ok
+    }
+
+    /// The recorded tracks' input meters, channel after channel.
+    private func levels(_ snap: TransportSnapshot) -> [ChannelLevel] {
+        target.tracks.flatMap { $0 < snap.trackLevels.count ? snap.trackLevels[$0] : [] }
+    }
+
+    /// Problems and news on stderr (the JSON reader gets them as events).
+    private func say(_ snap: TransportSnapshot) {
+        if let notice = snap.notice {
+            if json { StatusLine.emitLine(["event": "notice", "text": notice]) } else { Terminal.err("\r\u{1B}[2K" + notice + "\n") }
+        }
+        if let error = snap.lastError {
+            if json { StatusLine.emitLine(["event": "problem", "text": error]) } else { Terminal.err("\r\u{1B}[2K" + error + "\n") }
+        }
+    }
+}

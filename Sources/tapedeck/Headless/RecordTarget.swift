@@ -1,0 +1,93 @@
+import Foundation
+import TapedeckCore
+import TapedeckEngine
+import TapedeckIO
+import TapedeckTransport
+
+/// What `record` records into: a session (its armed tracks, or the tracks named) or one file.
+/// Finished takes are placed on their tracks and the session saved.
+struct RecordTarget {
+    var folder: SessionFolder?
+    var session: Session
+    /// The tracks that record, in order.
+    var tracks: [Int]
+    /// A take outside any session (`--out FILE`).
+    var isFileTake: Bool
+    /// The file of a take outside any session.
+    var outPath: String = ""
+
+    init(command c: RecordCommand) throws {
+        guard let path = c.sessionPath else {
+            // A file take: an unsaved session of one track listening to the chosen inputs.
+            session = Session(sampleRate: c.sampleRate ?? 48000)
+            session.tracks = [Track(name: "take", inputChannels: c.channels, armed: true)]
+            tracks = [0]
+            isFileTake = true
+            outPath = c.outPath ?? "take.wav"
+            return
+        }
+        let folder = SessionFolder(path: path)
+        for r in try TakeRecovery.recover(session: folder) {
+            Terminal.err("recovered unfinished take \(r.file)" + (r.problem.map { ": \($0)" } ?? "") + "\n")
+        }
+        var session = try folder.load()
+        if let r = c.sampleRate, r != session.sampleRate {
+            throw UsageError("record: the session runs at \(session.sampleRate) Hz; --sample-rate \(r) does not match")
+        }
+        if let text = c.trackText {
+            tracks = [try TrackSelector.index(of: text, in: session, command: "record")]
+        } else if let text = c.tracksText {
+            tracks = try RecordTarget.trackList(text, in: session)
+        } else {
+            tracks = session.tracks.indices.filter { session.tracks[$0].armed }
+            if tracks.isEmpty {
+                session.tracks.append(Track(name: "Track \(session.tracks.count + 1)", inputChannels: c.channels))
+                try folder.save(session)
+                tracks = [session.tracks.count - 1]
+            }
+        }
+        if c.channelsGiven && tracks.count > 1 {
+            throw UsageError("record: --channels picks the inputs of one track; \(tracks.count) tracks record, each from its own inputs")
+        }
+        self.folder = folder
+        self.session = session
+        isFileTake = false
+    }
+
+    /// `1,3-5` or track names, comma-separated: the tracks, in the order given.
+    static func trackList(_ text: String, in session: Session) throws -> [Int] {
+        var out: [Int] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+            let bounds = part.split(separator: "-", maxSplits: 1).map(String.init)
+            if bounds.count == 2, let a = Int(bounds[0]), let b = Int(bounds[1]) {
+                guard a <= b else { throw UsageError("record: --tracks '\(text)': \(part) runs backwards") }
+                for n in a...b { out.append(try TrackSelector.index(of: String(n), in: session, command: "record")) }
+            } else {
+                out.append(try TrackSelector.index(of: part, in: session, command: "record"))
+            }
+        }
+        guard Set(out).count == out.count else { throw UsageError("record: --tracks '\(text)' names a track twice") }
+        return out
+    }
+
+    /// Device inputs to open: enough for every recorded track (or the one override).
+    func deviceChannelsNeeded(override: [Int]?) -> Int {
+        if let override { return override.max() ?? 1 }
+        return tracks.flatMap { session.tracks[$0].inputChannels }.max() ?? 1
+    }
+
+    /// Puts finished takes on their tracks in the saved session (read again, so nothing
+    /// else saved meanwhile is lost), saves, then lets their crash markers go.
+    func place(_ takes: [FinishedTake]) throws {
+        guard let folder, !takes.isEmpty else { return }
+        var saved = try folder.load()
+        for take in takes {
+            guard let t = saved.trackIndex(for: take) else {
+                throw RecordFailure(message: "track \(take.trackName) was removed while recording; the take is kept in \(take.region.file)")
+            }
+            saved.place(take, onTrack: t)
+        }
+        try folder.save(saved)
+        for take in takes { if let marker = take.markerPath { unlink(marker) } }
+    }
+}

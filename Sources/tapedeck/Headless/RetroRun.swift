@@ -1,0 +1,70 @@
+import Foundation
+import TapedeckCore
+import TapedeckIO
+import TapedeckTransport
+
+/// `record --retro SECONDS`: listens without recording (playing the session with `--play`),
+/// keeping the last SECONDS of every recorded track's input in memory; every SIGUSR1 turns
+/// them into takes placed where they were played. Ends on SIGINT/SIGTERM/SIGHUP or --duration.
+struct RetroRun {
+    let transport: Transport
+    let target: RecordTarget
+    let json: Bool
+    let seconds: Double
+
+    /// Runs until stopped; returns how many keeps made takes.
+    func run(maxFrames: Int64?, play: Bool, from: Int64) throws -> Int {
+        StopSignals.installKeepSignal()
+        let rate = transport.session.sampleRate
+        if play { transport.play(from: from) } else { transport.locate(to: from) }
+        var seen = StopSignals.keepRequests
+        var kept = 0
+        if !json {
+            Terminal.err("listening: the last \(TimeText.clock(frames: Int64(seconds * Double(rate)), sampleRate: rate)) of input are kept; kill -USR1 \(getpid()) keeps them as a take\n")
+        }
+        var line = StatusLine(label: "listening", file: target.isFileTake ? "" : target.folder?.path ?? "", sampleRate: rate, json: json)
+        let started = transport.engine.status().deviceFrame
+        while !StopSignals.requested && transport.engine.isRunning {
+            if let maxFrames, transport.engine.status().deviceFrame - started >= maxFrames { break }
+            let requests = StopSignals.keepRequests
+            if requests != seen {
+                seen = requests
+                kept += try keep(number: kept + 1)
+            }
+            let snap = transport.snapshot()
+            line.update(snap, levels: target.tracks.flatMap { $0 < snap.trackLevels.count ? snap.trackLevels[$0] : [] }, events: [],
+                        elapsedFrames: transport.engine.status().deviceFrame - started)
+            usleep(20_000)
+        }
+        // A keep asked for at the very end still counts.
+        if StopSignals.keepRequests != seen { kept += try keep(number: kept + 1) }
+        line.finish()
+        transport.stop()
+        return kept
+    }
+
+    /// Writes the kept seconds to the next take files and places them; 1 when something was kept.
+    private func keep(number: Int) throws -> Int {
+        var paths: [Int: String] = [:]
+        if target.isFileTake, let out = transport.session.tracks.indices.first {
+            paths[out] = number == 1 ? target.outPath : TakeFiles.numbered(target.outPath, number)
+        }
+        let takes: [FinishedTake]
+        do { takes = try transport.keepRetro(paths: paths) } catch let e as TransportError {
+            if !json { Terminal.err("\r\(e.description)\n") }
+            return 0
+        }
+        _ = transport.collectFinishedTakes()
+        try target.place(takes)
+        let rate = transport.session.sampleRate
+        for take in takes {
+            if json {
+                StatusLine.emitLine(["event": "kept", "file": take.region.file, "frames": take.region.lengthFrames,
+                                     "timeline_frame": take.region.timelineStartFrame])
+            } else {
+                Terminal.err("\rkept \(TimeText.clock(frames: take.region.lengthFrames, sampleRate: rate)) played at \(TimeText.clock(frames: take.region.timelineStartFrame, sampleRate: rate)) → \(take.region.file)\n")
+            }
+        }
+        return takes.isEmpty ? 0 : 1
+    }
+}
