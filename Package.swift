@@ -34,7 +34,7 @@ let package = Package(
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "CALSA", "CTestSupport"]),
-        .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "CNcurses"]),
+        .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "CNcurses"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore"]),
     ]
 )

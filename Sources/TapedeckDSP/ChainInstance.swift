@@ -82,8 +82,9 @@ public final class ChainInstance: @unchecked Sendable {
         }
     }
 
-    /// Audio thread: resets every node (after a locate, or when playback stops).
-    public func reset() { for node in nodes { node.reset() } }
+    /// Audio thread: resets every node (after a locate, or when playback stops). An index
+    /// loop: an unspecialised iterator (debug builds) allocates.
+    public func reset() { for i in 0..<nodes.count { nodes[i].reset() } }
 
     /// Frees every node's buffers. Off the audio thread, once the audio thread cannot reach it.
     public func release() {

@@ -159,8 +159,10 @@ extension Transport {
         engine.setClick(on: clickMode != .off || countIn > 0, recordingOnly: clickMode == .recording, untilFrame: until,
                         levelDecibels: clickLevelDecibels)
         if !onTheFly {
-            engine.stop()
-            engine.locate(to: transportStart)
+            if rolling { engine.stop() }
+            // Already there (a command line starts the transport where its take begins): no
+            // seek, so the first period rolls.
+            if rolling || status.positionFrame != transportStart { engine.locate(to: transportStart) }
         }
         switch kind {
         case .loop(let l): engine.setLoop(l, enabled: true)
@@ -219,7 +221,8 @@ extension Transport {
         }
         for (take, outcome) in zip(pass.takes, outcomes) {
             if let error = outcome.error {
-                lastPassProblems.append("\(take.path): \(error) (the take was kept up to there: \(outcome.frameCount) frames)")
+                // The file's error names the file.
+                lastPassProblems.append("\(error) (the take was kept up to there: \(outcome.frameCount) frames)")
             }
             if outcome.droppedFrames > 0 {
                 lastPassProblems.append("\(take.path): \(outcome.droppedFrames) input frames were lost to a slow disk (silence there)")
@@ -266,7 +269,12 @@ extension Transport {
         if engine.isRunning {
             engine.setLoop(loop, enabled: loopEnabled)
             engine.setClick(on: clickMode == .always, levelDecibels: clickLevelDecibels)
-            if pass.stopsWhenDone { engine.stop() }
+            if pass.stopsWhenDone {
+                engine.stop()
+            } else if status.transport != .stopped {
+                // Rolling on after a punch-out: it stops at the end of the material again.
+                engine.setEndFrame(endFrame(startingAt: status.positionFrame))
+            }
         }
     }
 

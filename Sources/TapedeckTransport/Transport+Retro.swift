@@ -16,6 +16,9 @@ extension Transport {
         guard options.retroSeconds != nil else {
             throw TransportError(.usage, "retroactive capture is off")
         }
+        guard engine.configuration.captureChannels > 0 else {
+            throw TransportError(.device, "retroactive capture needs an audio device with inputs (the screen listens while a track is armed)")
+        }
         let armed = listening.sorted()
         guard !armed.isEmpty else { throw TransportError(.usage, "not listening (arm a track)") }
         if paths.isEmpty {

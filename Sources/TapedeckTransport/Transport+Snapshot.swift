@@ -29,8 +29,10 @@ extension Transport {
             return meterHolds.levels(id: 2 * t, readings: t < meters.tracks.count ? meters.tracks[t] : [], now: now)
         }
         snap.outputLevels = meterHolds.levels(id: -1, readings: meters.master, now: now)
-        snap.diskSecondsLeft = diskSecondsLeft(freeBytes: status.diskFreeBytes >= 0 ? status.diskFreeBytes : nil)
-        snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil
+        let free = diskFreeBytes(measured: status.diskFreeBytes >= 0 ? status.diskFreeBytes : nil)
+        snap.diskFreeBytes = free
+        snap.diskSecondsLeft = free.map { diskSecondsLeft(freeBytes: $0) }
+        snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil && engine.configuration.captureChannels > 0
         snap.underrunFrames = status.underrunFrames
         snap.droppedFrames = status.droppedFrames
         if !errors.isEmpty { snap.lastError = errors.joined(separator: "; ") }
@@ -78,16 +80,18 @@ extension Transport {
         }
     }
 
-    /// Seconds of recording the disk holds at the armed tracks' data rate (24-bit WAV).
-    func diskSecondsLeft(freeBytes: Int64?) -> Double? {
-        var bytes = freeBytes.map(Double.init)
-        if bytes == nil {
-            var st = statvfs()
-            guard statvfs(folder?.path ?? ".", &st) == 0 else { return nil }
-            bytes = Double(st.f_bavail) * Double(st.f_frsize)
-        }
+    /// Free bytes where takes go: the writer's measurement while recording, else `statvfs`.
+    func diskFreeBytes(measured: Int64?) -> Int64? {
+        if let measured { return measured }
+        var st = statvfs()
+        guard statvfs(folder?.path ?? ".", &st) == 0 else { return nil }
+        return Int64(st.f_bavail) * Int64(st.f_frsize)
+    }
+
+    /// Seconds of recording `freeBytes` hold at the armed tracks' data rate (24-bit WAV).
+    func diskSecondsLeft(freeBytes: Int64) -> Double {
         let channels = max(1, session.tracks.filter(\.armed).reduce(0) { $0 + max(1, min($1.inputChannels.count, 2)) })
-        return (bytes ?? 0) / (Double(channels) * 3 * Double(session.sampleRate))
+        return Double(freeBytes) / (Double(channels) * 3 * Double(session.sampleRate))
     }
 
     static func monotonicSeconds() -> Double {

@@ -255,6 +255,9 @@ public final class Transport {
     public func locate(to frame: Int64) {
         guard pass == nil else { return }
         let target = Transport.clamp(frame)
+        let now = status
+        // Standing where it is already: nothing to move (and the disk keeps what it read).
+        if now.transport == .stopped && now.positionFrame == target { return }
         engine.locate(to: target)
         if status.transport != .stopped { engine.setEndFrame(endFrame(startingAt: target)) }
         _ = engine.waitUntilApplied(timeoutSeconds: 0.5)

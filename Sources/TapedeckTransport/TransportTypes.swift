@@ -88,6 +88,8 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var dspLoad: Double
     /// Seconds of recording the disk holds at the armed tracks' channel count (nil: unknown).
     public var diskSecondsLeft: Double?
+    /// Free bytes on the disk holding the session (nil: unknown).
+    public var diskFreeBytes: Int64?
     /// The device in use, as the user would name it.
     public var deviceName: String
     /// True when there is no sound device: playback is silent, recording is impossible.

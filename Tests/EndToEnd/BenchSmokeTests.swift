@@ -46,12 +46,12 @@ final class BenchSmokeTests: XCTestCase {
         XCTAssertTrue(line.contains("4 ch 96 kHz/24-bit × 3.0 s, 2 tracks playing, 128-frame periods"), line)
         XCTAssertTrue(line.contains("0 dropped frames, 0 xruns"), line)
         // 0.05 min at 96 kHz is 288000 frames, a whole number of 128-frame periods.
-        XCTAssertTrue(line.contains("take 288000 of 288000 frames"), line)
+        XCTAssertTrue(line.contains("4 takes of 288000 frames,"), "one take per input channel, each every frame: \(line)")
         let highWater = try XCTUnwrap(number(before: " of ", after: "ring high water ", in: line), line)
         XCTAssertGreaterThanOrEqual(highWater, 0, line)
         XCTAssertNotNil(number(before: " s (", after: "3.0 s of audio in ", in: line), line)
         XCTAssertTrue(line.hasSuffix("yes"), line)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("capture-take.wav").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("capture-take-1.wav").path))
     }
 
     func testCaptureRefusesWhenTheDiskIsTooSmall() throws {
@@ -62,6 +62,6 @@ final class BenchSmokeTests: XCTestCase {
         let line = row("capture", in: r.stdout)
         XCTAssertTrue(line.contains("not run"), line)
         XCTAssertTrue(line.contains("capture needs") && line.contains("GB free in"), line)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("capture-take.wav").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("capture-take-1.wav").path))
     }
 }

@@ -74,15 +74,22 @@ final class RecordTests: XCTestCase {
         RecordSupport.writeRaw(RecordSupport.signal(frames: 60_000, channels: 1, bits: 16), bits: 16, to: dir.path + "/in.raw")
         let out = dir.path + "/out.raw"
         let r = try Tapedeck.run(["record", folder.path, "--track", "2", "--play", "--device", "filetap:IN=\(dir.path)/in.raw,OUT=\(out)",
-                                  "--device-format", "float", "--period", "128", "--periods", "4", "--duration", "30000f", "--json"],
+                                  "--device-format", "s16", "--bits", "16", "--period", "128", "--periods", "4", "--duration", "30000f",
+                                  "--json"],
                                  environment: RecordSupport.environment)
         XCTAssertEqual(r.status, 0, r.stderr)
         let done = try XCTUnwrap(RecordSupport.jsonLines(r.stdout).last)
         let latency = try XCTUnwrap(done["latency_frames"] as? Int)
         XCTAssertEqual(latency, 512, "one buffer of prefill: 128 × 4")
         let region = try XCTUnwrap(try folder.load().tracks[1].regions.first)
-        XCTAssertEqual(region.sourceOffsetFrame, Int64(latency))
-        XCTAssertEqual(region.lengthFrames, Int64(30_000 - latency))
+        // The round trip is left out of the file: its first frame is the input that arrived
+        // with timeline frame 0 as heard, one round trip after the start.
+        XCTAssertEqual(region.timelineStartFrame, 0)
+        XCTAssertEqual(region.sourceOffsetFrame, 0)
+        XCTAssertEqual(region.lengthFrames, 30_000)
+        let got = try RecordSupport.readInts(folder.absolutePath(of: region.file), bits: 16)
+        let input = RecordSupport.signal(frames: 60_000, channels: 1, bits: 16)
+        XCTAssertTrue(got.values == Array(input[latency..<(latency + 30_000)]), "the take is the input shifted by the round trip")
         // (filetap's OUT cannot show the played click here: the capture stream of the same
         // PCM appends what it captured to the same file. The engine test with an in-process
         // loopback device checks that the echo lands 0 frames from the played click.)

@@ -82,16 +82,19 @@ final class RecordingWorkflowTests: XCTestCase {
         s.loopRange = FrameRange(startFrame: 24_000, endFrame: 48_000)
         s.loopEnabled = true
         try folder.save(s)
-        let latency = period * periods
         // Three whole passes and half a fourth: stopping mid-pass keeps the partial pass.
-        let (_, after) = try record(["--track", "2", "--play", "--loop", "--duration", "\(latency + 84_000)f"])
+        // (--duration is the take's length; the round trip is never in the file.)
+        let (latency, after) = try record(["--track", "2", "--play", "--loop", "--duration", "84000f"])
         let takes = after.tracks[1].regions
         XCTAssertEqual(takes.count, 4)
         XCTAssertEqual(takes.map(\.lengthFrames), [24_000, 24_000, 24_000, 12_000])
         XCTAssertEqual(Set(takes.map(\.timelineStartFrame)), [24_000], "every pass on the loop's start")
         XCTAssertEqual(Set(takes.compactMap(\.takeGroup)).count, 1, "one stack of takes")
         XCTAssertEqual(takes.compactMap(\.takeNumber), [1, 2, 3, 4])
-        XCTAssertEqual(takes.map(\.sourceOffsetFrame), [0, 1, 2, 3].map { Int64(latency + $0 * 24_000) })
+        XCTAssertEqual(takes.map(\.sourceOffsetFrame), [0, 1, 2, 3].map { Int64($0 * 24_000) })
+        // The transport starts on the loop's start: each pass is the input one round trip on.
+        let file = try take(Region(file: takes[0].file, timelineStartFrame: 0, lengthFrames: 84_000))
+        XCTAssertEqual(file, Array(input[latency..<(latency + 84_000)]), "the passes, back to back, to the frame")
         XCTAssertEqual(after.tracks[1].activeRegions.count, 1, "one take is active")
         XCTAssertEqual(after.tracks[1].activeRegions.first?.takeNumber, 4, "the newest pass plays")
         let group = try XCTUnwrap(takes.first?.takeGroup)
@@ -109,13 +112,14 @@ final class RecordingWorkflowTests: XCTestCase {
 
     func testATakeRecordedAtHalfSpeedIsPlacedInTimeAndMarked() throws {
         try addBed()
-        let latency = period * periods
-        let (_, s) = try record(["--track", "2", "--play", "--speed", "0.5", "--duration", "\(latency + 48_000)f"])
+        let (latency, s) = try record(["--track", "2", "--play", "--speed", "0.5", "--duration", "48000f"])
         let region = try XCTUnwrap(s.tracks[1].regions.first)
         XCTAssertEqual(region.recordedSpeed, 0.5)
         XCTAssertEqual(region.lengthFrames, 24_000, "48000 frames played at half speed span 24000 of timeline")
         XCTAssertEqual(region.rate, 2, accuracy: 1e-9, "so at 1× it plays twice as fast, pitch kept")
-        XCTAssertEqual(region.sourceOffsetFrame, Int64(latency))
+        XCTAssertEqual(region.sourceOffsetFrame, 0)
+        XCTAssertEqual(try take(Region(file: region.file, timelineStartFrame: 0, lengthFrames: 48_000)),
+                       Array(input[latency..<(latency + 48_000)]), "the input one round trip on")
         let info = try Tapedeck.run(["info", folder.path])
         XCTAssertTrue(info.stdout.contains("rate 2.0"), info.stdout)
     }

@@ -3,9 +3,11 @@ import XCTest
 import TapedeckCore
 import TapedeckIO
 
-/// The screen on a real ALSA device: the test config's `filetap` devices (no sound card),
-/// driven through tmux. filetap is not paced (it runs many times faster than real time), so
+/// The screen on a real ALSA device: the test config's file-tap devices (no sound card),
+/// driven through tmux. They are not paced (they run many times faster than real time), so
 /// the tests wait on what ends by itself (the session's end, a punch end) or stop quickly.
+/// The screen keeps its device open from the start, capture included: playback is checked
+/// on `duplextap`, whose OUT holds only what was played.
 final class ScreenEngineTests: XCTestCase {
     private var folder = ""
     private var session = ""
@@ -53,18 +55,19 @@ final class ScreenEngineTests: XCTestCase {
 
     func testPlayingTheDemoToItsEndSendsTheMixToTheDeviceAndStops() throws {
         let out = folder + "/out.raw"
-        let screen = try open(device: "filetap:OUT=\(out)")
+        let screen = try open(device: "duplextap:OUT=\(out)")
         let text = screen.waitFor("STOPPED")
         disarmVocal(screen)
-        unlink(out)
-        XCTAssertTrue(text.contains("device filetap:OUT="), "the device row names the device:\n\(text)")
+        // The device stays open from the start: what play sends is appended after what is there.
+        let before = size(out)
+        XCTAssertTrue(text.contains("device duplextap:OUT="), "the device row names the device:\n\(text)")
         XCTAssertFalse(text.contains("offline"), "a device that opens is not offline:\n\(text)")
         screen.send("Space")
         // Float stereo: 8 bytes a frame; the demo lasts 8 s.
-        wait("the whole mix to reach the device") { size(out) >= 8 * rate * 8 }
-        // The engine ends by itself at the session's end: stopped, the playhead there.
+        wait("the whole mix to reach the device") { size(out) - before >= 8 * rate * 8 }
+        // The transport stops by itself at the session's end: stopped, the playhead there.
         screen.waitFor("the end of the session") { $0.contains("STOPPED") && $0.contains("0:00:08.000") }
-        let samples = try floats(out)
+        let samples = Array(try floats(out).dropFirst(before / 4))
         let loud = samples.filter { abs($0) > 0.01 }.count
         XCTAssertGreaterThan(loud, samples.count / 4, "the demo mix is audible, not silence")
         XCTAssertLessThanOrEqual(samples.map(abs).max() ?? 0, 1.0)
@@ -72,16 +75,16 @@ final class ScreenEngineTests: XCTestCase {
 
     func testLoopPlaysOnUntilSpaceStopsIt() throws {
         let out = folder + "/out.raw"
-        let screen = try open(device: "filetap:OUT=\(out)")
+        let screen = try open(device: "duplextap:OUT=\(out)")
         screen.waitFor("STOPPED")
         disarmVocal(screen)
-        unlink(out)
+        let before = size(out)
         screen.send("l")
         screen.waitFor("LOOP on")
         screen.send("Space")
         screen.waitFor("PLAYING")
         // The loop (bars 1-5, 8 s) never ends by itself: after several laps it still plays.
-        wait("two laps of the loop") { size(out) >= 2 * 8 * rate * 8 }
+        wait("two laps of the loop") { size(out) - before >= 2 * 8 * rate * 8 }
         XCTAssertTrue(screen.capture().contains("PLAYING"))
         screen.send("Space")
         screen.waitFor("STOPPED")
@@ -162,10 +165,13 @@ final class ScreenEngineTests: XCTestCase {
         disarmVocal(screen)
         // The screen measures Rubber Band's start delays on a background thread at startup
         // (seconds in a debug build); until it ends, the first change would do it on the UI
-        // thread. Idle, the screen has no other thread.
+        // thread. Wait for that thread to be gone.
         let pid = try XCTUnwrap(screen.panePID)
         wait("the time-pitch warm-up", timeout: 90) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"))?.count ?? 0) == 1
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return !tasks.contains { task in
+                ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? "").hasPrefix("tapedeck time")
+            }
         }
         screen.send("l")
         screen.waitFor("LOOP on")
@@ -174,7 +180,7 @@ final class ScreenEngineTests: XCTestCase {
         screen.send("<")
         screen.waitFor("speed 0.90x")
         screen.send("M")
-        screen.waitFor("speed mode: stretch")
+        screen.waitFor("speed mode: varispeed")
         screen.send("}")
         screen.waitFor("pitch +1")
         XCTAssertTrue(screen.capture().contains("PLAYING"), "live changes keep it playing")

@@ -46,10 +46,11 @@ final class ALSACaptureTests: XCTestCase {
             let device = try ALSADuplexDevice(request: request, config: config)
             XCTAssertEqual(device.configuration.captureFormat, format)
             let takePath = dir + "/take-\(format.rawValue)-\(period).wav"
-            let engine = try Engine(device: device, take: TakeRequest(path: takePath, container: .wav, encoding: encoding,
-                                                                      deviceChannels: [1, 2], maxFrames: Int64(captureFrames)), playback: nil)
-            let summary = try Fixture.run(engine)
-            XCTAssertNil(summary.error)
+            let track = GraphSpec.Track(name: "in", sources: [], channelCount: 2, input: GraphSpec.Input(deviceChannels: [1, 2]))
+            let run = try Fixture.record(device: device, spec: GraphSpec(tracks: [track], sampleRate: 48000),
+                                         takes: [TakeRequest(track: 0, channelCount: 2, path: takePath, container: .wav, encoding: encoding)],
+                                         gate: TakeGate(recordPoint: 0, maxFrames: Int64(captureFrames)))
+            XCTAssertNil(run.status.lastError)
             let reader = try AudioFileReader(path: takePath)
             XCTAssertEqual(reader.frameCount, Int64(captureFrames), "\(format) period \(period)")
             let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)

@@ -34,25 +34,60 @@ final class AudioThreadAllocationTests: XCTestCase {
         return (session, folder)
     }
 
+    /// Runs the engine through everything a session of use does while the audio thread's
+    /// allocations are counted: play, a recording pass through an input chain, fader moves,
+    /// mutes and solos, a graph swap (a chain edited, a region moved: new strips with
+    /// fallbacks), loop on and off, a locate, device xruns, speed changes, stop.
     private func run(speed: TimePitchSettings?, changeTo: TimePitchSettings?, inputChain: String) throws -> Int64 {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (session, folder) = try session(in: dir, tracks: 3)
-        var plan = try PlaybackPlan(session: session, folder: folder, from: 0)
-        if let speed { plan.timePitch = speed }
-        var take = TakeRequest(path: dir + "/take.wav", container: .wav, encoding: .int24, deviceChannels: [1], maxFrames: 40_000)
-        take.inputChain = try Chain(parsing: inputChain)
+        var listening = session
+        listening.tracks[3].inputChain = inputChain
+        let spec = try GraphSpec(session: listening, folder: folder)
         let probe = AllocationProbe()
         var options = EngineOptions()
         options.audioThreadProbe = probe
-        let engine = try Engine(device: LoopbackDevice(periodFrames: 128, delayFrames: 300), take: take, playback: plan, options: options)
+        options.handoverFrames = 2048
+        let device = XrunLoopbackDevice(periodFrames: 128, delayFrames: 300, xrunCycles: [300, 600])
+        let engine = Engine(device: device, options: options)
+        try engine.prepare(spec)
+        if let speed { engine.setTimePitch(speed) }
+        let set = try engine.startTakes([TakeRequest(track: 3, channelCount: 1, path: dir + "/take.wav", container: .wav, encoding: .int24)],
+                                        gate: TakeGate(recordPoint: 0, latencyFrames: 300))
+        engine.play()
         try engine.start()
+        func waitFrames(_ frames: Int64) {
+            let until = engine.status().deviceFrame + frames
+            let deadline = Date().addingTimeInterval(30)
+            while engine.status().deviceFrame < until && engine.isRunning && Date() < deadline { usleep(1000) }
+        }
+        waitFrames(20_000)
+        for i in 0..<20 {
+            engine.setMixer(track: i % 3, gainDecibels: Double(-i), pan: Double(i % 3) - 1, mute: i % 5 == 0, solo: i % 7 == 0)
+        }
         if let changeTo { engine.setTimePitch(changeTo) }
-        let deadline = Date().addingTimeInterval(60)
-        while !engine.isDone && Date() < deadline { usleep(2000) }
+        var edited = listening
+        edited.tracks[0].playbackChain = "hpf:120,delay:1/4"
+        edited.tracks[1].regions[0].timelineStartFrame = 1000
+        edited.tracks[2].playbackChain = "hpf:200,comp:-12,delay:1/8,limiter"  // same nodes: retuned in place
+        try engine.apply(try GraphSpec(session: edited, folder: folder))
+        waitFrames(20_000)
+        engine.setLoop(FrameRange(startFrame: 0, endFrame: 30_000), enabled: true)
+        waitFrames(40_000)
+        engine.endTakes()
+        engine.setLoop(nil, enabled: false)
+        engine.locate(to: 12_345)
+        waitFrames(20_000)
+        engine.stop()
+        waitFrames(5_000)
         let load = engine.status().dspLoad
-        let summary = try engine.finish()
-        XCTAssertNil(summary.error)
+        XCTAssertTrue(set.hasEnded)
+        _ = engine.finish(set)
+        let status = engine.status()
+        engine.close()
+        XCTAssertNil(status.lastError)
+        XCTAssertEqual(status.xrunCount, 2, "the xruns happened inside the counted span")
         XCTAssertGreaterThan(load, 0, "DSP load is measured and reported")
         return probe.count.load(ordering: .acquiring)
     }
@@ -81,5 +116,48 @@ final class AudioThreadAllocationTests: XCTestCase {
         thread.start()
         while !done.load(ordering: .acquiring) { usleep(1000) }
         XCTAssertGreaterThan(probe.count.load(ordering: .acquiring), 0)
+    }
+}
+
+/// A loopback cable (what is played comes back `delayFrames` later) whose device also
+/// over-runs at the given cycles, losing 512 frames of time each.
+private final class XrunLoopbackDevice: PeriodDevice, @unchecked Sendable {
+    let configuration: DeviceConfiguration
+    let driver = PeriodDriver()
+    private let ring: UnsafeMutablePointer<Float>
+    private let size = 1 << 16
+    private var readFrame = 0
+    private var writeFrame: Int
+    private var cycle = 0
+    private let xrunCycles: Set<Int>
+
+    init(periodFrames: Int, delayFrames: Int, xrunCycles: Set<Int>) {
+        configuration = DeviceConfiguration(name: "loop+xruns", sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
+                                            periodFrames: periodFrames, periodCount: 2, bufferFrames: delayFrames,
+                                            captureFormat: .float32, playbackFormat: .float32,
+                                            captureLatencyFrames: 0, playbackLatencyFrames: Int64(delayFrames), linked: true)
+        ring = .allocate(capacity: size)
+        ring.initialize(repeating: 0, count: size)
+        writeFrame = delayFrames
+        self.xrunCycles = xrunCycles
+    }
+
+    deinit { ring.deallocate() }
+
+    func startStreams() throws(DeviceError) {}
+    func stopStreams() {}
+
+    func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
+        cycle += 1
+        if xrunCycles.contains(cycle) { return .xrun(lostFrames: 512) }
+        for i in 0..<frameCount { channels[0][i] = ring[(readFrame + i) & (size - 1)] }
+        readFrame += frameCount
+        return .ok
+    }
+
+    func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
+        for i in 0..<frameCount { ring[(writeFrame + i) & (size - 1)] = channels[0][i] }
+        writeFrame += frameCount
+        return .ok
     }
 }

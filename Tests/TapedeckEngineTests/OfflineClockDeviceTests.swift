@@ -36,7 +36,7 @@ final class OfflineClockDeviceTests: XCTestCase {
         XCTAssertNil(device.configuration.captureFormat)
         let out = buffers(2, 64, value: 0.5)
         defer { free(out, 2) }
-        try device.start()
+        try device.startStreams()
         for _ in 0..<5 {
             XCTAssertEqual(device.write(from: out, frameCount: 64), .ok)
             usleep(2000)
@@ -61,7 +61,7 @@ final class OfflineClockDeviceTests: XCTestCase {
         XCTAssertEqual(device.cpuLoads().count, 4)
 
         // A restart forgets the stamps; a full array stops stamping and counts the rest.
-        try device.start()
+        try device.startStreams()
         for _ in 0..<13 { _ = device.write(from: out, frameCount: 64) }
         XCTAssertEqual(device.stampedPeriods, 10)
         XCTAssertEqual(device.unstampedPeriods, 3)
@@ -77,7 +77,7 @@ final class OfflineClockDeviceTests: XCTestCase {
         let input = buffers(3, 128, value: 1)
         let out = buffers(2, 128, value: 0)
         defer { free(input, 3); free(out, 2) }
-        try device.start()
+        try device.startStreams()
         for _ in 0..<4 {
             XCTAssertEqual(device.read(into: input, frameCount: 128), .ok)
             XCTAssertEqual(device.write(from: out, frameCount: 128), .ok)
@@ -86,7 +86,7 @@ final class OfflineClockDeviceTests: XCTestCase {
         XCTAssertEqual(device.stampedPeriods, 4, "one stamp per period (on the read), not one per call")
     }
 
-    func testPlaybackEngineRunsToTheEndOfItsPlanOnePeriodPerStamp() throws {
+    func testPlaybackEngineRunsToItsEndFrameOnePeriodPerStamp() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/tone.wav"
@@ -99,12 +99,20 @@ final class OfflineClockDeviceTests: XCTestCase {
 
         let periods = (frames + 63) / 64
         let device = OfflineClockDevice(sampleRate: 48000, playbackChannels: 2, periodFrames: 64, capacityPeriods: periods + 4)
-        let engine = try Engine(device: device, take: nil, playback: try PlaybackPlan(file: path))
-        let summary = try Fixture.run(engine)
-        XCTAssertNil(summary.error)
-        XCTAssertTrue(summary.xruns.isEmpty)
-        XCTAssertEqual(summary.positionFrame, Int64(periods * 64))
-        XCTAssertEqual(device.stampedPeriods, periods)
+        let engine = Engine(device: device)
+        try engine.prepare(try GraphSpec(file: path))
+        engine.setEndFrame(Int64(frames))
+        engine.play()
+        try engine.start()
+        let deadline = Date().addingTimeInterval(30)
+        // Unpaced and idle once stopped: the device then stops moving (and stamping).
+        while engine.status().transport != .stopped || engine.status().deviceFrame == 0, Date() < deadline { usleep(1000) }
+        let status = engine.status()
+        engine.close()
+        XCTAssertNil(status.lastError)
+        XCTAssertEqual(status.xrunCount, 0)
+        XCTAssertEqual(status.positionFrame, Int64(frames), "stops on its end frame")
+        XCTAssertEqual(device.stampedPeriods, periods, "one period per stamp, none while idle")
         XCTAssertEqual(device.unstampedPeriods, 0)
         let gaps = device.periodNanoseconds()
         XCTAssertEqual(gaps.count, periods - 1)
@@ -118,11 +126,13 @@ final class OfflineClockDeviceTests: XCTestCase {
         let device = OfflineClockDevice(sampleRate: 48000, captureChannels: 2, playbackChannels: 0, periodFrames: 64,
                                         capacityPeriods: 1000)
         let path = dir + "/take.wav"
-        let take = TakeRequest(path: path, container: .wav, encoding: .int24, deviceChannels: [1, 2], maxFrames: 20_000)
-        let summary = try Fixture.run(try Engine(device: device, take: take, playback: nil))
-        XCTAssertNil(summary.error)
-        XCTAssertEqual(summary.takeFrames, 20_000)
-        XCTAssertEqual(device.stampedPeriods, (20_000 + 63) / 64)
+        let track = GraphSpec.Track(name: "in", sources: [], channelCount: 2, input: GraphSpec.Input(deviceChannels: [1, 2]))
+        let run = try Fixture.record(device: device, spec: GraphSpec(tracks: [track], sampleRate: 48000),
+                                     takes: [TakeRequest(track: 0, channelCount: 2, path: path, container: .wav, encoding: .int24)],
+                                     gate: TakeGate(recordPoint: 0, maxFrames: 20_000))
+        XCTAssertNil(run.status.lastError)
+        XCTAssertEqual(run.outcomes.first?.frameCount, 20_000)
+        XCTAssertGreaterThanOrEqual(device.stampedPeriods, (20_000 + 63) / 64, "one stamp per period")
         let reader = try AudioFileReader(path: path)
         XCTAssertEqual(reader.frameCount, 20_000)
         XCTAssertEqual(reader.channelCount, 2)
@@ -140,14 +150,16 @@ final class OfflineClockDeviceTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let device = OfflineClockDevice(sampleRate: 48000, captureChannels: 2, playbackChannels: 2, periodFrames: 64,
                                         capacityPeriods: 100) // fewer than the run: the overflow path runs too
-        let take = TakeRequest(path: dir + "/take.wav", container: .wav, encoding: .int24, deviceChannels: [1, 2], maxFrames: 12_800)
         let probe = OfflineAllocationProbe()
         var options = EngineOptions()
         options.audioThreadProbe = probe
-        let summary = try Fixture.run(try Engine(device: device, take: take, playback: nil, options: options))
-        XCTAssertNil(summary.error)
+        let track = GraphSpec.Track(name: "in", sources: [], channelCount: 2, input: GraphSpec.Input(deviceChannels: [1, 2]))
+        let run = try Fixture.record(device: device, spec: GraphSpec(tracks: [track], sampleRate: 48000),
+                                     takes: [TakeRequest(track: 0, channelCount: 2, path: dir + "/take.wav", container: .wav, encoding: .int24)],
+                                     gate: TakeGate(recordPoint: 0, maxFrames: 12_800), options: options)
+        XCTAssertNil(run.status.lastError)
         XCTAssertEqual(device.stampedPeriods, 100)
-        XCTAssertEqual(device.unstampedPeriods, 100)
+        XCTAssertGreaterThanOrEqual(device.unstampedPeriods, 100, "the take alone spans 200 periods")
         XCTAssertEqual(probe.count.load(ordering: .acquiring), 0)
     }
 }

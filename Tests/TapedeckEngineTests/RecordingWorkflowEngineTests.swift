@@ -11,18 +11,14 @@ final class RecordingWorkflowEngineTests: XCTestCase {
     let delay = 2048
     let frames = 40_000
 
-    /// A session whose one track plays `signal` from frame 0.
-    private func session(in dir: String, signal: [Float]) throws -> (Session, SessionFolder) {
-        let folder = SessionFolder(path: dir + "/s")
-        var session = Session(sampleRate: 48000)
-        try folder.create(session)
-        let w = try AudioFileWriter(path: folder.audioFolder + "/src.wav",
-                                    format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: 48000, channelCount: 1))
+    /// A spec whose first track plays `signal` from frame 0, hard left (the loopback's input
+    /// carries it at unity), and whose second listens to input 1.
+    private func spec(in dir: String, signal: [Float]) throws -> GraphSpec {
+        let path = dir + "/src.wav"
+        let w = try AudioFileWriter(path: path, format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: 48000, channelCount: 1))
         try signal.withUnsafeBufferPointer { try w.write([$0.baseAddress!], frameCount: $0.count) }
         try w.close()
-        session.tracks = [Track(name: "src", pan: -1, regions: [Region(file: "audio/src.wav", timelineStartFrame: 0,
-                                                                     lengthFrames: Int64(signal.count))])]
-        return (session, folder)
+        return try Fixture.spec(playing: path, inputs: [1])
     }
 
     private func noise(_ count: Int) -> [Float] {
@@ -38,18 +34,15 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let signal = noise(frames)
-        let (session, folder) = try session(in: dir, signal: signal)
+        let spec = try spec(in: dir, signal: signal)
         for (period, a, b) in [(128, 10_007, 20_011), (256, 3, 777), (1000, 25_000, 39_999)] {
-            var take = TakeRequest(path: dir + "/punch-\(period).wav", container: .wav, encoding: .float32, deviceChannels: [1],
-                                   maxFrames: Int64(b - a))
-            take.gate = FrameRange(startFrame: Int64(a), endFrame: Int64(b))
-            let engine = try Engine(device: LoopbackDevice(periodFrames: period, delayFrames: delay), take: take,
-                                    playback: try PlaybackPlan(session: session, folder: folder, from: 0))
-            let summary = try Fixture.run(engine)
-            XCTAssertNil(summary.error)
+            let take = TakeRequest(track: 1, channelCount: 1, path: dir + "/punch-\(period).wav", container: .wav, encoding: .float32)
+            let run = try Fixture.record(device: LoopbackDevice(periodFrames: period, delayFrames: delay), spec: spec, takes: [take],
+                                         gate: TakeGate(recordPoint: Int64(a), endFrame: Int64(b), latencyFrames: Int64(delay)))
+            XCTAssertNil(run.status.lastError)
+            XCTAssertEqual(run.startFrame, Int64(a))
             let recorded = try Fixture.readMono(take.path)
             XCTAssertEqual(recorded.count, b - a, "period \(period)")
-            // Hard left: the loopback's channel carries the track at unity.
             let mismatches = zip(recorded, signal[a..<b]).filter { $0 != $1 }.count
             XCTAssertEqual(mismatches, 0, "period \(period): the take is the punch range, frame for frame")
             XCTAssertEqual(recorded.first, signal[a], "period \(period): first frame")
@@ -60,22 +53,23 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let signal = noise(150_000)
-        let (session, folder) = try session(in: dir, signal: signal)
+        let spec = try spec(in: dir, signal: signal)
         // 120 BPM, 4/4: a bar is 96000 frames. Record at bar 2 after a one-bar count-in.
         // The click plays on output 2, which is not looped back: an exact take proves the
         // engine never mixes the click into what it records.
         let recordPoint: Int64 = 96_000
-        var take = TakeRequest(path: dir + "/take.wav", container: .wav, encoding: .float32, deviceChannels: [1], maxFrames: 40_000)
-        take.gate = FrameRange(startFrame: recordPoint, endFrame: .max)
-        var options = EngineOptions()
-        var click = ClickSettings(levelDecibels: -6, outputChannels: [2])
-        click.untilFrame = recordPoint
-        options.click = click
-        let plan = try PlaybackPlan(session: session, folder: folder, from: recordPoint - 96_000)
+        let take = TakeRequest(track: 1, channelCount: 1, path: dir + "/take.wav", container: .wav, encoding: .float32)
         let device = LoopbackDevice(periodFrames: 256, delayFrames: delay, maxFrames: 400_000)
-        let engine = try Engine(device: device, take: take, playback: plan, options: options)
-        let summary = try Fixture.run(engine)
-        XCTAssertNil(summary.error)
+        let engine = Engine(device: device, clickOutputs: [2])
+        try engine.prepare(spec, position: recordPoint - 96_000)
+        engine.setClick(on: true, untilFrame: recordPoint)
+        let set = try engine.startTakes([take], gate: TakeGate(recordPoint: recordPoint, maxFrames: 40_000, latencyFrames: Int64(delay)))
+        engine.play()
+        try engine.start()
+        let deadline = Date().addingTimeInterval(30)
+        while !set.hasEnded && Date() < deadline { usleep(2000) }
+        _ = engine.finish(set)
+        engine.close()
         let recorded = try Fixture.readMono(take.path)
         XCTAssertEqual(recorded.count, 40_000)
         XCTAssertEqual(recorded.first, signal[Int(recordPoint)], "the first frame is the record point's")
@@ -89,14 +83,18 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         // The click plays on output 1, which the loopback cable carries back in: the "take"
         // here is a recording of the click as the output sent it. (That the engine never
         // mixes the click into what it records is the count-in test's exact-take check.)
-        var take = TakeRequest(path: dir + "/take.wav", container: .wav, encoding: .float32, deviceChannels: [1], maxFrames: 200_000)
-        take.gate = nil
-        var options = EngineOptions()
-        options.click = ClickSettings(levelDecibels: -6, outputChannels: [1])
+        let take = TakeRequest(track: 0, channelCount: 1, path: dir + "/take.wav", container: .wav, encoding: .float32)
         let device = LoopbackDevice(periodFrames: 256, delayFrames: delay, maxFrames: 400_000)
-        let engine = try Engine(device: device, take: take, playback: nil, options: options)
-        let summary = try Fixture.run(engine)
-        XCTAssertNil(summary.error)
+        let engine = Engine(device: device, clickOutputs: [1])
+        try engine.prepare(try Fixture.spec(playing: nil, inputs: [1]))
+        engine.setClick(on: true)
+        let set = try engine.startTakes([take], gate: TakeGate(recordPoint: 0, maxFrames: 200_000))
+        engine.play()
+        try engine.start()
+        let deadline = Date().addingTimeInterval(30)
+        while !set.hasEnded && Date() < deadline { usleep(2000) }
+        _ = engine.finish(set)
+        engine.close()
         let heard = try Fixture.readMono(take.path)  // what came back through the cable: the click
         // Beats every 24000 frames from frame 0, delayed by the loop.
         var peaks: [Float] = []
@@ -113,54 +111,57 @@ final class RecordingWorkflowEngineTests: XCTestCase {
         }
     }
 
-    func testRetroactiveCaptureKeepsWhatWasPlayedAtItsOriginalPosition() throws {
+    func testRetroactiveMemoryHoldsWhatWasPlayedAtItsTransportPlace() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let signal = noise(400_000)
-        let (session, folder) = try session(in: dir, signal: signal)
-        var options = EngineOptions()
-        options.retro = (seconds: 1, deviceChannels: [1])
+        var spec = try spec(in: dir, signal: signal)
+        spec.retroSeconds = 1
         // Playback starts at 5000; nothing is being recorded, only remembered.
-        let plan = try PlaybackPlan(session: session, folder: folder, from: 5000)
-        let engine = try Engine(device: LoopbackDevice(periodFrames: 256, delayFrames: delay, maxFrames: 1_000_000),
-                                take: nil, playback: plan, options: options)
-        let buffer = try XCTUnwrap(engine.retroBuffer)
+        let engine = Engine(device: LoopbackDevice(periodFrames: 256, delayFrames: delay, maxFrames: 1_000_000))
+        try engine.prepare(spec, position: 5000)
+        engine.play()
         try engine.start()
+        let buffer = try XCTUnwrap(engine.retroBuffer(track: 1))
         let deadline = Date().addingTimeInterval(30)
         while buffer.framesWritten < 150_000 && Date() < deadline { usleep(1000) }
         engine.stop()
-        let summary = try engine.finish()
-        XCTAssertNil(summary.error)
+        XCTAssertTrue(engine.waitUntilApplied())
         let path = dir + "/retro.wav"
         let (first, count) = try buffer.keep(to: path, format: AudioFileFormat(container: .wav, encoding: .float32,
                                                                               sampleRate: 48000, channelCount: 1))
         XCTAssertEqual(count, 48_000, "the last second")
-        XCTAssertEqual(engine.retroTimelineOrigin, 5000 - Int64(delay), "input lags the timeline by the round trip")
-        let timelineStart = Int(engine.retroTimelineOrigin + first)
+        // Frame k of the memory arrived at device frame firstDevice + k and was played `delay`
+        // frames before: the transport log says where the playhead was then.
+        let firstDevice = try XCTUnwrap(buffer.firstDeviceFrame)
+        let played = firstDevice + first - Int64(delay)
+        let segment = try XCTUnwrap(engine.transportSegment(at: played))
+        XCTAssertEqual(segment.speed, 1, "rolling at 1×")
+        let timelineStart = Int(segment.timelineFrame + played - segment.deviceFrame)
+        engine.close()
         let kept = try Fixture.readMono(path)
         XCTAssertEqual(kept.count, count)
-        // What came back through the cable, kept after the fact, is the session's audio at the
-        // timeline place it was played.
         let mismatches = kept.indices.filter { kept[$0] != signal[timelineStart + $0] }.count
-        XCTAssertEqual(mismatches, 0)
+        XCTAssertEqual(mismatches, 0, "kept after the fact, it is the session's audio at the place it was played")
     }
 
     func testInputMonitoringPlaysTheInputThroughItsChainAndOffPlaysNothing() throws {
-        for monitor in [true, false] {
-            let dir = try Fixture.temporaryFolder()
-            defer { try? FileManager.default.removeItem(atPath: dir) }
+        for monitoring in [MonitoringMode.input, .off] {
             let device = SignalDevice(frames: 60_000)
-            var take = TakeRequest(path: dir + "/t.wav", container: .wav, encoding: .float32, deviceChannels: [1], maxFrames: 48_000)
-            take.inputChain = try Chain(parsing: "gain:-6")
-            var options = EngineOptions()
-            options.monitorInput = monitor
-            let engine = try Engine(device: device, take: take, playback: nil, options: options)
-            XCTAssertNil(try Fixture.run(engine).error)
-            if monitor {
+            // Hard left, so the left output carries the monitored input at unity.
+            let track = GraphSpec.Track(name: "in", sources: [], channelCount: 1, pan: -1,
+                                        input: GraphSpec.Input(deviceChannels: [1], chain: try Chain(parsing: "gain:-6"), monitoring: monitoring))
+            let engine = Engine(device: device)
+            try engine.prepare(GraphSpec(tracks: [track], sampleRate: 48000))
+            try engine.start()
+            let deadline = Date().addingTimeInterval(30)
+            while device.written < 48_000 && Date() < deadline { usleep(1000) }
+            engine.close()
+            if monitoring == .input {
                 // Past the gain's glide, each output frame is the same period's input at -6 dB.
                 let gain = Float(pow(10, -6.0 / 20))
                 let worst = (4800..<48_000).map { abs(device.output[$0] - SignalDevice.signal($0) * gain) }.max() ?? 1
-                XCTAssertLessThan(worst, 1e-6, "monitored through the input chain")
+                XCTAssertLessThan(worst, 1e-6, "monitored through the input chain, stopped or not")
             } else {
                 XCTAssertTrue(device.output.allSatisfy { $0 == 0 }, "monitoring off: silence")
             }
@@ -169,11 +170,13 @@ final class RecordingWorkflowEngineTests: XCTestCase {
 }
 
 /// Capture returns a known signal; playback is kept for inspection (channel 1).
-private final class SignalDevice: AudioDevice, @unchecked Sendable {
+private final class SignalDevice: PeriodDevice, @unchecked Sendable {
     let configuration: DeviceConfiguration
+    let driver = PeriodDriver()
     var output: [Float]
     private var readFrame = 0
     private var writeFrame = 0
+    var written: Int { writeFrame }
 
     static func signal(_ frame: Int) -> Float { Float(sin(Double(frame) * 0.013)) * 0.5 }
 
@@ -185,8 +188,8 @@ private final class SignalDevice: AudioDevice, @unchecked Sendable {
         output = [Float](repeating: 0, count: frames)
     }
 
-    func start() throws(DeviceError) {}
-    func stop() {}
+    func startStreams() throws(DeviceError) {}
+    func stopStreams() {}
 
     func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
         for i in 0..<frameCount { channels[0][i] = SignalDevice.signal(readFrame + i) }

@@ -1,11 +1,14 @@
 import Foundation
 import TapedeckIO
+import TapedeckCore
+import TapedeckDSP
 @testable import TapedeckEngine
 
 /// A device that plays into a delay line and captures from it: what is written in one cycle
 /// comes back `delayFrames` later, like a cable from the output to the input.
-final class LoopbackDevice: AudioDevice, @unchecked Sendable {
-    let configuration: DeviceConfiguration
+final class LoopbackDevice: PeriodDevice, @unchecked Sendable {
+    var configuration: DeviceConfiguration
+    let driver = PeriodDriver()
     private var history: [Float]
     private var readFrame = 0
     private var writeFrame: Int
@@ -15,12 +18,14 @@ final class LoopbackDevice: AudioDevice, @unchecked Sendable {
                                             periodFrames: periodFrames, periodCount: 2, bufferFrames: delayFrames,
                                             captureFormat: .float32, playbackFormat: .float32,
                                             captureLatencyFrames: 0, playbackLatencyFrames: Int64(delayFrames), linked: true)
+        // No clock: it runs as fast as it is asked, so the engine may wait for its disk.
+        configuration.isPaced = false
         history = [Float](repeating: 0, count: maxFrames + delayFrames + periodFrames)
         writeFrame = delayFrames
     }
 
-    func start() throws(DeviceError) {}
-    func stop() {}
+    func startStreams() throws(DeviceError) {}
+    func stopStreams() {}
 
     func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
         for i in 0..<frameCount { channels[0][i] = readFrame + i < history.count ? history[readFrame + i] : 0 }
@@ -37,8 +42,9 @@ final class LoopbackDevice: AudioDevice, @unchecked Sendable {
 
 /// A capture-only device whose input at device frame f is `signal(f)`, and which reports an
 /// xrun swallowing `lostFrames` of device time at the given cycles.
-final class XrunDevice: AudioDevice, @unchecked Sendable {
-    let configuration: DeviceConfiguration
+final class XrunDevice: PeriodDevice, @unchecked Sendable {
+    var configuration: DeviceConfiguration
+    let driver = PeriodDriver()
     let xrunCycles: Set<Int>
     let lostFrames: Int64
     private var cycle = 0
@@ -50,6 +56,7 @@ final class XrunDevice: AudioDevice, @unchecked Sendable {
                                             periodFrames: periodFrames, periodCount: 2, bufferFrames: periodFrames * 2,
                                             captureFormat: .s16, playbackFormat: nil,
                                             captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: false)
+        configuration.isPaced = false
         self.xrunCycles = xrunCycles
         self.lostFrames = lostFrames
     }
@@ -57,8 +64,8 @@ final class XrunDevice: AudioDevice, @unchecked Sendable {
     /// A 16-bit-exact ramp that never repeats within a test.
     static func signal(_ frame: Int64) -> Float { Float(Int16(truncatingIfNeeded: frame % 30000 + 1)) / 32768 }
 
-    func start() throws(DeviceError) {}
-    func stop() {}
+    func startStreams() throws(DeviceError) {}
+    func stopStreams() {}
 
     func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
         defer { cycle += 1 }
@@ -100,12 +107,51 @@ enum Fixture {
         return out
     }
 
-    /// Runs an engine until it is done (bounded) and finishes it.
-    static func run(_ engine: Engine, timeoutSeconds: Double = 30) throws -> EngineSummary {
+    /// One track playing `path` from frame 0 (channel count from the file), plus `inputs`
+    /// listening tracks after it, each on the device input of that number.
+    static func spec(playing path: String?, inputs: [Int] = [], inputChain: Chain = Chain(), sampleRate: Int = 48000) throws -> GraphSpec {
+        var tracks: [GraphSpec.Track] = []
+        if let path {
+            let reader = try AudioFileReader(path: path, blockFrames: 16)
+            let region = Region(file: path, timelineStartFrame: 0, lengthFrames: reader.frameCount)
+            tracks.append(GraphSpec.Track(name: "play", sources: [GraphSpec.Source(path: path, region: region)],
+                                          channelCount: min(reader.channelCount, 2), pan: -1))
+        }
+        for (k, ch) in inputs.enumerated() {
+            tracks.append(GraphSpec.Track(name: "in\(k + 1)", sources: [], channelCount: 1,
+                                          input: GraphSpec.Input(deviceChannels: [ch], chain: inputChain)))
+        }
+        return GraphSpec(tracks: tracks, sampleRate: sampleRate)
+    }
+
+    /// What a run of ``record(device:spec:takes:gate:from:options:setUp:)`` left.
+    struct Recorded {
+        let engine: Engine
+        let outcomes: [TakeOutcome]
+        let status: EngineStatus
+        let events: [EngineEvent]
+        /// The timeline frame of the takes' first frame.
+        let startFrame: Int64
+    }
+
+    /// Prepares an engine on `device` for `spec` with the playhead at `from`, asks (before
+    /// the device starts, so its first period counts) for `takes` under `gate` and to roll,
+    /// runs until the takes end (bounded), closes it.
+    static func record(device: AudioDevice, spec: GraphSpec, takes: [TakeRequest], gate: TakeGate, from: Int64 = 0,
+                       options: EngineOptions = EngineOptions(), setUp: (Engine) -> Void = { _ in },
+                       timeoutSeconds: Double = 30) throws -> Recorded {
+        let engine = Engine(device: device, options: options)
+        try engine.prepare(spec, position: from)
+        setUp(engine)
+        let set = try engine.startTakes(takes, gate: gate)
+        engine.play()
         try engine.start()
         let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while !engine.isDone && Date() < deadline { usleep(2000) }
-        if !engine.isDone { engine.stop() }
-        return try engine.finish()
+        while !set.hasEnded && engine.isRunning && Date() < deadline { usleep(2000) }
+        let outcomes = engine.finish(set)
+        let status = engine.status()
+        let start = set.startFrame
+        engine.close()
+        return Recorded(engine: engine, outcomes: outcomes, status: status, events: engine.drainEvents(), startFrame: start)
     }
 }

@@ -1,6 +1,7 @@
 import XCTest
 import TapedeckCore
 @testable import TapedeckUI
+import TapedeckTransport
 
 final class RenderTests: XCTestCase {
     func testWaveformColumnsFillFromTheBottomWithBlocks() {

@@ -1,6 +1,7 @@
 import XCTest
 import TapedeckCore
 @testable import TapedeckUI
+import TapedeckTransport
 
 /// A link that records what the screen asked of it.
 final class FakeLink: TransportLink {
@@ -146,10 +147,10 @@ final class ScreenModelTests: XCTestCase {
         model.handle(.char("M"))
         model.handle(.char("}"))
         XCTAssertEqual(model.speed, 0.9)
-        XCTAssertEqual(model.mode, .stretch)
+        XCTAssertEqual(model.mode, .varispeed, "the screen opens in stretch, as the README says; M switches")
         XCTAssertEqual(model.pitchSemitones, 1)
         XCTAssertTrue(link.calls.contains("speed 0.9"))
-        XCTAssertTrue(link.calls.contains("mode stretch"))
+        XCTAssertTrue(link.calls.contains("mode varispeed"))
         XCTAssertTrue(link.calls.contains("pitch 1.0"))
     }
 
@@ -228,29 +229,5 @@ final class ScreenModelTests: XCTestCase {
         let model = ScreenModelTests.makeModel()
         model.handle(.char("Z"))
         XCTAssertTrue(model.message?.text.contains("not bound") ?? false)
-    }
-
-    func testOfflineTransportFollowsTheClockAndRefusesToRecord() {
-        var now = 100.0
-        var session = ScreenModelTests.makeSession()
-        session.loopRange = FrameRange(startFrame: 0, endFrame: 96000)
-        session.loopEnabled = true
-        let link = OfflineTransport(session: session, folderPath: nil, peaks: PeakCache(folder: nil), clock: { now })
-        XCTAssertEqual(link.record(fromFrame: 0), "no audio device: recording needs one")
-        link.play(fromFrame: 0)
-        now += 1.5
-        XCTAssertEqual(link.snapshot().positionFrame, 72000)
-        now += 1
-        XCTAssertEqual(link.snapshot().positionFrame, 24000, "wraps into the loop")
-        link.setSpeed(2)
-        now += 0.25
-        XCTAssertEqual(link.snapshot().positionFrame, 48000)
-        link.stop()
-        now += 5
-        XCTAssertEqual(link.snapshot().positionFrame, 48000)
-        XCTAssertTrue(link.snapshot().isOffline)
-        let faking = OfflineTransport(session: session, folderPath: nil, peaks: PeakCache(folder: nil), pretendsToRecord: true, clock: { now })
-        XCTAssertNil(faking.record(fromFrame: 0))
-        XCTAssertEqual(faking.snapshot().state, .recording)
     }
 }

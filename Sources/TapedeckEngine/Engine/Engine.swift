@@ -82,8 +82,11 @@ public final class Engine: @unchecked Sendable {
         core.seekAll(seqStart: 0, timeline: position, route: core.route, continuesOld: false)
         shared.board.installedGeneration.store(first.generation, ordering: .releasing)
         shared.board.positionFrame.store(position, ordering: .releasing)
+        shared.log.append(deviceFrame: 0, timelineFrame: position, speed: 0)
         serveVoices()
         reader.fillNow()
+        // Still acting as the audio thread: every voice takes up what was just read.
+        for strip in first.strips { strip.voice.settle(seq: 0) }
         guard reader.start(), writer.start() else {
             reader.stop()
             writer.stop()
@@ -322,7 +325,9 @@ public final class Engine: @unchecked Sendable {
             if !set.isWritten && problem == nil { problem = "the disk did not take the last frames in 30 s" }
             do { try lane.writer.close() } catch { problem = problem ?? "\(error)" }
             if let dry = lane.dryWriter { do { try dry.close() } catch { problem = problem ?? "\(error)" } }
-            return TakeOutcome(request: lane.request, frameCount: lane.writtenFrames.load(ordering: .acquiring),
+            // What the file holds: all that was kept, or up to a write that failed.
+            let frames = lane.failed.load(ordering: .acquiring) ? lane.writer.framesWritten : lane.writtenFrames.load(ordering: .acquiring)
+            return TakeOutcome(request: lane.request, frameCount: frames,
                                droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem)
         }
     }

@@ -41,6 +41,17 @@ public struct PlayRoute: Equatable, Sendable {
         loops && frame < loopEnd ? loopEnd - frame : .max
     }
 
+    /// Frames from `frame` after which `a` and `b` take the playhead to different places
+    /// (`Int64.max`: never).
+    ///
+    /// Audio thread: arithmetic only.
+    public static func divergence(_ a: PlayRoute, _ b: PlayRoute, from frame: Int64) -> Int64 {
+        let wa = a.framesUntilWrap(from: frame), wb = b.framesUntilWrap(from: frame)
+        // Neither wraps, or both wrap at the same frame (the same loop end) to the same start.
+        if wa == wb && (wa == .max || a.loopStart == b.loopStart) { return .max }
+        return min(wa, wb)
+    }
+
     /// Where `frame` is after `count` frames (count ≥ 0) along the route. Never traps: past
     /// `Int64.max` it stays at `Int64.max`.
     ///

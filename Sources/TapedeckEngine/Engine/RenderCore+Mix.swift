@@ -309,8 +309,9 @@ extension RenderCore {
         let frames = Int64(whole)
         let until = route.framesUntilWrap(from: position)
         if let next = pendingRoute, seq + frames >= routeSwitchSeq {
-            let first = max(0, routeSwitchSeq - seq)
-            position = next.advance(route.advance(position, by: first), by: frames - first)
+            // The two ways round agree up to the switch point, and at it the new one rules
+            // (a wrap exactly there is the new loop's): so the new route covers the period.
+            position = next.advance(position, by: frames)
             route = next
             pendingRoute = nil
         } else {

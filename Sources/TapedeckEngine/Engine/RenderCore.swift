@@ -60,8 +60,6 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var timePitch = LiveTimePitch()
     var handledStopSerial: UInt64 = 0
     var stalled = false
-    /// When the current cycle began (its DSP load is measured from here).
-    var cycleBegan: Int64 = 0
 
     // Takes.
     var takes: Unmanaged<TakeSet>?
@@ -153,7 +151,6 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     func beginCycle() -> Bool {
-        cycleBegan = monotonicNanoseconds()
         installPendingGraph()
         applyCommands()
         return state != .stopped || takes != nil
@@ -168,7 +165,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// One period. Audio thread: no allocation, no locks, no logging, no files.
     func renderCycle(input: UnsafePointer<UnsafeMutablePointer<Float>>, output: UnsafePointer<UnsafeMutablePointer<Float>>,
                      frameCount n: Int) {
-        let began = cycleBegan
+        // The device's wait for the period is not work: load is measured from here.
+        let began = monotonicNanoseconds()
         if state == .rolling, !stalled, position >= stallAtFrame {
             stalled = true
             sleepNanoseconds(stallNanoseconds)
@@ -276,20 +274,25 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     private func applyCommands() {
         let stopWanted = shared.stopSerial.load(ordering: .acquiring)
+        var applied = handledStopSerial
         while let command = shared.commands.pop() {
             if stopWanted > handledStopSerial && stopWanted < command.serial {
                 stopRolling()
                 handledStopSerial = stopWanted
             }
             apply(command)
-            shared.board.appliedSerial.store(command.serial, ordering: .releasing)
+            applied = max(applied, command.serial)
         }
         if stopWanted > handledStopSerial {
             stopRolling()
             handledStopSerial = stopWanted
-            if stopWanted > shared.board.appliedSerial.load(ordering: .relaxed) {
-                shared.board.appliedSerial.store(stopWanted, ordering: .releasing)
-            }
+        }
+        applied = max(applied, handledStopSerial)
+        // What the commands did is published before they are acknowledged, so a front-end
+        // that waited for them reads their effect.
+        publish()
+        if applied > shared.board.appliedSerial.load(ordering: .relaxed) {
+            shared.board.appliedSerial.store(applied, ordering: .releasing)
         }
     }
 
@@ -310,18 +313,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             }
             shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
         case .route(let start, let end, let loops, _):
-            let next = PlayRoute(loopStart: start, loopEnd: end, loops: loops)
-            if next == (pendingRoute ?? route) { return }
-            if state == .rolling {
-                // Switch a little ahead, where the disk can have the new way round ready.
-                routeSwitchSeq = seq + handoverFrames
-                pendingRoute = next
-                seekAll(seqStart: routeSwitchSeq, timeline: timeline(afterRolling: handoverFrames), route: next, continuesOld: true)
-            } else {
-                route = next
-                pendingRoute = nil
-                seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
-            }
+            changeRoute(to: PlayRoute(loopStart: start, loopEnd: end, loops: loops))
         case .endFrame(let frame, _):
             endFrame = frame
         case .timePitch(let speed, let varispeed, let semitones, _):
@@ -357,6 +349,45 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Timeline frames per device frame.
     var speedFactor: Double { timePitch.engaged ? timePitch.speed : 1 }
 
+    /// A new loop takes effect where the way the playhead goes would first differ (the old
+    /// loop's wrap or the new one's, whichever comes first): up to there every track plays
+    /// what its ring holds, from there what the disk reads the new way round. So switching
+    /// the loop never interrupts what is heard, rolling or standing. (A second change before
+    /// the first one's switch point reads everything again from here.)
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func changeRoute(to next: PlayRoute) {
+        if next == (pendingRoute ?? route) { return }
+        if pendingRoute != nil {
+            route = next
+            pendingRoute = nil
+            seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
+            if state == .rolling {
+                state = .starting
+                holdSince = deviceFrame
+            }
+            return
+        }
+        let split = PlayRoute.divergence(route, next, from: position)
+        if split == .max {
+            // Never apart from here on: nothing to read again.
+            route = next
+            return
+        }
+        if split == 0 {
+            route = next
+            seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
+            if state == .rolling {
+                state = .starting
+                holdSince = deviceFrame
+            }
+            return
+        }
+        pendingRoute = next
+        routeSwitchSeq = seq + split
+        seekAll(seqStart: routeSwitchSeq, timeline: next.advance(position, by: split), route: next, continuesOld: true)
+    }
+
     /// Every voice of the graph asks for sequence `seqStart` onwards at `timeline` along
     /// `route`. Fallbacks are let go: the new voices are told where to go, the old are not.
     ///
@@ -390,9 +421,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: arithmetic only.
     func timeline(afterRolling frames: Int64) -> Int64 {
-        guard let next = pendingRoute else { return route.advance(position, by: frames) }
-        let first = max(0, min(frames, routeSwitchSeq - seq))
-        return next.advance(route.advance(position, by: first), by: frames - first)
+        guard let next = pendingRoute, seq + frames >= routeSwitchSeq else { return route.advance(position, by: frames) }
+        return next.advance(position, by: frames)
     }
 
     /// Stops rolling: takes end, and the disk is sent to read from here again so the next

@@ -42,6 +42,9 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
     var adoptedSincePrime = false
     /// Next sequence number the time-pitch path reads.
     var sequentialSeq: Int64 = 0
+    /// For a seek that keeps what the ring holds up to a switch point: that point. Until its
+    /// answer comes, nothing past it is read as old material.
+    private var pendingSwitchSeq: Int64?
     private let requestScratch: UnsafeMutablePointer<Int64>
     private let markScratch: UnsafeMutablePointer<Int64>
 
@@ -110,7 +113,10 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
             ringSeq = seqStart
             return
         }
-        let flags: Int64 = (route.loops ? 1 : 0) | (continuesOld && activeEpoch >= 0 ? 2 : 0)
+        // Keeping the ring's material is only safe from a settled state (no other switch under way).
+        let continuing = continuesOld && activeEpoch >= 0 && pendingSwitchSeq == nil
+        pendingSwitchSeq = continuing ? seqStart : nil
+        let flags: Int64 = (route.loops ? 1 : 0) | (continuing ? 2 : 0)
         requests.post { set in
             set(0, epoch); set(1, seqStart); set(2, timelineStart)
             set(3, route.loopStart); set(4, route.loopEnd); set(5, flags)
@@ -124,14 +130,21 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
     func hasData(atSeq seq: Int64, frameCount: Int) -> Bool {
         guard let ring else { return true }
         settle(seq: seq)
-        if activeEpoch == wantedEpoch {
-            let end = ringSeq + Int64(ring.availableFrames)
-            return ringSeq <= seq && end >= seq + Int64(frameCount)
-        }
+        let end = seq + Int64(frameCount)
+        let available = Int64(ring.availableFrames)
+        // Frames before the data's start are silence by design (nothing was asked for there).
+        if activeEpoch == wantedEpoch { return ringSeq + available >= end }
         let write = ring.writePosition
-        guard marks.read(into: markScratch), markScratch[0] == wantedEpoch else { return false }
-        let start = markScratch[2]
-        return start <= seq && start + (write - markScratch[1]) >= seq + Int64(frameCount)
+        let answered = marks.read(into: markScratch) && markScratch[0] == wantedEpoch
+        // Before a pending switch point the material already in the ring still holds.
+        if activeEpoch >= 0, let switchSeq = answered ? markScratch[2] : pendingSwitchSeq {
+            let oldEnd = ringSeq + (answered ? min(available, max(0, markScratch[1] - ring.readPosition)) : available)
+            if end <= switchSeq { return oldEnd >= end }
+            guard answered, oldEnd >= switchSeq else { return false }
+            return switchSeq + (write - markScratch[1]) >= end
+        }
+        guard answered else { return false }
+        return markScratch[2] + (write - markScratch[1]) >= end
     }
 
     /// Takes the answer to the wanted seek if it is due at `seq`, without reading (so a
@@ -152,13 +165,18 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
     @inline(__always)
     private func adoptIfDue(seq: Int64, oldAvailable: Int, ring: FrameRing) -> Int {
         guard activeEpoch != wantedEpoch else { return .max }
-        guard marks.read(into: markScratch), markScratch[0] == wantedEpoch else { return .max }
+        guard marks.read(into: markScratch), markScratch[0] == wantedEpoch else {
+            // Not answered yet: old material up to a switch point, none past it.
+            if activeEpoch >= 0, let switchSeq = pendingSwitchSeq { return Int(max(0, switchSeq - ringSeq)) }
+            return .max
+        }
         let markIndex = markScratch[1], markSeq = markScratch[2]
         let oldLeft = Int64(min(Int64(oldAvailable), max(0, markIndex - ring.readPosition)))
         if activeEpoch < 0 || ringSeq >= markSeq || ringSeq + oldLeft < markSeq || seq >= markSeq {
             ring.skip(toReadPosition: markIndex)
             ringSeq = markSeq
             activeEpoch = wantedEpoch
+            pendingSwitchSeq = nil
             adoptedSincePrime = true
             return .max
         }

@@ -36,15 +36,28 @@ struct DeviceOptions {
         return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
     }
 
-    /// Engine options, with the test-only stall from `TAPEDECK_TEST_STALL=FRAME:MS`.
+    /// Engine options, with the test hooks: `TAPEDECK_TEST_STALL=FRAME:MS` stalls the audio
+    /// thread once (a real xrun on a paced device), `TAPEDECK_TEST_WRITER_STALL=FRAME:MS`
+    /// stalls the capture writer once when a take reaches FRAME (a disk that stops
+    /// answering), `TAPEDECK_TEST_CAPTURE_RING=SECONDS` sizes the capture rings.
     static func engineOptions() -> EngineOptions {
         var options = EngineOptions()
-        if let raw = getenv("TAPEDECK_TEST_STALL") {
+        func pair(_ name: String) -> (Int64, Int)? {
+            guard let raw = getenv(name) else { return nil }
             let parts = String(cString: raw).split(separator: ":")
-            if parts.count == 2, let frame = Int64(parts[0]), let ms = Int(parts[1]) {
-                options.stallAtFrame = frame
-                options.stallMilliseconds = ms
-            }
+            guard parts.count == 2, let frame = Int64(parts[0]), let ms = Int(parts[1]) else { return nil }
+            return (frame, ms)
+        }
+        if let (frame, ms) = pair("TAPEDECK_TEST_STALL") {
+            options.stallAtFrame = frame
+            options.stallMilliseconds = ms
+        }
+        if let (frame, ms) = pair("TAPEDECK_TEST_WRITER_STALL") {
+            options.writerStallAtFrame = frame
+            options.writerStallMilliseconds = ms
+        }
+        if let raw = getenv("TAPEDECK_TEST_CAPTURE_RING"), let seconds = Double(String(cString: raw)), seconds > 0 {
+            options.captureRingSeconds = seconds
         }
         return options
     }

@@ -42,7 +42,10 @@ struct HeadlessRecording {
         }
         let takes = transport.collectFinishedTakes()
         let frames = takes.map(\.region.lengthFrames).max() ?? 0
-        line.update(last, levels: levels(last), events: Array(transport.events.dropFirst(seen)), elapsedFrames: frames, force: true)
+        // The banner's last word is what happened: a take was recorded.
+        var final = last
+        if frames > 0 { final.state = .recording }
+        line.update(final, levels: levels(last), events: Array(transport.events.dropFirst(seen)), elapsedFrames: frames, force: true)
         line.finish()
         try target.place(takes)
         let problems = transport.lastPassProblems
@@ -60,13 +63,13 @@ struct HeadlessRecording {
         } else if takes.isEmpty {
             Terminal.err("nothing was recorded\n")
         } else {
-            for (take, file) in zip(takes, files) {
+            for (k, (take, file)) in zip(takes, files).enumerated() {
                 let passes = take.passCount > 1 ? " as \(take.passCount) loop takes" : ""
                 let onTrack = target.isFileTake ? "" : " on track \(take.trackIndex + 1)"
                 let clock = TimeText.clock(frames: file.frames, sampleRate: rate)
-                Terminal.err("recorded \(clock) (\(file.frames) frames, \(file.channels) ch) to \(file.path)\(onTrack)\(passes)\n")
+                let xruns = k == takes.count - 1 ? "; xruns: \(line.xruns.count)" : ""
+                Terminal.err("recorded \(clock) (\(file.frames) frames, \(file.channels) ch) to \(file.path)\(onTrack)\(passes)\(xruns)\n")
             }
-            Terminal.err("xruns: \(line.xruns.count)\n")
         }
         if !problems.isEmpty { throw RecordFailure(message: problems.joined(separator: "; ")) }
         return ExitCode.ok
@@ -77,12 +80,14 @@ struct HeadlessRecording {
         target.tracks.flatMap { $0 < snap.trackLevels.count ? snap.trackLevels[$0] : [] }
     }
 
-    /// Problems and news on stderr (the JSON reader gets them as events).
+    /// Problems and news on stderr (the JSON reader gets them as events). The pass's own
+    /// failures are left for the last line, where they decide the exit status.
     private func say(_ snap: TransportSnapshot) {
         if let notice = snap.notice {
             if json { StatusLine.emitLine(["event": "notice", "text": notice]) } else { Terminal.err("\r\u{1B}[2K" + notice + "\n") }
         }
-        if let error = snap.lastError {
+        let final = Set(transport.lastPassProblems)
+        for error in (snap.lastError ?? "").components(separatedBy: "; ") where !error.isEmpty && !final.contains(error) {
             if json { StatusLine.emitLine(["event": "problem", "text": error]) } else { Terminal.err("\r\u{1B}[2K" + error + "\n") }
         }
     }

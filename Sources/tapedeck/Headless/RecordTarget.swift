@@ -79,7 +79,11 @@ struct RecordTarget {
     /// Puts finished takes on their tracks in the saved session (read again, so nothing
     /// else saved meanwhile is lost), saves, then lets their crash markers go.
     func place(_ takes: [FinishedTake]) throws {
-        guard let folder, !takes.isEmpty else { return }
+        guard let folder, !takes.isEmpty else {
+            // A file take is complete once closed: its crash marker can go.
+            for take in takes { if let marker = take.markerPath { unlink(marker) } }
+            return
+        }
         var saved = try folder.load()
         for take in takes {
             guard let t = saved.trackIndex(for: take) else {

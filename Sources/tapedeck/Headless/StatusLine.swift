@@ -51,6 +51,7 @@ struct StatusLine {
                   "clipped": levels.map(\.clipped), "xruns": snapshot.xrunCount, "xrun_frames": xrunFrames,
                   "underrun_frames": snapshot.underrunFrames, "dropped_frames": snapshot.droppedFrames,
                   "disk_seconds_left": snapshot.diskSecondsLeft.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
+                  "disk_free_bytes": snapshot.diskFreeBytes ?? -1,
                   "dsp_load": (snapshot.dspLoad * 1000).rounded() / 1000, "file": file])
             return
         }
