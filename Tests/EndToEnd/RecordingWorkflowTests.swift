@@ -110,6 +110,27 @@ final class RecordingWorkflowTests: XCTestCase {
         XCTAssertTrue(wrong.stderr.contains("no take 9"), wrong.stderr)
     }
 
+    func testLoopRecordingAfterACountInCountsInOnceThenRecordsEveryPass() throws {
+        try addBed()
+        var s = try folder.load()
+        // 120 BPM 4/4: a bar is 96000 frames. The loop is bar 2; one bar of count-in is bar 1.
+        s.loopRange = FrameRange(startFrame: 96_000, endFrame: 192_000)
+        s.loopEnabled = true
+        try folder.save(s)
+        let (latency, after) = try record(["--track", "2", "--play", "--loop", "--count-in", "1", "--duration", "240000f"])
+        let takes = after.tracks[1].regions
+        // The same takes the screen makes with loop and count-in (ScreenWorkflowTests): every
+        // pass on the loop's start, a loop's length each, back to back in one file.
+        XCTAssertEqual(takes.map(\.lengthFrames), [96_000, 96_000, 48_000])
+        XCTAssertEqual(Set(takes.map(\.timelineStartFrame)), [96_000])
+        XCTAssertEqual(takes.map(\.sourceOffsetFrame), [0, 96_000, 192_000])
+        XCTAssertEqual(takes.compactMap(\.takeNumber), [1, 2, 3])
+        // The count-in is counted once, before the first pass, and is in no take: the file
+        // begins with what came in as the loop's first frame was heard.
+        let file = try take(takes[0])
+        XCTAssertEqual(file, Array(input[(96_000 + latency)..<(96_000 + latency + 240_000)]), "the passes, after one count-in")
+    }
+
     func testATakeRecordedAtHalfSpeedIsPlacedInTimeAndMarked() throws {
         try addBed()
         let (latency, s) = try record(["--track", "2", "--play", "--speed", "0.5", "--duration", "48000f"])

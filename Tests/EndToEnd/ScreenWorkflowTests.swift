@@ -65,7 +65,9 @@ final class ScreenWorkflowTests: XCTestCase {
         screen.waitFor("0:00:00.000")
         screen.send("l")
         screen.waitFor("LOOP on")
+        // With the screen's one bar of count-in: counted in once, then the passes.
         screen.send("r")
+        screen.waitFor("COUNT-IN", timeout: 10)
         screen.waitFor("● REC", timeout: 10)
         // Two whole passes and half of a third: stopping mid-pass keeps it.
         usleep(5_000_000)
@@ -73,6 +75,11 @@ final class ScreenWorkflowTests: XCTestCase {
         screen.waitFor("recorded 3 takes on Vocal", timeout: 10)
         var track = try vocal()
         XCTAssertEqual(track.regions.count, 3)
+        // The takes `record --play --loop --count-in 1` makes (RecordingWorkflowTests): a
+        // loop's length each, back to back in one file from its first frame.
+        let passes = track.regions.sorted { ($0.takeNumber ?? 0) < ($1.takeNumber ?? 0) }
+        XCTAssertEqual(passes.prefix(2).map(\.lengthFrames), [96_000, 96_000])
+        XCTAssertEqual(passes.map(\.sourceOffsetFrame), [0, 96_000, 192_000])
         let group = try XCTUnwrap(track.takeGroups.first)
         XCTAssertEqual(track.takeGroups.count, 1, "one take group")
         XCTAssertEqual(track.regions.compactMap(\.takeNumber).sorted(), [1, 2, 3])

@@ -402,6 +402,9 @@ public final class Engine: @unchecked Sendable {
         return (s.deviceFrame, s.timelineFrame, s.speed)
     }
 
+    /// The voices of the newest graph, in track order (for tests of their lifetime).
+    func currentVoices() -> [TrackVoice] { graphs.last?.strips.map(\.voice) ?? [] }
+
     /// The device's failure or a disk problem, in words.
     func errorText() -> String? {
         if let text = shared.board.errorText.withLock({ $0 }) { return text }

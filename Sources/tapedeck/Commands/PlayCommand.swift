@@ -116,19 +116,20 @@ struct PlayCommand: Command {
         transport.play(from: from)
         try transport.startDevice()
         var seen = 0
-        var snap = transport.snapshot()
-        var problems: [String] = []
-        while snap.state != .stopped && transport.engine.isRunning {
+        var snap: TransportSnapshot
+        repeat {
             if StopSignals.requested { transport.stop() }
             snap = transport.snapshot()
+            if let n = snap.notice {
+                if json { StatusLine.emitLine(["event": "notice", "text": n]) } else { Terminal.err("\r\u{1B}[2K\(n)\n") }
+            }
             if let e = snap.lastError {
-                problems.append(e)
                 if json { StatusLine.emitLine(["event": "problem", "text": e]) } else { Terminal.err("\r\u{1B}[2K\(e)\n") }
             }
             line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame)
             seen = transport.events.count
-            usleep(50_000)
-        }
+            if snap.state != .stopped { usleep(50_000) }
+        } while snap.state != .stopped && transport.engine.isRunning
         snap = transport.snapshot()
         line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame,
                     force: true)
