@@ -21,7 +21,8 @@ final class BenchSmokeTests: XCTestCase {
 
     func testEngineHeadroomPrintsLoadPercentiles() throws {
         let folder = try Tapedeck.temporaryFolder(self)
-        let r = try Tapedeck.run(["bench", "engine", "--tracks", "4", "--seconds", "1", "--runs", "1", "--folder", folder.path])
+        let r = try Tapedeck.run(["bench", "engine", "--tracks", "4", "--seconds", "1", "--runs", "1", "--record", "2",
+                                  "--folder", folder.path])
         XCTAssertEqual(r.status, 0, r.stderr)
         let line = row("engine headroom", in: r.stdout)
         XCTAssertTrue(line.contains("4 mono tracks × hpf:80,comp:-18,eq,gain:-3"), line)
@@ -35,6 +36,14 @@ final class BenchSmokeTests: XCTestCase {
         XCTAssertTrue(line.contains("xruns 0"), line)
         XCTAssertTrue(line.contains("p50 ≤ 50 %, p99.9 < 100 %"), line)
         XCTAssertFalse(line.contains("not run"), line)
+        // The recording row: 2 tracks record on the paced clock while the 4 play, every frame kept.
+        let recording = row("engine recording", in: r.stdout)
+        XCTAssertTrue(recording.contains("2 tracks from 2 ch while 4 mono tracks"), recording)
+        XCTAssertTrue(recording.contains("0 dropped frames"), recording)
+        XCTAssertTrue(recording.contains("takes complete"), recording)
+        XCTAssertFalse(recording.contains("not run"), recording)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("recording-takes").path),
+                       "the bench deletes its takes")
     }
 
     func testCaptureRecordsEveryFrameAndDeletesTheTake() throws {
