@@ -105,27 +105,36 @@ extension ScreenModel {
         readLink()
     }
 
-    /// Puts each take the link finished on its track as one undoable edit and saves, so a
-    /// take is never only in memory; the crash marker goes once the save holds the region.
+    /// Puts the takes the link finished on their tracks as one undoable edit (a pass of eight
+    /// armed tracks is undone at once) and saves, so a take is never only in memory; the
+    /// crash markers go once the save holds the regions.
     func placeFinishedTakes() {
+        var placed: [(take: FinishedTake, track: Int)] = []
         for take in link.collectFinishedTakes() {
-            let tracks = session.tracks
             guard let t = session.trackIndex(for: take) else {
                 if let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) }
                 say("track \(take.trackName) was deleted while recording; the take is kept in \(take.region.file)", error: true)
                 continue
             }
-            let passes = take.passCount
-            edit("\(take.verb == "recorded" ? "record" : take.verb) on \(tracks[t].name)") { s in s.place(take, onTrack: t) }
-            if save(), let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) }
-            if message?.isError != true {
-                let length = TransportBarView.clockText(take.region.lengthFrames, sampleRate: session.sampleRate)
-                if passes > 1 {
-                    say("recorded \(passes) takes on \(tracks[t].name) (\(keyName(.take)) picks the one that plays)")
-                } else {
-                    say("\(take.verb) \(length) on \(tracks[t].name) (\(keyName(.undo)) removes it)")
-                }
-            }
+            placed.append((take, t))
+        }
+        guard let first = placed.first?.take else { return }
+        let names = placed.map { session.tracks[$0.track].name }
+        let onTracks = names.count > 3 ? "\(names.count) tracks" : names.joined(separator: ", ")
+        let verb = first.verb == "recorded" ? "record" : first.verb
+        edit("\(verb) on \(onTracks)") { s in
+            for (take, t) in placed { s.place(take, onTrack: t) }
+        }
+        if save() {
+            for (take, _) in placed { if let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) } }
+        }
+        guard message?.isError != true else { return }
+        let passes = placed.map(\.take.passCount).max() ?? 1
+        if passes > 1 {
+            say("recorded \(passes) takes on \(onTracks) (\(keyName(.take)) picks the one that plays)")
+        } else {
+            let length = TransportBarView.clockText(first.region.lengthFrames, sampleRate: session.sampleRate)
+            say("\(first.verb) \(length) on \(onTracks) (\(keyName(.undo)) removes \(placed.count > 1 ? "them" : "it"))")
         }
     }
 }

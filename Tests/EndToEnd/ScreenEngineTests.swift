@@ -130,6 +130,43 @@ final class ScreenEngineTests: XCTestCase {
         XCTAssertEqual(try vocalRegions(), regions)
     }
 
+    /// `r` records every armed track at once: Bass armed beside the Vocal, both listening to
+    /// input 1, give two takes of one pass, bit-identical, on the same frame; one `u` undoes both.
+    func testRecordingTakesEveryArmedTrackInOnePassAndOneUndoRemovesThePass() throws {
+        let input = folder + "/in.raw"
+        let sine = Signals.sine(hertz: 500, amplitude: 0.4, frames: 12 * rate)
+        RecordSupport.writeRaw(sine.map { Int32(($0 * 32767).rounded()) }, bits: 16, to: input)
+        let screen = try open(device: "filetap48:IN=\(input)")
+        screen.waitFor("STOPPED")
+        screen.send("Down", "a")
+        screen.waitFor("Bass armed") { $0.contains("2 Bass         R") }
+        screen.send("p")
+        screen.waitFor("PUNCH on")
+        screen.send("r")
+        screen.waitFor("recorded 0:00:08.000 on Bass, Vocal (u removes them)")
+        let loaded = try SessionFolder(path: session).load()
+        func take(_ name: String) throws -> Region {
+            let track = try XCTUnwrap(loaded.tracks.first { $0.name == name })
+            return try XCTUnwrap(track.regions.first { $0.file.hasPrefix("audio/take-") }, "\(name) has its take")
+        }
+        let bass = try take("Bass"), vocal = try take("Vocal")
+        XCTAssertNotEqual(bass.file, vocal.file, "each track records to its own file")
+        XCTAssertEqual(bass.timelineStartFrame, vocal.timelineStartFrame, "one pass starts on one frame")
+        XCTAssertEqual(bass.lengthFrames, Int64(8 * rate))
+        XCTAssertEqual(vocal.lengthFrames, Int64(8 * rate))
+        let a = try Signals.read(session + "/" + bass.file), b = try Signals.read(session + "/" + vocal.file)
+        XCTAssertEqual(a.channels, b.channels, "both tracks heard input 1: the takes are bit-identical")
+        XCTAssertEqual(a.channels.first?.map(abs).max() ?? 0, 0.4, accuracy: 0.001)
+        screen.send("u")
+        screen.waitFor("undid: record on Bass, Vocal")
+        let undone = screen.waitFor("demo.tapedeck *")
+        XCTAssertFalse(undone.contains("take 1"), undone)
+        screen.send("C-s")
+        screen.waitFor("saved ")
+        let after = try SessionFolder(path: session).load()
+        XCTAssertFalse(after.tracks.flatMap(\.regions).contains { $0.file.hasPrefix("audio/take-") }, "one undo removed the whole pass")
+    }
+
     func testStoppingARecordingByKeyKeepsTheTakeAndUndoRemovesIt() throws {
         let screen = try open(device: "filetap:IN=/dev/zero")
         screen.waitFor("STOPPED")
