@@ -187,6 +187,9 @@ struct ChainParser {
             throw fail(.malformed("unexpected '\(characters[bad])' in node name '\(name)'"), bad)
         }
         guard let type = registry.type(named: name) else {
+            if let plugin = registry.pluginNamed(name) {
+                throw fail(.malformed("unknown node '\(name)'; the plugin of that name is \(plugin)"), nameRange.lowerBound, nameRange.count)
+            }
             throw fail(.unknownNode(name: name, known: registry.descriptors.map(\.name)), nameRange.lowerBound, nameRange.count)
         }
         return Chain.Entry(node: type.descriptor.name, settings: try parseSettings(Array(parts.dropFirst()), descriptor: type.descriptor))

@@ -58,6 +58,11 @@ public enum NodeReference {
         return nil
     }
 
+    /// Why a short name shared by several types is not enough.
+    static func ambiguity(_ identifiers: [String]) -> String {
+        "several installed plugins have this short name (\(identifiers.joined(separator: ", "))); write the URI"
+    }
+
     /// `value` without surrounding spaces and one pair of `<…>`.
     static func unquoted(_ value: String) -> String {
         var v = Substring(value)
@@ -139,6 +144,9 @@ extension ChainParser {
             }
             let verbatim = settingParts.isEmpty ? "" : string(trimmed(settingParts.first!.lowerBound..<settingParts.last!.upperBound))
             return Chain.Entry(node: "\(provider.prefix):\(identifier)", settings: [], unresolvedSettings: verbatim)
+        case .ambiguous(let identifiers):
+            throw fail(.unknownPlugin(reference: reference, detail: NodeReference.ambiguity(identifiers)),
+                       referenceRange.lowerBound, referenceRange.count)
         case .unknown(let why):
             throw fail(.unknownPlugin(reference: reference, detail: why), referenceRange.lowerBound, referenceRange.count)
         }

@@ -94,9 +94,12 @@ public struct NodeRegistry: Sendable {
         public var known: [String]
         /// What a provider said about the name, when it looked like one of its references.
         public var detail: String? = nil
+        /// A provider's type with this short name, written as a chain names it (`lv2:flanger`).
+        public var plugin: String? = nil
         /// One line for the user.
         public var description: String {
             if let detail { return "unknown node '\(name)': \(detail)" }
+            if let plugin { return "unknown node '\(name)'; the plugin of that name is \(plugin)" }
             return "unknown node '\(name)' (known nodes: \(known.joined(separator: ", ")); `tapedeck nodes` lists them, `tapedeck nodes --lv2` the installed plugins)"
         }
     }
@@ -116,21 +119,36 @@ public struct NodeRegistry: Sendable {
             text += "tags: \(d.tags.joined(separator: ", "))\n"
             return text + Self.parameterText(d)
         }
+        // A provider's type: PREFIX:REFERENCE, or a URI on its own. A bare short name is not
+        // enough, as in chains (`lv2:flanger`, not `flanger`), so a plugin installed later
+        // never changes what a built-in name means.
         for provider in providers {
             let prefixed = name.lowercased().hasPrefix(provider.prefix + ":")
             let reference = prefixed ? String(name.dropFirst(provider.prefix.count + 1)) : name
             let unquoted = reference.hasPrefix("<") && reference.hasSuffix(">") ? String(reference.dropFirst().dropLast()) : reference
             let isURI = unquoted != reference || NodeReference.isPlainURIStart(reference)
+            guard prefixed || isURI else { continue }
             switch provider.resolve(unquoted, isURI: isURI) {
             case .found(let identifier):
                 return provider.detailText(identifier: identifier)
             case .notInstalled(let identifier):
-                if prefixed || isURI { throw UnknownNodeError(name: name, known: [], detail: "no installed \(provider.prefix) plugin has the URI \(identifier)") }
+                throw UnknownNodeError(name: name, known: [], detail: "no installed \(provider.prefix) plugin has the URI \(identifier)")
+            case .ambiguous(let identifiers):
+                throw UnknownNodeError(name: name, known: [], detail: NodeReference.ambiguity(identifiers))
             case .unknown(let why):
-                if prefixed { throw UnknownNodeError(name: name, known: [], detail: why) }
+                throw UnknownNodeError(name: name, known: [], detail: why)
             }
         }
-        throw UnknownNodeError(name: name, known: descriptors.map(\.name))
+        throw UnknownNodeError(name: name, known: descriptors.map(\.name), detail: nil, plugin: pluginNamed(name))
+    }
+
+    /// `PREFIX:NAME` when exactly one provider type has the short name `name`.
+    func pluginNamed(_ name: String) -> String? {
+        guard NodeReference.isShortName(name) else { return nil }
+        for provider in providers {
+            if case .found = provider.resolve(name, isURI: false) { return "\(provider.prefix):\(name.lowercased())" }
+        }
+        return nil
     }
 
     /// The parameter table of `d` and how a bare value reads after `name` (default: the

@@ -29,7 +29,9 @@ public enum NodeResolution: Equatable, Sendable {
     case found(identifier: String)
     /// A URI no installed type has: the chain keeps it as a missing node.
     case notInstalled(identifier: String)
-    /// A short name that names no type, or several: why, in words.
+    /// A short name several installed types share: their identifiers.
+    case ambiguous([String])
+    /// A short name that names no type: why, in words (with suggestions).
     case unknown(String)
 }
 

@@ -116,8 +116,8 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
         var made: [LV2Instance] = []
         do {
             for _ in 0..<(perChannel ? channelCount : 1) {
-                made.append(try LV2Instance(info: info, sampleRate: format.sampleRate, maxFrames: max(maxFrames, 1),
-                                            isRealtime: format.isRealtime))
+                made.append(try LV2Instance(info: info, sampleRate: format.sampleRate,
+                                            maxFrames: min(max(maxFrames, 1), Self.pluginBlockFrames), isRealtime: format.isRealtime))
             }
         } catch {
             instanceProblem = "\(error.reason); passed through"
@@ -179,22 +179,32 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
             }
             return
         }
-        for (k, instance) in instances.enumerated() {
-            setControls(instance, transport: context.transport)
-            feedInputs(instance, number: k, context: context, channels: channels, frameCount: n)
-            instance.prepareAtomPorts()
-            if let midi = instance.midiInput, !warmingUp {
-                writeMIDI(midi, capacity: instance.atomBytes, events: context.midiEvents)
+        // Plugins run in pieces of at most `pluginBlockFrames` (many refuse larger blocks).
+        var offset = 0
+        while offset < n {
+            let count = min(Self.pluginBlockFrames, n - offset)
+            for (k, instance) in instances.enumerated() {
+                setControls(instance, transport: context.transport.advanced(by: offset))
+                feedInputs(instance, number: k, context: context, channels: channels, offset: offset, frameCount: count)
+                instance.prepareAtomPorts()
+                if let midi = instance.midiInput, !warmingUp {
+                    writeMIDI(midi, capacity: instance.atomBytes, events: context.midiEvents, offset: offset, frameCount: count)
+                }
+                instance.run(frameCount: count)
             }
-            instance.run(frameCount: n)
+            sendAllNotesOff = false
+            writeOutputs(context: context, channels: channels, offset: offset, frameCount: count)
+            offset += count
         }
-        sendAllNotesOff = false
         if latencyPortIndex >= 0 {
             let frames = instances[0].controls[latencyPortIndex]
             reportedLatency.store(frames.isFinite ? Int(min(max(frames, 0), 16_777_216).rounded()) : 0, ordering: .relaxed)
         }
-        writeOutputs(context: context, channels: channels, frameCount: n)
     }
+
+    /// The longest block a plugin is given (and told about, as its maximum block length):
+    /// longer host blocks, such as an export's, are run in pieces.
+    static let pluginBlockFrames = 4096
 
     @inline(__always) private func setControls(_ instance: LV2Instance, transport: TransportInfo) {
         for slot in controlSlots {
@@ -212,51 +222,52 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
     }
 
     @inline(__always) private func feedInputs(_ instance: LV2Instance, number k: Int, context: RenderContext,
-                                              channels: Int, frameCount n: Int) {
+                                              channels: Int, offset: Int, frameCount n: Int) {
         let inputs = instance.audioInputCount
         for j in 0..<inputs {
             let buffer = instance.audioInputs[j]
             if perChannel {
-                buffer.update(from: context.input[k], count: n)
+                buffer.update(from: context.input[k] + offset, count: n)
             } else if inputs == 1 && channels > 1 {
                 let scale = 1 / Float(channels)
-                for i in 0..<n { buffer[i] = context.input[0][i] * scale }
-                for c in 1..<channels { for i in 0..<n { buffer[i] += context.input[c][i] * scale } }
+                for i in 0..<n { buffer[i] = context.input[0][offset + i] * scale }
+                for c in 1..<channels { for i in 0..<n { buffer[i] += context.input[c][offset + i] * scale } }
             } else if j < channels || channels == 1 {
-                buffer.update(from: context.input[channels == 1 ? 0 : j], count: n)
+                buffer.update(from: context.input[channels == 1 ? 0 : j] + offset, count: n)
             } else {
                 buffer.update(repeating: 0, count: n)
             }
         }
     }
 
-    @inline(__always) private func writeMIDI(_ buffer: UnsafeMutableRawPointer, capacity: Int, events: UnsafeBufferPointer<MIDIEvent>) {
+    @inline(__always) private func writeMIDI(_ buffer: UnsafeMutableRawPointer, capacity: Int, events: UnsafeBufferPointer<MIDIEvent>,
+                                             offset: Int, frameCount n: Int) {
         if sendAllNotesOff {
             for channel in UInt8(0)..<16 {
                 _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: 0, status: 0xB0 | channel, data1: 120, data2: 0, count: 3)
                 _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: 0, status: 0xB0 | channel, data1: 123, data2: 0, count: 3)
             }
         }
-        for event in events {
+        for event in events where Int(event.frameOffset) >= offset && Int(event.frameOffset) < offset + n {
             let kind = event.status & 0xF0
             let count = kind == 0xC0 || kind == 0xD0 ? 2 : 3
-            _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: Int64(event.frameOffset), status: event.status,
+            _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: Int64(Int(event.frameOffset) - offset), status: event.status,
                                         data1: event.data1, data2: event.data2, count: count)
         }
     }
 
-    @inline(__always) private func writeOutputs(context: RenderContext, channels: Int, frameCount n: Int) {
+    @inline(__always) private func writeOutputs(context: RenderContext, channels: Int, offset: Int, frameCount n: Int) {
         let outputs = instances[0].audioOutputCount
         guard outputs > 0 else {
             for c in 0..<channels where UnsafePointer(context.output[c]) != UnsafePointer(context.input[c]) {
-                context.output[c].update(from: context.input[c], count: n)
+                (context.output[c] + offset).update(from: context.input[c] + offset, count: n)
             }
             return
         }
         let adds = addsToInput
         for c in 0..<channels {
-            let out = context.output[c]
-            if adds && UnsafePointer(out) != UnsafePointer(context.input[c]) { out.update(from: context.input[c], count: n) }
+            let out = context.output[c] + offset
+            if adds && UnsafePointer(out) != UnsafePointer(context.input[c] + offset) { out.update(from: context.input[c] + offset, count: n) }
             if perChannel {
                 mix(instances[c].audioOutputs[0], into: out, count: n, scale: 1, add: adds)
             } else if channels == 1 && outputs > 1 {
@@ -285,6 +296,9 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
     /// the audio thread may be running the plugin (the state extension allows it).
     func saveState(into stateFolder: String) throws(PluginStateError) -> String? {
         guard info.hasStateInterface, let instance = instances.first else { return nil }
+        if mkdir(stateFolder, 0o755) != 0 && errno != EEXIST {
+            throw PluginStateError(path: stateFolder, reason: "cannot create the folder: \(String(cString: strerror(errno)))")
+        }
         let name = PluginStateFolder.newName(in: stateFolder, base: "lv2-\(info.shortName)")
         let folder = "\(stateFolder)/\(name)"
         for (i, _) in info.descriptor.parameters.enumerated() { stateValues[i] = Float(parameters.value(i)) }

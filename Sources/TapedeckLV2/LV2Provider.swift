@@ -22,9 +22,7 @@ public final class LV2Provider: NodeTypeProvider, @unchecked Sendable {
         let key = reference.lowercased()
         let matches = world.urisByShortName[key] ?? []
         if matches.count == 1 { return .found(identifier: matches[0]) }
-        if matches.count > 1 {
-            return .unknown("several installed plugins have this short name (\(matches.joined(separator: ", "))); write the URI")
-        }
+        if matches.count > 1 { return .ambiguous(matches) }
         let near = world.urisByShortName.keys.filter { $0.hasPrefix(key) || key.hasPrefix($0) }.sorted().prefix(5)
         let hint = near.isEmpty ? "" : "; did you mean \(near.map { "'\($0)'" }.joined(separator: ", "))?"
         return .unknown("no installed LV2 plugin has this short name\(hint) (`tapedeck nodes --lv2` lists them)")
@@ -52,7 +50,8 @@ public final class LV2Provider: NodeTypeProvider, @unchecked Sendable {
     public func detailText(identifier: String) -> String {
         guard let info = world.info(identifier) else { return "\(identifier): not installed\n" }
         let d = info.descriptor
-        var text = "lv2:\(info.uri) — \(info.name) (\(d.kind.rawValue), LV2 plugin v\(info.version))\n"
+        let version = info.version == "0.0" ? "" : " v\(info.version)"
+        var text = "lv2:\(info.uri) — \(info.name) (\(d.kind.rawValue), LV2 plugin\(version))\n"
         text += "short name: \(info.shortName)\(world.urisByShortName[info.shortName]?.count == 1 ? "" : " (not unique: use the URI)")\n"
         text += "class: \(info.className)\(info.author.isEmpty ? "" : " · author: \(info.author)")\n"
         text += "ports: \(portSummary(info))\n"

@@ -92,7 +92,7 @@ final class LV2ChainTests: XCTestCase {
     }
 
     func testThePluginDetailShowsPortsParametersAndPresets() throws {
-        let text = try LV2Test.registry.detailText(name: "jx10")
+        let text = try LV2Test.registry.detailText(name: "lv2:jx10")
         XCTAssertTrue(text.hasPrefix("lv2:http://drobilla.net/plugins/mda/JX10 — MDA JX10 (instrument"), text)
         XCTAssertTrue(text.contains("MIDI in"), text)
         XCTAssertTrue(text.contains("Fretless Bass"), text)
@@ -100,5 +100,9 @@ final class LV2ChainTests: XCTestCase {
         XCTAssertTrue(amp.contains("gain") && amp.contains("-70 … 70") && amp.contains("dB"), amp)
         XCTAssertTrue(amp.contains("runs once per channel"), amp)
         XCTAssertThrowsError(try LV2Test.registry.detailText(name: "lv2:nonesuch"))
+        // A bare short name is not a node name (as in chains), but the error points at it.
+        XCTAssertThrowsError(try LV2Test.registry.detailText(name: "jx10")) { error in
+            XCTAssertTrue("\(error)".contains("lv2:jx10"), "\(error)")
+        }
     }
 }
