@@ -53,6 +53,7 @@ final class LV2Instance: @unchecked Sendable {
         let features = LV2Features(sampleRate: sampleRate, maxFrames: maxFrames, sequenceBytes: atomBytes, worker: worker)
         let made: UnsafeMutablePointer<LilvInstanceImpl>? = LV2World.shared.withWorld {
             guard let plugin = LV2World.shared.plugin(info.uri) else { return nil }
+            LV2World.shared.pinLibrary(of: plugin)
             return lilv_plugin_instantiate(plugin, sampleRate, features.instantiation)
         }
         guard let made else {

@@ -15,6 +15,7 @@ final class LV2World: @unchecked Sendable {
     let world: OpaquePointer
     private var nodeCache: [String: OpaquePointer] = [:]
     private var infoCache: [String: LV2PluginInfo] = [:]
+    private var pinnedLibraries: Set<String> = []
     /// Every installed plugin's URI, in lilv's order.
     let pluginURIs: [String]
     /// Plugin URIs by lowercased short name.
@@ -91,6 +92,21 @@ final class LV2World: @unchecked Sendable {
             }
             return found.sorted { $0.1.lowercased() < $1.1.lowercased() }.map { (uri: $0.0, label: $0.1) }
         }
+    }
+
+    /// Keeps `plugin`'s library loaded for the rest of the process (dlopen with
+    /// RTLD_NODELETE), so lilv freeing the last instance never unmaps it. Why: a library with
+    /// a language runtime inside (a plugin written in Swift — Tapedeck's own — or some C++)
+    /// registers metadata the process keeps using; unmapping it crashes the host later.
+    /// Inside ``withWorld(_:)``.
+    func pinLibrary(of plugin: OpaquePointer) {
+        guard let library = lilv_plugin_get_library_uri(plugin),
+              let path = lilv_file_uri_parse(lilv_node_as_uri(library), nil) else { return }
+        defer { lilv_free(path) }
+        let key = String(cString: path)
+        guard !pinnedLibraries.contains(key) else { return }
+        pinnedLibraries.insert(key)
+        _ = dlopen(path, RTLD_NOW | RTLD_NODELETE)
     }
 
     /// Reads a node lilv handed over (and frees it): its text, or nil.
