@@ -7,6 +7,9 @@ let package = Package(
     name: "Tapedeck",
     products: [
         .executable(name: "tapedeck", targets: ["tapedeck"]),
+        // Tapedeck's effect nodes as LV2 plugins: `make lv2` puts this library and the TTL
+        // that tapedeck-lv2-bundle writes into tapedeck.lv2/.
+        .library(name: "tapedeck-lv2", type: .dynamic, targets: ["TapedeckLV2Bundle"]),
     ],
     targets: [
         // Thin C bridges: system libraries plus a shim header for macros.
@@ -27,6 +30,12 @@ let package = Package(
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"]),
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA"]),
         .target(name: "TapedeckLV2", dependencies: ["TapedeckDSP", "CLV2", "CLilv"]),
+        .target(name: "TapedeckLV2Export", dependencies: ["TapedeckDSP", "CLV2"]),
+        // -z nodelete: a host's dlclose must not unmap Swift code the Swift runtime has
+        // registered (a host that loads the bundle again, or Tapedeck itself, would crash).
+        .target(name: "TapedeckLV2Bundle", dependencies: ["TapedeckLV2Export", "CLV2"],
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
+        .executableTarget(name: "tapedeck-lv2-bundle", dependencies: ["TapedeckLV2Export"]),
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckEngine", "TapedeckIO", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI", "TapedeckLV2",
