@@ -47,6 +47,6 @@ let package = Package(
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
-        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore"]),
+        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP"]),
     ]
 )

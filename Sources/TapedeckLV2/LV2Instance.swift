@@ -51,13 +51,15 @@ final class LV2Instance: @unchecked Sendable {
         self.atomBytes = atomBytes
         let worker = info.hasWorkerInterface || info.requiredFeatures.contains(LV2URI.workerSchedule) ? LV2Worker(isRealtime: isRealtime) : nil
         let features = LV2Features(sampleRate: sampleRate, maxFrames: maxFrames, sequenceBytes: atomBytes, worker: worker)
+        var libraryProblem: String?
         let made: UnsafeMutablePointer<LilvInstanceImpl>? = LV2World.shared.withWorld {
             guard let plugin = LV2World.shared.plugin(info.uri) else { return nil }
-            LV2World.shared.pinLibrary(of: plugin)
+            libraryProblem = LV2World.shared.pinLibrary(of: plugin)
+            if libraryProblem != nil { return nil }
             return lilv_plugin_instantiate(plugin, sampleRate, features.instantiation)
         }
         guard let made else {
-            let said = features.lastLogMessage.map { " (it said: \($0))" } ?? ""
+            let said = libraryProblem.map { ": \($0)" } ?? features.lastLogMessage.map { " (it said: \($0))" } ?? ""
             throw LV2InstantiationError(uri: info.uri, reason: "failed to instantiate\(said)")
         }
         instance = made

@@ -98,15 +98,18 @@ final class LV2World: @unchecked Sendable {
     /// RTLD_NODELETE), so lilv freeing the last instance never unmaps it. Why: a library with
     /// a language runtime inside (a plugin written in Swift — Tapedeck's own — or some C++)
     /// registers metadata the process keeps using; unmapping it crashes the host later.
-    /// Inside ``withWorld(_:)``.
-    func pinLibrary(of plugin: OpaquePointer) {
+    /// Returns why the library cannot be loaded, or nil when it can. Inside ``withWorld(_:)``.
+    func pinLibrary(of plugin: OpaquePointer) -> String? {
         guard let library = lilv_plugin_get_library_uri(plugin),
-              let path = lilv_file_uri_parse(lilv_node_as_uri(library), nil) else { return }
+              let path = lilv_file_uri_parse(lilv_node_as_uri(library), nil) else { return "it names no library" }
         defer { lilv_free(path) }
         let key = String(cString: path)
-        guard !pinnedLibraries.contains(key) else { return }
+        guard !pinnedLibraries.contains(key) else { return nil }
+        guard dlopen(path, RTLD_NOW | RTLD_NODELETE) != nil else {
+            return dlerror().map { String(cString: $0) } ?? "cannot load \(key)"
+        }
         pinnedLibraries.insert(key)
-        _ = dlopen(path, RTLD_NOW | RTLD_NODELETE)
+        return nil
     }
 
     /// Reads a node lilv handed over (and frees it): its text, or nil.

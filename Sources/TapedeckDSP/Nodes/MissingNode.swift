@@ -15,7 +15,7 @@ public final class MissingNode: Node, @unchecked Sendable {
     }
 
     /// Says that the type is not installed.
-    public var problem: String? { "\(descriptor.name) is not installed; passed through" }
+    public var problem: String? { "not installed; passed through" }
 
     /// Nothing to allocate.
     public func prepare(format: NodeFormat, maxFrames: Int) {}
