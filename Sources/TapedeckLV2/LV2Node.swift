@@ -183,7 +183,9 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
         var offset = 0
         while offset < n {
             let count = min(Self.pluginBlockFrames, n - offset)
-            for (k, instance) in instances.enumerated() {
+            for k in 0..<instances.count {
+                // An index loop: an unspecialised enumerated() iterator allocates.
+                let instance = instances[k]
                 setControls(instance, transport: context.transport.advanced(by: offset))
                 feedInputs(instance, number: k, context: context, channels: channels, offset: offset, frameCount: count)
                 instance.prepareAtomPorts()
@@ -242,13 +244,18 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
 
     @inline(__always) private func writeMIDI(_ buffer: UnsafeMutableRawPointer, capacity: Int, events: UnsafeBufferPointer<MIDIEvent>,
                                              offset: Int, frameCount n: Int) {
+        // Index loops only: iterating a Range<UInt8> or an UnsafeBufferPointer<MIDIEvent>
+        // instantiates generic metadata on first use, which allocates on this thread.
         if sendAllNotesOff {
-            for channel in UInt8(0)..<16 {
-                _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: 0, status: 0xB0 | channel, data1: 120, data2: 0, count: 3)
-                _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: 0, status: 0xB0 | channel, data1: 123, data2: 0, count: 3)
+            for channel in 0..<16 {
+                let status = 0xB0 | UInt8(channel)
+                _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: 0, status: status, data1: 120, data2: 0, count: 3)
+                _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: 0, status: status, data1: 123, data2: 0, count: 3)
             }
         }
-        for event in events where Int(event.frameOffset) >= offset && Int(event.frameOffset) < offset + n {
+        for e in 0..<events.count {
+            let event = events[e]
+            guard Int(event.frameOffset) >= offset && Int(event.frameOffset) < offset + n else { continue }
             let kind = event.status & 0xF0
             let count = kind == 0xC0 || kind == 0xD0 ? 2 : 3
             _ = AtomSequence.appendMIDI(buffer, capacity: capacity, frame: Int64(Int(event.frameOffset) - offset), status: event.status,
