@@ -57,7 +57,9 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
     /// their shortest form without units. Parsing it gives back an equal chain.
     public var text: String {
         entries.map { entry in
-            if entry.isMissing { return NodeReference.text(ofNode: entry.node) + (entry.unresolvedSettings!.isEmpty ? "" : ":" + entry.unresolvedSettings!) }
+            if let verbatim = entry.unresolvedSettings {
+                return NodeReference.text(ofNode: entry.node) + (verbatim.isEmpty ? "" : ":" + verbatim)
+            }
             let definitions = NodeRegistry.standard.descriptor(named: entry.node)?.parameters ?? []
             var part = NodeReference.text(ofNode: entry.node)
             for s in entry.settings {

@@ -40,13 +40,14 @@ public final class ChainInstance: @unchecked Sendable {
         wasBypassed.allocate(nodes.count, fill: false)
         for node in nodes { node.prepare(format: format, maxFrames: maxFrames) }
         warmUp()
+        // `restart` (not `reset`) so that plugins, whose sound a reset cannot silence from the
+        // audio thread, start clean too; always, so nodes know their warm-up is over.
+        for node in nodes { node.restart() }
     }
 
-    /// Runs two silent blocks (one with a MIDI note) through every node and restarts them.
+    /// Runs two silent blocks (one with a MIDI note) through every node.
     /// Why: the Swift runtime instantiates some type metadata lazily, on first use, and that
     /// allocates; doing the first pass here keeps those allocations off the audio thread.
-    /// `restart` (not `reset`) so that plugins, whose sound a reset cannot silence from the
-    /// audio thread, start clean too.
     private func warmUp() {
         guard maxFrames > 0, format.channelCount > 0 else { return }
         let buffers = ChannelBuffers(channelCount: format.channelCount, capacityFrames: maxFrames)
@@ -59,7 +60,6 @@ public final class ChainInstance: @unchecked Sendable {
                 process(&context)
             }
         }
-        for node in nodes { node.restart() }
     }
 
     /// Audio thread: copies `input` to `output` unless they are the same buffers, then runs

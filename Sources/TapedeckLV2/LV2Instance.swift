@@ -27,13 +27,11 @@ final class LV2Instance: @unchecked Sendable {
     let midiInput: UnsafeMutableRawPointer?
     /// Bytes every atom buffer holds.
     let atomBytes: Int
-    /// Every atom port's buffer and capacity in bytes, inputs first (`atomInputCount` of them).
+    /// Every atom port's buffer, inputs first (`atomInputCount` of them).
     let atomBuffers: UnsafeMutablePointer<UnsafeMutableRawPointer>
-    let atomCapacities: UnsafeMutablePointer<Int>
     let atomCount: Int
     let atomInputCount: Int
     private let audioStorage: UnsafeMutablePointer<Float>
-    private let portCount: Int
 
     /// Default atom buffer: room for about 300 MIDI events a block.
     static let defaultAtomBytes = 8192
@@ -65,9 +63,8 @@ final class LV2Instance: @unchecked Sendable {
         instance = made
         self.features = features
         self.worker = worker
-        portCount = info.ports.count
-        controls = .allocate(capacity: max(portCount, 1))
-        controls.initialize(repeating: 0, count: max(portCount, 1))
+        controls = .allocate(capacity: max(info.ports.count, 1))
+        controls.initialize(repeating: 0, count: max(info.ports.count, 1))
         let inputs = info.audioInputs, outputs = info.audioOutputs
         audioInputCount = inputs.count
         audioOutputCount = outputs.count
@@ -81,7 +78,6 @@ final class LV2Instance: @unchecked Sendable {
         atomCount = atoms.count
         atomInputCount = atoms.filter(\.isInput).count
         atomBuffers = .allocate(capacity: max(atoms.count, 1))
-        atomCapacities = .allocate(capacity: max(atoms.count, 1))
         var midi: UnsafeMutableRawPointer?
         var nextBuffer = 1, nextInput = 0, nextOutput = 0
         let silence = audioStorage
@@ -103,7 +99,6 @@ final class LV2Instance: @unchecked Sendable {
                 let slot = atoms.firstIndex { $0.index == port.index }!
                 let buffer = UnsafeMutableRawPointer.allocate(byteCount: atomBytes, alignment: 16)
                 (atomBuffers + slot).initialize(to: buffer)
-                (atomCapacities + slot).initialize(to: atomBytes)
                 AtomSequence.clear(buffer, capacity: atomBytes, isInput: port.isInput)
                 if port.takesMIDI && midi == nil { midi = buffer }
                 lilv_instance_connect_port(instance, port.index, buffer)
@@ -126,14 +121,13 @@ final class LV2Instance: @unchecked Sendable {
         audioOutputs.deallocate()
         for i in 0..<atomCount { atomBuffers[i].deallocate() }
         atomBuffers.deallocate()
-        atomCapacities.deallocate()
     }
 
     /// Audio thread: empties every atom input (ready for this block's events) and gives every
     /// atom output its full capacity, as the atom extension asks before each run.
     @inline(__always) func prepareAtomPorts() {
         for i in 0..<atomCount {
-            AtomSequence.clear(atomBuffers[i], capacity: atomCapacities[i], isInput: i < atomInputCount)
+            AtomSequence.clear(atomBuffers[i], capacity: atomBytes, isInput: i < atomInputCount)
         }
     }
 
