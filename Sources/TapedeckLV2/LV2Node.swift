@@ -56,9 +56,11 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
         let world = LV2World.shared
         world.withWorld {
             if let preset {
-                let node = world.uri(preset)
-                lilv_world_load_resource(world.world, node)
-                presetState = lilv_state_new_from_world(world.world, URIDMap.shared.mapFeatureData, node)
+                if let node = lilv_new_uri(world.world, preset) {
+                    lilv_world_load_resource(world.world, node)
+                    presetState = lilv_state_new_from_world(world.world, URIDMap.shared.mapFeatureData, node)
+                    lilv_node_free(node)
+                }
                 if presetState == nil { creationProblem = "preset <\(preset)> could not be read; starting from the defaults" }
             }
             if let stateName {

@@ -17,7 +17,7 @@ public final class LV2Provider: NodeTypeProvider, @unchecked Sendable {
 
     public func resolve(_ reference: String, isURI: Bool) -> NodeResolution {
         if isURI {
-            return world.pluginURIs.contains(reference) ? .found(identifier: reference) : .notInstalled(identifier: reference)
+            return world.installedURIs.contains(reference) ? .found(identifier: reference) : .notInstalled(identifier: reference)
         }
         let key = reference.lowercased()
         let matches = world.urisByShortName[key] ?? []

@@ -18,6 +18,8 @@ final class LV2World: @unchecked Sendable {
     private var pinnedLibraries: Set<String> = []
     /// Every installed plugin's URI, in lilv's order.
     let pluginURIs: [String]
+    /// The same, for lookups.
+    let installedURIs: Set<String>
     /// Plugin URIs by lowercased short name.
     let urisByShortName: [String: [String]]
 
@@ -34,6 +36,7 @@ final class LV2World: @unchecked Sendable {
             i = lilv_plugins_next(plugins, i)
         }
         pluginURIs = uris
+        installedURIs = Set(uris)
         urisByShortName = Dictionary(grouping: uris, by: { LV2PluginInfo.shortName(of: $0) })
     }
 
@@ -44,7 +47,8 @@ final class LV2World: @unchecked Sendable {
         return try body()
     }
 
-    /// An interned URI node (never freed). Inside ``withWorld(_:)``.
+    /// An interned node for one of the specification's URIs (never freed). Inside
+    /// ``withWorld(_:)``.
     func uri(_ text: String) -> OpaquePointer {
         if let node = nodeCache[text] { return node }
         let node = lilv_new_uri(world, text)!
@@ -52,9 +56,11 @@ final class LV2World: @unchecked Sendable {
         return node
     }
 
-    /// The plugin with `uri`, or nil. Inside ``withWorld(_:)``.
+    /// The plugin with `uri`, or nil (never asking lilv about a string that is no installed
+    /// plugin's URI). Inside ``withWorld(_:)``.
     func plugin(_ uri: String) -> OpaquePointer? {
-        lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), self.uri(uri))
+        guard installedURIs.contains(uri) else { return nil }
+        return lilv_plugins_get_by_uri(lilv_world_get_all_plugins(world), self.uri(uri))
     }
 
     /// What Tapedeck knows of plugin `uri` (ports, parameters, kind), read once. Any thread
