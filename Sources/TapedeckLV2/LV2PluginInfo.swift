@@ -84,8 +84,10 @@ struct LV2PluginInfo: Sendable {
         name = LV2World.take(lilv_plugin_get_name(plugin)) ?? shortName
         author = LV2World.take(lilv_plugin_get_author_name(plugin)) ?? ""
         let pluginClass = lilv_plugin_get_class(plugin)
-        className = pluginClass.map { String(cString: lilv_node_as_string(lilv_plugin_class_get_label($0))) } ?? "Plugin"
-        classURI = pluginClass.map { String(cString: lilv_node_as_uri(lilv_plugin_class_get_uri($0))) } ?? ""
+        let label: OpaquePointer? = pluginClass.flatMap { lilv_plugin_class_get_label($0) }
+        let classNode: OpaquePointer? = pluginClass.flatMap { lilv_plugin_class_get_uri($0) }
+        className = label.flatMap { lilv_node_as_string($0) }.map { String(cString: $0) } ?? "Plugin"
+        classURI = classNode.flatMap { lilv_node_as_uri($0) }.map { String(cString: $0) } ?? ""
         func integer(_ predicate: String) -> Int {
             guard let nodes = lilv_plugin_get_value(plugin, world.uri(predicate)) else { return 0 }
             defer { lilv_nodes_free(nodes) }
