@@ -7,6 +7,9 @@ let package = Package(
     name: "Tapedeck",
     products: [
         .executable(name: "tapedeck", targets: ["tapedeck"]),
+        // Tapedeck's effect nodes as LV2 plugins: `make lv2` puts this library and the TTL
+        // that tapedeck-lv2-bundle writes into tapedeck.lv2/.
+        .library(name: "tapedeck-lv2", type: .dynamic, targets: ["TapedeckLV2Bundle"]),
     ],
     targets: [
         // Thin C bridges: system libraries plus a shim header for macros.
@@ -16,6 +19,9 @@ let package = Package(
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        // LV2: the specification's headers (the plugin ABI), and lilv for hosting.
+        .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
+        .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
         // Test-only C helpers (allocation counting); never linked into the app.
         .target(name: "CTestSupport", path: "Sources/CTestSupport"),
 
@@ -24,9 +30,16 @@ let package = Package(
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"]),
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA"]),
         .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
+        .target(name: "TapedeckLV2", dependencies: ["TapedeckDSP", "CLV2", "CLilv"]),
+        .target(name: "TapedeckLV2Export", dependencies: ["TapedeckDSP", "CLV2"]),
+        // -z nodelete: a host's dlclose must not unmap Swift code the Swift runtime has
+        // registered (a host that loads the bundle again, or Tapedeck itself, would crash).
+        .target(name: "TapedeckLV2Bundle", dependencies: ["TapedeckLV2Export", "CLV2"],
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
+        .executableTarget(name: "tapedeck-lv2-bundle", dependencies: ["TapedeckLV2Export"]),
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
-            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI",
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2",
         ]),
 
         .testTarget(name: "TapedeckCoreTests", dependencies: ["TapedeckCore"]),
@@ -35,6 +48,7 @@ let package = Package(
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "CNcurses"]),
-        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore"]),
+        .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
+        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP"]),
     ]
 )

@@ -7,6 +7,11 @@
 /// must fit the parameter (`80hz`, `2khz`, `-6db`, `250ms`, `1.5s`, `30%`, `-12st`), choice
 /// names (`wave=saw`), or, for tempo-synced parameters, note values (`1/8`, `1/4.`, `1/8t`).
 /// Spaces around names and values are ignored.
+///
+/// Node types from a ``NodeTypeProvider`` are written `PREFIX:REFERENCE`, e.g.
+/// `lv2:http://plugin.org.uk/swh-plugins/amp:gain=6` or `lv2:amp:6`; see
+/// ``NodeReference`` for where a URI ends. Such entries may also carry `@preset=NAME` and
+/// `@state=NAME`.
 public struct Chain: Equatable, Sendable, CustomStringConvertible {
     /// One parameter setting.
     public struct Setting: Equatable, Sendable {
@@ -18,10 +23,23 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
 
     /// One node and the settings written for it (others stay at their defaults).
     public struct Entry: Equatable, Sendable {
-        /// Node name in the registry.
+        /// Node name in the registry: a built-in name (`hpf`) or `PREFIX:IDENTIFIER` for a
+        /// provider's node type (`lv2:http://plugin.org.uk/swh-plugins/amp`).
         public var node: String
         /// Settings in the node's parameter order.
         public var settings: [Setting]
+        /// A preset the node starts from, before `state` and `settings` (provider node types):
+        /// the provider's canonical name for it (an LV2 preset URI).
+        public var preset: String? = nil
+        /// Saved state the node starts from, before `settings`: the name of a folder in the
+        /// session's plugin-state folder (``PluginStateFolder``).
+        public var state: String? = nil
+        /// For a node type that is not installed: everything written after its name, kept
+        /// exactly as written so that saving the chain never loses it. Nil when installed.
+        public var unresolvedSettings: String? = nil
+
+        /// Whether the node type was not installed when the chain was read.
+        public var isMissing: Bool { unresolvedSettings != nil }
     }
 
     /// The nodes in processing order.
@@ -31,7 +49,7 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
     public init() { entries = [] }
 
     /// Reads and validates `text` against `registry`. Empty text is the empty chain.
-    public init(parsing text: String, registry: NodeRegistry = .builtIn) throws(ChainError) {
+    public init(parsing text: String, registry: NodeRegistry = .standard) throws(ChainError) {
         entries = try ChainParser(text: text, registry: registry).parse()
     }
 
@@ -39,14 +57,38 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
     /// their shortest form without units. Parsing it gives back an equal chain.
     public var text: String {
         entries.map { entry in
-            let definitions = NodeRegistry.builtIn.type(named: entry.node)?.descriptor.parameters ?? []
-            var part = entry.node
+            if let verbatim = entry.unresolvedSettings {
+                return NodeReference.text(ofNode: entry.node) + (verbatim.isEmpty ? "" : ":" + verbatim)
+            }
+            let definitions = NodeRegistry.standard.descriptor(named: entry.node)?.parameters ?? []
+            var part = NodeReference.text(ofNode: entry.node)
             for s in entry.settings {
                 let definition = definitions.first { $0.id == s.parameter }
                 part += ":\(s.parameter)=\(Self.valueText(s.value, definition))"
             }
+            if let preset = entry.preset { part += ":@preset=" + NodeReference.quotedIfNeeded(preset) }
+            if let state = entry.state { part += ":@state=" + NodeReference.quotedIfNeeded(state) }
             return part
         }.joined(separator: ",")
+    }
+
+    /// Every saved state the chain refers to, including those of node types not installed
+    /// (so their state folders are kept).
+    public var stateReferences: [String] {
+        entries.compactMap { entry in
+            if let state = entry.state { return state }
+            return entry.unresolvedSettings.flatMap(NodeReference.stateReference(inSettings:))
+        }
+    }
+
+    /// The same chain with entry `index`'s saved state set to `state` (its preset, now part of
+    /// the state, dropped). For hosts saving a session; see ``ChainInstance/capturingState(in:)``.
+    public func replacingState(ofEntry index: Int, with state: String?) -> Chain {
+        var copy = self
+        guard copy.entries.indices.contains(index), !copy.entries[index].isMissing else { return copy }
+        copy.entries[index].state = state
+        if state != nil { copy.entries[index].preset = nil }
+        return copy
     }
 
     /// The canonical text.
@@ -61,13 +103,15 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Creates the live nodes with these settings. Off the audio thread. Entries whose node
-    /// `registry` does not know (possible only with a registry other than the parsing one)
-    /// are left out.
-    public func instantiate(registry: NodeRegistry = .builtIn) -> ChainInstance {
+    /// Creates the live nodes with these settings: one node per entry, always. An entry whose
+    /// node type is not installed becomes a ``MissingNode`` that passes audio through, so the
+    /// chain keeps its shape and its text. Saved state (`@state=`) is read from `stateFolder`
+    /// (the session's ``PluginStateFolder``); without one such nodes start from their defaults
+    /// and say so in their ``Node/problem``. Off the audio thread.
+    public func instantiate(registry: NodeRegistry = .standard, stateFolder: String? = nil) -> ChainInstance {
         var nodes: [any Node] = []
         for entry in entries {
-            guard let node = registry.makeNode(named: entry.node) else { continue }
+            let node = registry.makeNode(for: entry, stateFolder: stateFolder)
             for s in entry.settings {
                 if let i = node.parameters.index(of: s.parameter) { node.parameters.set(i, s.value) }
             }
@@ -90,15 +134,19 @@ struct ChainParser {
         self.registry = registry
     }
 
-    private func fail(_ reason: ChainError.Reason, _ offset: Int, _ length: Int = 1) -> ChainError {
+    func fail(_ reason: ChainError.Reason, _ offset: Int, _ length: Int = 1) -> ChainError {
         ChainError(reason, text: text, offset: min(offset, max(characters.count - 1, 0)), length: length)
     }
 
-    /// Splits `range` at `separator`, returning the pieces' ranges.
-    private func split(_ range: Range<Int>, at separator: Character) -> [Range<Int>] {
+    /// Splits `range` at `separator`, returning the pieces' ranges. Separators inside
+    /// `<…>` (a quoted URI or name) do not split.
+    func split(_ range: Range<Int>, at separator: Character) -> [Range<Int>] {
         var pieces: [Range<Int>] = []
         var start = range.lowerBound
-        for i in range where characters[i] == separator {
+        var quoted = false
+        for i in range {
+            if characters[i] == "<" { quoted = true } else if characters[i] == ">" { quoted = false }
+            guard !quoted, characters[i] == separator else { continue }
             pieces.append(start..<i)
             start = i + 1
         }
@@ -107,14 +155,14 @@ struct ChainParser {
     }
 
     /// `range` without surrounding spaces.
-    private func trimmed(_ range: Range<Int>) -> Range<Int> {
+    func trimmed(_ range: Range<Int>) -> Range<Int> {
         var lo = range.lowerBound, hi = range.upperBound
         while lo < hi && characters[lo].isWhitespace { lo += 1 }
         while hi > lo && characters[hi - 1].isWhitespace { hi -= 1 }
         return lo..<hi
     }
 
-    private func string(_ range: Range<Int>) -> String { String(characters[range]) }
+    func string(_ range: Range<Int>) -> String { String(characters[range]) }
 
     func parse() throws(ChainError) -> [Chain.Entry] {
         let all = trimmed(0..<characters.count)
@@ -134,15 +182,26 @@ struct ChainParser {
             throw fail(.malformed("expected a node name here (chains look like hpf:80,comp:threshold=-18)"), at)
         }
         let name = string(nameRange)
+        if parts.count > 1, let provider = registry.provider(prefix: name) {
+            return try parseProviderEntry(provider, after: parts[1].lowerBound, in: range)
+        }
         if let bad = nameRange.first(where: { !(characters[$0].isLetter || characters[$0].isNumber || characters[$0] == "_" || characters[$0] == "-") }) {
             throw fail(.malformed("unexpected '\(characters[bad])' in node name '\(name)'"), bad)
         }
         guard let type = registry.type(named: name) else {
+            if let plugin = registry.pluginNamed(name) {
+                throw fail(.malformed("unknown node '\(name)'; the plugin of that name is \(plugin)"), nameRange.lowerBound, nameRange.count)
+            }
             throw fail(.unknownNode(name: name, known: registry.descriptors.map(\.name)), nameRange.lowerBound, nameRange.count)
         }
-        let descriptor = type.descriptor
+        return Chain.Entry(node: type.descriptor.name, settings: try parseSettings(Array(parts.dropFirst()), descriptor: type.descriptor))
+    }
+
+    /// Reads `parts` (each `param=value`, or a bare value first) against `descriptor`,
+    /// returning the settings in parameter order.
+    func parseSettings(_ parts: [Range<Int>], descriptor: NodeDescriptor) throws(ChainError) -> [Chain.Setting] {
         var settings: [(index: Int, setting: Chain.Setting)] = []
-        for (position, part) in parts.dropFirst().enumerated() {
+        for (position, part) in parts.enumerated() {
             let setting = trimmed(part)
             if setting.isEmpty {
                 throw fail(.malformed("empty setting after ':' (write param=value)"), part.lowerBound)
@@ -175,7 +234,7 @@ struct ChainParser {
             settings.append((index, Chain.Setting(parameter: descriptor.parameters[index].id, value: value)))
         }
         settings.sort { $0.index < $1.index }
-        return Chain.Entry(node: descriptor.name, settings: settings.map(\.setting))
+        return settings.map(\.setting)
     }
 
     private func parseValue(_ range: Range<Int>, descriptor: NodeDescriptor,
@@ -191,7 +250,7 @@ struct ChainParser {
             }
             guard p.tempoSyncable else {
                 throw fail(.wrongUnit(node: descriptor.name, parameter: p.id, value: raw,
-                                      expected: "this parameter does not follow the tempo; give a number in \(p.unit.rawValue)"),
+                                      expected: "this parameter does not follow the tempo; give a number\(p.unit.symbol.isEmpty ? "" : " in " + p.unit.symbol)"),
                            range.lowerBound, range.count)
             }
             return .note(note)
@@ -215,13 +274,15 @@ struct ChainParser {
         if !suffix.isEmpty {
             let scale: Double?
             switch (suffix, p.unit) {
-            case ("db", .decibels), ("hz", .hertz), ("ms", .milliseconds), ("st", .semitones), ("q", .q): scale = 1
+            case ("db", .decibels), ("hz", .hertz), ("ms", .milliseconds), ("st", .semitones), ("q", .q),
+                 ("s", .seconds), ("%", .percent), ("bpm", .beatsPerMinute), ("ct", .cents), ("cents", .cents): scale = 1
             case ("khz", .hertz), ("s", .milliseconds): scale = 1000
             case ("%", .fraction): scale = 0.01
+            case ("ms", .seconds): scale = 0.001
             default: scale = nil
             }
             guard let s = scale else {
-                let unitName = p.unit == .fraction ? "a fraction 0…1 (or a percentage)" : (p.unit.rawValue.isEmpty ? "no unit" : p.unit.rawValue)
+                let unitName = p.unit == .fraction ? "a fraction 0…1 (or a percentage)" : (p.unit.symbol.isEmpty ? "no unit" : p.unit.symbol)
                 throw fail(.wrongUnit(node: descriptor.name, parameter: p.id, value: raw,
                                       expected: "unit '\(suffix)' does not fit; \(p.id) is in \(unitName)"),
                            range.lowerBound + end, suffix.count)
@@ -230,7 +291,7 @@ struct ChainParser {
         }
         guard value >= p.minimum && value <= p.maximum, p.unit != .choice || value == value.rounded() else {
             throw fail(.outOfRange(node: descriptor.name, parameter: p.id, value: raw, minimum: p.minimum,
-                                   maximum: p.maximum, unit: p.unit == .choice ? "" : p.unit.rawValue),
+                                   maximum: p.maximum, unit: p.unit == .choice ? "" : p.unit.symbol),
                        range.lowerBound, range.count)
         }
         return .number(value)

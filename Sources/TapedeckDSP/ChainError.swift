@@ -13,6 +13,9 @@ public struct ChainError: Error, Equatable, CustomStringConvertible, Sendable {
         case wrongUnit(node: String, parameter: String, value: String, expected: String)
         /// The text breaks the syntax `name:param=value:…,name…`.
         case malformed(String)
+        /// A provider's short name (`lv2:amp`) names no installed type, or several; `detail`
+        /// says which.
+        case unknownPlugin(reference: String, detail: String)
     }
 
     /// What is wrong.
@@ -46,6 +49,8 @@ public struct ChainError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(node) \(parameter)=\(value): \(expected)"
         case .malformed(let why):
             return why
+        case .unknownPlugin(let reference, let detail):
+            return "'\(reference)': \(detail)"
         }
     }
 

@@ -40,9 +40,12 @@ public final class ChainInstance: @unchecked Sendable {
         wasBypassed.allocate(nodes.count, fill: false)
         for node in nodes { node.prepare(format: format, maxFrames: maxFrames) }
         warmUp()
+        // `restart` (not `reset`) so that plugins, whose sound a reset cannot silence from the
+        // audio thread, start clean too; always, so nodes know their warm-up is over.
+        for node in nodes { node.restart() }
     }
 
-    /// Runs two silent blocks (one with a MIDI note) through every node and resets them.
+    /// Runs two silent blocks (one with a MIDI note) through every node.
     /// Why: the Swift runtime instantiates some type metadata lazily, on first use, and that
     /// allocates; doing the first pass here keeps those allocations off the audio thread.
     private func warmUp() {
@@ -57,7 +60,6 @@ public final class ChainInstance: @unchecked Sendable {
                 process(&context)
             }
         }
-        reset()
     }
 
     /// Audio thread: copies `input` to `output` unless they are the same buffers, then runs
@@ -101,6 +103,31 @@ public final class ChainInstance: @unchecked Sendable {
     /// Whether node `index` is bypassed. Any thread.
     public func isBypassed(_ index: Int) -> Bool {
         nodes.indices.contains(index) && bypassFlags[index].load(ordering: .relaxed)
+    }
+
+    /// What does not work, one line per node, e.g. `node 2 (lv2:http://…/amp): not installed;
+    /// passed through`. Such nodes pass audio through; the host shows these lines. Off the audio
+    /// thread, after `prepare`.
+    public var problems: [String] {
+        nodes.enumerated().compactMap { i, node in
+            node.problem.map { "node \(i + 1) (\(NodeReference.text(ofNode: node.descriptor.name))): \($0)" }
+        }
+    }
+
+    /// The chain with the current state of every ``StatefulNode`` saved as a new folder in
+    /// `stateFolder` and referred to by its entry (`@state=NAME`); the host stores the
+    /// returned chain's text in the session, then (once the session is saved) removes the
+    /// folders no chain refers to any longer (``PluginStateFolder/removeUnreferenced(in:keeping:)``).
+    /// Control thread, while the audio thread keeps processing.
+    public func capturingState(in stateFolder: String) throws(PluginStateError) -> Chain {
+        var captured = chain
+        for (i, node) in nodes.enumerated() where !chain.entries[i].isMissing {
+            guard let stateful = node as? any StatefulNode, node.problem == nil else { continue }
+            if let name = try stateful.saveState(into: stateFolder) {
+                captured = captured.replacingState(ofEntry: i, with: name)
+            }
+        }
+        return captured
     }
 
     /// Total delay the active nodes add (the host compensates by this many frames).

@@ -70,25 +70,30 @@ public struct NodeDescriptor: Sendable {
     }
 }
 
-/// A processing node: one `final class` per node type, one file each under `Nodes/`.
+/// A processing node: a built-in type (one `final class` per file under `Nodes/`, see
+/// ``BuiltInNode``) or one a ``NodeTypeProvider`` makes (an LV2 plugin).
 ///
-/// Lifecycle: `init()` and parameter sets on any thread → `prepare` off the audio thread →
-/// `process` (and `reset`) on the audio thread, block after block → `release` off the audio
-/// thread once the audio thread can no longer reach the node. `prepare` may be called again
-/// after `release` for a new format.
+/// Lifecycle: creation and parameter sets on any thread → `prepare` off the audio thread →
+/// `restart` off the audio thread once the host's warm-up blocks have run → `process` (and
+/// `reset`) on the audio thread, block after block → `release` off the audio thread once the
+/// audio thread can no longer reach the node. `prepare` may be called again after `release`
+/// for a new format.
 ///
 /// Channels: every node processes each of its `format.channelCount` channels with its own
 /// state (a mono design run N times); nodes that need to see all channels at once (the
 /// compressor, limiter and gate link their detectors; balance works on the first pair) say so.
 public protocol Node: AnyObject, Sendable {
-    /// The node type's registration: name, kind, codes, tags and parameter definitions.
-    static var descriptor: NodeDescriptor { get }
-    /// Creates a node with every parameter at its default. Any thread.
-    init()
+    /// What the node is: name, kind, codes, tags and parameter definitions. Any thread.
+    var descriptor: NodeDescriptor { get }
     /// The node's parameters; set them from any thread, the node reads them once per block.
     var parameters: NodeParameters { get }
     /// Frames by which the node delays its input (the limiter's look-ahead); 0 for most.
+    /// Off the audio thread, after `prepare`.
     var latencyFrames: Int { get }
+    /// Why the node cannot do its work and passes audio through unchanged (a plugin that is
+    /// not installed, or failed to start), or nil when it works. Off the audio thread, after
+    /// `prepare`.
+    var problem: String? { get }
     /// Allocates everything `process` will need for `format` and blocks of up to `maxFrames`.
     /// Off the audio thread.
     func prepare(format: NodeFormat, maxFrames: Int)
@@ -96,13 +101,33 @@ public protocol Node: AnyObject, Sendable {
     func process(_ context: inout RenderContext)
     /// Audio thread (realtime-safe): clears delay lines, filter memory and envelopes.
     func reset()
+    /// Off the audio thread, after `prepare` and the host's warm-up blocks: returns the node
+    /// to the state of a freshly prepared one (a plugin is deactivated and activated again,
+    /// which the audio thread may not do).
+    func restart()
     /// Frees what `prepare` allocated. Off the audio thread.
     func release()
+}
+
+/// A node type compiled into Tapedeck: it describes itself statically and can be made with
+/// no arguments, so the registry lists and creates it by name.
+public protocol BuiltInNode: Node {
+    /// The node type's registration: name, kind, codes, tags and parameter definitions.
+    static var descriptor: NodeDescriptor { get }
+    /// Creates a node with every parameter at its default. Any thread.
+    init()
 }
 
 extension Node {
     /// No latency unless a node says otherwise.
     public var latencyFrames: Int { 0 }
+    /// Nodes work unless they say otherwise.
+    public var problem: String? { nil }
+    /// A reset is all most nodes need.
+    public func restart() { reset() }
+}
+
+extension BuiltInNode {
     /// The node type's descriptor, reachable from an existential.
     public var descriptor: NodeDescriptor { Self.descriptor }
 }

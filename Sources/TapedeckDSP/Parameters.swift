@@ -24,6 +24,40 @@ public enum ParameterUnit: String, Sendable {
     case pan = "L/R"
     /// Filter quality factor.
     case q = "Q"
+    /// Seconds (`2s`, `500ms`).
+    case seconds = "s"
+    /// Percent, 0…100 (`30%`).
+    case percent = "%"
+    /// Frames (samples of one channel).
+    case frames = "frames"
+    /// Tempo in beats per minute.
+    case beatsPerMinute = "BPM"
+    /// Hundredths of a semitone.
+    case cents = "cents"
+    /// A number in no unit Tapedeck knows (many plugin controls); no suffix is accepted.
+    case plain = "number"
+
+    /// What follows a value when it is shown (`dB`, `Hz`); empty for unitless values.
+    public var symbol: String {
+        switch self {
+        case .plain, .fraction: return ""
+        default: return rawValue
+        }
+    }
+}
+
+/// A value with a name of its own (an LV2 scale point such as `0 = Low-pass`).
+public struct ValueLabel: Sendable, Equatable {
+    /// The value, in the parameter's unit.
+    public var value: Double
+    /// Its name.
+    public var label: String
+
+    /// Creates a named value.
+    public init(value: Double, label: String) {
+        self.value = value
+        self.label = label
+    }
 }
 
 /// One parameter of a node type.
@@ -47,10 +81,14 @@ public struct ParameterDefinition: Sendable, Equatable {
     /// Whether a note value (`1/8`, `1/4.`, `1/8t`) may set it, following the host's tempo.
     /// For milliseconds the note value is a length; for hertz it is one cycle's length.
     public var tempoSyncable: Bool
+    /// Values with names of their own, shown beside the range (not choices: any value in the
+    /// range may be set).
+    public var valueLabels: [ValueLabel]
 
     /// Creates a definition.
     public init(id: String, name: String, unit: ParameterUnit, minimum: Double, maximum: Double,
-                defaultValue: Double, decimals: Int = 1, choices: [String] = [], tempoSyncable: Bool = false) {
+                defaultValue: Double, decimals: Int = 1, choices: [String] = [], tempoSyncable: Bool = false,
+                valueLabels: [ValueLabel] = []) {
         self.id = id
         self.name = name
         self.unit = unit
@@ -60,6 +98,7 @@ public struct ParameterDefinition: Sendable, Equatable {
         self.decimals = decimals
         self.choices = choices
         self.tempoSyncable = tempoSyncable
+        self.valueLabels = valueLabels
     }
 
     /// Creates a `.choice` parameter over `choices`.
@@ -82,7 +121,7 @@ public struct ParameterDefinition: Sendable, Equatable {
         }
         let number = formatFixed(value, decimals: decimals)
         switch unit {
-        case .fraction, .midiNote: return number
+        case .fraction, .midiNote, .plain: return number
         case .ratio: return "\(number):1"
         default: return "\(number) \(unit.rawValue)"
         }

@@ -9,11 +9,16 @@ public struct NodeFormat: Equatable, Sendable {
     public var sampleRate: Double
     /// Number of non-interleaved channels (1 = mono, 2 = stereo).
     public var channelCount: Int
+    /// Whether blocks are rendered against a clock (a device). False for offline rendering
+    /// (export), where a node may do slow work inline rather than on a background thread, so
+    /// that the result does not depend on timing (an LV2 plugin's worker runs synchronously).
+    public var isRealtime: Bool
 
     /// Creates a format.
-    public init(sampleRate: Double, channelCount: Int) {
+    public init(sampleRate: Double, channelCount: Int, isRealtime: Bool = true) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
+        self.isRealtime = isRealtime
     }
 }
 

@@ -41,6 +41,9 @@ public struct SessionFolder: Sendable {
     public var peaksFolder: String { path + "/peaks" }
     /// Default folder for exports.
     public var exportsFolder: String { path + "/exports" }
+    /// Where plugin state is saved: one folder per saved state (`@state=NAME` in a chain),
+    /// created when the first one is saved.
+    public var pluginStateFolder: String { path + "/plugins" }
 
     /// Absolute path of a region file named relative to the session.
     public func absolutePath(of relative: String) -> String {

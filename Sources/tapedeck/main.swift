@@ -2,6 +2,7 @@ import TapedeckIO
 import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
+import TapedeckLV2
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,6 +30,8 @@ let commands: [any Command.Type] = [
 /// as one line on stderr and a non-zero status, never a trap or a stack trace.
 @MainActor
 func runMain(_ argv: [String]) -> Int32 {
+    // Installed LV2 plugins join the built-in nodes in every chain (discovered on first use).
+    NodeRegistry.install(LV2Provider.shared)
     var args = Array(argv.dropFirst())
     // `tapedeck --headless --record [SESSION] ...` is `tapedeck record [SESSION] ...`.
     if let h = args.firstIndex(of: "--headless"), args.contains("--record") {

@@ -1,6 +1,6 @@
 /// Chorus: each channel read from a delay line whose time a sine LFO sweeps; channels' LFOs
 /// run a quarter turn apart so a stereo chorus widens.
-public final class ChorusNode: Node, @unchecked Sendable {
+public final class ChorusNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `chorus`.
     public static let descriptor = NodeDescriptor(
         name: "chorus", displayName: "Chorus", kind: .effect, subtype: "chor", tags: ["Modulation"],

@@ -3,7 +3,7 @@ import Foundation
 /// Compressor: feed-forward, soft knee, stereo-linked, after Giannoulis, Massberg & Reiss,
 /// "Digital Dynamic Range Compressor Design — A Tutorial and Analysis" (JAES 2012): a static
 /// gain computer in dB followed by a smooth branching peak detector on the gain reduction.
-public final class CompressorNode: Node, @unchecked Sendable {
+public final class CompressorNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `comp`.
     public static let descriptor = NodeDescriptor(
         name: "comp", displayName: "Compressor", kind: .effect, subtype: "comp", tags: ["Dynamics"],

@@ -2,7 +2,7 @@
 ///
 /// The delay time glides over 50 ms when it changes (a tape-like pitch bend instead of a
 /// click); reading between frames interpolates linearly, and a whole-frame delay reads exactly.
-public final class DelayNode: Node, @unchecked Sendable {
+public final class DelayNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `delay`.
     public static let descriptor = NodeDescriptor(
         name: "delay", displayName: "Delay", kind: .effect, subtype: "dely", tags: ["Delay", "Tempo"],

@@ -1,5 +1,5 @@
 /// Three-band parametric EQ: low shelf, peak, high shelf (RBJ cookbook biquads in series).
-public final class EQNode: Node, @unchecked Sendable {
+public final class EQNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `eq`.
     public static let descriptor = NodeDescriptor(
         name: "eq", displayName: "Parametric EQ", kind: .effect, subtype: "peq3", tags: ["EQ", "Filter"],

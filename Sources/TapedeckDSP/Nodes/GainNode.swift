@@ -1,5 +1,5 @@
 /// Gain: a level change in decibels, ramped so steps never click.
-public final class GainNode: Node, @unchecked Sendable {
+public final class GainNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `gain`.
     public static let descriptor = NodeDescriptor(
         name: "gain", displayName: "Gain", kind: .effect, subtype: "gain", tags: ["Utility"],

@@ -1,6 +1,6 @@
 /// Noise gate: closes (attenuates by `range`) when the loudest channel stays below the
 /// threshold for longer than the hold time; opens with the attack, closes with the release.
-public final class GateNode: Node, @unchecked Sendable {
+public final class GateNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `gate`.
     public static let descriptor = NodeDescriptor(
         name: "gate", displayName: "Noise gate", kind: .effect, subtype: "gate", tags: ["Dynamics"],

@@ -1,5 +1,5 @@
 /// High-pass filter: an RBJ cookbook biquad (12 dB/octave) with resonance.
-public final class HighPassNode: Node, @unchecked Sendable {
+public final class HighPassNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `hpf`.
     public static let descriptor = NodeDescriptor(
         name: "hpf", displayName: "High-pass filter", kind: .effect, subtype: "hpf ", tags: ["Filter", "EQ"],

@@ -5,7 +5,7 @@
 /// release-smoothed running minimum of r over the last D+1 frames; every one of those values
 /// already includes the leaving frame's r, so their mean cannot exceed it. A final clamp
 /// absorbs float rounding. Cost: D = 5 ms of latency (``latencyFrames``).
-public final class LimiterNode: Node, @unchecked Sendable {
+public final class LimiterNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `limiter`.
     public static let descriptor = NodeDescriptor(
         name: "limiter", displayName: "Limiter", kind: .effect, subtype: "limt", tags: ["Dynamics", "Mastering"],

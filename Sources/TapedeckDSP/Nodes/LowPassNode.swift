@@ -1,5 +1,5 @@
 /// Low-pass filter: an RBJ cookbook biquad (12 dB/octave) with resonance.
-public final class LowPassNode: Node, @unchecked Sendable {
+public final class LowPassNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `lpf`.
     public static let descriptor = NodeDescriptor(
         name: "lpf", displayName: "Low-pass filter", kind: .effect, subtype: "lpf ", tags: ["Filter", "EQ"],

@@ -1,7 +1,7 @@
 /// MIDI gate: lets audio through only while at least one MIDI note is held, opening and
 /// closing on the exact frames of the note events (with short ramps against clicks). It shows
 /// MIDI reaching an effect: a rhythmic gate played from a keyboard or a MIDI region.
-public final class MIDIGateNode: Node, @unchecked Sendable {
+public final class MIDIGateNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `midigate`.
     public static let descriptor = NodeDescriptor(
         name: "midigate", displayName: "MIDI gate", kind: .musicEffect, subtype: "mgat", tags: ["Dynamics", "MIDI"],

@@ -3,7 +3,7 @@ import Foundation
 /// Metronome click: a short decaying sine burst on every beat while the transport rolls,
 /// higher and louder on each bar's downbeat. Beats are found from the transport's beat
 /// position and tempo, so each click starts on the exact frame where its beat falls.
-public final class MetronomeNode: Node, @unchecked Sendable {
+public final class MetronomeNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `click`.
     public static let descriptor = NodeDescriptor(
         name: "click", displayName: "Metronome click", kind: .generator, subtype: "clik", tags: ["Generator", "Tempo"],

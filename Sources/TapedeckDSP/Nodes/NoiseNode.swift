@@ -1,6 +1,6 @@
 /// Noise generator: white (flat) or pink (-3 dB/octave, Paul Kellet's refined filter),
 /// deterministic from a fixed seed, added to every channel.
-public final class NoiseNode: Node, @unchecked Sendable {
+public final class NoiseNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `noise`.
     public static let descriptor = NodeDescriptor(
         name: "noise", displayName: "Noise generator", kind: .generator, subtype: "nois", tags: ["Generator", "Test"],

@@ -3,7 +3,7 @@
 /// On a stereo (or wider) signal it is a balance control on the first channel pair: the side
 /// turned away from is attenuated, the other stays at unity, so centre is exactly unity. A mono
 /// signal has nowhere to go and passes unchanged (the mixer's pan law places mono tracks).
-public final class PanNode: Node, @unchecked Sendable {
+public final class PanNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `pan`.
     public static let descriptor = NodeDescriptor(
         name: "pan", displayName: "Pan / balance", kind: .effect, subtype: "pan ", tags: ["Utility", "Stereo"],

@@ -3,7 +3,7 @@ import Foundation
 /// Phaser: four first-order allpass stages whose corner an LFO sweeps from 200 Hz up to
 /// 200 Hz × 16^depth, with feedback; mixed with the dry signal the phase shifts become moving
 /// notches. Coefficients are recomputed every 16 frames.
-public final class PhaserNode: Node, @unchecked Sendable {
+public final class PhaserNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `phaser`.
     public static let descriptor = NodeDescriptor(
         name: "phaser", displayName: "Phaser", kind: .effect, subtype: "phas", tags: ["Modulation"],

@@ -1,7 +1,7 @@
 /// Reverb: Jezar's Freeverb (public domain, 2000) — eight damped feedback combs in parallel
 /// into four series allpasses per channel, tunings scaled from 44.1 kHz to the session rate.
 /// Odd channels use the design's 23-frame stereo spread so a stereo tail decorrelates.
-public final class ReverbNode: Node, @unchecked Sendable {
+public final class ReverbNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `reverb`.
     public static let descriptor = NodeDescriptor(
         name: "reverb", displayName: "Reverb", kind: .effect, subtype: "frev", tags: ["Reverb", "Space"],

@@ -4,7 +4,7 @@ import Foundation
 /// velocity, 16 voices, starting on the exact frame of each note-on. The sample arrives as
 /// floats from the host (file I/O lives in TapedeckIO): call ``setSample(_:sampleRate:rootNote:)``
 /// before `prepare`.
-public final class SamplerNode: Node, @unchecked Sendable {
+public final class SamplerNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `sampler`.
     public static let descriptor = NodeDescriptor(
         name: "sampler", displayName: "Sampler", kind: .instrument, subtype: "smpl", tags: ["Instrument", "MIDI"],

@@ -2,7 +2,7 @@ import Foundation
 
 /// Saturation: a tanh waveshaper. Small signals gain `drive`; loud ones round off smoothly
 /// towards ±1, so the shaped signal never exceeds full scale before the output gain.
-public final class SaturationNode: Node, @unchecked Sendable {
+public final class SaturationNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `saturate`.
     public static let descriptor = NodeDescriptor(
         name: "saturate", displayName: "Saturation", kind: .effect, subtype: "satu", tags: ["Distortion"],

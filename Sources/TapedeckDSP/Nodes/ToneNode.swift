@@ -2,7 +2,7 @@ import Foundation
 
 /// Tone generator: sine, square or saw at a frequency and level, added to every channel.
 /// Square and saw use PolyBLEP corrections so their edges alias far less than naive ones.
-public final class ToneNode: Node, @unchecked Sendable {
+public final class ToneNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `tone`.
     public static let descriptor = NodeDescriptor(
         name: "tone", displayName: "Tone generator", kind: .generator, subtype: "tone", tags: ["Generator", "Test"],

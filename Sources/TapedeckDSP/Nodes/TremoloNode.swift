@@ -1,7 +1,7 @@
 /// Tremolo: a sine LFO on the level. Its rate is in hertz or a note value per cycle; when
 /// synced and the transport rolls, the LFO's phase is locked to the beat position, so the
 /// dips land on the grid even after a locate.
-public final class TremoloNode: Node, @unchecked Sendable {
+public final class TremoloNode: BuiltInNode, @unchecked Sendable {
     /// Registration of `tremolo`.
     public static let descriptor = NodeDescriptor(
         name: "tremolo", displayName: "Tremolo", kind: .effect, subtype: "trem", tags: ["Modulation", "Tempo"],

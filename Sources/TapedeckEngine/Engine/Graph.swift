@@ -121,7 +121,7 @@ final class Graph: @unchecked Sendable {
             }
             let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
                                       periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
-                                      fallback: fallback)
+                                      fallback: fallback, stateFolder: spec.pluginStateFolder)
             strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
             strips.append(strip)
         }
@@ -135,7 +135,7 @@ final class Graph: @unchecked Sendable {
             } else {
                 inputs.append(InputStrip(spec: input, captureChannels: context.captureChannels, sampleRate: context.sampleRate,
                                          periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
-                                         retroSeconds: spec.retroSeconds))
+                                         retroSeconds: spec.retroSeconds, stateFolder: spec.pluginStateFolder))
             }
             inputTracks.append(i)
         }
@@ -146,7 +146,7 @@ final class Graph: @unchecked Sendable {
             Graph.retune(old, to: spec.masterChain)
             master = old
         } else if !spec.masterChain.entries.isEmpty {
-            let instance = spec.masterChain.instantiate()
+            let instance = spec.masterChain.instantiate(stateFolder: spec.pluginStateFolder)
             instance.prepare(format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2), maxFrames: context.periodFrames)
             master = instance
         }

@@ -87,6 +87,9 @@ public struct GraphSpec: Sendable, Equatable {
     public var tempoMap: TempoMap
     /// Seconds of every input kept in memory for retroactive capture (nil: none).
     public var retroSeconds: Double?
+    /// The session's plugin-state folder, where chains' `@state=` entries are read from
+    /// (nil: none; plugins start from their defaults).
+    public var pluginStateFolder: String?
 
     /// Creates a spec.
     public init(tracks: [Track], sampleRate: Int, tempoMap: TempoMap? = nil) {
@@ -135,6 +138,7 @@ public struct GraphSpec: Sendable, Equatable {
                                 gainDecibels: t.gainDecibels, pan: t.pan, mute: t.mute, solo: t.solo, input: input))
         }
         self.init(tracks: tracks, sampleRate: session.sampleRate, tempoMap: session.tempoMap)
+        pluginStateFolder = folder.pluginStateFolder
         do { masterChain = try Chain(parsing: session.masterChain) } catch {
             throw ChainContextError(place: "master chain", error: error)
         }

@@ -66,7 +66,7 @@ final class PlaybackStrip: @unchecked Sendable {
 
     /// Builds the strip (instantiating and preparing its chain). Control thread.
     init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, periodFrames: Int,
-         meterWindowFrames: Int, fallback: PlaybackStrip?) {
+         meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil) {
         self.voice = voice
         channelCount = voice.channelCount
         chainSpec = spec
@@ -76,7 +76,7 @@ final class PlaybackStrip: @unchecked Sendable {
         } else if spec.entries.isEmpty {
             chain = nil
         } else {
-            let instance = spec.instantiate()
+            let instance = spec.instantiate(stateFolder: stateFolder)
             instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: periodFrames)
             chain = instance
         }

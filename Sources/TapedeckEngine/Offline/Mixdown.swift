@@ -61,6 +61,9 @@ public struct Mixdown {
         public var peakDecibels: Double
         /// Stem files written, if any.
         public var stemPaths: [String]
+        /// Nodes that did not work and were passed through (a plugin not installed or that
+        /// failed to start), one line each with its chain: `track 2 (Bass) chain: node 1 …`.
+        public var warnings: [String]
     }
 
     /// Frames rendered per block.
@@ -91,6 +94,11 @@ public struct Mixdown {
         let stretched = request.timePitch.isIdentity == false
         let mixShare = stretched ? 0.3 : 1.0
         let tracks = try openTracks()
+        let master = try Mixdown.masterChain(request.masterChain, sampleRate: request.session.sampleRate,
+                                             stateFolder: request.folder.pluginStateFolder)
+        defer { master?.release() }
+        let warnings = tracks.flatMap { track in track.problems.map { "track \(track.index + 1) (\(track.name)) chain: \($0)" } }
+            + (master?.problems ?? []).map { "master chain: \($0)" }
         let mixPath = stretched ? scratch.make("mix") : request.outputPath + ".partial"
         let stemPaths = request.stemsFolder.map { folder in
             tracks.map { folder + "/" + Mixdown.stemFileName($0.name, index: $0.index, container: request.container) }
@@ -100,7 +108,7 @@ public struct Mixdown {
         let container = stretched ? AudioContainer.wav : request.container
         var peak: Double
         do {
-            peak = try mix(tracks, to: mixPath, stems: stemMixPaths, container: container, encoding: encoding) { progress($0 * mixShare) }
+            peak = try mix(tracks, master: master, to: mixPath, stems: stemMixPaths, container: container, encoding: encoding) { progress($0 * mixShare) }
             var frames = request.range.frameCount
             if stretched {
                 let all = [(mixPath, request.outputPath)] + Array(zip(stemMixPaths, stemPaths))
@@ -116,7 +124,7 @@ public struct Mixdown {
             }
             try Mixdown.moveIntoPlace(request.outputPath + ".partial", request.outputPath)
             for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
-            return Summary(frameCount: frames, peakDecibels: peak, stemPaths: stemPaths)
+            return Summary(frameCount: frames, peakDecibels: peak, stemPaths: stemPaths, warnings: warnings)
         } catch {
             unlink(request.outputPath + ".partial")
             for p in stemPaths { unlink(p + ".partial") }
@@ -127,13 +135,11 @@ public struct Mixdown {
     /// Mixes the range into `path` (and each track into `stems`, when given) through the
     /// master chain; returns the mix's peak in dBFS. Tracks render in parallel on
     /// `workerCount` threads; their outputs are summed in track order on this thread.
-    private func mix(_ tracks: [TrackRenderer], to path: String, stems: [String], container: AudioContainer,
+    private func mix(_ tracks: [TrackRenderer], master: ChainInstance?, to path: String, stems: [String], container: AudioContainer,
                      encoding: SampleEncoding, progress: (Double) -> Void) throws -> Double {
         let session = request.session
         let format = AudioFileFormat(container: container, encoding: encoding, sampleRate: session.sampleRate, channelCount: 2)
         if let problem = format.problem() { throw AudioFileError(path: request.outputPath, reason: problem) }
-        let master = try Mixdown.masterChain(request.masterChain, sampleRate: session.sampleRate)
-        defer { master?.release() }
         let masterLatency = Int64(master?.latencyFrames ?? 0)
         let frames = request.range.frameCount
         let writer = try AudioFileWriter(path: path, format: format, blockFrames: Mixdown.blockFrames, expectedFrameCount: frames)
@@ -215,15 +221,16 @@ public struct Mixdown {
         return Decibels.fromLinear(Double(peak))
     }
 
-    /// The master chain, prepared for stereo at `sampleRate`, or nil when `text` is empty.
-    static func masterChain(_ text: String, sampleRate: Int) throws -> ChainInstance? {
+    /// The master chain, prepared for stereo offline rendering at `sampleRate` (plugin state
+    /// read from `stateFolder`), or nil when `text` is empty.
+    static func masterChain(_ text: String, sampleRate: Int, stateFolder: String?) throws -> ChainInstance? {
         let chain: Chain
         do { chain = try Chain(parsing: text) } catch {
             throw ChainContextError(place: "master chain", error: error)
         }
         guard !chain.entries.isEmpty else { return nil }
-        let instance = chain.instantiate()
-        instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: 2), maxFrames: blockFrames)
+        let instance = chain.instantiate(stateFolder: stateFolder)
+        instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: 2, isRealtime: false), maxFrames: blockFrames)
         return instance
     }
 
@@ -257,8 +264,8 @@ public struct Mixdown {
                 let (playable, path) = try cache.playable(region, quality: request.quality)
                 streams.append(try RegionStream(region: playable, path: path, blockFrames: Mixdown.blockFrames))
             }
-            open.append(TrackRenderer(index: i, track: track, streams: streams, chain: chain,
-                                      sampleRate: session.sampleRate, blockFrames: Mixdown.blockFrames))
+            open.append(TrackRenderer(index: i, track: track, streams: streams, chain: chain, sampleRate: session.sampleRate,
+                                      blockFrames: Mixdown.blockFrames, stateFolder: request.folder.pluginStateFolder))
         }
         return open
     }

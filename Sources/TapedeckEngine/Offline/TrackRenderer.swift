@@ -20,8 +20,12 @@ final class TrackRenderer: @unchecked Sendable {
     let latencyFrames: Int64
     /// A read error met on a worker thread, rethrown by the caller.
     var error: (any Error)?
+    /// The chain's nodes that pass audio through instead of working (see ``ChainInstance/problems``).
+    var problems: [String] { chain?.problems ?? [] }
 
-    init(index: Int, track: Track, streams: [RegionStream], chain: Chain?, sampleRate: Int, blockFrames: Int) {
+    /// A renderer whose chain reads plugin state from `stateFolder` and renders offline.
+    init(index: Int, track: Track, streams: [RegionStream], chain: Chain?, sampleRate: Int, blockFrames: Int,
+         stateFolder: String? = nil) {
         self.index = index
         self.name = track.name
         self.streams = streams
@@ -33,8 +37,9 @@ final class TrackRenderer: @unchecked Sendable {
         leftGain = Float(gain * pan.left)
         rightGain = Float(gain * pan.right)
         if let chain, !chain.entries.isEmpty {
-            let instance = chain.instantiate()
-            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channels), maxFrames: blockFrames)
+            let instance = chain.instantiate(stateFolder: stateFolder)
+            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channels, isRealtime: false),
+                             maxFrames: blockFrames)
             self.chain = instance
             latencyFrames = Int64(instance.latencyFrames)
         } else {

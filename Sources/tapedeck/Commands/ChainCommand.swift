@@ -1,5 +1,6 @@
 import TapedeckCore
 import TapedeckDSP
+import TapedeckEngine
 import TapedeckIO
 
 /// `tapedeck chain`: sets or shows a track's (or the master) effect chain.
@@ -15,9 +16,16 @@ struct ChainCommand: Command {
     CHAIN ('') clears it. The chain is checked before anything is saved and the session
     stores it in canonical form.
 
+    LV2 plugins are written lv2:URI or lv2:SHORTNAME (`tapedeck nodes --lv2`). Setting a
+    chain starts its plugins once: a plugin that keeps state (an impulse response, a
+    sample) has it saved in SESSION/plugins/ and its entry says @state=NAME; a preset
+    (@preset=NAME) is applied first. A plugin that is not installed is kept, passed through,
+    and named in a warning.
+
     example: tapedeck chain song.tapedeck 2 'hpf:80,comp:threshold=-18:ratio=4'
     example: tapedeck chain song.tapedeck Vocal --input 'gate:-50,hpf:100'
     example: tapedeck chain song.tapedeck master 'limiter:ceiling=-1'
+    example: tapedeck chain song.tapedeck 1 'lv2:amp:-3,lv2:zeroconvolv-mono:@preset=No-OP Mono'
     """
 
     let folder: SessionFolder
@@ -45,10 +53,15 @@ struct ChainCommand: Command {
                 current = document.session.masterChain
             }
             Terminal.out(current.isEmpty ? "(no effects)" : current)
+            if let chain = try? Chain(parsing: current) {
+                for (i, entry) in chain.entries.enumerated() where entry.isMissing {
+                    Terminal.out("  node \(i + 1) (\(NodeReference.text(ofNode: entry.node))) is not installed here: passed through")
+                }
+            }
             return ExitCode.ok
         }
-        let chain = try Chain(parsing: chainText)
-        try document.edit("set chain") { (s: inout Session) in
+        let (chain, problems) = try startedChain(try Chain(parsing: chainText), sampleRate: document.session.sampleRate)
+        document.edit("set chain") { (s: inout Session) in
             if let index {
                 if input { s.tracks[index].inputChain = chain.text } else { s.tracks[index].playbackChain = chain.text }
             } else {
@@ -56,8 +69,24 @@ struct ChainCommand: Command {
             }
         }
         try folder.save(document.session)
+        SessionPluginStates.removeUnreferenced(in: folder)
         let place = index.map { "track \($0 + 1) (\(document.session.tracks[$0].name)) \(input ? "input" : "playback")" } ?? "master"
         Terminal.out("\(place) chain: \(chain.text.isEmpty ? "(no effects)" : chain.text)")
+        for problem in problems { Terminal.err("tapedeck: warning: \(problem)\n") }
         return ExitCode.ok
+    }
+
+    /// Starts a chain that holds plugins once, offline, as export will, and returns it with
+    /// every plugin's state saved into the session (`@state=`), and what did not work.
+    private func startedChain(_ chain: Chain, sampleRate: Int) throws -> (Chain, [String]) {
+        guard chain.entries.contains(where: { $0.node.contains(":") && !$0.isMissing }) else {
+            return (chain, chain.entries.enumerated().filter(\.element.isMissing).map {
+                "node \($0.offset + 1) (\(NodeReference.text(ofNode: $0.element.node))): not installed; passed through"
+            })
+        }
+        let instance = chain.instantiate(stateFolder: folder.pluginStateFolder)
+        defer { instance.release() }
+        instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: 2, isRealtime: false), maxFrames: 1024)
+        return (try instance.capturingState(in: folder.pluginStateFolder), instance.problems)
     }
 }

@@ -99,6 +99,7 @@ struct ExportCommand: Command {
         let started = monotonicSeconds()
         let summary = try Mixdown(request).run { bar.update($0) }
         bar.finish()
+        for warning in summary.warnings { Terminal.err("tapedeck: warning: \(warning)\n") }
         let seconds = monotonicSeconds() - started
         let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0

@@ -159,7 +159,7 @@ struct ScreenCommand: Command {
             describeParameter: { node, parameter, value in
                 // Units come from the node's registered parameter definitions.
                 guard let number = Double(value),
-                      let definition = NodeRegistry.builtIn.type(named: node)?.descriptor.parameters.first(where: { $0.id == parameter })
+                      let definition = NodeRegistry.standard.descriptor(named: node)?.parameters.first(where: { $0.id == parameter })
                 else { return nil }
                 return definition.displayText(number)
             },

@@ -1,0 +1,35 @@
+import Foundation
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+
+/// Plugin state and a session on disk: which chains a session holds, saving the state of a
+/// running chain into the session, and removing state folders nothing refers to any more.
+///
+/// The order a host follows when it saves (control thread): for every live chain,
+/// ``ChainInstance/capturingState(in:)`` with ``TapedeckIO/SessionFolder/pluginStateFolder``;
+/// put each returned chain's text into the session; save the session; then
+/// ``removeUnreferenced(in:)``.
+public enum SessionPluginStates {
+    /// Every chain text in `session`: each track's input and playback chain, then the master.
+    public static func chainTexts(of session: Session) -> [String] {
+        session.tracks.flatMap { [$0.inputChain, $0.playbackChain] } + [session.masterChain]
+    }
+
+    /// Deletes the state folders in `folder`'s plugin-state folder that neither the saved
+    /// session nor its backup refers to; returns their names. Call it after a save. When a
+    /// chain in either file cannot be read, nothing is deleted (a state might be lost).
+    @discardableResult
+    public static func removeUnreferenced(in folder: SessionFolder) -> [String] {
+        var chains: [Chain] = []
+        for path in [folder.sessionFile, folder.backupFile] {
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            guard let session = try? SessionFolder.decode(data, path: path) else { return [] }
+            for text in chainTexts(of: session) {
+                guard let chain = try? Chain(parsing: text) else { return [] }
+                chains.append(chain)
+            }
+        }
+        return PluginStateFolder.removeUnreferenced(in: folder.pluginStateFolder, keeping: chains)
+    }
+}
