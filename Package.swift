@@ -16,16 +16,21 @@ let package = Package(
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        // The git commit `make` writes into commit.h (absent: "unknown"), for --version.
+        .target(name: "CBuildInfo", path: "Sources/CBuildInfo"),
         // Test-only C helpers (allocation counting); never linked into the app.
         .target(name: "CTestSupport", path: "Sources/CTestSupport"),
 
         .target(name: "TapedeckCore"),
-        .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate"]),
+        .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate", "CEbur128"]),
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"]),
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA"]),
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckEngine", "TapedeckIO", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI",
+            // Only for the library versions `--version` prints, and the build's commit.
+            "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
         ]),
 
         .testTarget(name: "TapedeckCoreTests", dependencies: ["TapedeckCore"]),
@@ -33,6 +38,6 @@ let package = Package(
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "CNcurses"]),
-        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore"]),
+        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP"]),
     ]
 )

@@ -15,9 +15,9 @@ enum Terminal {
         t.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
     }
 
-    /// Writes `text` plus a newline to stdout and flushes.
-    static func out(_ text: String) {
-        var t = text + "\n"
+    /// Writes `text` plus a newline (unless `newline` is false) to stdout and flushes.
+    static func out(_ text: String, newline: Bool = true) {
+        var t = newline ? text + "\n" : text
         t.withUTF8 { buf in
             var offset = 0
             while offset < buf.count {

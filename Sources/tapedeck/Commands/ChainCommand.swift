@@ -4,21 +4,22 @@ import TapedeckIO
 
 /// `tapedeck chain`: sets or shows a track's (or the master) effect chain.
 struct ChainCommand: Command {
-    static let name = "chain"
-    static let summary = "set or show a track's input or playback chain, or the master chain"
-    static let usage = """
-    usage: tapedeck chain SESSION TRACK|master [--input] [CHAIN]
-
-    TRACK is a 1-based number or a track name. Without --input the playback chain is set
-    (it runs on the track before its fader); with --input, the chain recording goes through.
-    `master` sets the chain on the mix. Without CHAIN the current one is printed; an empty
-    CHAIN ('') clears it. The chain is checked before anything is saved and the session
-    stores it in canonical form.
-
-    example: tapedeck chain song.tapedeck 2 'hpf:80,comp:threshold=-18:ratio=4'
-    example: tapedeck chain song.tapedeck Vocal --input 'gate:-50,hpf:100'
-    example: tapedeck chain song.tapedeck master 'limiter:ceiling=-1'
-    """
+    static let spec = CommandSpec(
+        name: "chain", summary: "set or show a track's input or playback chain, or the master chain",
+        synopsis: ["chain SESSION TRACK|master [--input] [CHAIN]"],
+        positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("TRACK|master", complete: .none),
+                      PositionalSpec("CHAIN", complete: .none)],
+        options: [OptionSpec(flag: "--input", "set or show the chain recording goes through, not the playback chain")],
+        details: """
+        TRACK is a 1-based number or a track name. Without --input the playback chain is set
+        (it runs on the track before its fader); with --input, the chain recording goes through.
+        `master` sets the chain on the mix. Without CHAIN the current one is printed; an empty
+        CHAIN ('') clears it. The chain is checked before anything is saved and the session
+        stores it in canonical form.
+        """,
+        examples: ["tapedeck chain song.tapedeck 2 'hpf:80,comp:threshold=-18:ratio=4'",
+                   "tapedeck chain song.tapedeck Vocal --input 'gate:-50,hpf:100'",
+                   "tapedeck chain song.tapedeck master 'limiter:ceiling=-1'"])
 
     let folder: SessionFolder
     let trackText: String

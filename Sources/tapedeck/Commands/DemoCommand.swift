@@ -6,20 +6,24 @@ import Glibc
 
 /// `tapedeck demo`: builds the demo session from the clips in `Samples/`.
 struct DemoCommand: Command {
-    static let name = "demo"
-    static let summary = "build the demo session from Samples/ (or re-synthesise the clips)"
-    static let usage = """
-    usage: tapedeck demo DIR [--samples FOLDER]
-           tapedeck demo --synthesize FOLDER
-
-    The first form creates a session at DIR with the drums, bass and keys clips from FOLDER
-    (default: the Samples folder beside DIR) on three tracks, a loop over bars 1-5 and two
-    markers. `make run` does this once and opens it.
-    The second form re-creates the clips themselves (they are synthesised, nothing is
-    downloaded): drums.flac, bass.flac, keys.flac and click.flac, 4 bars at 120 BPM.
-
-    example: tapedeck demo Samples/demo.tapedeck
-    """
+    static let spec = CommandSpec(
+        name: "demo", summary: "build the demo session (or re-synthesise its clips)",
+        synopsis: ["demo DIR [--samples FOLDER]", "demo --synthesize FOLDER"],
+        positionals: [PositionalSpec("DIR", complete: .directory)],
+        options: [
+            OptionSpec("--samples", value: "FOLDER", "take the clips from FOLDER", complete: .directory),
+            OptionSpec("--synthesize", value: "FOLDER", "write the clips themselves into FOLDER", complete: .directory),
+        ],
+        details: """
+        The first form creates a session at DIR with the drums, bass and keys clips on three
+        tracks, a loop over bars 1-5 and two markers. The clips come from --samples, else from
+        where Tapedeck is installed (share/tapedeck/samples beside its bin/), else from the
+        source tree's Samples/; when none has them they are synthesised on the spot. A failure
+        leaves nothing at DIR. `make run` does this once and opens it.
+        The second form re-creates the clips themselves (they are synthesised, nothing is
+        downloaded): drums.flac, bass.flac, keys.flac and click.flac, 4 bars at 120 BPM.
+        """,
+        examples: ["tapedeck demo ~/demo.tapedeck", "tapedeck demo --synthesize Samples"])
 
     let target: String?
     let samples: String?

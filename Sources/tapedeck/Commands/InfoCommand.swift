@@ -4,17 +4,20 @@ import TapedeckIO
 
 /// `tapedeck info SESSION|FILE`: describes an audio file or a session.
 struct InfoCommand: Command {
-    static let name = "info"
-    static let summary = "describe an audio file (format, length, peak) or a session (tracks, regions)"
-    static let usage = """
-    usage: tapedeck info SESSION|FILE
-
-    For an audio file: format, rate, channels, length and peak level (reads the whole file).
-    For a session: rate, tempo, meter, ranges, and every track with its regions.
-
-    example: tapedeck info song.tapedeck
-    example: tapedeck info take.wav
-    """
+    static let spec = CommandSpec(
+        name: "info", summary: "describe an audio file (format, peak, loudness, a plot) or a session (tracks, regions)",
+        synopsis: ["info SESSION|FILE [--width COLUMNS]"],
+        positionals: [PositionalSpec("SESSION|FILE", complete: .file)],
+        options: [OptionSpec("--width", value: "COLUMNS", "width of the file's plots (default: the terminal's, else 72)")],
+        details: """
+        For an audio file: format, rate, channels, length, sample peak, and its loudness as
+        EBU R128 measures it (libebur128): integrated loudness (LUFS), loudness range (LU) and
+        true peak (dBTP); then a one-line waveform overview (peak per column) and a small plot
+        of the momentary loudness over time. The plots use block characters in a UTF-8 locale
+        and ASCII otherwise. A Tapedeck take also shows where it belongs.
+        For a session: rate, tempo, meter, ranges, and every track with its regions.
+        """,
+        examples: ["tapedeck info song.tapedeck", "tapedeck info take.wav"])
 
     let target: String
 

@@ -7,33 +7,35 @@ import TapedeckUI
 
 /// `tapedeck [SESSION] [--theme NAME]` (also `tapedeck open …`): the interactive screen.
 struct ScreenCommand: Command {
-    static let name = "open"
-    static let summary = "open a session in the interactive screen (also: tapedeck SESSION)"
-    static let usage = """
-    usage: tapedeck [SESSION] [--theme NAME] [--device D]
-           tapedeck open [SESSION] [--theme NAME] [--device D]
+    static let spec = CommandSpec(
+        name: "open", summary: "open a session in the interactive screen (also: tapedeck SESSION)",
+        synopsis: ["[SESSION] [--theme NAME] [--device D]", "open [SESSION] [--theme NAME] [--device D]"],
+        positionals: [PositionalSpec("SESSION", complete: .session)],
+        options: [
+            OptionSpec("--theme", value: "NAME", "colours: default, light, high-contrast, mono or your own"),
+            OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none)"),
+        ],
+        details: """
+        Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
+        not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
+        SESSION, an untitled session opens; plain `tapedeck` with no arguments opens it only when
+        run on a terminal, and prints the command list otherwise.
+        Press ? on the screen for every key.
 
-    Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
-    not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
-    SESSION, an untitled session opens; plain `tapedeck` with no arguments opens it only when
-    run on a terminal, and prints the command list otherwise.
-    Press ? on the screen for every key.
-
-    Settings live in $XDG_CONFIG_HOME/tapedeck (default ~/.config/tapedeck):
-      keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
-      config   'theme = NAME'
-      themes/  your own NAME.theme files
-    --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
-    NO_COLOR set in the environment turns colours off.
-    --device D plays and records on ALSA PCM D (default: default; see 'tapedeck devices').
-    The device is tried once at startup and then opened only while the transport moves.
-    When it cannot be opened (no sound card, busy, wrong rate) the screen opens on an
-    offline device and says why: playback moves silently, recording is refused.
-    --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
-    through that ALSA config only.
-
-    example: tapedeck Samples/demo.tapedeck --theme light
-    """
+        Settings live in $XDG_CONFIG_HOME/tapedeck (default ~/.config/tapedeck):
+          keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
+          config   'theme = NAME'
+          themes/  your own NAME.theme files
+        --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
+        NO_COLOR set in the environment turns colours off.
+        --device D plays and records on ALSA PCM D (default: default; see 'tapedeck devices').
+        The device is tried once at startup and then opened only while the transport moves.
+        When it cannot be opened (no sound card, busy, wrong rate) the screen opens on an
+        offline device and says why: playback moves silently, recording is refused.
+        --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
+        through that ALSA config only.
+    """,
+        examples: ["tapedeck Samples/demo.tapedeck --theme light"])
 
     let sessionPath: String?
     let themeName: String?
