@@ -1,10 +1,11 @@
+import Foundation
 import TapedeckCore
 import TapedeckIO
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `tapedeck demo`: builds the demo session from the clips in `Samples/`.
+/// `tapedeck demo`: builds the demo session from the shipped (or freshly synthesised) clips.
 struct DemoCommand: Command {
     static let spec = CommandSpec(
         name: "demo", summary: "build the demo session (or re-synthesise its clips)",
@@ -44,7 +45,52 @@ struct DemoCommand: Command {
         }
         guard let target else { return ExitCode.usage }
         let folder = SessionFolder(path: target)
-        let source = samples ?? parentFolder(folder.path)
+        if folder.exists { throw SessionError(path: folder.path, reason: "a session already exists here") }
+        let (source, synthesised) = try clipFolder()
+        defer { if let synthesised { try? FileManager.default.removeItem(atPath: synthesised) } }
+        // Built under a hidden name beside the target and renamed into place at the end, so a
+        // failure (a clip missing, a full disk) leaves nothing that would stop a retry.
+        let parent = (folder.path as NSString).deletingLastPathComponent
+        let base = (folder.path as NSString).lastPathComponent
+        let staging = SessionFolder(path: (parent.isEmpty ? "." : parent) + "/.\(base).partial-\(getpid()).tapedeck")
+        do {
+            try build(in: staging, clips: source)
+            if rename(staging.path, folder.path) != 0 {
+                throw SessionError(path: folder.path, reason: "cannot create the session: \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: staging.path)
+            throw error
+        }
+        Terminal.out("created demo session \(folder.path) from \(synthesised == nil ? source : "freshly synthesised clips")")
+        return ExitCode.ok
+    }
+
+    /// The folder holding the clips: --samples, else the installed or source-tree samples,
+    /// else a temporary folder they were just synthesised into (returned second, to remove).
+    private func clipFolder() throws -> (String, synthesised: String?) {
+        let clips = ["drums.flac", "bass.flac", "keys.flac"]
+        func hasClips(_ dir: String) -> Bool { clips.allSatisfy { FileManager.default.fileExists(atPath: dir + "/" + $0) } }
+        if let samples {
+            guard hasClips(samples) else {
+                throw AudioFileError(path: samples, reason: "does not hold the demo clips (\(clips.joined(separator: ", ")))")
+            }
+            return (samples, nil)
+        }
+        if let found = InstallLayout.dataFolders("samples", sourceName: "Samples").first(where: hasClips) {
+            return (found, nil)
+        }
+        let temporary = NSTemporaryDirectory() + "tapedeck-demo-clips-\(getpid())"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        do { _ = try SampleSynth.writeAll(to: temporary) } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+        return (temporary, temporary)
+    }
+
+    /// Creates the demo session in `folder` from the clips in `source`.
+    private func build(in folder: SessionFolder, clips source: String) throws {
         var session = Session(sampleRate: SampleSynth.sampleRate, tempoBPM: SampleSynth.tempoBPM)
         try folder.create(session)
         let parts: [(file: String, name: String, gain: Double, pan: Double)] = [
@@ -65,12 +111,5 @@ struct DemoCommand: Command {
         session.markers = [Marker(name: "intro", frame: 0), Marker(name: "turnaround", frame: map.frame(bar: 3, beat: 1))]
         session.tracks.append(Track(name: "Vocal", inputChannels: [1], armed: true))
         try folder.save(session)
-        Terminal.out("created demo session \(folder.path) from \(source)")
-        return ExitCode.ok
-    }
-
-    private func parentFolder(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return String(path[..<slash])
     }
 }

@@ -162,15 +162,7 @@ struct ScreenCommand: Command {
     /// Theme folders shipped with the program: beside the installed binary
     /// (`../share/tapedeck/themes`), and the source tree's `Themes/` for builds run from it.
     static func bundledThemeFolders() -> [String] {
-        var folders: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let bin = URL(fileURLWithPath: exe).deletingLastPathComponent()
-            folders.append(bin.deletingLastPathComponent().appendingPathComponent("share/tapedeck/themes").path)
-        }
-        let sourceRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        folders.append(sourceRoot.appendingPathComponent("Themes").path)
-        return folders
+        InstallLayout.dataFolders("themes", sourceName: "Themes")
     }
 }
 
