@@ -13,6 +13,16 @@ public struct LoudnessReport: Sendable, Equatable {
     public var samplePeakDecibels: Double
     /// Momentary loudness every 100 ms from the start (−∞ where silent), for plots.
     public var momentaryLUFS: [Double]
+
+    /// Creates a report.
+    public init(integratedLUFS: Double, rangeLU: Double, truePeakDecibels: Double, samplePeakDecibels: Double,
+                momentaryLUFS: [Double] = []) {
+        self.integratedLUFS = integratedLUFS
+        self.rangeLU = rangeLU
+        self.truePeakDecibels = truePeakDecibels
+        self.samplePeakDecibels = samplePeakDecibels
+        self.momentaryLUFS = momentaryLUFS
+    }
 }
 
 /// Measures a whole signal block by block (``add(_:frameCount:)``), then ``finish()``.

@@ -1,3 +1,4 @@
+import Foundation
 import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
@@ -54,6 +55,7 @@ struct ExportCommand: Command {
     let quality: StretchQuality
     let masterChain: String?
     let threads: Int?
+    let loudness: NormalizedMixdown.Target?
 
     init(arguments: inout Arguments) throws {
         guard let out = try arguments.option("-o", "--output") else {
@@ -79,6 +81,18 @@ struct ExportCommand: Command {
         masterChain = try arguments.option("--fx")
         if let fx = masterChain { _ = try Chain(parsing: fx) }  // a typo is a usage error, before any work
         threads = try arguments.intOption("--threads", in: 1...64)
+        let normalize = try arguments.option("--normalize")
+        let ceiling = try arguments.option("--true-peak")
+        if let normalize {
+            let lufs = try ExportCommand.level(normalize, option: "--normalize", units: ["lufs", "lkfs"], in: -70...0)
+            let dBTP = try ceiling.map { t throws(UsageError) in
+                try ExportCommand.level(t, option: "--true-peak", units: ["dbtp", "db"], in: -30...0)
+            }
+            loudness = NormalizedMixdown.Target(integratedLUFS: lufs, truePeakCeilingDecibels: dBTP ?? -1)
+        } else {
+            if ceiling != nil { throw UsageError("export: --true-peak needs --normalize (e.g. --normalize -16LUFS --true-peak -1)") }
+            loudness = nil
+        }
         folder = SessionFolder(path: try arguments.required("a session folder"))
     }
 
@@ -107,13 +121,39 @@ struct ExportCommand: Command {
                                       workerCount: threads ?? Mixdown.defaultWorkerCount)
         var bar = ProgressBar(label: "exporting")
         let started = monotonicSeconds()
-        let summary = try Mixdown(request).run { bar.update($0) }
+        let summary: Mixdown.Summary
+        var loudnessLine: String?
+        if let loudness {
+            let result = try NormalizedMixdown(request, target: loudness).run { bar.update($0) }
+            summary = result.summary
+            let gain = (result.gainDecibels >= 0 ? "+" : "") + Decibels.text(result.gainDecibels)
+            loudnessLine = "loudness \(Decibels.text(result.measured.integratedLUFS)) → \(Decibels.text(result.result.integratedLUFS)) LUFS (gain \(gain) dB), true peak \(Decibels.text(result.result.truePeakDecibels)) dBTP"
+                + (result.limitedByTruePeak ? "; held under the \(Decibels.text(loudness.truePeakCeilingDecibels)) dBTP ceiling, short of \(Decibels.text(loudness.integratedLUFS)) LUFS (a limiter in --fx gets closer)" : "")
+        } else {
+            summary = try Mixdown(request).run { bar.update($0) }
+        }
         bar.finish()
         let seconds = monotonicSeconds() - started
         let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
         Terminal.out("exported \(output): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \(stems ?? "")")")
+        if let loudnessLine { Terminal.out(loudnessLine) }
         return ExitCode.ok
+    }
+}
+
+extension ExportCommand {
+    /// `-16LUFS`, `-16 LUFS`, `-16`: a level with an optional unit, within `range`.
+    static func level(_ text: String, option: String, units: [String], in range: ClosedRange<Double>) throws(UsageError) -> Double {
+        var number = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if let unit = units.first(where: { number.hasSuffix($0) }) { number.removeLast(unit.count) }
+        guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value.isFinite else {
+            throw UsageError("export: \(option) '\(text)' is not a level (e.g. \(option == "--normalize" ? "-16LUFS" : "-1"))")
+        }
+        guard range.contains(value) else {
+            throw UsageError("export: \(option) '\(text)' must be between \(Int(range.lowerBound)) and \(Int(range.upperBound))")
+        }
+        return value
     }
 }
 
