@@ -39,5 +39,7 @@ let package = Package(
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "CNcurses"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP"]),
+        // The command tables against the parser, the man page and the completions.
+        .testTarget(name: "CLITests", dependencies: ["tapedeck"]),
     ]
 )

@@ -78,6 +78,8 @@ public enum Action: String, CaseIterable, Sendable {
     case chain, devices, importFile = "import", export
     /// Recording workflow: metronome, count-in, take lanes, input monitoring, retroactive capture.
     case click, countIn = "count-in", take, monitor, retro
+    /// The master's EBU R128 loudness on the status line.
+    case loudness
 
     /// What the help overlay says the action does.
     public var summary: String {
@@ -123,6 +125,7 @@ public enum Action: String, CaseIterable, Sendable {
         case .take: "next take under playhead"
         case .monitor: "monitoring off/input/auto"
         case .retro: "keep the last 10 s heard"
+        case .loudness: "master loudness (EBU R128)"
         }
     }
 }
@@ -152,7 +155,7 @@ public struct KeyMap: Equatable, Sendable {
         (.chain, [.char("c")]), (.devices, [.char("d")]),
         (.importFile, [.char("i")]), (.export, [.char("e")]),
         (.click, [.char("C")]), (.countIn, [.char("I")]), (.take, [.char("T")]),
-        (.monitor, [.char("o")]), (.retro, [.char("R")]),
+        (.monitor, [.char("o")]), (.retro, [.char("R")]), (.loudness, [.char("L")]),
     ]
 
     /// The built-in key map.

@@ -120,6 +120,8 @@ public final class ScreenModel {
     public var timelineColumns = 60
     /// Ruler in bars (true) or time.
     public internal(set) var rulerInBars = true
+    /// Whether the status line shows the master's loudness (the loudness key).
+    public internal(set) var showsLoudness = false
     /// Playback speed ratio.
     public internal(set) var speed = 1.0
     /// Speed mode.
@@ -288,6 +290,9 @@ public final class ScreenModel {
             say("pitch \(pitchSemitones >= 0 ? "+" : "")\(pitchSemitones) semitones\(mode == .varispeed ? " (heard in stretch mode: \(keyName(.mode)))" : "")")
         case .marker: addMarker()
         case .rulerMode: rulerInBars.toggle()
+        case .loudness:
+            showsLoudness.toggle()
+            say("master loudness \(showsLoudness ? "on the status line" : "off")")
         case .chain: openChainText()
         case .devices:
             let list = link.devices()

@@ -66,6 +66,8 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var isListening = false
     /// News for the message line that is not a problem (the monitoring latency); shown once.
     public var notice: String?
+    /// EBU R128 loudness of the master bus, when the engine measures it (nil: not measured).
+    public var loudness: LoudnessReading? = nil
 
     /// Creates a snapshot.
     public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],
