@@ -17,7 +17,7 @@ final class CommandTableTests: XCTestCase {
     ]
 
     func testEveryCommandReadsExactlyTheOptionsItsTableDeclares() throws {
-        XCTAssertEqual(Set(CommandList.all.map(\.name)), Set(CommandTableTests.minimalArguments.keys),
+        XCTAssertEqual(Set(CommandList.all.map { $0.spec.name }), Set(CommandTableTests.minimalArguments.keys),
                        "every command needs a minimal command line here")
         for command in CommandList.all {
             var arguments = Arguments(CommandTableTests.minimalArguments[command.name] ?? [], spec: command.spec)
@@ -38,14 +38,14 @@ final class CommandTableTests: XCTestCase {
 
     func testManPageListsExactlyEachCommandsOptions() {
         let sections = CommandTableTests.manSections(ManPage.text(CommandList.all))
-        XCTAssertEqual(Set(sections.keys), Set(CommandList.all.map(\.name)))
+        XCTAssertEqual(Set(sections.keys), Set(CommandList.all.map { $0.spec.name }))
         for command in CommandList.all {
             XCTAssertEqual(sections[command.name] ?? [], Set(command.spec.optionNames), "man page, \(command.name)")
         }
     }
 
     func testBashCompletionOffersExactlyEachCommandsOptions() {
-        let script = Completions.bash(CommandList.all.map(\.spec))
+        let script = Completions.bash(CommandList.all.map { $0.spec })
         for command in CommandList.all {
             // The `-*` branch of the command's case arm lists every option.
             let arm = CommandTableTests.between(script, "\n    \(command.name))\n", "\n        ;;")
@@ -55,7 +55,7 @@ final class CommandTableTests: XCTestCase {
     }
 
     func testZshCompletionOffersExactlyEachCommandsOptions() {
-        let script = Completions.zsh(CommandList.all.map(\.spec))
+        let script = Completions.zsh(CommandList.all.map { $0.spec })
         for command in CommandList.all {
             let arm = CommandTableTests.between(script, "\n  (\(command.name))\n", "\n    ;;")
             var names = Set<String>()
@@ -73,7 +73,7 @@ final class CommandTableTests: XCTestCase {
     }
 
     func testFishCompletionOffersExactlyEachCommandsOptions() {
-        let script = Completions.fish(CommandList.all.map(\.spec))
+        let script = Completions.fish(CommandList.all.map { $0.spec })
         for command in CommandList.all {
             var names = Set<String>()
             for line in script.split(separator: "\n") where line.contains("'__fish_seen_subcommand_from \(command.name)'") {
@@ -88,7 +88,7 @@ final class CommandTableTests: XCTestCase {
     }
 
     func testBashCompletesCommandsOptionsAndChoices() throws {
-        let script = try CommandTableTests.write(Completions.bash(CommandList.all.map(\.spec)), name: "tapedeck.bash")
+        let script = try CommandTableTests.write(Completions.bash(CommandList.all.map { $0.spec }), name: "tapedeck.bash")
         let cases: [(String, [String])] = [
             ("tapedeck ex", ["export"]),
             ("tapedeck export song.tapedeck --qu", ["--quality"]),
@@ -107,11 +107,11 @@ final class CommandTableTests: XCTestCase {
     }
 
     func testFishAndZshLoadTheirScripts() throws {
-        let fish = try CommandTableTests.write(Completions.fish(CommandList.all.map(\.spec)), name: "tapedeck.fish")
+        let fish = try CommandTableTests.write(Completions.fish(CommandList.all.map { $0.spec }), name: "tapedeck.fish")
         let out = try CommandTableTests.run("/usr/bin/fish", ["--no-config", "-c", "source '\(fish)'; complete -C 'tapedeck export x --normal'; complete -C 'tapedeck export x --bits '"])
         let offered = out.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) }
         XCTAssertEqual(offered, ["--normalize", "16", "24", "32f"])
-        let zsh = try CommandTableTests.write(Completions.zsh(CommandList.all.map(\.spec)), name: "_tapedeck")
+        let zsh = try CommandTableTests.write(Completions.zsh(CommandList.all.map { $0.spec }), name: "_tapedeck")
         _ = try CommandTableTests.run("/usr/bin/zsh", ["-n", zsh])
     }
 
