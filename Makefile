@@ -105,6 +105,7 @@ DEB_ARCH  = $(shell dpkg --print-architecture)
 deb: deb-deps release
 	rm -rf .build/deb && mkdir -p $(DEB_ROOT)/DEBIAN .build/deb/debian
 	$(MAKE) install-files CONFIG=release PREFIX=/usr DESTDIR=$(CURDIR)/$(DEB_ROOT)
+	strip --strip-unneeded $(DEB_ROOT)/usr/bin/tapedeck
 	gzip -9n $(DEB_ROOT)/usr/share/man/man1/tapedeck.1
 	printf 'Source: tapedeck\nMaintainer: Tapedeck <tapedeck@localhost>\n\nPackage: tapedeck\nArchitecture: any\nDescription: x\n' \
 	  > .build/deb/debian/control

@@ -73,21 +73,16 @@ final class EBUR128State: @unchecked Sendable {
     func range() -> Double { read { ebur128_loudness_range(state, &$0) } }
 
     /// Highest true peak over all channels so far, dBTP (`EBUR128_MODE_TRUE_PEAK`).
-    func truePeakDecibels() -> Double {
-        var peak = 0.0
-        for c in 0..<channelCount {
-            var v = 0.0
-            if ebur128_true_peak(state, UInt32(c), &v) == 0 { peak = max(peak, v) }
-        }
-        return Decibels.fromLinear(peak)
-    }
-
+    func truePeakDecibels() -> Double { loudestChannel { ebur128_true_peak(state, $0, &$1) } }
     /// Highest sample peak over all channels so far, dBFS (`EBUR128_MODE_SAMPLE_PEAK`).
-    func samplePeakDecibels() -> Double {
+    func samplePeakDecibels() -> Double { loudestChannel { ebur128_sample_peak(state, $0, &$1) } }
+
+    /// The largest of a per-channel linear peak, in decibels.
+    private func loudestChannel(_ call: (UInt32, inout Double) -> Int32) -> Double {
         var peak = 0.0
         for c in 0..<channelCount {
             var v = 0.0
-            if ebur128_sample_peak(state, UInt32(c), &v) == 0 { peak = max(peak, v) }
+            if call(UInt32(c), &v) == 0 { peak = max(peak, v) }
         }
         return Decibels.fromLinear(peak)
     }

@@ -58,6 +58,11 @@ public final class LoudnessAnalysis {
         }
     }
 
+    /// Feeds the next `frameCount` frames of `channels`.
+    public func add(_ channels: [UnsafeMutablePointer<Float>], frameCount: Int) {
+        channels.withUnsafeBufferPointer { add($0.baseAddress!, frameCount: frameCount) }
+    }
+
     /// The measurement of everything fed.
     public func finish() -> LoudnessReport {
         LoudnessReport(integratedLUFS: meter.integrated(), rangeLU: max(0, meter.range()),

@@ -107,13 +107,7 @@ public struct NormalizedMixdown {
     public static func measure(_ path: String) throws -> LoudnessReport {
         let reader = try AudioFileReader(path: path)
         let analysis = try LoudnessAnalysis(channelCount: reader.channelCount, sampleRate: reader.sampleRate)
-        let buffers = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
-        defer { buffers.forEach { $0.deallocate() } }
-        while true {
-            let n = try reader.read(into: buffers, frameCount: 4096)
-            if n == 0 { break }
-            buffers.withUnsafeBufferPointer { analysis.add($0.baseAddress!, frameCount: n) }
-        }
+        try reader.forEachBlock { analysis.add($0, frameCount: $1) }
         return analysis.finish()
     }
 
@@ -125,13 +119,9 @@ public struct NormalizedMixdown {
                                      channelCount: reader.channelCount)
         let writer = try AudioFileWriter(path: to, format: format, blockFrames: 4096, expectedFrameCount: reader.frameCount)
         let analysis = try LoudnessAnalysis(channelCount: reader.channelCount, sampleRate: reader.sampleRate)
-        let buffers = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
-        defer { buffers.forEach { $0.deallocate() } }
-        while true {
-            let n = try reader.read(into: buffers, frameCount: 4096)
-            if n == 0 { break }
+        try reader.forEachBlock { buffers, n in
             for b in buffers { for i in 0..<n { b[i] *= gain } }
-            buffers.withUnsafeBufferPointer { analysis.add($0.baseAddress!, frameCount: n) }
+            analysis.add(buffers, frameCount: n)
             try writer.write(buffers.map { UnsafePointer($0) }, frameCount: n)
         }
         try writer.close()

@@ -40,20 +40,14 @@ struct InfoCommand: Command {
 
     private func describe(file: String) throws {
         let reader = try AudioFileReader(path: file)
-        let channels = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
-        defer { channels.forEach { $0.deallocate() } }
         let plotColumns = max(10, (width ?? Terminal.columns ?? 72) - 12)
         var overview = ColumnPeaks(columns: plotColumns, frameCount: reader.frameCount)
         let loudness = try LoudnessAnalysis(channelCount: reader.channelCount, sampleRate: reader.sampleRate)
         var peaks = [Float](repeating: 0, count: reader.channelCount)
-        var frames: Int64 = 0
-        while true {
-            let n = try reader.read(into: channels, frameCount: 4096)
-            if n == 0 { break }
+        let frames = try reader.forEachBlock { channels, n in
             for (c, buffer) in channels.enumerated() { peaks[c] = max(peaks[c], MixKernels.peak(buffer, frameCount: n)) }
-            channels.withUnsafeBufferPointer { loudness.add($0.baseAddress!, frameCount: n) }
+            loudness.add(channels, frameCount: n)
             overview.add(channels, frameCount: n)
-            frames += Int64(n)
         }
         if frames < reader.frameCount {
             throw AudioFileError(path: file, reason: "truncated: the header promises \(reader.frameCount) frames, only \(frames) could be read")
