@@ -13,13 +13,33 @@ LV2_BUNDLE   ?= tapedeck.lv2
 #   test:  tmux drives the screen; alsa-utils for aplay -L when debugging;
 #          jackd2 + libasound2-plugins give the paced `jacktap` test device;
 #          swh-lv2, x42-plugins, mda-lv2 are the LV2 plugins the tests host;
-#          lilv-utils (lv2ls, lv2info, lv2apply) checks the bundle `make lv2` builds.
+#          lilv-utils (lv2ls, lv2info, lv2apply) checks the bundle `make lv2` builds;
+#          groff checks the generated man page; bash, zsh and fish load the completions.
+#   libebur128: EBU R128 loudness.
 BUILD_PACKAGES := libasound2-dev libncurses-dev libsndfile1-dev librubberband-dev \
-                  libsamplerate0-dev liblilv-dev lv2-dev pkg-config
-TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins swh-lv2 x42-plugins mda-lv2 lilv-utils
+                  libsamplerate0-dev libebur128-dev liblilv-dev lv2-dev pkg-config
+TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins swh-lv2 x42-plugins mda-lv2 lilv-utils \
+                  groff-base zsh fish
+#   deb:   dpkg-shlibdeps (dpkg-dev) names the runtime libraries the binary needs.
+DEB_PACKAGES   := dpkg-dev
 BENCH_PACKAGES := ecasound sox rubberband-cli hyperfine
 
-.PHONY: deps test-deps bench-deps build release run test bench samples clean lv2
+# Where `make install` puts things (DESTDIR stages them elsewhere, e.g. for a package).
+PREFIX       ?= /usr/local
+DESTDIR      ?=
+BINDIR        = $(DESTDIR)$(PREFIX)/bin
+DATADIR       = $(DESTDIR)$(PREFIX)/share/tapedeck
+MANDIR        = $(DESTDIR)$(PREFIX)/share/man/man1
+BASHCOMPDIR   = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR    = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR   = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+# The Swift runtime goes into the binary, so it runs where no Swift toolchain is installed.
+RELEASE_FLAGS ?= --static-swift-stdlib
+VERSION      := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/tapedeck/CLI/HelpText.swift)
+SAMPLES      := drums.flac bass.flac keys.flac click.flac
+
+.PHONY: deps test-deps bench-deps deb-deps build release run test bench samples clean commit \
+        install install-files uninstall deb lv2
 
 # Installs only what is missing; silent when everything is there.
 define install_missing
@@ -43,11 +63,68 @@ test-deps: deps
 bench-deps: test-deps
 	$(call install_missing,$(BENCH_PACKAGES))
 
-build: deps
-	$(SWIFT) build -c $(CONFIG) $(BUILD_FLAGS)
+deb-deps: deps
+	$(call install_missing,$(DEB_PACKAGES))
+
+# The commit `tapedeck --version` shows, written only when it changes (and then the one C
+# file that reads it is touched, so the next build picks it up); "unknown" without git.
+commit:
+	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	if [ "$$c" != unknown ] && [ -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then c="$$c-dirty"; fi; \
+	line="#define TAPEDECK_COMMIT \"$$c\""; \
+	if [ "$$(cat Sources/CBuildInfo/commit.h 2>/dev/null)" != "$$line" ]; then \
+	  echo "$$line" > Sources/CBuildInfo/commit.h; touch Sources/CBuildInfo/build_info.c; fi
+
+build: deps commit
+	$(SWIFT) build -c $(CONFIG) $(if $(filter release,$(CONFIG)),$(RELEASE_FLAGS)) $(BUILD_FLAGS)
 
 release:
 	$(MAKE) build CONFIG=release
+
+# Installs the release binary, its themes and demo clips, the man page and completions.
+install: release
+	$(MAKE) install-files CONFIG=release
+
+# Installs what is already built (CONFIG=debug installs the debug binary; the tests do).
+# The binary finds share/tapedeck/ from its own location, so any PREFIX works.
+install-files:
+	install -d $(BINDIR) $(DATADIR)/themes $(DATADIR)/samples $(MANDIR) $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
+	install -m 755 $(BIN) $(BINDIR)/tapedeck
+	install -m 644 Themes/*.theme $(DATADIR)/themes/
+	install -m 644 $(addprefix Samples/,$(SAMPLES)) $(DATADIR)/samples/
+	$(BIN) man > $(MANDIR)/tapedeck.1
+	$(BIN) completions bash > $(BASHCOMPDIR)/tapedeck
+	$(BIN) completions zsh > $(ZSHCOMPDIR)/_tapedeck
+	$(BIN) completions fish > $(FISHCOMPDIR)/tapedeck.fish
+
+# Removes exactly what install-files installs (and the folders it made, when left empty).
+uninstall:
+	rm -f $(BINDIR)/tapedeck $(MANDIR)/tapedeck.1 $(MANDIR)/tapedeck.1.gz $(BASHCOMPDIR)/tapedeck \
+	      $(ZSHCOMPDIR)/_tapedeck $(FISHCOMPDIR)/tapedeck.fish
+	rm -f $(addprefix $(DATADIR)/themes/,$(notdir $(wildcard Themes/*.theme))) $(addprefix $(DATADIR)/samples/,$(SAMPLES))
+	-rmdir $(DATADIR)/themes $(DATADIR)/samples $(DATADIR) 2>/dev/null
+
+# A Debian package of the release build (PREFIX /usr). Its Depends are worked out by
+# dpkg-shlibdeps from the libraries the binary links: runtime packages, never -dev ones.
+DEB_ROOT := .build/deb/tapedeck
+DEB_ARCH  = $(shell dpkg --print-architecture)
+deb: deb-deps release
+	rm -rf .build/deb && mkdir -p $(DEB_ROOT)/DEBIAN .build/deb/debian
+	$(MAKE) install-files CONFIG=release PREFIX=/usr DESTDIR=$(CURDIR)/$(DEB_ROOT)
+	strip --strip-unneeded $(DEB_ROOT)/usr/bin/tapedeck
+	gzip -9n $(DEB_ROOT)/usr/share/man/man1/tapedeck.1
+	printf 'Source: tapedeck\nMaintainer: Tapedeck <tapedeck@localhost>\n\nPackage: tapedeck\nArchitecture: any\nDescription: x\n' \
+	  > .build/deb/debian/control
+	cd .build/deb && dpkg-shlibdeps -O -e tapedeck/usr/bin/tapedeck 2>/dev/null | sed -n 's/^shlibs:Depends=//p' > depends
+	@test -s .build/deb/depends || { echo "dpkg-shlibdeps found no dependencies"; exit 1; }
+	{ echo "Package: tapedeck"; echo "Version: $(VERSION)"; echo "Architecture: $(DEB_ARCH)"; \
+	  echo "Maintainer: Tapedeck <tapedeck@localhost>"; echo "Depends: $$(cat .build/deb/depends)"; \
+	  echo "Section: sound"; echo "Priority: optional"; \
+	  echo "Installed-Size: $$(du -sk $(DEB_ROOT)/usr | cut -f1)"; \
+	  echo "Description: multitrack recorder that lives in a terminal"; \
+	  echo " Records ALSA input through effect chains, plays tracks back with time-pitch"; \
+	  echo " control, writes WAV and FLAC, and measures EBU R128 loudness."; } > $(DEB_ROOT)/DEBIAN/control
+	dpkg-deb --root-owner-group --build $(DEB_ROOT) tapedeck_$(VERSION)_$(DEB_ARCH).deb
 
 # Opens the demo session; works with no sound card (the screen falls back to an offline device).
 run: build
@@ -55,7 +132,7 @@ run: build
 	$(BIN) $(DEMO)
 
 # Builds everything and runs every test. Tests find the binary under .build/debug.
-test: test-deps
+test: test-deps commit
 	$(SWIFT) build $(BUILD_FLAGS)
 	$(SWIFT) test $(BUILD_FLAGS)
 

@@ -29,6 +29,7 @@ extension Transport {
             return meterHolds.levels(id: 2 * t, readings: t < meters.tracks.count ? meters.tracks[t] : [], now: now)
         }
         snap.outputLevels = meterHolds.levels(id: -1, readings: meters.master, now: now)
+        snap.loudness = engine.loudness()
         let free = diskFreeBytes(measured: status.diskFreeBytes >= 0 ? status.diskFreeBytes : nil)
         snap.diskFreeBytes = free
         snap.diskSecondsLeft = free.map { diskSecondsLeft(freeBytes: $0) }

@@ -288,9 +288,11 @@ public final class Transport {
     /// The master fader.
     public func setMasterGain(decibels: Double) { engine.setMasterGain(decibels: decibels) }
 
-    /// Puts every clip light out.
-    public func resetClipLights() {
+    /// Resets the meters: every clip light out, peak holds dropped, and the master's
+    /// loudness measured afresh.
+    public func resetMeters() {
         engine.resetClipLights()
+        engine.resetLoudness()
         meterHolds.resetClips()
     }
 

@@ -102,6 +102,9 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var isListening = false
     /// News for the message line that is not a problem; shown once.
     public var notice: String?
+    /// EBU R128 loudness of the master bus since the transport last started rolling (nil:
+    /// not measured yet).
+    public var loudness: LoudnessReading?
     /// Playback frames that came late from disk (silence) since the device opened.
     public var underrunFrames: Int64 = 0
     /// Input frames lost to a full capture ring since the device opened.

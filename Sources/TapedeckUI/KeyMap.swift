@@ -79,7 +79,9 @@ public enum Action: String, CaseIterable, Sendable {
     /// Recording workflow: metronome, count-in, take lanes, input monitoring, retroactive capture.
     case click, countIn = "count-in", take, monitor, retro
     /// Meters.
-    case resetClips = "reset-clips"
+    case resetMeters = "reset-meters"
+    /// The master's EBU R128 loudness on the status line.
+    case loudness
 
     /// What the help overlay says the action does.
     public var summary: String {
@@ -125,7 +127,8 @@ public enum Action: String, CaseIterable, Sendable {
         case .take: "next take under playhead"
         case .monitor: "monitoring off/input/auto"
         case .retro: "keep the last 10 s heard"
-        case .resetClips: "put the clip lights out"
+        case .resetMeters: "reset clips and loudness"
+        case .loudness: "master loudness (EBU R128)"
         }
     }
 }
@@ -155,7 +158,8 @@ public struct KeyMap: Equatable, Sendable {
         (.chain, [.char("c")]), (.devices, [.char("d")]),
         (.importFile, [.char("i")]), (.export, [.char("e")]),
         (.click, [.char("C")]), (.countIn, [.char("I")]), (.take, [.char("T")]),
-        (.monitor, [.char("o")]), (.retro, [.char("R")]), (.resetClips, [.char("X")]),
+        (.monitor, [.char("o")]), (.retro, [.char("R")]), (.resetMeters, [.char("X")]),
+        (.loudness, [.char("L")]),
     ]
 
     /// The built-in key map.

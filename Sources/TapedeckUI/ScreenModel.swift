@@ -121,6 +121,8 @@ public final class ScreenModel {
     public var timelineColumns = 60
     /// Ruler in bars (true) or time.
     public internal(set) var rulerInBars = true
+    /// Whether the status line shows the master's loudness (the loudness key).
+    public internal(set) var showsLoudness = false
     /// Playback speed ratio.
     public internal(set) var speed = 1.0
     /// Speed mode.
@@ -219,9 +221,10 @@ public final class ScreenModel {
         if let e = snapshot.lastError, e != before.lastError { say(e, error: true) }
     }
 
-    /// Puts every clip light out, the engine's and the screen's.
-    func clearClips() {
-        link.resetClips()
+    /// Resets the meters: every clip light out, the engine's and the screen's, and the
+    /// master's loudness measured afresh.
+    func resetMeters() {
+        link.resetMeters()
         for t in meters.indices { for c in meters[t].indices { meters[t][c].clipped = false } }
     }
 
@@ -291,6 +294,9 @@ public final class ScreenModel {
             say("pitch \(pitchSemitones >= 0 ? "+" : "")\(pitchSemitones) semitones\(mode == .varispeed ? " (heard in stretch mode: \(keyName(.mode)))" : "")")
         case .marker: addMarker()
         case .rulerMode: rulerInBars.toggle()
+        case .loudness:
+            showsLoudness.toggle()
+            say("master loudness \(showsLoudness ? "on the status line" : "off")")
         case .chain: openChainText()
         case .devices:
             let list = link.devices()
@@ -302,9 +308,9 @@ public final class ScreenModel {
         case .take: cycleActiveTake()
         case .monitor: cycleMonitoring()
         case .retro: keepRetro()
-        case .resetClips:
-            clearClips()
-            say("clip lights out")
+        case .resetMeters:
+            resetMeters()
+            say("meters reset: clip lights out, loudness measured afresh")
         }
     }
 

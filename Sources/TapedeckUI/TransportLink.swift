@@ -46,8 +46,8 @@ public protocol TransportLink: AnyObject {
     /// Retroactive capture: keeps the last seconds heard while listening as takes, handed
     /// over through ``collectFinishedTakes()``. Nil when kept, else why not. UI thread.
     func keepRetro() -> String?
-    /// Puts the clip lights out. UI thread.
-    func resetClips()
+    /// Resets the meters: clip lights out, the master's loudness measured afresh. UI thread.
+    func resetMeters()
 }
 
 extension TransportLink {
@@ -60,7 +60,7 @@ extension TransportLink {
     /// Nothing to keep without a device.
     public func keepRetro() -> String? { "retroactive capture needs an audio device (the screen listens while a track is armed)" }
     /// No clip lights to put out.
-    public func resetClips() {}
+    public func resetMeters() {}
 }
 
 extension Transport: TransportLink {
@@ -119,7 +119,4 @@ extension Transport: TransportLink {
             return "\(error)"
         }
     }
-
-    /// Puts the clip lights out.
-    public func resetClips() { resetClipLights() }
 }

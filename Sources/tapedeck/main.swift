@@ -8,23 +8,7 @@ import Glibc
 #endif
 
 /// Every sub-command, in the order `tapedeck help` lists them.
-let commands: [any Command.Type] = [
-    ScreenCommand.self,
-    NewCommand.self,
-    ImportCommand.self,
-    ExportCommand.self,
-    InfoCommand.self,
-    NodesCommand.self,
-    ChainCommand.self,
-    TakesCommand.self,
-    DemoCommand.self,
-    RecordCommand.self,
-    CalibrateCommand.self,
-    PlayCommand.self,
-    DevicesCommand.self,
-    RecoverCommand.self,
-    BenchCommand.self,
-]
+let commands = CommandList.all
 
 /// Runs the command line and returns the exit status. Every error a user can cause ends here
 /// as one line on stderr and a non-zero status, never a trap or a stack trace.
@@ -52,8 +36,8 @@ func runMain(_ argv: [String]) -> Int32 {
         Terminal.out(c.usage)
         return ExitCode.ok
     }
-    if args == ["--version"] {
-        Terminal.out("tapedeck \(HelpText.version)")
+    if args == ["--version"] || args == ["-V"] {
+        Terminal.out(VersionText.text())
         return ExitCode.ok
     }
     let word = args.removeFirst()
@@ -66,7 +50,7 @@ func runMain(_ argv: [String]) -> Int32 {
         return ExitCode.ok
     }
     do {
-        var parsed = Arguments(args, command: word)
+        var parsed = Arguments(args, spec: type.spec)
         let command = try type.init(arguments: &parsed)
         try parsed.finish()
         return try command.run()

@@ -37,7 +37,8 @@ final class AudioThreadAllocationTests: XCTestCase {
     /// Runs the engine through everything a session of use does while the audio thread's
     /// allocations are counted: play, a recording pass through an input chain, fader moves,
     /// mutes and solos, a graph swap (a chain edited, a region moved: new strips with
-    /// fallbacks), loop on and off, a locate, device xruns, speed changes, stop.
+    /// fallbacks), loop on and off, a locate, device xruns, speed changes, stop, a new start
+    /// and loudness resets while rolling (new meters handed over).
     private func run(speed: TimePitchSettings?, changeTo: TimePitchSettings?, inputChain: String) throws -> Int64 {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -79,6 +80,17 @@ final class AudioThreadAllocationTests: XCTestCase {
         engine.setLoop(nil, enabled: false)
         engine.locate(to: 12_345)
         waitFrames(20_000)
+        engine.stop()
+        waitFrames(5_000)
+        // Start again and reset the meters while rolling: the master's loudness meter is
+        // replaced (a new one handed over, the old one handed back) without allocating.
+        engine.play()
+        waitFrames(5_000)
+        engine.resetLoudness()
+        waitFrames(5_000)
+        engine.resetLoudness()
+        waitFrames(5_000)
+        XCTAssertNotNil(engine.loudness(), "the master bus is measured")
         engine.stop()
         waitFrames(5_000)
         let load = engine.status().dspLoad

@@ -10,6 +10,7 @@ final class FakeLink: TransportLink {
     var canRecord = false
     var calls: [String] = []
     var session = Session()
+    var loudness: LoudnessReading?
 
     func update(session: Session) { self.session = session }
     func play(fromFrame: Int64) { state = .playing; position = fromFrame; calls.append("play \(fromFrame)") }
@@ -26,12 +27,15 @@ final class FakeLink: TransportLink {
     func setLoop(_ range: FrameRange?, enabled: Bool) { calls.append("loop \(enabled)") }
     func setPunch(_ range: FrameRange?, enabled: Bool) {}
     func snapshot() -> TransportSnapshot {
-        TransportSnapshot(state: state, positionFrame: position,
-                          trackLevels: session.tracks.map { _ in [ChannelLevel(peakDecibels: -12, rmsDecibels: -15)] },
-                          deviceName: "fake", isOffline: false)
+        var s = TransportSnapshot(state: state, positionFrame: position,
+                                  trackLevels: session.tracks.map { _ in [ChannelLevel(peakDecibels: -12, rmsDecibels: -15)] },
+                                  deviceName: "fake", isOffline: false)
+        s.loudness = loudness
+        return s
     }
     func devices() -> [String] { ["fake", "other"] }
     func selectDevice(_ name: String) -> String? { name == "fake" ? nil : "\(name): busy" }
+    func resetMeters() { calls.append("reset meters") }
 }
 
 final class ScreenModelTests: XCTestCase {
@@ -190,6 +194,28 @@ final class ScreenModelTests: XCTestCase {
         XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=91")
         let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
         XCTAssertTrue(canvas.text.contains("cutoff=91"))
+    }
+
+    func testTheLoudnessKeyShowsTheMastersR128ReadingsOnTheStatusLine() {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        func statusLine() -> String {
+            let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
+            return String(canvas.text.split(separator: "\n", omittingEmptySubsequences: false)[Layout(height: 30, width: 100).statusRow])
+        }
+        XCTAssertTrue(statusLine().contains("zoom"), "off by default")
+        model.handle(.char("L"))
+        XCTAssertTrue(statusLine().contains("master loudness: not measured"), statusLine())
+        link.loudness = LoudnessReading(momentaryLUFS: -18.24, shortTermLUFS: -19.0, integratedLUFS: -20.06, truePeakDecibels: -1.2)
+        model.tick(nowSeconds: 1)
+        XCTAssertTrue(statusLine().contains("master M -18.2  S -19.0  I -20.1 LUFS  TP -1.2 dBTP"), statusLine())
+        link.loudness = .silent
+        model.tick(nowSeconds: 2)
+        XCTAssertTrue(statusLine().contains("M -inf  S -inf  I -inf LUFS  TP -inf dBTP"), statusLine())
+        model.handle(.char("X"))
+        XCTAssertEqual(link.calls.last, "reset meters", "X resets the engine's meters, loudness included")
+        model.handle(.char("L"))
+        XCTAssertTrue(statusLine().contains("zoom"), "L again hides it")
     }
 
     func testHelpOverlayListsEveryActionAndAnyKeyClosesIt() {

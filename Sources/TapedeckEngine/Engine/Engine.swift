@@ -174,6 +174,7 @@ public final class Engine: @unchecked Sendable {
             graphs.removeAll { $0.generation < installed && $0 !== last }
         }
         for g in graphs { for s in g.strips { s.dropFallbackIfDone() } }
+        core.loudness.collect()
         serveVoices()
     }
 
@@ -209,6 +210,17 @@ public final class Engine: @unchecked Sendable {
 
     /// Rolls from the playhead (as soon as every track's disk stream is ready).
     public func play() { send(.play(serial: nextSerial())) }
+
+    /// EBU R128 loudness of the master bus: what played while rolling since the engine started
+    /// or ``resetLoudness()`` (stopped time does not count; nil when libebur128 could not make
+    /// a meter). Control thread.
+    public func loudness() -> LoudnessReading? { core.loudness.reading() }
+
+    /// Starts the master's loudness measurement afresh (as a meter's reset button does): a new
+    /// meter is handed to the audio thread. Not done on every start: each meter holds a
+    /// 3-second window (about 2 MB), and replacing it at every play would churn the heap.
+    /// Control thread.
+    public func resetLoudness() { core.loudness.renew() }
 
     /// Stops rolling (and recording). A value the audio thread reads every period: it can
     /// never be lost behind other commands.

@@ -267,6 +267,7 @@ extension RenderCore {
         RenderCore.ramp(bus[1], frameCount: n, from: appliedMasterGain, to: target)
         appliedMasterGain = target
         masterMeter.measure(bus, available: 2, frameCount: n)
+        if state == .rolling { loudness.measure(bus, frameCount: n) }
         if playbackChannels == 1 {
             for i in 0..<n { output[0][i] = (bus[0][i] + bus[1][i]) * 0.5 }
             output[1].update(repeating: 0, count: n)

@@ -72,6 +72,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     let bus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     var appliedMasterGain: Float = 1
     let masterMeter: LevelMeter
+    /// EBU R128 of the master bus while rolling.
+    let loudness: LoudnessHandoff
     let clickNode: MetronomeNode
     let clickBuffer: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let clickOutputs: UnsafeMutablePointer<Int>
@@ -118,6 +120,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         recordingTracks.initialize(repeating: false, count: recordingTrackCapacity)
         meterWindowFrames = max(configuration.sampleRate / 10, n)
         masterMeter = LevelMeter(channelCount: 2, windowFrames: meterWindowFrames)
+        loudness = LoudnessHandoff(sampleRate: configuration.sampleRate, maxFrames: n)
         periodNanoseconds = Int64(n) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
         clickNode = MetronomeNode()
         clickNode.prepare(format: NodeFormat(sampleRate: Double(configuration.sampleRate), channelCount: 1), maxFrames: n)

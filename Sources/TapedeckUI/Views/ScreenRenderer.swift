@@ -1,3 +1,5 @@
+import TapedeckCore
+
 /// Draws a whole frame of the screen from the model into a canvas.
 public enum ScreenRenderer {
     /// The frame for a `height` × `width` terminal.
@@ -36,11 +38,24 @@ public enum ScreenRenderer {
         let zoom = Double(model.framesPerColumn) / Double(s.sampleRate)
         let zoomText = zoom >= 1 ? "\(Int(zoom.rounded())) s/col" : "\(Int((zoom * 1000).rounded())) ms/col"
         let keys = "\(model.keyName(.help)) help  \(model.keyName(.play)) play  \(model.keyName(.record)) rec  \(model.keyName(.nextPanel)) panel  \(model.keyName(.quit)) quit"
-        let left = " \(s.tracks.count) tracks  zoom \(zoomText)  ruler \(model.rulerInBars ? "bars" : "time")  focus \(model.focus.rawValue)"
-        canvas.put(layout.statusRow, 0, left, .dim)
+        let left: String
+        if model.showsLoudness {
+            left = " " + loudnessText(model.snapshot.loudness)
+            canvas.put(layout.statusRow, 0, left, .value)
+        } else {
+            left = " \(s.tracks.count) tracks  zoom \(zoomText)  ruler \(model.rulerInBars ? "bars" : "time")  focus \(model.focus.rawValue)"
+            canvas.put(layout.statusRow, 0, left, .dim)
+        }
         if left.count + keys.count + 2 < canvas.width {
             canvas.put(layout.statusRow, canvas.width - keys.count - 1, keys, .dim)
         }
+    }
+
+    /// `master M -18.2 S -19.0 I -20.1 LUFS TP -1.2 dBTP`: momentary, short-term,
+    /// integrated loudness and true peak of the master bus.
+    public static func loudnessText(_ reading: LoudnessReading?) -> String {
+        guard let r = reading else { return "master loudness: not measured (the engine measures it while audio plays)" }
+        return "master M \(Decibels.text(r.momentaryLUFS))  S \(Decibels.text(r.shortTermLUFS))  I \(Decibels.text(r.integratedLUFS)) LUFS  TP \(Decibels.text(r.truePeakDecibels)) dBTP"
     }
 
     private static func drawMessage(_ model: ScreenModel, into canvas: inout Canvas, layout: Layout) {

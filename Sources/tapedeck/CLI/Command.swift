@@ -1,15 +1,21 @@
 /// One sub-command of `tapedeck`.
 protocol Command {
-    /// The word after `tapedeck`.
-    static var name: String { get }
-    /// One line for `tapedeck help`.
-    static var summary: String { get }
-    /// Full usage text for `tapedeck help NAME`.
-    static var usage: String { get }
+    /// The command's table: name, summary, synopsis, options, prose. Parsing, `help`, the man
+    /// page and the completions are all generated from it.
+    static var spec: CommandSpec { get }
     /// Parses the arguments after the command word; a mistake throws ``UsageError``.
     init(arguments: inout Arguments) throws
     /// Does the work; returns the exit status. Errors are printed as one line by `main`.
     func run() throws -> Int32
+}
+
+extension Command {
+    /// The word after `tapedeck`.
+    static var name: String { spec.name }
+    /// One line for `tapedeck help`.
+    static var summary: String { spec.summary }
+    /// Full usage text for `tapedeck help NAME`.
+    static var usage: String { HelpText.usage(spec) }
 }
 
 /// Exit statuses (sysexits-style, so scripts can tell a usage mistake from a failure).

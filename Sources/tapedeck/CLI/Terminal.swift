@@ -9,15 +9,32 @@ enum Terminal {
     /// Whether stdout is a terminal.
     static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
 
+    /// The terminal's width when stdout is one (else `COLUMNS`, else nil).
+    static var columns: Int? {
+        var size = winsize()
+        if isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return Int(size.ws_col)
+        }
+        return getenv("COLUMNS").flatMap { Int(String(cString: $0)) }.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// Whether the user's locale encodes text as UTF-8 (else plots are drawn in ASCII).
+    static var localeIsUTF8: Bool {
+        setlocale(LC_CTYPE, "")
+        guard let codeset = nl_langinfo(nl_item(CODESET)) else { return false }
+        let name = String(cString: codeset).uppercased()
+        return name == "UTF-8" || name == "UTF8"
+    }
+
     /// Writes `text` to stderr unbuffered.
     static func err(_ text: String) {
         var t = text
         t.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
     }
 
-    /// Writes `text` plus a newline to stdout and flushes.
-    static func out(_ text: String) {
-        var t = text + "\n"
+    /// Writes `text` plus a newline (unless `newline` is false) to stdout and flushes.
+    static func out(_ text: String, newline: Bool = true) {
+        var t = newline ? text + "\n" : text
         t.withUTF8 { buf in
             var offset = 0
             while offset < buf.count {

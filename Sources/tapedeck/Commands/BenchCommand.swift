@@ -3,24 +3,37 @@ import TapedeckDSP
 
 /// `tapedeck bench`: the benchmarks behind the README's table.
 struct BenchCommand: Command {
-    static let name = "bench"
-    static let summary = "run the benchmarks (against ecasound, sox and rubberband where they apply)"
-    static let usage = """
-    usage: tapedeck bench [all|mixdown|stretch|scale|engine|capture] [--runs N] [--folder DIR]
+    static let spec = CommandSpec(
+        name: "bench", summary: "run the benchmarks (against ecasound, sox and rubberband where they apply)",
+        synopsis: ["bench [all|mixdown|stretch|scale|engine|capture] [--runs N] [--folder DIR]"],
+        positionals: [PositionalSpec("BENCHMARK", complete: .choices,
+                                     choices: ["all", "mixdown", "stretch", "scale", "engine", "capture"])],
+        options: [
+            OptionSpec("--runs", value: "N", "alternating runs per wall time, 1...100 (default 5)"),
+            OptionSpec("--folder", value: "DIR", "where generated test material is kept (default bench-out)", complete: .directory),
+            OptionSpec("--tracks", value: "N", "tracks for scale (32), engine (128) and capture (32)"),
+            OptionSpec("--minutes", value: "M", "length for scale (120) and capture (10)"),
+            OptionSpec("--period", value: "FRAMES", "period for engine (64) and capture (128)"),
+            OptionSpec("--chain", value: "CHAIN", "engine: each track's chain"),
+            OptionSpec("--seconds", value: "S", "engine: seconds to run (15; the recording run 10)"),
+            OptionSpec("--record", value: "N", "engine: tracks that record at once while the tracks play (32; 0: skip)"),
+            OptionSpec("--channels", value: "N", "capture: channels (32)"),
+            OptionSpec(flag: "--stereo", "engine: stereo tracks"),
+        ],
+        details: """
+        Prints one row per benchmark: what Tapedeck measured, the peer tool's number, their
+        ratio and the goal. Wall times are medians of N alternating runs (default 5): Tapedeck,
+        peer, Tapedeck, peer, … so both see the same machine. Generated test material is kept
+        in DIR (default bench-out/) and reused. Build with `make release` first: debug builds
+        are several times slower. `make bench` does all of this.
 
-    Prints one row per benchmark: what Tapedeck measured, the peer tool's number, their
-    ratio and the goal. Wall times are medians of N alternating runs (default 5): Tapedeck,
-    peer, Tapedeck, peer, … so both see the same machine. Generated test material is kept
-    in DIR (default bench-out/) and reused. Build with `make release` first: debug builds
-    are several times slower. `make bench` does all of this.
-
-      mixdown   W8: 8 stereo 16-bit 48 kHz tracks × 60 s through gain + low-pass + delay,
+          mixdown   W8: 8 stereo 16-bit 48 kHz tracks × 60 s through gain + low-pass + delay,
                 mixed to one WAV, against ecasound's equivalent chains (goal ≤ 0.33×)
-      stretch   live: stereo tracks one core sustains at 0.5× and 2× (256-frame blocks);
+          stretch   live: stereo tracks one core sustains at 0.5× and 2× (256-frame blocks);
                 export: 0.5× R3 stretch against `rubberband -3` on the same file (goal ≤ 1.1×)
-      scale     opening a generated 32-track × 2-hour session (sparse audio, fresh peaks) as
+          scale     opening a generated 32-track × 2-hour session (sparse audio, fresh peaks) as
                 the screen does, in a child process (goal ≤ 0.5 s, ≤ 150 MB RSS)
-      engine    real-time headroom: the live engine (disk thread streaming a generated
+          engine    real-time headroom: the live engine (disk thread streaming a generated
                 session, track chains, mix) on the offline clock, which runs periods back to
                 back and times each: DSP load = period cost ÷ period length, p50 and p99.9
                 (goal: 128 mono tracks × 4 built-in nodes at 64-frame periods, 48 kHz:
@@ -29,15 +42,14 @@ struct BenchCommand: Command {
                 Then --record N (32; 0: skip) tracks record at once from an N-channel device
                 while those tracks play, on the offline clock paced in real time for 10 s
                 (--seconds): DSP load p99.9 < 100 % and 0 dropped input frames
-      capture   32 channels 96 kHz/24-bit onto 32 armed tracks (a WAV each) while 32 tracks play,
+          capture   32 channels 96 kHz/24-bit onto 32 armed tracks (a WAV each) while 32 tracks play,
                 128-frame periods, 10 minutes through the unpaced filetap ALSA device (from
                 TAPEDECK_ALSA_CONFIG, else written to DIR): dropped frames (goal 0), xruns,
                 capture ring high water, real-time factor. Needs the take's size + 45 % free
                 (8 GB); the take is deleted afterwards. --minutes M (10), --channels N (32),
                 --tracks N (32), --period FRAMES (128)
-
-    example: tapedeck bench mixdown --runs 3
-    """
+        """,
+        examples: ["tapedeck bench mixdown --runs 3"])
 
     let which: String
     let runs: Int

@@ -4,29 +4,24 @@ import TapedeckEngine
 /// `tapedeck calibrate`: measures a device's true round trip through a loopback and stores
 /// what ALSA does not report, so recorded audio lands where it was played.
 struct CalibrateCommand: Command {
-    static let name = "calibrate"
-    static let summary = "measure a device's round-trip latency through a loopback and store it"
-    static let usage = """
-    usage: tapedeck calibrate --device D [options]
+    static let spec = CommandSpec(
+        name: "calibrate", summary: "measure a device's round-trip latency through a loopback and store it",
+        synopsis: ["calibrate --device D [options]"],
+        options: SharedOptions.device + [
+            OptionSpec("--channel", value: "N", "device input the loopback comes into (default 1)"),
+            OptionSpec("--sample-rate", value: "HZ", "rate to measure at (default 48000)"),
+            OptionSpec(flag: "--dry-run", "measure and print, but store nothing"),
+        ],
+        details: """
+        Connect an output of the device to an input (a cable, or a loopback device), then run
+        this. It plays eight clicks, records them back, and finds the round trip to the frame.
+        What ALSA does not report (converters, USB, cables) is stored per device in
+        $XDG_CONFIG_HOME/tapedeck/latency (default ~/.config/tapedeck/latency) and added to every
+        later overdub on that device. Calibrate again after changing --period or --periods.
 
-    Connect an output of the device to an input (a cable, or a loopback device), then run
-    this. It plays eight clicks, records them back, and finds the round trip to the frame.
-    What ALSA does not report (converters, USB, cables) is stored per device in
-    $XDG_CONFIG_HOME/tapedeck/latency (default ~/.config/tapedeck/latency) and added to every
-    later overdub on that device. Calibrate again after changing --period or --periods.
-
-      --device D            ALSA PCM name (default: default; see 'tapedeck devices')
-      --channel N           device input the loopback comes into (default 1)
-      --sample-rate HZ      rate to measure at (default 48000)
-      --period FRAMES       frames per period (default 256)
-      --periods N           periods in the device buffer (default 3)
-      --device-format F     force the device sample format: float, s32, s24, s24_3, s16
-      --dry-run             measure and print, but store nothing
-
-    example: tapedeck calibrate --device hw:1 --period 128 --periods 2
-
-    Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
-    """
+        \(SharedOptions.alsaEnvironment)
+        """,
+        examples: ["tapedeck calibrate --device hw:1 --period 128 --periods 2"])
 
     var device: DeviceOptions
     var channel: Int

@@ -5,28 +5,29 @@ import TapedeckIO
 
 /// `tapedeck chain`: sets or shows a track's (or the master) effect chain.
 struct ChainCommand: Command {
-    static let name = "chain"
-    static let summary = "set or show a track's input or playback chain, or the master chain"
-    static let usage = """
-    usage: tapedeck chain SESSION TRACK|master [--input] [CHAIN]
+    static let spec = CommandSpec(
+        name: "chain", summary: "set or show a track's input or playback chain, or the master chain",
+        synopsis: ["chain SESSION TRACK|master [--input] [CHAIN]"],
+        positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("TRACK|master", complete: .none),
+                      PositionalSpec("CHAIN", complete: .none)],
+        options: [OptionSpec(flag: "--input", "set or show the chain recording goes through, not the playback chain")],
+        details: """
+        TRACK is a 1-based number or a track name. Without --input the playback chain is set
+        (it runs on the track before its fader); with --input, the chain recording goes through.
+        `master` sets the chain on the mix. Without CHAIN the current one is printed; an empty
+        CHAIN ('') clears it. The chain is checked before anything is saved and the session
+        stores it in canonical form.
 
-    TRACK is a 1-based number or a track name. Without --input the playback chain is set
-    (it runs on the track before its fader); with --input, the chain recording goes through.
-    `master` sets the chain on the mix. Without CHAIN the current one is printed; an empty
-    CHAIN ('') clears it. The chain is checked before anything is saved and the session
-    stores it in canonical form.
-
-    LV2 plugins are written lv2:URI or lv2:SHORTNAME (`tapedeck nodes --lv2`). Setting a
-    chain starts its plugins once: a plugin that keeps state (an impulse response, a
-    sample) has it saved in SESSION/plugins/ and its entry says @state=NAME; a preset
-    (@preset=NAME) is applied first. A plugin that is not installed is kept, passed through,
-    and named in a warning.
-
-    example: tapedeck chain song.tapedeck 2 'hpf:80,comp:threshold=-18:ratio=4'
-    example: tapedeck chain song.tapedeck Vocal --input 'gate:-50,hpf:100'
-    example: tapedeck chain song.tapedeck master 'limiter:ceiling=-1'
-    example: tapedeck chain song.tapedeck 1 'lv2:amp:-3,lv2:zeroconvolv-mono:@preset=No-OP Mono'
-    """
+        LV2 plugins are written lv2:URI or lv2:SHORTNAME (`tapedeck nodes --lv2`). Setting a
+        chain starts its plugins once: a plugin that keeps state (an impulse response, a
+        sample) has it saved in SESSION/plugins/ and its entry says @state=NAME; a preset
+        (@preset=NAME) is applied first. A plugin that is not installed is kept, passed through,
+        and named in a warning.
+        """,
+        examples: ["tapedeck chain song.tapedeck 2 'hpf:80,comp:threshold=-18:ratio=4'",
+                   "tapedeck chain song.tapedeck Vocal --input 'gate:-50,hpf:100'",
+                   "tapedeck chain song.tapedeck master 'limiter:ceiling=-1'",
+                   "tapedeck chain song.tapedeck 1 'lv2:amp:-3,lv2:zeroconvolv-mono:@preset=No-OP Mono'"])
 
     let folder: SessionFolder
     let trackText: String

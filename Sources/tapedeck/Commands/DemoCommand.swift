@@ -1,25 +1,30 @@
+import Foundation
 import TapedeckCore
 import TapedeckIO
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `tapedeck demo`: builds the demo session from the clips in `Samples/`.
+/// `tapedeck demo`: builds the demo session from the shipped (or freshly synthesised) clips.
 struct DemoCommand: Command {
-    static let name = "demo"
-    static let summary = "build the demo session from Samples/ (or re-synthesise the clips)"
-    static let usage = """
-    usage: tapedeck demo DIR [--samples FOLDER]
-           tapedeck demo --synthesize FOLDER
-
-    The first form creates a session at DIR with the drums, bass and keys clips from FOLDER
-    (default: the Samples folder beside DIR) on three tracks, a loop over bars 1-5 and two
-    markers. `make run` does this once and opens it.
-    The second form re-creates the clips themselves (they are synthesised, nothing is
-    downloaded): drums.flac, bass.flac, keys.flac and click.flac, 4 bars at 120 BPM.
-
-    example: tapedeck demo Samples/demo.tapedeck
-    """
+    static let spec = CommandSpec(
+        name: "demo", summary: "build the demo session (or re-synthesise its clips)",
+        synopsis: ["demo DIR [--samples FOLDER]", "demo --synthesize FOLDER"],
+        positionals: [PositionalSpec("DIR", complete: .directory)],
+        options: [
+            OptionSpec("--samples", value: "FOLDER", "take the clips from FOLDER", complete: .directory),
+            OptionSpec("--synthesize", value: "FOLDER", "write the clips themselves into FOLDER", complete: .directory),
+        ],
+        details: """
+        The first form creates a session at DIR with the drums, bass and keys clips on three
+        tracks, a loop over bars 1-5 and two markers. The clips come from --samples, else from
+        where Tapedeck is installed (share/tapedeck/samples beside its bin/), else from the
+        source tree's Samples/; when none has them they are synthesised on the spot. A failure
+        leaves nothing at DIR. `make run` does this once and opens it.
+        The second form re-creates the clips themselves (they are synthesised, nothing is
+        downloaded): drums.flac, bass.flac, keys.flac and click.flac, 4 bars at 120 BPM.
+        """,
+        examples: ["tapedeck demo ~/demo.tapedeck", "tapedeck demo --synthesize Samples"])
 
     let target: String?
     let samples: String?
@@ -40,7 +45,52 @@ struct DemoCommand: Command {
         }
         guard let target else { return ExitCode.usage }
         let folder = SessionFolder(path: target)
-        let source = samples ?? parentFolder(folder.path)
+        if folder.exists { throw SessionError(path: folder.path, reason: "a session already exists here") }
+        let (source, synthesised) = try clipFolder()
+        defer { if let synthesised { try? FileManager.default.removeItem(atPath: synthesised) } }
+        // Built under a hidden name beside the target and renamed into place at the end, so a
+        // failure (a clip missing, a full disk) leaves nothing that would stop a retry.
+        let parent = (folder.path as NSString).deletingLastPathComponent
+        let base = (folder.path as NSString).lastPathComponent
+        let staging = SessionFolder(path: (parent.isEmpty ? "." : parent) + "/.\(base).partial-\(getpid()).tapedeck")
+        do {
+            try build(in: staging, clips: source)
+            if rename(staging.path, folder.path) != 0 {
+                throw SessionError(path: folder.path, reason: "cannot create the session: \(String(cString: strerror(errno)))")
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: staging.path)
+            throw error
+        }
+        Terminal.out("created demo session \(folder.path) from \(synthesised == nil ? source : "freshly synthesised clips")")
+        return ExitCode.ok
+    }
+
+    /// The folder holding the clips: --samples, else the installed or source-tree samples,
+    /// else a temporary folder they were just synthesised into (returned second, to remove).
+    private func clipFolder() throws -> (String, synthesised: String?) {
+        let clips = ["drums.flac", "bass.flac", "keys.flac"]
+        func hasClips(_ dir: String) -> Bool { clips.allSatisfy { FileManager.default.fileExists(atPath: dir + "/" + $0) } }
+        if let samples {
+            guard hasClips(samples) else {
+                throw AudioFileError(path: samples, reason: "does not hold the demo clips (\(clips.joined(separator: ", ")))")
+            }
+            return (samples, nil)
+        }
+        if let found = InstallLayout.dataFolders("samples", sourceName: "Samples").first(where: hasClips) {
+            return (found, nil)
+        }
+        let temporary = NSTemporaryDirectory() + "tapedeck-demo-clips-\(getpid())"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        do { _ = try SampleSynth.writeAll(to: temporary) } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+        return (temporary, temporary)
+    }
+
+    /// Creates the demo session in `folder` from the clips in `source`.
+    private func build(in folder: SessionFolder, clips source: String) throws {
         var session = Session(sampleRate: SampleSynth.sampleRate, tempoBPM: SampleSynth.tempoBPM)
         try folder.create(session)
         let parts: [(file: String, name: String, gain: Double, pan: Double)] = [
@@ -61,12 +111,5 @@ struct DemoCommand: Command {
         session.markers = [Marker(name: "intro", frame: 0), Marker(name: "turnaround", frame: map.frame(bar: 3, beat: 1))]
         session.tracks.append(Track(name: "Vocal", inputChannels: [1], armed: true))
         try folder.save(session)
-        Terminal.out("created demo session \(folder.path) from \(source)")
-        return ExitCode.ok
-    }
-
-    private func parentFolder(_ path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return String(path[..<slash])
     }
 }

@@ -5,17 +5,16 @@ import Glibc
 
 /// `tapedeck devices`: every PCM that can capture or play, with channels and rates.
 struct DevicesCommand: Command {
-    static let name = "devices"
-    static let summary = "list audio devices that can record or play"
-    static let usage = """
-    usage: tapedeck devices [--all]
+    static let spec = CommandSpec(
+        name: "devices", summary: "list audio devices that can record or play",
+        synopsis: ["devices [--all]"],
+        options: [OptionSpec(flag: "--all", "also list PCMs that could not be opened, with the reason")],
+        details: """
+        Lists hardware devices (hw:C,D and plughw:C,D), default, and every PCM the ALSA
+        configuration names, with the channels and rates ALSA reports. Pass a name to --device.
 
-    Lists hardware devices (hw:C,D and plughw:C,D), default, and every PCM the ALSA
-    configuration names, with the channels and rates ALSA reports. Pass a name to --device.
-    --all also lists PCMs that could not be opened, with the reason.
-
-    Environment: TAPEDECK_ALSA_CONFIG=FILE lists that config's PCMs instead of the system's.
-    """
+        Environment: TAPEDECK_ALSA_CONFIG=FILE lists that config's PCMs instead of the system's.
+        """)
 
     var all: Bool
 

@@ -1,3 +1,4 @@
+import Foundation
 import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
@@ -8,32 +9,42 @@ import Glibc
 
 /// `tapedeck export`: mixes a session to a stereo WAV or FLAC file.
 struct ExportCommand: Command {
-    static let name = "export"
-    static let summary = "mix a session to a WAV or FLAC file (optionally per-track stems)"
-    static let usage = """
-    usage: tapedeck export SESSION -o FILE.wav|FILE.flac [--bits 16|24|32f] [--range A-B] [--stems DIR]
-                           [--speed R] [--mode stretch|varispeed] [--pitch SEMITONES] [--quality best|fast]
-                           [--fx CHAIN] [--threads N]
-
-    Mixes every audible track (region gain and fades, track gain, pan, mute, solo) to a
-    stereo file at the session rate. Mono tracks pan with the constant-power law (-3 dB each
-    side at centre); stereo tracks use balance (unity at centre). Default depth: 24-bit.
-    --range limits the span (default: start to the end of the last region).
-    --stems DIR also writes each audible track alone, post fader and pan.
-    Each track's playback chain runs before its fader; the session's master chain runs on
-    the mix (--fx CHAIN replaces it for this export, e.g. --fx 'comp:-18:ratio=3,limiter').
-    Tracks render in parallel, one thread per core (--threads N to choose); the result is
-    the same bits whatever the thread count.
-    --speed R (1/32...32; 0.5, 1/2, 50% all mean half speed) renders the mix faster or slower:
-    --mode stretch (default) keeps the pitch (Rubber Band), varispeed lets it follow the
-    speed like tape (libsamplerate). --pitch shifts by semitones (0.5 = 50 cents) at any
-    speed. Stretched material, including regions with their own rate, is rendered with
-    Rubber Band's offline R3 "finer" engine (--quality best) or R2 "faster" (--quality fast).
-
-    example: tapedeck export song.tapedeck -o song.flac --bits 24
-    example: tapedeck export song.tapedeck -o chorus.wav --range 1:00-1:30 --bits 16
-    example: tapedeck export song.tapedeck -o practice.wav --speed 0.7 --pitch -2
-    """
+    static let spec = CommandSpec(
+        name: "export", summary: "mix a session to a WAV or FLAC file (optionally per-track stems, loudness-normalised)",
+        synopsis: ["export SESSION -o FILE.wav|FILE.flac [options]"],
+        positionals: [PositionalSpec("SESSION", complete: .session)],
+        options: [
+            OptionSpec("--output", "-o", value: "FILE", "the file to write: .wav or .flac", complete: .file),
+            OptionSpec("--bits", value: "BITS", "sample depth (default 24; FLAC is 16 or 24)", allowed: ["16", "24", "32f"]),
+            OptionSpec("--range", value: "A-B", "the span to export (default: start to the end of the last region)"),
+            OptionSpec("--stems", value: "DIR", "also write each audible track alone, post fader and pan", complete: .directory),
+        ] + SharedOptions.timePitch + [
+            OptionSpec("--quality", value: "Q", "stretch engine: Rubber Band R3 finer (best, default) or R2 faster (fast)",
+                       allowed: ["best", "fast"]),
+            OptionSpec("--fx", value: "CHAIN", "master chain for this export (replaces the session's)"),
+            OptionSpec("--threads", value: "N", "tracks rendered in parallel (default: one per core)"),
+            OptionSpec("--normalize", value: "LUFS", "set the mix's integrated loudness (EBU R128), e.g. -16LUFS or -23LUFS"),
+            OptionSpec("--true-peak", value: "DBTP", "with --normalize: the highest true peak allowed (default -1)"),
+        ],
+        details: """
+        Mixes every audible track (region gain and fades, track gain, pan, mute, solo) to a
+        stereo file at the session rate. Mono tracks pan with the constant-power law (-3 dB each
+        side at centre); stereo tracks use balance (unity at centre).
+        Each track's playback chain runs before its fader; the session's master chain runs on
+        the mix (--fx CHAIN replaces it for this export, e.g. --fx 'comp:-18:ratio=3,limiter').
+        Tracks render in parallel; the result is the same bits whatever the thread count.
+        --speed renders the mix faster or slower (stretch keeps the pitch, varispeed lets it
+        follow like tape); --pitch shifts by semitones at any speed. Stretched material,
+        including regions with their own rate, is rendered with Rubber Band's offline engine.
+        --normalize measures the whole export's integrated loudness (libebur128, ITU-R BS.1770)
+        and applies one gain so it reads the target; the gain is lowered when the true peak
+        would pass the --true-peak ceiling (then the line says so: add --fx limiter to get
+        louder). Stems get the same gain, so they still add up to the mix.
+        """,
+        examples: ["tapedeck export song.tapedeck -o song.flac --bits 24",
+                   "tapedeck export song.tapedeck -o chorus.wav --range 1:00-1:30 --bits 16",
+                   "tapedeck export song.tapedeck -o practice.wav --speed 0.7 --pitch -2",
+                   "tapedeck export show.tapedeck -o episode.wav --normalize -16LUFS --true-peak -1"])
 
     let folder: SessionFolder
     let output: String
@@ -44,6 +55,7 @@ struct ExportCommand: Command {
     let quality: StretchQuality
     let masterChain: String?
     let threads: Int?
+    let loudness: NormalizedMixdown.Target?
 
     init(arguments: inout Arguments) throws {
         guard let out = try arguments.option("-o", "--output") else {
@@ -69,6 +81,18 @@ struct ExportCommand: Command {
         masterChain = try arguments.option("--fx")
         if let fx = masterChain { _ = try Chain(parsing: fx) }  // a typo is a usage error, before any work
         threads = try arguments.intOption("--threads", in: 1...64)
+        let normalize = try arguments.option("--normalize")
+        let ceiling = try arguments.option("--true-peak")
+        if let normalize {
+            let lufs = try ExportCommand.level(normalize, option: "--normalize", units: ["lufs", "lkfs"], in: -70...0)
+            let dBTP = try ceiling.map { t throws(UsageError) in
+                try ExportCommand.level(t, option: "--true-peak", units: ["dbtp", "db"], in: -30...0)
+            }
+            loudness = NormalizedMixdown.Target(integratedLUFS: lufs, truePeakCeilingDecibels: dBTP ?? -1)
+        } else {
+            if ceiling != nil { throw UsageError("export: --true-peak needs --normalize (e.g. --normalize -16LUFS --true-peak -1)") }
+            loudness = nil
+        }
         folder = SessionFolder(path: try arguments.required("a session folder"))
     }
 
@@ -97,14 +121,40 @@ struct ExportCommand: Command {
                                       workerCount: threads ?? Mixdown.defaultWorkerCount)
         var bar = ProgressBar(label: "exporting")
         let started = monotonicSeconds()
-        let summary = try Mixdown(request).run { bar.update($0) }
+        let summary: Mixdown.Summary
+        var loudnessLine: String?
+        if let loudness {
+            let result = try NormalizedMixdown(request, target: loudness).run { bar.update($0) }
+            summary = result.summary
+            let gain = (result.gainDecibels >= 0 ? "+" : "") + Decibels.text(result.gainDecibels)
+            loudnessLine = "loudness \(Decibels.text(result.measured.integratedLUFS)) → \(Decibels.text(result.result.integratedLUFS)) LUFS (gain \(gain) dB), true peak \(Decibels.text(result.result.truePeakDecibels)) dBTP"
+                + (result.limitedByTruePeak ? "; held under the \(Decibels.text(loudness.truePeakCeilingDecibels)) dBTP ceiling, short of \(Decibels.text(loudness.integratedLUFS)) LUFS (a limiter in --fx gets closer)" : "")
+        } else {
+            summary = try Mixdown(request).run { bar.update($0) }
+        }
         bar.finish()
         for warning in summary.warnings { Terminal.err("tapedeck: warning: \(warning)\n") }
         let seconds = monotonicSeconds() - started
         let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
         Terminal.out("exported \(output): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \(stems ?? "")")")
+        if let loudnessLine { Terminal.out(loudnessLine) }
         return ExitCode.ok
+    }
+}
+
+extension ExportCommand {
+    /// `-16LUFS`, `-16 LUFS`, `-16`: a level with an optional unit, within `range`.
+    static func level(_ text: String, option: String, units: [String], in range: ClosedRange<Double>) throws(UsageError) -> Double {
+        var number = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if let unit = units.first(where: { number.hasSuffix($0) }) { number.removeLast(unit.count) }
+        guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value.isFinite else {
+            throw UsageError("export: \(option) '\(text)' is not a level (e.g. \(option == "--normalize" ? "-16LUFS" : "-1"))")
+        }
+        guard range.contains(value) else {
+            throw UsageError("export: \(option) '\(text)' must be between \(Int(range.lowerBound)) and \(Int(range.upperBound))")
+        }
+        return value
     }
 }
 

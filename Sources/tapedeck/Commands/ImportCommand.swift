@@ -3,20 +3,22 @@ import TapedeckIO
 
 /// `tapedeck import`: copies audio files into a session and places them on tracks.
 struct ImportCommand: Command {
-    static let name = "import"
-    static let summary = "copy audio files into a session, a new track per file (or onto --track N)"
-    static let usage = """
-    usage: tapedeck import SESSION FILE... [--track N] [--at TIME]
-
-    Reads any format libsndfile reads (WAV, RF64, W64, AIFF, FLAC, Ogg, MP3), copies it into
-    SESSION/audio (resampled to the session rate with libsamplerate when the rates differ;
-    lossless otherwise), writes its peak file, and places it at --at (default 0).
-    Without --track each file gets a new track named after it; with --track N (1-based)
-    every file goes onto track N, one after another.
-
-    example: tapedeck import song.tapedeck drums.wav bass.flac
-    example: tapedeck import song.tapedeck vocal.wav --track 3 --at 4.1.1
-    """
+    static let spec = CommandSpec(
+        name: "import", summary: "copy audio files into a session, a new track per file (or onto --track N)",
+        synopsis: ["import SESSION FILE... [--track N] [--at TIME]"],
+        positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("FILE...", complete: .audioFile)],
+        options: [
+            OptionSpec("--track", value: "N", "put every file onto track N (1-based), one after another"),
+            OptionSpec("--at", value: "TIME", "where the first file starts (default 0)"),
+        ],
+        details: """
+        Reads any format libsndfile reads (WAV, RF64, W64, AIFF, FLAC, Ogg, MP3), copies it into
+        SESSION/audio (resampled to the session rate with libsamplerate when the rates differ;
+        lossless otherwise), writes its peak file, and places it at --at. Without --track each
+        file gets a new track named after it.
+        """,
+        examples: ["tapedeck import song.tapedeck drums.wav bass.flac",
+                   "tapedeck import song.tapedeck vocal.wav --track 3 --at 4.1.1"])
 
     let folder: SessionFolder
     let files: [String]

@@ -1,24 +1,30 @@
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
+import TapedeckUI
 
 /// `tapedeck info SESSION|FILE`: describes an audio file or a session.
 struct InfoCommand: Command {
-    static let name = "info"
-    static let summary = "describe an audio file (format, length, peak) or a session (tracks, regions)"
-    static let usage = """
-    usage: tapedeck info SESSION|FILE
-
-    For an audio file: format, rate, channels, length and peak level (reads the whole file).
-    For a session: rate, tempo, meter, ranges, and every track with its regions.
-
-    example: tapedeck info song.tapedeck
-    example: tapedeck info take.wav
-    """
+    static let spec = CommandSpec(
+        name: "info", summary: "describe an audio file (format, peak, loudness, a plot) or a session (tracks, regions)",
+        synopsis: ["info SESSION|FILE [--width COLUMNS]"],
+        positionals: [PositionalSpec("SESSION|FILE", complete: .file)],
+        options: [OptionSpec("--width", value: "COLUMNS", "width of the file's plots (default: the terminal's, else 72)")],
+        details: """
+        For an audio file: format, rate, channels, length, sample peak, and its loudness as
+        EBU R128 measures it (libebur128): integrated loudness (LUFS), loudness range (LU) and
+        true peak (dBTP); then a one-line waveform overview (peak per column) and a small plot
+        of the momentary loudness over time. The plots use block characters in a UTF-8 locale
+        and ASCII otherwise. A Tapedeck take also shows where it belongs.
+        For a session: rate, tempo, meter, ranges, and every track with its regions.
+        """,
+        examples: ["tapedeck info song.tapedeck", "tapedeck info take.wav"])
 
     let target: String
+    let width: Int?
 
     init(arguments: inout Arguments) throws {
+        width = try arguments.intOption("--width", in: 30...1000)
         target = try arguments.required("a session folder or an audio file")
     }
 
@@ -34,27 +40,35 @@ struct InfoCommand: Command {
 
     private func describe(file: String) throws {
         let reader = try AudioFileReader(path: file)
-        let channels = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
-        defer { channels.forEach { $0.deallocate() } }
+        let plotColumns = max(10, (width ?? Terminal.columns ?? 72) - 12)
+        var overview = ColumnPeaks(columns: plotColumns, frameCount: reader.frameCount)
+        let loudness = try LoudnessAnalysis(channelCount: reader.channelCount, sampleRate: reader.sampleRate)
         var peaks = [Float](repeating: 0, count: reader.channelCount)
-        var frames: Int64 = 0
-        while true {
-            let n = try reader.read(into: channels, frameCount: 4096)
-            if n == 0 { break }
+        let frames = try reader.forEachBlock { channels, n in
             for (c, buffer) in channels.enumerated() { peaks[c] = max(peaks[c], MixKernels.peak(buffer, frameCount: n)) }
-            frames += Int64(n)
+            loudness.add(channels, frameCount: n)
+            overview.add(channels, frameCount: n)
         }
         if frames < reader.frameCount {
             throw AudioFileError(path: file, reason: "truncated: the header promises \(reader.frameCount) frames, only \(frames) could be read")
         }
+        let report = loudness.finish()
         let peakText = peaks.map { Decibels.text(Decibels.fromLinear(Double($0))) }.joined(separator: " ")
+        let glyphs = Terminal.localeIsUTF8 ? Glyphs.unicode : Glyphs.ascii
+        let levels = LevelPlot.columns(report.momentaryLUFS, columns: plotColumns, stepFrames: Int64(max(1, reader.sampleRate / 10)),
+                                       frameCount: reader.frameCount)
+        let plot = LevelPlot.loudness(levels, rows: 5, glyphs: glyphs)
         Terminal.out("""
         file      \(file)
         format    \(reader.formatDescription)
         rate      \(reader.sampleRate) Hz
         channels  \(reader.channelCount)
         length    \(TimeText.clock(frames: reader.frameCount, sampleRate: reader.sampleRate)) (\(reader.frameCount) frames)
-        peak      \(peakText) dBFS
+        peak      \(peakText) dBFS sample peak, \(Decibels.text(report.truePeakDecibels)) dBTP true peak
+        loudness  \(Decibels.text(report.integratedLUFS)) LUFS integrated, \(Decibels.text(report.rangeLU)) LU range
+        waveform  \(LevelPlot.overview(peakDecibels: overview.decibels, glyphs: glyphs))
+        LUFS      momentary loudness over time
+        \(plot.map { "    " + $0 }.joined(separator: "\n"))
         """)
         // A Tapedeck take says where it belongs (TakeMetadata); other files have nothing here.
         if let m = reader.metadata {
@@ -109,4 +123,36 @@ struct InfoCommand: Command {
         }
         Terminal.out(lines.joined(separator: "\n"))
     }
+}
+
+/// The sample peak of each of `columns` equal spans of a file, gathered block by block.
+struct ColumnPeaks {
+    private var peaks: [Float]
+    private let frameCount: Int64
+    private var position: Int64 = 0
+
+    init(columns: Int, frameCount: Int64) {
+        peaks = Array(repeating: 0, count: columns)
+        self.frameCount = max(1, frameCount)
+    }
+
+    /// Takes the next `frameCount` frames of every channel.
+    mutating func add(_ channels: [UnsafeMutablePointer<Float>], frameCount n: Int) {
+        let columns = Int64(peaks.count)
+        var i = 0
+        while i < n {
+            let column = min(columns - 1, (position + Int64(i)) * columns / frameCount)
+            // The first frame of the next column, so each column is scanned in one run.
+            let nextStart = (column + 1) * frameCount / columns + ((column + 1) * frameCount % columns == 0 ? 0 : 1)
+            let end = column == columns - 1 ? n : min(n, max(i + 1, Int(nextStart - position)))
+            for channel in channels {
+                peaks[Int(column)] = max(peaks[Int(column)], MixKernels.peak(channel + i, frameCount: end - i))
+            }
+            i = end
+        }
+        position += Int64(n)
+    }
+
+    /// Each column's peak in dBFS.
+    var decibels: [Double] { peaks.map { Decibels.fromLinear(Double($0)) } }
 }

@@ -3,16 +3,20 @@ import TapedeckIO
 
 /// `tapedeck new DIR`: creates an empty session folder.
 struct NewCommand: Command {
-    static let name = "new"
-    static let summary = "create an empty session folder NAME.tapedeck"
-    static let usage = """
-    usage: tapedeck new DIR [--sample-rate HZ] [--tempo BPM] [--meter 4/4]
-
-    Creates DIR.tapedeck/ (or DIR when it already ends in .tapedeck) with session.json,
-    audio/, peaks/ and exports/. Defaults: 48000 Hz, 120 BPM, 4/4.
-
-    example: tapedeck new song --sample-rate 44100 --tempo 96 --meter 6/8
-    """
+    static let spec = CommandSpec(
+        name: "new", summary: "create an empty session folder NAME.tapedeck",
+        synopsis: ["new DIR [--sample-rate HZ] [--tempo BPM] [--meter 4/4]"],
+        positionals: [PositionalSpec("DIR", complete: .directory)],
+        options: [
+            OptionSpec("--sample-rate", value: "HZ", "the session's rate, 8000...384000 (default 48000)"),
+            OptionSpec("--tempo", value: "BPM", "tempo, 20...999 (default 120)"),
+            OptionSpec("--meter", value: "N/D", "time signature such as 4/4, 6/8, 7/8 (default 4/4)"),
+        ],
+        details: """
+        Creates DIR.tapedeck/ (or DIR when it already ends in .tapedeck) with session.json,
+        audio/, peaks/ and exports/. Defaults: 48000 Hz, 120 BPM, 4/4.
+        """,
+        examples: ["tapedeck new song --sample-rate 44100 --tempo 96 --meter 6/8"])
 
     let folder: SessionFolder
     let session: Session

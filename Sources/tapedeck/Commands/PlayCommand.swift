@@ -7,31 +7,25 @@ import TapedeckTransport
 
 /// `tapedeck play SESSION|FILE`: plays a session's audible tracks (or one file) on a device.
 struct PlayCommand: Command {
-    static let name = "play"
-    static let summary = "play a session or an audio file on an audio device"
-    static let usage = """
-    usage: tapedeck play SESSION|FILE [options]
+    static let spec = CommandSpec(
+        name: "play", summary: "play a session or an audio file on an audio device",
+        synopsis: ["play SESSION|FILE [options]"],
+        positionals: [PositionalSpec("SESSION|FILE", complete: .file)],
+        options: SharedOptions.device + [
+            OptionSpec("--from", value: "TIME", "start here (default: the start)"),
+            OptionSpec("--to", value: "TIME", "stop (or loop back) here (default: the end)"),
+            OptionSpec(flag: "--loop", "loop from --from to --to until stopped"),
+        ] + SharedOptions.timePitch + [
+            OptionSpec("--fx", value: "CHAIN", "master chain for this run (replaces the session's)"),
+        ] + SharedOptions.click + [
+            OptionSpec(flag: "--json", "one JSON status object per line on stdout"),
+        ],
+        details: """
+        Plays every audible track (mute and solo respected) through region gain and fades, track
+        gain and pan, until the end, --to, or Ctrl-C.
 
-    Plays every audible track (mute and solo respected) through region gain and fades, track
-    gain and pan, until the end, --to, or Ctrl-C.
-
-      --device D            ALSA PCM name (default: default)
-      --from TIME           start here (default: the start)
-      --to TIME             stop (or loop back) here (default: the end)
-      --loop                loop from --from to --to until stopped
-      --period FRAMES       frames per period (default 256)
-      --periods N           periods in the device buffer (default 3)
-      --device-format F     force the device sample format: float, s32, s24, s24_3, s16
-      --speed R             play at R× (1/32...32; 0.5, 1/2, 50%, 2x)
-      --mode stretch|varispeed  keep pitch (Rubber Band, default) or let it follow speed
-      --pitch SEMITONES     shift pitch (stretch mode), e.g. -2 or 0.5 (50 cents)
-      --fx CHAIN            master chain for this run (replaces the session's)
-      --click               metronome at the session's tempo and meter (accented downbeat)
-      --click-level DB      its level (default -6); --click-channels 3,4 its own outputs
-      --json                one JSON status object per line on stdout
-
-    Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
-    """
+        \(SharedOptions.alsaEnvironment)
+        """)
 
     var target: String
     var device: DeviceOptions

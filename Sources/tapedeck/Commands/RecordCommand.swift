@@ -8,63 +8,44 @@ import TapedeckTransport
 /// `tapedeck record` (and `tapedeck --headless --record`): records a take from an ALSA
 /// device into a file or onto a session track, showing that it records until it is stopped.
 struct RecordCommand: Command {
-    static let name = "record"
-    static let summary = "record a take from an audio device (headless)"
-    static let usage = """
-    usage: tapedeck record [SESSION] [options]
-           tapedeck --headless --record [SESSION] [options]
+    static let spec = CommandSpec(
+        name: "record", summary: "record a take from an audio device (headless)",
+        synopsis: ["record [SESSION] [options]", "--headless --record [SESSION] [options]"],
+        positionals: [PositionalSpec("SESSION", complete: .session)],
+        options: [
+            OptionSpec("--out", value: "FILE", "write the take to FILE (.wav or .flac)", complete: .file),
+            OptionSpec("--session", value: "S", "record into session S (or give SESSION first): every armed track records at once, each from its own inputs through its own input chain into its own file in S/audio/, all starting on the same frame (no armed track: a new track)",
+                       complete: .session),
+            OptionSpec("--track", value: "N|NAME", "record this one session track instead (1-based number or name)"),
+            OptionSpec("--tracks", value: "1,3-5", "record these session tracks instead (numbers, ranges or names)"),
+        ] + SharedOptions.device + [
+            OptionSpec("--channels", value: "1,2", "device input channels to record (default: 1, or with a session each track's own; given, it applies to the one track recorded)"),
+            OptionSpec("--sample-rate", value: "HZ", "rate when not recording into a session (default 48000)"),
+            OptionSpec("--format", value: "FORMAT", "file type (default: from --out, else wav)", allowed: ["wav", "flac"]),
+            OptionSpec("--bits", value: "BITS", "sample depth (default 24)", allowed: ["16", "24", "32f"]),
+            OptionSpec("--duration", value: "TIME", "stop after TIME (12.5, 1:02.5, 90000f, 4.2.1)"),
+            OptionSpec(flag: "--play", "play the session while recording (overdub); the take is shifted by the device's round-trip latency"),
+            OptionSpec(flag: "--json", "one JSON object per line on stdout instead of the banner"),
+            OptionSpec("--fx", value: "CHAIN", "record through this input chain (default: the track's input chain)"),
+            OptionSpec("--keep", value: "WHAT", "record the processed input (wet, default), the dry input (the chain is only heard), or both (the dry copy goes to NAME.dry.wav|flac)",
+                       allowed: ["wet", "dry", "both"]),
+            OptionSpec("--at", value: "TIME", "the record point on the timeline (default: the start)"),
+            OptionSpec("--count-in", value: "N", "N bars of metronome before the record point (default 0); the take starts exactly at the record point"),
+        ] + SharedOptions.click + [
+            OptionSpec("--punch", value: "A-B", "with --play: record only inside A-B, to the frame, with short crossfades against what the track had there"),
+            OptionSpec(flag: "--loop", "with --play: loop the session's loop range; every pass becomes a take on the track (take lanes; stopping mid-pass keeps it)"),
+            OptionSpec("--monitor", value: "MODE", "hear the input (after its input chain): input always; auto while recording, in place of the track's own playback (default off); its latency is shown",
+                       allowed: ["off", "input", "auto"]),
+            OptionSpec("--retro", value: "SECONDS", "listen without recording, keeping the last SECONDS of input in memory; each SIGUSR1 (kill -USR1 PID) turns them into a take placed where it was played"),
+        ] + SharedOptions.timePitch,
+        details: """
+        Records from an ALSA device until Ctrl-C, SIGTERM, SIGHUP or --duration, then finishes
+        the take (header, peaks, session) and exits 0. With --play, --speed, --mode and --pitch
+        set the transport's speed while you record; the take is placed in time, marked with its
+        speed, and plays in time (pitch kept) at 1x.
 
-    Records from an ALSA device until Ctrl-C, SIGTERM, SIGHUP or --duration, then finishes
-    the take (header, peaks, session) and exits 0.
-
-      --out FILE            write the take to FILE (.wav or .flac)
-      --session S           record into session S (or give SESSION first): every armed
-                            track records at once, each from its own inputs through its own
-                            input chain into its own file in S/audio/, all starting on the
-                            same frame (no armed track: a new track)
-      --track N|NAME        record this one track instead
-      --tracks 1,3-5        record these tracks instead
-      --device D            ALSA PCM name (default: default; see 'tapedeck devices')
-      --channels 1,2        device input channels to record (default: 1, or with a session
-                            each track's own; given, it applies to the one track recorded)
-      --sample-rate HZ      rate when not recording into a session (default 48000)
-      --format wav|flac     file type (default: from --out, else wav)
-      --bits 16|24|32f      sample depth (default 24)
-      --duration TIME       stop after TIME (12.5, 1:02.5, 90000f, 4.2.1)
-      --play                play the session while recording (overdub); the take is
-                            shifted by the device's round-trip latency
-      --period FRAMES       frames per period (default 256)
-      --periods N           periods in the device buffer (default 3)
-      --device-format F     force the device sample format: float, s32, s24, s24_3, s16
-      --json                one JSON object per line on stdout instead of the banner
-      --fx CHAIN            record through this input chain (default: the track's input
-                            chain when recording into a session)
-      --keep wet|dry|both   record the processed input (default), the dry input (the chain
-                            is then only heard, with --monitor), or both: the dry copy goes
-                            to NAME.dry.wav|flac beside the take
-      --at TIME             the record point on the timeline (default: the start)
-      --count-in N          N bars of metronome before the record point (default 0); the
-                            take starts exactly at the record point
-      --click               metronome while recording (accented downbeat; never recorded)
-      --click-level DB      its level (default -6); --click-channels 3,4 its own outputs
-      --punch A-B           with --play: record only inside A-B, to the frame, with short
-                            crossfades against what the track had there
-      --loop                with --play: loop the session's loop range; every pass becomes
-                            a take on the track (take lanes; stopping mid-pass keeps it)
-      --monitor off|input|auto
-                            hear the input (after its input chain) on the outputs: input
-                            always; auto while recording, in place of the track's own
-                            playback (default off); its latency is shown at the start
-      --retro SECONDS       retroactive capture: listen without recording, keeping the last
-                            SECONDS of input in memory; each SIGUSR1 (kill -USR1 PID) turns
-                            them into a take placed where it was played
-      --speed R, --mode M, --pitch S
-                            with --play: the transport's speed while you record; the take
-                            is placed in time, marked with its speed, and plays in time
-                            (pitch kept) at 1x
-
-    Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only.
-    """
+        \(SharedOptions.alsaEnvironment)
+        """)
 
     var sessionPath: String?
     var outPath: String?

@@ -4,15 +4,15 @@ import TapedeckEngine
 
 /// `tapedeck recover SESSION|FILE`: finishes takes a crash or a kill left unfinished.
 struct RecoverCommand: Command {
-    static let name = "recover"
-    static let summary = "repair unfinished takes and put them on their tracks"
-    static let usage = """
-    usage: tapedeck recover SESSION|FILE
-
-    Finds takes still marked as recording (NAME.wav.recording), repairs their headers from
-    the audio on disk (at most the last second before a crash is lost), and puts them on
-    the track they were recorded for. With a FILE, repairs that one take.
-    """
+    static let spec = CommandSpec(
+        name: "recover", summary: "repair unfinished takes and put them on their tracks",
+        synopsis: ["recover SESSION|FILE"],
+        positionals: [PositionalSpec("SESSION|FILE", complete: .file)],
+        details: """
+        Finds takes still marked as recording (NAME.wav.recording), repairs their headers from
+        the audio on disk (at most the last second before a crash is lost), and puts them on
+        the track they were recorded for. With a FILE, repairs that one take.
+        """)
 
     var target: String
 

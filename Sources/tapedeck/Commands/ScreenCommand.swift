@@ -8,35 +8,37 @@ import TapedeckUI
 
 /// `tapedeck [SESSION] [--theme NAME]` (also `tapedeck open …`): the interactive screen.
 struct ScreenCommand: Command {
-    static let name = "open"
-    static let summary = "open a session in the interactive screen (also: tapedeck SESSION)"
-    static let usage = """
-    usage: tapedeck [SESSION] [--theme NAME] [--device D]
-           tapedeck open [SESSION] [--theme NAME] [--device D]
+    static let spec = CommandSpec(
+        name: "open", summary: "open a session in the interactive screen (also: tapedeck SESSION)",
+        synopsis: ["[SESSION] [--theme NAME] [--device D]", "open [SESSION] [--theme NAME] [--device D]"],
+        positionals: [PositionalSpec("SESSION", complete: .session)],
+        options: [
+            OptionSpec("--theme", value: "NAME", "colours: default, light, high-contrast, mono or your own"),
+            OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none)"),
+        ],
+        details: """
+        Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
+        not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
+        SESSION, an untitled session opens; plain `tapedeck` with no arguments opens it only when
+        run on a terminal, and prints the command list otherwise.
+        Press ? on the screen for every key.
 
-    Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
-    not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
-    SESSION, an untitled session opens; plain `tapedeck` with no arguments opens it only when
-    run on a terminal, and prints the command list otherwise.
-    Press ? on the screen for every key.
-
-    Settings live in $XDG_CONFIG_HOME/tapedeck (default ~/.config/tapedeck):
-      keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
-      config   'theme = NAME'
-      themes/  your own NAME.theme files
-    --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
-    NO_COLOR set in the environment turns colours off.
-    --device D plays and records on ALSA PCM D (default: default; see 'tapedeck devices').
-    The device is opened once, at startup, and stays open until you quit (or pick another
-    with the device chooser): nothing you do while playing reopens it, and armed tracks show
-    their input level even while stopped. When it cannot be opened (no sound card, busy,
-    wrong rate) the screen opens on an offline device and says why: the transport moves in
-    real time and the meters move, nothing is heard, recording is refused.
-    --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
-    through that ALSA config only.
-
-    example: tapedeck Samples/demo.tapedeck --theme light
-    """
+        Settings live in $XDG_CONFIG_HOME/tapedeck (default ~/.config/tapedeck):
+          keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
+          config   'theme = NAME'
+          themes/  your own NAME.theme files
+        --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
+        NO_COLOR set in the environment turns colours off.
+        --device D plays and records on ALSA PCM D (default: default; see 'tapedeck devices').
+        The device is opened once, at startup, and stays open until you quit (or pick another
+        with the device chooser): nothing you do while playing reopens it, and armed tracks show
+        their input level even while stopped. When it cannot be opened (no sound card, busy,
+        wrong rate) the screen opens on an offline device and says why: the transport moves in
+        real time and the meters move, nothing is heard, recording is refused.
+        --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
+        through that ALSA config only.
+    """,
+        examples: ["tapedeck Samples/demo.tapedeck --theme light"])
 
     let sessionPath: String?
     let themeName: String?
@@ -181,15 +183,7 @@ struct ScreenCommand: Command {
     /// Theme folders shipped with the program: beside the installed binary
     /// (`../share/tapedeck/themes`), and the source tree's `Themes/` for builds run from it.
     static func bundledThemeFolders() -> [String] {
-        var folders: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let bin = URL(fileURLWithPath: exe).deletingLastPathComponent()
-            folders.append(bin.deletingLastPathComponent().appendingPathComponent("share/tapedeck/themes").path)
-        }
-        let sourceRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        folders.append(sourceRoot.appendingPathComponent("Themes").path)
-        return folders
+        InstallLayout.dataFolders("themes", sourceName: "Themes")
     }
 }
 

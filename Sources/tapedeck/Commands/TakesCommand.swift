@@ -3,19 +3,21 @@ import TapedeckIO
 
 /// `tapedeck takes`: lists a track's stacked takes, cycles or chooses the one that plays.
 struct TakesCommand: Command {
-    static let name = "takes"
-    static let summary = "list a track's take lanes, or cycle / choose the active take"
-    static let usage = """
-    usage: tapedeck takes SESSION TRACK [--cycle GROUP | --choose GROUP.TAKE]
-
-    Loop recording (`record --loop`) stacks every pass as a take over the same range; exactly
-    one take of each stack (group) plays. Without options: every group on track TRACK
-    (1-based number or name) with its takes, the active one marked. --cycle GROUP makes the
-    next take active (after the last comes the first); --choose 1.3 makes take 3 of group 1
-    active. Saved at once; the screen's undo reverts it.
-
-    example: tapedeck takes song.tapedeck 2 --choose 1.2
-    """
+    static let spec = CommandSpec(
+        name: "takes", summary: "list a track's take lanes, or cycle / choose the active take",
+        synopsis: ["takes SESSION TRACK [--cycle GROUP | --choose GROUP.TAKE]"],
+        positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("TRACK", complete: .none)],
+        options: [
+            OptionSpec("--cycle", value: "GROUP", "make the group's next take active (after the last comes the first)"),
+            OptionSpec("--choose", value: "GROUP.TAKE", "make this take active, e.g. 1.3"),
+        ],
+        details: """
+        Loop recording (`record --loop`) stacks every pass as a take over the same range; exactly
+        one take of each stack (group) plays. Without options: every group on track TRACK
+        (1-based number or name) with its takes, the active one marked. Saved at once; the
+        screen's undo reverts it.
+        """,
+        examples: ["tapedeck takes song.tapedeck 2 --choose 1.2"])
 
     let folder: SessionFolder
     let trackText: String

@@ -1,0 +1,23 @@
+/// Every sub-command, in the order `tapedeck help`, the man page and the completions list them.
+enum CommandList {
+    /// Metatypes of value types that hold no state: safe to share between threads.
+    nonisolated(unsafe) static let all: [any Command.Type] = [
+    ScreenCommand.self,
+    NewCommand.self,
+    ImportCommand.self,
+    ExportCommand.self,
+    InfoCommand.self,
+    NodesCommand.self,
+    ChainCommand.self,
+    TakesCommand.self,
+    DemoCommand.self,
+    RecordCommand.self,
+    CalibrateCommand.self,
+    PlayCommand.self,
+    DevicesCommand.self,
+    RecoverCommand.self,
+    BenchCommand.self,
+    CompletionsCommand.self,
+    ManCommand.self,
+]
+}

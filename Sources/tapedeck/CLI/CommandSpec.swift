@@ -1,0 +1,140 @@
+/// What a shell should offer after an option or in a positional slot.
+enum CompletionKind: Sendable, Equatable {
+    /// Nothing to offer (a number, a time, a chain).
+    case none
+    /// Any file.
+    case file
+    /// Audio files libsndfile reads.
+    case audioFile
+    /// A folder.
+    case directory
+    /// A session folder (`NAME.tapedeck`).
+    case session
+    /// One of the option's allowed values.
+    case choices
+}
+
+/// One option a command accepts: the single declaration that parsing (unknown options,
+/// allowed values), `tapedeck help COMMAND`, the man page and the shell completions all read.
+struct OptionSpec: Sendable {
+    /// Every spelling, long first by convention (`--output`, `-o`).
+    let names: [String]
+    /// The value's placeholder (`FILE`, `DB`); nil for a flag that takes no value.
+    let value: String?
+    /// One sentence or two for help and the man page.
+    let help: String
+    /// The only values accepted, when the option is a choice (checked while parsing).
+    let allowed: [String]
+    /// What a shell completes for the value.
+    let completion: CompletionKind
+
+    /// An option that takes a value.
+    init(_ names: String..., value: String, _ help: String, allowed: [String] = [], complete: CompletionKind? = nil) {
+        self.names = names
+        self.value = value
+        self.help = help
+        self.allowed = allowed
+        self.completion = complete ?? (allowed.isEmpty ? .none : .choices)
+    }
+
+    /// A flag: present or not.
+    init(flag name: String, _ help: String) {
+        self.names = [name]
+        self.value = nil
+        self.help = help
+        self.allowed = []
+        self.completion = .none
+    }
+
+    /// The first long name (`--output`), the one help and completions lead with.
+    var primaryName: String { names.first { $0.hasPrefix("--") } ?? names[0] }
+    /// The help, plus the allowed values when it does not name them all itself.
+    var fullHelp: String {
+        allowed.allSatisfy({ help.contains($0) }) ? help : help + " (" + allowed.joined(separator: ", ") + ")"
+    }
+    /// Whether the option takes a value.
+    var takesValue: Bool { value != nil }
+}
+
+/// A positional argument, for the synopsis, the man page and completions.
+struct PositionalSpec: Sendable {
+    /// Its placeholder (`SESSION`, `FILE`).
+    let name: String
+    /// What a shell completes there.
+    let completion: CompletionKind
+    /// The words a shell offers when the slot is a fixed choice (`bench`'s benchmarks).
+    let choices: [String]
+
+    init(_ name: String, complete: CompletionKind, choices: [String] = []) {
+        self.name = name
+        self.completion = complete
+        self.choices = choices
+    }
+}
+
+/// Everything Tapedeck says about one command, declared once.
+struct CommandSpec: Sendable {
+    /// The word after `tapedeck`.
+    let name: String
+    /// One line for `tapedeck help` and the man page's command list.
+    let summary: String
+    /// The forms of the command line after `tapedeck` (`SESSION -o FILE [options]`).
+    let synopsis: [String]
+    /// The positional slots, in order.
+    let positionals: [PositionalSpec]
+    /// Every option, in the order help lists them.
+    let options: [OptionSpec]
+    /// Prose paragraphs after the synopsis.
+    let details: String
+    /// Whole command lines, each shown as `example: …`.
+    let examples: [String]
+
+    init(name: String, summary: String, synopsis: [String], positionals: [PositionalSpec] = [],
+         options: [OptionSpec] = [], details: String, examples: [String] = []) {
+        self.name = name
+        self.summary = summary
+        self.synopsis = synopsis
+        self.positionals = positionals
+        self.options = options
+        self.details = details
+        self.examples = examples
+    }
+
+    /// The option one of whose spellings is `name`.
+    func option(named name: String) -> OptionSpec? {
+        options.first { $0.names.contains(name) }
+    }
+
+    /// Every spelling of every option.
+    var optionNames: [String] { options.flatMap(\.names) }
+}
+
+/// Option groups more than one command shares (declared once, listed in each command's table).
+enum SharedOptions {
+    /// `--device`, `--period`, `--periods`, `--device-format` (read by `DeviceOptions`).
+    static let device: [OptionSpec] = [
+        OptionSpec("--device", value: "D", "ALSA PCM name (default: default; see 'tapedeck devices')"),
+        OptionSpec("--period", value: "FRAMES", "frames per period (default 256)"),
+        OptionSpec("--periods", value: "N", "periods in the device buffer (default 3)"),
+        OptionSpec("--device-format", value: "F", "force the device sample format",
+                   allowed: ["float", "s32", "s24", "s24_3", "s16"]),
+    ]
+
+    /// `--speed`, `--mode`, `--pitch` (read by `TimePitchOptions`).
+    static let timePitch: [OptionSpec] = [
+        OptionSpec("--speed", value: "R", "speed, 1/32...32 (0.5, 1/2, 50%, 2x)"),
+        OptionSpec("--mode", value: "MODE", "stretch keeps the pitch (Rubber Band, default); varispeed lets it follow the speed",
+                   allowed: ["stretch", "varispeed"]),
+        OptionSpec("--pitch", value: "SEMITONES", "shift pitch (stretch mode), e.g. -2 or 0.5 (50 cents)"),
+    ]
+
+    /// `--click`, `--click-level`, `--click-channels`.
+    static let click: [OptionSpec] = [
+        OptionSpec(flag: "--click", "metronome at the session's tempo and meter (accented downbeat; never recorded)"),
+        OptionSpec("--click-level", value: "DB", "the metronome's level (default -6)"),
+        OptionSpec("--click-channels", value: "3,4", "device outputs of its own for the metronome"),
+    ]
+
+    /// The line every command that opens a device ends its details with.
+    static let alsaEnvironment = "Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only."
+}

@@ -1,0 +1,73 @@
+import XCTest
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+@testable import TapedeckEngine
+
+/// The engine measures EBU R128 loudness on the master bus while rolling; a reset measures
+/// afresh.
+final class MasterLoudnessTests: XCTestCase {
+    /// EBU Tech 3341 case 1: a stereo 1 kHz sine at −23 dBFS reads −23.0 LUFS.
+    private func writeSine(_ path: String, dBFS: Double, seconds: Int) throws {
+        let rate = 48000
+        let writer = try AudioFileWriter(path: path, format: AudioFileFormat(container: .wav, encoding: .float32,
+                                                                             sampleRate: rate, channelCount: 2))
+        let amplitude = Float(pow(10, dBFS / 20))
+        let block = (0..<rate).map { amplitude * Float(sin(2 * Double.pi * 1000 * Double($0) / Double(rate))) }
+        for _ in 0..<seconds {
+            try block.withUnsafeBufferPointer { try writer.write([$0.baseAddress!, $0.baseAddress!], frameCount: rate) }
+        }
+        try writer.close()
+    }
+
+    /// Rolls until the playhead passes `frame` (bounded), then returns the reading.
+    private func reading(_ engine: Engine, after frame: Int64, file: StaticString = #filePath, line: UInt = #line) -> LoudnessReading? {
+        let deadline = Date().addingTimeInterval(30)
+        while engine.status().positionFrame < frame && Date() < deadline { usleep(1000) }
+        XCTAssertGreaterThanOrEqual(engine.status().positionFrame, frame, "the transport rolled", file: file, line: line)
+        return engine.loudness()
+    }
+
+    func testASineAtMinus23dBFSReadsMinus23LUFSAndAResetMeasuresAfresh() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/sine.wav"
+        try writeSine(path, dBFS: -23, seconds: 40)
+        let reader = try AudioFileReader(path: path, blockFrames: 16)
+        let region = Region(file: path, timelineStartFrame: 0, lengthFrames: reader.frameCount)
+        let spec = GraphSpec(tracks: [GraphSpec.Track(name: "sine", sources: [GraphSpec.Source(path: path, region: region)],
+                                                      channelCount: 2)], sampleRate: 48000)
+        let device = OfflineClockDevice(periodFrames: 256, capacityPeriods: 16)
+        let engine = Engine(device: device)
+        try engine.start(spec)
+        defer { engine.close() }
+
+        engine.play()
+        let first = try XCTUnwrap(reading(engine, after: 6 * 48000), "libebur128 made a meter")
+        XCTAssertEqual(first.integratedLUFS, -23, accuracy: 0.2, "integrated")
+        XCTAssertEqual(first.momentaryLUFS, -23, accuracy: 0.2, "momentary")
+        XCTAssertEqual(first.shortTermLUFS, -23, accuracy: 0.2, "short-term")
+        XCTAssertEqual(first.truePeakDecibels, -23, accuracy: 0.5, "true peak of a −23 dBFS sine")
+
+        // Stop, the master fader to −10 dB, roll again as long: a stop does not restart the
+        // measurement, so the integrated value is that of both runs (−23 and −33 LUFS of equal
+        // length: their mean power, −25.6), the momentary that of now.
+        engine.stop()
+        let deadline = Date().addingTimeInterval(10)
+        while engine.status().transport != .stopped && Date() < deadline { usleep(1000) }
+        engine.setMasterGain(decibels: -10)
+        engine.play()
+        var position = engine.status().positionFrame
+        let both = try XCTUnwrap(reading(engine, after: position + 6 * 48000))
+        XCTAssertEqual(both.momentaryLUFS, -33, accuracy: 0.3, "momentary, after the fader")
+        XCTAssertEqual(both.integratedLUFS, 10 * log10((pow(10, -2.3) + pow(10, -3.3)) / 2), accuracy: 0.3,
+                       "integrated over both runs; the stopped time in between does not count")
+
+        // The reset: a new meter, nothing heard yet, then only what plays after it.
+        engine.resetLoudness()
+        XCTAssertEqual(try XCTUnwrap(engine.loudness()).integratedLUFS, -.infinity, "a reset begins with nothing heard")
+        position = engine.status().positionFrame
+        let fresh = try XCTUnwrap(reading(engine, after: position + 6 * 48000))
+        XCTAssertEqual(fresh.integratedLUFS, -33, accuracy: 0.3, "integrated since the reset only")
+    }
+}
