@@ -1,3 +1,4 @@
+import TapedeckCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,9 +16,12 @@ enum Terminal {
         t.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
     }
 
-    /// Writes `text` plus a newline to stdout and flushes.
+    /// Writes `text` plus a newline to stdout and flushes. Control and invisible formatting
+    /// characters are escaped line by line (``SafeText``): whatever a name held, stdout only
+    /// ever gets the lines the command meant.
     static func out(_ text: String) {
-        var t = text + "\n"
+        var t = text.split(separator: "\n", omittingEmptySubsequences: false).map { SafeText.escaped(String($0)) }
+            .joined(separator: "\n") + "\n"
         t.withUTF8 { buf in
             var offset = 0
             while offset < buf.count {

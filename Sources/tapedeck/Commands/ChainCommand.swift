@@ -33,6 +33,9 @@ struct ChainCommand: Command {
     }
 
     func run() throws -> Int32 {
+        // Only a change needs the session's lock; showing the chain reads.
+        let lock = try chainText.map { _ throws(SessionError) in try SessionLock.acquire(folder) }
+        defer { withExtendedLifetime(lock) {} }
         var document = SessionDocument(session: try folder.load())
         let isMaster = trackText == "master"
         if isMaster && input { throw UsageError("chain: the master has no input chain") }
@@ -44,11 +47,11 @@ struct ChainCommand: Command {
             } else {
                 current = document.session.masterChain
             }
-            Terminal.out(current.isEmpty ? "(no effects)" : current)
+            Terminal.out(current.isEmpty ? "(no effects)" : current.terminalSafe)
             return ExitCode.ok
         }
         let chain = try Chain(parsing: chainText)
-        try document.edit("set chain") { (s: inout Session) in
+        document.edit("set chain") { (s: inout Session) in
             if let index {
                 if input { s.tracks[index].inputChain = chain.text } else { s.tracks[index].playbackChain = chain.text }
             } else {
@@ -56,7 +59,7 @@ struct ChainCommand: Command {
             }
         }
         try folder.save(document.session)
-        let place = index.map { "track \($0 + 1) (\(document.session.tracks[$0].name)) \(input ? "input" : "playback")" } ?? "master"
+        let place = index.map { "track \($0 + 1) (\(document.session.tracks[$0].name.terminalSafe)) \(input ? "input" : "playback")" } ?? "master"
         Terminal.out("\(place) chain: \(chain.text.isEmpty ? "(no effects)" : chain.text)")
         return ExitCode.ok
     }

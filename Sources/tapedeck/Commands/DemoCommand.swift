@@ -43,6 +43,8 @@ struct DemoCommand: Command {
         let source = samples ?? parentFolder(folder.path)
         var session = Session(sampleRate: SampleSynth.sampleRate, tempoBPM: SampleSynth.tempoBPM)
         try folder.create(session)
+        let lock = try SessionLock.acquire(folder)
+        defer { withExtendedLifetime(lock) {} }
         let parts: [(file: String, name: String, gain: Double, pan: Double)] = [
             ("drums.flac", "Drums", -5, 0),
             ("bass.flac", "Bass", -6, -0.1),

@@ -119,6 +119,9 @@ struct RecordCommand: Command {
 
     func run() throws -> Int32 {
         StopSignals.install()
+        // One writer per session: held from before the session is read until the take is placed.
+        let lock = try sessionPath.map { path throws(SessionError) in try SessionLock.acquire(SessionFolder(path: path)) }
+        defer { withExtendedLifetime(lock) {} }
         let target = try TakeTarget(command: self)
         let tempo = target.session?.tempoMap ?? TempoMap(sampleRate: target.sampleRate, tempoBPM: 120,
                                                           timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
@@ -172,9 +175,9 @@ struct RecordCommand: Command {
         // The round trip as known before the engine exists (for the crash marker); the
         // engine's own figure, which adds the master chain's look-ahead, places the take.
         var latency = plan == nil ? 0 : config.roundTripLatencyFrames + options.latencyOffsetFrames
-        let marker = TakeMarker(file: target.markerFile, session: target.folder?.path, trackIndex: target.trackIndex,
-                                timelineStartFrame: 0, latencyFrames: latency, sampleRate: config.sampleRate,
-                                deviceChannels: channels, startedAtSeconds: Date().timeIntervalSince1970)
+        var marker = workflow.marker(target: target, latencyFrames: latency, sampleRate: config.sampleRate, channels: channels,
+                                     speed: recording.timePitch.speed)
+        if keepDry { marker.dryFile = RecordCommand.dryPath(for: target.markerFile) }
         var take = TakeRequest(path: target.audioPath, container: target.container, encoding: encoding,
                                deviceChannels: channels, peakPath: target.peakPath, maxFrames: maxFrames, marker: marker)
         if let inputChain {
@@ -195,6 +198,14 @@ struct RecordCommand: Command {
         do {
             engine = try Engine(device: dev, take: take, playback: plan, options: options)
             latency = engine.takeLatencyFrames
+            // The engine's figure adds the master chain's look-ahead: the marker must say what
+            // the clean stop will use, before the first frame.
+            let exact = workflow.marker(target: target, latencyFrames: latency, sampleRate: config.sampleRate, channels: channels,
+                                        speed: recording.timePitch.speed)
+            if exact.latencyFrames != marker.latencyFrames {
+                marker.latencyFrames = exact.latencyFrames
+                try marker.write(forAudio: target.audioPath)
+            }
             monitorLatency = config.captureLatencyFrames + config.playbackLatencyFrames + Int64(engine.inputChainLatencyFrames)
         } catch {
             dev.stop()
@@ -229,10 +240,12 @@ struct RecordCommand: Command {
         let summary = try engine.finish()
         line.update(engine.status(), newXruns: [], elapsedFrames: summary.takeFrames, force: true)
         line.finish()
-        try workflow.place(target: target, frames: summary.takeFrames, latencyFrames: latency,
-                           speed: recording.timePitch.speed)
-        TakeMarker.remove(forAudio: target.audioPath)
         let clock = TimeText.clock(frames: summary.takeFrames, sampleRate: config.sampleRate)
+        do { try workflow.place(target: target, marker: marker, frames: summary.takeFrames) } catch {
+            // The take is whole and still marked: `recover` (or the next open) places it.
+            throw RecordFailure(message: "\(target.audioPath.terminalSafe): \(clock) (\(summary.takeFrames) frames) recorded and kept, but not placed on its track: \(error); 'tapedeck recover' places it")
+        }
+        TakeMarker.remove(forAudio: target.audioPath)
         let report = "recorded \(clock) (\(summary.takeFrames) frames, \(channels.count) ch) to \(target.audioPath)"
             + (target.trackIndex.map { " on track \($0 + 1)" } ?? "") + "; xruns: \(summary.xruns.count)"
         if json {
@@ -243,7 +256,8 @@ struct RecordCommand: Command {
             Terminal.err(report + "\n")
         }
         if let error = summary.error {
-            throw RecordFailure(message: "\(error) (the take was kept up to there: \(summary.takeFrames) frames in \(target.audioPath))")
+            let placed = target.trackIndex.map { ", placed on track \($0 + 1)" } ?? ""
+            throw RecordFailure(message: "\(error) — the take \(target.audioPath.terminalSafe) was kept: \(clock) (\(summary.takeFrames) frames)\(placed)")
         }
         return ExitCode.ok
     }

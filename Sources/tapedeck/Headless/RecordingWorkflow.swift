@@ -1,3 +1,4 @@
+import Foundation
 import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
@@ -47,47 +48,35 @@ struct RecordingWorkflow {
         self.click = click
     }
 
-    /// Puts the closed take on its track and saves the session (a plain file needs nothing).
-    func place(target: TakeTarget, frames: Int64, latencyFrames: Int64, speed: Double) throws {
-        guard let folder = target.folder, let trackIndex = target.trackIndex else { return }
-        var session = try folder.load()
-        guard session.tracks.indices.contains(trackIndex) else {
-            throw RecordFailure(message: "track \(trackIndex + 1) was removed while recording; the take is kept in \(target.audioPath)")
-        }
+    /// The crash marker of a take with these options: where and how the take goes onto its
+    /// track, so that `recover` places a killed take exactly where this command's own
+    /// ``place(target:marker:frames:)`` would have. `latencyFrames` is the engine's round trip
+    /// (only an ungated take keeps it at the start of its file).
+    func marker(target: TakeTarget, latencyFrames: Int64, sampleRate: Int, channels: [Int], speed: Double) -> TakeMarker {
+        let trackName = target.trackIndex.flatMap { i in target.session?.tracks.indices.contains(i) == true ? target.session?.tracks[i].name : nil }
+        var marker = TakeMarker(file: target.markerFile, session: target.folder?.path, trackIndex: target.trackIndex,
+                                trackName: trackName, timelineStartFrame: 0, latencyFrames: latencyFrames, sampleRate: sampleRate,
+                                deviceChannels: channels, startedAtSeconds: Date().timeIntervalSince1970, recordedSpeed: speed)
         if let loop = loopRange {
-            // One file holds every pass back to back; each pass becomes a take of one group.
-            var group: Int?
-            for pass in Region.loopPasses(file: target.relativeFile, loop: loop, firstSourceFrame: latencyFrames, fileFrames: frames) {
-                group = try session.addTake(track: trackIndex, region: pass, group: group).group
-            }
+            marker.placement = .loopPasses(loop: loop)
+            marker.timelineStartFrame = loop.startFrame
         } else if let gate {
             // The gate already dropped the latency: the file starts at the record point.
-            guard frames > 0 else { return }
-            var region = Region(file: target.relativeFile, timelineStartFrame: gate.startFrame, lengthFrames: frames)
-            RecordingWorkflow.scale(&region, speed: speed)
+            marker.timelineStartFrame = gate.startFrame
+            marker.latencyFrames = 0
             if punch {
-                session.punchIn(track: trackIndex, take: region, crossfadeFrames: session.punchCrossfadeFrames)
-            } else {
-                session.tracks[trackIndex].regions.append(region)
+                marker.placement = .punch(range: gate, crossfadeFrames: target.session?.punchCrossfadeFrames ?? 0)
             }
-        } else {
-            let length = frames - latencyFrames
-            guard length > 0 else { return }
-            var region = Region(file: target.relativeFile, timelineStartFrame: 0, sourceOffsetFrame: latencyFrames, lengthFrames: length)
-            RecordingWorkflow.scale(&region, speed: speed)
-            session.tracks[trackIndex].regions.append(region)
         }
-        try folder.save(session)
+        return marker
     }
 
-    /// A take recorded while the transport ran at `speed` spans speed × its frames of
-    /// timeline: it is placed over exactly that span, played at rate 1/speed (pitch kept), so
-    /// a part practised at 70 % plays in time at 100 %, and it is marked with its speed.
-    static func scale(_ region: inout Region, speed: Double) {
-        guard speed != 1 else { return }
-        let sourceFrames = region.lengthFrames
-        region.lengthFrames = max(1, Int64((Double(sourceFrames) * speed).rounded()))
-        region.rate = Double(sourceFrames) / Double(region.lengthFrames)
-        region.recordedSpeed = speed
+    /// Puts the closed take on its track as its marker says and saves the session (a plain
+    /// file needs nothing).
+    func place(target: TakeTarget, marker: TakeMarker, frames: Int64) throws {
+        guard let folder = target.folder, target.trackIndex != nil else { return }
+        var session = try folder.load()
+        let placed = try marker.place(in: &session, fileFrames: frames, file: target.relativeFile)
+        if !placed.isEmpty { try folder.save(session) }
     }
 }

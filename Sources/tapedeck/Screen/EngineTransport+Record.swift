@@ -95,10 +95,13 @@ extension EngineTransport {
             options.transportStartFrame = transportStart
             let roundTrip = config.roundTripLatencyFrames + options.latencyOffsetFrames
             let markerLatency = take.loop == nil ? 0 : roundTrip
-            let marker = TakeMarker(file: take.relativeFile, session: folder.path, trackIndex: trackIndex,
+            // Everything recovery needs to place a killed take where `finish` would have.
+            let placement: TakeMarker.Placement = take.loop.map { .loopPasses(loop: $0) }
+                ?? take.punch.map { .punch(range: $0, crossfadeFrames: session.punchCrossfadeFrames) } ?? .plain
+            var marker = TakeMarker(file: take.relativeFile, session: folder.path, trackIndex: trackIndex, trackName: track.name,
                                     timelineStartFrame: take.recordPoint, latencyFrames: markerLatency,
                                     sampleRate: config.sampleRate, deviceChannels: channels,
-                                    startedAtSeconds: Date().timeIntervalSince1970)
+                                    startedAtSeconds: Date().timeIntervalSince1970, placement: placement)
             var request = TakeRequest(path: take.audioPath, container: .wav, encoding: .int24, deviceChannels: channels,
                                       peakPath: folder.peakPath(forAudio: take.relativeFile), maxFrames: nil, marker: marker)
             request.inputChain = inputChain
@@ -108,6 +111,11 @@ extension EngineTransport {
             let engine: Engine
             do { engine = try Engine(device: dev, take: request, playback: plan, options: options) } catch { dev.stop(); throw error }
             take.latencyFrames = take.loop == nil ? 0 : engine.takeLatencyFrames
+            if marker.latencyFrames != take.latencyFrames {
+                // The engine's figure adds the master chain's look-ahead; the marker must agree.
+                marker.latencyFrames = take.latencyFrames
+                do { try marker.write(forAudio: take.audioPath) } catch { dev.stop(); throw error }
+            }
             do { try engine.start() } catch {
                 dev.stop()
                 TakeMarker.remove(forAudio: take.audioPath)
