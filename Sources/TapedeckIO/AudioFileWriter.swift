@@ -252,7 +252,7 @@ public final class AudioFileWriter {
             let bytes = Int64(n * format.channelCount * format.encoding.bits / 8)
             if fstatvfs(descriptor, &fs) == 0,
                Int64(fs.f_bavail) * Int64(fs.f_frsize) < bytes + AudioFileWriter.finishingReserveBytes {
-                throw AudioFileError(path: path, reason: "the disk is full: stopped after \(framesWritten) frames, with room left to finish the file")
+                throw AudioFileError(path: path, reason: "the disk is full (stopped with room left to finish the file)")
             }
         }
         let written: Int

@@ -73,6 +73,8 @@ public enum AudioImporter {
         } catch {
             unlink(tmpPath)
             if let peakPath { unlink(peakPath) }
+            // The temporary name means nothing to the user: name the file being imported.
+            if error.path == tmpPath { throw AudioFileError(path: source, reason: "cannot copy it into \(folder): \(error.reason); nothing was imported") }
             throw error
         }
     }

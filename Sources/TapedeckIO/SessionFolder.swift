@@ -139,7 +139,10 @@ public struct SessionFolder: Sendable {
             guard let bytes = try? FileSystem.readAll(path: sessionFile, limitBytes: Int64(SessionLimits.maximumSessionFileBytes)),
                   (try? DurableFile.writeNew(bytes, to: tmp)) != nil else { unlink(tmp); return }
         }
-        if rename(tmp, backupFile) != 0 { unlink(tmp) }
+        // When the backup already is this file (a save killed after this step), rename does
+        // nothing and leaves the temporary name behind: drop it either way.
+        _ = rename(tmp, backupFile)
+        unlink(tmp)
     }
 
     /// Loads and validates `session.json`. Every problem names the exact field. When

@@ -240,24 +240,35 @@ struct RecordCommand: Command {
         let summary = try engine.finish()
         line.update(engine.status(), newXruns: [], elapsedFrames: summary.takeFrames, force: true)
         line.finish()
-        let clock = TimeText.clock(frames: summary.takeFrames, sampleRate: config.sampleRate)
-        do { try workflow.place(target: target, marker: marker, frames: summary.takeFrames) } catch {
+        // After a failure (a full disk) the file is the truth: frames captured but never
+        // written must not be placed.
+        let frames = summary.error == nil ? summary.takeFrames
+            : (try? AudioFileReader(path: target.audioPath).frameCount) ?? 0
+        let clock = TimeText.clock(frames: frames, sampleRate: config.sampleRate)
+        let takeName = target.audioPath.terminalSafe
+        if frames == 0, let error = summary.error {
+            // Nothing reached the disk: leave nothing that looks like a take.
+            unlink(target.audioPath)
+            if let peak = target.peakPath { unlink(peak) }
+            TakeMarker.remove(forAudio: target.audioPath)
+            throw RecordFailure(message: "\(error) — nothing was recorded")
+        }
+        do { try workflow.place(target: target, marker: marker, frames: frames) } catch {
             // The take is whole and still marked: `recover` (or the next open) places it.
-            throw RecordFailure(message: "\(target.audioPath.terminalSafe): \(clock) (\(summary.takeFrames) frames) recorded and kept, but not placed on its track: \(error); 'tapedeck recover' places it")
+            throw RecordFailure(message: "\(takeName): \(clock) (\(frames) frames) recorded and kept, but not placed on its track: \(error); 'tapedeck recover' places it")
         }
         TakeMarker.remove(forAudio: target.audioPath)
-        let report = "recorded \(clock) (\(summary.takeFrames) frames, \(channels.count) ch) to \(target.audioPath)"
-            + (target.trackIndex.map { " on track \($0 + 1)" } ?? "") + "; xruns: \(summary.xruns.count)"
+        let onTrack = target.trackIndex.map { " on track \($0 + 1)" } ?? ""
         if json {
-            line.emit(["event": "done", "frames": summary.takeFrames, "xruns": summary.xruns.count,
+            line.emit(["event": "done", "frames": frames, "xruns": summary.xruns.count,
                        "xrun_frames": summary.xruns.map(\.frame), "file": target.audioPath,
                        "latency_frames": latency, "error": summary.error ?? NSNull()])
-        } else {
-            Terminal.err(report + "\n")
+        } else if summary.error == nil {
+            Terminal.err("recorded \(clock) (\(frames) frames, \(channels.count) ch) to \(takeName)\(onTrack); xruns: \(summary.xruns.count)\n")
         }
         if let error = summary.error {
-            let placed = target.trackIndex.map { ", placed on track \($0 + 1)" } ?? ""
-            throw RecordFailure(message: "\(error) — the take \(target.audioPath.terminalSafe) was kept: \(clock) (\(summary.takeFrames) frames)\(placed)")
+            // One line: what stopped it, and that the take is kept (and where).
+            throw RecordFailure(message: "\(error) — kept \(clock) (\(frames) frames)\(onTrack)")
         }
         return ExitCode.ok
     }
