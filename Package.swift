@@ -7,6 +7,7 @@ let package = Package(
     name: "Tapedeck",
     products: [
         .executable(name: "tapedeck", targets: ["tapedeck"]),
+        .executable(name: "tapedeck-fuzz", targets: ["TapedeckFuzz"]),
     ],
     targets: [
         // Thin C bridges: system libraries plus a shim header for macros.
@@ -25,6 +26,12 @@ let package = Package(
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA"]),
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckEngine", "TapedeckIO", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI",
+        ]),
+
+        // The fuzzers behind `make fuzz` (and the fixed corpus `make test` runs): seeded,
+        // each case in a worker process it watches for crashes and hangs.
+        .executableTarget(name: "TapedeckFuzz", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI",
         ]),
 

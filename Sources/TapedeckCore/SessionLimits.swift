@@ -27,7 +27,7 @@ public enum SessionLimits {
     /// Device channels a track may record from.
     public static let maximumInputChannels = 256
     /// Bytes of `session.json` read at all: a session of the limits above fits many times.
-    public static let maximumSessionFileBytes = 256 << 20
+    public static let maximumSessionFileBytes = 64 << 20
 
     /// `frames` as a person reads the limit: `2^40 frames (6363:46:40 at 48000 Hz)`.
     public static func timelineLimitText(sampleRate: Int) -> String {

@@ -38,8 +38,8 @@ public enum TimeText {
 
         public var description: String {
             let prefix = field.map { "\($0.terminalSafe): " } ?? ""
-            if isOutOfRange { return "\(prefix)time '\(text.terminalSafe)' is out of range: \(reason)" }
-            return "\(prefix)malformed time '\(text.terminalSafe)': \(reason) (\(TimeText.formsHelp))"
+            if isOutOfRange { return "\(prefix)time '\(text.terminalSafe)' is out of range: \(reason.terminalSafe)" }
+            return "\(prefix)malformed time '\(text.terminalSafe)': \(reason.terminalSafe) (\(TimeText.formsHelp))"
         }
     }
 

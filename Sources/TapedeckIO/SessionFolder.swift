@@ -261,6 +261,9 @@ public struct SessionFolder: Sendable {
             throw SessionError(path: path, reason: "schemaVersion: \(version) is newer than this Tapedeck reads (\(Session.currentSchemaVersion)); update Tapedeck")
         }
         if version < 1 { throw SessionError(path: path, reason: "schemaVersion: \(version) is not a valid version") }
+        if let problem = countProblem(in: object) ?? wholeNumberProblem(in: object, at: "") {
+            throw SessionError(path: path, reason: problem)
+        }
         let session: Session
         do { session = try JSONDecoder().decode(Session.self, from: data) } catch let error as DecodingError {
             throw SessionError(path: path, reason: describe(error, in: top))
@@ -271,6 +274,44 @@ public struct SessionFolder: Sendable {
             throw SessionError(path: path, reason: problem)
         }
         return session
+    }
+
+    /// Too many tracks, regions or markers, found before the slow typed decoding (a file with
+    /// 10^5 tracks would otherwise take its time to be refused).
+    private static func countProblem(in object: [String: Any]) -> String? {
+        let tracks = object["tracks"] as? [Any] ?? []
+        if tracks.count > SessionLimits.maximumTracks { return "tracks: \(tracks.count) tracks, at most \(SessionLimits.maximumTracks)" }
+        let regions = tracks.reduce(0) { $0 + ((($1 as? [String: Any])?["regions"] as? [Any])?.count ?? 0) }
+        if regions > SessionLimits.maximumRegions { return "tracks: \(regions) regions in all, at most \(SessionLimits.maximumRegions)" }
+        let markers = (object["markers"] as? [Any])?.count ?? 0
+        if markers > SessionLimits.maximumMarkers { return "markers: \(markers) markers, at most \(SessionLimits.maximumMarkers)" }
+        return nil
+    }
+
+    /// Fields that hold whole numbers (frames, counts, indices).
+    private static let wholeNumberKeys: Set<String> = [
+        "sampleRate", "beatsPerBar", "beatUnit", "frame", "startFrame", "endFrame", "timelineStartFrame", "sourceOffsetFrame",
+        "lengthFrames", "fadeInFrames", "fadeOutFrames", "takeGroup", "takeNumber", "group", "take", "inputChannels",
+    ]
+
+    /// The first whole-number field holding a fraction or a number too large for any frame
+    /// count, named by its path. Foundation's decoder reports these without a path, as "not
+    /// valid JSON", so they are found here first.
+    private static func wholeNumberProblem(in node: Any, at path: String, key: String? = nil) -> String? {
+        if let object = node as? [String: Any] {
+            for k in object.keys.sorted() {
+                if let p = wholeNumberProblem(in: object[k]!, at: path.isEmpty ? k : path + "." + k, key: k) { return p }
+            }
+        } else if let list = node as? [Any] {
+            for (i, element) in list.enumerated() {
+                if let p = wholeNumberProblem(in: element, at: "\(path)[\(i)]", key: key) { return p }
+            }
+        } else if let key, wholeNumberKeys.contains(key), let number = node as? NSNumber, !(node is Bool) {
+            let value = number.doubleValue
+            if value != value.rounded() { return "\(path.terminalSafe): \(number.stringValue) is not a whole number" }
+            if abs(value) > 9.0e15 { return "\(path.terminalSafe): \(number.stringValue) is far too large" }
+        }
+        return nil
     }
 
     private static func describe(_ error: DecodingError, in top: Any) -> String {
