@@ -6,7 +6,7 @@ import TapedeckDSP
 struct ChainTarget: FuzzTarget {
     static let name = "chain"
     let seeds = ["hpf:80,comp:threshold=-18:ratio=4", "gain:-6", "delay:time=1/8:feedback=0.3", "reverb", "hpf:100,reverb,limiter",
-                 "eq:freq=2khz:gain=3db", "lpf:cutoff=8000hz", "chorus,phaser,tremolo", "gate:-50,hpf:100", "limiter:ceiling=-1",
+                 "eq:midFreq=2khz:midGain=3db", "lpf:cutoff=8000hz", "chorus,phaser,tremolo", "gate:-50,hpf:100", "limiter:ceiling=-1",
                  "saturation:drive=12", "pan:-0.5", "delay:250ms", "comp:-20:ratio=3", "tremolo:rate=1/4.", ""]
     let mutator = Mutator(tokens: [",", ":", "=", "db", "hz", "khz", "ms", "s", "%", "st", "1/8t", "1/4.", "!", "hpf", "reverb",
                                    "ratio", "-", "e", "1e400", " "].map { Array($0.utf8) })
