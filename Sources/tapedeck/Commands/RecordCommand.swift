@@ -123,6 +123,8 @@ struct RecordCommand: Command {
         let lock = try sessionPath.map { path throws(SessionError) in try SessionLock.acquire(SessionFolder(path: path)) }
         defer { withExtendedLifetime(lock) {} }
         let target = try TakeTarget(command: self)
+        // The name was claimed by its marker; a take that never started leaves no claim.
+        defer { if access(target.audioPath, F_OK) != 0 { TakeMarker.remove(forAudio: target.audioPath) } }
         let tempo = target.session?.tempoMap ?? TempoMap(sampleRate: target.sampleRate, tempoBPM: 120,
                                                           timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
         var maxFrames: Int64?
