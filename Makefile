@@ -15,7 +15,7 @@ BUILD_PACKAGES := libasound2-dev libncurses-dev libsndfile1-dev librubberband-de
 TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins
 BENCH_PACKAGES := ecasound sox rubberband-cli hyperfine
 
-.PHONY: deps test-deps bench-deps build release run test bench samples clean
+.PHONY: deps test-deps bench-deps build release run test fuzz bench samples clean
 
 # Installs only what is missing; silent when everything is there.
 define install_missing
@@ -54,6 +54,18 @@ run: build
 test: test-deps
 	$(SWIFT) build $(BUILD_FLAGS)
 	$(SWIFT) test $(BUILD_FLAGS)
+
+# Fuzzing: 10^5 seeded cases per parser (times, chains, session JSON, keys and theme files,
+# audio headers; the command line gets a tenth), each in a watched worker that reports
+# crashes, 10 s hangs and unclear messages; then the kill matrix (50 kills of each kind) and
+# the concurrent writers (20 trials each). A release build, for speed. FUZZ_SEED replays a run.
+FUZZ_CASES ?= 100000
+FUZZ_SEED  ?= $(shell date +%s)
+fuzz: test-deps
+	$(SWIFT) build -c release $(BUILD_FLAGS)
+	.build/release/tapedeck-fuzz all --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --findings fuzz-findings
+	$(SWIFT) build $(BUILD_FLAGS)
+	TAPEDECK_KILL_TRIALS=50 TAPEDECK_CONCURRENCY_TRIALS=20 $(SWIFT) test $(BUILD_FLAGS) --filter 'KillMatrixTests|ConcurrentWriterTests'
 
 bench: bench-deps
 	$(MAKE) build CONFIG=release

@@ -99,10 +99,13 @@ public final class AudioFileWriter {
         if FileSystem.isFolder(path) { throw AudioFileError(path: path, reason: "cannot create: it is a folder") }
         let fd = try AudioFileWriter.openFile(path, creation)
         guard let h = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
+            let code = errno
             let message = String(cString: sf_strerror(nil))
             Glibc.close(fd)
             if creation != .reserved { unlink(path) }
-            throw AudioFileError(path: path, reason: "cannot create: \(message)")
+            // libsndfile writes the header at once; on a full disk say so in plain words.
+            let full = code == ENOSPC || code == EDQUOT || message.contains("No space left")
+            throw AudioFileError(path: path, reason: "cannot create: \(full ? DurableFile.writeProblem(ENOSPC) : message)")
         }
         handle = h
         descriptor = fd
