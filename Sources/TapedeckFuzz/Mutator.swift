@@ -46,6 +46,12 @@ struct Mutator {
         [0xFF], [0xC3], [0xE2, 0x82], Array(String(repeating: "9", count: 40).utf8),
     ]
 
+    /// Case `index` of a run with `seed` for the target `stream`: one of `seeds`, mutated.
+    func mutate(oneOf seeds: [String], stream: String, seed: UInt64, index: Int, maxEdits: Int = 4) -> [UInt8] {
+        var rng = FuzzRandom(seed: seed, stream: stream, index: index)
+        return mutate(Array(rng.pick(seeds).utf8), &rng, maxEdits: maxEdits)
+    }
+
     /// `base` changed 1…`maxEdits` times.
     func mutate(_ base: [UInt8], _ rng: inout FuzzRandom, maxEdits: Int = 4) -> [UInt8] {
         var out = base

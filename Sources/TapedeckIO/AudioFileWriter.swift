@@ -146,6 +146,18 @@ public final class AudioFileWriter {
         }
     }
 
+    /// Appends whole channels held in arrays (one per channel, all as long as the first):
+    /// for tools and tests that build a file in memory.
+    public func write(arrays channels: [[Float]]) throws(AudioFileError) {
+        let pointers = channels.map { ch -> UnsafeMutablePointer<Float> in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: max(ch.count, 1))
+            p.initialize(from: ch, count: ch.count)
+            return p
+        }
+        defer { pointers.forEach { $0.deallocate() } }
+        try write(pointers.map { UnsafePointer($0) }, frameCount: channels.first?.count ?? 0)
+    }
+
     /// Appends `frameCount` interleaved frames (for the importer, whose frames come
     /// interleaved from libsndfile or libsamplerate).
     func write(interleaved: UnsafePointer<Float>, frameCount: Int) throws(AudioFileError) {

@@ -90,13 +90,7 @@ enum FuzzAudio {
         unlink(path)
         let writer = try AudioFileWriter(path: path, format: AudioFileFormat(container: container, encoding: encoding, sampleRate: 48000,
                                                                              channelCount: channels.count))
-        let pointers = channels.map { ch -> UnsafeMutablePointer<Float> in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: ch.count)
-            p.initialize(from: ch, count: ch.count)
-            return p
-        }
-        defer { pointers.forEach { $0.deallocate() } }
-        try writer.write(pointers.map { UnsafePointer($0) }, frameCount: channels[0].count)
+        try writer.write(arrays: channels)
         try writer.close()
     }
 

@@ -19,8 +19,14 @@ struct SettingsFiles {
         FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(bytes))
     }
 
-    /// `text` with Windows line ends.
-    static func crlf(_ text: String) -> [UInt8] { Array(text.replacingOccurrences(of: "\n", with: "\r\n").utf8) }
+    /// Whether `text` saved with Windows line ends at `name` reads as it does with Unix ones,
+    /// without problems, as `load` (which returns what was read, and whether it complained).
+    func readsTheSameWithCRLF<T: Equatable>(_ text: String, at name: String, _ load: () -> (T, Bool)) -> Bool {
+        _ = write(Array(text.replacingOccurrences(of: "\n", with: "\r\n").utf8), to: name)
+        let (crlf, complained) = load()
+        _ = write(Array(text.utf8), to: name)
+        return !complained && crlf == load().0
+    }
 }
 
 /// `~/.config/tapedeck/keys`.
@@ -34,8 +40,7 @@ struct KeysTarget: FuzzTarget {
     init() throws { files = try SettingsFiles(kind: "keys") }
 
     func input(seed: UInt64, index: Int) -> [UInt8] {
-        var rng = FuzzRandom(seed: seed, stream: Self.name, index: index)
-        return mutator.mutate(Array(rng.pick(seeds).utf8), &rng, maxEdits: 6)
+        mutator.mutate(oneOf: seeds, stream: Self.name, seed: seed, index: index, maxEdits: 6)
     }
 
     func check(_ input: [UInt8], index: Int) -> String? {
@@ -46,13 +51,11 @@ struct KeysTarget: FuzzTarget {
         }
         // A file saved with Windows line ends means the same as with Unix ones.
         guard index % 16 == 0 else { return nil }
-        let seed = seeds[index % seeds.count]
-        _ = files.write(SettingsFiles.crlf(seed), to: "keys")
-        let (crlf, crlfProblems) = files.config.loadKeyMap()
-        _ = files.write(Array(seed.utf8), to: "keys")
-        let (lf, _) = files.config.loadKeyMap()
-        if !crlfProblems.isEmpty || crlf != lf { return "CRLF keys file read differently: \(crlfProblems)" }
-        return nil
+        let same = files.readsTheSameWithCRLF(seeds[index % seeds.count], at: "keys") {
+            let (map, problems) = files.config.loadKeyMap()
+            return (map, !problems.isEmpty)
+        }
+        return same ? nil : "a CRLF keys file reads differently"
     }
 }
 
@@ -67,8 +70,7 @@ struct ThemeTarget: FuzzTarget {
     init() throws { files = try SettingsFiles(kind: "theme") }
 
     func input(seed: UInt64, index: Int) -> [UInt8] {
-        var rng = FuzzRandom(seed: seed, stream: Self.name, index: index)
-        return mutator.mutate(Array(rng.pick(seeds).utf8), &rng, maxEdits: 6)
+        mutator.mutate(oneOf: seeds, stream: Self.name, seed: seed, index: index, maxEdits: 6)
     }
 
     func check(_ input: [UInt8], index: Int) -> String? {
@@ -76,12 +78,10 @@ struct ThemeTarget: FuzzTarget {
         let (_, message) = files.config.loadTheme(named: "fuzz")
         if let message, let bad = Oracle.unclear(message, naming: ["fuzz.theme line "]) { return bad }
         guard index % 16 == 0 else { return nil }
-        let seed = seeds[index % seeds.count]
-        _ = files.write(SettingsFiles.crlf(seed), to: "themes/fuzz.theme")
-        let (crlf, crlfMessage) = files.config.loadTheme(named: "fuzz")
-        _ = files.write(Array(seed.utf8), to: "themes/fuzz.theme")
-        let (lf, _) = files.config.loadTheme(named: "fuzz")
-        if crlfMessage != nil || crlf != lf { return "CRLF theme read differently: \(crlfMessage ?? "")" }
-        return nil
+        let same = files.readsTheSameWithCRLF(seeds[index % seeds.count], at: "themes/fuzz.theme") {
+            let (theme, message) = files.config.loadTheme(named: "fuzz")
+            return (theme, message != nil)
+        }
+        return same ? nil : "a CRLF theme reads differently"
     }
 }

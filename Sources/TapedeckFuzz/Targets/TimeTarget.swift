@@ -13,8 +13,7 @@ struct TimeTarget: FuzzTarget {
     init() {}
 
     func input(seed: UInt64, index: Int) -> [UInt8] {
-        var rng = FuzzRandom(seed: seed, stream: Self.name, index: index)
-        return mutator.mutate(Array(rng.pick(seeds).utf8), &rng)
+        mutator.mutate(oneOf: seeds, stream: Self.name, seed: seed, index: index)
     }
 
     func check(_ input: [UInt8], index: Int) -> String? {
