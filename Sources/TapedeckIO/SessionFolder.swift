@@ -68,18 +68,23 @@ public struct SessionFolder: Sendable {
     /// Creates the folder and its sub-folders and saves `session`. Refuses to overwrite an
     /// existing session, or to create one in a folder that already holds files.
     public func create(_ session: Session) throws(SessionError) {
-        if exists { throw SessionError(path: path, reason: "a session already exists here") }
+        if exists { throw SessionError(path: path, reason: existingReason) }
         try makeFolder(path)
         // Two `new` at once: the lock decides which one creates the session.
         let lock = try SessionLock.acquire(self)
         defer { withExtendedLifetime(lock) {} }
-        if exists { throw SessionError(path: path, reason: "a session already exists here") }
+        if exists { throw SessionError(path: path, reason: existingReason) }
         let strangers = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0 != "session.lock" }
         if !strangers.isEmpty {
             throw SessionError(path: path, reason: "the folder is not empty (it holds \(strangers.sorted().prefix(3).map(\.terminalSafe).joined(separator: ", "))); choose a new folder for a new session")
         }
         for dir in [audioFolder, peaksFolder, exportsFolder] { try makeFolder(dir) }
         try save(session)
+    }
+
+    private var existingReason: String {
+        FileSystem.exists(sessionFile) || FileSystem.exists(backupFile) ? "a session already exists here"
+            : "what is left of a session is here (audio/ without session.json); a new session is never created over it"
     }
 
     private func makeFolder(_ dir: String) throws(SessionError) {
@@ -158,7 +163,10 @@ public struct SessionFolder: Sendable {
         do {
             session = try readSession(sessionFile)
         } catch let failure {
-            guard failure.isUnreadable, let backup = try? readSession(backupFile) else { throw failure.error }
+            guard failure.isUnreadable else { throw failure.error }
+            guard let backup = try? readSession(backupFile) else {
+                throw SessionError(path: sessionFile, reason: failure.error.reason + ", and there is no readable backup (session.json.bak)")
+            }
             SessionFolder.notice("\(sessionFile.terminalSafe): \(failure.error.reason); opened the backup session.json.bak (the save before the last); the next save writes session.json again")
             session = backup
         }
