@@ -39,7 +39,7 @@ VERSION      := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Source
 SAMPLES      := drums.flac bass.flac keys.flac click.flac
 
 .PHONY: deps test-deps bench-deps deb-deps build release run test bench samples clean commit \
-        install install-files uninstall deb lv2
+        install install-files uninstall deb lv2 fuzz
 
 # Installs only what is missing; silent when everything is there.
 define install_missing
@@ -142,6 +142,18 @@ lv2: deps
 	$(SWIFT) build -c $(CONFIG) $(BUILD_FLAGS) --product tapedeck-lv2
 	$(SWIFT) build -c $(CONFIG) $(BUILD_FLAGS) --product tapedeck-lv2-bundle
 	.build/$(CONFIG)/tapedeck-lv2-bundle .build/$(CONFIG)/libtapedeck-lv2.so $(LV2_BUNDLE)
+
+# Fuzzing: 10^5 seeded cases per parser (times, chains, session JSON, keys and theme files,
+# audio headers; the command line gets a tenth), each in a watched worker that reports
+# crashes, 10 s hangs and unclear messages; then the kill matrix (50 kills of each kind) and
+# the concurrent writers (20 trials each). A release build, for speed. FUZZ_SEED replays a run.
+FUZZ_CASES ?= 100000
+FUZZ_SEED  ?= $(shell date +%s)
+fuzz: test-deps
+	$(SWIFT) build -c release $(BUILD_FLAGS)
+	.build/release/tapedeck-fuzz all --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --findings fuzz-findings
+	$(SWIFT) build $(BUILD_FLAGS)
+	TAPEDECK_KILL_TRIALS=50 TAPEDECK_CONCURRENCY_TRIALS=20 $(SWIFT) test $(BUILD_FLAGS) --filter 'KillMatrixTests|ConcurrentWriterTests'
 
 bench: bench-deps
 	$(MAKE) build CONFIG=release

@@ -10,6 +10,7 @@ let package = Package(
         // Tapedeck's effect nodes as LV2 plugins: `make lv2` puts this library and the TTL
         // that tapedeck-lv2-bundle writes into tapedeck.lv2/.
         .library(name: "tapedeck-lv2", type: .dynamic, targets: ["TapedeckLV2Bundle"]),
+        .executable(name: "tapedeck-fuzz", targets: ["TapedeckFuzz"]),
     ],
     targets: [
         // Thin C bridges: system libraries plus a shim header for macros.
@@ -45,6 +46,12 @@ let package = Package(
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
+        ]),
+
+        // The fuzzers behind `make fuzz` (and the fixed corpus `make test` runs): seeded,
+        // each case in a worker process it watches for crashes and hangs.
+        .executableTarget(name: "TapedeckFuzz", dependencies: [
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI",
         ]),
 
         .testTarget(name: "TapedeckCoreTests", dependencies: ["TapedeckCore"]),

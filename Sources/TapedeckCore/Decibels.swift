@@ -14,7 +14,9 @@ public enum Decibels {
 
     /// `dBFS` text with one decimal, `-inf` for silence.
     public static func text(_ decibels: Double) -> String {
-        guard decibels.isFinite else { return "-inf" }
+        guard decibels.isFinite else { return decibels > 0 ? "+inf" : "-inf" }
+        // Past a million dB no value means anything; print it whole instead of trapping on Int.
+        guard abs(decibels) < 1e6 else { return "\(decibels)" }
         let tenths = (decibels * 10).rounded()
         let sign = tenths < 0 ? "-" : ""
         let a = abs(Int(tenths))

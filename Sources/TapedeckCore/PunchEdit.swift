@@ -46,6 +46,17 @@ extension Session {
 }
 
 extension Region {
+    /// A take recorded while the transport ran at `speed` spans speed × its frames of
+    /// timeline: it is placed over exactly that span, played at rate 1/speed (pitch kept), so
+    /// a part practised at 70 % plays in time at 100 %, and it is marked with its speed.
+    public mutating func scale(recordedSpeed speed: Double) {
+        guard speed != 1, speed.isFinite, speed > 0 else { return }
+        let sourceFrames = lengthFrames
+        lengthFrames = max(1, Int64((Double(sourceFrames) * speed).rounded()))
+        rate = Double(sourceFrames) / Double(lengthFrames)
+        recordedSpeed = speed
+    }
+
     /// The passes of a loop recording held back to back in one file: one region per pass,
     /// each on `loop`'s start and the loop's length (the last one shorter when recording
     /// stopped mid-pass). The first pass starts at `firstSourceFrame` (the round trip skipped);

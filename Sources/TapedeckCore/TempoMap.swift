@@ -23,19 +23,25 @@ public struct TempoMap: Equatable, Sendable {
     /// Length of one bar in frames.
     public var framesPerBar: Double { framesPerBeat * Double(timeSignature.beatsPerBar) }
 
-    /// The frame where a 1-based bar and beat, plus a fraction of a beat, start.
+    /// The frame where a 1-based bar and beat, plus a fraction of a beat, start. Clamped to
+    /// 0...``SessionLimits/maximumTimelineFrames``, so no bar number can overflow (text from
+    /// users goes through ``TimeText``, which refuses such bars instead).
     public func frame(bar: Int, beat: Int, beatFraction: Double = 0) -> Int64 {
         let beats = Double(bar - 1) * Double(timeSignature.beatsPerBar) + Double(beat - 1) + beatFraction
-        return Int64((beats * framesPerBeat).rounded())
+        let frame = (beats * framesPerBeat).rounded()
+        guard frame.isFinite else { return frame > 0 ? SessionLimits.maximumTimelineFrames : 0 }
+        return Int64(min(max(frame, 0), Double(SessionLimits.maximumTimelineFrames)))
     }
 
     /// Musical position of `frame`: 1-based bar and beat, 0-based tick.
     public func position(ofFrame frame: Int64) -> (bar: Int, beat: Int, tick: Int) {
-        let totalBeats = Double(frame) / framesPerBeat
-        let wholeBeats = Int(totalBeats.rounded(.down))
-        var tick = Int(((totalBeats - Double(wholeBeats)) * Double(TempoMap.ticksPerBeat)).rounded(.down))
-        tick = min(max(tick, 0), TempoMap.ticksPerBeat - 1)
-        let perBar = timeSignature.beatsPerBar
+        let beatsOrNaN = Double(frame) / framesPerBeat
+        let totalBeats = beatsOrNaN.isNaN ? 0 : beatsOrNaN
+        // Any Int64 frame at any tempo stays far inside Int's range once clamped like this.
+        let wholeBeats = Int(min(max(totalBeats.rounded(.down), -1e15), 1e15))
+        let fraction = min(max(totalBeats - Double(wholeBeats), 0), 1)
+        let tick = min(Int((fraction * Double(TempoMap.ticksPerBeat)).rounded(.down)), TempoMap.ticksPerBeat - 1)
+        let perBar = max(timeSignature.beatsPerBar, 1)
         let bar = wholeBeats >= 0 ? wholeBeats / perBar : (wholeBeats - perBar + 1) / perBar
         let beat = wholeBeats - bar * perBar
         return (bar + 1, beat + 1, tick)

@@ -1,3 +1,5 @@
+import TapedeckCore
+
 /// Why chain text could not be read, and where: the description names the problem and
 /// shows the text with a caret under the offending part.
 public struct ChainError: Error, Equatable, CustomStringConvertible, Sendable {
@@ -55,10 +57,18 @@ public struct ChainError: Error, Equatable, CustomStringConvertible, Sendable {
     }
 
     /// `chain error at column N: message`, then the text and a caret line under the problem.
+    /// Control and invisible formatting characters in the text and the message are shown
+    /// escaped (``SafeText``), the caret still under the part they belong to.
     public var description: String {
-        let caretPad = String(repeating: " ", count: offset)
-        let carets = String(repeating: "^", count: length)
-        return "chain error at column \(offset + 1): \(message)\n  \(text)\n  \(caretPad)\(carets)"
+        let characters = Array(text)
+        let start = min(offset, characters.count)
+        let end = min(start + length, characters.count)
+        let before = SafeText.escaped(String(characters[..<start]))
+        let part = SafeText.escaped(String(characters[start..<end]))
+        let after = SafeText.escaped(String(characters[end...]))
+        let caretPad = String(repeating: " ", count: before.count)
+        let carets = String(repeating: "^", count: max(part.count, 1))
+        return "chain error at column \(offset + 1): \(SafeText.escaped(message))\n  \(before)\(part)\(after)\n  \(caretPad)\(carets)"
     }
 
     /// `, did you mean 'x'?` when one known name starts like `name` or is a typo away from it.

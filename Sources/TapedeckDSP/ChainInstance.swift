@@ -1,4 +1,5 @@
 import Synchronization
+import TapedeckCore
 
 /// Live nodes built from a ``Chain``, processing blocks in place.
 ///
@@ -13,6 +14,8 @@ public final class ChainInstance: @unchecked Sendable {
     /// sample before `prepare`).
     public let nodes: [any Node]
     private let bypassFlags: UnsafeMutablePointer<Atomic<Bool>>
+    /// NaN and infinite samples found at node outputs (and replaced by silence) so far.
+    private let nonFiniteCounter = Atomic<Int64>(0)
     private var wasBypassed = UnsafeStorage<Bool>()
     /// The format and block size of the last `prepare`.
     public private(set) var format = NodeFormat(sampleRate: 48000, channelCount: 0)
@@ -66,6 +69,12 @@ public final class ChainInstance: @unchecked Sendable {
     /// every non-bypassed node over `output` in place. A node returning from bypass is reset
     /// first so stale delay lines or envelopes do not burst out. Frames beyond `maxFrames`
     /// are left unprocessed rather than overrunning the nodes' buffers (split such blocks).
+    ///
+    /// After each node, NaN and infinite samples are replaced by silence and counted
+    /// (``nonFiniteSampleCount``), and a node that produced any is reset, so one bad sample
+    /// (or a node driven unstable) can never turn the rest of the chain, and the mix after
+    /// it, into NaN. The check costs one multiply-add per sample when all is well; it does
+    /// not allocate or lock.
     public func process(_ context: inout RenderContext) {
         let output = context.output
         let n = min(context.frameCount, maxFrames)
@@ -81,8 +90,18 @@ public final class ChainInstance: @unchecked Sendable {
             let node = nodes[i]
             if wasBypassed[i] { node.reset(); wasBypassed[i] = false }
             node.process(&nodeContext)
+            var replaced = 0
+            for c in 0..<output.count { replaced += NonFiniteSamples.replace(output[c], count: n) }
+            if replaced > 0 {
+                node.reset()
+                nonFiniteCounter.add(Int64(replaced), ordering: .relaxed)
+            }
         }
     }
+
+    /// NaN and infinite samples replaced by silence at node outputs since the chain was
+    /// built: export reports it, the engine can show it. Any thread.
+    public var nonFiniteSampleCount: Int64 { nonFiniteCounter.load(ordering: .relaxed) }
 
     /// Audio thread: resets every node (after a locate, or when playback stops). An index
     /// loop: an unspecialised iterator (debug builds) allocates.

@@ -1,4 +1,5 @@
 import CSndfile
+import TapedeckCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -133,6 +134,12 @@ public final class AudioFileReader {
             }
         }
         return got
+    }
+
+    /// Replaces NaN and infinite samples among the `frameCount` frames the last
+    /// ``readInterleaved(frameCount:)`` returned with silence; returns how many there were.
+    func replaceNonFinite(frameCount: Int) -> Int {
+        NonFiniteSamples.replace(interleaved, count: frameCount * channelCount)
     }
 
     /// The buffer ``readInterleaved(frameCount:)`` fills.

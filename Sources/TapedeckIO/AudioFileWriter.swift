@@ -16,9 +16,31 @@ import Glibc
 /// by 0x7FFF while reading scales by 1/0x8000, which would change every loud sample by one step
 /// on a round trip. Here a file read as float and written back at the same depth is bit-identical.
 ///
+/// Files are never shared and never written through a link: a new file is created with
+/// `O_CREAT|O_EXCL|O_NOFOLLOW` (see ``Creation``) and handed to libsndfile as a descriptor.
+///
+/// A take (a file of unknown length) stops cleanly before the disk is full: each write first
+/// checks the free space, and refuses once less than ``finishingReserveBytes`` would be left,
+/// so there is always room to finish the file (the final FLAC frames and header), write its
+/// peaks and crash marker and save the session that places it.
+///
 /// Not thread-safe; a writer belongs to one thread (the disk thread, or a CLI command).
 /// ``write(_:frameCount:)`` does not allocate.
 public final class AudioFileWriter {
+    /// How the file comes to be.
+    public enum Creation: Sendable {
+        /// A new file; fails when anything (a file, a link) is already at the path.
+        case new
+        /// A temporary or scratch name of this writer's own (`x.wav.partial`): whatever an
+        /// earlier, interrupted run left there is removed first, then the file is created anew.
+        case replacingLeftover
+        /// A file the caller has just created empty and exclusively (a reserved name): it is
+        /// opened without following links and truncated.
+        case reserved
+    }
+
+    /// Free space a take leaves on its disk for finishing itself and the session save.
+    public static let finishingReserveBytes: Int64 = 2 << 20
     /// The file being written.
     public let path: String
     /// What is being written.
@@ -32,6 +54,10 @@ public final class AudioFileWriter {
     public private(set) var peakError: AudioFileError?
 
     private var handle: OpaquePointer?
+    /// The file's descriptor (owned by libsndfile), for free-space checks.
+    private var descriptor: Int32 = -1
+    /// Whether writes stop short of a full disk (takes: see ``finishingReserveBytes``).
+    private let guardsDiskSpace: Bool
     private let blockFrames: Int
     private let intBuffer: UnsafeMutablePointer<Int32>
     /// Interleaved floats as stored: what libsndfile writes for float files, and the
@@ -53,7 +79,8 @@ public final class AudioFileWriter {
     /// unsupported format). With `metadata`, the file describes itself (``TakeMetadata``):
     /// it is stored here because libsndfile fixes chunks and strings at the first write.
     public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096, peakPath: String? = nil,
-                expectedFrameCount: Int64? = nil, metadata: TakeMetadata? = nil) throws(AudioFileError) {
+                expectedFrameCount: Int64? = nil, metadata: TakeMetadata? = nil,
+                creation: Creation = .new) throws(AudioFileError) {
         self.path = path
         self.format = format
         self.peakPath = peakPath
@@ -70,10 +97,19 @@ public final class AudioFileWriter {
             throw AudioFileError(path: path, reason: "libsndfile cannot write \(format.container.rawValue) \(format.encoding.rawValue)-bit with \(format.channelCount) channels")
         }
         if FileSystem.isFolder(path) { throw AudioFileError(path: path, reason: "cannot create: it is a folder") }
-        guard let h = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw AudioFileError(path: path, reason: AudioFileWriter.createFailureReason(path: path))
+        let fd = try AudioFileWriter.openFile(path, creation)
+        guard let h = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
+            let code = errno
+            let message = String(cString: sf_strerror(nil))
+            Glibc.close(fd)
+            if creation != .reserved { unlink(path) }
+            // libsndfile writes the header at once; on a full disk say so in plain words.
+            let full = code == ENOSPC || code == EDQUOT || message.contains("No space left")
+            throw AudioFileError(path: path, reason: "cannot create: \(full ? DurableFile.writeProblem(ENOSPC) : message)")
         }
         handle = h
+        descriptor = fd
+        guardsDiskSpace = expectedFrameCount == nil
         if format.container == .wav && !classic {
             // Must come before the first write: libsndfile decides the header then.
             sf_command(h, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
@@ -108,6 +144,18 @@ public final class AudioFileWriter {
             try writeConverted(frameCount: n)
             done += n
         }
+    }
+
+    /// Appends whole channels held in arrays (one per channel, all as long as the first):
+    /// for tools and tests that build a file in memory.
+    public func write(arrays channels: [[Float]]) throws(AudioFileError) {
+        let pointers = channels.map { ch -> UnsafeMutablePointer<Float> in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: max(ch.count, 1))
+            p.initialize(from: ch, count: ch.count)
+            return p
+        }
+        defer { pointers.forEach { $0.deallocate() } }
+        try write(pointers.map { UnsafePointer($0) }, frameCount: channels.first?.count ?? 0)
     }
 
     /// Appends `frameCount` interleaved frames (for the importer, whose frames come
@@ -147,6 +195,7 @@ public final class AudioFileWriter {
     public func close() throws(AudioFileError) {
         guard let h = handle else { return }
         handle = nil
+        descriptor = -1
         let code = sf_close(h)
         if code != 0 {
             throw AudioFileError(path: path, reason: "could not finish the file: \(String(cString: sf_error_number(code)))")
@@ -213,6 +262,14 @@ public final class AudioFileWriter {
     /// Writes `n` frames already converted into the buffers, and feeds the peaks.
     private func writeConverted(frameCount n: Int) throws(AudioFileError) {
         guard let h = handle else { throw AudioFileError(path: path, reason: "the file is already closed") }
+        if guardsDiskSpace {
+            var fs = statvfs()
+            let bytes = Int64(n * format.channelCount * format.encoding.bits / 8)
+            if fstatvfs(descriptor, &fs) == 0,
+               Int64(fs.f_bavail) * Int64(fs.f_frsize) < bytes + AudioFileWriter.finishingReserveBytes {
+                throw AudioFileError(path: path, reason: "the disk is full (stopped with room left to finish the file)")
+            }
+        }
         let written: Int
         if format.encoding == .float32 {
             written = Int(sf_writef_float(h, floatBuffer, sf_count_t(n)))
@@ -255,14 +312,28 @@ public final class AudioFileWriter {
         }
     }
 
-    static func createFailureReason(path: String) -> String {
-        "cannot create: " + FileSystem.createProblem(path: path, code: 0, fallback: String(cString: sf_strerror(nil)))
+    /// The descriptor for a new file at `path`, created as `creation` says.
+    private static func openFile(_ path: String, _ creation: Creation) throws(AudioFileError) -> Int32 {
+        if creation == .reserved {
+            let fd = open(path, O_RDWR | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else {
+                let code = errno
+                throw AudioFileError(path: path, reason: "cannot open: \(FileSystem.createProblem(path: path, code: code))")
+            }
+            return fd
+        }
+        if creation == .replacingLeftover { unlink(path) }
+        let fd = FileSystem.createExclusive(path)
+        guard fd >= 0 else {
+            throw AudioFileError(path: path, reason: "cannot create: \(FileSystem.createProblem(path: path, code: -fd))")
+        }
+        return fd
     }
 
     static func writeFailureReason(handle: OpaquePointer) -> String {
         let err = errno
-        if err == ENOSPC { return "disk full: the take was closed at the last frame that fit" }
-        if err == EFBIG { return "file size limit reached: the take was closed at the last frame that fit" }
+        if err == ENOSPC || err == EDQUOT { return DurableFile.writeProblem(err) }
+        if err == EFBIG { return "the file size limit was reached" }
         let message = String(cString: sf_strerror(handle))
         if err != 0 { return "write failed: \(String(cString: strerror(err))) (\(message))" }
         return "write failed: \(message)"

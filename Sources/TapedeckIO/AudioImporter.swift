@@ -16,6 +16,8 @@ public struct ImportedFile: Equatable, Sendable {
     public var encoding: SampleEncoding
     /// Whether the sample rate was converted.
     public var wasResampled: Bool
+    /// NaN and infinite samples in the source, each replaced by silence in the copy.
+    public var nonFiniteSampleCount: Int64 = 0
 }
 
 /// Copies any file libsndfile reads into a session folder as WAV at the session rate.
@@ -24,7 +26,10 @@ public struct ImportedFile: Equatable, Sendable {
 /// becomes 32-bit float, so the copy is lossless. Other rate: libsamplerate converts to the
 /// session rate and the result is 32-bit float; its length is round(frames × ratio) exactly.
 /// The audio streams through in blocks; the file appears under its final name only when it
-/// is complete (written as `NAME.tmp`, then renamed), so a failed import leaves nothing.
+/// is complete (written as `NAME.tmp`, then linked to its name, which never replaces a
+/// file), so a failed import leaves nothing. A file with no audio is refused, and NaN or
+/// infinite samples (float sources) are replaced by silence and counted, so one bad sample
+/// never poisons a mix.
 public enum AudioImporter {
     /// Frames per block read from the source.
     static let blockFrames = 16384
@@ -44,6 +49,7 @@ public enum AudioImporter {
             throw AudioFileError(path: peaksFolder, reason: FileSystem.exists(peaksFolder) ? "is not a folder" : "folder does not exist")
         }
         let reader = try AudioFileReader(path: source, blockFrames: blockFrames)
+        if reader.frameCount == 0 { throw AudioFileError(path: source, reason: "holds no audio (0 frames); nothing imported") }
         let resample = reader.sampleRate != sessionSampleRate
         let encoding = resample ? SampleEncoding.float32 : reader.losslessEncoding
         let format = AudioFileFormat(container: .wav, encoding: encoding, sampleRate: sessionSampleRate,
@@ -56,27 +62,46 @@ public enum AudioImporter {
         let tmpPath = finalPath + ".tmp"
         let peakPath = peaksFolder.map { ($0.hasSuffix("/") ? String($0.dropLast()) : $0) + "/" + PeakFile.fileName(forAudioFileName: name) }
         do throws(AudioFileError) {
-            let frames = try copy(reader: reader, to: tmpPath, format: format, peakPath: peakPath,
-                                  quality: quality, progress: progress)
-            if rename(tmpPath, finalPath) != 0 {
-                throw AudioFileError(path: finalPath, reason: "cannot rename from \(lastComponent(of: tmpPath)): \(FileSystem.errnoText())")
-            }
+            let (frames, nonFinite) = try copy(reader: reader, to: tmpPath, format: format, peakPath: peakPath,
+                                               quality: quality, progress: progress)
+            if frames == 0 { throw AudioFileError(path: source, reason: "holds no audio (0 frames could be read); nothing imported") }
+            try publish(tmpPath, as: finalPath)
             progress(1)
             return ImportedFile(fileName: name, frameCount: frames, channelCount: format.channelCount,
-                                sampleRate: sessionSampleRate, encoding: encoding, wasResampled: resample)
+                                sampleRate: sessionSampleRate, encoding: encoding, wasResampled: resample,
+                                nonFiniteSampleCount: nonFinite)
         } catch {
             unlink(tmpPath)
             if let peakPath { unlink(peakPath) }
+            // The temporary name means nothing to the user: name the file being imported.
+            if error.path == tmpPath { throw AudioFileError(path: source, reason: "cannot copy it into \(folder): \(error.reason); nothing was imported") }
             throw error
         }
     }
 
-    /// Streams the whole source into a new writer; returns the frames written.
+    /// Gives the finished `tmp` its name `final` with `link`, which fails rather than replace
+    /// a file that appeared there meanwhile, then drops the temporary name.
+    private static func publish(_ tmp: String, as final: String) throws(AudioFileError) {
+        if link(tmp, final) != 0 {
+            let code = errno
+            // Filesystems without hard links: a rename, the name having been checked free.
+            guard code == EPERM || code == EOPNOTSUPP || code == EXDEV, !FileSystem.exists(final), rename(tmp, final) == 0 else {
+                throw AudioFileError(path: final, reason: "cannot name the imported file: \(FileSystem.createProblem(path: final, code: code))")
+            }
+            return
+        }
+        unlink(tmp)
+    }
+
+    /// Streams the whole source into a new writer; returns the frames written and how many
+    /// non-finite samples became silence.
     private static func copy(reader: AudioFileReader, to path: String, format: AudioFileFormat, peakPath: String?,
-                             quality: ResampleQuality, progress: (Double) -> Void) throws(AudioFileError) -> Int64 {
+                             quality: ResampleQuality, progress: (Double) -> Void) throws(AudioFileError) -> (Int64, Int64) {
         let ratio = Double(format.sampleRate) / Double(max(reader.sampleRate, 1))
         let writer = try AudioFileWriter(path: path, format: format, blockFrames: blockFrames, peakPath: peakPath,
-                                         expectedFrameCount: Int64((Double(reader.frameCount) * ratio).rounded(.up)) + 1)
+                                         expectedFrameCount: Int64((Double(reader.frameCount) * ratio).rounded(.up)) + 1,
+                                         creation: .reserved)
+        var nonFinite: Int64 = 0
         let expectedSourceFrames = max(1, reader.frameCount)
         var sourceFrames: Int64 = 0
         func report() { progress(min(0.999, Double(sourceFrames) / Double(expectedSourceFrames))) }
@@ -85,6 +110,7 @@ public enum AudioImporter {
             while true {
                 let got = try reader.readInterleaved(frameCount: blockFrames)
                 if got == 0 { break }
+                nonFinite += Int64(reader.replaceNonFinite(frameCount: got))
                 try writer.write(interleaved: reader.interleavedBuffer, frameCount: got)
                 sourceFrames += Int64(got)
                 report()
@@ -104,6 +130,7 @@ public enum AudioImporter {
             while true {
                 let got = try reader.readInterleaved(frameCount: blockFrames)
                 sourceFrames += Int64(got)
+                nonFinite += Int64(reader.replaceNonFinite(frameCount: got))
                 if got == 0 {
                     targetFrames = Int64((Double(sourceFrames) * ratio).rounded())
                 }
@@ -115,7 +142,7 @@ public enum AudioImporter {
             try padWithSilence(writer, toFrames: targetFrames)
         }
         try writer.close()
-        return writer.framesWritten
+        return (writer.framesWritten, nonFinite)
     }
 
     private static func padWithSilence(_ writer: AudioFileWriter, toFrames target: Int64) throws(AudioFileError) {
@@ -141,7 +168,7 @@ public enum AudioImporter {
         for n in 1...10_000 {
             let name = n == 1 ? "\(base).wav" : "\(base)-\(n).wav"
             let path = folder + "/" + name
-            if FileSystem.exists(path) { continue }
+            if FileSystem.isPresent(path) { continue }
             let fd = open(path + ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 {
                 close(fd)

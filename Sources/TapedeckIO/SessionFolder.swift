@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TapedeckCore
 
 /// Why a session could not be created, opened or saved. The description is one line for the
@@ -15,7 +16,8 @@ public struct SessionError: Error, CustomStringConvertible, Equatable, Sendable 
         self.reason = reason
     }
 
-    public var description: String { "\(path): \(reason)" }
+    /// `PATH: REASON`, the path with control characters escaped.
+    public var description: String { "\(path.terminalSafe): \(reason)" }
 }
 
 /// A session on disk: a folder `NAME.tapedeck/` holding `session.json`, `audio/`, `peaks/` and
@@ -56,58 +58,201 @@ public struct SessionFolder: Sendable {
         return peaksFolder + "/" + PeakFile.fileName(forAudioFileName: name)
     }
 
-    /// Whether a session folder exists here.
-    public var exists: Bool { FileManager.default.fileExists(atPath: sessionFile) }
+    /// The lock file every writer holds (``SessionLock``).
+    public var lockFile: String { path + "/session.lock" }
+
+    /// Whether a session, or what is left of one, is here: `session.json`, its backup, or an
+    /// `audio/` folder. A folder with any of them is never treated as a new, empty session,
+    /// so nothing can replace a session that could not be read with an empty one.
+    public var exists: Bool {
+        FileSystem.exists(sessionFile) || FileSystem.exists(backupFile) || FileSystem.isFolder(audioFolder)
+    }
 
     /// Creates the folder and its sub-folders and saves `session`. Refuses to overwrite an
-    /// existing session.
+    /// existing session, or to create one in a folder that already holds files.
     public func create(_ session: Session) throws(SessionError) {
-        if exists { throw SessionError(path: path, reason: "a session already exists here") }
-        for dir in [path, audioFolder, peaksFolder, exportsFolder] {
-            do {
-                try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            } catch {
-                // Foundation's wording loses the reason; mkdir(2)'s errno says it in words a
-                // user can act on ("Permission denied", "Read-only file system", …).
-                let why = mkdir(dir, 0o755) != 0 ? String(cString: strerror(errno)) : SessionFolder.reason(error)
-                throw SessionError(path: dir, reason: "cannot create folder: \(why)")
-            }
+        if exists { throw SessionError(path: path, reason: existingReason) }
+        try makeFolder(path)
+        // Two `new` at once: the lock decides which one creates the session.
+        let lock = try SessionLock.acquire(self)
+        defer { withExtendedLifetime(lock) {} }
+        if exists { throw SessionError(path: path, reason: existingReason) }
+        let strangers = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0 != "session.lock" }
+        if !strangers.isEmpty {
+            throw SessionError(path: path, reason: "the folder is not empty (it holds \(strangers.sorted().prefix(3).map(\.terminalSafe).joined(separator: ", "))); choose a new folder for a new session")
         }
+        for dir in [audioFolder, peaksFolder, exportsFolder] { try makeFolder(dir) }
         try save(session)
     }
 
-    /// Saves atomically: writes a temporary file, fsyncs it, keeps the previous file as the one
-    /// backup, renames the new file into place and fsyncs the folder. A crash at any moment
-    /// leaves either the old or the new session readable.
+    private var existingReason: String {
+        FileSystem.exists(sessionFile) || FileSystem.exists(backupFile) ? "a session already exists here"
+            : "what is left of a session is here (audio/ without session.json); a new session is never created over it"
+    }
+
+    private func makeFolder(_ dir: String) throws(SessionError) {
+        if FileSystem.isFolder(dir) { return }
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        } catch {
+            // Foundation's wording loses the reason; mkdir(2)'s errno says it in words a
+            // user can act on ("Permission denied", "Read-only file system", …).
+            let why = mkdir(dir, 0o755) != 0 ? String(cString: strerror(errno)) : SessionFolder.reason(error)
+            throw SessionError(path: dir, reason: "cannot create folder: \(why)")
+        }
+    }
+
+    /// Saves atomically, so that at every instant a complete `session.json` exists: writes
+    /// `session.json.tmp` (created exclusively, never through a link) and fsyncs it, makes the
+    /// current `session.json` the backup `session.json.bak` (a second name for the same file,
+    /// so the backup costs no space and works on a full disk), renames the new file over
+    /// `session.json` and fsyncs the folder. A session that breaks ``SessionLimits`` or any
+    /// other rule of ``SessionValidator`` is refused, never written. Takes the session lock
+    /// for the save (see ``SessionLock``).
     public func save(_ session: Session) throws(SessionError) {
+        if let problem = SessionValidator.problem(in: session) {
+            throw SessionError(path: sessionFile, reason: "not saved: \(problem)")
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data: Data
         do { data = try encoder.encode(session) } catch {
             throw SessionError(path: sessionFile, reason: "cannot encode: \(error)")
         }
+        let lock = try SessionLock.acquire(self)
+        defer { withExtendedLifetime(lock) {} }
         let tmp = sessionFile + ".tmp"
-        try writeDurably(data, to: tmp)
-        if FileManager.default.fileExists(atPath: sessionFile) {
-            if rename(sessionFile, backupFile) != 0 {
-                throw SessionError(path: backupFile, reason: "cannot keep the backup: \(String(cString: strerror(errno)))")
-            }
+        do { try DurableFile.writeNew([UInt8](data), to: tmp) } catch {
+            throw SessionError(path: sessionFile, reason: "not saved (\(error.reason)); the session on disk is unchanged")
         }
+        keepBackup()
+        TestHooks.killIfAsked(at: "save-rename")
         if rename(tmp, sessionFile) != 0 {
-            throw SessionError(path: sessionFile, reason: "cannot replace: \(String(cString: strerror(errno)))")
+            let why = FileSystem.errnoText()
+            unlink(tmp)
+            throw SessionError(path: sessionFile, reason: "cannot replace: \(why); the session on disk is unchanged")
         }
-        let dirFD = open(path, O_RDONLY | O_DIRECTORY)
-        if dirFD >= 0 { fsync(dirFD); close(dirFD) }
+        TestHooks.killIfAsked(at: "save-renamed")
+        DurableFile.syncFolder(path)
     }
 
-    /// Loads and validates `session.json`. Every problem names the exact field.
-    public func load() throws(SessionError) -> Session {
-        var st = stat()
-        if stat(path, &st) != 0 { throw SessionError(path: path, reason: "no such session folder") }
-        guard let data = FileManager.default.contents(atPath: sessionFile) else {
-            throw SessionError(path: sessionFile, reason: "missing or unreadable")
+    /// Makes the current `session.json` the backup, when it is a readable session (a damaged
+    /// one must not push out a good backup). Never fails the save: an old backup is still one.
+    private func keepBackup() {
+        guard (try? readSession(sessionFile)) != nil else { return }
+        let tmp = backupFile + ".tmp"
+        unlink(tmp)
+        if link(sessionFile, tmp) != 0 {
+            // No hard links here (FAT, some network shares): copy it instead.
+            guard let bytes = try? FileSystem.readAll(path: sessionFile, limitBytes: Int64(SessionLimits.maximumSessionFileBytes)),
+                  (try? DurableFile.writeNew(bytes, to: tmp)) != nil else { unlink(tmp); return }
         }
-        return try SessionFolder.decode(data, path: sessionFile)
+        // When the backup already is this file (a save killed after this step), rename does
+        // nothing and leaves the temporary name behind: drop it either way.
+        _ = rename(tmp, backupFile)
+        unlink(tmp)
+    }
+
+    /// Loads and validates `session.json`. Every problem names the exact field. When
+    /// `session.json` is missing or cannot be read as JSON at all (a crash of an older
+    /// Tapedeck, a damaged disk), the backup `session.json.bak` is loaded instead and
+    /// a notice says so (see ``collectNotices()``); a session whose JSON reads but breaks a rule is reported,
+    /// not replaced by its backup.
+    public func load() throws(SessionError) -> Session {
+        guard FileSystem.isFolder(path) else {
+            throw SessionError(path: path, reason: FileSystem.exists(path) ? "is not a session folder" : "no such session folder")
+        }
+        let session: Session
+        do {
+            session = try readSession(sessionFile)
+        } catch let failure {
+            guard failure.isUnreadable else { throw failure.error }
+            guard let backup = try? readSession(backupFile) else {
+                throw SessionError(path: sessionFile, reason: failure.error.reason + ", and there is no readable backup (session.json.bak)")
+            }
+            SessionFolder.notice("\(sessionFile.terminalSafe): \(failure.error.reason); opened the backup session.json.bak (the save before the last); the next save writes session.json again")
+            session = backup
+        }
+        try checkLinks(session)
+        return session
+    }
+
+    /// Why reading a session file failed, and whether the file was unreadable as a whole.
+    private struct ReadFailure: Error {
+        var error: SessionError
+        var isUnreadable: Bool
+    }
+
+    private func readSession(_ file: String) throws(ReadFailure) -> Session {
+        let bytes: [UInt8]
+        do { bytes = try FileSystem.readAll(path: file, limitBytes: Int64(SessionLimits.maximumSessionFileBytes)) } catch {
+            let reason = FileSystem.exists(file) ? error.reason : "missing"
+            throw ReadFailure(error: SessionError(path: file, reason: reason), isUnreadable: true)
+        }
+        if bytes.isEmpty { throw ReadFailure(error: SessionError(path: file, reason: "empty"), isUnreadable: true) }
+        do { return try SessionFolder.decode(Data(bytes), path: file) } catch {
+            throw ReadFailure(error: error, isUnreadable: error.reason.hasPrefix("not valid JSON"))
+        }
+    }
+
+    /// Refuses region files that are links leading out of the session folder: a session must
+    /// never make Tapedeck read (or a recovery write) a file elsewhere. An `audio/` folder
+    /// that is itself a link (audio kept on another disk) is the user's choice and allowed.
+    private func checkLinks(_ session: Session) throws(SessionError) {
+        guard let root = SessionFolder.resolved(path) else { return }
+        let audioRoot = SessionFolder.resolved(audioFolder)
+        var checked: [String: Bool] = [:]
+        for (t, track) in session.tracks.enumerated() {
+            for (r, region) in track.regions.enumerated() {
+                if let ok = checked[region.file] {
+                    if ok { continue }
+                } else {
+                    // A missing file is reported when it is played; only links are judged here.
+                    guard let target = SessionFolder.resolved(absolutePath(of: region.file)) else { checked[region.file] = true; continue }
+                    let inside = SessionFolder.isInside(target, root) || audioRoot.map { SessionFolder.isInside(target, $0) } == true
+                    checked[region.file] = inside
+                    if inside { continue }
+                }
+                let target = SessionFolder.resolved(absolutePath(of: region.file)) ?? "?"
+                throw SessionError(path: sessionFile, reason: "tracks[\(t)].regions[\(r)].file: '\(region.file.terminalSafe)' is a link to \(target.terminalSafe), outside the session folder; region files must lie inside it")
+            }
+        }
+    }
+
+    static func resolved(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
+        defer { free(p) }
+        return String(cString: p)
+    }
+
+    static func isInside(_ path: String, _ folder: String) -> Bool {
+        path == folder || path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/")
+    }
+
+    /// Notices about loads (the backup was opened) go to stderr as one line each, unless
+    /// ``collectNotices()`` was called: then they wait for ``takeNotices()``.
+    private static let notices = Mutex<(collecting: Bool, lines: [String])>((false, []))
+
+    /// From now on keep load notices for ``takeNotices()`` instead of printing them (the
+    /// screen shows them on its message line, where stderr would be overdrawn).
+    public static func collectNotices() { notices.withLock { $0.collecting = true } }
+
+    /// The notices kept since the last call.
+    public static func takeNotices() -> [String] {
+        notices.withLock { state in
+            defer { state.lines = [] }
+            return state.lines
+        }
+    }
+
+    static func notice(_ text: String) {
+        let printed = notices.withLock { state -> Bool in
+            if state.collecting { state.lines.append(text) }
+            return !state.collecting
+        }
+        guard printed else { return }
+        let line = Array("tapedeck: \(text)\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 
     /// Decodes and validates session JSON; errors name `path` and the field.
@@ -127,11 +272,14 @@ public struct SessionFolder: Sendable {
             throw SessionError(path: path, reason: "schemaVersion: \(version) is newer than this Tapedeck reads (\(Session.currentSchemaVersion)); update Tapedeck")
         }
         if version < 1 { throw SessionError(path: path, reason: "schemaVersion: \(version) is not a valid version") }
+        if let problem = countProblem(in: object) ?? wholeNumberProblem(in: object, at: "") {
+            throw SessionError(path: path, reason: problem)
+        }
         let session: Session
         do { session = try JSONDecoder().decode(Session.self, from: data) } catch let error as DecodingError {
-            throw SessionError(path: path, reason: describe(error))
+            throw SessionError(path: path, reason: describe(error, in: top))
         } catch {
-            throw SessionError(path: path, reason: "\(error)")
+            throw SessionError(path: path, reason: "\(error)".terminalSafe)
         }
         if let problem = SessionValidator.problem(in: session) {
             throw SessionError(path: path, reason: problem)
@@ -139,46 +287,84 @@ public struct SessionFolder: Sendable {
         return session
     }
 
-    private func writeDurably(_ data: Data, to file: String) throws(SessionError) {
-        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        if fd < 0 { throw SessionError(path: file, reason: "cannot write: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let ok = data.withUnsafeBytes { raw -> Bool in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { return false }
-                offset += n
-            }
-            return true
-        }
-        if !ok || fsync(fd) != 0 {
-            let reason = String(cString: strerror(errno))
-            unlink(file)
-            throw SessionError(path: file, reason: "cannot write: \(reason)")
-        }
+    /// Too many tracks, regions or markers, found before the slow typed decoding (a file with
+    /// 10^5 tracks would otherwise take its time to be refused).
+    private static func countProblem(in object: [String: Any]) -> String? {
+        let tracks = object["tracks"] as? [Any] ?? []
+        if tracks.count > SessionLimits.maximumTracks { return "tracks: \(tracks.count) tracks, at most \(SessionLimits.maximumTracks)" }
+        let regions = tracks.reduce(0) { $0 + ((($1 as? [String: Any])?["regions"] as? [Any])?.count ?? 0) }
+        if regions > SessionLimits.maximumRegions { return "tracks: \(regions) regions in all, at most \(SessionLimits.maximumRegions)" }
+        let markers = (object["markers"] as? [Any])?.count ?? 0
+        if markers > SessionLimits.maximumMarkers { return "markers: \(markers) markers, at most \(SessionLimits.maximumMarkers)" }
+        return nil
     }
 
-    private static func describe(_ error: DecodingError) -> String {
+    /// Fields that hold whole numbers (frames, counts, indices).
+    private static let wholeNumberKeys: Set<String> = [
+        "sampleRate", "beatsPerBar", "beatUnit", "frame", "startFrame", "endFrame", "timelineStartFrame", "sourceOffsetFrame",
+        "lengthFrames", "fadeInFrames", "fadeOutFrames", "takeGroup", "takeNumber", "group", "take", "inputChannels",
+    ]
+
+    /// The first whole-number field holding a fraction or a number too large for any frame
+    /// count, named by its path. Foundation's decoder reports these without a path, as "not
+    /// valid JSON", so they are found here first.
+    private static func wholeNumberProblem(in node: Any, at path: String, key: String? = nil) -> String? {
+        if let object = node as? [String: Any] {
+            for k in object.keys.sorted() {
+                if let p = wholeNumberProblem(in: object[k]!, at: path.isEmpty ? k : path + "." + k, key: k) { return p }
+            }
+        } else if let list = node as? [Any] {
+            for (i, element) in list.enumerated() {
+                if let p = wholeNumberProblem(in: element, at: "\(path)[\(i)]", key: key) { return p }
+            }
+        } else if let key, wholeNumberKeys.contains(key), let number = node as? NSNumber, !(node is Bool) {
+            let value = number.doubleValue
+            if value != value.rounded() { return "\(path.terminalSafe): \(number.stringValue) is not a whole number" }
+            if abs(value) > 9.0e15 { return "\(path.terminalSafe): \(number.stringValue) is far too large" }
+        }
+        return nil
+    }
+
+    private static func describe(_ error: DecodingError, in top: Any) -> String {
         func field(_ path: [CodingKey]) -> String {
             var text = ""
             for key in path {
                 if let i = key.intValue { text += "[\(i)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
             }
-            return text.isEmpty ? "(top level)" : text
+            return text.isEmpty ? "(top level)" : text.terminalSafe
+        }
+        /// The JSON value at `path` in the parsed document, shown short, for the message.
+        func found(_ path: [CodingKey]) -> String? {
+            var node: Any? = top
+            for key in path {
+                if let i = key.intValue { node = (node as? [Any]).flatMap { i < $0.count ? $0[i] : nil } }
+                else { node = (node as? [String: Any])?[key.stringValue] }
+            }
+            guard let node else { return nil }
+            if let n = node as? NSNumber { return n.stringValue }
+            if let text = node as? String { return "'\(String(text.prefix(40)).terminalSafe)'" }
+            if node is [Any] { return "a list" }
+            if node is [String: Any] { return "an object" }
+            if node is NSNull { return "null" }
+            return nil
         }
         switch error {
         case .keyNotFound(let key, let ctx):
             let parent = field(ctx.codingPath)
-            return "\(parent == "(top level)" ? "" : parent + ".")\(key.stringValue): missing"
+            return "\(parent == "(top level)" ? "" : parent + ".")\(key.stringValue.terminalSafe): missing"
         case .typeMismatch(let type, let ctx):
-            return "\(field(ctx.codingPath)): expected \(typeName(type))"
+            return "\(field(ctx.codingPath)): expected \(typeName(type))" + (found(ctx.codingPath).map { ", found \($0)" } ?? "")
         case .valueNotFound(let type, let ctx):
             return "\(field(ctx.codingPath)): expected \(typeName(type)), found null"
         case .dataCorrupted(let ctx):
-            return "\(field(ctx.codingPath)): \(ctx.debugDescription)"
+            // A number that does not fit its field (10.5 frames, 1e30 frames) comes out of
+            // Foundation as "not valid JSON"; say what is really wrong with it.
+            if let value = found(ctx.codingPath), let number = Double(value) {
+                return "\(field(ctx.codingPath)): \(value) is not a whole number" + (number.rounded() == number ? " in range" : "")
+            }
+            return "\(field(ctx.codingPath)): \(ctx.debugDescription.terminalSafe)"
         @unknown default:
-            return "\(error)"
+            return "\(error)".terminalSafe
         }
     }
 

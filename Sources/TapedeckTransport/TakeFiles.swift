@@ -1,28 +1,39 @@
 import Foundation
 import TapedeckCore
 import TapedeckIO
+import TapedeckEngine
 
 /// What takes are called and what they say about themselves, for every front-end alike.
 public enum TakeFiles {
     /// File names in the session's `audio/` that are not taken, one per track of a pass:
     /// `take-YYYYMMDD-HHMMSS.EXT` for one track, `take-YYYYMMDD-HHMMSS-tN.EXT` (track
-    /// number N) for several, with `-2`, `-3`… added when a name exists already.
+    /// number N) for several, with `-2`, `-3`… added when a name exists already. Each name is
+    /// claimed for this process by creating its crash marker (`NAME.recording`) exclusively,
+    /// so two recorders starting in the same second can never choose the same file; the
+    /// engine then writes the real marker over the claim and creates the take exclusively
+    /// too. A claim whose take never started is removed by recovery (or by the caller).
     public static func freshNames(in folder: SessionFolder, tracks: [Int], container: AudioContainer) -> [String] {
         let f = DateFormatter()
         f.dateFormat = "yyyyMMdd-HHmmss"
         f.locale = Locale(identifier: "en_US_POSIX")
         let stamp = f.string(from: Date())
-        var taken = Set<String>()
         return tracks.map { track in
             let base = tracks.count == 1 ? "take-\(stamp)" : "take-\(stamp)-t\(track + 1)"
-            var name = "\(base).\(container.rawValue)"
-            var n = 2
-            while taken.contains(name) || FileManager.default.fileExists(atPath: folder.audioFolder + "/" + name) {
-                name = "\(base)-\(n).\(container.rawValue)"
-                n += 1
+            for n in 1...10_000 {
+                let name = n == 1 ? "\(base).\(container.rawValue)" : "\(base)-\(n).\(container.rawValue)"
+                let audio = folder.audioFolder + "/" + name
+                var st = stat()
+                if lstat(audio, &st) == 0 { continue }
+                let fd = open(TakeMarker.sidecarPath(forAudio: audio), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                if fd >= 0 {
+                    close(fd)
+                    return name
+                }
+                // Taken by another recorder (or a link planted there): try the next name. Any
+                // other failure (no audio/ folder, no permission) is the writer's to report.
+                if errno != EEXIST { return name }
             }
-            taken.insert(name)
-            return name
+            return "\(base)-\(getpid()).\(container.rawValue)"
         }
     }
 

@@ -24,6 +24,9 @@ struct RecordingPass {
         var path: String
         var peakPath: String?
         var dryPath: String?
+        /// Its crash marker: where and how it goes onto its track. The clean stop places it
+        /// with the marker's own ``TakeMarker/regions(fileFrames:file:)``, as recovery would.
+        var marker: TakeMarker
     }
 
     let set: TakeSet
@@ -122,28 +125,53 @@ extension Transport {
         var takes: [RecordingPass.Take] = []
         var requests: [TakeRequest] = []
         let names = folder.map { TakeFiles.freshNames(in: $0, tracks: tracks, container: options.takeContainer) } ?? []
+        // The names are claimed by their markers: a pass that never starts leaves no claim.
+        func dropClaims() {
+            guard let folder else { return }
+            for name in names where access(folder.audioFolder + "/" + name, F_OK) != 0 {
+                TakeMarker.remove(forAudio: folder.audioFolder + "/" + name)
+            }
+        }
+        let placement: TakeMarker.Placement
+        switch kind {
+        case .plain: placement = .plain
+        case .punch(let r): placement = .punch(range: r, crossfadeFrames: session.punchCrossfadeFrames)
+        case .loop(let l): placement = .loopPasses(loop: l)
+        }
         for (k, t) in tracks.enumerated() {
             let input = spec.tracks[t].input
             let channels = input?.deviceChannels ?? [1]
             var take: RecordingPass.Take
+            let trackName = session.tracks[t].name
+            // The engine's gate drops the round trip: every take starts at its record point
+            // (a loop take at the loop's start), so the marker's latency is 0.
+            let markerStart: Int64
+            if case .loop(let l) = kind { markerStart = l.startFrame } else { markerStart = recordPoint }
+            func marker(file: String, inSession: Bool) -> TakeMarker {
+                var m = TakeMarker(file: file, session: inSession ? folder?.path : nil, trackIndex: inSession ? t : nil,
+                                   trackName: inSession ? trackName : nil, timelineStartFrame: markerStart, latencyFrames: 0,
+                                   sampleRate: config.sampleRate, deviceChannels: channels,
+                                   startedAtSeconds: Date().timeIntervalSince1970, placement: placement,
+                                   recordedSpeed: timePitch.speed)
+                if request.keepsDryCopy { m.dryFile = TakeFiles.dryPath(for: file) }
+                return m
+            }
             if let out = request.outputPath, tracks.count == 1 {
-                take = RecordingPass.Take(track: t, trackName: session.tracks[t].name, relativeFile: nil, path: out)
+                let absolute = out.hasPrefix("/") ? out : FileManager.default.currentDirectoryPath + "/" + out
+                take = RecordingPass.Take(track: t, trackName: trackName, relativeFile: nil, path: out,
+                                          marker: marker(file: absolute, inSession: false))
             } else if let folder {
                 let relative = "audio/" + names[k]
-                take = RecordingPass.Take(track: t, trackName: session.tracks[t].name, relativeFile: relative,
-                                          path: folder.absolutePath(of: relative), peakPath: folder.peakPath(forAudio: relative))
+                take = RecordingPass.Take(track: t, trackName: trackName, relativeFile: relative,
+                                          path: folder.absolutePath(of: relative), peakPath: folder.peakPath(forAudio: relative),
+                                          marker: marker(file: relative, inSession: true))
             } else {
                 throw TransportError(.usage, "give one file for a take outside a session")
             }
             if request.keepsDryCopy { take.dryPath = TakeFiles.dryPath(for: take.path) }
-            let markerFile = take.relativeFile ?? (take.path.hasPrefix("/") ? take.path : FileManager.default.currentDirectoryPath + "/" + take.path)
-            let marker = TakeMarker(file: markerFile, session: take.relativeFile == nil ? nil : folder?.path,
-                                    trackIndex: take.relativeFile == nil ? nil : t, timelineStartFrame: recordPoint,
-                                    latencyFrames: 0, sampleRate: config.sampleRate, deviceChannels: channels,
-                                    startedAtSeconds: Date().timeIntervalSince1970)
             var r = TakeRequest(track: t, channelCount: max(1, min(channels.count, 2)), path: take.path,
                                 container: options.takeContainer, encoding: options.takeEncoding, peakPath: take.peakPath,
-                                marker: marker)
+                                marker: take.marker)
             r.metadata = TakeFiles.metadata(folder: take.relativeFile == nil ? nil : folder, session: session,
                                             trackIndex: take.relativeFile == nil ? nil : t, device: config.name,
                                             deviceChannels: channels, timelineFrame: recordPoint, latencyFrames: gate.latencyFrames,
@@ -170,6 +198,7 @@ extension Transport {
         }
         let set: TakeSet
         do { set = try engine.startTakes(requests, gate: gate) } catch {
+            dropClaims()
             recordingTracks = []
             engine.setLoop(loop, enabled: loopEnabled)
             throw TransportError(.file, "cannot record: \(error)")
@@ -222,23 +251,19 @@ extension Transport {
         for (take, outcome) in zip(pass.takes, outcomes) {
             if let error = outcome.error {
                 // The file's error names the file.
-                lastPassProblems.append("\(error) (the take was kept up to there: \(outcome.frameCount) frames)")
+                let clock = TimeText.clock(frames: outcome.frameCount, sampleRate: engine.configuration.sampleRate)
+                let onTrack = take.relativeFile == nil ? "" : " on track \(take.track + 1)"
+                lastPassProblems.append("\(error) — kept \(clock) (\(outcome.frameCount) frames)\(onTrack)")
             }
             if outcome.droppedFrames > 0 {
                 lastPassProblems.append("\(take.path): \(outcome.droppedFrames) input frames were lost to a slow disk (silence there)")
             }
             let frames = outcome.frameCount
             let file = take.relativeFile ?? take.path
-            var regions: [Region] = []
-            switch pass.kind {
-            case .loop(let l):
-                let passFrames = max(1, Int64((Double(l.frameCount) / pass.speed).rounded()))
-                regions = Region.loopPasses(file: file, loop: FrameRange(startFrame: l.startFrame, endFrame: l.startFrame + passFrames),
-                                            firstSourceFrame: 0, fileFrames: frames)
-            case .plain, .punch:
-                if frames > 0 { regions = [Region(file: file, timelineStartFrame: start, lengthFrames: frames)] }
-            }
-            for i in regions.indices { Transport.scale(&regions[i], speed: pass.speed) }
+            // Where the pass really started (a take started on the fly knows it only now).
+            var marker = take.marker
+            if case .loop = pass.kind {} else { marker.timelineStartFrame = start }
+            let regions = marker.regions(fileFrames: frames, file: file)
             guard let first = regions.first else {
                 nothing = true
                 if take.relativeFile != nil {
@@ -276,16 +301,5 @@ extension Transport {
                 engine.setEndFrame(endFrame(startingAt: status.positionFrame))
             }
         }
-    }
-
-    /// A take recorded while the transport ran at `speed` spans speed × its frames of
-    /// timeline: it is placed over exactly that span, played at rate 1/speed (pitch kept), so
-    /// a part practised at 70 % plays in time at 100 %, and it is marked with its speed.
-    public static func scale(_ region: inout Region, speed: Double) {
-        guard speed != 1 else { return }
-        let sourceFrames = region.lengthFrames
-        region.lengthFrames = max(1, Int64((Double(sourceFrames) * speed).rounded()))
-        region.rate = Double(sourceFrames) / Double(region.lengthFrames)
-        region.recordedSpeed = speed
     }
 }

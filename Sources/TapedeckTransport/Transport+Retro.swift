@@ -60,7 +60,7 @@ extension Transport {
             }
             var region = Region(file: relative ?? path, timelineStartFrame: start + skip, sourceOffsetFrame: skip,
                                 lengthFrames: Int64(count) - skip)
-            Transport.scale(&region, speed: segment.speed == 0 ? 1 : segment.speed)
+            region.scale(recordedSpeed: segment.speed == 0 ? 1 : segment.speed)
             let take = FinishedTake(trackIndex: t, trackName: session.tracks[t].name, region: region, markerPath: nil, verb: "kept")
             kept.append(take)
         }

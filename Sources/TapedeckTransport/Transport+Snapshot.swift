@@ -20,10 +20,19 @@ extension Transport {
             saidRealtime = true
             notices.append(Transport.realtimeAdvice)
         }
+        // A track or an effect making NaN: said when it starts, then at most every 5 s.
+        let now = Transport.monotonicSeconds()
+        if status.nonFiniteSamples > saidNonFinite && now - saidNonFiniteAt >= 5 {
+            let n = status.nonFiniteSamples - saidNonFinite
+            notices.append("\(n) NaN/infinite sample\(n == 1 ? "" : "s") (from a file or an effect) played as silence")
+            saidNonFiniteAt = now
+            saidNonFinite = status.nonFiniteSamples
+        } else if status.nonFiniteSamples < saidNonFinite {
+            saidNonFinite = status.nonFiniteSamples  // a rebuilt graph counts afresh
+        }
         var snap = TransportSnapshot(state: state(status), positionFrame: status.positionFrame, xrunCount: status.xrunCount,
                                      dspLoad: status.dspLoad, deviceName: deviceName, isOffline: isOffline)
         let meters = engine.meters()
-        let now = Transport.monotonicSeconds()
         snap.trackLevels = session.tracks.indices.map { t in
             if let input = meters.inputs[t] { return meterHolds.levels(id: 2 * t + 1, readings: input, now: now) }
             return meterHolds.levels(id: 2 * t, readings: t < meters.tracks.count ? meters.tracks[t] : [], now: now)

@@ -62,6 +62,9 @@ public final class Transport {
     var errors: [String] = []
     var notices: [String] = []
     var saidRealtime = false
+    /// The engine's count of NaN/infinite samples when last said, and when (monotonic s).
+    var saidNonFinite: Int64 = 0
+    var saidNonFiniteAt = -Double.infinity
     /// Seconds of input the screen keeps for retroactive capture.
     public static let screenRetroSeconds = 10.0
     var saidDeviceStop = false

@@ -190,11 +190,16 @@ public struct KeyMap: Equatable, Sendable {
     /// Reads a keys file: `ACTION = KEY[, KEY…]` per line, `#` comments. Good lines apply;
     /// each bad line is skipped and reported as `SOURCE line N: reason`.
     public static func parse(_ text: String, source: String = "keys") -> (map: KeyMap, problems: [String]) {
+        parse(lines: SettingsText.lines(text), source: source)
+    }
+
+    /// The same for lines already split (nil: a line that is not valid UTF-8, reported).
+    static func parse(lines: [String?], source: String) -> (map: KeyMap, problems: [String]) {
         var map = KeyMap()
         var problems: [String] = []
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            func report(_ reason: String) { problems.append("\(source) line \(i + 1): \(reason)") }
-            var line = String(raw)
+        for (i, decoded) in lines.enumerated() {
+            func report(_ reason: String) { problems.append("\(source.terminalSafe) line \(i + 1): \(reason.terminalSafe)") }
+            guard var line = decoded else { report("not valid UTF-8 (skipped)"); continue }
             if let hash = commentStart(line) { line = String(line[..<hash]) }
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty { continue }

@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckCore
 
 /// Where the screen's settings live and how they are read: `$XDG_CONFIG_HOME/tapedeck/`
 /// (default `~/.config/tapedeck/`) holds `keys`, `config` (`theme = NAME`) and optionally
@@ -29,24 +30,27 @@ public struct ScreenConfig: Sendable {
 
     /// The key map from the keys file (defaults when there is none), and its problems.
     public func loadKeyMap() -> (KeyMap, [String]) {
-        guard let text = try? String(contentsOfFile: keysPath, encoding: .utf8) else { return (KeyMap(), []) }
-        let (map, problems) = KeyMap.parse(text, source: keysPath)
-        return (map, problems)
+        guard let lines = SettingsText.read(keysPath) else { return (KeyMap(), []) }
+        return KeyMap.parse(lines: lines, source: keysPath)
     }
 
     /// `theme = NAME` from the config file, and problems with other lines.
     public func configuredTheme() -> (String?, [String]) {
-        guard let text = try? String(contentsOfFile: configPath, encoding: .utf8) else { return (nil, []) }
+        guard let lines = SettingsText.read(configPath) else { return (nil, []) }
         var theme: String?
         var problems: [String] = []
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (i, decoded) in lines.enumerated() {
+            guard let raw = decoded else {
+                problems.append("\(configPath.terminalSafe) line \(i + 1): not valid UTF-8 (skipped)")
+                continue
+            }
             let line = (raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "").trimmingWhitespace()
             if line.isEmpty { continue }
             let parts = line.split(separator: "=", maxSplits: 1).map { String($0).trimmingWhitespace() }
             if parts.count == 2, parts[0] == "theme", !parts[1].isEmpty {
                 theme = parts[1]
             } else {
-                problems.append("\(configPath) line \(i + 1): expected 'theme = NAME'")
+                problems.append("\(configPath.terminalSafe) line \(i + 1): expected 'theme = NAME'")
             }
         }
         return (theme, problems)
@@ -57,17 +61,17 @@ public struct ScreenConfig: Sendable {
     public func loadTheme(named name: String) -> (Theme, String?) {
         for dir in themeFolders {
             let path = dir + "/" + name + ".theme"
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            guard let lines = SettingsText.read(path) else { continue }
             do {
                 // The file name, not the whole path, so the line number fits on the message line.
-                return (try Theme.parse(text, source: name + ".theme"), nil)
+                return (try Theme.parse(lines: lines, source: name + ".theme"), nil)
             } catch {
-                return (Theme.builtInDefault, "theme \(error.description) (in \(dir)); using the default theme")
+                return (Theme.builtInDefault, "theme \(error.description) (in \(dir.terminalSafe)); using the default theme")
             }
         }
         if name == "default" { return (Theme.builtInDefault, nil) }
         let known = availableThemes()
-        return (Theme.builtInDefault, "no theme '\(name)'\(known.isEmpty ? "" : " (have: \(known.joined(separator: ", ")))"); using the default theme")
+        return (Theme.builtInDefault, "no theme '\(name.terminalSafe)'\(known.isEmpty ? "" : " (have: \(known.joined(separator: ", ")))"); using the default theme")
     }
 
     /// Names of the themes that can be found.

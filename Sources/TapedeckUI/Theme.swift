@@ -114,58 +114,91 @@ public struct Theme: Equatable, Sendable {
     /// The style for `role`.
     public func style(_ role: Role) -> Style { styles[role] ?? styles[.normal] ?? Style() }
 
-    /// Why a theme file was refused: the line and what is wrong with it.
+    /// Why a theme file was refused: every bad line and what is wrong with it.
     public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The file (or theme name) concerned.
         public var source: String
-        /// 1-based line number.
+        /// 1-based number of the first bad line.
         public var line: Int
-        /// What is wrong.
+        /// What is wrong with it.
         public var reason: String
-        /// `SOURCE line N: REASON`.
-        public var description: String { "\(source) line \(line): \(reason)" }
+        /// Every bad line after the first, with its reason.
+        public var more: [Problem] = []
+
+        /// One bad line.
+        public struct Problem: Equatable, Sendable {
+            /// 1-based line number.
+            public var line: Int
+            /// What is wrong with it.
+            public var reason: String
+        }
+
+        /// `SOURCE line N: REASON`, then `; line M: REASON` for each other bad line.
+        public var description: String {
+            ([Problem(line: line, reason: reason)] + more).enumerated().map { i, p in
+                (i == 0 ? "\(source.terminalSafe) line " : "line ") + "\(p.line): \(p.reason.terminalSafe)"
+            }.joined(separator: "; ")
+        }
     }
 
     private static let colorNames = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
 
-    /// Parses theme text; `source` names it in errors. The whole theme is refused at the
-    /// first bad line, so a half-applied theme never shows.
+    /// Parses theme text; `source` names it in errors. A theme with any bad line is refused
+    /// whole, so a half-applied theme never shows; the error names every bad line.
     public static func parse(_ text: String, source: String) throws(ParseError) -> Theme {
+        try parse(lines: SettingsText.lines(text), source: source)
+    }
+
+    /// The same for lines already split (nil: a line that is not valid UTF-8).
+    static func parse(lines: [String?], source: String) throws(ParseError) -> Theme {
         var theme = Theme(name: source, styles: [:])
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let lineNumber = i + 1
-            func fail(_ reason: String) -> ParseError { ParseError(source: source, line: lineNumber, reason: reason) }
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            let trimmed = line.trimmingWhitespace()
-            if trimmed.isEmpty { continue }
-            guard let eq = trimmed.firstIndex(of: "=") else { throw fail("expected 'role = foreground background [bold]'") }
-            let key = String(trimmed[..<eq]).trimmingWhitespace()
-            let value = String(trimmed[trimmed.index(after: eq)...]).trimmingWhitespace()
-            if key == "name" {
-                guard !value.isEmpty else { throw fail("name is empty") }
-                theme.name = value
-                continue
+        var problems: [ParseError.Problem] = []
+        for (i, decoded) in lines.enumerated() {
+            do throws(ParseError) {
+                try parseLine(decoded, into: &theme, lineNumber: i + 1, source: source)
+            } catch {
+                problems.append(ParseError.Problem(line: error.line, reason: error.reason))
             }
-            guard let role = Role(rawValue: key) else { throw fail("unknown role '\(key)'") }
-            let words = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-            guard words.count >= 2 else { throw fail("'\(key)' needs a foreground and a background colour") }
-            var style = Style()
-            guard let fg = color(words[0]) else { throw fail("'\(words[0])' is not a colour") }
-            guard let bg = color(words[1]) else { throw fail("'\(words[1])' is not a colour") }
-            style.foreground = fg
-            style.background = bg
-            for word in words.dropFirst(2) {
-                switch word {
-                case "bold": style.bold = true
-                case "reverse": style.reverse = true
-                case "underline": style.underline = true
-                case "dim": style.dim = true
-                default: throw fail("'\(word)' is not bold, reverse, underline or dim")
-                }
-            }
-            theme.styles[role] = style
+        }
+        if let first = problems.first {
+            throw ParseError(source: source, line: first.line, reason: first.reason, more: Array(problems.dropFirst()))
         }
         return theme
+    }
+
+    /// Applies one line of a theme file to `theme`.
+    private static func parseLine(_ decoded: String?, into theme: inout Theme, lineNumber: Int, source: String) throws(ParseError) {
+        func fail(_ reason: String) -> ParseError { ParseError(source: source, line: lineNumber, reason: reason) }
+        guard let raw = decoded else { throw fail("not valid UTF-8") }
+        let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let trimmed = line.trimmingWhitespace()
+        if trimmed.isEmpty { return }
+        guard let eq = trimmed.firstIndex(of: "=") else { throw fail("expected 'role = foreground background [bold]'") }
+        let key = String(trimmed[..<eq]).trimmingWhitespace()
+        let value = String(trimmed[trimmed.index(after: eq)...]).trimmingWhitespace()
+        if key == "name" {
+            guard !value.isEmpty else { throw fail("name is empty") }
+            theme.name = value
+            return
+        }
+        guard let role = Role(rawValue: key) else { throw fail("unknown role '\(key)'") }
+        let words = value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard words.count >= 2 else { throw fail("'\(key)' needs a foreground and a background colour") }
+        var style = Style()
+        guard let fg = color(words[0]) else { throw fail("'\(words[0])' is not a colour") }
+        guard let bg = color(words[1]) else { throw fail("'\(words[1])' is not a colour") }
+        style.foreground = fg
+        style.background = bg
+        for word in words.dropFirst(2) {
+            switch word {
+            case "bold": style.bold = true
+            case "reverse": style.reverse = true
+            case "underline": style.underline = true
+            case "dim": style.dim = true
+            default: throw fail("'\(word)' is not bold, reverse, underline or dim")
+            }
+        }
+        theme.styles[role] = style
     }
 
     private static func color(_ word: String) -> ThemeColor? {

@@ -30,7 +30,7 @@ func runMain(_ argv: [String]) -> Int32 {
     }
     if args.first == "help", args.count == 2 {
         guard let c = commands.first(where: { $0.name == args[1] }) else {
-            Terminal.err("tapedeck: no command '\(args[1])' (see 'tapedeck help')\n")
+            Terminal.err("tapedeck: no command '\(args[1].terminalSafe)' (see 'tapedeck help')\n")
             return ExitCode.usage
         }
         Terminal.out(c.usage)
@@ -42,7 +42,7 @@ func runMain(_ argv: [String]) -> Int32 {
     }
     let word = args.removeFirst()
     guard let type = commands.first(where: { $0.name == word }) else {
-        Terminal.err("tapedeck: unknown command '\(word)' (see 'tapedeck help')\n")
+        Terminal.err("tapedeck: unknown command '\(word.terminalSafe)' (see 'tapedeck help')\n")
         return ExitCode.usage
     }
     if args.contains("--help") || args.contains("-h") {
@@ -73,7 +73,10 @@ func report(_ error: any Error) -> Int32 {
     case let e as CustomStringConvertible: (text, code) = (e.description, ExitCode.failure)
     default: (text, code) = ("\(error)", ExitCode.failure)
     }
-    Terminal.err("tapedeck: \(text)\n")
+    // Names and values echoed from the user or a file never reach the terminal raw; a chain
+    // error keeps its caret lines (each already escaped).
+    let safe = error is ChainError ? text : text.terminalSafe
+    Terminal.err("tapedeck: \(safe)\n")
     return code
 }
 

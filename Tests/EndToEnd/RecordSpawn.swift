@@ -8,15 +8,15 @@ import XCTest
 struct SpawnedChild {
     let pid: pid_t
 
-    /// Starts `argv` with `environment` added, stdout to `stdoutPath` (or /dev/null), stderr to
-    /// /dev/null, and a clean signal mask.
-    init(_ argv: [String], environment: [String: String], stdoutPath: String? = nil) throws {
+    /// Starts `argv` with `environment` added, stdout to `stdoutPath` and stderr to
+    /// `stderrPath` (or /dev/null), and a clean signal mask.
+    init(_ argv: [String], environment: [String: String], stdoutPath: String? = nil, stderrPath: String? = nil) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }

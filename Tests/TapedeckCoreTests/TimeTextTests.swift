@@ -54,4 +54,56 @@ final class TimeTextTests: XCTestCase {
         XCTAssertEqual(map.barsBeatsTicks(ofFrame: 0), "1|1|0")
         XCTAssertEqual(map.barsBeatsTicks(ofFrame: 96000 + 36000), "2|2|480")
     }
+
+    func testUnitsAndScreenPositionsAreRead() throws {
+        XCTAssertEqual(try TimeText.frames(from: "2s", tempoMap: map), 96000)
+        XCTAssertEqual(try TimeText.frames(from: "500ms", tempoMap: map), 24000)
+        XCTAssertEqual(try TimeText.frames(from: "1m30s", tempoMap: map), 90 * 48000)
+        XCTAssertEqual(try TimeText.frames(from: "1h2m3.5s", tempoMap: map), Int64(3723.5 * 48000))
+        XCTAssertEqual(try TimeText.frames(from: "1s500ms", tempoMap: map), 72000)
+        // What the screen shows is what can be typed: bar 3, beat 2, tick 480 of 960.
+        XCTAssertEqual(try TimeText.frames(from: "3|2|480", tempoMap: map), 2 * 96000 + 24000 + 12000)
+        XCTAssertEqual(try TimeText.frames(from: "3|2", tempoMap: map), 2 * 96000 + 24000)
+        for frame: Int64 in [0, 1, 12345, 96000 + 36000, 48000 * 3600] {
+            let shown = map.barsBeatsTicks(ofFrame: frame)
+            let read = try TimeText.frames(from: shown, tempoMap: map)
+            XCTAssertEqual(Double(read), Double(frame), accuracy: map.framesPerBeat / 960 + 1, "\(shown)")
+        }
+        XCTAssertEqual(try TimeText.range(from: "1m-1m30s", tempoMap: map, defaultEnd: 0), FrameRange(startFrame: 60 * 48000, endFrame: 90 * 48000))
+        XCTAssertEqual(try TimeText.range(from: "2|1|0-3|1|0", tempoMap: map, defaultEnd: 0), FrameRange(startFrame: 96000, endFrame: 192000))
+        for bad in ["1x", "ms", "5s1m", "2s2s", "1|0|0", "0|1|0", "1|5|0", "1|1|960", "1|1|1|1", "|", "1.5.s"] {
+            XCTAssertThrowsError(try TimeText.frames(from: bad, tempoMap: map), bad) { error in
+                XCTAssertTrue("\(error)".contains("malformed time '\(bad)'"), "\(error)")
+            }
+        }
+    }
+
+    /// Every one of these trapped on Int64 overflow (issue 13); now each is one clear line.
+    func testTimesPastTheTimelineAreRefusedWithTheLimitNotTrapped() {
+        let huge = ["9223372036854775807f", "9000000000000000000f", "99999999999999.1.1", "99999999999999.1.1.1",
+                    "99999999999999|1|0", "9999999999999999999999999", "9223372036854775807", "99999999999:00:00",
+                    "9999999999999999h", "1e400s", "1099511627777f", "\(String(repeating: "9", count: 400))",
+                    "99999999999999.1.1-"]
+        for text in huge {
+            XCTAssertThrowsError(try TimeText.frames(from: text, tempoMap: map, field: "--at"), text) { error in
+                let message = "\(error)"
+                XCTAssertTrue(message.hasPrefix("--at: "), message)
+                XCTAssertTrue(message.contains("2^40 frames") || message.contains("malformed time"), message)
+                XCTAssertFalse(message.contains("\n"))
+            }
+        }
+        XCTAssertThrowsError(try TimeText.range(from: "99999999999999.1.1-", tempoMap: map, defaultEnd: 10, field: "--range"))
+        XCTAssertEqual(try TimeText.frames(from: "1099511627776f", tempoMap: map), SessionLimits.maximumTimelineFrames, "the limit itself is a position")
+    }
+
+    func testClockTextAndBarsOfAnyFrameNeverTrap() {
+        XCTAssertEqual(TimeText.clock(frames: Int64.max, sampleRate: 48000), "53375995583:39:01.162")
+        XCTAssertEqual(TimeText.clock(frames: -48000, sampleRate: 48000), "-00:01.000")
+        XCTAssertEqual(TimeText.clock(frames: Int64.min, sampleRate: 1), "-2562047788015215:30:08.000")
+        _ = map.barsBeatsTicks(ofFrame: Int64.max)
+        _ = map.barsBeatsTicks(ofFrame: Int64.min)
+        XCTAssertEqual(map.frame(bar: Int.max, beat: 1), SessionLimits.maximumTimelineFrames)
+        XCTAssertEqual(Decibels.text(-1e308), "-1e+308")
+        XCTAssertEqual(Decibels.text(-.infinity), "-inf")
+    }
 }

@@ -73,4 +73,78 @@ final class TakeRecoveryTests: XCTestCase {
         let audio = try FileManager.default.contentsOfDirectory(atPath: folder.audioFolder)
         XCTAssertFalse(audio.contains { $0.hasSuffix(".recording") })
     }
+
+    /// A killed take lands where a clean stop would have put it: at its record point, punched
+    /// in with crossfades, or as one take per loop pass, scaled for its speed (issue 13).
+    func testRecoveryPlacesPunchLoopAndSpeedTakesAsACleanStopWould() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let folder = SessionFolder(path: dir + "/s")
+        var session = Session(sampleRate: 48000)
+        session.tracks = [Track(name: "bed", regions: [Region(file: "audio/bed.wav", timelineStartFrame: 0, lengthFrames: 200_000)]),
+                          Track(name: "loops"), Track(name: "slow")]
+        try folder.create(session)
+        let punchRange = FrameRange(startFrame: 48000, endFrame: 96000)
+        let loop = FrameRange(startFrame: 10_000, endFrame: 30_000)
+        var markers: [(String, TakeMarker)] = []
+        var punch = TakeMarker(file: "audio/p.wav", session: folder.path, trackIndex: 0, trackName: "bed", timelineStartFrame: 48000,
+                               latencyFrames: 0, sampleRate: 48000, deviceChannels: [1], startedAtSeconds: 0)
+        punch.placement = .punch(range: punchRange, crossfadeFrames: 240)
+        markers.append(("p.wav", punch))
+        var looped = TakeMarker(file: "audio/l.wav", session: folder.path, trackIndex: 1, trackName: "loops", timelineStartFrame: 10_000,
+                                latencyFrames: 100, sampleRate: 48000, deviceChannels: [1], startedAtSeconds: 0)
+        looped.placement = .loopPasses(loop: loop)
+        markers.append(("l.wav", looped))
+        var slow = TakeMarker(file: "audio/v.wav", session: folder.path, trackIndex: 5, trackName: "slow", timelineStartFrame: 96000,
+                              latencyFrames: 0, sampleRate: 48000, deviceChannels: [1], startedAtSeconds: 0)
+        slow.recordedSpeed = 0.5
+        markers.append(("v.wav", slow))
+        for (name, marker) in markers {
+            let path = folder.audioFolder + "/" + name
+            _ = try crashedTake(at: path, container: .wav, flushed: 20_000, total: 45_000)
+            try marker.write(forAudio: path)
+        }
+        let found = try TakeRecovery.recover(session: folder)
+        XCTAssertEqual(found.map(\.problem), [nil, nil, nil])
+        session = try folder.load()
+        // Punch: the bed is cut back around the take, crossfaded 240 frames into it.
+        let bed = session.tracks[0].regions.sorted { $0.timelineStartFrame < $1.timelineStartFrame }
+        XCTAssertEqual(bed.map(\.file), ["audio/bed.wav", "audio/p.wav", "audio/bed.wav"])
+        XCTAssertEqual(bed[0].timelineEndFrame, 48000 + 240)
+        XCTAssertEqual(bed[1].timelineStartFrame, 48000)
+        XCTAssertEqual(bed[1].fadeInFrames, 240)
+        XCTAssertEqual(bed[2].timelineStartFrame, 48000 + 45_000 - 240)
+        // Loop: 45,000 frames after 100 of latency = two whole passes of 20,000 and a partial one.
+        let passes = session.tracks[1].regions
+        XCTAssertEqual(passes.map(\.timelineStartFrame), [10_000, 10_000, 10_000])
+        XCTAssertEqual(passes.map(\.sourceOffsetFrame), [100, 20_100, 40_100])
+        XCTAssertEqual(passes.map(\.lengthFrames), [20_000, 20_000, 4_900])
+        XCTAssertEqual(Set(passes.compactMap(\.takeGroup)).count, 1)
+        // Speed: found by its track's name (the index was stale), placed over the time it spans.
+        let taken = try XCTUnwrap(session.tracks[2].regions.first)
+        XCTAssertEqual(taken.timelineStartFrame, 96000)
+        XCTAssertEqual(taken.lengthFrames, 22_500)
+        XCTAssertEqual(taken.recordedSpeed, 0.5)
+    }
+
+    func testAMarkerFromBeforePlacementsReadsAsAPlainTakeAndALinkedTakeIsLeftAlone() throws {
+        let old = #"{"file":"audio/t.wav","trackIndex":0,"timelineStartFrame":5,"latencyFrames":7,"sampleRate":48000,"deviceChannels":[1],"startedAtSeconds":0}"#
+        let marker = try JSONDecoder().decode(TakeMarker.self, from: Data(old.utf8))
+        XCTAssertEqual(marker.placement, .plain)
+        XCTAssertEqual(marker.recordedSpeed, 1)
+        XCTAssertEqual(marker.timelineStartFrame, 5)
+
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let folder = SessionFolder(path: dir + "/s")
+        try folder.create(Session())
+        let outside = dir + "/outside.wav"
+        _ = try crashedTake(at: outside, container: .wav, flushed: 100, total: 100)
+        let before = try Data(contentsOf: URL(fileURLWithPath: outside))
+        symlink(outside, folder.audioFolder + "/t.wav")
+        try marker.write(forAudio: folder.audioFolder + "/t.wav")
+        let found = try TakeRecovery.recover(session: folder)
+        XCTAssertTrue(found.first?.problem?.contains("link") ?? false, "\(found)")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: outside)), before, "the file outside was not touched")
+    }
 }

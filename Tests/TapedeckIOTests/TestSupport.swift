@@ -66,6 +66,8 @@ func noiseWithEdges(frameCount: Int, seed: UInt64) -> [Float] {
 /// Writes non-interleaved `channels` with ``AudioFileWriter`` in uneven blocks.
 func writeFile(_ path: String, format: AudioFileFormat, channels: [[Float]], blockFrames: Int = 1000,
                peakPath: String? = nil) throws {
+    // Writers never replace a file (they create exclusively); a fixture written again is new.
+    unlink(path)
     let writer = try AudioFileWriter(path: path, format: format, peakPath: peakPath)
     let frames = channels[0].count
     var done = 0

@@ -74,4 +74,26 @@ final class KeyMapTests: XCTestCase {
         XCTAssertEqual(Curses.key(forCharacter: 13), .named(.enter))
         XCTAssertEqual(Curses.key(forCharacter: 0x7B), .char("{"))
     }
+
+    func testWindowsLineEndsAndABadByteCostOnlyTheirLine() throws {
+        let (crlf, problems) = KeyMap.parse("play = p\r\nrecord = R\r\n")
+        XCTAssertEqual(problems, [])
+        XCTAssertEqual(crlf.action(for: .char("p")), .play)
+        XCTAssertEqual(crlf.action(for: .char("R")), .record)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("td-keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("tapedeck"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var bytes = Array("play = p\r\nmute = \u{1B}[2J".utf8) + [0xFF, 0x0A] + Array("record = R\n".utf8)
+        bytes += Array("solo = x\r".utf8)
+        FileManager.default.createFile(atPath: dir.path + "/tapedeck/keys", contents: Data(bytes))
+        let config = ScreenConfig(environment: ["XDG_CONFIG_HOME": dir.path], bundledThemes: [])
+        let (map, fileProblems) = config.loadKeyMap()
+        XCTAssertEqual(fileProblems.count, 1, "\(fileProblems)")
+        XCTAssertTrue(fileProblems[0].hasSuffix("keys line 2: not valid UTF-8 (skipped)"), fileProblems[0])
+        XCTAssertEqual(map.action(for: .char("p")), .play)
+        XCTAssertEqual(map.action(for: .char("R")), .record)
+        XCTAssertEqual(map.action(for: .char("x")), .solo)
+        let (_, escaped) = KeyMap.parse("mute = \u{1B}[2J\n")
+        XCTAssertTrue(escaped[0].contains("\\u001B[2J") && !escaped[0].contains("\u{1B}"), escaped[0])
+    }
 }

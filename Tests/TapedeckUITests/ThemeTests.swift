@@ -90,4 +90,19 @@ final class ThemeTests: XCTestCase {
         XCTAssertEqual(ThemeColor.nearest8(16), 0)    // black
         XCTAssertEqual(ThemeColor.nearest8(9), 1)
     }
+
+    func testAThemeSavedOnWindowsReadsTheSameAndEveryBadLineIsNamed() throws {
+        let text = try String(contentsOfFile: ThemeTests.themesFolder + "/light.theme", encoding: .utf8)
+        XCTAssertEqual(try Theme.parse(text.replacingOccurrences(of: "\n", with: "\r\n"), source: "light"), try Theme.parse(text, source: "light"))
+        XCTAssertThrowsError(try Theme.parse("name = x\nplaying = green\nclip = red 300\nlabel = red blue\n", source: "x.theme")) { error in
+            XCTAssertEqual("\(error)", "x.theme line 2: 'playing' needs a foreground and a background colour; line 3: '300' is not a colour")
+        }
+        let bad = Array("name = y\r\n".utf8) + [0xC3, 0x28, 0x0D, 0x0A] + Array("normal = red blue\r\n".utf8)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("td-theme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("tapedeck/themes"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        FileManager.default.createFile(atPath: dir.path + "/tapedeck/themes/y.theme", contents: Data(bad))
+        let (_, message) = ScreenConfig(environment: ["XDG_CONFIG_HOME": dir.path], bundledThemes: []).loadTheme(named: "y")
+        XCTAssertTrue(message?.contains("y.theme line 2: not valid UTF-8") ?? false, message ?? "no message")
+    }
 }

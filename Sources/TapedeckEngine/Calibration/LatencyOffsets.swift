@@ -1,3 +1,4 @@
+import TapedeckIO
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,16 +75,15 @@ public struct LatencyOffsets: Equatable, Sendable {
             throw Problem(path: path, reason: "device name '\(name)' cannot be stored (empty, newline or outer spaces)")
         }
         try LatencyOffsets.makeFolders(forFile: path)
+        // Created exclusively and never through a link, like every file Tapedeck writes.
         let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Problem(path: path, reason: "cannot write: \(String(cString: strerror(errno)))") }
-        let bytes = Array(text.utf8)
-        let ok = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) == $0.count } && fsync(fd) == 0
-        let why = String(cString: strerror(errno))
-        close(fd)
-        guard ok, rename(temporary, path) == 0 else {
+        do { try DurableFile.writeNew(Array(text.utf8), to: temporary) } catch {
+            throw Problem(path: path, reason: error.reason)
+        }
+        guard rename(temporary, path) == 0 else {
+            let why = String(cString: strerror(errno))
             unlink(temporary)
-            throw Problem(path: path, reason: "cannot write: \(ok ? String(cString: strerror(errno)) : why)")
+            throw Problem(path: path, reason: "cannot write: \(why)")
         }
     }
 

@@ -360,7 +360,7 @@ public final class Engine: @unchecked Sendable {
         collectGarbage()
         let board = shared.board
         let rt = board.realtime.load(ordering: .relaxed)
-        return EngineStatus(
+        var status = EngineStatus(
             transport: EngineTransportState(rawValue: board.transport.load(ordering: .acquiring)) ?? .stopped,
             deviceRunning: isRunning,
             positionFrame: board.positionFrame.load(ordering: .relaxed),
@@ -375,6 +375,8 @@ public final class Engine: @unchecked Sendable {
             realtime: rt < 0 ? nil : rt == 1,
             memoryLocked: memoryLocked,
             lastError: errorText())
+        status.nonFiniteSamples = board.busNonFiniteSamples.load(ordering: .relaxed) + chainNonFiniteSamples()
+        return status
     }
 
     /// What the audio thread noticed since the last call (xruns, underruns, dropped input).
@@ -390,6 +392,13 @@ public final class Engine: @unchecked Sendable {
         var inputs: [Int: [MeterReading]] = [:]
         for (i, strip) in g.inputs.enumerated() { inputs[g.trackOfInput[i]] = strip.meter.read() }
         return EngineMeters(tracks: g.strips.map { $0.meter.read() }, inputs: inputs, master: core.masterMeter.read())
+    }
+
+    /// NaN and infinite samples the files and chains of the newest graph replaced.
+    private func chainNonFiniteSamples() -> Int64 {
+        guard let g = graphs.last else { return 0 }
+        return g.strips.reduce(0) { $0 + ($1.chain?.nonFiniteSampleCount ?? 0) + $1.voice.nonFiniteSampleCount }
+            + g.inputs.reduce(0) { $0 + ($1.chain?.nonFiniteSampleCount ?? 0) } + (g.masterChain?.nonFiniteSampleCount ?? 0)
     }
 
     /// Puts every clip light out.

@@ -179,4 +179,7 @@ public struct EngineStatus: Sendable {
     public var memoryLocked: Bool
     /// The device's failure, or a disk problem, in words.
     public var lastError: String?
+    /// NaN and infinite samples turned into silence so far: on the mix bus, and at the
+    /// outputs of the chains now playing (a file or an effect that made them).
+    public var nonFiniteSamples: Int64 = 0
 }

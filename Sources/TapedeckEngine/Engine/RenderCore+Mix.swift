@@ -258,6 +258,10 @@ extension RenderCore {
     ///
     /// Audio thread: no allocation, no locks.
     func master(_ g: Graph, output: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int) {
+        // A NaN from a file on a track without effects would reach the speakers and poison
+        // the master chain's filters for good: it stops here, as silence, and is counted.
+        let bad = NonFiniteSamples.replace(bus[0], count: n) + NonFiniteSamples.replace(bus[1], count: n)
+        if bad > 0 { shared.board.busNonFiniteSamples.add(Int64(bad), ordering: .relaxed) }
         if let chain = g.masterChain {
             var context = RenderContext(inPlace: UnsafeBufferPointer(start: bus, count: 2), frameCount: n, transport: transportInfo(g))
             chain.process(&context)

@@ -1,3 +1,4 @@
+import Synchronization
 import TapedeckIO
 
 /// Renders one track's regions, with region gain and fades, into timeline-aligned blocks —
@@ -8,6 +9,9 @@ final class TrackStreamer {
     private let streams: [RegionStream]
     /// The rendered block, one buffer per track channel.
     let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// NaN and infinite samples read from the files and replaced by silence (a file that did
+    /// not come through `import` may hold some). Written by the disk thread, read by any.
+    let nonFiniteSamples = Atomic<Int64>(0)
 
     /// Opens every source file. Control thread (before the disk thread sees the voice).
     init(sources: [GraphSpec.Source], channelCount: Int, blockFrames: Int) throws(AudioFileError) {
@@ -36,5 +40,6 @@ final class TrackStreamer {
         guard start <= Int64.max - Int64(frameCount) else { return }
         let channels = UnsafeBufferPointer(start: output, count: channelCount)
         for stream in streams { try stream.add(blockStart: start, frameCount: frameCount, into: channels) }
+        nonFiniteSamples.store(streams.reduce(0) { $0 + $1.nonFiniteSampleCount }, ordering: .relaxed)
     }
 }

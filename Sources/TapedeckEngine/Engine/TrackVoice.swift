@@ -28,6 +28,8 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
     /// Nil for a track with no material: it plays silence and costs the disk nothing.
     let ring: FrameRing?
     private let streamer: TrackStreamer?
+    /// NaN and infinite samples this voice's files held, replaced by silence. Any thread.
+    var nonFiniteSampleCount: Int64 { streamer?.nonFiniteSamples.load(ordering: .relaxed) ?? 0 }
     private let requests = Int64Mailbox(count: 6)
     private let marks = Int64Mailbox(count: 3)
     /// How long `pull` may wait for a late disk (0 on real devices: never).

@@ -1,3 +1,4 @@
+import TapedeckCore
 import TapedeckDSP
 
 /// A chain that could not be read, with where it came from (`track 2 (Bass) chain`,
@@ -14,5 +15,5 @@ public struct ChainContextError: Error, CustomStringConvertible {
         self.error = error
     }
 
-    public var description: String { "\(place): \(error.description)" }
+    public var description: String { "\(place.terminalSafe): \(error.description)" }
 }

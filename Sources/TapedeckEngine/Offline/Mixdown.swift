@@ -64,6 +64,9 @@ public struct Mixdown {
         /// Nodes that did not work and were passed through (a plugin not installed or that
         /// failed to start), one line each with its chain: `track 2 (Bass) chain: node 1 …`.
         public var warnings: [String]
+        /// NaN and infinite samples met (in region files, made by chains, on the master
+        /// bus) and replaced by silence; 0 for a clean mix.
+        public var nonFiniteSampleCount: Int64 = 0
     }
 
     /// Frames rendered per block.
@@ -108,7 +111,9 @@ public struct Mixdown {
         let container = stretched ? AudioContainer.wav : request.container
         var peak: Double
         do {
-            peak = try mix(tracks, master: master, to: mixPath, stems: stemMixPaths, container: container, encoding: encoding) { progress($0 * mixShare) }
+            var nonFinite: Int64 = 0
+            peak = try mix(tracks, master: master, to: mixPath, stems: stemMixPaths, container: container, encoding: encoding,
+                           nonFinite: &nonFinite) { progress($0 * mixShare) }
             var frames = request.range.frameCount
             if stretched {
                 let all = [(mixPath, request.outputPath)] + Array(zip(stemMixPaths, stemPaths))
@@ -124,7 +129,8 @@ public struct Mixdown {
             }
             try Mixdown.moveIntoPlace(request.outputPath + ".partial", request.outputPath)
             for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
-            return Summary(frameCount: frames, peakDecibels: peak, stemPaths: stemPaths, warnings: warnings)
+            return Summary(frameCount: frames, peakDecibels: peak, stemPaths: stemPaths, warnings: warnings,
+                           nonFiniteSampleCount: nonFinite)
         } catch {
             unlink(request.outputPath + ".partial")
             for p in stemPaths { unlink(p + ".partial") }
@@ -136,17 +142,20 @@ public struct Mixdown {
     /// master chain; returns the mix's peak in dBFS. Tracks render in parallel on
     /// `workerCount` threads; their outputs are summed in track order on this thread.
     private func mix(_ tracks: [TrackRenderer], master: ChainInstance?, to path: String, stems: [String], container: AudioContainer,
-                     encoding: SampleEncoding, progress: (Double) -> Void) throws -> Double {
+                     encoding: SampleEncoding, nonFinite: inout Int64, progress: (Double) -> Void) throws -> Double {
         let session = request.session
         let format = AudioFileFormat(container: container, encoding: encoding, sampleRate: session.sampleRate, channelCount: 2)
         if let problem = format.problem() { throw AudioFileError(path: request.outputPath, reason: problem) }
         let masterLatency = Int64(master?.latencyFrames ?? 0)
         let frames = request.range.frameCount
-        let writer = try AudioFileWriter(path: path, format: format, blockFrames: Mixdown.blockFrames, expectedFrameCount: frames)
+        let writer = try AudioFileWriter(path: path, format: format, blockFrames: Mixdown.blockFrames, expectedFrameCount: frames,
+                                         creation: .replacingLeftover)
         var stemWriters: [AudioFileWriter] = []
         for stem in stems {
-            stemWriters.append(try AudioFileWriter(path: stem, format: format, blockFrames: Mixdown.blockFrames, expectedFrameCount: frames))
+            stemWriters.append(try AudioFileWriter(path: stem, format: format, blockFrames: Mixdown.blockFrames,
+                                                   expectedFrameCount: frames, creation: .replacingLeftover))
         }
+        var busNonFinite: Int64 = 0
 
         let map = session.tempoMap
         func transport(at frame: Int64) -> TransportInfo {
@@ -201,6 +210,8 @@ public struct Mixdown {
                 var context = RenderContext(inPlace: bus.channels, frameCount: n, transport: current.info)
                 master.process(&context)
             }
+            // What no chain cleaned (a file's NaN on a track without effects) stops here.
+            for c in 0..<2 { busNonFinite += Int64(NonFiniteSamples.replace(bus.channels[c], count: n)) }
             let skip = Int(min(toDrop, Int64(n)))
             toDrop -= Int64(skip)
             let k = n - skip
@@ -218,6 +229,7 @@ public struct Mixdown {
         }
         try writer.close()
         for w in stemWriters { try w.close() }
+        nonFinite = busNonFinite + (master?.nonFiniteSampleCount ?? 0) + tracks.reduce(0) { $0 + $1.nonFiniteSampleCount }
         return Decibels.fromLinear(Double(peak))
     }
 

@@ -14,6 +14,9 @@ final class RegionStream {
     private let envelope: UnsafeMutablePointer<Float>
     private let blockFrames: Int
     private var nextSourceFrame: Int64 = -1
+    /// NaN and infinite samples read from the file and replaced by silence (a file that did
+    /// not come through `import`, which cleans them, may hold some).
+    private(set) var nonFiniteSampleCount: Int64 = 0
 
     /// Opens the region's file; throws the reader's error (naming the file) when it cannot.
     init(region: Region, path: String, blockFrames: Int) throws(AudioFileError) {
@@ -74,6 +77,7 @@ final class RegionStream {
             }
         }
         for ch in scratch where got < n { (ch + got).update(repeating: 0, count: n - got) }
+        for ch in scratch { nonFiniteSampleCount += Int64(NonFiniteSamples.replace(ch, count: got)) }
         nextSourceFrame = sourceFrame + Int64(n)
     }
 

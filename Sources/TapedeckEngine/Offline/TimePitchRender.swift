@@ -60,7 +60,8 @@ public enum TimePitchRender {
         }
         let writer = try AudioFileWriter(path: destinationPath, format: AudioFileFormat(container: output.container, encoding: output.encoding,
                                          sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames,
-                                         expectedFrameCount: Int64((Double(frameCount) * timeRatio).rounded(.up)) + Int64(blockFrames))
+                                         expectedFrameCount: Int64((Double(frameCount) * timeRatio).rounded(.up)) + Int64(blockFrames),
+                                         creation: .replacingLeftover)
         try span.rewind()
         while let n = try span.next() {
             try stretcher.process(span.pointers, frameCount: n, isFinal: span.isFinished) { out, k in
@@ -82,7 +83,7 @@ public enum TimePitchRender {
         let expected = Int64((Double(frameCount) / speed).rounded())
         let writer = try AudioFileWriter(path: destinationPath, format: AudioFileFormat(container: output.container, encoding: output.encoding,
                                          sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames,
-                                         expectedFrameCount: expected)
+                                         expectedFrameCount: expected, creation: .replacingLeftover)
         let out = (0..<channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
         defer { out.forEach { $0.deallocate() } }
         var written: Int64 = 0

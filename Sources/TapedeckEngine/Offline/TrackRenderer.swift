@@ -50,6 +50,12 @@ final class TrackRenderer: @unchecked Sendable {
 
     deinit { chain?.release() }
 
+    /// NaN and infinite samples replaced by silence in this track: read from its files and
+    /// made by its chain.
+    var nonFiniteSampleCount: Int64 {
+        streams.reduce(chain?.nonFiniteSampleCount ?? 0) { $0 + $1.nonFiniteSampleCount }
+    }
+
     /// Feeds the chain the `latencyFrames` of timeline from `startFrame`, discarding its
     /// output, so that afterwards its output lines up with the timeline exactly.
     func prime(startFrame: Int64, transport: TransportInfo) throws {

@@ -17,6 +17,8 @@ final class StatusBoard: @unchecked Sendable {
     let playbackFillPermille = Atomic<Int>(1000)
     /// The most frames any capture ring has held at once.
     let captureHighWaterFrames = Atomic<Int>(0)
+    /// NaN and infinite samples the mix bus turned into silence.
+    let busNonFiniteSamples = Atomic<Int64>(0)
     /// The busiest period of the last tenth of a second: processing time ÷ period time, ‰.
     let dspLoadPermille = Atomic<Int>(0)
     /// The generation of the graph the audio thread renders.

@@ -2,8 +2,13 @@ import Foundation
 import TapedeckCore
 import TapedeckIO
 
-/// Finishes takes a crash left behind: repairs the file, puts it on its track and removes
-/// its ``TakeMarker``. Safe to run again: a take already on its track is not added twice.
+/// Finishes takes a crash left behind: repairs the file, puts it on its track exactly where
+/// its ``TakeMarker`` says a clean stop would have, and removes the marker. Safe to run
+/// again: a take already on its track is not added twice.
+///
+/// Recovery changes the session, so it runs under the session's lock. While another process
+/// holds the lock, its markers belong to takes it is recording right now, not to a crash:
+/// recovery then leaves everything alone (``recover(session:)`` returns nothing).
 public enum TakeRecovery {
     /// One take that was found.
     public struct Recovered: Equatable, Sendable {
@@ -13,16 +18,21 @@ public enum TakeRecovery {
         public var frameCount: Int64
         /// The track it went onto (0-based), if any.
         public var trackIndex: Int?
+        /// Where its first region starts on the timeline, once placed.
+        public var timelineStartFrame: Int64? = nil
         /// Why it could not be placed, if it was not.
         public var problem: String?
     }
 
     /// Recovers every marked take in `folder`'s `audio/` and saves the session when anything
-    /// was placed. Call it when a session is opened, or through `tapedeck recover`.
+    /// was placed. Call it when a session is opened, or through `tapedeck recover` (which
+    /// takes the lock first, waiting for a live recorder to finish).
     public static func recover(session folder: SessionFolder) throws -> [Recovered] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.audioFolder)) ?? []
         let sidecars = names.filter { $0.hasSuffix(".recording") }.sorted()
         if sidecars.isEmpty { return [] }
+        guard let lock = try SessionLock.acquireIfFree(folder) else { return [] }
+        defer { withExtendedLifetime(lock) {} }
         var session = try folder.load()
         var results: [Recovered] = []
         var placedAny = false
@@ -30,44 +40,74 @@ public enum TakeRecovery {
         for name in sidecars {
             let sidecar = folder.audioFolder + "/" + name
             let audioPath = String(sidecar.dropLast(".recording".count))
-            let marker = (try? TakeMarker.read(sidecar: sidecar))
-                ?? TakeMarker(file: "audio/" + String(name.dropLast(".recording".count)), session: folder.path, trackIndex: nil,
-                              timelineStartFrame: 0, latencyFrames: 0, sampleRate: session.sampleRate, deviceChannels: [],
-                              startedAtSeconds: 0)
-            guard FileManager.default.fileExists(atPath: audioPath) else {
-                results.append(Recovered(file: marker.file, frameCount: 0, trackIndex: nil, problem: "the take file was never created"))
+            let audioName = String(name.dropLast(".recording".count))
+            let relative = "audio/" + audioName
+            let marker = isLink(sidecar) ? nil : try? TakeMarker.read(sidecar: sidecar)
+            var item = Recovered(file: marker?.file ?? relative, frameCount: 0, trackIndex: nil, problem: nil)
+            guard isPresent(audioPath) else {
+                // A claimed name whose take never started: nothing to recover.
+                if marker != nil { results.append(Recovered(file: item.file, frameCount: 0, trackIndex: nil, problem: "the take file was never created")) }
                 done.append(audioPath)
                 continue
             }
-            var item = Recovered(file: marker.file, frameCount: 0, trackIndex: nil, problem: nil)
+            if isLink(audioPath) || isLink(sidecar) {
+                item.problem = "it is a link; recovery never writes through one (left as it is)"
+                results.append(item)
+                continue
+            }
+            let alreadyPlaced = session.tracks.contains { $0.regions.contains { $0.file == relative } }
+            if alreadyPlaced && marker == nil {
+                // A claim left by a take that was placed (a kept retroactive take): just tidy.
+                done.append(audioPath)
+                continue
+            }
             do {
                 item.frameCount = try repairFile(path: audioPath)
+                if let dry = marker?.dryFile.map(folder.absolutePath(of:)), isPresent(dry), !isLink(dry) {
+                    _ = try? repairFile(path: dry)
+                }
             } catch {
                 item.problem = "\(error)"
                 results.append(item)
                 continue
             }
-            let relative = marker.file.hasPrefix("/") ? "audio/" + (audioPath.split(separator: "/").last.map(String.init) ?? "") : marker.file
-            let length = item.frameCount - marker.latencyFrames
-            if let t = marker.trackIndex, session.tracks.indices.contains(t), length > 0 {
-                if !session.tracks[t].regions.contains(where: { $0.file == relative }) {
-                    session.tracks[t].regions.append(Region(file: relative, timelineStartFrame: marker.timelineStartFrame,
-                                                            sourceOffsetFrame: marker.latencyFrames, lengthFrames: length))
-                    placedAny = true
-                }
-                item.trackIndex = t
-            } else if length <= 0 {
-                item.problem = "the take holds no audio"
-            } else {
-                item.problem = "its track no longer exists; the file is kept in audio/"
-            }
             _ = try? PeakFile.build(for: audioPath, peakPath: folder.peakPath(forAudio: relative))
-            results.append(item)
             done.append(audioPath)
+            guard let marker else {
+                item.problem = "its marker is unreadable, so its track is unknown; the file is kept in audio/"
+                results.append(item)
+                continue
+            }
+            item.trackIndex = marker.track(in: session)
+            if alreadyPlaced {
+                item.timelineStartFrame = session.tracks.lazy.flatMap(\.regions).first { $0.file == relative }?.timelineStartFrame
+                results.append(item)
+                continue
+            }
+            do {
+                let placed = try marker.place(in: &session, fileFrames: item.frameCount, file: relative)
+                if placed.isEmpty { item.problem = "the take holds no audio" }
+                item.timelineStartFrame = placed.first?.timelineStartFrame
+                placedAny = placedAny || !placed.isEmpty
+            } catch {
+                item.problem = error.reason
+                item.trackIndex = nil
+            }
+            results.append(item)
         }
         if placedAny { try folder.save(session) }
         for path in done { TakeMarker.remove(forAudio: path) }
         return results
+    }
+
+    private static func isPresent(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    private static func isLink(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
     }
 
     /// Repairs one take file in place (WAV header sizes from the file length; FLAC rewritten
@@ -92,7 +132,8 @@ public enum TakeRecovery {
         let encoding: SampleEncoding = sub == 0x0001 || sub == 0x0002 ? (sub == 0x0001 ? .int16 : .int24) : .int24
         let tmp = path + ".repair.flac"
         let writer = try AudioFileWriter(path: tmp, format: AudioFileFormat(container: .flac, encoding: encoding,
-                                                                            sampleRate: reader.sampleRate, channelCount: reader.channelCount))
+                                                                            sampleRate: reader.sampleRate, channelCount: reader.channelCount),
+                                         expectedFrameCount: reader.frameCount, creation: .replacingLeftover)
         let block = 4096
         let bufs = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: block) }
         defer { bufs.forEach { $0.deallocate() } }

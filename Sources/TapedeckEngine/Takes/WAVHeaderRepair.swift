@@ -17,8 +17,11 @@ public enum WAVHeaderRepair {
     /// Repairs `path` in place. Throws ``TakeError`` when it is not a RIFF/RF64 WAVE file
     /// with a `fmt ` and a `data` chunk.
     public static func repair(path: String) throws(TakeError) -> Outcome {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw TakeError(path: path, reason: "cannot open: \(String(cString: strerror(errno)))") }
+        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            let code = errno
+            throw TakeError(path: path, reason: code == ELOOP ? "it is a link; give the file itself" : "cannot open: \(String(cString: strerror(code)))")
+        }
         defer { close(fd) }
         var st = stat()
         fstat(fd, &st)

@@ -1,3 +1,4 @@
+import TapedeckCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,8 +34,11 @@ enum Terminal {
     }
 
     /// Writes `text` plus a newline (unless `newline` is false) to stdout and flushes.
+    /// Control and invisible formatting characters are escaped line by line (``SafeText``):
+    /// whatever a name held, stdout only ever gets the lines the command meant.
     static func out(_ text: String, newline: Bool = true) {
-        var t = newline ? text + "\n" : text
+        var t = text.split(separator: "\n", omittingEmptySubsequences: false).map { SafeText.escaped(String($0)) }
+            .joined(separator: "\n") + (newline ? "\n" : "")
         t.withUTF8 { buf in
             var offset = 0
             while offset < buf.count {

@@ -42,6 +42,9 @@ struct ChainCommand: Command {
     }
 
     func run() throws -> Int32 {
+        // Only a change needs the session's lock; showing the chain reads.
+        let lock = try chainText.map { _ throws(SessionError) in try SessionLock.acquire(folder) }
+        defer { withExtendedLifetime(lock) {} }
         var document = SessionDocument(session: try folder.load())
         let isMaster = trackText == "master"
         if isMaster && input { throw UsageError("chain: the master has no input chain") }
@@ -53,7 +56,7 @@ struct ChainCommand: Command {
             } else {
                 current = document.session.masterChain
             }
-            Terminal.out(current.isEmpty ? "(no effects)" : current)
+            Terminal.out(current.isEmpty ? "(no effects)" : current.terminalSafe)
             if let chain = try? Chain(parsing: current) {
                 for (i, entry) in chain.entries.enumerated() where entry.isMissing {
                     Terminal.out("  node \(i + 1) (\(NodeReference.text(ofNode: entry.node))) is not installed here: passed through")
@@ -71,7 +74,7 @@ struct ChainCommand: Command {
         }
         try folder.save(document.session)
         SessionPluginStates.removeUnreferenced(in: folder)
-        let place = index.map { "track \($0 + 1) (\(document.session.tracks[$0].name)) \(input ? "input" : "playback")" } ?? "master"
+        let place = index.map { "track \($0 + 1) (\(document.session.tracks[$0].name.terminalSafe)) \(input ? "input" : "playback")" } ?? "master"
         Terminal.out("\(place) chain: \(chain.text.isEmpty ? "(no effects)" : chain.text)")
         for problem in problems { Terminal.err("tapedeck: warning: \(problem)\n") }
         return ExitCode.ok

@@ -93,6 +93,8 @@ struct DemoCommand: Command {
     private func build(in folder: SessionFolder, clips source: String) throws {
         var session = Session(sampleRate: SampleSynth.sampleRate, tempoBPM: SampleSynth.tempoBPM)
         try folder.create(session)
+        let lock = try SessionLock.acquire(folder)
+        defer { withExtendedLifetime(lock) {} }
         let parts: [(file: String, name: String, gain: Double, pan: Double)] = [
             ("drums.flac", "Drums", -5, 0),
             ("bass.flac", "Bass", -6, -0.1),

@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -104,11 +105,18 @@ struct ExportCommand: Command {
         let end = session.endFrame
         let range: FrameRange
         if let text = rangeText {
-            range = try TimeText.range(from: text, tempoMap: session.tempoMap, defaultEnd: end)
+            range = try TimeText.range(from: text, tempoMap: session.tempoMap, defaultEnd: end, field: "export: --range")
         } else {
-            guard end > 0 else { throw UsageError("export: \(folder.path) has no audio to export") }
+            guard end > 0 else { throw UsageError("export: \(folder.path.terminalSafe) has no audio to export") }
             range = FrameRange(startFrame: 0, endFrame: end)
         }
+        if let problem = folder.exportProblem(output, session: session) {
+            throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
+        }
+        if let stems, let problem = folder.exportProblem(stems, session: session, isFolder: true) {
+            throw UsageError("export: --stems '\(stems.terminalSafe)' \(problem)")
+        }
+        try checkSpace(frames: range.frameCount, container: container, files: 1 + (stems == nil ? 0 : session.tracks.count))
         if let stems {
             var st = stat()
             if stat(stems, &st) != 0 && mkdir(stems, 0o755) != 0 {
@@ -137,9 +145,27 @@ struct ExportCommand: Command {
         let seconds = monotonicSeconds() - started
         let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
-        Terminal.out("exported \(output): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \(stems ?? "")")")
+        let cleaned = summary.nonFiniteSampleCount == 0 ? ""
+            : ", \(summary.nonFiniteSampleCount) NaN/infinite sample\(summary.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
+        Terminal.out("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)")
         if let loudnessLine { Terminal.out(loudnessLine) }
         return ExitCode.ok
+    }
+
+    /// Refuses a WAV export that cannot fit on its disk before rendering any of it (a
+    /// session reaching far out on the timeline would otherwise render for hours first).
+    private func checkSpace(frames: Int64, container: AudioContainer, files: Int) throws(AudioFileError) {
+        guard container == .wav else { return }
+        let bytesPerFrame = Int64(2 * (encoding ?? .int24).bits / 8)
+        let (needed, overflow) = frames.multipliedReportingOverflow(by: bytesPerFrame * Int64(files))
+        var fs = statvfs()
+        let dir = (output as NSString).deletingLastPathComponent
+        guard statvfs(dir.isEmpty ? "." : dir, &fs) == 0 else { return }
+        let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
+        if overflow || needed > free {
+            let mb = { (b: Int64) in "\(b / 1_000_000) MB" }
+            throw AudioFileError(path: output, reason: "the export needs \(overflow ? "more than 9 EB" : mb(needed)) but the disk has \(mb(free)) free; choose a --range or another disk")
+        }
     }
 }
 

@@ -34,24 +34,41 @@ struct ImportCommand: Command {
     }
 
     func run() throws -> Int32 {
+        let lock = try SessionLock.acquire(folder)
+        defer { withExtendedLifetime(lock) {} }
         var document = SessionDocument(session: try folder.load())
         var at: Int64 = 0
-        if let atText { at = try TimeText.frames(from: atText, tempoMap: document.session.tempoMap) }
-        if let n = trackNumber, n > document.session.tracks.count {
-            throw UsageError("import: --track \(n) does not exist (the session has \(document.session.tracks.count) tracks)")
+        if let atText { at = try TimeText.frames(from: atText, tempoMap: document.session.tempoMap, field: "import: --at") }
+        let trackCount = document.session.tracks.count
+        if let n = trackNumber, n > trackCount {
+            throw UsageError("import: --track \(n) does not exist (the session has \(trackCount) tracks)")
         }
-        // Check every file opens before copying any, so a typo in the last name costs nothing.
-        for file in files { _ = try AudioFileReader(path: file) }
+        if trackNumber == nil && trackCount + files.count > SessionLimits.maximumTracks {
+            throw UsageError("import: \(files.count) new tracks would make \(trackCount + files.count); a session holds at most \(SessionLimits.maximumTracks)")
+        }
+        // Check every file before copying any, so a typo in the last name costs nothing: it
+        // opens, holds audio, and ends inside the timeline where it will be placed.
+        var end = at
+        for file in files {
+            let reader = try AudioFileReader(path: file)
+            if reader.frameCount == 0 { throw AudioFileError(path: file, reason: "holds no audio (0 frames); nothing imported") }
+            let frames = Int64((Double(reader.frameCount) * Double(document.session.sampleRate) / Double(reader.sampleRate)).rounded(.up))
+            let fileEnd = (trackNumber == nil ? at : end) + min(frames, SessionLimits.maximumTimelineFrames + 1)
+            if fileEnd > SessionLimits.maximumTimelineFrames {
+                throw UsageError("import: \(file.terminalSafe) would end past the end of the timeline (at most \(SessionLimits.timelineLimitText(sampleRate: document.session.sampleRate)))")
+            }
+            end = max(end, fileEnd)
+        }
         var position = at
         for file in files {
-            var bar = ProgressBar(label: "importing \(baseName(file))")
+            var bar = ProgressBar(label: "importing \(baseName(file).terminalSafe)")
             let imported = try AudioImporter.importFile(source: file, destinationFolder: folder.audioFolder,
                                                          peaksFolder: folder.peaksFolder,
                                                          sessionSampleRate: document.session.sampleRate) { bar.update($0) }
             bar.finish()
             let region = Region(file: "audio/" + imported.fileName, timelineStartFrame: position,
                                 lengthFrames: imported.frameCount)
-            try document.edit("import \(baseName(file))") { (s: inout Session) in
+            document.edit("import \(baseName(file))") { (s: inout Session) in
                 if let n = trackNumber {
                     s.tracks[n - 1].regions.append(region)
                 } else {
@@ -59,11 +76,14 @@ struct ImportCommand: Command {
                     s.tracks.append(Track(name: trackName(file), inputChannels: channels, regions: [region]))
                 }
             }
+            // Saved file by file: what was copied is on its track even if a later file fails.
+            try folder.save(document.session)
             if trackNumber != nil { position += imported.frameCount }
             let rate = document.session.sampleRate
-            Terminal.out("imported \(file) → \(region.file): \(imported.channelCount) ch, \(TimeText.clock(frames: imported.frameCount, sampleRate: rate))\(imported.wasResampled ? ", resampled to \(rate) Hz" : "")")
+            let cleaned = imported.nonFiniteSampleCount == 0 ? ""
+                : "; \(imported.nonFiniteSampleCount) NaN/infinite sample\(imported.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
+            Terminal.out("imported \(file.terminalSafe) → \(region.file.terminalSafe): \(imported.channelCount) ch, \(TimeText.clock(frames: imported.frameCount, sampleRate: rate))\(imported.wasResampled ? ", resampled to \(rate) Hz" : "")\(cleaned)")
         }
-        try folder.save(document.session)
         return ExitCode.ok
     }
 

@@ -44,8 +44,14 @@ struct InfoCommand: Command {
         var overview = ColumnPeaks(columns: plotColumns, frameCount: reader.frameCount)
         let loudness = try LoudnessAnalysis(channelCount: reader.channelCount, sampleRate: reader.sampleRate)
         var peaks = [Float](repeating: 0, count: reader.channelCount)
+        var nonFinite: Int64 = 0
         let frames = try reader.forEachBlock { channels, n in
-            for (c, buffer) in channels.enumerated() { peaks[c] = max(peaks[c], MixKernels.peak(buffer, frameCount: n)) }
+            for (c, buffer) in channels.enumerated() {
+                // A NaN would hide from the peak (every comparison with it is false) and spoil
+                // the loudness: count it and measure it as the silence it plays as.
+                nonFinite += Int64(NonFiniteSamples.replace(buffer, count: n))
+                peaks[c] = max(peaks[c], MixKernels.peak(buffer, frameCount: n))
+            }
             loudness.add(channels, frameCount: n)
             overview.add(channels, frameCount: n)
         }
@@ -59,12 +65,12 @@ struct InfoCommand: Command {
                                        frameCount: reader.frameCount)
         let plot = LevelPlot.loudness(levels, rows: 5, glyphs: glyphs)
         Terminal.out("""
-        file      \(file)
-        format    \(reader.formatDescription)
+        file      \(file.terminalSafe)
+        format    \(reader.formatDescription.terminalSafe)
         rate      \(reader.sampleRate) Hz
         channels  \(reader.channelCount)
         length    \(TimeText.clock(frames: reader.frameCount, sampleRate: reader.sampleRate)) (\(reader.frameCount) frames)
-        peak      \(peakText) dBFS sample peak, \(Decibels.text(report.truePeakDecibels)) dBTP true peak
+        peak      \(peakText) dBFS sample peak, \(Decibels.text(report.truePeakDecibels)) dBTP true peak\(nonFinite == 0 ? "" : " (and \(nonFinite) NaN/infinite samples, which play as silence)")
         loudness  \(Decibels.text(report.integratedLUFS)) LUFS integrated, \(Decibels.text(report.rangeLU)) LU range
         waveform  \(LevelPlot.overview(peakDecibels: overview.decibels, glyphs: glyphs))
         LUFS      momentary loudness over time
@@ -72,15 +78,15 @@ struct InfoCommand: Command {
         """)
         // A Tapedeck take says where it belongs (TakeMetadata); other files have nothing here.
         if let m = reader.metadata {
-            let track = m.trackNumber.map { "track \($0)" + (m.trackName.isEmpty ? "" : " (\(m.trackName))") } ?? "no track"
+            let track = m.trackNumber.map { "track \($0)" + (m.trackName.isEmpty ? "" : " (\(m.trackName.terminalSafe))") } ?? "no track"
             let channels = m.deviceChannels.isEmpty ? "" : " in " + m.deviceChannels.map(String.init).joined(separator: ",")
-            var lines = ["take      \(m.session.isEmpty ? "no session" : m.session), \(track)" + (m.takeNumber.map { ", take \($0)" } ?? ""),
+            var lines = ["take      \(m.session.isEmpty ? "no session" : m.session.terminalSafe), \(track)" + (m.takeNumber.map { ", take \($0)" } ?? ""),
                          "position  \(TimeText.clock(frames: m.timelineFrame, sampleRate: reader.sampleRate)) (frame \(m.timelineFrame))"
                              + (m.latencyFrames != 0 ? ", latency \(m.latencyFrames) frames" : ""),
                          "speed     \(m.speed)×",
-                         "device    \(m.device.isEmpty ? "unknown" : m.device)\(channels)",
-                         "input fx  \(m.inputChain.isEmpty ? "(none)" : m.inputChain)"]
-            if !m.startedAt.isEmpty { lines.append("recorded  \(m.startedAt)") }
+                         "device    \(m.device.isEmpty ? "unknown" : m.device.terminalSafe)\(channels)",
+                         "input fx  \(m.inputChain.isEmpty ? "(none)" : m.inputChain.terminalSafe)"]
+            if !m.startedAt.isEmpty { lines.append("recorded  \(m.startedAt.terminalSafe)") }
             Terminal.out(lines.joined(separator: "\n"))
         }
     }
@@ -93,14 +99,14 @@ struct InfoCommand: Command {
             return "\(clock(r.startFrame))-\(clock(r.endFrame))\(on ? " (on)" : " (off)")"
         }
         var lines = [
-            "session   \(folder.path)",
+            "session   \(folder.path.terminalSafe)",
             "rate      \(session.sampleRate) Hz",
             "tempo     \(session.tempoBPM) BPM, \(session.timeSignature)",
             "length    \(clock(session.endFrame)) (\(session.endFrame) frames, bar \(map.barsBeatsTicks(ofFrame: session.endFrame)))",
             "loop      \(range(session.loopRange, session.loopEnabled))",
             "punch     \(range(session.punchRange, session.punchEnabled))",
-            "markers   \(session.markers.isEmpty ? "none" : session.markers.map { "\($0.name)@\(clock($0.frame))" }.joined(separator: ", "))",
-            "master    \(session.masterChain.isEmpty ? "(no effects)" : session.masterChain)",
+            "markers   \(session.markers.isEmpty ? "none" : session.markers.map { "\($0.name.terminalSafe)@\(clock($0.frame))" }.joined(separator: ", "))",
+            "master    \(session.masterChain.isEmpty ? "(no effects)" : session.masterChain.terminalSafe)",
             "tracks    \(session.tracks.count)",
         ]
         for (i, t) in session.tracks.enumerated() {
@@ -109,16 +115,16 @@ struct InfoCommand: Command {
             if t.mute { flags.append("muted") }
             if t.solo { flags.append("solo") }
             let pan = t.pan == 0 ? "C" : (t.pan < 0 ? "L\(Int((-t.pan * 100).rounded()))" : "R\(Int((t.pan * 100).rounded()))")
-            lines.append("  \(i + 1). \(t.name)  in \(t.inputChannels.map(String.init).joined(separator: ","))  \(Decibels.text(t.gainDecibels)) dB  pan \(pan)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")")
-            if !t.inputChain.isEmpty { lines.append("       input chain: \(t.inputChain)") }
-            if !t.playbackChain.isEmpty { lines.append("       chain: \(t.playbackChain)") }
+            lines.append("  \(i + 1). \(t.name.terminalSafe)  in \(t.inputChannels.map(String.init).joined(separator: ","))  \(Decibels.text(t.gainDecibels)) dB  pan \(pan)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")")
+            if !t.inputChain.isEmpty { lines.append("       input chain: \(t.inputChain.terminalSafe)") }
+            if !t.playbackChain.isEmpty { lines.append("       chain: \(t.playbackChain.terminalSafe)") }
             for r in t.regions.sorted(by: { $0.timelineStartFrame < $1.timelineStartFrame }) {
                 var extra = ""
                 if r.gainDecibels != 0 { extra += "  \(Decibels.text(r.gainDecibels)) dB" }
                 if r.rate != 1 { extra += "  rate \(r.rate)×" }
                 if let g = r.takeGroup, let n = r.takeNumber { extra += "  take \(g).\(n)\(t.isActive(r) ? " (active)" : "")" }
                 if let v = r.recordedSpeed { extra += "  recorded at \(v)×" }
-                lines.append("       \(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))  \(r.file)  (from \(r.sourceOffsetFrame), \(r.lengthFrames) frames)\(extra)")
+                lines.append("       \(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))  \(r.file.terminalSafe)  (from \(r.sourceOffsetFrame), \(r.lengthFrames) frames)\(extra)")
             }
         }
         Terminal.out(lines.joined(separator: "\n"))

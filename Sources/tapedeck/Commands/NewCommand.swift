@@ -31,7 +31,7 @@ struct NewCommand: Command {
 
     func run() throws -> Int32 {
         try folder.create(session)
-        Terminal.out("created \(folder.path) (\(session.sampleRate) Hz, \(session.tempoBPM) BPM, \(session.timeSignature))")
+        Terminal.out("created \(folder.path.terminalSafe) (\(session.sampleRate) Hz, \(session.tempoBPM) BPM, \(session.timeSignature))")
         return ExitCode.ok
     }
 

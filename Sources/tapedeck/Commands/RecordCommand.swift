@@ -114,6 +114,9 @@ struct RecordCommand: Command {
 
     func run() throws -> Int32 {
         StopSignals.install()
+        // One writer per session: held from before the session is read until the takes are placed.
+        let lock = try sessionPath.map { path throws(SessionError) in try SessionLock.acquire(SessionFolder(path: path)) }
+        defer { withExtendedLifetime(lock) {} }
         var target = try RecordTarget(command: self)
         let session = target.session
         let tempo = session.tempoMap

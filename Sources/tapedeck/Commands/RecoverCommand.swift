@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
 
@@ -23,15 +24,20 @@ struct RecoverCommand: Command {
             guard FileManager.default.fileExists(atPath: target) else { throw AudioFileError(path: target, reason: "no such file") }
             let frames = try TakeRecovery.repairFile(path: target)
             TakeMarker.remove(forAudio: target)
-            Terminal.out("\(target): \(frames) frames")
+            Terminal.out("\(target.terminalSafe): \(frames) frames")
             return ExitCode.ok
         }
         let folder = SessionFolder(path: target)
+        // Waits for a recorder that is still running (its takes are not crashed, they are live).
+        let lock = try SessionLock.acquire(folder)
+        defer { withExtendedLifetime(lock) {} }
         let found = try TakeRecovery.recover(session: folder)
-        if found.isEmpty { Terminal.out("\(folder.path): no unfinished takes") }
+        if found.isEmpty { Terminal.out("\(folder.path.terminalSafe): no unfinished takes") }
+        let rate = (try? folder.load().sampleRate) ?? 48000
         for r in found {
-            var line = "\(r.file): \(r.frameCount) frames"
+            var line = "\(r.file.terminalSafe): \(r.frameCount) frames"
             if let t = r.trackIndex { line += ", on track \(t + 1)" }
+            if let at = r.timelineStartFrame { line += " at \(TimeText.clock(frames: at, sampleRate: rate))" }
             if let p = r.problem { line += " (\(p))" }
             Terminal.out(line)
         }

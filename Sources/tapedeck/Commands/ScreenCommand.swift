@@ -56,9 +56,15 @@ struct ScreenCommand: Command {
 
         var folder: SessionFolder?
         var session = Session()
+        // One writer per session: the screen holds the lock while it is open (a new session
+        // takes it when it is first saved).
+        var lock: SessionLock?
+        defer { withExtendedLifetime(lock) {} }
+        SessionFolder.collectNotices()
         if let path = sessionPath {
             let f = SessionFolder(path: path)
             if f.exists {
+                lock = try SessionLock.acquire(f)
                 // Takes a crash (or a quit without saving) left marked go onto their tracks.
                 do {
                     for r in try TakeRecovery.recover(session: f) {
@@ -68,6 +74,7 @@ struct ScreenCommand: Command {
                     messages.append("cannot recover unfinished takes: \(error)")
                 }
                 session = try f.load()
+                messages += SessionFolder.takeNotices()
             } else if path.hasSuffix(".tapedeck") || path.hasSuffix(".tapedeck/") {
                 messages.append("new session: \(f.path) is created on the first save (Ctrl-S)")
             } else {

@@ -41,6 +41,9 @@ struct TakesCommand: Command {
     }
 
     func run() throws -> Int32 {
+        // Only a change needs the session's lock; listing reads.
+        let lock = cycle != nil || choose != nil ? try SessionLock.acquire(folder) : nil
+        defer { withExtendedLifetime(lock) {} }
         var document = SessionDocument(session: try folder.load())
         let track = try TrackSelector.index(of: trackText, in: document.session, command: "takes")
         if let group = cycle {
@@ -53,7 +56,7 @@ struct TakesCommand: Command {
         let t = document.session.tracks[track]
         let rate = document.session.sampleRate
         if t.takeGroups.isEmpty {
-            Terminal.out("track \(track + 1) (\(t.name)) has no stacked takes")
+            Terminal.out("track \(track + 1) (\(t.name.terminalSafe)) has no stacked takes")
             return ExitCode.ok
         }
         var lines: [String] = []
@@ -64,7 +67,7 @@ struct TakesCommand: Command {
                 let r = t.regions[i]
                 let number = r.takeNumber ?? 0
                 let span = "\(TimeText.clock(frames: r.timelineStartFrame, sampleRate: rate))-\(TimeText.clock(frames: r.timelineEndFrame, sampleRate: rate))"
-                lines.append("  \(number == active ? "▶" : " ") take \(group).\(number)  \(span)  \(r.file)")
+                lines.append("  \(number == active ? "▶" : " ") take \(group).\(number)  \(span)  \(r.file.terminalSafe)")
             }
         }
         Terminal.out(lines.joined(separator: "\n"))

@@ -24,13 +24,7 @@ enum SampleSynth {
         for (name, channels) in clips {
             let format = AudioFileFormat(container: .flac, encoding: .int16, sampleRate: sampleRate, channelCount: channels.count)
             let writer = try AudioFileWriter(path: folder + "/" + name, format: format)
-            let pointers = channels.map { ch -> UnsafeMutablePointer<Float> in
-                let p = UnsafeMutablePointer<Float>.allocate(capacity: ch.count)
-                p.initialize(from: ch, count: ch.count)
-                return p
-            }
-            defer { pointers.forEach { $0.deallocate() } }
-            try writer.write(pointers.map { UnsafePointer($0) }, frameCount: channels[0].count)
+            try writer.write(arrays: channels)
             try writer.close()
         }
         return clips.map(\.0)

@@ -47,7 +47,11 @@ struct HeadlessRecording {
         if frames > 0 { final.state = .recording }
         line.update(final, levels: levels(last), events: Array(transport.events.dropFirst(seen)), elapsedFrames: frames, force: true)
         line.finish()
-        try target.place(takes)
+        do { try target.place(takes) } catch {
+            // The takes are whole and still marked: `recover` (or the next open) places them.
+            let names = takes.map { $0.region.file.terminalSafe }.joined(separator: ", ")
+            throw RecordFailure(message: "\(names): recorded and kept, but not placed on \(takes.count == 1 ? "its track" : "their tracks"): \(error); 'tapedeck recover' places \(takes.count == 1 ? "it" : "them")")
+        }
         let problems = transport.lastPassProblems
         let files = takes.map { take -> (path: String, frames: Int64, channels: Int) in
             let path = target.folder?.absolutePath(of: take.region.file) ?? take.region.file
@@ -68,7 +72,7 @@ struct HeadlessRecording {
                 let onTrack = target.isFileTake ? "" : " on track \(take.trackIndex + 1)"
                 let clock = TimeText.clock(frames: file.frames, sampleRate: rate)
                 let xruns = k == takes.count - 1 ? "; xruns: \(line.xruns.count)" : ""
-                Terminal.err("recorded \(clock) (\(file.frames) frames, \(file.channels) ch) to \(file.path)\(onTrack)\(passes)\(xruns)\n")
+                Terminal.err("recorded \(clock) (\(file.frames) frames, \(file.channels) ch) to \(file.path.terminalSafe)\(onTrack)\(passes)\(xruns)\n")
             }
         }
         if !problems.isEmpty { throw RecordFailure(message: problems.joined(separator: "; ")) }

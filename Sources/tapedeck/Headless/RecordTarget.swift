@@ -87,7 +87,7 @@ struct RecordTarget {
         var saved = try folder.load()
         for take in takes {
             guard let t = saved.trackIndex(for: take) else {
-                throw RecordFailure(message: "track \(take.trackName) was removed while recording; the take is kept in \(take.region.file)")
+                throw RecordFailure(message: "track \(take.trackName.terminalSafe) was removed while recording; the take is kept in \(take.region.file.terminalSafe)")
             }
             saved.place(take, onTrack: t)
         }

@@ -62,7 +62,7 @@ struct RetroRun {
                 StatusLine.emitLine(["event": "kept", "file": take.region.file, "frames": take.region.lengthFrames,
                                      "timeline_frame": take.region.timelineStartFrame])
             } else {
-                Terminal.err("\rkept \(TimeText.clock(frames: take.region.lengthFrames, sampleRate: rate)) played at \(TimeText.clock(frames: take.region.timelineStartFrame, sampleRate: rate)) → \(take.region.file)\n")
+                Terminal.err("\rkept \(TimeText.clock(frames: take.region.lengthFrames, sampleRate: rate)) played at \(TimeText.clock(frames: take.region.timelineStartFrame, sampleRate: rate)) → \(take.region.file.terminalSafe)\n")
             }
         }
         return takes.isEmpty ? 0 : 1

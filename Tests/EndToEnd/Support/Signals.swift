@@ -22,6 +22,8 @@ enum Signals {
     static func write(_ channels: [[Float]], to path: String, container: AudioContainer = .wav,
                       encoding: SampleEncoding = .float32, sampleRate: Int = 48000) throws {
         let format = AudioFileFormat(container: container, encoding: encoding, sampleRate: sampleRate, channelCount: channels.count)
+        // Writers never replace a file (they create exclusively); a fixture written again is new.
+        unlink(path)
         let writer = try AudioFileWriter(path: path, format: format)
         let frames = channels[0].count
         try withPointers(channels) { try writer.write($0, frameCount: frames) }

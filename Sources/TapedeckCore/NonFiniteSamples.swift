@@ -1,0 +1,27 @@
+/// Keeps NaN and infinite samples out of audio: one such sample, fed into a filter or a
+/// reverb, makes its state NaN and every later frame of the mix NaN with it.
+public enum NonFiniteSamples {
+    /// Replaces every NaN and ±infinity among `count` samples at `samples` with 0 (silence)
+    /// and returns how many there were.
+    ///
+    /// Audio thread: no allocation, no locks. The common case (all finite) costs one
+    /// multiply-add per sample: `x * 0` is 0 for every finite `x` and NaN for NaN and ±inf,
+    /// so one sum says whether a second, per-sample pass is needed at all.
+    @inline(__always)
+    public static func replace(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        var probe: Float = 0
+        var i = 0
+        while i < count { probe += samples[i] * 0; i += 1 }
+        if probe == 0 { return 0 }
+        var replaced = 0
+        i = 0
+        while i < count {
+            if !samples[i].isFinite {
+                samples[i] = 0
+                replaced += 1
+            }
+            i += 1
+        }
+        return replaced
+    }
+}

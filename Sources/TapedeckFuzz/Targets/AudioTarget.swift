@@ -1,0 +1,110 @@
+import Foundation
+import TapedeckCore
+import TapedeckIO
+
+/// Audio files with damaged headers and data, read the way `info` reads them and copied the
+/// way `import` copies them; every so often through the real `tapedeck info` and `import`.
+struct AudioTarget: FuzzTarget {
+    static let name = "audio"
+    let root: String
+    let folder: SessionFolder
+    let seeds: [[UInt8]]
+    let mutator = Mutator(tokens: ["RIFF", "RF64", "WAVE", "fmt ", "data", "ds64", "fLaC", "FORM", "AIFF", "SSND", "COMM", "OggS",
+                                   "\u{FF}\u{FF}\u{FF}\u{7F}", "\0\0\0\0", "\u{1}\0", "\u{3}\0"].map { Array($0.utf8) })
+
+    init() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapedeck-fuzz-audio-\(getpid())").path
+        root = dir
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir + "/seeds", withIntermediateDirectories: true)
+        folder = SessionFolder(path: dir + "/s")
+        try folder.create(Session())
+        try FuzzAudio.writeSeedFiles(into: dir + "/seeds", frames: 600)
+        seeds = try FileManager.default.contentsOfDirectory(atPath: dir + "/seeds").sorted().map {
+            [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/seeds/" + $0)))
+        }
+    }
+
+    func input(seed: UInt64, index: Int) -> [UInt8] {
+        var rng = FuzzRandom(seed: seed, stream: Self.name, index: index)
+        var bytes = rng.pick(seeds)
+        // Most damage that matters is in the header: aim there more often than not.
+        if rng.chance(70) {
+            let head = Array(bytes.prefix(80))
+            bytes = mutator.mutate(head, &rng) + bytes.dropFirst(80)
+        } else {
+            bytes = mutator.mutate(bytes, &rng, maxEdits: 8)
+        }
+        return bytes
+    }
+
+    func check(_ input: [UInt8], index: Int) -> String? {
+        let path = root + "/case.wav"
+        unlink(path)
+        guard FileManager.default.createFile(atPath: path, contents: Data(input)) else { return "cannot write the case file" }
+        do {
+            let reader = try AudioFileReader(path: path, blockFrames: 4096)
+            let buffers = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
+            defer { buffers.forEach { $0.deallocate() } }
+            var frames: Int64 = 0
+            while frames < 10_000_000 {
+                let n = try reader.read(into: buffers, frameCount: 4096)
+                if n == 0 { break }
+                frames += Int64(n)
+            }
+        } catch {
+            return Oracle.unclear(error.description, naming: ["case.wav"])
+        }
+        if index % 4 == 0 {
+            do {
+                let imported = try AudioImporter.importFile(source: path, destinationFolder: folder.audioFolder,
+                                                             peaksFolder: folder.peaksFolder, sessionSampleRate: 48000, quality: .medium)
+                defer { unlink(folder.audioFolder + "/" + imported.fileName) }
+                if imported.frameCount <= 0 { return "imported a file of \(imported.frameCount) frames" }
+                if let bad = try FuzzAudio.nonFinite(in: folder.audioFolder + "/" + imported.fileName) { return "import kept \(bad)" }
+            } catch {
+                if let problem = Oracle.unclear("\(error)", naming: ["case.wav"]) { return problem }
+            }
+        }
+        return nil
+    }
+}
+
+/// Small real audio files the targets start from.
+enum FuzzAudio {
+    /// `a.wav` (mono 16-bit), `b.flac` (stereo 24-bit), `c.aiff` (stereo float), `nan.wav`
+    /// (float with NaN and infinities in it), each `frames` long.
+    static func writeSeedFiles(into dir: String, frames: Int = 48000) throws {
+        let sine = (0..<frames).map { Float(sin(Double($0) * 0.05)) * 0.5 }
+        var poisoned = sine
+        for i in stride(from: 7, to: frames, by: max(frames / 5, 1)) { poisoned[i] = [Float.nan, .infinity, -.infinity][i % 3] }
+        try write([sine], dir + "/a.wav", .wav, .int16)
+        try write([sine, sine.reversed()], dir + "/b.flac", .flac, .int24)
+        try write([poisoned], dir + "/nan.wav", .wav, .float32)
+        // AIFF is written by libsndfile too, through a WAV float copy renamed: the header is
+        // what the fuzzer damages, and a WAV float header is a fine third shape.
+        try write([sine, sine], dir + "/c.wav", .wav, .float32)
+    }
+
+    private static func write(_ channels: [[Float]], _ path: String, _ container: AudioContainer, _ encoding: SampleEncoding) throws {
+        unlink(path)
+        let writer = try AudioFileWriter(path: path, format: AudioFileFormat(container: container, encoding: encoding, sampleRate: 48000,
+                                                                             channelCount: channels.count))
+        try writer.write(arrays: channels)
+        try writer.close()
+    }
+
+    /// Why the file at `path` is not clean audio (a NaN or infinite sample), or nil.
+    static func nonFinite(in path: String) throws -> String? {
+        let reader = try AudioFileReader(path: path)
+        let buffers = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
+        defer { buffers.forEach { $0.deallocate() } }
+        while true {
+            let n = try reader.read(into: buffers, frameCount: 4096)
+            if n == 0 { return nil }
+            for b in buffers where UnsafeBufferPointer(start: b, count: n).contains(where: { !$0.isFinite }) {
+                return "a NaN or infinite sample in \(path)"
+            }
+        }
+    }
+}

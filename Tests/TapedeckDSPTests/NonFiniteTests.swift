@@ -1,0 +1,41 @@
+import XCTest
+@testable import TapedeckDSP
+
+/// One NaN sample used to turn every later frame of a mix into NaN through `hpf` or
+/// `reverb` (issue 13): a chain now replaces non-finite samples at each node's output with
+/// silence, resets the node that made them, and counts them.
+final class NonFiniteTests: XCTestCase {
+    func testOneNaNSampleCostsSilenceForAMomentNotTheRestOfTheMix() throws {
+        for text in ["hpf:100", "reverb", "hpf:100,reverb,limiter", "delay:time=50ms:feedback=0.7", "comp:-20:ratio=4,eq:midFreq=1000:midGain=6"] {
+            let chain = try Chain(parsing: text).instantiate()
+            chain.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 1), maxFrames: 512)
+            defer { chain.release() }
+            let buffers = ChannelBuffers(channelCount: 1, capacityFrames: 512)
+            var lastBlockRMS = 0.0
+            for block in 0..<200 {
+                for i in 0..<512 { buffers[0][i] = Float(sin(Double(block * 512 + i) * 2 * .pi * 440 / 48000)) * 0.5 }
+                if block == 3 { buffers[0][17] = .nan; buffers[0][18] = .infinity }
+                var context = RenderContext(inPlace: buffers.channels, frameCount: 512,
+                                            transport: TransportInfo(sampleRate: 48000, isPlaying: true))
+                chain.process(&context)
+                XCTAssertFalse(buffers[0].contains { !$0.isFinite }, "\(text): block \(block) holds NaN or infinity")
+                lastBlockRMS = (buffers[0].reduce(0.0) { $0 + Double($1 * $1) } / 512).squareRoot()
+            }
+            XCTAssertGreaterThan(chain.nonFiniteSampleCount, 0, "\(text): the bad samples are counted")
+            XCTAssertGreaterThan(lastBlockRMS, 0.05, "\(text): the signal is back after the bad samples")
+        }
+    }
+
+    func testACleanSignalCountsNothing() throws {
+        let chain = try Chain(parsing: "hpf:80,reverb").instantiate()
+        chain.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 2), maxFrames: 256)
+        defer { chain.release() }
+        let buffers = ChannelBuffers(channelCount: 2, capacityFrames: 256)
+        for _ in 0..<20 {
+            for c in 0..<2 { for i in 0..<256 { buffers[c][i] = Float(i % 13) / 13 - 0.5 } }
+            var context = RenderContext(inPlace: buffers.channels, frameCount: 256, transport: TransportInfo(sampleRate: 48000, isPlaying: true))
+            chain.process(&context)
+        }
+        XCTAssertEqual(chain.nonFiniteSampleCount, 0)
+    }
+}
