@@ -14,6 +14,9 @@ public enum SessionValidator {
         for (i, m) in session.markers.enumerated() where m.frame < 0 {
             return "markers[\(i)].frame: \(m.frame) is negative"
         }
+        if !session.masterGainDecibels.isFinite || session.masterGainDecibels > 24 {
+            return "masterGainDecibels: \(session.masterGainDecibels) is not a gain (at most +24 dB)"
+        }
         if let p = rangeProblem(session.loopRange, "loopRange") { return p }
         if let p = rangeProblem(session.punchRange, "punchRange") { return p }
         for (t, track) in session.tracks.enumerated() {
