@@ -1,11 +1,11 @@
 import TapedeckIO
 
 /// Renders one track's regions, with region gain and fades, into timeline-aligned blocks —
-/// the same ``RegionStream`` reading that export uses. Runs on the disk thread: it reads files.
+/// the same ``LayeredTrackSource`` reading that export uses. Runs on the disk thread: it reads files.
 final class TrackStreamer {
     let channelCount: Int
     let blockFrames: Int
-    private let streams: [RegionStream]
+    private let source: LayeredTrackSource
     /// The rendered block, one buffer per track channel.
     let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
@@ -13,9 +13,7 @@ final class TrackStreamer {
     init(track: PlaybackPlan.Track, blockFrames: Int) throws(AudioFileError) {
         channelCount = track.channelCount
         self.blockFrames = blockFrames
-        var open: [RegionStream] = []
-        for s in track.sources { open.append(try RegionStream(region: s.region, path: s.path, blockFrames: blockFrames)) }
-        streams = open
+        source = try LayeredTrackSource(regions: track.sources.map(\.region), paths: track.sources.map(\.path), blockFrames: blockFrames)
         output = .allocate(capacity: channelCount)
         for ch in 0..<channelCount { output[ch] = .allocate(capacity: blockFrames) }
     }
@@ -30,6 +28,6 @@ final class TrackStreamer {
     func render(start: Int64, frameCount: Int) throws(AudioFileError) {
         for ch in 0..<channelCount { output[ch].update(repeating: 0, count: frameCount) }
         let channels = UnsafeBufferPointer(start: output, count: channelCount)
-        for stream in streams { try stream.add(blockStart: start, frameCount: frameCount, into: channels) }
+        try source.add(blockStart: start, frameCount: frameCount, into: channels)
     }
 }

@@ -70,17 +70,27 @@ struct ExportCommand: Command {
         if let fx = masterChain { _ = try Chain(parsing: fx) }  // a typo is a usage error, before any work
         threads = try arguments.intOption("--threads", in: 1...64)
         folder = SessionFolder(path: try arguments.required("a session folder"))
-    }
-
-    func run() throws -> Int32 {
         guard let container = AudioContainer(pathExtension: output) else {
             throw UsageError("export: -o '\(output)' must end in .wav or .flac")
         }
+        // A depth the container cannot hold is a usage mistake, found before anything is read.
+        if let problem = AudioFileFormat(container: container, encoding: encoding ?? .int24, sampleRate: 48000, channelCount: 2).problem() {
+            throw UsageError("export: --bits \(encoding?.rawValue ?? "24") with -o \(output): \(problem)")
+        }
+        self.container = container
+    }
+
+    let container: AudioContainer
+
+    func run() throws -> Int32 {
         let session = try folder.load()
         let end = session.endFrame
         let range: FrameRange
         if let text = rangeText {
             range = try TimeText.range(from: text, tempoMap: session.tempoMap, defaultEnd: end)
+            guard range.startFrame < end else {
+                throw UsageError("export: --range \(text) starts at or after the end of the session's audio (\(TimeText.clock(frames: end, sampleRate: session.sampleRate))): it would be silence")
+            }
         } else {
             guard end > 0 else { throw UsageError("export: \(folder.path) has no audio to export") }
             range = FrameRange(startFrame: 0, endFrame: end)
@@ -102,7 +112,7 @@ struct ExportCommand: Command {
         let seconds = monotonicSeconds() - started
         let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
-        Terminal.out("exported \(output): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \(stems ?? "")")")
+        Terminal.out("exported \(output): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \(stems ?? "")")\(summary.clipText)")
         return ExitCode.ok
     }
 }
