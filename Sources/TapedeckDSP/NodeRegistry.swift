@@ -1,3 +1,4 @@
+import TapedeckCore
 /// The catalogue of node types: looks them up by name and describes them for `tapedeck nodes`.
 public struct NodeRegistry: Sendable {
     /// The registered node types, in listing order.
@@ -40,7 +41,7 @@ public struct NodeRegistry: Sendable {
         public var known: [String]
         /// One line for the user.
         public var description: String {
-            "unknown node '\(name)' (known nodes: \(known.joined(separator: ", ")); `tapedeck nodes` lists them)"
+            "unknown node '\(name)'\(NameMatch.suggestion(name, in: known)) (known nodes: \(known.joined(separator: ", ")); `tapedeck nodes` lists them)"
         }
     }
 

@@ -174,8 +174,10 @@ struct ScreenCommand: Command {
 
 extension ScreenCommand {
     /// Rewrites a command line without a sub-command into `open …`: a first argument that is
-    /// not a command name and not a flag (other than --theme and --device) is a session path. No arguments
-    /// at all open an untitled session only on a terminal; otherwise help is printed.
+    /// not a command name and not a flag (other than --theme and --device) is a session path,
+    /// when it ends in `.tapedeck` or exists; any other word stays a (mistyped) command, so
+    /// `tapedeck exprot` suggests `export`. No arguments at all open an untitled session only
+    /// on a terminal; otherwise help is printed.
     static func dispatch(_ args: [String], commandNames: [String]) -> [String] {
         guard let first = args.first else {
             return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
@@ -183,6 +185,8 @@ extension ScreenCommand {
         if commandNames.contains(first) || first == "help" { return args }
         let screenOptions = ["--theme", "--device"]
         if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
+        if !first.hasPrefix("-") && !first.hasSuffix(".tapedeck") && !first.hasSuffix(".tapedeck/")
+            && access(first, F_OK) != 0 { return args }
         return [name] + args
     }
 }
