@@ -6,7 +6,8 @@
 /// (`gain:-6`, `hpf:80`, `delay:250`). Values are numbers with an optional unit suffix that
 /// must fit the parameter (`80hz`, `2khz`, `-6db`, `250ms`, `1.5s`, `30%`, `-12st`), choice
 /// names (`wave=saw`), or, for tempo-synced parameters, note values (`1/8`, `1/4.`, `1/8t`).
-/// Spaces around names and values are ignored.
+/// A `!` before a node's name bypasses it (`hpf:80,!comp:-18`): it stays in the chain, with
+/// its settings, but passes audio untouched. Spaces around names and values are ignored.
 public struct Chain: Equatable, Sendable, CustomStringConvertible {
     /// One parameter setting.
     public struct Setting: Equatable, Sendable {
@@ -22,10 +23,12 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
         public var node: String
         /// Settings in the node's parameter order.
         public var settings: [Setting]
+        /// Whether the node is bypassed (`!name`): kept, but passing audio untouched.
+        public var bypassed = false
     }
 
     /// The nodes in processing order.
-    public private(set) var entries: [Entry]
+    public internal(set) var entries: [Entry]
 
     /// The empty chain (passes audio unchanged).
     public init() { entries = [] }
@@ -36,11 +39,12 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Canonical text: every setting written as `param=value` in parameter order, numbers in
-    /// their shortest form without units. Parsing it gives back an equal chain.
+    /// their shortest form without units, a bypassed node marked `!`. Parsing it gives back
+    /// an equal chain.
     public var text: String {
         entries.map { entry in
             let definitions = NodeRegistry.builtIn.type(named: entry.node)?.descriptor.parameters ?? []
-            var part = entry.node
+            var part = (entry.bypassed ? "!" : "") + entry.node
             for s in entry.settings {
                 let definition = definitions.first { $0.id == s.parameter }
                 part += ":\(s.parameter)=\(Self.valueText(s.value, definition))"
@@ -61,19 +65,23 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Creates the live nodes with these settings. Off the audio thread. Entries whose node
-    /// `registry` does not know (possible only with a registry other than the parsing one)
-    /// are left out.
+    /// Creates the live nodes with these settings, bypassed ones bypassed. Off the audio
+    /// thread. Entries whose node `registry` does not know (possible only with a registry
+    /// other than the parsing one) are left out.
     public func instantiate(registry: NodeRegistry = .builtIn) -> ChainInstance {
         var nodes: [any Node] = []
+        var bypassed: [Int] = []
         for entry in entries {
             guard let node = registry.makeNode(named: entry.node) else { continue }
             for s in entry.settings {
                 if let i = node.parameters.index(of: s.parameter) { node.parameters.set(i, s.value) }
             }
+            if entry.bypassed { bypassed.append(nodes.count) }
             nodes.append(node)
         }
-        return ChainInstance(chain: self, nodes: nodes)
+        let instance = ChainInstance(chain: self, nodes: nodes)
+        for i in bypassed { instance.setBypassed(i, true) }
+        return instance
     }
 }
 
@@ -128,7 +136,9 @@ struct ChainParser {
 
     private func parseEntry(_ range: Range<Int>) throws(ChainError) -> Chain.Entry {
         let parts = split(range, at: ":")
-        let nameRange = trimmed(parts[0])
+        var nameRange = trimmed(parts[0])
+        let bypassed = !nameRange.isEmpty && characters[nameRange.lowerBound] == "!"
+        if bypassed { nameRange = trimmed(nameRange.lowerBound + 1..<nameRange.upperBound) }
         if nameRange.isEmpty {
             let at = range.lowerBound
             throw fail(.malformed("expected a node name here (chains look like hpf:80,comp:threshold=-18)"), at)
@@ -175,7 +185,7 @@ struct ChainParser {
             settings.append((index, Chain.Setting(parameter: descriptor.parameters[index].id, value: value)))
         }
         settings.sort { $0.index < $1.index }
-        return Chain.Entry(node: descriptor.name, settings: settings.map(\.setting))
+        return Chain.Entry(node: descriptor.name, settings: settings.map(\.setting), bypassed: bypassed)
     }
 
     private func parseValue(_ range: Range<Int>, descriptor: NodeDescriptor,
