@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate"]),
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"]),
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA"]),
-        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckEngine", "TapedeckIO", "CNcurses"]),
+        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckEngine", "TapedeckIO", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI",
         ]),

@@ -27,11 +27,18 @@ public struct ChannelLevel: Sendable, Equatable {
     public var peakDecibels: Double
     /// Root-mean-square level over the same span.
     public var rmsDecibels: Double
+    /// The engine's peak hold (−∞ when the link keeps none; the screen holds peaks itself too).
+    public var holdDecibels: Double
+    /// The engine's clip indicator: lit once a sample reached full scale, until
+    /// ``TransportLink/resetClips()``.
+    public var clipped: Bool
 
     /// Creates a level.
-    public init(peakDecibels: Double, rmsDecibels: Double) {
+    public init(peakDecibels: Double, rmsDecibels: Double, holdDecibels: Double = -.infinity, clipped: Bool = false) {
         self.peakDecibels = peakDecibels
         self.rmsDecibels = rmsDecibels
+        self.holdDecibels = holdDecibels
+        self.clipped = clipped
     }
 
     /// Silence.
@@ -66,6 +73,9 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var isListening = false
     /// News for the message line that is not a problem (the monitoring latency); shown once.
     public var notice: String?
+    /// Left and right of the master bus after the master fader (empty when the link does
+    /// not meter it; the screen then shows ``outputLevels``).
+    public var masterLevels: [ChannelLevel] = []
 
     /// Creates a snapshot.
     public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],
@@ -170,6 +180,8 @@ public protocol TransportLink: AnyObject {
     /// Retroactive capture: keeps the last seconds heard while listening as a take, handed
     /// over through ``collectFinishedTakes()``. Nil when kept, else why not. UI thread.
     func keepRetro() -> String?
+    /// Puts out every clip indicator the link keeps (``ChannelLevel/clipped``). UI thread.
+    func resetClips()
 }
 
 extension TransportLink {
@@ -181,6 +193,8 @@ extension TransportLink {
     public func setCountIn(bars: Int) {}
     /// Nothing to keep without a device.
     public func keepRetro() -> String? { "retroactive capture needs an audio device (the screen listens while a track is armed)" }
+    /// No clip indicators: for links whose meters keep none.
+    public func resetClips() {}
 }
 
 /// When the metronome sounds.

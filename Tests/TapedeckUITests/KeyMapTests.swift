@@ -24,7 +24,8 @@ final class KeyMapTests: XCTestCase {
         play = p, ctrl-p
         record = F5   # a comment after the key
         """)
-        XCTAssertEqual(problems, [])
+        XCTAssertEqual(problems, ["keys line 2: 'p' was punch's only key: punch has no key now (give it one on its own line)"],
+                       "an action left without a key is never silent")
         XCTAssertEqual(map.action(for: .char("p")), .play)
         XCTAssertEqual(map.action(for: .ctrl("p")), .play)
         XCTAssertNil(map.action(for: .named(.space)), "space is no longer play")
@@ -52,8 +53,8 @@ final class KeyMapTests: XCTestCase {
     }
 
     func testHashAndCommaCanBeKeys() {
-        let (map, problems) = KeyMap.parse("marker = #\nruler = ,")
-        XCTAssertEqual(problems, [])
+        let (map, problems) = KeyMap.parse("marker = #\nruler = ,\nregion-previous = <")
+        XCTAssertEqual(problems.count, 2, "',' and '<' were the only keys of region-previous and speed-down: \(problems)")
         XCTAssertEqual(map.action(for: .char("#")), .marker)
         XCTAssertEqual(map.action(for: .char(",")), .rulerMode)
     }

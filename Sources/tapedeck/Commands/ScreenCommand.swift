@@ -121,27 +121,9 @@ struct ScreenCommand: Command {
         return (EngineTransport(session: session, folder: folder, peaks: peaks, device: device), nil)
     }
 
-    /// Chain checks through the node registry; exports through the offline mixdown.
+    /// Exports through the offline mixdown.
     static func hooks() -> ScreenHooks {
         ScreenHooks(
-            validateChain: { text in
-                // Checked exactly as export and playback will read it, so the session never
-                // holds a chain they refuse (this includes the screen's `!name` bypass mark,
-                // which the chain syntax does not know yet).
-                do {
-                    _ = try Chain(parsing: text)
-                    return nil
-                } catch {
-                    return "\(error)"
-                }
-            },
-            describeParameter: { node, parameter, value in
-                // Units come from the node's registered parameter definitions.
-                guard let number = Double(value),
-                      let definition = NodeRegistry.builtIn.type(named: node)?.descriptor.parameters.first(where: { $0.id == parameter })
-                else { return nil }
-                return definition.displayText(number)
-            },
             export: { session, folderPath, outputPath, progress in
                 guard let container = AudioContainer(pathExtension: outputPath) else {
                     throw UsageError("\(outputPath): must end in .wav or .flac")
@@ -153,7 +135,7 @@ struct ScreenCommand: Command {
                                               outputPath: outputPath, container: container, encoding: .int24)
                 let summary = try Mixdown(request).run { progress($0) }
                 let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
-                return "exported \(length), peak \(Decibels.text(summary.peakDecibels)) dBFS"
+                return "exported \(length), peak \(Decibels.text(summary.peakDecibels)) dBFS\(summary.clipText)"
             })
     }
 
