@@ -78,7 +78,7 @@ final class MixingEditingTests: XCTestCase {
         let frames = 24000
         let input = (0..<(frames * 2)).map { Int32((0.4 * sin(2 * Double.pi * 1100 * Double($0) / 48000) * 8_388_607).rounded()) }
         RecordSupport.writeRaw(input, bits: 24, to: path("in.raw"))
-        try ok(["record", session, "--track", "1", "--at", "1.25", "--device", "filetap:IN=\(path("in.raw"))",
+        try ok(["record", session, "--track", "BED", "--at", "1.25", "--device", "filetap:IN=\(path("in.raw"))",
                 "--device-format", "s24", "--bits", "24", "--duration", "\(frames)f"], environment: RecordSupport.environment)
         mix = try exportLeft()
         XCTAssertEqual(Frequency.estimate(mix, sampleRate: 48000, range: 62000..<82000), 1100, accuracy: 3, "the take plays")

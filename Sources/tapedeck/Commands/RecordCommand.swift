@@ -18,8 +18,8 @@ struct RecordCommand: Command {
 
       --out FILE            write the take to FILE (.wav or .flac)
       --session S           record into session S (or give SESSION first); the take goes to
-      --track N             S/audio/ and onto track N (1-based; default: first armed track,
-                            else a new track)
+      --track N|NAME        S/audio/ and onto that track (1-based, or its name in any case;
+                            default: first armed track, else a new track)
       --device D            ALSA PCM name (default: default; see 'tapedeck devices')
       --channels 1,2        device input channels to record (default: 1)
       --sample-rate HZ      rate when not recording into a session (default 48000)
@@ -63,7 +63,7 @@ struct RecordCommand: Command {
 
     var sessionPath: String?
     var outPath: String?
-    var trackNumber: Int?
+    var trackText: String?
     var device: DeviceOptions
     var channels: [Int]
     var sampleRate: Int?
@@ -88,7 +88,7 @@ struct RecordCommand: Command {
         retroSeconds = try arguments.doubleOption("--retro", in: 1...600)
         let named = try arguments.option("--session")
         outPath = try arguments.option("--out")
-        trackNumber = try arguments.intOption("--track", in: 1...10_000)
+        trackText = try arguments.option("--track")
         device = try DeviceOptions(arguments: &arguments)
         channels = try parseChannelList(try arguments.option("--channels") ?? "1", command: "record")
         sampleRate = try arguments.intOption("--sample-rate", in: 1000...768_000)
@@ -107,7 +107,7 @@ struct RecordCommand: Command {
         sessionPath = named ?? positional
         if sessionPath != nil && outPath != nil { throw UsageError("record: --out and a session exclude each other") }
         if sessionPath == nil && outPath == nil { throw UsageError("record: give --out FILE or a session (see 'tapedeck help record')") }
-        if sessionPath == nil && (trackNumber != nil || play) { throw UsageError("record: --track and --play need a session") }
+        if sessionPath == nil && (trackText != nil || play) { throw UsageError("record: --track and --play need a session") }
         if let out = outPath {
             let fromName = AudioContainer(pathExtension: out)
             if fromName == nil && container == nil { throw UsageError("record: --out '\(out)' must end in .wav or .flac (or give --format)") }

@@ -29,11 +29,8 @@ struct TakeTarget {
                 throw UsageError("record: the session runs at \(session.sampleRate) Hz; --sample-rate \(r) does not match")
             }
             let index: Int
-            if let n = c.trackNumber {
-                guard n <= session.tracks.count else {
-                    throw UsageError("record: track \(n) does not exist (the session has \(session.tracks.count) track\(session.tracks.count == 1 ? "" : "s"))")
-                }
-                index = n - 1
+            if let text = c.trackText {
+                index = try TrackSelector.index(of: text, in: session, command: "record")
             } else if let armed = session.tracks.firstIndex(where: \.armed) {
                 index = armed
             } else {
