@@ -24,10 +24,7 @@ extension ScreenModel {
     }
 
     func openChainText() {
-        guard session.tracks.indices.contains(selectedTrack) else {
-            say("no track selected (\(keyName(.newTrack)) makes one)", error: true)
-            return
-        }
+        guard requireTrack() != nil else { return }
         let which = chainIsInput ? "input" : "playback"
         overlay = .text(TextInput(purpose: .chain(track: selectedTrack),
                                   prompt: "\(which) chain of \(session.tracks[selectedTrack].name), e.g. hpf:80,comp:-18:ratio=4 (!name bypasses)",

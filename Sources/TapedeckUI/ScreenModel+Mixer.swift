@@ -49,8 +49,13 @@ extension ScreenModel {
         say("\(session.tracks[t].name) pan C")
     }
 
-    /// The selected track's index, or nil after saying there is none.
+    /// The selected track's index, or nil after saying there is none (or that the mixer's
+    /// master strip, which has only a fader, is selected).
     func requireTrack() -> Int? {
+        guard !actsOnMaster else {
+            say("the master strip has only a fader (\(keyName(.faderDown)) \(keyName(.faderUp)) \(keyName(.resetFader)))", error: true)
+            return nil
+        }
         guard session.tracks.indices.contains(selectedTrack) else {
             say("no track selected (\(keyName(.newTrack)) makes one)", error: true)
             return nil

@@ -343,8 +343,7 @@ public final class ScreenModel {
     }
 
     func editTrack(_ name: String, _ change: (inout Track) -> Void) {
-        guard session.tracks.indices.contains(selectedTrack) else { say("no track selected (\(keyName(.newTrack)) makes one)", error: true); return }
-        let t = selectedTrack
+        guard let t = requireTrack() else { return }
         edit("\(name) \(session.tracks[t].name)") { change(&$0.tracks[t]) }
     }
 
