@@ -280,6 +280,8 @@ public struct KeyMap: Equatable, Sendable {
     public static func parse(_ text: String, source: String = "keys") -> (map: KeyMap, problems: [String]) {
         var map = KeyMap()
         var problems: [String] = []
+        // Lines that applied but left an action keyless come after the lines that failed.
+        var notes: [String] = []
         for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             func report(_ reason: String) { problems.append("\(source) line \(i + 1): \(reason)") }
             var line = String(raw)
@@ -302,12 +304,12 @@ public struct KeyMap: Equatable, Sendable {
             // Taking an action's last key unbinds it: say so, never silently.
             for k in keys {
                 if let old = map.action(for: k), old != action, map.keys(for: old) == [k] {
-                    report("'\(k.name)' was \(old.rawValue)'s only key: \(old.rawValue) has no key now (give it one on its own line)")
+                    notes.append("\(source) line \(i + 1): '\(k.name)' was \(old.rawValue)'s only key: \(old.rawValue) has no key now (give it one on its own line)")
                 }
             }
             map.bind(action, to: keys)
         }
-        return (map, problems)
+        return (map, problems + notes)
     }
 
     /// Where a comment starts: a `#` at the line's start or after whitespace, except a `#`
