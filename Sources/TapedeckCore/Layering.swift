@@ -3,7 +3,7 @@
 /// A track's regions are layers, bottom first (``Track/regions``). Where regions overlap, the
 /// upper one plays over what lies under it — never a sum — with a short crossfade at its
 /// edges. The crossfade is the upper region's own fade: at an edge that lies over another
-/// region the fade is at least ``Session/layerCrossfadeFrames`` long, and what lies under it
+/// region the fade is at least ``Session/layerCrossfadeSeconds`` long, and what lies under it
 /// fades out by exactly as much as the upper region fades in (`1 − gain`). An edge over
 /// nothing keeps the fade the user set (often none), so a region alone on its track sounds as
 /// it always did. Export and live playback both read regions through this, so they render the
@@ -12,10 +12,8 @@ extension Session {
     /// The crossfade at the edges of a region that lies over another: 5 ms, like a punch's.
     public static let layerCrossfadeSeconds = punchCrossfadeSeconds
 
-    /// ``layerCrossfadeSeconds`` in frames at this session's rate.
-    public var layerCrossfadeFrames: Int64 { punchCrossfadeFrames }
-
-    /// Frames of `seconds` at `sampleRate`, for players that know only their files' rate.
+    /// ``layerCrossfadeSeconds`` in frames at `sampleRate` (players may know only their
+    /// files' rate, which is the session's).
     public static func layerCrossfadeFrames(sampleRate: Int) -> Int64 {
         Int64((layerCrossfadeSeconds * Double(sampleRate)).rounded())
     }

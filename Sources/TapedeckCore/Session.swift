@@ -119,7 +119,7 @@ public struct Track: Codable, Equatable, Sendable {
     /// Effect chain applied in playback, in chain syntax.
     public var playbackChain: String
     /// The track's regions, bottom layer first: where regions overlap, the later one plays
-    /// over the earlier (see ``Session/layerCrossfadeFrames``). New takes, imports and pastes
+    /// over the earlier (see ``Session/layerCrossfadeSeconds``). New takes, imports and pastes
     /// are appended, so they lie on top; raising a region moves it to the end.
     public var regions: [Region]
     /// What the track's output carries while armed: the live input, the disk, or each when

@@ -36,15 +36,4 @@ extension TempoMap {
         let line = base + Double(steps)
         return max(0, Int64((line * unit).rounded()))
     }
-
-    /// The grid line nearest `frame` (``Snap/off``: `frame` itself).
-    public func nearestGridFrame(_ frame: Int64, snap: Snap) -> Int64 {
-        let unit: Double
-        switch snap {
-        case .bars: unit = framesPerBar
-        case .beats: unit = framesPerBeat
-        case .off: return frame
-        }
-        return max(0, Int64(((Double(frame) / unit).rounded() * unit).rounded()))
-    }
 }

@@ -96,11 +96,7 @@ extension ScreenModel {
         case .chain(let track):
             // The one chain parser: what is stored is canonical and what the engine reads.
             let chain: Chain
-            do { chain = try Chain(parsing: input.text) } catch {
-                input.problem = error.message
-                overlay = .text(input)
-                return
-            }
+            do { chain = try Chain(parsing: input.text) } catch { refuse(error.message); return }
             overlay = nil
             applyChain(chain.text, track: track, name: "edit chain")
         case .renameTrack(let t):

@@ -45,14 +45,6 @@ public enum HelpOverlay {
         return out
     }
 
-    /// The help entries: keys and what they do, one per action, in key-map order.
-    public static func entries(_ keyMap: KeyMap) -> [(keys: String, summary: String)] {
-        Action.allCases.map { action in
-            let keys = keyMap.keys(for: action).map(\.name).joined(separator: " ")
-            return (keys.isEmpty ? "(none)" : keys, action.summary)
-        }
-    }
-
     /// Draws the overlay scrolled down by `scroll` lines (clamped), centred on the canvas.
     public static func draw(_ model: ScreenModel, scroll: Int, into canvas: inout Canvas, glyphs: Glyphs) {
         let all = lines(model.keyMap)
