@@ -110,7 +110,7 @@ public struct Track: Codable, Equatable, Sendable {
     public var mute: Bool
     /// When any track is soloed only soloed tracks are heard.
     public var solo: Bool
-    /// Track fader in dB.
+    /// Track fader in dB (``Fader/silentDecibels`` is the fader's −∞ stop).
     public var gainDecibels: Double
     /// -1 hard left, 0 centre, +1 hard right.
     public var pan: Double
@@ -118,7 +118,9 @@ public struct Track: Codable, Equatable, Sendable {
     public var inputChain: String
     /// Effect chain applied in playback, in chain syntax.
     public var playbackChain: String
-    /// The track's regions, in any order.
+    /// The track's regions, bottom layer first: where regions overlap, the later one plays
+    /// over the earlier (see ``Session/layerCrossfadeSeconds``). New takes, imports and pastes
+    /// are appended, so they lie on top; raising a region moves it to the end.
     public var regions: [Region]
     /// What the track's output carries while armed: the live input, the disk, or each when
     /// it makes sense (``MonitoringMode/auto``).
@@ -191,6 +193,26 @@ public enum MonitoringMode: String, Codable, Equatable, Sendable, CaseIterable {
     case auto
 }
 
+extension Session {
+    /// Decodes a session; `masterGainDecibels` may be absent (sessions written before the
+    /// master fader), and is then 0 dB.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        schemaVersion = try c.decode(Int.self, forKey: .schemaVersion)
+        sampleRate = try c.decode(Int.self, forKey: .sampleRate)
+        tempoBPM = try c.decode(Double.self, forKey: .tempoBPM)
+        timeSignature = try c.decode(TimeSignature.self, forKey: .timeSignature)
+        markers = try c.decode([Marker].self, forKey: .markers)
+        loopRange = try c.decodeIfPresent(FrameRange.self, forKey: .loopRange)
+        loopEnabled = try c.decode(Bool.self, forKey: .loopEnabled)
+        punchRange = try c.decodeIfPresent(FrameRange.self, forKey: .punchRange)
+        punchEnabled = try c.decode(Bool.self, forKey: .punchEnabled)
+        masterChain = try c.decode(String.self, forKey: .masterChain)
+        masterGainDecibels = try c.decodeIfPresent(Double.self, forKey: .masterGainDecibels) ?? 0
+        tracks = try c.decode([Track].self, forKey: .tracks)
+    }
+}
+
 /// The chosen take of one take group.
 public struct TakeChoice: Codable, Equatable, Sendable {
     /// The group (``Region/takeGroup``).
@@ -230,6 +252,8 @@ public struct Session: Codable, Equatable, Sendable {
     public var punchEnabled: Bool
     /// Master effect chain, in chain syntax.
     public var masterChain: String
+    /// The master fader in dB, after the master chain (``Fader/silentDecibels`` is −∞).
+    public var masterGainDecibels: Double
     /// The tracks, top to bottom.
     public var tracks: [Track]
 
@@ -246,6 +270,7 @@ public struct Session: Codable, Equatable, Sendable {
         self.punchRange = nil
         self.punchEnabled = false
         self.masterChain = ""
+        self.masterGainDecibels = 0
         self.tracks = []
     }
 

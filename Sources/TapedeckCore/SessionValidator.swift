@@ -34,6 +34,7 @@ public enum SessionValidator {
         if regionCount > SessionLimits.maximumRegions {
             return "tracks: \(regionCount) regions in all, at most \(SessionLimits.maximumRegions)"
         }
+        if let p = gainProblem(session.masterGainDecibels, "masterGainDecibels") { return p }
         for (t, track) in session.tracks.enumerated() {
             if let p = trackProblem(track, at: "tracks[\(t)]", limits) { return p }
         }

@@ -6,7 +6,8 @@
 /// (`gain:-6`, `hpf:80`, `delay:250`). Values are numbers with an optional unit suffix that
 /// must fit the parameter (`80hz`, `2khz`, `-6db`, `250ms`, `1.5s`, `30%`, `-12st`), choice
 /// names (`wave=saw`), or, for tempo-synced parameters, note values (`1/8`, `1/4.`, `1/8t`).
-/// Spaces around names and values are ignored.
+/// A `!` before a node's name bypasses it (`hpf:80,!comp:-18`): it stays in the chain, with
+/// its settings, but passes audio untouched. Spaces around names and values are ignored.
 ///
 /// Node types from a ``NodeTypeProvider`` are written `PREFIX:REFERENCE`, e.g.
 /// `lv2:http://plugin.org.uk/swh-plugins/amp:gain=6` or `lv2:amp:6`; see
@@ -40,10 +41,12 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
 
         /// Whether the node type was not installed when the chain was read.
         public var isMissing: Bool { unresolvedSettings != nil }
+        /// Whether the node is bypassed (`!name`): kept, but passing audio untouched.
+        public var bypassed = false
     }
 
     /// The nodes in processing order.
-    public private(set) var entries: [Entry]
+    public internal(set) var entries: [Entry]
 
     /// The empty chain (passes audio unchanged).
     public init() { entries = [] }
@@ -54,14 +57,16 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Canonical text: every setting written as `param=value` in parameter order, numbers in
-    /// their shortest form without units. Parsing it gives back an equal chain.
+    /// their shortest form without units, a bypassed node marked `!`. Parsing it gives back
+    /// an equal chain.
     public var text: String {
         entries.map { entry in
+            let mark = entry.bypassed ? "!" : ""
             if let verbatim = entry.unresolvedSettings {
-                return NodeReference.text(ofNode: entry.node) + (verbatim.isEmpty ? "" : ":" + verbatim)
+                return mark + NodeReference.text(ofNode: entry.node) + (verbatim.isEmpty ? "" : ":" + verbatim)
             }
             let definitions = NodeRegistry.standard.descriptor(named: entry.node)?.parameters ?? []
-            var part = NodeReference.text(ofNode: entry.node)
+            var part = mark + NodeReference.text(ofNode: entry.node)
             for s in entry.settings {
                 let definition = definitions.first { $0.id == s.parameter }
                 part += ":\(s.parameter)=\(Self.valueText(s.value, definition))"
@@ -103,21 +108,26 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Creates the live nodes with these settings: one node per entry, always. An entry whose
-    /// node type is not installed becomes a ``MissingNode`` that passes audio through, so the
-    /// chain keeps its shape and its text. Saved state (`@state=`) is read from `stateFolder`
-    /// (the session's ``PluginStateFolder``); without one such nodes start from their defaults
-    /// and say so in their ``Node/problem``. Off the audio thread.
+    /// Creates the live nodes with these settings, bypassed ones bypassed: one node per
+    /// entry, always. An entry whose node type is not installed becomes a ``MissingNode`` that
+    /// passes audio through, so the chain keeps its shape and its text. Saved state
+    /// (`@state=`) is read from `stateFolder` (the session's ``PluginStateFolder``); without
+    /// one such nodes start from their defaults and say so in their ``Node/problem``. Off the
+    /// audio thread.
     public func instantiate(registry: NodeRegistry = .standard, stateFolder: String? = nil) -> ChainInstance {
         var nodes: [any Node] = []
+        var bypassed: [Int] = []
         for entry in entries {
             let node = registry.makeNode(for: entry, stateFolder: stateFolder)
             for s in entry.settings {
                 if let i = node.parameters.index(of: s.parameter) { node.parameters.set(i, s.value) }
             }
+            if entry.bypassed { bypassed.append(nodes.count) }
             nodes.append(node)
         }
-        return ChainInstance(chain: self, nodes: nodes)
+        let instance = ChainInstance(chain: self, nodes: nodes)
+        for i in bypassed { instance.setBypassed(i, true) }
+        return instance
     }
 }
 
@@ -176,14 +186,18 @@ struct ChainParser {
 
     private func parseEntry(_ range: Range<Int>) throws(ChainError) -> Chain.Entry {
         let parts = split(range, at: ":")
-        let nameRange = trimmed(parts[0])
+        var nameRange = trimmed(parts[0])
+        let bypassed = !nameRange.isEmpty && characters[nameRange.lowerBound] == "!"
+        if bypassed { nameRange = trimmed(nameRange.lowerBound + 1..<nameRange.upperBound) }
         if nameRange.isEmpty {
             let at = range.lowerBound
             throw fail(.malformed("expected a node name here (chains look like hpf:80,comp:threshold=-18)"), at)
         }
         let name = string(nameRange)
         if parts.count > 1, let provider = registry.provider(prefix: name) {
-            return try parseProviderEntry(provider, after: parts[1].lowerBound, in: range)
+            var entry = try parseProviderEntry(provider, after: parts[1].lowerBound, in: range)
+            entry.bypassed = bypassed
+            return entry
         }
         if let bad = nameRange.first(where: { !(characters[$0].isLetter || characters[$0].isNumber || characters[$0] == "_" || characters[$0] == "-") }) {
             throw fail(.malformed("unexpected '\(characters[bad])' in node name '\(name)'"), bad)
@@ -194,7 +208,8 @@ struct ChainParser {
             }
             throw fail(.unknownNode(name: name, known: registry.descriptors.map(\.name)), nameRange.lowerBound, nameRange.count)
         }
-        return Chain.Entry(node: type.descriptor.name, settings: try parseSettings(Array(parts.dropFirst()), descriptor: type.descriptor))
+        return Chain.Entry(node: type.descriptor.name, settings: try parseSettings(Array(parts.dropFirst()), descriptor: type.descriptor),
+                           bypassed: bypassed)
     }
 
     /// Reads `parts` (each `param=value`, or a bare value first) against `descriptor`,

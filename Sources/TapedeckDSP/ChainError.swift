@@ -71,30 +71,8 @@ public struct ChainError: Error, Equatable, CustomStringConvertible, Sendable {
         return "chain error at column \(offset + 1): \(SafeText.escaped(message))\n  \(before)\(part)\(after)\n  \(caretPad)\(carets)"
     }
 
-    /// `, did you mean 'x'?` when one known name starts like `name` or is a typo away from it.
+    /// `, did you mean 'x'?` for the nearest known name (``NameMatch/nearest(_:in:)``), or empty.
     static func suggestion(_ name: String, _ known: [String]) -> String {
-        let key = name.lowercased()
-        if let match = known.first(where: { key.hasPrefix($0.lowercased()) || $0.lowercased().hasPrefix(key) }) {
-            return ", did you mean '\(match)'?"
-        }
-        let scored = known.map { ($0, editDistance(key, $0.lowercased())) }.min { $0.1 < $1.1 }
-        if let (match, distance) = scored, distance <= 2 { return ", did you mean '\(match)'?" }
-        return ""
-    }
-
-    /// Levenshtein distance, for suggestions.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let x = Array(a), y = Array(b)
-        var row = Array(0...y.count)
-        for i in 1...max(x.count, 1) where !x.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...max(y.count, 1) where !y.isEmpty {
-                let old = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (x[i - 1] == y[j - 1] ? 0 : 1))
-                previous = old
-            }
-        }
-        return x.isEmpty ? y.count : row[y.count]
+        NameMatch.nearest(name, in: known).map { ", did you mean '\($0)'?" } ?? ""
     }
 }

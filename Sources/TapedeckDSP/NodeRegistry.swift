@@ -1,4 +1,5 @@
 import Synchronization
+import TapedeckCore
 
 /// The catalogue of node types — the built-in ones and those of installed providers (LV2
 /// plugins) behind one lookup — for chains, the screen's chain panel and `tapedeck nodes`.
@@ -100,7 +101,7 @@ public struct NodeRegistry: Sendable {
         public var description: String {
             if let detail { return "unknown node '\(name)': \(detail)" }
             if let plugin { return "unknown node '\(name)'; the plugin of that name is \(plugin)" }
-            return "unknown node '\(name)' (known nodes: \(known.joined(separator: ", ")); `tapedeck nodes` lists them, `tapedeck nodes --lv2` the installed plugins)"
+            return "unknown node '\(name)'\(NameMatch.suggestion(name, in: known)) (known nodes: \(known.joined(separator: ", ")); `tapedeck nodes` lists them, `tapedeck nodes --lv2` the installed plugins)"
         }
     }
 

@@ -49,6 +49,12 @@ public final class AudioFileWriter {
     public let peakPath: String?
     /// Frames written so far.
     public private(set) var framesWritten: Int64 = 0
+    /// Largest absolute sample handed to ``write(_:frameCount:)`` so far, linear, before an
+    /// integer encoding clips it: above 1 the material went over 0 dBFS.
+    public private(set) var peakAmplitude: Float = 0
+    /// Samples handed over beyond full scale (|x| > 1), counted per channel: clipped in an
+    /// integer file, kept as they are in a float one. Clipping is never silent.
+    public private(set) var overCount: Int64 = 0
     /// Why the last peak file write failed, if it did. A failed peak file never stops the
     /// audio: peaks can be rebuilt from the audio, the audio cannot be rebuilt.
     public private(set) var peakError: AudioFileError?
@@ -289,6 +295,17 @@ public final class AudioFileWriter {
     /// in 32 bits (libsndfile's int layout), NaN as 0.
     private func convert(channel ch: Int, from src: UnsafePointer<Float>, stride: Int, count: Int) {
         let c = format.channelCount
+        var peak = peakAmplitude
+        var overs: Int64 = 0
+        var j = 0
+        while j < count {
+            let a = abs(src[j * stride])
+            if a > 1 { overs += 1 }
+            peak = Swift.max(peak, a)
+            j += 1
+        }
+        peakAmplitude = peak
+        overCount += overs
         if format.encoding == .float32 {
             var i = 0
             while i < count { floatBuffer[i * c + ch] = src[i * stride]; i += 1 }

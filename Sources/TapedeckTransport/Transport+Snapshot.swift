@@ -38,6 +38,8 @@ extension Transport {
             return meterHolds.levels(id: 2 * t, readings: t < meters.tracks.count ? meters.tracks[t] : [], now: now)
         }
         snap.outputLevels = meterHolds.levels(id: -1, readings: meters.master, now: now)
+        // The engine meters the bus after the master fader, which is what the device gets.
+        snap.masterLevels = snap.outputLevels
         snap.loudness = engine.loudness()
         let free = diskFreeBytes(measured: status.diskFreeBytes >= 0 ? status.diskFreeBytes : nil)
         snap.diskFreeBytes = free

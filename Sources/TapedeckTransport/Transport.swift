@@ -192,8 +192,9 @@ public final class Transport {
         }
     }
 
-    /// Every track's fader, pan, mute and solo to the engine (atomics).
+    /// Every track's fader, pan, mute and solo, and the master fader, to the engine (atomics).
     func pushMixer() {
+        engine.setMasterGain(decibels: session.masterGainDecibels)
         for (i, t) in session.tracks.enumerated() {
             engine.setMixer(track: i, gainDecibels: t.gainDecibels, pan: t.pan, mute: t.mute, solo: t.solo)
         }
@@ -215,6 +216,7 @@ public final class Transport {
                 s.tracks[i].mute = false
                 s.tracks[i].solo = false
             }
+            s.masterGainDecibels = 0
             s.markers = []
             s.loopRange = nil
             s.loopEnabled = false

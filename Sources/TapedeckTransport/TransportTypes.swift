@@ -102,9 +102,12 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var isListening = false
     /// News for the message line that is not a problem; shown once.
     public var notice: String?
-    /// EBU R128 loudness of the master bus since the transport last started rolling (nil:
-    /// not measured yet).
+    /// EBU R128 loudness of the master bus while rolling, since the meters were last reset
+    /// (nil: not measured).
     public var loudness: LoudnessReading?
+    /// Left and right of the master bus after the master fader (empty when not metered; the
+    /// screen then shows ``outputLevels``).
+    public var masterLevels: [ChannelLevel] = []
     /// Playback frames that came late from disk (silence) since the device opened.
     public var underrunFrames: Int64 = 0
     /// Input frames lost to a full capture ring since the device opened.

@@ -50,12 +50,13 @@ public enum NamedKey: String, Sendable, CaseIterable {
     case home, end, pgup, pgdn
 }
 
-/// Everything a key can be bound to. The raw value is the name in the keys file.
+/// Everything a key can be bound to. The raw value is the name in the keys file (and in the
+/// help overlay).
 public enum Action: String, CaseIterable, Sendable {
     /// Transport.
     case play, record, home, end, loop, punch
-    /// Loop edges at the playhead.
-    case loopStart = "loop-start", loopEnd = "loop-end"
+    /// Loop and punch edges at the playhead.
+    case loopStart = "loop-start", loopEnd = "loop-end", punchStart = "punch-start", punchEnd = "punch-end"
     /// Selection and playhead.
     case up, down, left, right
     /// Timeline zoom.
@@ -63,7 +64,18 @@ public enum Action: String, CaseIterable, Sendable {
     /// Track switches.
     case mute, solo, arm
     /// Track list edits.
-    case newTrack = "new-track", deleteTrack = "delete-track"
+    case newTrack = "new-track", deleteTrack = "delete-track", rename, input
+    /// The mixer: faders, pan, resets, the mixer view; the meters' reset (clip lights and
+    /// loudness) and the master's EBU R128 loudness on the status line.
+    case faderDown = "fader-down", faderUp = "fader-up", faderDownCoarse = "fader-down-coarse", faderUpCoarse = "fader-up-coarse"
+    case panLeft = "pan-left", panRight = "pan-right", panLeftCoarse = "pan-left-coarse", panRightCoarse = "pan-right-coarse"
+    case resetFader = "reset-fader", resetPan = "reset-pan", mixer, resetMeters = "reset-meters", loudness
+    /// Regions: selection and editing.
+    case selectRegion = "select-region", regionPrevious = "region-previous", regionNext = "region-next"
+    case moveLeft = "move-left", moveRight = "move-right", nudgeLeft = "nudge-left", nudgeRight = "nudge-right"
+    case trimStart = "trim-start", trimEnd = "trim-end", split, fadeIn = "fade-in", fadeOut = "fade-out"
+    case regionGainDown = "region-gain-down", regionGainUp = "region-gain-up", stretch
+    case deleteRegion = "delete-region", duplicate, copy, paste, raise, snap
     /// Focus.
     case nextPanel = "next-panel"
     /// History, file and program.
@@ -73,15 +85,12 @@ public enum Action: String, CaseIterable, Sendable {
     /// Pitch in semitones.
     case pitchDown = "pitch-down", pitchUp = "pitch-up"
     /// Markers and ruler.
-    case marker, rulerMode = "ruler"
+    case marker, markerRename = "marker-rename", markerDelete = "marker-delete"
+    case markerPrevious = "marker-previous", markerNext = "marker-next", rulerMode = "ruler"
     /// Dialogs.
     case chain, devices, importFile = "import", export
     /// Recording workflow: metronome, count-in, take lanes, input monitoring, retroactive capture.
-    case click, countIn = "count-in", take, monitor, retro
-    /// Meters.
-    case resetMeters = "reset-meters"
-    /// The master's EBU R128 loudness on the status line.
-    case loudness
+    case click, countIn = "count-in", take, lanes, monitor, retro
 
     /// What the help overlay says the action does.
     public var summary: String {
@@ -91,13 +100,15 @@ public enum Action: String, CaseIterable, Sendable {
         case .home: "back to start"
         case .end: "to the end"
         case .loop: "loop on/off"
-        case .punch: "punch on/off (loop range)"
+        case .punch: "punch on/off"
         case .loopStart: "loop start at playhead"
         case .loopEnd: "loop end at playhead"
+        case .punchStart: "punch in at playhead"
+        case .punchEnd: "punch out at playhead"
         case .up: "previous track"
         case .down: "next track"
-        case .left: "playhead back"
-        case .right: "playhead forward"
+        case .left: "playhead back (snap)"
+        case .right: "playhead forward (snap)"
         case .zoomIn: "zoom in"
         case .zoomOut: "zoom out"
         case .mute: "mute track"
@@ -105,6 +116,40 @@ public enum Action: String, CaseIterable, Sendable {
         case .arm: "arm track"
         case .newTrack: "new track"
         case .deleteTrack: "delete track (asks)"
+        case .rename: "rename track"
+        case .input: "track input (1 or 1-2)"
+        case .faderDown: "fader -0.5 dB"
+        case .faderUp: "fader +0.5 dB"
+        case .faderDownCoarse: "fader -3 dB"
+        case .faderUpCoarse: "fader +3 dB"
+        case .panLeft: "pan left 5"
+        case .panRight: "pan right 5"
+        case .panLeftCoarse: "pan left 25"
+        case .panRightCoarse: "pan right 25"
+        case .resetFader: "fader to 0 dB"
+        case .resetPan: "pan to centre"
+        case .mixer: "mixer view on/off"
+        case .selectRegion: "select region at playhead"
+        case .regionPrevious: "previous region"
+        case .regionNext: "next region"
+        case .moveLeft: "move region a grid step back"
+        case .moveRight: "move region a grid step on"
+        case .nudgeLeft: "nudge region -10 ms"
+        case .nudgeRight: "nudge region +10 ms"
+        case .trimStart: "trim region start to playhead"
+        case .trimEnd: "trim region end to playhead"
+        case .split: "split at playhead (comps takes)"
+        case .fadeIn: "fade in up to playhead"
+        case .fadeOut: "fade out from playhead"
+        case .regionGainDown: "region gain -1 dB"
+        case .regionGainUp: "region gain +1 dB"
+        case .stretch: "stretch region (length/factor)"
+        case .deleteRegion: "delete region"
+        case .duplicate: "duplicate region"
+        case .copy: "copy region"
+        case .paste: "paste at playhead (on top)"
+        case .raise: "raise region to the top"
+        case .snap: "snap bars/beats/off"
         case .nextPanel: "next panel"
         case .undo: "undo"
         case .redo: "redo"
@@ -117,18 +162,46 @@ public enum Action: String, CaseIterable, Sendable {
         case .pitchDown: "pitch -1 semitone"
         case .pitchUp: "pitch +1 semitone"
         case .marker: "marker at playhead"
+        case .markerRename: "rename marker"
+        case .markerDelete: "delete marker"
+        case .markerPrevious: "to previous marker"
+        case .markerNext: "to next marker"
         case .rulerMode: "ruler bars / time"
         case .chain: "edit chain as text"
         case .devices: "audio device"
-        case .importFile: "import a file"
+        case .importFile: "import a file (new track)"
         case .export: "export the mix"
         case .click: "click off/recording/always"
         case .countIn: "count-in 0/1/2 bars"
         case .take: "next take under playhead"
+        case .lanes: "show/fold take lanes"
         case .monitor: "monitoring off/input/auto"
         case .retro: "keep the last 10 s heard"
         case .resetMeters: "reset clips and loudness"
         case .loudness: "master loudness (EBU R128)"
+        }
+    }
+
+    /// The heading the help overlay lists the action under.
+    public var section: String {
+        switch self {
+        case .play, .record, .home, .end, .loop, .punch, .loopStart, .loopEnd, .punchStart, .punchEnd,
+             .left, .right, .speedDown, .speedUp, .mode, .pitchDown, .pitchUp:
+            "Transport"
+        case .up, .down, .mute, .solo, .arm, .newTrack, .deleteTrack, .rename, .input, .faderDown, .faderUp,
+             .faderDownCoarse, .faderUpCoarse, .panLeft, .panRight, .panLeftCoarse, .panRightCoarse,
+             .resetFader, .resetPan, .mixer, .resetMeters, .loudness, .monitor:
+            "Tracks and mixer"
+        case .selectRegion, .regionPrevious, .regionNext, .moveLeft, .moveRight, .nudgeLeft, .nudgeRight,
+             .trimStart, .trimEnd, .split, .fadeIn, .fadeOut, .regionGainDown, .regionGainUp, .stretch,
+             .deleteRegion, .duplicate, .copy, .paste, .raise, .snap:
+            "Regions"
+        case .take, .lanes, .click, .countIn, .retro:
+            "Recording and takes"
+        case .marker, .markerRename, .markerDelete, .markerPrevious, .markerNext, .rulerMode, .zoomIn, .zoomOut:
+            "Markers and view"
+        case .nextPanel, .undo, .redo, .save, .quit, .help, .chain, .devices, .importFile, .export:
+            "Session"
         }
     }
 }
@@ -157,9 +230,26 @@ public struct KeyMap: Equatable, Sendable {
         (.marker, [.char("k")]), (.rulerMode, [.char("t")]),
         (.chain, [.char("c")]), (.devices, [.char("d")]),
         (.importFile, [.char("i")]), (.export, [.char("e")]),
-        (.click, [.char("C")]), (.countIn, [.char("I")]), (.take, [.char("T")]),
-        (.monitor, [.char("o")]), (.retro, [.char("R")]), (.resetMeters, [.char("X")]),
-        (.loudness, [.char("L")]),
+        (.click, [.char("C")]), (.countIn, [.char("I")]), (.take, [.char("T")]), (.lanes, [.char("L")]),
+        (.monitor, [.char("o")]), (.retro, [.char("R")]),
+        (.punchStart, [.char(";")]), (.punchEnd, [.char("'")]),
+        (.rename, [.function(2)]), (.input, [.char("w")]),
+        // The number row in pairs: nudge 1 2, region gain 3 4, trim 5 6, pan 7 8, fader 9 0
+        // (shifted: coarse pan & *, coarse fader ( )).
+        (.faderDown, [.char("9")]), (.faderUp, [.char("0")]), (.faderDownCoarse, [.char("(")]), (.faderUpCoarse, [.char(")")]),
+        (.panLeft, [.char("7")]), (.panRight, [.char("8")]), (.panLeftCoarse, [.char("&")]), (.panRightCoarse, [.char("*")]),
+        (.resetFader, [.char("z")]), (.resetPan, [.char("Z")]), (.mixer, [.char("v")]),
+        (.resetMeters, [.char("X")]), (.loudness, [.char("U")]),
+        (.selectRegion, [.named(.enter)]), (.regionPrevious, [.char(",")]), (.regionNext, [.char(".")]),
+        (.moveLeft, [.named(.shiftLeft)]), (.moveRight, [.named(.shiftRight)]),
+        (.nudgeLeft, [.char("1")]), (.nudgeRight, [.char("2")]),
+        (.regionGainDown, [.char("3")]), (.regionGainUp, [.char("4")]),
+        (.trimStart, [.char("5")]), (.trimEnd, [.char("6")]),
+        (.split, [.char("S")]), (.fadeIn, [.char("f")]), (.fadeOut, [.char("F")]), (.stretch, [.char("W")]),
+        (.deleteRegion, [.char("x")]), (.duplicate, [.char("D")]), (.copy, [.char("y")]), (.paste, [.char("P")]),
+        (.raise, [.char("^")]), (.snap, [.char("g")]),
+        (.markerRename, [.char("K")]), (.markerDelete, [.ctrl("k")]),
+        (.markerPrevious, [.named(.pgup)]), (.markerNext, [.named(.pgdn)]),
     ]
 
     /// The built-in key map.
@@ -188,7 +278,8 @@ public struct KeyMap: Equatable, Sendable {
     }
 
     /// Reads a keys file: `ACTION = KEY[, KEY…]` per line, `#` comments. Good lines apply;
-    /// each bad line is skipped and reported as `SOURCE line N: reason`.
+    /// each bad line is skipped and reported as `SOURCE line N: reason`, and so is a line
+    /// that leaves another action without any key.
     public static func parse(_ text: String, source: String = "keys") -> (map: KeyMap, problems: [String]) {
         parse(lines: SettingsText.lines(text), source: source)
     }
@@ -197,6 +288,8 @@ public struct KeyMap: Equatable, Sendable {
     static func parse(lines: [String?], source: String) -> (map: KeyMap, problems: [String]) {
         var map = KeyMap()
         var problems: [String] = []
+        // Lines that applied but left an action keyless come after the lines that failed.
+        var notes: [String] = []
         for (i, decoded) in lines.enumerated() {
             func report(_ reason: String) { problems.append("\(source.terminalSafe) line \(i + 1): \(reason.terminalSafe)") }
             guard var line = decoded else { report("not valid UTF-8 (skipped)"); continue }
@@ -216,9 +309,15 @@ public struct KeyMap: Equatable, Sendable {
                 if let k = Key(name: n) { keys.append(k) } else { bad = n; break }
             }
             if let bad { report("unknown key '\(bad)' for '\(name)'"); continue }
+            // Taking an action's last key unbinds it: say so, never silently.
+            for k in keys {
+                if let old = map.action(for: k), old != action, map.keys(for: old) == [k] {
+                    notes.append("\(source.terminalSafe) line \(i + 1): '\(k.name)' was \(old.rawValue)'s only key: \(old.rawValue) has no key now (give it one on its own line)")
+                }
+            }
             map.bind(action, to: keys)
         }
-        return (map, problems)
+        return (map, problems + notes)
     }
 
     /// Where a comment starts: a `#` at the line's start or after whitespace, except a `#`

@@ -1,6 +1,7 @@
 import Foundation
 import TapedeckCore
 import TapedeckIO
+import TapedeckDSP
 
 /// Keys inside dialogs and the chain panel. These keys are fixed (not in the keys file):
 /// dialogs use y/n, Enter, Esc and the arrows the way every dialog does.
@@ -8,8 +9,15 @@ extension ScreenModel {
     func handleOverlay(_ key: Key) {
         guard let current = overlay else { return }
         switch current {
-        case .help:
-            overlay = nil
+        case .help(let scroll):
+            // Arrows and page keys scroll a list taller than the screen; any other key closes it.
+            switch key {
+            case .named(.down): overlay = .help(scroll: scroll + 1)
+            case .named(.up): overlay = .help(scroll: max(0, scroll - 1))
+            case .named(.pgdn), .named(.space): overlay = .help(scroll: scroll + 10)
+            case .named(.pgup): overlay = .help(scroll: max(0, scroll - 10))
+            default: overlay = nil
+            }
         case .confirm(let question):
             answer(question, key: key)
         case .text(var input):
@@ -36,13 +44,18 @@ extension ScreenModel {
             default: break
             }
         case .importBrowser(var browser):
+            // Typing narrows the list; Esc closes.
             switch key {
-            case .named(.up): browser.selected = max(0, browser.selected - 1); overlay = .importBrowser(browser)
-            case .named(.down): browser.selected = max(0, min(browser.entries.count - 1, browser.selected + 1)); overlay = .importBrowser(browser)
-            case .named(.enter): openEntry(browser)
-            case .named(.esc), .char("q"): overlay = nil
-            default: break
+            case .named(.up): browser.selected = max(0, browser.selected - 1)
+            case .named(.down): browser.selected = max(0, min(browser.entries.count - 1, browser.selected + 1))
+            case .named(.enter): openEntry(browser); return
+            case .named(.esc): overlay = nil; return
+            case .named(.backspace): if !browser.filter.isEmpty { browser.filter.removeLast(); browser.selected = 0 }
+            case .char(let c): browser.filter.append(c); browser.selected = 0
+            case .named(.space): browser.filter.append(" "); browser.selected = 0
+            default: return
             }
+            overlay = .importBrowser(browser)
         case .export(let job, _):
             if case .running = job.status {
                 guard key == .named(.esc) else { return }
@@ -65,27 +78,50 @@ extension ScreenModel {
         case .removeNode(let track, let node):
             if yes {
                 overlay = nil
-                var chain = ChainText(chainText(track))
-                guard chain.nodes.indices.contains(node) else { return }
-                chain.nodes.remove(at: node)
+                guard var chain = try? parsedChain(track), chain.entries.indices.contains(node) else { return }
+                chain.remove(at: node)
                 applyChain(chain.text, track: track, name: "remove node")
-                chainNode = max(0, min(chainNode, chain.nodes.count - 1))
+                chainNode = max(0, min(chainNode, chain.entries.count - 1))
             } else if no { overlay = nil }
         }
     }
 
     private func submit(_ input: TextInput) {
         var input = input
+        func refuse(_ problem: String) {
+            input.problem = problem
+            overlay = .text(input)
+        }
         switch input.purpose {
         case .chain(let track):
-            let chain = ChainText(input.text)
-            if let problem = hooks.validateChain(chain.text) {
-                input.problem = problem
-                overlay = .text(input)
+            // The one chain parser: what is stored is canonical and what the engine reads.
+            let chain: Chain
+            do { chain = try Chain(parsing: input.text) } catch { refuse(error.message); return }
+            overlay = nil
+            applyChain(chain.text, track: track, name: "edit chain")
+        case .renameTrack(let t):
+            if let problem = trackNameProblem(input.text, index: t) { refuse(problem); return }
+            overlay = nil
+            let name = input.text.trimmingWhitespace()
+            edit("rename track") { $0.tracks[t].name = name }
+            say("track \(t + 1) is now \(name)")
+        case .renameMarker(let i):
+            let name = input.text
+            do { try document.edit("rename marker") { (s: inout Session) throws(MarkerEditError) in try s.renameMarker(i, to: name) } } catch {
+                refuse(error.description)
                 return
             }
             overlay = nil
-            applyChain(chain.text, track: track, name: "edit chain")
+            say("marker renamed \(session.markers[i].name)")
+        case .input(let t):
+            let channels: [Int]
+            do { channels = try InputChannels.parse(input.text) } catch { refuse(error.reason); return }
+            overlay = nil
+            edit("input") { $0.tracks[t].inputChannels = channels }
+            say("\(session.tracks[t].name) records from \(InputChannels.text(channels))")
+        case .stretch(let ref):
+            if let problem = applyStretch(input.text, to: ref) { refuse(problem); return }
+            overlay = nil
         case .saveAs:
             let target = SessionFolder(path: input.text.trimmingWhitespace())
             if target.exists {
@@ -110,80 +146,6 @@ extension ScreenModel {
         }
     }
 
-    // MARK: - Chain panel
-
-    /// The chain text the panel edits for `track`.
-    func chainText(_ track: Int) -> String {
-        guard session.tracks.indices.contains(track) else { return "" }
-        return chainIsInput ? session.tracks[track].inputChain : session.tracks[track].playbackChain
-    }
-
-    private func applyChain(_ text: String, track: Int, name: String) {
-        guard session.tracks.indices.contains(track) else { return }
-        let input = chainIsInput
-        edit("\(name) on \(session.tracks[track].name)") {
-            if input { $0.tracks[track].inputChain = text } else { $0.tracks[track].playbackChain = text }
-        }
-    }
-
-    func openChainText() {
-        guard session.tracks.indices.contains(selectedTrack) else {
-            say("no track selected (\(keyName(.newTrack)) makes one)", error: true)
-            return
-        }
-        let which = chainIsInput ? "input" : "playback"
-        overlay = .text(TextInput(purpose: .chain(track: selectedTrack),
-                                  prompt: "\(which) chain of \(session.tracks[selectedTrack].name), e.g. hpf:cutoff=80,comp:ratio=4",
-                                  text: chainText(selectedTrack)))
-    }
-
-    /// Keys the chain panel takes before the key map. Returns whether the key was used.
-    func handleChainKey(_ key: Key) -> Bool {
-        let t = selectedTrack
-        guard session.tracks.indices.contains(t) else { return false }
-        var chain = ChainText(chainText(t))
-        let count = chain.nodes.count
-        switch key {
-        case .named(.up): chainNode = max(0, chainNode - 1); chainParameter = 0
-        case .named(.down): chainNode = min(max(0, count - 1), chainNode + 1); chainParameter = 0
-        case .char(","), .char("."):
-            guard chain.nodes.indices.contains(chainNode) else { return true }
-            let n = chain.nodes[chainNode].parameters.count
-            if n > 0 { chainParameter = (chainParameter + (key == .char(".") ? 1 : n - 1)) % n }
-        case .named(.left), .named(.right), .named(.shiftLeft), .named(.shiftRight), .named(.pgup), .named(.pgdn):
-            let up = key == .named(.right) || key == .named(.shiftRight) || key == .named(.pgup)
-            let coarse = key != .named(.left) && key != .named(.right)
-            guard chain.nudge(node: chainNode, parameter: chainParameter, steps: up ? 1 : -1, coarse: coarse) else {
-                say("nothing to change here: choose a node with a numeric parameter (, and . pick the parameter)", error: true)
-                return true
-            }
-            if let problem = hooks.validateChain(chain.text) { say(problem, error: true); return true }
-            applyChain(chain.text, track: t, name: "change parameter")
-        case .char("b"):
-            guard chain.nodes.indices.contains(chainNode) else { return true }
-            chain.nodes[chainNode].bypassed.toggle()
-            // The session must only hold chains the engine can read; the host decides whether
-            // its chain syntax knows the `!name` bypass mark.
-            if let problem = hooks.validateChain(chain.text) { say("cannot bypass: \(problem)", error: true); return true }
-            applyChain(chain.text, track: t, name: chain.nodes[chainNode].bypassed ? "bypass" : "un-bypass")
-        case .char("K"), .char("J"):
-            let offset = key == .char("K") ? -1 : 1
-            if chain.move(chainNode, by: offset) {
-                chainNode += offset
-                applyChain(chain.text, track: t, name: "reorder chain")
-            }
-        case .char("x"), .named(.delete):
-            if chain.nodes.indices.contains(chainNode) { overlay = .confirm(.removeNode(track: t, node: chainNode)) }
-        case .named(.enter): openChainText()
-        case .char("/"):
-            chainIsInput.toggle()
-            chainNode = 0
-            chainParameter = 0
-        default: return false
-        }
-        return true
-    }
-
     // MARK: - Import and export
 
     func openImport() {
@@ -194,16 +156,25 @@ extension ScreenModel {
         overlay = .importBrowser(browse(importFolder))
     }
 
-    /// The entries of `path`: `../`, then folders, then files, each sorted; hidden ones left out.
+    /// File name endings of the audio libsndfile reads, for the import browser.
+    static let audioExtensions: Set<String> = ["wav", "wave", "bwf", "rf64", "w64", "aif", "aiff", "aifc", "flac",
+                                                "ogg", "oga", "opus", "mp3", "caf", "au", "snd"]
+
+    /// The entries of `path`: `../`, then folders, then audio files, each sorted; hidden ones
+    /// and other files left out.
     func browse(_ path: String) -> Browser {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         var folders: [String] = [], files: [String] = []
         for n in names.sorted() where !n.hasPrefix(".") {
             var isDir: ObjCBool = false
             _ = FileManager.default.fileExists(atPath: path + "/" + n, isDirectory: &isDir)
-            if isDir.boolValue { folders.append(n + "/") } else { files.append(n) }
+            if isDir.boolValue {
+                folders.append(n + "/")
+            } else if let dot = n.lastIndex(of: "."), ScreenModel.audioExtensions.contains(n[n.index(after: dot)...].lowercased()) {
+                files.append(n)
+            }
         }
-        return Browser(folder: path, entries: ["../"] + folders + files, selected: 0)
+        return Browser(folder: path, entries: ["../"] + folders + files)
     }
 
     private func openEntry(_ browser: Browser) {
@@ -220,25 +191,32 @@ extension ScreenModel {
         importFile(browser.folder + "/" + entry)
     }
 
-    /// Imports `path` into the session's audio folder and places it at the playhead on the
-    /// selected track (a new track when there is none).
+    /// Imports `path` into the session's audio folder onto a new track named after the file,
+    /// at the playhead (as `tapedeck import` makes a track per file).
     public func importFile(_ path: String) {
         guard let folder else { say("save the session first", error: true); return }
         do {
             let imported = try AudioImporter.importFile(source: path, destinationFolder: folder.audioFolder,
                                                         peaksFolder: folder.peaksFolder, sessionSampleRate: session.sampleRate)
             let region = Region(file: "audio/" + imported.fileName, timelineStartFrame: playheadFrame, lengthFrames: imported.frameCount)
-            if !session.tracks.indices.contains(selectedTrack) {
-                let channels = Array(1...max(1, imported.channelCount))
-                edit("new track") { $0.tracks.append(Track(name: "Track 1", inputChannels: channels)) }
-                selectTrack(0)
-            }
-            let t = selectedTrack
-            edit("import \(imported.fileName)") { $0.tracks[t].regions.append(region) }
-            say("imported \(imported.fileName) onto \(session.tracks[t].name)\(imported.wasResampled ? " (resampled)" : "")")
+            let channels = Array(1...max(1, min(imported.channelCount, 2)))
+            let name = uniqueTrackName(for: path)
+            edit("import \(imported.fileName)") { $0.tracks.append(Track(name: name, inputChannels: channels, regions: [region])) }
+            selectTrack(session.tracks.count - 1)
+            say("imported \(imported.fileName) onto a new track \(name) at \(clock(region.timelineStartFrame))\(imported.wasResampled ? " (resampled)" : "")")
         } catch {
             say("cannot import: \(error.description)", error: true)
         }
+    }
+
+    /// The file's name without folder and extension, numbered when a track has it already.
+    private func uniqueTrackName(for path: String) -> String {
+        let base = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        let names = session.tracks.map(\.name)
+        guard NameMatch.index(of: base, in: names) != nil else { return base }
+        var n = 2
+        while NameMatch.index(of: "\(base) \(n)", in: names) != nil { n += 1 }
+        return "\(base) \(n)"
     }
 
     func openExport() {

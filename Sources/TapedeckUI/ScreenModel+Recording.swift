@@ -27,11 +27,7 @@ extension ScreenModel {
 
     /// The monitoring key: off → input → auto for the selected track, as an undoable edit.
     func cycleMonitoring() {
-        guard session.tracks.indices.contains(selectedTrack) else {
-            say("no track selected (\(keyName(.newTrack)) makes one)", error: true)
-            return
-        }
-        let t = selectedTrack
+        guard let t = requireTrack() else { return }
         let next = ScreenModel.nextMonitoring(session.tracks[t].monitoring)
         edit("monitoring \(session.tracks[t].name)") { $0.tracks[t].monitoring = next }
         let what = switch next {
@@ -53,11 +49,7 @@ extension ScreenModel {
     /// The take key: makes the next take of the group under the playhead on the selected
     /// track the one that plays, as an undoable edit.
     func cycleActiveTake() {
-        guard session.tracks.indices.contains(selectedTrack) else {
-            say("no track selected (\(keyName(.newTrack)) makes one)", error: true)
-            return
-        }
-        let t = selectedTrack
+        guard let t = requireTrack() else { return }
         let track = session.tracks[t]
         guard let group = ScreenModel.takeGroup(on: track, at: playheadFrame) else {
             say("no takes under the playhead on \(track.name) (loop recording makes them)", error: true)

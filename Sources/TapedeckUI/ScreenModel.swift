@@ -2,92 +2,6 @@ import TapedeckTransport
 import TapedeckCore
 import TapedeckIO
 
-/// The panel that arrow keys act on.
-public enum Panel: String, Sendable, CaseIterable {
-    /// Up/down choose the track, left/right move the playhead.
-    case tracks
-    /// Like tracks; the timeline is highlighted.
-    case timeline
-    /// The selected track's chain: up/down choose a node, left/right change a parameter.
-    case chain
-}
-
-/// A question that must be answered before something destructive happens.
-public enum Confirmation: Equatable, Sendable {
-    /// Quitting with unsaved changes.
-    case quitUnsaved
-    /// Deleting a track (index).
-    case deleteTrack(Int)
-    /// Removing a node (track, node index) from the chain being edited.
-    case removeNode(track: Int, node: Int)
-
-    /// The question on screen.
-    public var question: String {
-        switch self {
-        case .quitUnsaved: "Unsaved changes. Quit anyway?"
-        case .deleteTrack: "Delete this track and its regions?"
-        case .removeNode: "Remove this node from the chain?"
-        }
-    }
-
-    /// The answers, as a hint line.
-    public var answers: String {
-        switch self {
-        case .quitUnsaved: "y quit without saving · s save and quit · n stay"
-        case .deleteTrack: "y delete · n keep"
-        case .removeNode: "y remove · n keep"
-        }
-    }
-}
-
-/// What a line of typed text is for.
-public enum TextPurpose: Equatable, Sendable {
-    /// The whole chain of a track.
-    case chain(track: Int)
-    /// Where to save an untitled session.
-    case saveAs
-    /// The export file.
-    case exportPath
-}
-
-/// A line being typed in a dialog.
-public struct TextInput: Equatable, Sendable {
-    /// What it is for.
-    public var purpose: TextPurpose
-    /// The prompt shown before it.
-    public var prompt: String
-    /// The text so far.
-    public var text: String
-    /// Why the last attempt was refused, shown under it.
-    public var problem: String?
-}
-
-/// The import browser's state.
-public struct Browser: Equatable, Sendable {
-    /// The folder shown.
-    public var folder: String
-    /// Its entries: folders end in `/`; `../` first.
-    public var entries: [String]
-    /// The highlighted entry.
-    public var selected: Int
-}
-
-/// A window over the screen that takes the keys while it is open.
-public enum Overlay: Sendable {
-    /// The key list.
-    case help
-    /// A yes/no question.
-    case confirm(Confirmation)
-    /// A line of text being typed.
-    case text(TextInput)
-    /// The device list and the highlighted one.
-    case devices([String], selected: Int)
-    /// Files to import.
-    case importBrowser(Browser)
-    /// An export running or finished.
-    case export(ExportJob, outputPath: String)
-}
-
 /// The screen's state and everything keys do to it, with no terminal involved: views draw
 /// from it and tests drive it directly. UI thread only.
 public final class ScreenModel {
@@ -131,6 +45,21 @@ public final class ScreenModel {
     public internal(set) var pitchSemitones = 0
     /// Meter readings per track per channel, with hold and clip.
     public internal(set) var meters: [[MeterReading]] = []
+    /// The master bus meters (left, right).
+    public internal(set) var masterMeters: [MeterReading] = []
+    /// The selected region, an index into the selected track's regions (nil: none; edits
+    /// then act on the region under the playhead).
+    public internal(set) var selectedRegion: Int?
+    /// Where moves and playhead steps land.
+    public internal(set) var snap = Snap.beats
+    /// The region copied last, for paste.
+    public internal(set) var clipboard: Region?
+    /// Whether the mixer view (vertical strips) replaces the track list and timeline.
+    public internal(set) var showsMixer = false
+    /// In the mixer view: the master strip is selected rather than a track's.
+    public internal(set) var masterStripSelected = false
+    /// Tracks whose take lanes are shown, by index.
+    public internal(set) var expandedTracks: Set<Int> = []
     /// Whether the chain panel edits the input chain (else the playback chain).
     public internal(set) var chainIsInput = false
     /// Selected node in the chain panel.
@@ -195,9 +124,14 @@ public final class ScreenModel {
     /// Reads the engine's snapshot, updates the meters and keeps the playhead in view.
     public func tick(nowSeconds: Double) {
         if let m = message, !m.isError, nowSeconds - messageShownAtSeconds > ScreenModel.messageSeconds { message = nil }
-        let before = snapshot
         readLink()
-        _ = before
+        updateMeters(nowSeconds: nowSeconds)
+        if snapshot.state != .stopped { follow(snapshot.positionFrame) }
+    }
+
+    /// Folds the snapshot's levels into the meters: the screen's own hold and clip latch,
+    /// merged with the engine's when it keeps them.
+    private func updateMeters(nowSeconds: Double) {
         let tracks = session.tracks
         if meters.count != tracks.count { meters = tracks.map { _ in [MeterReading()] } }
         for t in tracks.indices {
@@ -208,7 +142,11 @@ public final class ScreenModel {
                 MeterBallistics.update(&meters[t][c], with: c < levels.count ? levels[c] : .silent, nowSeconds: nowSeconds)
             }
         }
-        if snapshot.state != .stopped { follow(snapshot.positionFrame) }
+        let master = snapshot.masterLevels.isEmpty ? snapshot.outputLevels : snapshot.masterLevels
+        if masterMeters.count != 2 { masterMeters = [MeterReading(), MeterReading()] }
+        for c in 0..<2 {
+            MeterBallistics.update(&masterMeters[c], with: c < master.count ? master[c] : .silent, nowSeconds: nowSeconds)
+        }
     }
 
     /// Reads the link's snapshot now: finished takes go onto their tracks, a new engine
@@ -222,10 +160,17 @@ public final class ScreenModel {
     }
 
     /// Resets the meters: every clip light out, the engine's and the screen's, and the
-    /// master's loudness measured afresh.
+    /// master's loudness measured afresh. (Clip lights stay lit until this: a clip in the
+    /// verse is still shown after the chorus.)
     func resetMeters() {
         link.resetMeters()
+        clearClips()
+    }
+
+    /// Puts the screen's own clip latches out.
+    func clearClips() {
         for t in meters.indices { for c in meters[t].indices { meters[t][c].clipped = false } }
+        for c in masterMeters.indices { masterMeters[c].clipped = false }
     }
 
     /// Scrolls so `frame` is on screen, paging rather than creeping so the picture is calm.
@@ -241,8 +186,9 @@ public final class ScreenModel {
         if overlay != nil { handleOverlay(key); return }
         if message?.isError == true { message = nil }
         if focus == .chain, handleChainKey(key) { return }
+        if showsMixer, handleMixerKey(key) { return }
         guard let action = keyMap.action(for: key) else {
-            if key == .named(.esc) { message = nil; return }
+            if key == .named(.esc) { message = nil; selectedRegion = nil; return }
             say("\(key.name): not bound to anything (\(keyName(.help)) lists the keys)")
             return
         }
@@ -256,20 +202,50 @@ public final class ScreenModel {
         case .record: record()
         case .home: locate(0)
         case .end: locate(session.endFrame)
-        case .left: locate(max(0, playheadFrame - moveStep))
-        case .right: locate(playheadFrame + moveStep)
+        case .left: locate(stepFrame(from: playheadFrame, steps: -1))
+        case .right: locate(stepFrame(from: playheadFrame, steps: 1))
         case .up: selectTrack(selectedTrack - 1)
         case .down: selectTrack(selectedTrack + 1)
         case .zoomIn: zoom(by: 0.5)
         case .zoomOut: zoom(by: 2)
         case .loop: toggleLoop()
         case .punch: togglePunch()
-        case .loopStart: setLoopEdge(start: true)
-        case .loopEnd: setLoopEdge(start: false)
+        case .loopStart: setRangeEdge(loop: true, start: true)
+        case .loopEnd: setRangeEdge(loop: true, start: false)
+        case .punchStart: setRangeEdge(loop: false, start: true)
+        case .punchEnd: setRangeEdge(loop: false, start: false)
         case .mute: editTrack("mute") { $0.mute.toggle() }
         case .solo: editTrack("solo") { $0.solo.toggle() }
         case .arm: editTrack("arm") { $0.armed.toggle() }
         case .newTrack: newTrack()
+        case .rename: openRename()
+        case .input: openInput()
+        case .faderDown, .faderUp, .faderDownCoarse, .faderUpCoarse:
+            stepFader(steps: action == .faderDown || action == .faderDownCoarse ? -1 : 1,
+                      coarse: action == .faderDownCoarse || action == .faderUpCoarse)
+        case .panLeft, .panRight, .panLeftCoarse, .panRightCoarse:
+            stepPan(steps: action == .panLeft || action == .panLeftCoarse ? -1 : 1,
+                    coarse: action == .panLeftCoarse || action == .panRightCoarse)
+        case .resetFader: resetFader()
+        case .resetPan: resetPan()
+        case .mixer: toggleMixer()
+        case .selectRegion: selectRegionAtPlayhead()
+        case .regionPrevious, .regionNext: stepRegion(forward: action == .regionNext)
+        case .moveLeft, .moveRight: moveRegion(steps: action == .moveRight ? 1 : -1)
+        case .nudgeLeft, .nudgeRight: nudgeRegion(forward: action == .nudgeRight)
+        case .trimStart, .trimEnd: trimRegion(start: action == .trimStart)
+        case .split: splitRegion()
+        case .fadeIn, .fadeOut: setFade(fadeIn: action == .fadeIn)
+        case .regionGainDown, .regionGainUp: stepRegionGain(up: action == .regionGainUp)
+        case .stretch: openStretch()
+        case .deleteRegion: deleteRegion()
+        case .duplicate: duplicateRegion()
+        case .copy: copyRegion()
+        case .paste: pasteRegion()
+        case .raise: raiseRegion()
+        case .snap:
+            snap = snap.next
+            say("snap: \(snap.rawValue)\(snap == .off ? " (steps are one column of the timeline)" : "")")
         case .deleteTrack:
             if session.tracks.indices.contains(selectedTrack) { overlay = .confirm(.deleteTrack(selectedTrack)) }
         case .nextPanel:
@@ -282,7 +258,7 @@ public final class ScreenModel {
         case .save: save()
         case .quit:
             if document.isDirty { overlay = .confirm(.quitUnsaved) } else { quit() }
-        case .help: overlay = .help
+        case .help: overlay = .help(scroll: 0)
         case .speedDown, .speedUp: stepSpeed(up: action == .speedUp)
         case .mode:
             mode = mode.next
@@ -293,6 +269,9 @@ public final class ScreenModel {
             link.setPitch(semitones: Double(pitchSemitones))
             say("pitch \(pitchSemitones >= 0 ? "+" : "")\(pitchSemitones) semitones\(mode == .varispeed ? " (heard in stretch mode: \(keyName(.mode)))" : "")")
         case .marker: addMarker()
+        case .markerRename: openMarkerRename()
+        case .markerDelete: deleteMarker()
+        case .markerPrevious, .markerNext: jumpToMarker(next: action == .markerNext)
         case .rulerMode: rulerInBars.toggle()
         case .loudness:
             showsLoudness.toggle()
@@ -306,6 +285,7 @@ public final class ScreenModel {
         case .click: cycleClick()
         case .countIn: cycleCountIn()
         case .take: cycleActiveTake()
+        case .lanes: toggleLanes()
         case .monitor: cycleMonitoring()
         case .retro: keepRetro()
         case .resetMeters:
@@ -323,8 +303,10 @@ public final class ScreenModel {
         shouldQuit = true
     }
 
-    private var moveStep: Int64 {
-        max(Int64(session.tempoMap.framesPerBeat.rounded()), framesPerColumn)
+    /// `steps` grid lines from `frame` (``snap``), or as many timeline columns when snap is off.
+    func stepFrame(from frame: Int64, steps: Int) -> Int64 {
+        if let f = session.tempoMap.gridFrame(from: frame, steps: steps, snap: snap) { return f }
+        return min(Session.maximumTimelineFrame, max(0, frame + Int64(steps) * framesPerColumn))
     }
 
     // MARK: - Transport
@@ -375,15 +357,19 @@ public final class ScreenModel {
         link.update(session: session)
     }
 
-    private func editTrack(_ name: String, _ change: (inout Track) -> Void) {
-        guard session.tracks.indices.contains(selectedTrack) else { say("no track selected (\(keyName(.newTrack)) makes one)", error: true); return }
-        let t = selectedTrack
+    func editTrack(_ name: String, _ change: (inout Track) -> Void) {
+        guard let t = requireTrack() else { return }
         edit("\(name) \(session.tracks[t].name)") { change(&$0.tracks[t]) }
     }
 
     func selectTrack(_ index: Int) {
-        guard !session.tracks.isEmpty else { selectedTrack = 0; return }
-        selectedTrack = min(session.tracks.count - 1, max(0, index))
+        let before = selectedTrack
+        selectedTrack = session.tracks.isEmpty ? 0 : min(session.tracks.count - 1, max(0, index))
+        masterStripSelected = false
+        if selectedTrack != before { selectedRegion = nil }
+        if let r = selectedRegion, !(session.tracks.indices.contains(selectedTrack) && session.tracks[selectedTrack].regions.indices.contains(r)) {
+            selectedRegion = nil
+        }
         chainNode = 0
         chainParameter = 0
     }
@@ -399,6 +385,7 @@ public final class ScreenModel {
         guard session.tracks.indices.contains(index) else { return }
         let name = session.tracks[index].name
         edit("delete \(name)") { $0.tracks.remove(at: index) }
+        expandedTracks = Set(expandedTracks.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
         selectTrack(selectedTrack)
         say("deleted \(name) (\(keyName(.undo)) brings it back)")
     }
@@ -413,36 +400,12 @@ public final class ScreenModel {
     }
 
     private func togglePunch() {
-        guard let range = session.punchRange ?? session.loopRange else {
-            say("no punch range: set a loop range with \(keyName(.loopStart)) and \(keyName(.loopEnd)) first", error: true)
+        guard session.punchRange != nil else {
+            say("no punch range: set it with \(keyName(.punchStart)) and \(keyName(.punchEnd)) at the playhead", error: true)
             return
         }
-        edit("punch") { $0.punchRange = range; $0.punchEnabled.toggle() }
+        edit("punch") { $0.punchEnabled.toggle() }
         link.setPunch(session.punchRange, enabled: session.punchEnabled)
-    }
-
-    private func setLoopEdge(start: Bool) {
-        let p = playheadFrame
-        let bar = Int64(session.tempoMap.framesPerBar.rounded())
-        let old = session.loopRange
-        let range: FrameRange
-        if start {
-            let end = old.flatMap { $0.endFrame > p ? $0.endFrame : nil } ?? p + bar
-            range = FrameRange(startFrame: p, endFrame: end)
-        } else {
-            guard p > 0 else { say("the loop end must come after the start", error: true); return }
-            let s = old.flatMap { $0.startFrame < p ? $0.startFrame : nil } ?? max(0, p - bar)
-            range = FrameRange(startFrame: s, endFrame: p)
-        }
-        edit(start ? "loop start" : "loop end") { $0.loopRange = range }
-        link.setLoop(session.loopRange, enabled: session.loopEnabled)
-    }
-
-    private func addMarker() {
-        let n = session.markers.count + 1
-        let at = playheadFrame
-        edit("marker") { $0.markers.append(Marker(name: "M\(n)", frame: at)) }
-        say("marker M\(n) at \(TransportBarView.clockText(at, sampleRate: session.sampleRate))")
     }
 
     private func undoRedo(undo: Bool) {

@@ -29,6 +29,8 @@ public enum Role: String, CaseIterable, Sendable {
     case waveform, waveformMuted = "waveform-muted"
     /// Region background.
     case region
+    /// Fade curves on the timeline.
+    case fade
     /// Timeline decorations.
     case playhead, loop, punch, marker, ruler
     /// The message line, and errors on it.
@@ -247,6 +249,7 @@ public struct Theme: Equatable, Sendable {
     waveform = 110/cyan default
     waveform-muted = 240/white default
     region = 110/cyan 235/black
+    fade = 213/magenta default bold
     playhead = 226/yellow default bold
     loop = 34/green default
     punch = 203/red default

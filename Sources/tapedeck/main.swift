@@ -30,7 +30,7 @@ func runMain(_ argv: [String]) -> Int32 {
     }
     if args.first == "help", args.count == 2 {
         guard let c = commands.first(where: { $0.name == args[1] }) else {
-            Terminal.err("tapedeck: no command '\(args[1].terminalSafe)' (see 'tapedeck help')\n")
+            Terminal.err("tapedeck: no command '\(args[1].terminalSafe)'\(NameMatch.suggestion(args[1], in: commands.map { $0.name })) (see 'tapedeck help')\n")
             return ExitCode.usage
         }
         Terminal.out(c.usage)
@@ -42,7 +42,8 @@ func runMain(_ argv: [String]) -> Int32 {
     }
     let word = args.removeFirst()
     guard let type = commands.first(where: { $0.name == word }) else {
-        Terminal.err("tapedeck: unknown command '\(word.terminalSafe)' (see 'tapedeck help')\n")
+        let hint = NameMatch.nearest(word, in: commands.map { $0.name }).map { "did you mean '\($0)'? " } ?? ""
+        Terminal.err("tapedeck: unknown command '\(word.terminalSafe)' (\(hint)see 'tapedeck help'; a session to open ends in .tapedeck)\n")
         return ExitCode.usage
     }
     if args.contains("--help") || args.contains("-h") {
@@ -70,6 +71,11 @@ func report(_ error: any Error) -> Int32 {
     case let e as ChainError: (text, code) = (e.description, ExitCode.usage)
     case let e as ChainContextError: (text, code) = (e.description, ExitCode.dataError)
     case let e as TakeLaneError: (text, code) = (e.description, ExitCode.usage)
+    case let e as TrackLookupError: (text, code) = (e.description, ExitCode.usage)
+    case let e as RegionEditError: (text, code) = (e.description, ExitCode.usage)
+    case let e as MarkerEditError: (text, code) = (e.description, ExitCode.usage)
+    case let e as InputChannelsError: (text, code) = (e.description, ExitCode.usage)
+    case let e as NodeRegistry.UnknownNodeError: (text, code) = (e.description, ExitCode.usage)
     case let e as CustomStringConvertible: (text, code) = (e.description, ExitCode.failure)
     default: (text, code) = ("\(error)", ExitCode.failure)
     }

@@ -13,7 +13,8 @@ final class CommandTableTests: XCTestCase {
         "export": ["s.tapedeck", "-o", "x.wav"], "info": ["x.wav"], "nodes": [], "chain": ["s.tapedeck", "1"],
         "takes": ["s.tapedeck", "1"], "demo": ["d.tapedeck"], "record": ["--out", "x.wav"],
         "calibrate": [], "play": ["x.wav"], "devices": [], "recover": ["s.tapedeck"], "bench": ["mixdown"],
-        "completions": ["bash"], "man": [],
+        "completions": ["bash"], "man": [], "track": ["s.tapedeck", "1"], "region": ["s.tapedeck", "1"],
+        "marker": ["s.tapedeck"], "loop": ["s.tapedeck"], "punch": ["s.tapedeck"],
     ]
 
     func testEveryCommandReadsExactlyTheOptionsItsTableDeclares() throws {

@@ -100,8 +100,13 @@ final class ScreenEngineTests: XCTestCase {
         RecordSupport.writeRaw(sine.map { Int32(($0 * 32767).rounded()) }, bits: 16, to: input)
         let screen = try open(device: "filetap48:IN=\(input)")
         screen.waitFor("STOPPED")
-        // Punch over the demo's loop range (bars 1-5): the take ends by itself at bar 5.
-        screen.send("p")
+        // A punch range of its own over bars 1-5 (in at the start, out 16 beats on): the take
+        // ends by itself at bar 5.
+        screen.send("\\;")
+        screen.waitFor("punch 00:00.000-")
+        for _ in 0..<16 { screen.send("Right") }
+        screen.waitFor("0:00:08.000")
+        screen.send("'", "Home", "p")
         screen.waitFor("PUNCH on")
         screen.send("r")
         screen.waitFor("recorded 0:00:08.000 on Vocal")
@@ -140,7 +145,12 @@ final class ScreenEngineTests: XCTestCase {
         screen.waitFor("STOPPED")
         screen.send("Down", "a")
         screen.waitFor("Bass armed") { $0.contains("2 Bass         R") }
-        screen.send("p")
+        // Punch bars 1-5 (16 beat steps is 8 s at 120 BPM): the pass ends by itself.
+        screen.send("\\;")
+        screen.waitFor("punch 00:00.000-")
+        for _ in 0..<16 { screen.send("Right") }
+        screen.waitFor("0:00:08.000")
+        screen.send("'", "Home", "p")
         screen.waitFor("PUNCH on")
         screen.send("r")
         screen.waitFor("recorded 0:00:08.000 on Bass, Vocal (u removes them)")

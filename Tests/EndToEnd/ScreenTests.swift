@@ -67,8 +67,13 @@ final class ScreenTests: XCTestCase {
         screen.waitFor("STOPPED")
         screen.send("?")
         let text = screen.waitFor("play / stop")
-        for entry in ["record (armed tracks)", "loop start at playhead", "undo", "ctrl-r", "ctrl-s", "zoom in", "quit"] {
+        for entry in ["record (armed tracks)", "loop start at playhead", "loop-start", "mute track", "scroll"] {
             XCTAssertTrue(text.contains(entry), "help lacks \(entry)")
+        }
+        for _ in 0..<10 { screen.send("PageDown") }
+        let end = screen.waitFor("the last page") { $0.contains("Panels and dialogs") }
+        for entry in ["undo", "ctrl-r", "ctrl-s", "quit"] {
+            XCTAssertTrue(end.contains(entry), "help lacks \(entry)")
         }
         screen.send("Escape")
         screen.waitFor("the help to close") { !$0.contains("play / stop") }

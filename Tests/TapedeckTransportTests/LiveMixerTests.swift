@@ -18,7 +18,8 @@ private final class CountingProvider: DeviceProvider {
 
 /// What a listener hears when the mix changes under a playing transport: on a device paced
 /// in real time, fifty fader, pan, mute and solo moves and a chain edit never reopen the
-/// device, leave no gap, and between them the output is the offline mix of those settings.
+/// device, leave no gap, and between them the output is the offline mix of those settings
+/// (the master fader's moves included).
 final class LiveMixerTests: XCTestCase {
     func testFiftyMixerChangesAndAChainEditWhilePlayingKeepTheDeviceAndMatchTheOfflineMix() throws {
         _ = try JackFixture.start(self)
@@ -48,7 +49,10 @@ final class LiveMixerTests: XCTestCase {
             case 1: current.tracks[t].pan = Double(i % 9) / 4 - 1
             case 2: current.tracks[t].mute.toggle()
             case 3: current.tracks[t].solo.toggle()
-            default: current.tracks[t].gainDecibels += 2
+            default:
+                current.tracks[t].gainDecibels += 2
+                // Every tenth change moves the master fader too.
+                if i % 10 == 9 { current.masterGainDecibels = -Double(i % 7) - 0.5 }
             }
             var settle: Int64 = 2048
             if i == 25 {

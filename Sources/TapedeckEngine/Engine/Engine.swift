@@ -75,6 +75,7 @@ public final class Engine: @unchecked Sendable {
             memoryLocked = mlockall(Int32(MCL_CURRENT | MCL_FUTURE | 4 /* MCL_ONFAULT */)) == 0
         }
         let first = try build(spec)
+        setMasterGain(decibels: spec.masterGainDecibels)
         graphs = [first]
         core.graph = Unmanaged.passUnretained(first)
         core.position = position
@@ -148,6 +149,7 @@ public final class Engine: @unchecked Sendable {
         guard prepared else { throw DeviceError(device: configuration.name, reason: "the engine has not been prepared") }
         collectGarbage()
         let graph = try build(spec)
+        setMasterGain(decibels: spec.masterGainDecibels)
         graphs.append(graph)
         serveVoices()
         let old = shared.pendingGraph.exchange(Unmanaged.passUnretained(graph).toOpaque(), ordering: .acquiringAndReleasing)

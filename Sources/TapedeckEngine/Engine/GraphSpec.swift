@@ -139,6 +139,7 @@ public struct GraphSpec: Sendable, Equatable {
         }
         self.init(tracks: tracks, sampleRate: session.sampleRate, tempoMap: session.tempoMap)
         pluginStateFolder = folder.pluginStateFolder
+        masterGainDecibels = session.masterGainDecibels
         do { masterChain = try Chain(parsing: session.masterChain) } catch {
             throw ChainContextError(place: "master chain", error: error)
         }

@@ -2,11 +2,11 @@ import Synchronization
 import TapedeckIO
 
 /// Renders one track's regions, with region gain and fades, into timeline-aligned blocks —
-/// the same ``RegionStream`` reading that export uses. Runs on the disk thread: it reads files.
+/// the same ``LayeredTrackSource`` reading that export uses. Runs on the disk thread: it reads files.
 final class TrackStreamer {
     let channelCount: Int
     let blockFrames: Int
-    private let streams: [RegionStream]
+    private let source: LayeredTrackSource
     /// The rendered block, one buffer per track channel.
     let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// NaN and infinite samples read from the files and replaced by silence (a file that did
@@ -17,9 +17,7 @@ final class TrackStreamer {
     init(sources: [GraphSpec.Source], channelCount: Int, blockFrames: Int) throws(AudioFileError) {
         self.channelCount = channelCount
         self.blockFrames = blockFrames
-        var open: [RegionStream] = []
-        for s in sources { open.append(try RegionStream(region: s.region, path: s.path, blockFrames: blockFrames)) }
-        streams = open
+        source = try LayeredTrackSource(regions: sources.map(\.region), paths: sources.map(\.path), blockFrames: blockFrames)
         output = .allocate(capacity: channelCount)
         for ch in 0..<channelCount {
             (output + ch).initialize(to: .allocate(capacity: blockFrames))
@@ -39,7 +37,7 @@ final class TrackStreamer {
         for ch in 0..<channelCount { output[ch].update(repeating: 0, count: frameCount) }
         guard start <= Int64.max - Int64(frameCount) else { return }
         let channels = UnsafeBufferPointer(start: output, count: channelCount)
-        for stream in streams { try stream.add(blockStart: start, frameCount: frameCount, into: channels) }
-        nonFiniteSamples.store(streams.reduce(0) { $0 + $1.nonFiniteSampleCount }, ordering: .relaxed)
+        try source.add(blockStart: start, frameCount: frameCount, into: channels)
+        nonFiniteSamples.store(source.nonFiniteSampleCount, ordering: .relaxed)
     }
 }

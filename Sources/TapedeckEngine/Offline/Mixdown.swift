@@ -57,8 +57,12 @@ public struct Mixdown {
     public struct Summary: Sendable {
         /// Frames written.
         public var frameCount: Int64
-        /// Largest absolute sample of the mix, in dBFS.
+        /// Largest absolute sample of the mix, in dBFS, before an integer file clipped it:
+        /// above 0 the mix went over.
         public var peakDecibels: Double
+        /// Samples of the mix (both channels) beyond full scale: clipped in a 16- or 24-bit
+        /// file, kept in a 32-bit float one.
+        public var overCount: Int64
         /// Stem files written, if any.
         public var stemPaths: [String]
         /// Nodes that did not work and were passed through (a plugin not installed or that
@@ -67,6 +71,19 @@ public struct Mixdown {
         /// NaN and infinite samples met (in region files, made by chains, on the master
         /// bus) and replaced by silence; 0 for a clean mix.
         public var nonFiniteSampleCount: Int64 = 0
+
+        /// Whether the samples over full scale were clipped (an integer file) or kept.
+        public var oversWereClipped: Bool
+
+        /// `, 1234 samples clipped (peak 3.1 dB over 0 dBFS)` when the mix went over full
+        /// scale, else empty: the end of the one line an export reports.
+        public var clipText: String {
+            guard overCount > 0 else { return "" }
+            let over = Decibels.text(max(0, peakDecibels))
+            return oversWereClipped
+                ? "; CLIPPED: \(overCount) sample\(overCount == 1 ? "" : "s") over 0 dBFS (peak \(over) dB over), lower the faders or export --bits 32f to keep them"
+                : "; \(overCount) sample\(overCount == 1 ? "" : "s") over 0 dBFS kept as float (peak \(over) dB over)"
+        }
     }
 
     /// Frames rendered per block.
@@ -109,28 +126,30 @@ public struct Mixdown {
         let stemMixPaths = stretched ? stemPaths.map { _ in scratch.make("stem") } : stemPaths.map { $0 + ".partial" }
         let encoding = stretched ? SampleEncoding.float32 : request.encoding
         let container = stretched ? AudioContainer.wav : request.container
-        var peak: Double
         do {
             var nonFinite: Int64 = 0
-            peak = try mix(tracks, master: master, to: mixPath, stems: stemMixPaths, container: container, encoding: encoding,
-                           nonFinite: &nonFinite) { progress($0 * mixShare) }
+            var levels = try mix(tracks, master: master, to: mixPath, stems: stemMixPaths, container: container, encoding: encoding,
+                                 nonFinite: &nonFinite) { progress($0 * mixShare) }
             var frames = request.range.frameCount
             if stretched {
                 let all = [(mixPath, request.outputPath)] + Array(zip(stemMixPaths, stemPaths))
                 for (i, (from, to)) in all.enumerated() {
-                    let n = try TimePitchRender.render(sourcePath: from, destinationPath: to + ".partial", encoding: request.encoding,
-                                                       container: request.container, settings: request.timePitch,
-                                                       quality: request.quality) { f in
+                    let rendered = try TimePitchRender.render(sourcePath: from, destinationPath: to + ".partial", encoding: request.encoding,
+                                                              container: request.container, settings: request.timePitch,
+                                                              quality: request.quality) { f in
                         progress(mixShare + (1 - mixShare) * (Double(i) + f) / Double(all.count))
                     }
-                    if i == 0 { frames = n }
+                    if i == 0 {
+                        frames = rendered.frameCount
+                        levels = (rendered.peakAmplitude, rendered.overCount)
+                    }
                 }
-                peak = try Mixdown.peakDecibels(of: request.outputPath + ".partial")
             }
             try Mixdown.moveIntoPlace(request.outputPath + ".partial", request.outputPath)
             for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
-            return Summary(frameCount: frames, peakDecibels: peak, stemPaths: stemPaths, warnings: warnings,
-                           nonFiniteSampleCount: nonFinite)
+            return Summary(frameCount: frames, peakDecibels: Decibels.fromLinear(Double(levels.peak)), overCount: levels.overs,
+                           stemPaths: stemPaths, warnings: warnings, nonFiniteSampleCount: nonFinite,
+                           oversWereClipped: request.encoding != .float32)
         } catch {
             unlink(request.outputPath + ".partial")
             for p in stemPaths { unlink(p + ".partial") }
@@ -139,10 +158,11 @@ public struct Mixdown {
     }
 
     /// Mixes the range into `path` (and each track into `stems`, when given) through the
-    /// master chain; returns the mix's peak in dBFS. Tracks render in parallel on
-    /// `workerCount` threads; their outputs are summed in track order on this thread.
+    /// master chain and the master fader; returns the mix's peak (linear) and its samples
+    /// over full scale, as handed to the writer. Tracks render in parallel on `workerCount`
+    /// threads; their outputs are summed in track order on this thread.
     private func mix(_ tracks: [TrackRenderer], master: ChainInstance?, to path: String, stems: [String], container: AudioContainer,
-                     encoding: SampleEncoding, nonFinite: inout Int64, progress: (Double) -> Void) throws -> Double {
+                     encoding: SampleEncoding, nonFinite: inout Int64, progress: (Double) -> Void) throws -> (peak: Float, overs: Int64) {
         let session = request.session
         let format = AudioFileFormat(container: container, encoding: encoding, sampleRate: session.sampleRate, channelCount: 2)
         if let problem = format.problem() { throw AudioFileError(path: request.outputPath, reason: problem) }
@@ -171,7 +191,7 @@ public struct Mixdown {
         let buses = [ChannelBuffers(channelCount: 2, capacityFrames: Mixdown.blockFrames),
                      ChannelBuffers(channelCount: 2, capacityFrames: Mixdown.blockFrames)]
         let workers = ParallelTracks(tracks, workerCount: request.workerCount)
-        var peak: Float = 0
+        let masterGain = Float(Decibels.toLinear(session.masterGainDecibels))
         var position = request.range.startFrame
         // The master chain's delay is absorbed by rendering that many extra frames and
         // dropping as many from the front.
@@ -212,12 +232,13 @@ public struct Mixdown {
             }
             // What no chain cleaned (a file's NaN on a track without effects) stops here.
             for c in 0..<2 { busNonFinite += Int64(NonFiniteSamples.replace(bus.channels[c], count: n)) }
+            MixKernels.scale(bus.channels[0], frameCount: n, gain: masterGain)
+            MixKernels.scale(bus.channels[1], frameCount: n, gain: masterGain)
             let skip = Int(min(toDrop, Int64(n)))
             toDrop -= Int64(skip)
             let k = n - skip
             if k > 0 {
                 let l = bus.channels[0] + skip, r = bus.channels[1] + skip
-                peak = max(peak, MixKernels.peak(l, frameCount: k), MixKernels.peak(r, frameCount: k))
                 do { try writer.write([UnsafePointer(l), UnsafePointer(r)], frameCount: k) } catch {
                     inFlight?.done.wait()
                     throw error
@@ -230,7 +251,7 @@ public struct Mixdown {
         try writer.close()
         for w in stemWriters { try w.close() }
         nonFinite = busNonFinite + (master?.nonFiniteSampleCount ?? 0) + tracks.reduce(0) { $0 + $1.nonFiniteSampleCount }
-        return Decibels.fromLinear(Double(peak))
+        return (writer.peakAmplitude, writer.overCount)
     }
 
     /// The master chain, prepared for stereo offline rendering at `sampleRate` (plugin state
@@ -246,20 +267,6 @@ public struct Mixdown {
         return instance
     }
 
-    /// Peak of a whole file in dBFS.
-    static func peakDecibels(of path: String) throws -> Double {
-        let reader = try AudioFileReader(path: path)
-        let buffers = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }
-        defer { buffers.forEach { $0.deallocate() } }
-        var peak: Float = 0
-        while true {
-            let n = try reader.read(into: buffers, frameCount: 4096)
-            if n == 0 { break }
-            for b in buffers { peak = max(peak, MixKernels.peak(b, frameCount: n)) }
-        }
-        return Decibels.fromLinear(Double(peak))
-    }
-
     private func openTracks() throws -> [TrackRenderer] {
         let session = request.session
         let cache = StretchedRegionCache(folder: request.folder)
@@ -269,14 +276,23 @@ public struct Mixdown {
             do { chain = try Chain(parsing: track.playbackChain) } catch {
                 throw ChainContextError(place: "track \(i + 1) (\(track.name)) chain", error: error)
             }
-            var streams: [RegionStream] = []
-            // Only the active take of each take group plays; ordinary regions always do.
-            for region in track.activeRegions where region.timelineEndFrame > request.range.startFrame
-                && region.timelineStartFrame < request.range.endFrame {
-                let (playable, path) = try cache.playable(region, quality: request.quality)
-                streams.append(try RegionStream(region: playable, path: path, blockFrames: Mixdown.blockFrames))
+            // Only the active take of each take group plays; ordinary regions always do. Those
+            // outside the range are not opened but still shape the crossfades of the ones in it,
+            // so a range renders exactly what the whole export (and playback) has there.
+            var regions: [Region] = [], paths: [String?] = []
+            for region in track.activeRegions {
+                if region.timelineEndFrame > request.range.startFrame && region.timelineStartFrame < request.range.endFrame {
+                    let (playable, path) = try cache.playable(region, quality: request.quality)
+                    regions.append(playable)
+                    paths.append(path)
+                } else {
+                    regions.append(region)
+                    paths.append(nil)
+                }
             }
-            open.append(TrackRenderer(index: i, track: track, streams: streams, chain: chain, sampleRate: session.sampleRate,
+            let source = try LayeredTrackSource(regions: regions, paths: paths, blockFrames: Mixdown.blockFrames,
+                                                sampleRate: session.sampleRate)
+            open.append(TrackRenderer(index: i, track: track, source: source, chain: chain, sampleRate: session.sampleRate,
                                       blockFrames: Mixdown.blockFrames, stateFolder: request.folder.pluginStateFolder))
         }
         return open

@@ -13,13 +13,23 @@ public enum TimePitchRender {
     /// Frames per block.
     static let blockFrames = 8192
 
+    /// What a render wrote.
+    public struct Summary: Sendable, Equatable {
+        /// Frames written (≈ the source frames ÷ speed).
+        public var frameCount: Int64
+        /// Largest absolute sample, linear, before an integer encoding clipped it.
+        public var peakAmplitude: Float
+        /// Samples beyond full scale (clipped in an integer file, kept in a float one).
+        public var overCount: Int64
+    }
+
     /// Renders `frameCount` frames of `sourcePath` from `startFrame` with `settings` into
-    /// `destinationPath`. Returns the frames written (≈ frameCount ÷ speed).
+    /// `destinationPath`. Returns what was written: frames (≈ frameCount ÷ speed), peak and overs.
     @discardableResult
     public static func render(sourcePath: String, startFrame: Int64 = 0, frameCount: Int64? = nil,
                               destinationPath: String, encoding: SampleEncoding = .float32,
                               container: AudioContainer = .wav, settings: TimePitchSettings, quality: StretchQuality,
-                              progress: (Double) -> Void = { _ in }) throws -> Int64 {
+                              progress: (Double) -> Void = { _ in }) throws -> Summary {
         let output = OutputSpec(container: container, encoding: encoding)
         let probe = try AudioFileReader(path: sourcePath)
         let count = frameCount ?? max(0, probe.frameCount - startFrame)
@@ -40,7 +50,7 @@ public enum TimePitchRender {
             let middle = destinationPath + ".varispeed.tmp"
             defer { unlink(middle) }
             let n = try varispeed(sourcePath: sourcePath, startFrame: startFrame, frameCount: count, destinationPath: middle,
-                                  output: OutputSpec(container: .wav, encoding: .float32), speed: settings.speed, sampleRate: rate, channelCount: channels) { progress($0 / 2) }
+                                  output: OutputSpec(container: .wav, encoding: .float32), speed: settings.speed, sampleRate: rate, channelCount: channels) { progress($0 / 2) }.frameCount
             return try stretch(sourcePath: middle, startFrame: 0, frameCount: n, destinationPath: destinationPath,
                                output: output, timeRatio: 1, pitchScale: settings.pitchScale, quality: quality,
                                sampleRate: rate, channelCount: channels) { progress(0.5 + $0 / 2) }
@@ -49,7 +59,7 @@ public enum TimePitchRender {
 
     private static func stretch(sourcePath: String, startFrame: Int64, frameCount: Int64, destinationPath: String,
                                 output: OutputSpec, timeRatio: Double, pitchScale: Double, quality: StretchQuality,
-                                sampleRate: Int, channelCount: Int, progress: (Double) -> Void) throws -> Int64 {
+                                sampleRate: Int, channelCount: Int, progress: (Double) -> Void) throws -> Summary {
         let stretcher = OfflineStretcher(sampleRate: sampleRate, channelCount: channelCount, timeRatio: timeRatio,
                                          pitchScale: pitchScale, expectedInputFrames: frameCount, quality: quality,
                                          blockFrames: blockFrames)
@@ -69,13 +79,12 @@ public enum TimePitchRender {
             }
             progress(0.3 + 0.7 * span.fractionDone)
         }
-        let written = writer.framesWritten
         try writer.close()
-        return written
+        return Summary(frameCount: writer.framesWritten, peakAmplitude: writer.peakAmplitude, overCount: writer.overCount)
     }
 
     private static func varispeed(sourcePath: String, startFrame: Int64, frameCount: Int64, destinationPath: String,
-                                  output: OutputSpec, speed: Double, sampleRate: Int, channelCount: Int, progress: (Double) -> Void) throws -> Int64 {
+                                  output: OutputSpec, speed: Double, sampleRate: Int, channelCount: Int, progress: (Double) -> Void) throws -> Summary {
         let span = try SpanReader(path: sourcePath, startFrame: startFrame, frameCount: frameCount, blockFrames: blockFrames)
         guard let converter = Varispeed(channelCount: channelCount, source: span, maxOutputFrames: blockFrames, realtime: false) else {
             throw AudioFileError(path: sourcePath, reason: "libsamplerate could not start a converter")
@@ -99,7 +108,7 @@ public enum TimePitchRender {
             }
         }
         try writer.close()
-        return written
+        return Summary(frameCount: written, peakAmplitude: writer.peakAmplitude, overCount: writer.overCount)
     }
 }
 

@@ -2,14 +2,14 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 
-/// Renders one track offline, block by block: its regions summed into a track buffer (mono
+/// Renders one track offline, block by block: its regions layered into a track buffer (mono
 /// or stereo, as wide as its widest region), through its playback chain, then track gain and
 /// pan onto a stereo output of its own (so tracks can render on separate cores and be summed
 /// in a fixed order, giving the same bits however many cores ran).
 final class TrackRenderer: @unchecked Sendable {
     let index: Int
     let name: String
-    let streams: [RegionStream]
+    let source: LayeredTrackSource
     private let chain: ChainInstance?
     private let buffers: ChannelBuffers
     /// The track's contribution to the stereo bus for the last rendered block.
@@ -24,12 +24,12 @@ final class TrackRenderer: @unchecked Sendable {
     var problems: [String] { chain?.problems ?? [] }
 
     /// A renderer whose chain reads plugin state from `stateFolder` and renders offline.
-    init(index: Int, track: Track, streams: [RegionStream], chain: Chain?, sampleRate: Int, blockFrames: Int,
+    init(index: Int, track: Track, source: LayeredTrackSource, chain: Chain?, sampleRate: Int, blockFrames: Int,
          stateFolder: String? = nil) {
         self.index = index
         self.name = track.name
-        self.streams = streams
-        let channels = min(2, max(1, streams.map(\.channelCount).max() ?? 1))
+        self.source = source
+        let channels = min(2, max(1, source.channelCount))
         buffers = ChannelBuffers(channelCount: channels, capacityFrames: blockFrames)
         output = StereoBuffer(frameCount: blockFrames)
         let gain = Decibels.toLinear(track.gainDecibels)
@@ -53,7 +53,7 @@ final class TrackRenderer: @unchecked Sendable {
     /// NaN and infinite samples replaced by silence in this track: read from its files and
     /// made by its chain.
     var nonFiniteSampleCount: Int64 {
-        streams.reduce(chain?.nonFiniteSampleCount ?? 0) { $0 + $1.nonFiniteSampleCount }
+        (chain?.nonFiniteSampleCount ?? 0) + source.nonFiniteSampleCount
     }
 
     /// Feeds the chain the `latencyFrames` of timeline from `startFrame`, discarding its
@@ -86,9 +86,7 @@ final class TrackRenderer: @unchecked Sendable {
 
     private func renderTrackBuffer(timelineFrame: Int64, frameCount n: Int, transport: TransportInfo) throws {
         buffers.clear(frameCount: n)
-        for stream in streams {
-            try stream.add(blockStart: timelineFrame, frameCount: n, into: buffers.channels)
-        }
+        try source.add(blockStart: timelineFrame, frameCount: n, into: buffers.channels)
         if let chain {
             var context = RenderContext(inPlace: buffers.channels, frameCount: n, transport: transport)
             chain.process(&context)

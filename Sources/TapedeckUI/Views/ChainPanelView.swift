@@ -1,4 +1,8 @@
-/// The chain editor panel for the selected track, shown while the chain panel has focus.
+import TapedeckDSP
+
+/// The chain editor panel for the selected track, shown while the chain panel has focus:
+/// each node with every parameter's value and unit (the ones the chain leaves at their
+/// default dimmed), bypassed nodes marked.
 public enum ChainPanelView {
     /// Draws the panel in `rows` rows from `y`, full width.
     public static func draw(_ model: ScreenModel, into canvas: inout Canvas, y: Int, rows: Int, glyphs: Glyphs) {
@@ -12,26 +16,29 @@ public enum ChainPanelView {
         }
         let which = model.chainIsInput ? "input" : "playback"
         canvas.put(y, 2, " Chain (\(which)) of \(model.session.tracks[t].name) ", .title)
-        let chain = ChainText(model.chainText(t))
-        if chain.nodes.isEmpty {
-            canvas.put(y + 1, 2, "empty: Enter types a chain, e.g. hpf:cutoff=80,comp:threshold=-18:ratio=4", .dim)
+        let chain: Chain
+        do { chain = try model.parsedChain(t) } catch {
+            canvas.put(y + 1, 2, "\(error.message) — Enter retypes it", .error, maxWidth: canvas.width - 3)
+            return
+        }
+        if chain.entries.isEmpty {
+            canvas.put(y + 1, 2, "empty: Enter types a chain, e.g. hpf:80,comp:threshold=-18:ratio=4", .dim)
             return
         }
         let room = rows - 1
-        let first = max(0, min(model.chainNode - room + 1, chain.nodes.count - room))
-        for i in 0..<min(room, chain.nodes.count) {
+        let first = max(0, min(model.chainNode - room + 1, chain.entries.count - room))
+        for i in 0..<min(room, chain.entries.count) {
             let n = first + i
-            guard n < chain.nodes.count else { break }
-            let node = chain.nodes[n]
+            guard n < chain.entries.count else { break }
+            let entry = chain.entries[n]
             let row = y + 1 + i
             let isSelected = n == model.chainNode
             var x = canvas.put(row, 1, isSelected ? ">" : " ", .selected)
-            x = canvas.put(row, x + 1, Fit.pad("\(n + 1). \(node.name)", 14), node.bypassed ? .dim : (isSelected ? .selected : .trackName))
-            if node.bypassed { x = canvas.put(row, x, "bypassed ", .muted) }
-            for (p, parameter) in node.parameters.enumerated() {
-                let shown = model.hooks.describeParameter(node.name, parameter.key, parameter.value) ?? parameter.value
+            x = canvas.put(row, x + 1, Fit.pad("\(n + 1). \(entry.node)", 14), entry.bypassed ? .dim : (isSelected ? .selected : .trackName))
+            if entry.bypassed { x = canvas.put(row, x, "bypassed ", .muted) }
+            for (p, state) in chain.parameters(of: n).enumerated() {
                 let active = isSelected && p == model.chainParameter
-                x = canvas.put(row, x + 1, "\(parameter.key)=\(shown)", active ? .selected : .value)
+                x = canvas.put(row, x + 1, "\(state.definition.id)=\(state.displayText)", active ? .selected : (state.isSet ? .value : .dim))
                 if x >= canvas.width { break }
             }
         }

@@ -5,8 +5,8 @@ public enum DialogView {
         guard let overlay = model.overlay else { return }
         let wide = min(canvas.width - 2, 76)
         switch overlay {
-        case .help:
-            HelpOverlay.draw(model, into: &canvas, glyphs: glyphs)
+        case .help(let scroll):
+            HelpOverlay.draw(model, scroll: scroll, into: &canvas, glyphs: glyphs)
         case .confirm(let question):
             let box = Box(height: 5, width: max(question.question.count, question.answers.count) + 6, in: canvas)
             let top = box.draw(into: &canvas, title: "Confirm", glyphs: glyphs)
@@ -28,11 +28,14 @@ public enum DialogView {
             drawList(list, selected: selected, box: box, top: top, canvas: &canvas)
             box.line(&canvas, box.top + box.height - 2, "up/down choose · Enter use · Esc close", .dim)
         case .importBrowser(let browser):
-            let box = Box(height: min(browser.entries.count, 14) + 5, width: wide, in: canvas)
-            let top = box.draw(into: &canvas, title: "Import a file", glyphs: glyphs)
+            let entries = browser.entries
+            let box = Box(height: min(max(entries.count, 1), 14) + 6, width: wide, in: canvas)
+            let top = box.draw(into: &canvas, title: "Import an audio file onto a new track", glyphs: glyphs)
             box.line(&canvas, top, browser.folder, .label)
-            drawList(browser.entries, selected: browser.selected, box: box, top: top + 1, canvas: &canvas)
-            box.line(&canvas, box.top + box.height - 2, "Enter open/import at the playhead · Esc close", .dim)
+            box.line(&canvas, top + 1, browser.filter.isEmpty ? "type to filter" : "filter: \(browser.filter)_", browser.filter.isEmpty ? .dim : .value)
+            if entries.isEmpty { box.line(&canvas, top + 2, "no folder or audio file matches", .dim) }
+            drawList(entries, selected: browser.selected, box: box, top: top + 2, canvas: &canvas)
+            box.line(&canvas, box.top + box.height - 2, "Enter open folder / import at the playhead · Esc close", .dim)
         case .export(let job, let path):
             let box = Box(height: 7, width: wide, in: canvas)
             let top = box.draw(into: &canvas, title: "Export", glyphs: glyphs)
@@ -59,6 +62,10 @@ public enum DialogView {
         case .chain: "Chain"
         case .saveAs: "Save as"
         case .exportPath: "Export"
+        case .renameTrack: "Rename track"
+        case .renameMarker: "Rename marker"
+        case .input: "Input"
+        case .stretch: "Stretch region"
         }
     }
 

@@ -74,7 +74,8 @@ public enum MeterBallistics {
     /// How long a peak hold stays before it falls to the current peak.
     public static let holdSeconds = 1.5
 
-    /// Folds a new level into a reading taken at `nowSeconds`.
+    /// Folds a new level into a reading taken at `nowSeconds`, merging the engine's own
+    /// peak hold and clip indicator when the link keeps them.
     public static func update(_ reading: inout MeterReading, with level: ChannelLevel, nowSeconds: Double) {
         reading.peakDecibels = level.peakDecibels
         reading.rmsDecibels = level.rmsDecibels
@@ -84,7 +85,9 @@ public enum MeterBallistics {
             reading.holdDecibels = top
             reading.holdSetAtSeconds = nowSeconds
         }
-        // The engine's clip light stays lit until reset (a sample reached 0 dBFS).
-        if level.clipped || level.peakDecibels >= MeterRender.clipDecibels { reading.clipped = true }
+        if level.peakDecibels >= MeterRender.clipDecibels { reading.clipped = true }
+        // The engine sees every sample, the screen only snapshots: its hold and clip light win.
+        reading.holdDecibels = max(reading.holdDecibels, level.holdDecibels)
+        if level.clipped { reading.clipped = true }
     }
 }

@@ -15,15 +15,20 @@ public enum ScreenRenderer {
 
         let chainOpen = model.focus == .chain
         let rows = layout.trackRows(chainPanel: chainOpen)
-        let header = model.focus == .tracks ? "[Tracks]" : " Tracks "
-        canvas.put(layout.rulerRow, 0, Fit.pad(" \(header)", layout.trackListWidth), model.focus == .tracks ? .title : .label)
-        canvas.put(layout.rulerRow + 1, 0, String(repeating: glyphs.rule, count: layout.trackListWidth), .ruler)
         TimelineView.drawRuler(model, into: &canvas, y: layout.rulerRow, x: layout.timelineLeft, width: layout.timelineWidth, glyphs: glyphs)
-        TrackListView.draw(model, into: &canvas, y: layout.tracksTop, rows: rows, width: layout.trackListWidth, glyphs: glyphs)
-        for r in layout.rulerRow..<(layout.tracksTop + rows) {
-            canvas.set(r, layout.trackListWidth, glyphs == .ascii ? "|" : "│", model.focus == .timeline ? .title : .ruler)
+        if model.showsMixer {
+            canvas.put(layout.rulerRow, 0, Fit.pad(" [Mixer]", layout.trackListWidth), .title)
+            MixerView.draw(model, into: &canvas, y: layout.rulerRow + 1, rows: rows + 1, glyphs: glyphs)
+        } else {
+            let header = model.focus == .tracks ? "[Tracks]" : " Tracks "
+            canvas.put(layout.rulerRow, 0, Fit.pad(" \(header)", layout.trackListWidth), model.focus == .tracks ? .title : .label)
+            canvas.put(layout.rulerRow + 1, 0, String(repeating: glyphs.rule, count: layout.trackListWidth), .ruler)
+            TrackListView.draw(model, into: &canvas, y: layout.tracksTop, rows: rows, width: layout.trackListWidth, glyphs: glyphs)
+            for r in layout.rulerRow..<(layout.tracksTop + rows) {
+                canvas.set(r, layout.trackListWidth, glyphs == .ascii ? "|" : "│", model.focus == .timeline ? .title : .ruler)
+            }
+            TimelineView.drawLanes(model, into: &canvas, y: layout.tracksTop, x: layout.timelineLeft, rows: rows, width: layout.timelineWidth, glyphs: glyphs)
         }
-        TimelineView.drawLanes(model, into: &canvas, y: layout.tracksTop, x: layout.timelineLeft, rows: rows, width: layout.timelineWidth, glyphs: glyphs)
         if chainOpen {
             ChainPanelView.draw(model, into: &canvas, y: layout.tracksTop + rows, rows: layout.chainPanelRows, glyphs: glyphs)
         }
@@ -43,7 +48,7 @@ public enum ScreenRenderer {
             left = " " + loudnessText(model.snapshot.loudness)
             canvas.put(layout.statusRow, 0, left, .value)
         } else {
-            left = " \(s.tracks.count) tracks  zoom \(zoomText)  ruler \(model.rulerInBars ? "bars" : "time")  focus \(model.focus.rawValue)"
+            left = " \(s.tracks.count) tracks  zoom \(zoomText)  snap \(model.snap.rawValue)  focus \(model.focus.rawValue)"
             canvas.put(layout.statusRow, 0, left, .dim)
         }
         if left.count + keys.count + 2 < canvas.width {

@@ -71,50 +71,87 @@ public enum TimelineView {
         if let c = column(of: max(r.startFrame, r.endFrame - 1), model: model, width: width) { canvas.set(y, x + c, "]", role) }
     }
 
-    /// Draws the lanes of the tracks shown (the same ones as the track list) from `y`.
+    /// Draws the lanes of the tracks shown (the same bands as the track list) from `y`: the
+    /// waveform that plays in each column (the top layer where regions overlap), fade curves
+    /// over their spans, the selected region highlighted, and the takes of shown lanes.
     public static func drawLanes(_ model: ScreenModel, into canvas: inout Canvas, y: Int, x: Int, rows: Int, width: Int, glyphs: Glyphs) {
         guard width > 0 else { return }
         let tracks = model.session.tracks
-        let visible = rows / Layout.rowsPerTrack
-        let first = TrackListView.firstVisible(selected: model.selectedTrack, visible: visible, count: tracks.count)
         let highlighted = model.focus == .timeline
-        for slot in 0..<visible {
-            let t = first + slot
-            guard t < tracks.count else { break }
-            let track = tracks[t]
-            let row = y + slot * Layout.rowsPerTrack
-            let role: Role = model.session.isAudible(trackIndex: t) ? .waveform : .waveformMuted
-            for col in 0..<width {
-                let from = frame(atColumn: col, model: model)
-                let to = from + model.framesPerColumn
-                var amplitude: Float = 0
-                var inRegion = false
-                // Of a stack of takes only the one that plays is drawn.
-                for region in track.activeRegions where region.timelineStartFrame < to && region.timelineEndFrame > from {
-                    inRegion = true
-                    for c in 0..<max(1, track.inputChannels.count) {
-                        amplitude = max(amplitude, model.peaks.amplitude(region: region, channel: c, fromFrame: from, toFrame: to))
-                    }
+        let bands = TrackBands.layout(model, top: y, rows: rows)
+        for band in bands {
+            let track = tracks[band.track]
+            let audible = model.session.isAudible(trackIndex: band.track)
+            switch band.kind {
+            case .track:
+                drawTrackLane(model, track: band.track, row: band.y, x: x, width: width, glyphs: glyphs, canvas: &canvas)
+                if highlighted && band.track == model.selectedTrack { canvas.set(band.y, x, ">", .selected) }
+            case .take(let group, let number, let index):
+                let active = track.activeTakeNumber(group: group) == number
+                let region = track.regions[index]
+                for col in 0..<width {
+                    let from = frame(atColumn: col, model: model), to = from + model.framesPerColumn
+                    guard region.timelineStartFrame < to && region.timelineEndFrame > from else { continue }
+                    let a = model.peaks.amplitude(region: region, channel: 0, fromFrame: from, toFrame: to)
+                    let ch = WaveformRender.column(amplitude: a, rows: 1, glyphs: glyphs)[0]
+                    canvas.set(band.y, x + col, ch == " " ? glyphs.rule : ch, active && audible ? .waveform : .waveformMuted)
                 }
-                guard inRegion else { continue }
-                let chars = WaveformRender.column(amplitude: amplitude, rows: Layout.rowsPerTrack, glyphs: glyphs)
-                for (i, ch) in chars.enumerated() { canvas.set(row + i, x + col, ch, role) }
-            }
-            for region in track.activeRegions {
-                guard let label = ScreenModel.takeLabel(region, on: track) else { continue }
-                let start = max(region.timelineStartFrame, model.viewStartFrame)
-                guard start < region.timelineEndFrame, let c = column(of: start, model: model, width: width) else { continue }
-                canvas.put(row, x + c, label, .marker, maxWidth: max(0, width - c))
-            }
-            if highlighted && t == model.selectedTrack {
-                canvas.set(row, x, ">", .selected)
+                if let c = column(of: max(region.timelineStartFrame, model.viewStartFrame), model: model, width: width) {
+                    canvas.put(band.y, x + c, "\(active ? (glyphs == .ascii ? ">" : "▶") : " ")\(group).\(number)", active ? .marker : .dim,
+                               maxWidth: max(0, width - c))
+                }
             }
         }
-        if let c = column(of: model.playheadFrame, model: model, width: width) {
-            for r in 0..<(min(visible, tracks.count - first) * Layout.rowsPerTrack) {
-                let cell = canvas.cell(y + r, x + c)
-                canvas.set(y + r, x + c, cell.character == " " ? glyphs.playhead : cell.character, .playhead)
+        if let c = column(of: model.playheadFrame, model: model, width: width), let last = bands.last {
+            for r in y..<(last.y + last.height) {
+                let cell = canvas.cell(r, x + c)
+                canvas.set(r, x + c, cell.character == " " ? glyphs.playhead : cell.character, .playhead)
             }
+        }
+    }
+
+    /// One track's lane: per column, the waveform of what plays there (the top layer), faded
+    /// as its envelope says; the fades' curves in the top row over their spans; the selected
+    /// region in the selection style; the label of the take that plays.
+    private static func drawTrackLane(_ model: ScreenModel, track t: Int, row: Int, x: Int, width: Int, glyphs: Glyphs,
+                                      canvas: inout Canvas) {
+        let track = model.session.tracks[t]
+        let role: Role = model.session.isAudible(trackIndex: t) ? .waveform : .waveformMuted
+        let playing = track.regions.indices.filter { track.isActive(track.regions[$0]) }
+        let selected = t == model.selectedTrack ? model.selectedRegion : nil
+        for col in 0..<width {
+            let from = frame(atColumn: col, model: model)
+            let to = from + model.framesPerColumn
+            let middle = from + model.framesPerColumn / 2
+            // The top layer at the column's middle is what is heard there; else any region in it.
+            let covering = playing.filter { track.regions[$0].timelineStartFrame < to && track.regions[$0].timelineEndFrame > from }
+            guard let top = covering.last(where: { track.regions[$0].timelineStartFrame <= middle && middle < track.regions[$0].timelineEndFrame })
+                    ?? covering.last else { continue }
+            let region = track.regions[top]
+            var amplitude: Float = 0
+            for c in 0..<max(1, track.inputChannels.count) {
+                amplitude = max(amplitude, model.peaks.amplitude(region: region, channel: c, fromFrame: from, toFrame: to))
+            }
+            let position = min(max(0, middle - region.timelineStartFrame), region.lengthFrames - 1)
+            let envelope = region.envelope(atPosition: position)
+            let chars = WaveformRender.column(amplitude: amplitude * Float(envelope), rows: Layout.rowsPerTrack, glyphs: glyphs)
+            let cellRole: Role = top == selected ? .selected : role
+            for (i, ch) in chars.enumerated() { canvas.set(row + i, x + col, ch, cellRole) }
+            let inFade = (region.fadeInFrames > 0 && position < region.fadeInFrames)
+                || (region.fadeOutFrames > 0 && position >= region.lengthFrames - region.fadeOutFrames)
+            if inFade {
+                // The curve itself: the envelope's height in the top row.
+                let steps = glyphs.levels.count - 1
+                let level = max(1, Int((envelope * Double(steps)).rounded()))
+                canvas.set(row, x + col, glyphs.levels[min(steps, level)], .fade)
+            }
+        }
+        for i in playing {
+            guard let label = ScreenModel.takeLabel(track.regions[i], on: track) else { continue }
+            let region = track.regions[i]
+            let start = max(region.timelineStartFrame, model.viewStartFrame)
+            guard start < region.timelineEndFrame, let c = column(of: start, model: model, width: width) else { continue }
+            canvas.put(row, x + c, label, .marker, maxWidth: max(0, width - c))
         }
     }
 }

@@ -57,18 +57,26 @@ public enum TransportBarView {
         x = canvas.put(y, x + 2, clickText(model.clickMode), model.clickMode == .off ? .dim : .notice)
         canvas.put(y, x + 2, "COUNT \(model.countInBars)", model.countInBars == 0 ? .dim : .label)
 
+        // Second row: the session name is placed first (it must never fall off a narrow
+        // terminal), then the device gets what room is left.
         let row = y + 1
         var device = snap.deviceName
         if snap.isOffline && !device.contains("offline") { device += " (offline)" }
-        x = canvas.put(row, 1, "device ", .label)
-        x = canvas.put(row, x, device, snap.isOffline ? .notice : .value, maxWidth: 26)
-        x = canvas.put(row, x + 2, "xruns \(snap.xrunCount)", snap.xrunCount > 0 ? .error : .label)
-        x = canvas.put(row, x + 2, "DSP \(Int((snap.dspLoad * 100).rounded()))%", snap.dspLoad > 0.8 ? .error : .label)
-        if snap.isListening { x = canvas.put(row, x + 2, "LISTENING", .notice) }
+        let xruns = "xruns \(snap.xrunCount)"
+        let dsp = "DSP \(Int((snap.dspLoad * 100).rounded()))%"
+        let listening = snap.isListening ? "LISTENING" : ""
         let disk = snap.diskSecondsLeft.map { "disk \(durationText($0)) left" } ?? "disk ?"
+        let name = (model.folder.map { lastComponent($0.path) } ?? "untitled") + (model.document.isDirty ? " *" : "")
+        let fixed = [xruns, dsp, listening, disk].filter { !$0.isEmpty }.reduce(0) { $0 + $1.count + 2 }
+        let nameWidth = min(name.count, max(8, canvas.width / 3))
+        let deviceRoom = max(6, min(26, canvas.width - 1 - "device ".count - fixed - nameWidth - 3))
+        x = canvas.put(row, 1, "device ", .label)
+        x = canvas.put(row, x, device, snap.isOffline ? .notice : .value, maxWidth: deviceRoom)
+        x = canvas.put(row, x + 2, xruns, snap.xrunCount > 0 ? .error : .label)
+        x = canvas.put(row, x + 2, dsp, snap.dspLoad > 0.8 ? .error : .label)
+        if !listening.isEmpty { x = canvas.put(row, x + 2, listening, .notice) }
         x = canvas.put(row, x + 2, disk, (snap.diskSecondsLeft ?? 3600) < 600 ? .error : .label)
-        let name = model.folder.map { lastComponent($0.path) } ?? "untitled"
-        canvas.put(row, x + 2, name + (model.document.isDirty ? " *" : ""), .title, maxWidth: max(0, canvas.width - x - 3))
+        canvas.put(row, max(x + 2, canvas.width - 1 - nameWidth), name, .title, maxWidth: nameWidth)
     }
 
     /// `CLICK off`, `CLICK rec`, `CLICK on`.

@@ -123,8 +123,8 @@ enum SharedOptions {
     /// `--speed`, `--mode`, `--pitch` (read by `TimePitchOptions`).
     static let timePitch: [OptionSpec] = [
         OptionSpec("--speed", value: "R", "speed, 1/32...32 (0.5, 1/2, 50%, 2x)"),
-        OptionSpec("--mode", value: "MODE", "stretch keeps the pitch (Rubber Band, default); varispeed lets it follow the speed",
-                   allowed: ["stretch", "varispeed"]),
+        OptionSpec("--mode", value: "MODE", "stretch keeps the pitch (Rubber Band, default); varispeed (or vari) lets it follow the speed",
+                   allowed: ["stretch", "varispeed", "vari"]),
         OptionSpec("--pitch", value: "SEMITONES", "shift pitch (stretch mode), e.g. -2 or 0.5 (50 cents)"),
     ]
 

@@ -15,8 +15,11 @@ enum TimePitchOptions {
             settings.speed = speed
         }
         if let text = try arguments.option("--mode") {
-            guard let mode = TimePitchMode(rawValue: text) else {
-                throw UsageError("\(arguments.command): --mode '\(text)' must be stretch or varispeed")
+            // Any unambiguous start of a mode's name, so `vari` (what the screen shows) works.
+            let lower = text.lowercased()
+            let matches = TimePitchMode.allCases.filter { !lower.isEmpty && $0.rawValue.hasPrefix(lower) }
+            guard matches.count == 1, let mode = matches.first else {
+                throw UsageError("\(arguments.command): --mode '\(text)' must be stretch or varispeed (or vari)")
             }
             settings.mode = mode
         }

@@ -95,17 +95,27 @@ struct ExportCommand: Command {
             loudness = nil
         }
         folder = SessionFolder(path: try arguments.required("a session folder"))
-    }
-
-    func run() throws -> Int32 {
         guard let container = AudioContainer(pathExtension: output) else {
             throw UsageError("export: -o '\(output)' must end in .wav or .flac")
         }
+        // A depth the container cannot hold is a usage mistake, found before anything is read.
+        if let problem = AudioFileFormat(container: container, encoding: encoding ?? .int24, sampleRate: 48000, channelCount: 2).problem() {
+            throw UsageError("export: --bits \(encoding?.rawValue ?? "24") with -o \(output): \(problem)")
+        }
+        self.container = container
+    }
+
+    let container: AudioContainer
+
+    func run() throws -> Int32 {
         let session = try folder.load()
         let end = session.endFrame
         let range: FrameRange
         if let text = rangeText {
             range = try TimeText.range(from: text, tempoMap: session.tempoMap, defaultEnd: end, field: "export: --range")
+            guard range.startFrame < end else {
+                throw UsageError("export: --range \(text.terminalSafe) starts at or after the end of the session's audio (\(TimeText.clock(frames: end, sampleRate: session.sampleRate))): it would be silence")
+            }
         } else {
             guard end > 0 else { throw UsageError("export: \(folder.path.terminalSafe) has no audio to export") }
             range = FrameRange(startFrame: 0, endFrame: end)
@@ -147,7 +157,7 @@ struct ExportCommand: Command {
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
         let cleaned = summary.nonFiniteSampleCount == 0 ? ""
             : ", \(summary.nonFiniteSampleCount) NaN/infinite sample\(summary.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
-        Terminal.out("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)")
+        Terminal.out("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)\(summary.clipText)")
         if let loudnessLine { Terminal.out(loudnessLine) }
         return ExitCode.ok
     }

@@ -106,7 +106,7 @@ struct InfoCommand: Command {
             "loop      \(range(session.loopRange, session.loopEnabled))",
             "punch     \(range(session.punchRange, session.punchEnabled))",
             "markers   \(session.markers.isEmpty ? "none" : session.markers.map { "\($0.name.terminalSafe)@\(clock($0.frame))" }.joined(separator: ", "))",
-            "master    \(session.masterChain.isEmpty ? "(no effects)" : session.masterChain.terminalSafe)",
+            "master    fader \(Fader.text(session.masterGainDecibels)) dB, \(session.masterChain.isEmpty ? "no effects" : session.masterChain.terminalSafe)",
             "tracks    \(session.tracks.count)",
         ]
         for (i, t) in session.tracks.enumerated() {
@@ -114,13 +114,13 @@ struct InfoCommand: Command {
             if t.armed { flags.append("armed") }
             if t.mute { flags.append("muted") }
             if t.solo { flags.append("solo") }
-            let pan = t.pan == 0 ? "C" : (t.pan < 0 ? "L\(Int((-t.pan * 100).rounded()))" : "R\(Int((t.pan * 100).rounded()))")
-            lines.append("  \(i + 1). \(t.name.terminalSafe)  in \(t.inputChannels.map(String.init).joined(separator: ","))  \(Decibels.text(t.gainDecibels)) dB  pan \(pan)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")")
+            lines.append("  \(i + 1). \(t.name.terminalSafe)  \(InputChannels.text(t.inputChannels))  \(Fader.text(t.gainDecibels)) dB  pan \(Pan.text(t.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")")
             if !t.inputChain.isEmpty { lines.append("       input chain: \(t.inputChain.terminalSafe)") }
             if !t.playbackChain.isEmpty { lines.append("       chain: \(t.playbackChain.terminalSafe)") }
-            for r in t.regions.sorted(by: { $0.timelineStartFrame < $1.timelineStartFrame }) {
+            for r in RegionCommand.timelineOrder(t).map({ t.regions[$0] }) {
                 var extra = ""
-                if r.gainDecibels != 0 { extra += "  \(Decibels.text(r.gainDecibels)) dB" }
+                if r.gainDecibels != 0 { extra += "  \(Fader.text(r.gainDecibels)) dB" }
+                if r.fadeInFrames > 0 || r.fadeOutFrames > 0 { extra += "  fades \(clock(r.fadeInFrames))/\(clock(r.fadeOutFrames))" }
                 if r.rate != 1 { extra += "  rate \(r.rate)×" }
                 if let g = r.takeGroup, let n = r.takeNumber { extra += "  take \(g).\(n)\(t.isActive(r) ? " (active)" : "")" }
                 if let v = r.recordedSpeed { extra += "  recorded at \(v)×" }

@@ -151,27 +151,9 @@ struct ScreenCommand: Command {
     /// What the screen calls the offline clock.
     static let offlineDeviceName = "offline (no audio device)"
 
-    /// Chain checks through the node registry; exports through the offline mixdown.
+    /// Exports through the offline mixdown.
     static func hooks() -> ScreenHooks {
         ScreenHooks(
-            validateChain: { text in
-                // Checked exactly as export and playback will read it, so the session never
-                // holds a chain they refuse (this includes the screen's `!name` bypass mark,
-                // which the chain syntax does not know yet).
-                do {
-                    _ = try Chain(parsing: text)
-                    return nil
-                } catch {
-                    return "\(error)"
-                }
-            },
-            describeParameter: { node, parameter, value in
-                // Units come from the node's registered parameter definitions.
-                guard let number = Double(value),
-                      let definition = NodeRegistry.standard.descriptor(named: node)?.parameters.first(where: { $0.id == parameter })
-                else { return nil }
-                return definition.displayText(number)
-            },
             export: { session, folderPath, outputPath, progress in
                 guard let container = AudioContainer(pathExtension: outputPath) else {
                     throw UsageError("\(outputPath): must end in .wav or .flac")
@@ -183,7 +165,7 @@ struct ScreenCommand: Command {
                                               outputPath: outputPath, container: container, encoding: .int24)
                 let summary = try Mixdown(request).run { progress($0) }
                 let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
-                return "exported \(length), peak \(Decibels.text(summary.peakDecibels)) dBFS"
+                return "exported \(length), peak \(Decibels.text(summary.peakDecibels)) dBFS\(summary.clipText)"
             })
     }
 
@@ -196,8 +178,10 @@ struct ScreenCommand: Command {
 
 extension ScreenCommand {
     /// Rewrites a command line without a sub-command into `open …`: a first argument that is
-    /// not a command name and not a flag (other than --theme and --device) is a session path. No arguments
-    /// at all open an untitled session only on a terminal; otherwise help is printed.
+    /// not a command name and not a flag (other than --theme and --device) is a session path,
+    /// when it ends in `.tapedeck` or exists; any other word stays a (mistyped) command, so
+    /// `tapedeck exprot` suggests `export`. No arguments at all open an untitled session only
+    /// on a terminal; otherwise help is printed.
     static func dispatch(_ args: [String], commandNames: [String]) -> [String] {
         guard let first = args.first else {
             return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
@@ -205,6 +189,8 @@ extension ScreenCommand {
         if commandNames.contains(first) || first == "help" { return args }
         let screenOptions = ["--theme", "--device"]
         if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
+        if !first.hasPrefix("-") && !first.hasSuffix(".tapedeck") && !first.hasSuffix(".tapedeck/")
+            && access(first, F_OK) != 0 { return args }
         return [name] + args
     }
 }

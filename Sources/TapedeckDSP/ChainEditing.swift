@@ -1,0 +1,94 @@
+/// Structured edits of a ``Chain`` — what the screen's chain panel does — so every chain the
+/// screen stores went through the one parser and prints in canonical form.
+extension Chain {
+    /// One parameter of an entry as the panel shows it: its definition and its value (the
+    /// one set, or the default).
+    public struct ParameterState: Equatable, Sendable {
+        /// The parameter's definition.
+        public var definition: ParameterDefinition
+        /// Its value.
+        public var value: ParameterValue
+        /// Whether the chain sets it (false: the node's default).
+        public var isSet: Bool
+
+        /// The value with its unit (`80 Hz`, `1/8`, `saw`).
+        public var displayText: String {
+            switch value {
+            case .note(let n): n.description
+            case .number(let v): definition.displayText(v)
+            }
+        }
+    }
+
+    /// Every parameter of entry `index`, set or not, in the node's order.
+    public func parameters(of index: Int, registry: NodeRegistry = .builtIn) -> [ParameterState] {
+        guard entries.indices.contains(index), let descriptor = registry.type(named: entries[index].node)?.descriptor else { return [] }
+        return descriptor.parameters.map { d in
+            if let s = entries[index].settings.first(where: { $0.parameter == d.id }) {
+                return ParameterState(definition: d, value: s.value, isSet: true)
+            }
+            return ParameterState(definition: d, value: .number(d.defaultValue), isSet: false)
+        }
+    }
+
+    /// Bypasses (or restores) entry `index`.
+    public mutating func setBypassed(_ index: Int, _ bypassed: Bool) {
+        guard entries.indices.contains(index) else { return }
+        entries[index].bypassed = bypassed
+    }
+
+    /// Moves entry `index` by `offset` places; false when it cannot move.
+    public mutating func move(_ index: Int, by offset: Int) -> Bool {
+        let target = index + offset
+        guard entries.indices.contains(index), entries.indices.contains(target) else { return false }
+        entries.insert(entries.remove(at: index), at: target)
+        return true
+    }
+
+    /// Removes entry `index`.
+    public mutating func remove(at index: Int) {
+        guard entries.indices.contains(index) else { return }
+        entries.remove(at: index)
+    }
+
+    /// Steps parameter `parameter` of entry `index` by `steps` fine or coarse steps (a coarse
+    /// step is ten fine ones), within its range; a choice moves to the next or previous
+    /// choice. A fine step is a tenth of the value's leading power of ten (80 → 1, 5 → 0.1),
+    /// and below 1 a hundredth of the range's (0 of −60…0 dB → 0.1, 0.3 of 0…1 → 0.01), so
+    /// every magnitude moves at a sensible pace. False when the value cannot be stepped (a note value, or no such parameter).
+    public mutating func step(entry index: Int, parameter: Int, steps: Int, coarse: Bool,
+                              registry: NodeRegistry = .builtIn) -> Bool {
+        let states = parameters(of: index, registry: registry)
+        guard states.indices.contains(parameter), case .number(let value) = states[parameter].value else { return false }
+        let d = states[parameter].definition
+        let next: Double
+        if d.unit == .choice {
+            next = Double((Int(value) + steps % max(1, d.choices.count) + d.choices.count) % max(1, d.choices.count))
+        } else {
+            // Near zero the value says nothing of scale: the range does (-60…0 dB steps by 0.1).
+            let fine = abs(value) >= 1 ? Chain.fineStep(for: value) : max(0.01, Chain.fineStep(for: d.maximum - d.minimum) / 10)
+            let moved = value + Double(steps) * fine * (coarse ? 10 : 1)
+            // Onto the fine grid, so a coarse step is exactly ten fine ones.
+            // Micro-rounded so binary noise (80.10000000000001) never reaches the text.
+            next = d.clamped(((moved / fine).rounded() * fine * 1e6).rounded() / 1e6)
+        }
+        let setting = Setting(parameter: d.id, value: .number(next))
+        if let at = entries[index].settings.firstIndex(where: { $0.parameter == d.id }) {
+            entries[index].settings[at] = setting
+        } else {
+            let order = states.map(\.definition.id)
+            let position = entries[index].settings.firstIndex { (order.firstIndex(of: $0.parameter) ?? 0) > parameter } ?? entries[index].settings.count
+            entries[index].settings.insert(setting, at: position)
+        }
+        return true
+    }
+
+    /// The fine step for a value (see ``step(entry:parameter:steps:coarse:registry:)``).
+    static func fineStep(for value: Double) -> Double {
+        var a = abs(value)
+        guard a >= 1 else { return 0.01 }
+        var step = 0.1
+        while a >= 10 { a /= 10; step *= 10 }
+        return step
+    }
+}

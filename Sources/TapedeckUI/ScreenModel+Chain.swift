@@ -1,0 +1,93 @@
+import TapedeckCore
+import TapedeckDSP
+
+// MARK: - The chain panel: the selected track's chain, edited through the DSP's one chain
+// parser (``Chain``), so what the screen stores is canonical and what the engine reads.
+
+extension ScreenModel {
+    /// The chain text the panel edits for `track`.
+    func chainText(_ track: Int) -> String {
+        guard session.tracks.indices.contains(track) else { return "" }
+        return chainIsInput ? session.tracks[track].inputChain : session.tracks[track].playbackChain
+    }
+
+    /// The panel's chain for `track`, parsed; throws the chain error when the session holds
+    /// text the parser refuses (then only Enter, retyping it, can help).
+    func parsedChain(_ track: Int) throws(ChainError) -> Chain { try Chain(parsing: chainText(track)) }
+
+    func applyChain(_ text: String, track: Int, name: String) {
+        guard session.tracks.indices.contains(track) else { return }
+        let input = chainIsInput
+        edit("\(name) on \(session.tracks[track].name)") {
+            if input { $0.tracks[track].inputChain = text } else { $0.tracks[track].playbackChain = text }
+        }
+    }
+
+    func openChainText() {
+        guard requireTrack() != nil else { return }
+        let which = chainIsInput ? "input" : "playback"
+        overlay = .text(TextInput(purpose: .chain(track: selectedTrack),
+                                  prompt: "\(which) chain of \(session.tracks[selectedTrack].name), e.g. hpf:80,comp:-18:ratio=4 (!name bypasses)",
+                                  text: chainText(selectedTrack)))
+    }
+
+    /// Keys the chain panel takes before the key map. Returns whether the key was used.
+    func handleChainKey(_ key: Key) -> Bool {
+        let t = selectedTrack
+        guard session.tracks.indices.contains(t) else { return false }
+        let chain: Chain
+        do { chain = try parsedChain(t) } catch {
+            // Only retyping can mend a chain the parser refuses.
+            guard key == .named(.enter) || key == .char("/") || key == .named(.up) || key == .named(.down) else { return false }
+            if key == .named(.enter) { openChainText() }
+            if key == .char("/") { chainIsInput.toggle() }
+            return true
+        }
+        var edited = chain
+        let count = chain.entries.count
+        switch key {
+        case .named(.up): chainNode = max(0, chainNode - 1); chainParameter = 0
+        case .named(.down): chainNode = min(max(0, count - 1), chainNode + 1); chainParameter = 0
+        case .char(","), .char("."):
+            let n = chain.parameters(of: chainNode).count
+            if n > 0 { chainParameter = (chainParameter + (key == .char(".") ? 1 : n - 1)) % n }
+        case .named(.left), .named(.right), .named(.shiftLeft), .named(.shiftRight), .named(.pgup), .named(.pgdn):
+            let up = key == .named(.right) || key == .named(.shiftRight) || key == .named(.pgup)
+            let coarse = key != .named(.left) && key != .named(.right)
+            guard edited.step(entry: chainNode, parameter: chainParameter, steps: up ? 1 : -1, coarse: coarse) else {
+                say("nothing to step here: choose a node and a numeric parameter (, and . pick it; note values are typed with Enter)", error: true)
+                return true
+            }
+            applyChain(edited.text, track: t, name: "change parameter")
+            if let p = edited.parameters(of: chainNode)[safe: chainParameter] {
+                say("\(edited.entries[chainNode].node) \(p.definition.id) = \(p.displayText)")
+            }
+        case .char("b"):
+            guard chain.entries.indices.contains(chainNode) else { return true }
+            let bypass = !chain.entries[chainNode].bypassed
+            edited.setBypassed(chainNode, bypass)
+            applyChain(edited.text, track: t, name: bypass ? "bypass" : "un-bypass")
+            say("\(chain.entries[chainNode].node) \(bypass ? "bypassed" : "back in")")
+        case .char("K"), .char("J"):
+            let offset = key == .char("K") ? -1 : 1
+            if edited.move(chainNode, by: offset) {
+                chainNode += offset
+                applyChain(edited.text, track: t, name: "reorder chain")
+            }
+        case .char("x"), .named(.delete):
+            if chain.entries.indices.contains(chainNode) { overlay = .confirm(.removeNode(track: t, node: chainNode)) }
+        case .named(.enter): openChainText()
+        case .char("/"):
+            chainIsInput.toggle()
+            chainNode = 0
+            chainParameter = 0
+        default: return false
+        }
+        return true
+    }
+}
+
+extension Array {
+    /// The element at `index`, or nil outside the array.
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

@@ -1,0 +1,113 @@
+import TapedeckCore
+
+// MARK: - Mixer: faders, pan, resets, names, inputs, the mixer view, clip lights
+
+extension ScreenModel {
+    /// Whether the fader keys act on the master (the mixer view's master strip is selected).
+    var actsOnMaster: Bool { showsMixer && masterStripSelected }
+
+    /// Moves the selected track's fader (or the master's) by fine or coarse steps.
+    func stepFader(steps: Int, coarse: Bool) {
+        if actsOnMaster {
+            let next = Fader.stepped(session.masterGainDecibels, steps: steps, coarse: coarse)
+            edit("master fader") { $0.masterGainDecibels = next }
+            say("master fader \(Fader.text(next)) dB")
+            return
+        }
+        guard let t = requireTrack() else { return }
+        let next = Fader.stepped(session.tracks[t].gainDecibels, steps: steps, coarse: coarse)
+        editTrack("fader") { $0.gainDecibels = next }
+        say("\(session.tracks[t].name) fader \(Fader.text(next)) dB")
+    }
+
+    /// Moves the selected track's pan by fine or coarse steps.
+    func stepPan(steps: Int, coarse: Bool) {
+        guard !actsOnMaster else { say("the master has no pan", error: true); return }
+        guard let t = requireTrack() else { return }
+        let next = Pan.stepped(session.tracks[t].pan, steps: steps, coarse: coarse)
+        editTrack("pan") { $0.pan = next }
+        say("\(session.tracks[t].name) pan \(Pan.text(next))")
+    }
+
+    /// The fader back to 0 dB.
+    func resetFader() {
+        if actsOnMaster {
+            edit("master fader") { $0.masterGainDecibels = 0 }
+            say("master fader 0.0 dB")
+            return
+        }
+        guard let t = requireTrack() else { return }
+        editTrack("fader") { $0.gainDecibels = 0 }
+        say("\(session.tracks[t].name) fader 0.0 dB")
+    }
+
+    /// The pan back to the centre.
+    func resetPan() {
+        guard !actsOnMaster else { say("the master has no pan", error: true); return }
+        guard let t = requireTrack() else { return }
+        editTrack("pan") { $0.pan = 0 }
+        say("\(session.tracks[t].name) pan C")
+    }
+
+    /// The selected track's index, or nil after saying there is none (or that the mixer's
+    /// master strip, which has only a fader, is selected).
+    func requireTrack() -> Int? {
+        guard !actsOnMaster else {
+            say("the master strip has only a fader (\(keyName(.faderDown)) \(keyName(.faderUp)) \(keyName(.resetFader)))", error: true)
+            return nil
+        }
+        guard session.tracks.indices.contains(selectedTrack) else {
+            say("no track selected (\(keyName(.newTrack)) makes one)", error: true)
+            return nil
+        }
+        return selectedTrack
+    }
+
+    /// Asks for the selected track's new name.
+    func openRename() {
+        guard let t = requireTrack() else { return }
+        overlay = .text(TextInput(purpose: .renameTrack(t), prompt: "Name of track \(t + 1):", text: session.tracks[t].name))
+    }
+
+    /// Asks for the selected track's input channels.
+    func openInput() {
+        guard let t = requireTrack() else { return }
+        let current = InputChannels.text(session.tracks[t].inputChannels).dropFirst(3)
+        overlay = .text(TextInput(purpose: .input(t), prompt: "Input of \(session.tracks[t].name): one channel (3) or a pair (3-4):",
+                                  text: String(current)))
+    }
+
+    /// Why `name` cannot be track `index`'s name, or nil when it can: names are how tracks
+    /// are found (ignoring case), so two tracks may not share one.
+    func trackNameProblem(_ name: String, index: Int) -> String? {
+        let trimmed = name.trimmingWhitespace()
+        if trimmed.isEmpty { return "a track needs a name" }
+        if let other = NameMatch.index(of: trimmed, in: session.tracks.map(\.name)), other != index {
+            return "track \(other + 1) is already called \(session.tracks[other].name)"
+        }
+        return nil
+    }
+
+    /// The mixer view on or off.
+    func toggleMixer() {
+        showsMixer.toggle()
+        masterStripSelected = false
+        say(showsMixer ? "mixer: left/right choose a strip, up/down move its fader (pgup/pgdn coarse); \(keyName(.mixer)) closes"
+                       : "mixer closed")
+    }
+
+    /// Keys the mixer view takes before the key map: arrows choose strips and move faders.
+    /// Returns whether the key was used.
+    func handleMixerKey(_ key: Key) -> Bool {
+        switch key {
+        case .named(.left):
+            if masterStripSelected { masterStripSelected = false; selectTrack(session.tracks.count - 1) } else { selectTrack(selectedTrack - 1) }
+        case .named(.right):
+            if selectedTrack >= session.tracks.count - 1 { masterStripSelected = true } else { selectTrack(selectedTrack + 1) }
+        case .named(.up), .named(.down): stepFader(steps: key == .named(.up) ? 1 : -1, coarse: false)
+        case .named(.pgup), .named(.pgdn): stepFader(steps: key == .named(.pgup) ? 1 : -1, coarse: true)
+        default: return false
+        }
+        return true
+    }
+}

@@ -1,0 +1,111 @@
+import TapedeckCore
+
+/// The panel that arrow keys act on.
+public enum Panel: String, Sendable, CaseIterable {
+    /// Up/down choose the track, left/right move the playhead.
+    case tracks
+    /// Like tracks; the timeline is highlighted.
+    case timeline
+    /// The selected track's chain: up/down choose a node, left/right change a parameter.
+    case chain
+}
+
+/// A question that must be answered before something destructive happens.
+public enum Confirmation: Equatable, Sendable {
+    /// Quitting with unsaved changes.
+    case quitUnsaved
+    /// Deleting a track (index).
+    case deleteTrack(Int)
+    /// Removing a node (track, node index) from the chain being edited.
+    case removeNode(track: Int, node: Int)
+
+    /// The question on screen.
+    public var question: String {
+        switch self {
+        case .quitUnsaved: "Unsaved changes. Quit anyway?"
+        case .deleteTrack: "Delete this track and its regions?"
+        case .removeNode: "Remove this node from the chain?"
+        }
+    }
+
+    /// The answers, as a hint line.
+    public var answers: String {
+        switch self {
+        case .quitUnsaved: "y quit without saving · s save and quit · n stay"
+        case .deleteTrack: "y delete · n keep"
+        case .removeNode: "y remove · n keep"
+        }
+    }
+}
+
+/// What a line of typed text is for.
+public enum TextPurpose: Equatable, Sendable {
+    /// The whole chain of a track.
+    case chain(track: Int)
+    /// Where to save an untitled session.
+    case saveAs
+    /// The export file.
+    case exportPath
+    /// A track's new name.
+    case renameTrack(Int)
+    /// A marker's new name.
+    case renameMarker(Int)
+    /// A track's input channels.
+    case input(Int)
+    /// A region's new length or stretch factor.
+    case stretch(RegionRef)
+}
+
+/// A line being typed in a dialog.
+public struct TextInput: Equatable, Sendable {
+    /// What it is for.
+    public var purpose: TextPurpose
+    /// The prompt shown before it.
+    public var prompt: String
+    /// The text so far.
+    public var text: String
+    /// Why the last attempt was refused, shown under it.
+    public var problem: String?
+}
+
+/// The import browser's state.
+public struct Browser: Equatable, Sendable {
+    /// The folder shown.
+    public var folder: String
+    /// Its folders and audio files: folders end in `/`; `../` first.
+    public var allEntries: [String]
+    /// What has been typed to narrow the list (case-insensitive, anywhere in the name).
+    public var filter = ""
+    /// The highlighted entry of ``entries``.
+    public var selected: Int
+
+    /// Creates a browser of `folder` showing `entries`.
+    public init(folder: String, entries: [String], selected: Int = 0) {
+        self.folder = folder
+        self.allEntries = entries
+        self.selected = selected
+    }
+
+    /// The entries shown: all of them, or those whose name contains ``filter``.
+    public var entries: [String] {
+        guard !filter.isEmpty else { return allEntries }
+        let key = filter.lowercased()
+        return allEntries.filter { $0 != "../" && $0.lowercased().contains(key) }
+    }
+}
+
+/// A window over the screen that takes the keys while it is open.
+public enum Overlay: Sendable {
+    /// The key list, scrolled down by this many lines.
+    case help(scroll: Int)
+    /// A yes/no question.
+    case confirm(Confirmation)
+    /// A line of text being typed.
+    case text(TextInput)
+    /// The device list and the highlighted one.
+    case devices([String], selected: Int)
+    /// Files to import.
+    case importBrowser(Browser)
+    /// An export running or finished.
+    case export(ExportJob, outputPath: String)
+}
