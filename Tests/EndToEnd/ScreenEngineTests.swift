@@ -177,6 +177,29 @@ final class ScreenEngineTests: XCTestCase {
         XCTAssertFalse(after.tracks.flatMap(\.regions).contains { $0.file.hasPrefix("audio/take-") }, "one undo removed the whole pass")
     }
 
+    /// The master's EBU R128 loudness, measured by the engine while the demo plays on the
+    /// offline clock (paced in real time): `U` shows it, `X` starts it afresh.
+    func testTheLoudnessLineShowsWhatThePlayingMixMeasuresAndXResetsIt() throws {
+        let screen = try open(device: "offline", width: 120)
+        screen.waitFor("STOPPED")
+        screen.send("Space")
+        screen.waitFor("PLAYING")
+        screen.send("U")
+        func integrated(_ text: String) -> Double? {
+            guard let line = text.split(separator: "\n").first(where: { $0.contains("master M ") }),
+                  let i = line.range(of: " I ") else { return nil }
+            return Double(line[i.upperBound...].prefix { $0 != " " }).flatMap { $0.isFinite ? $0 : nil }
+        }
+        // A gated integrated value needs 400 ms of audio; the demo mix reads about -19 LUFS.
+        let measured = screen.waitFor("an integrated loudness", timeout: 10) { integrated($0) != nil }
+        let lufs = try XCTUnwrap(integrated(measured), measured)
+        XCTAssertEqual(lufs, -19, accuracy: 4, "the demo's mix, measured live: \(measured)")
+        screen.waitFor("STOPPED", timeout: 15)
+        screen.send("X")
+        screen.waitFor("meters reset")
+        screen.waitFor("the measurement starts afresh") { $0.contains("I -inf LUFS") }
+    }
+
     func testStoppingARecordingByKeyKeepsTheTakeAndUndoRemovesIt() throws {
         let screen = try open(device: "filetap:IN=/dev/zero")
         screen.waitFor("STOPPED")
