@@ -115,7 +115,15 @@ extension Transport {
             gate = TakeGate(recordPoint: l.startFrame)
             transportStart = l.startFrame - countIn
         }
-        gate.maxFrames = request.maxFrames
+        // The timeline ends at 2^40 frames: a take stops there (what it would hold beyond could
+        // never be placed).
+        let startPoint = gate.recordPoint ?? status.positionFrame
+        let room = SessionLimits.maximumTimelineFrames - startPoint
+        guard room > 0 else {
+            throw TransportError(.usage, "the record point is at the end of the timeline (\(TimeText.clock(frames: startPoint, sampleRate: session.sampleRate)))")
+        }
+        let roomFrames = Int64(min(Double(room) / max(timePitch.speed, 1.0 / 64), 0x1p62))
+        gate.maxFrames = min(request.maxFrames ?? .max, roomFrames)
         gate.latencyFrames = options.playsSession ? engine.overdubLatencyFrames : 0
         let onTheFly = rolling && kind == .plain && countIn == 0
         if onTheFly { gate.recordPoint = nil }
