@@ -190,7 +190,7 @@ extension Transport {
             if rolling { engine.stop() }
             // Already there (a command line starts the transport where its take begins): no
             // seek, so the first period rolls.
-            if rolling || status.positionFrame != transportStart { engine.locate(to: transportStart) }
+            if rolling || engine.followsHost || status.positionFrame != transportStart { engine.locate(to: transportStart) }
         }
         switch kind {
         case .loop(let l): engine.setLoop(l, enabled: true)

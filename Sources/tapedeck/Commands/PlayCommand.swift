@@ -94,7 +94,7 @@ struct PlayCommand: Command {
         }
         options.endFrame = end
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: 0,
-                                  playbackChannels: max(2, click?.outputChannels.max() ?? 0))
+                                  playbackChannels: max(2, click?.outputChannels.max() ?? 0), tempoMap: tempo)
         // The device starts after everything is asked for, so its first period plays `from`.
         let transport = try Transport(session: session, folder: folder, device: dev, deviceName: device.name, options: options,
                                       position: from, startsDevice: false)

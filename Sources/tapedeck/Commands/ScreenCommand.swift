@@ -14,8 +14,8 @@ struct ScreenCommand: Command {
         positionals: [PositionalSpec("SESSION", complete: .session)],
         options: [
             OptionSpec("--theme", value: "NAME", "colours: default, light, high-contrast, mono or your own"),
-            OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none)"),
-        ],
+            OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none), or jack (jack:CLIENT) to run as a JACK client"),
+        ] + SharedOptions.jack,
         details: """
         Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
         not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
@@ -37,16 +37,23 @@ struct ScreenCommand: Command {
         real time and the meters move, nothing is heard, recording is refused.
         --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
         through that ALSA config only.
+        --device jack runs as a JACK client (jack:NAME names it): one input port per channel the
+        armed tracks use, named after them (tapedeck:Vocal_in), out_L and out_R, connected to the
+        physical ports (--connect PATTERN or none otherwise); play, stop and locate follow and
+        drive JACK's transport (--jack-transport off keeps them Tapedeck's own), and --timebase
+        publishes the session's bars and beats. The device chooser lists jack when a server runs.
     """,
         examples: ["tapedeck Samples/demo.tapedeck --theme light"])
 
     let sessionPath: String?
     let themeName: String?
     let deviceName: String
+    let jack: JACKOptions
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
         deviceName = try arguments.option("--device") ?? "default"
+        jack = try JACKOptions(arguments: &arguments, deviceName: deviceName)
         sessionPath = arguments.positional()
     }
 
@@ -137,6 +144,9 @@ struct ScreenCommand: Command {
         let provider: ScreenDevice
         do { provider = ScreenDevice(config: try ALSAConfig.fromEnvironment()) } catch { return try offline(error.description) }
         provider.inputsWanted = max(2, session.tracks.flatMap(\.inputChannels).max() ?? 2)
+        provider.jack = jack
+        provider.portTracks = session.tracks.filter(\.armed).map { (name: $0.name, channels: $0.inputChannels) }
+        provider.tempoMap = session.tempoMap
         let device: AudioDevice
         do { device = try provider.open(name: deviceName, sampleRate: session.sampleRate) } catch { return try offline("\(error)") }
         TimePitchWarmUp.start(sampleRate: session.sampleRate)
@@ -187,7 +197,7 @@ extension ScreenCommand {
             return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
         }
         if commandNames.contains(first) || first == "help" { return args }
-        let screenOptions = ["--theme", "--device"]
+        let screenOptions = ["--theme", "--device", "--connect", "--jack-transport", "--timebase"]
         if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
         if !first.hasPrefix("-") && !first.hasSuffix(".tapedeck") && !first.hasSuffix(".tapedeck/")
             && access(first, F_OK) != 0 { return args }
