@@ -18,9 +18,16 @@ struct td_jack_probe {
     volatile int64_t count;
     float *samples[8];
     int64_t *frames;
+    volatile int gone;
 };
 
 static void quiet(const char *message) { (void)message; }
+
+/* After the server went away libjack must not be called for this client again. */
+static void shutdown_cb(jack_status_t code, const char *reason, void *arg) {
+    (void)code; (void)reason;
+    __atomic_store_n(&((td_jack_probe *)arg)->gone, 1, __ATOMIC_RELEASE);
+}
 
 static int process(jack_nframes_t nframes, void *arg) {
     td_jack_probe *p = arg;
@@ -77,6 +84,7 @@ td_jack_probe *td_jack_probe_open(const char *name, int inputs, int outputs, dou
         p->out[c] = jack_port_register(client, port, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
     }
     jack_set_process_callback(client, process, p);
+    jack_on_info_shutdown(client, shutdown_cb, p);
     if (jack_activate(client) != 0) {
         td_jack_probe_close(p);
         return NULL;
@@ -94,8 +102,10 @@ int td_jack_probe_connect(td_jack_probe *p, const char *source, const char *dest
 
 void td_jack_probe_close(td_jack_probe *p) {
     if (!p) return;
-    jack_deactivate(p->client);
-    jack_client_close(p->client);
+    if (!__atomic_load_n(&p->gone, __ATOMIC_ACQUIRE)) {
+        jack_deactivate(p->client);
+        jack_client_close(p->client);
+    }
     for (int c = 0; c < p->inputs; c++) free(p->samples[c]);
     free(p->frames);
     free(p);

@@ -247,6 +247,8 @@ extension Transport {
         lastPassProblems = []
         if !engine.isRunning, let why = engine.status().lastError {
             lastPassProblems.append("the device stopped: \(why) (the takes were kept up to there)")
+            // Said here, with the takes: once.
+            saidDeviceStop = true
         }
         for (take, outcome) in zip(pass.takes, outcomes) {
             if let error = outcome.error {

@@ -66,11 +66,11 @@ public protocol HostTransportDevice: AudioDevice {
     /// Whether the engine follows and drives the shared transport. Fixed once opened.
     var followsHostTransport: Bool { get }
     /// Asks the shared transport to roll (it rolls once every slow-sync program is ready).
-    /// Any thread, the audio thread included (real-time safe).
+    /// Control thread; nothing once the device failed.
     func requestHostStart()
-    /// Asks the shared transport to stop. Any thread, the audio thread included.
+    /// Asks the shared transport to stop. Control thread.
     func requestHostStop()
-    /// Asks the shared transport to move to `frame`. Any thread, the audio thread included.
+    /// Asks the shared transport to move to `frame`. Control thread.
     func requestHostLocate(to frame: Int64)
     /// The tempo map Tapedeck publishes as bar, beat and tick when it is the timebase master.
     /// Control thread.

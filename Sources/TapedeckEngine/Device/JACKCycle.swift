@@ -56,6 +56,10 @@ final class JACKCycle: @unchecked Sendable {
     let ended = Atomic<Bool>(false)
     /// A ``JACKFailure`` raw value, 0 while none.
     let failure = Atomic<Int32>(0)
+    /// Whether the client may still be called from the control thread: once the server is
+    /// gone libjack lets go of its memory, and a call then would crash. Held around every
+    /// control-thread call; cleared (under it) before a failure is handled.
+    let callable = Mutex<Bool>(true)
     /// The server's status bits at a shutdown, or the new rate.
     let failureDetail = Atomic<Int64>(0)
     /// JACK's words for a shutdown, copied without allocating (read once `failure` is set).
@@ -77,6 +81,8 @@ final class JACKCycle: @unchecked Sendable {
     private var haveLastCycle = false
     private var lastCycleStart: UInt32 = 0
     private var lastFrames: UInt32 = 0
+    /// JACK's transport frame last cycle while it rolled (-1: it did not).
+    private var lastTransportFrame: Int64 = -1
     private var xrunsSeen = 0
     /// Xruns counted from a gap in JACK's frame time before the server's report came.
     private var xrunsAhead = 0
@@ -154,9 +160,12 @@ final class JACKCycle: @unchecked Sendable {
             gate.store(2, ordering: .releasing)
             return 0
         }
-        reportXruns(client, frames: nframes)
+        // JACK's transport, read once for the cycle (when it is followed).
+        var pos = jack_position_t()
+        let transport = follower == nil ? JackTransportStopped : jack_transport_query(jack, &pos)
+        reportXruns(client, frames: nframes, transportFrame: transport == JackTransportRolling ? Int64(pos.frame) : nil)
         _ = client.beginCycle()
-        if let follower { followTransport(follower, frameCount: n) }
+        if let follower { followTransport(follower, state: transport, position: pos, frameCount: n) }
         for c in 0..<inputCount {
             inBase[c] = jack_port_get_buffer(inPorts[c], nframes).assumingMemoryBound(to: Float.self)
         }
@@ -179,24 +188,38 @@ final class JACKCycle: @unchecked Sendable {
 
     /// Xruns: the server's reports count them; a gap in JACK's frame time between two cycles
     /// says how much device time passed unheard, so the engine keeps takes and transport at
-    /// their device times as on ALSA. One report per xrun, whichever comes first.
+    /// their device times as on ALSA. One report per xrun, whichever comes first. While the
+    /// engine follows JACK's rolling transport (`transportFrame`), the time lost is what the
+    /// transport moved on meanwhile instead — a buffer-size change stops the clock but not the
+    /// transport — so the playhead stays on JACK's frame.
     ///
     /// Audio thread: no allocation, no locks.
-    private func reportXruns(_ client: any AudioDeviceClient, frames: UInt32) {
+    private func reportXruns(_ client: any AudioDeviceClient, frames: UInt32, transportFrame: Int64?) {
         let start = jack_last_frame_time(jack)
         var lost: Int64 = 0
+        var gapped = false
         if haveLastCycle {
             // Frame time wraps at 2^32; the difference of two readings does not.
             let gap = Int64(start &- lastCycleStart) - Int64(lastFrames)
-            if gap > 0 && gap < Int64(sampleRate) * 60 { lost = gap }
+            if gap > 0 && gap < Int64(sampleRate) * 60 {
+                gapped = true
+                lost = gap
+                if let now = transportFrame, lastTransportFrame >= 0 {
+                    // Moved on by less than the gap (or not at all): that much was lost. More,
+                    // or backwards, is a locate, which the engine follows as one.
+                    let moved = now - lastTransportFrame - Int64(lastFrames)
+                    if moved >= 0 && moved <= gap { lost = moved }
+                }
+            }
         }
         haveLastCycle = true
         lastCycleStart = start
         lastFrames = frames
+        lastTransportFrame = transportFrame ?? -1
         let reported = xrunCallbacks.load(ordering: .relaxed)
         var fresh = reported - xrunsSeen
         xrunsSeen = reported
-        if lost > 0 {
+        if gapped {
             if fresh > 0 { fresh -= 1 } else { xrunsAhead += 1 }
             client.deviceDidXrun(lostFrames: lost)
         }
@@ -210,9 +233,8 @@ final class JACKCycle: @unchecked Sendable {
     /// the engine could roll from at once, for the sync callback.
     ///
     /// Audio thread: no allocation, no locks.
-    private func followTransport(_ follower: any HostClockClient, frameCount n: Int) {
-        var pos = jack_position_t()
-        let state = jack_transport_query(jack, &pos)
+    private func followTransport(_ follower: any HostClockClient, state: jack_transport_state_t, position pos: jack_position_t,
+                                 frameCount n: Int) {
         var host = HostClockFrame(state: JACKCycle.state(state), frame: Int64(pos.frame))
         if !timebaseMaster && pos.valid.rawValue & JackPositionBBT.rawValue != 0 { JACKCycle.readMusicalTime(pos, into: &host) }
         let reply = follower.followHost(host, frameCount: n)
@@ -293,6 +315,7 @@ final class JACKCycle: @unchecked Sendable {
     /// everything kept — and is detached. JACK's notification thread, or its real-time thread
     /// when the server died under it; never inside a cycle.
     func fail(_ kind: JACKFailure, detail: Int64, reason text: UnsafePointer<CChar>?) {
+        callable.withLock { $0 = false }
         if let text { strncpy(reason, text, JACKCycle.reasonCapacity - 1) }
         failureDetail.store(detail, ordering: .relaxed)
         guard failure.compareExchange(expected: 0, desired: kind.rawValue, ordering: .acquiringAndReleasing).exchanged else { return }

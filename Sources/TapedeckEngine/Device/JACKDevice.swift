@@ -158,14 +158,29 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
         guard !closed else { return }
         closed = true
         cycle.stop()
+        // A client whose server died is left alone: libjack has let go of what it points to
+        // (a failed open since may even have torn its globals down), and touching it crashes.
+        let alive = cycle.callable.withLock { alive in
+            let was = alive
+            alive = false
+            return was
+        }
+        guard alive else { return }
         jack_deactivate(jack)
         jack_client_close(jack)
     }
 
     /// The round trip JACK reports now (it changes with connections and the buffer size).
     public var currentRoundTripLatencyFrames: Int64 {
-        guard !closed, cycle.failure.load(ordering: .acquiring) == 0 else { return configuration.roundTripLatencyFrames }
-        return JACKPorts.latency(inputs, mode: JackCaptureLatency) + JACKPorts.latency(outputs, mode: JackPlaybackLatency)
+        withClient { _ in JACKPorts.latency(inputs, mode: JackCaptureLatency) + JACKPorts.latency(outputs, mode: JackPlaybackLatency) }
+            ?? configuration.roundTripLatencyFrames
+    }
+
+    /// Runs `body` on the client while it is alive (nil once it closed or its server went).
+    /// Control thread.
+    private func withClient<T>(_ body: (OpaquePointer) -> T) -> T? {
+        guard !closed else { return nil }
+        return cycle.callable.withLock { alive in alive ? body(jack) : nil }
     }
 
     /// What happened to the client, in one line.
@@ -205,13 +220,13 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
 
     // MARK: - Transport
 
-    public func requestHostStart() { jack_transport_start(jack) }
+    public func requestHostStart() { withClient { jack_transport_start($0) } }
 
-    public func requestHostStop() { jack_transport_stop(jack) }
+    public func requestHostStop() { withClient { jack_transport_stop($0) } }
 
     public func requestHostLocate(to frame: Int64) {
         // JACK's transport counts frames in 32 bits (24 hours at 48 kHz).
-        jack_transport_locate(jack, UInt32(clamping: max(frame, 0)))
+        withClient { _ = jack_transport_locate($0, UInt32(clamping: max(frame, 0))) }
     }
 
     public func publishTempo(_ map: TempoMap) { Self.store(map, in: cycle) }
