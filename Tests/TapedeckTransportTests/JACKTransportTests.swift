@@ -1,7 +1,8 @@
 import XCTest
 import TapedeckCore
 import TapedeckIO
-import TapedeckEngine
+import CJACK
+@testable import TapedeckEngine
 @testable import TapedeckTransport
 
 /// JACK's transport and Tapedeck's are one: another program's start, locate and stop move
@@ -147,5 +148,39 @@ final class JACKTransportTests: XCTestCase {
         XCTAssertGreaterThan(onsets.count, 5, "clicks were heard")
         let gaps = zip(onsets.dropFirst(), onsets).map { $0 - $1 }
         for gap in gaps { XCTAssertEqual(Double(gap), 19200, accuracy: 2, "a beat at 150 BPM is 19200 frames: \(gaps)") }
+    }
+}
+
+/// Bar, beat and tempo come from any program on the server: nonsense is ignored, never trapped on.
+final class JACKMusicalTimeTests: XCTestCase {
+    func testNonsenseFromAnotherTimebaseMasterIsIgnored() {
+        func read(_ edit: (inout jack_position_t) -> Void) -> HostClockFrame {
+            var pos = jack_position_t()
+            pos.bar = 3
+            pos.beat = 2
+            pos.tick = 480
+            pos.beats_per_bar = 4
+            pos.beat_type = 4
+            pos.ticks_per_beat = 960
+            pos.beats_per_minute = 100
+            edit(&pos)
+            var host = HostClockFrame(state: .rolling, frame: 0)
+            JACKCycle.readMusicalTime(pos, into: &host)
+            return host
+        }
+        let good = read { _ in }
+        XCTAssertTrue(good.hasMusicalTime)
+        XCTAssertEqual(good.beatPosition, 9.5, "bar 3, beat 2, half a beat: 9.5 beats in")
+        XCTAssertEqual(good.tempoBPM, 100)
+        XCTAssertFalse(read { $0.bar = Int32.min }.hasMusicalTime)
+        XCTAssertFalse(read { $0.beat = 0 }.hasMusicalTime)
+        XCTAssertFalse(read { $0.tick = -1 }.hasMusicalTime)
+        XCTAssertFalse(read { $0.beats_per_minute = .nan }.hasMusicalTime)
+        XCTAssertFalse(read { $0.beats_per_minute = .infinity }.hasMusicalTime)
+        XCTAssertFalse(read { $0.beats_per_bar = .nan }.hasMusicalTime)
+        XCTAssertFalse(read { $0.beats_per_bar = 1e30 }.hasMusicalTime)
+        XCTAssertFalse(read { $0.beat_type = 0 }.hasMusicalTime)
+        XCTAssertFalse(read { $0.ticks_per_beat = 0 }.hasMusicalTime)
+        XCTAssertTrue(read { $0.bar = Int32.max }.beatPosition.isFinite, "a huge bar is still a number")
     }
 }

@@ -163,7 +163,10 @@ final class JACKCycle: @unchecked Sendable {
         // JACK's transport, read once for the cycle (when it is followed).
         var pos = jack_position_t()
         let transport = follower == nil ? JackTransportStopped : jack_transport_query(jack, &pos)
-        reportXruns(client, frames: nframes, transportFrame: transport == JackTransportRolling ? Int64(pos.frame) : nil)
+        // (Raw values compared: the imported enum's == would instantiate its type metadata,
+        // which allocates, the first time it is used.)
+        let rolling = transport.rawValue == JackTransportRolling.rawValue
+        reportXruns(client, frames: nframes, transportFrame: rolling ? Int64(pos.frame) : nil)
         _ = client.beginCycle()
         if let follower { followTransport(follower, state: transport, position: pos, frameCount: n) }
         for c in 0..<inputCount {
@@ -301,10 +304,11 @@ final class JACKCycle: @unchecked Sendable {
         }
     }
 
+    /// Audio thread: compares raw values only (see ``process(_:)``).
     static func state(_ s: jack_transport_state_t) -> HostClockFrame.State {
-        switch s {
-        case JackTransportRolling: .rolling
-        case JackTransportStarting, JackTransportNetStarting: .starting
+        switch s.rawValue {
+        case JackTransportRolling.rawValue: .rolling
+        case JackTransportStarting.rawValue, JackTransportNetStarting.rawValue: .starting
         default: .stopped
         }
     }
