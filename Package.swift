@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"]),
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK"]),
         .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
+        // Remote control: the control socket every running Tapedeck serves, and the NSM client.
+        .target(name: "TapedeckRemote", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "CLiblo"]),
         .target(name: "TapedeckLV2", dependencies: ["TapedeckDSP", "CLV2", "CLilv"]),
         .target(name: "TapedeckLV2Export", dependencies: ["TapedeckDSP", "CLV2"]),
         // -z nodelete: a host's dlclose must not unmap Swift code the Swift runtime has
@@ -46,9 +48,9 @@ let package = Package(
         .target(name: "TapedeckLV2Bundle", dependencies: ["TapedeckLV2Export", "CLV2"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         .executableTarget(name: "tapedeck-lv2-bundle", dependencies: ["TapedeckLV2Export"]),
-        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
+        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "TapedeckIO", "TapedeckRemote", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
-            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2",
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2", "TapedeckRemote",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
         ]),
@@ -64,6 +66,7 @@ let package = Package(
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "CALSA", "CTestSupport", "CJACKProbe"]),
+        .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP"]),

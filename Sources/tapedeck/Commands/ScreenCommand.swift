@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
+import TapedeckRemote
 import TapedeckTransport
 import TapedeckUI
 
@@ -112,8 +113,13 @@ struct ScreenCommand: Command {
         // libasound reports some failures itself while running (a file device's failed write,
         // a JACK server gone) by printing to stderr, which would scribble over the screen; the
         // engine reports the same failure on the message line, so stderr is quiet meanwhile.
+        // `tapedeck ctl` reaches the screen through its control socket, served by its loop.
+        var services: [ScreenService] = []
+        do { services.append(ScreenControl(server: try ControlServer())) } catch {
+            messages.append("remote control is off: \(error)")
+        }
         let status = withStderrSilenced {
-            ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages)
+            ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages, services: services)
         }
         // A take still running when the screen quit is closed here; its crash marker puts it
         // on its track the next time the session opens.
