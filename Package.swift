@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
-        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP"]),
+        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "CLiblo"]),
         // The command tables against the parser, the man page and the completions.
         .testTarget(name: "CLITests", dependencies: ["tapedeck"]),
     ]

@@ -58,6 +58,15 @@ extension ScreenModel {
         return reply
     }
 
+    /// Saves as Ctrl-S does, because `manager` asked (a session manager); nil when saved,
+    /// else why not. UI thread.
+    public func save(askedBy manager: String) -> String? {
+        guard folder != nil else { return "the session has no folder yet" }
+        guard save() else { return message?.text ?? "cannot save" }
+        say("saved — asked by \(manager.terminalSafe)")
+        return nil
+    }
+
     /// `at 00:12.000 (7|1|0)`.
     private var position: String {
         let map = session.tempoMap

@@ -28,3 +28,37 @@ public final class ScreenControl: ScreenService {
         server.service { command, peer in model.handleRemote(command, from: peer.description) }
     }
 }
+
+/// The NSM session manager as a screen service: its saves go through the screen's own save
+/// (Ctrl-S), a second open is refused (Tapedeck does not switch sessions: the manager
+/// restarts it), and unsaved changes are told as they come and go.
+public final class ScreenSessionManager: ScreenService {
+    let client: NSMClient
+    let manager: String
+
+    /// Serves `client`, the manager called `manager`.
+    public init(client: NSMClient, manager: String) {
+        self.client = client
+        self.manager = manager
+    }
+
+    public var pollDescriptors: [pollfd] { client.pollDescriptors }
+
+    public func service(_ model: ScreenModel) {
+        for event in client.receive() {
+            switch event {
+            case .save:
+                if let problem = model.save(askedBy: manager) {
+                    client.fail("/nsm/client/save", code: .general, problem)
+                } else {
+                    client.reply(to: "/nsm/client/save", "saved")
+                }
+            case .open:
+                client.fail("/nsm/client/open", code: .notNow, "Tapedeck opens one session per run: restart it for another")
+            case .announced, .refused, .sessionIsLoaded:
+                break
+            }
+        }
+        client.setDirty(model.document.isDirty)
+    }
+}

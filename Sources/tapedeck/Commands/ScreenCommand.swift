@@ -49,11 +49,14 @@ struct ScreenCommand: Command {
     let sessionPath: String?
     let themeName: String?
     let deviceName: String
+    let deviceGiven: Bool
     let jack: JACKOptions
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
-        deviceName = try arguments.option("--device") ?? "default"
+        let device = try arguments.option("--device")
+        deviceGiven = device != nil
+        deviceName = device ?? "default"
         jack = try JACKOptions(arguments: &arguments, deviceName: deviceName)
         sessionPath = arguments.positional()
     }
@@ -68,11 +71,28 @@ struct ScreenCommand: Command {
         // takes it when it is first saved).
         var lock: SessionLock?
         defer { withExtendedLifetime(lock) {} }
+        // Under a session manager (NSM_URL) it names the session; the screen still needs a
+        // terminal (a terminal the manager starts it in), so that is checked first.
+        let managed = env["NSM_URL"].map { !$0.isEmpty } ?? false
+        if managed && (isatty(STDIN_FILENO) != 1 || isatty(STDOUT_FILENO) != 1) {
+            throw UsageError("the screen needs a terminal: under a session manager, start it in one (e.g. x-terminal-emulator -e tapedeck)")
+        }
+        let nsm = managed ? SessionManagerStart.join(messages: &messages) : nil
+        if let nsm, sessionPath != nil { messages.append("session manager: it names the session, \(nsm.sessionPath.terminalSafe)") }
         SessionFolder.collectNotices()
-        if let path = sessionPath {
+        do {
+            if let nsm, !SessionFolder(path: nsm.sessionPath).exists { try SessionFolder(path: nsm.sessionPath).create(Session()) }
+        } catch {
+            nsm?.client.fail("/nsm/client/open", code: .createFailed, "\(error)")
+            throw error
+        }
+        if let path = nsm?.sessionPath ?? sessionPath {
             let f = SessionFolder(path: path)
             if f.exists {
-                lock = try SessionLock.acquire(f)
+                do { lock = try SessionLock.acquire(f) } catch {
+                    nsm?.client.fail("/nsm/client/open", code: .general, "\(error)")
+                    throw error
+                }
                 // Takes a crash (or a quit without saving) left marked go onto their tracks.
                 do {
                     for r in try TakeRecovery.recover(session: f) {
@@ -81,7 +101,10 @@ struct ScreenCommand: Command {
                 } catch {
                     messages.append("cannot recover unfinished takes: \(error)")
                 }
-                session = try f.load()
+                do { session = try f.load() } catch {
+                    nsm?.client.fail("/nsm/client/open", code: .badProject, "\(error)")
+                    throw error
+                }
                 messages += SessionFolder.takeNotices()
             } else if path.hasSuffix(".tapedeck") || path.hasSuffix(".tapedeck/") {
                 messages.append("new session: \(f.path) is created on the first save (Ctrl-S)")
@@ -103,7 +126,8 @@ struct ScreenCommand: Command {
         messages = (themeProblem.map { [$0] } ?? []) + keyProblems + configProblems + messages
 
         let peaks = PeakCache(folder: folder)
-        let (link, offlineReason) = try makeLink(session: session, folder: folder, environment: env)
+        let device = nsm?.device(given: deviceGiven ? deviceName : nil) ?? deviceName
+        let (link, offlineReason) = try makeLink(session: session, folder: folder, device: device, environment: env)
         // Last, so the problems with the user's own files are the ones shown first.
         if let offlineReason { messages.append("offline: \(offlineReason)") }
         let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
@@ -113,8 +137,14 @@ struct ScreenCommand: Command {
         // libasound reports some failures itself while running (a file device's failed write,
         // a JACK server gone) by printing to stderr, which would scribble over the screen; the
         // engine reports the same failure on the message line, so stderr is quiet meanwhile.
-        // `tapedeck ctl` reaches the screen through its control socket, served by its loop.
+        // `tapedeck ctl` reaches the screen through its control socket, served by its loop;
+        // the session manager, when there is one, is served the same way.
         var services: [ScreenService] = []
+        if let nsm {
+            nsm.client.reply(to: "/nsm/client/open", "opened \(nsm.sessionPath)")
+            services.append(ScreenSessionManager(client: nsm.client, manager: nsm.manager))
+            messages.append("session manager: \(nsm.manager.terminalSafe) opened this session as \(nsm.clientID.terminalSafe); it saves and quits it")
+        }
         do { services.append(ScreenControl(server: try ControlServer())) } catch {
             messages.append("remote control is off: \(error)")
         }
@@ -133,7 +163,7 @@ struct ScreenCommand: Command {
     /// The transport on the chosen device, opened once for the whole session of use, or on
     /// the silent offline clock when it cannot be opened (and why). `TAPEDECK_FAKE_RECORD=1`
     /// is a test hook: the offline clock then has two silent inputs, so recording runs.
-    func makeLink(session: Session, folder: SessionFolder?, environment env: [String: String]) throws
+    func makeLink(session: Session, folder: SessionFolder?, device deviceName: String, environment env: [String: String]) throws
         -> (Transport, offlineReason: String?) {
         let fake = env["TAPEDECK_FAKE_RECORD"] == "1"
         var options = TransportOptions()
