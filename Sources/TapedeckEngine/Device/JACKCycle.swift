@@ -320,9 +320,11 @@ final class JACKCycle: @unchecked Sendable {
     /// when the server died under it; never inside a cycle.
     func fail(_ kind: JACKFailure, detail: Int64, reason text: UnsafePointer<CChar>?) {
         callable.withLock { $0 = false }
-        if let text { strncpy(reason, text, JACKCycle.reasonCapacity - 1) }
-        failureDetail.store(detail, ordering: .relaxed)
+        // libjack may report a death twice (from its real-time and its notification thread):
+        // only the first is handled.
         guard failure.compareExchange(expected: 0, desired: kind.rawValue, ordering: .acquiringAndReleasing).exchanged else { return }
+        if let text { strncpy(reason, text, JACKCycle.reasonCapacity - 1) }
+        failureDetail.store(detail, ordering: .releasing)
         guard detach(waitingMilliseconds: 5000) else { return }
         client?.deviceDidFail(code: kind.deviceCode)
         if !ended.exchange(true, ordering: .acquiringAndReleasing) { client?.audioThreadEnds() }

@@ -160,12 +160,17 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
         cycle.stop()
         // A client whose server died is left alone: libjack has let go of what it points to
         // (a failed open since may even have torn its globals down), and touching it crashes.
+        // Its threads may still call back with the cycle as their argument, so the cycle is
+        // kept alive for good (a few kilobytes, once per server that died).
         let alive = cycle.callable.withLock { alive in
             let was = alive
             alive = false
             return was
         }
-        guard alive else { return }
+        guard alive else {
+            _ = Unmanaged.passRetained(cycle)
+            return
+        }
         jack_deactivate(jack)
         jack_client_close(jack)
     }
