@@ -113,27 +113,29 @@ enum BenchEngine {
         try engine.start(spec, position: 0)
         engine.setEndFrame(frames)
         engine.play()
-        // The lowest ring fill, sampled every millisecond, shows whether the disk fell behind;
-        // the device frames at the roll's start and end pick the periods that rolled.
+        // The lowest ring fill, sampled every millisecond, shows whether the disk fell behind.
+        // The roll ends at `frames`; the device frame then (idle periods are not rendered, so
+        // it stays put) less `frames` is where it began — the audio thread waits for the disk
+        // rather than skip, so one timeline frame is one device frame. Polling for the rolling
+        // state instead could miss all of it: on a loaded machine this thread may not run
+        // during the whole unpaced roll (the bench then waited forever).
         var lowest = 1.0
-        var rolledFrom: Int64?
         var rolledTo: Int64 = 0
         while engine.isRunning {
             let s = engine.status()
-            if s.transport == .rolling {
-                if rolledFrom == nil { rolledFrom = s.deviceFrame }
-                lowest = min(lowest, s.playbackRingFill)
-            } else if rolledFrom != nil && s.transport == .stopped {
+            if s.transport == .rolling { lowest = min(lowest, s.playbackRingFill) }
+            if s.transport == .stopped && s.positionFrame >= frames {
                 rolledTo = s.deviceFrame
                 break
             }
             usleep(1000)
         }
+        let rolledFrom = max(0, rolledTo - frames)
         let status = engine.status()
         engine.close()
         let wall = monotonicSeconds() - start
         if let error = status.lastError { throw BenchError("engine run failed: \(error)") }
-        let first = Int((rolledFrom ?? 0) / Int64(size.periodFrames))
+        let first = Int(rolledFrom / Int64(size.periodFrames))
         let last = Int(rolledTo / Int64(size.periodFrames))
         func slice(_ loads: [Double]) -> [Double] {
             guard first < last, last <= loads.count else { return loads }
