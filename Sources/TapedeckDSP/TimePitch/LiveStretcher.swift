@@ -4,9 +4,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// Real-time, pitch-preserving speed change and pitch shift for one track, through Rubber
-/// Band's real-time mode with the R2 "faster" engine (it fits a live budget; R3 costs about
-/// twice as much, see PLATFORM.md).
+/// Real-time, pitch-preserving speed change and pitch shift, through Rubber Band's real-time
+/// mode: the R2 "faster" engine by default, or R3 "finer" (``StretchQuality/best``), which
+/// sounds better and costs two to three times as much (the engine runs one stretcher on the
+/// whole mix, so either fits a live budget; `tapedeck bench stretch` measures both).
 ///
 /// Speed and pitch are set on the audio thread, right before ``render(into:frameCount:)``,
 /// because Rubber Band has no lock: a ratio change from another thread must come through the
@@ -36,17 +37,21 @@ public final class LiveStretcher: @unchecked Sendable {
     /// Measured output delay after the start pad, at each of ``delayTableSteps``.
     private var startDelays: [Double] = []
     private let sampleRate: Int
+    /// Which Rubber Band engine runs.
+    public let quality: StretchQuality
 
     /// Prepares a stretcher pulling from `source`; `maxFrames` bounds one render call. The
     /// stretcher does not keep `source` alive: its owner must outlive it.
     /// Off the audio thread.
-    public init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource) {
+    public init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource, quality: StretchQuality = .fast) {
         self.channelCount = channelCount
         self.sampleRate = sampleRate
+        self.quality = quality
         self.maxFrames = maxFrames
         self.source = source
         chunkFrames = 512
-        let options = RubberBandOptionProcessRealTime.rawValue | RubberBandOptionEngineFaster.rawValue
+        let engine = quality == .best ? RubberBandOptionEngineFiner.rawValue : RubberBandOptionEngineFaster.rawValue
+        let options = RubberBandOptionProcessRealTime.rawValue | engine
             | RubberBandOptionThreadingNever.rawValue | RubberBandOptionChannelsTogether.rawValue
             | RubberBandOptionPitchHighConsistency.rawValue | RubberBandOptionTransientsMixed.rawValue
         state = rubberband_new(UInt32(sampleRate), UInt32(channelCount), Int32(bitPattern: options), 1, 1)
@@ -108,10 +113,10 @@ public final class LiveStretcher: @unchecked Sendable {
     /// Rubber Band's reported start delay does not match what it does after the warm-up
     /// (measured: one analysis window more at 1×, and it varies with the ratio when slowing
     /// down), so the delay is measured instead: for speeds across the whole range, a short
-    /// burst after the start pad, and where its energy comes out. Measured once per sample rate and
-    /// channel count (every stretcher with those behaves the same) and kept.
+    /// burst after the start pad, and where its energy comes out. Measured once per sample rate,
+    /// channel count and engine (every stretcher with those behaves the same) and kept.
     private func measureStartDelays() -> [Double] {
-        let key = DelayTableKey(sampleRate: sampleRate, channelCount: channelCount)
+        let key = DelayTableKey(sampleRate: sampleRate, channelCount: channelCount, quality: quality)
         if let known = LiveStretcher.delayTables.withLock({ $0[key] }) { return known }
         var table: [Double] = []
         for step in LiveStretcher.delayTableSteps {
@@ -191,7 +196,7 @@ public final class LiveStretcher: @unchecked Sendable {
     static let delayTableSteps = -10...10
     static func speed(atStep step: Int) -> Double { exp2(Double(step) / 2) }
 
-    struct DelayTableKey: Hashable { var sampleRate: Int; var channelCount: Int }
+    struct DelayTableKey: Hashable { var sampleRate: Int; var channelCount: Int; var quality: StretchQuality }
     static let delayTables = Mutex<[DelayTableKey: [Double]]>([:])
 
     /// Output frames of delay the stretcher has at the current speed, measured (already

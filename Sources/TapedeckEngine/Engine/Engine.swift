@@ -30,7 +30,6 @@ public final class Engine: @unchecked Sendable {
     private var graphs: [Graph] = []
     private var generation = 0
     private var servedVoices: [ObjectIdentifier] = []
-    private var timePitchAttached = false
     private(set) var takeSets: [TakeSet] = []
     private var prepared = false
     private var started = false
@@ -164,7 +163,7 @@ public final class Engine: @unchecked Sendable {
             captureChannels: configuration.captureChannels,
             ringFrames: Int(options.playbackRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames + options.diskBlockFrames,
             blockFrames: options.diskBlockFrames, meterWindowFrames: core.meterWindowFrames,
-            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0, attachTimePitch: timePitchAttached)
+            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0)
         return try Graph.build(spec, previous: graphs.last, generation: generation, context: context)
     }
 
@@ -241,12 +240,15 @@ public final class Engine: @unchecked Sendable {
     /// Where rolling stops by itself (nil: never).
     public func setEndFrame(_ frame: Int64?) { send(.endFrame(frame ?? .max, serial: nextSerial())) }
 
-    /// Speed, mode and pitch, live. The first change from plain 1× builds every track's
-    /// stretcher and varispeed here, on the control thread.
+    /// Speed, mode and pitch, live. The first change from plain 1× builds the mix's
+    /// stretcher and varispeed here, on the control thread (one stereo pair whatever the
+    /// track count; Rubber Band's engine as ``EngineOptions/liveStretchQuality`` says).
     public func setTimePitch(_ settings: TimePitchSettings) {
-        if !settings.isIdentity && !timePitchAttached {
-            timePitchAttached = true
-            for g in graphs { for s in g.strips { s.voice.attachTimePitch(sampleRate: configuration.sampleRate, maxFrames: configuration.periodFrames) } }
+        if !settings.isIdentity && core.mixTimePitch == nil {
+            core.mixTimePitch = MixTimePitch(sampleRate: configuration.sampleRate, periodFrames: configuration.periodFrames,
+                                             quality: options.liveStretchQuality) { [unowned(unsafe) core] into, frameCount, seq in
+                core.renderTimelineMix(into: into, frameCount: frameCount, seq: seq)
+            }
             shared.timePitchReady.store(true, ordering: .releasing)
         }
         send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
@@ -424,6 +426,9 @@ public final class Engine: @unchecked Sendable {
         guard let s = shared.log.segment(containing: device) else { return nil }
         return (s.deviceFrame, s.timelineFrame, s.speed)
     }
+
+    /// The mix's time-pitch processors, once built (for tests of their lifetime).
+    var mixTimePitch: MixTimePitch? { core.mixTimePitch }
 
     /// The voices of the newest graph, in track order (for tests of their lifetime).
     func currentVoices() -> [TrackVoice] { graphs.last?.strips.map(\.voice) ?? [] }

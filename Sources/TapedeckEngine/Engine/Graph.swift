@@ -85,8 +85,6 @@ final class Graph: @unchecked Sendable {
         var blockFrames: Int
         var meterWindowFrames: Int
         var waitNanoseconds: Int64
-        /// Give new voices their time-pitch processors now (they are in use).
-        var attachTimePitch: Bool
     }
 
     /// Builds the graph for `spec`, reusing what `previous` has: a strip whose track has the
@@ -112,7 +110,6 @@ final class Graph: @unchecked Sendable {
             }
             let voice = try TrackVoice(sources: track.sources, channelCount: track.channelCount, ringFrames: context.ringFrames,
                                        blockFrames: context.blockFrames, waitNanoseconds: context.waitNanoseconds)
-            if context.attachTimePitch { voice.attachTimePitch(sampleRate: context.sampleRate, maxFrames: context.periodFrames) }
             // The same track (by name, at the same place) plays its old material until the new is read.
             var fallback: PlaybackStrip?
             if let previous, i < previous.strips.count, previous.spec.tracks[i].name == track.name {

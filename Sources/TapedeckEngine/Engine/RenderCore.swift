@@ -13,7 +13,7 @@ final class EngineShared: @unchecked Sendable {
     let pendingGraph = Atomic<UnsafeMutableRawPointer?>(nil)
     /// The master fader, linear.
     let masterGainBits = Atomic<UInt32>(Float(1).bitPattern)
-    /// Set (releasing) once every voice has its time-pitch processors; the audio thread only
+    /// Set (releasing) once the mix's time-pitch processors exist; the audio thread only
     /// engages them after seeing it.
     let timePitchReady = Atomic<Bool>(false)
     let log = TransportLog()
@@ -24,8 +24,9 @@ final class EngineShared: @unchecked Sendable {
 ///
 /// A cycle: swap in a waiting graph, apply the commands, take the inputs (meters, monitoring,
 /// retroactive memory), keep what the takes' gate lets through, render every track
-/// (disk → time-pitch → chain → fader → pan) onto the bus, run the master chain and fader,
-/// add the click, move the transport.
+/// (disk → chain → fader → pan) onto the bus — at another speed, the playing tracks' mix
+/// through one time-pitch processor (``MixTimePitch``), monitored inputs beside it at device
+/// rate — run the master chain and fader, add the click, move the transport.
 ///
 /// No allocation, no locks, no logging, no throwing, no files, anywhere below.
 final class RenderCore: AudioDeviceClient, @unchecked Sendable {
@@ -58,6 +59,9 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var epoch: Int64 = 0
     var endFrame: Int64 = .max
     var timePitch = LiveTimePitch()
+    /// The mix's speed and pitch processors; set by the control thread before it publishes
+    /// ``EngineShared/timePitchReady``, read here only after that.
+    var mixTimePitch: MixTimePitch?
     var handledStopSerial: UInt64 = 0
     var stalled = false
 
@@ -70,6 +74,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
 
     // Mix.
     let bus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// The playing tracks' mix at timeline rate, one block at a time, on its way to the
+    /// time-pitch processors.
+    let timelineBus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Whether any track is soloed this period.
+    var soloedThisCycle = false
     var appliedMasterGain: Float = 1
     let masterMeter: LevelMeter
     /// EBU R128 of the master bus while rolling.
@@ -113,6 +122,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             return table
         }
         bus = buffers(2)
+        timelineBus = buffers(2)
         clickBuffer = buffers(1)
         ringSources = .allocate(capacity: 4)
         ringSources.initialize(repeating: bus[0], count: 4)
@@ -132,8 +142,12 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     }
 
     deinit {
-        for c in 0..<2 { bus[c].deallocate() }
+        for c in 0..<2 {
+            bus[c].deallocate()
+            timelineBus[c].deallocate()
+        }
         bus.deallocate()
+        timelineBus.deallocate()
         clickBuffer[0].deallocate()
         clickBuffer.deallocate()
         ringSources.deallocate()
@@ -216,6 +230,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         board.xrunCount.add(1, ordering: .relaxed)
         shared.events.push(EngineEvent(kind: .deviceXrun, frame: position, frames: lost))
         guard lost > 0 else { return }
+        let seqBefore = seq
         if let graphRef = graph {
             graphRef._withUnsafeGuaranteedRef { g in
                 var left = lost
@@ -231,6 +246,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         } else {
             deviceFrame += lost
         }
+        // The mix's processors skip what the transport moved through meanwhile.
+        if timePitch.engaged { mixTimePitch?.debtFrames += seq - seqBefore }
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: state == .rolling ? speedFactor : 0)
         publish()
     }
@@ -253,13 +270,15 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         guard let raw = shared.pendingGraph.exchange(nil, ordering: .acquiringAndReleasing) else { return }
         let ref = Unmanaged<Graph>.fromOpaque(raw)
         graph = ref
+        // Under time-pitch the mix is read ahead of the playhead: hand over ahead of that.
+        let ahead = handoverFrames + (timePitch.engaged ? max(0, (mixTimePitch?.seq ?? seq) - seq) : 0)
         ref._withUnsafeGuaranteedRef { g in
             for i in 0..<g.trackCount {
                 g.stripTable[i]._withUnsafeGuaranteedRef { strip in
                     let voice = strip.voice
                     guard voice.wantedEpoch != epoch else { return }
                     if state == .rolling {
-                        voice.requestSeek(epoch: epoch, seqStart: seq + handoverFrames, timelineStart: timeline(afterRolling: handoverFrames),
+                        voice.requestSeek(epoch: epoch, seqStart: seq + ahead, timelineStart: timeline(afterRolling: ahead),
                                           route: pendingRoute ?? route, continuesOld: false)
                     } else {
                         voice.requestSeek(epoch: epoch, seqStart: seq, timelineStart: position, route: route, continuesOld: false)
@@ -323,7 +342,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             let modeChanged = varispeed != timePitch.varispeed
             timePitch.apply(speed: speed, varispeed: varispeed, pitchSemitones: semitones)
             let wanted = speed != 1 || semitones != 0
-            if !timePitch.engaged && wanted && shared.timePitchReady.load(ordering: .acquiring) {
+            if !timePitch.engaged && wanted && shared.timePitchReady.load(ordering: .acquiring) && mixTimePitch != nil {
                 timePitch.engaged = true
                 restartTimePitch()
             } else if timePitch.engaged && modeChanged {
@@ -411,12 +430,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         reader.signal()
     }
 
+    /// The mix's processors start again from the transport's sequence.
+    ///
     /// Audio thread: no allocation.
     private func restartTimePitch() {
-        guard let graphRef = graph else { return }
-        graphRef._withUnsafeGuaranteedRef { g in
-            for i in 0..<g.trackCount { g.stripTable[i]._withUnsafeGuaranteedRef { $0.voice.restartTimePitch(atSeq: seq) } }
-        }
+        mixTimePitch?.restart(atSeq: seq)
     }
 
     /// Where the playhead will be after rolling `frames` more timeline frames (through a
