@@ -286,7 +286,7 @@ extension RenderCore {
             strip.appliedRight = right
         }
         let from = strip.appliedGain
-        for c in 0..<strip.channelCount { RenderCore.ramp(strip.buffers[c], frameCount: n, from: from, to: gain) }
+        for c in 0..<strip.channelCount { MixKernels.ramp(strip.buffers[c], frameCount: n, from: from, to: gain) }
         strip.appliedGain = gain
         strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n)
         let second = strip.channelCount > 1 ? strip.buffers[1] : strip.buffers[0]
@@ -294,23 +294,6 @@ extension RenderCore {
         MixKernels.accumulate(second, into: target[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
         strip.appliedLeft = left
         strip.appliedRight = right
-    }
-
-    /// Multiplies `buffer` by a gain gliding from `from` to `to` across the block.
-    ///
-    /// Audio thread: arithmetic only.
-    @inline(__always)
-    static func ramp(_ buffer: UnsafeMutablePointer<Float>, frameCount n: Int, from: Float, to: Float) {
-        if from == to {
-            if to != 1 { MixKernels.scale(buffer, frameCount: n, gain: to) }
-            return
-        }
-        let step = (to - from) / Float(max(n, 1))
-        var g = from
-        for i in 0..<n {
-            g += step
-            buffer[i] *= g
-        }
     }
 
     /// The master chain and fader on the bus, the master meter, then the device's outputs
@@ -327,8 +310,8 @@ extension RenderCore {
             chain.process(&context)
         }
         let target = Float(bitPattern: shared.masterGainBits.load(ordering: .relaxed))
-        RenderCore.ramp(bus[0], frameCount: n, from: appliedMasterGain, to: target)
-        RenderCore.ramp(bus[1], frameCount: n, from: appliedMasterGain, to: target)
+        MixKernels.ramp(bus[0], frameCount: n, from: appliedMasterGain, to: target)
+        MixKernels.ramp(bus[1], frameCount: n, from: appliedMasterGain, to: target)
         appliedMasterGain = target
         masterMeter.measure(bus, available: 2, frameCount: n)
         if state == .rolling { loudness.measure(bus, frameCount: n) }
