@@ -227,25 +227,52 @@ public final class LiveStretcher: @unchecked Sendable {
         needsPriming = true
     }
 
-    /// Feeds the start pad and drops the start delay for the current ratio.
-    private func prime() {
+    /// Start pad frames still to feed, and output frames of start delay still to drop, of a
+    /// priming under way.
+    private var padLeft = 0
+    private var delayLeft = 0
+    private var priming = false
+
+    /// Primes a little at a time (after a ``restart()``, before the first ``render``): feeds
+    /// the start pad and drops the start delay at the current speed and pitch, until
+    /// `shouldStop` says the time is up. Returns whether the stretcher is primed. So a
+    /// restart's cost — at 1/32× tens of milliseconds of Rubber Band's work — can be spread
+    /// over the periods before the transport rolls instead of landing on one.
+    ///
+    /// Audio thread: no allocation, no locks.
+    public func prime(until shouldStop: () -> Bool) -> Bool {
+        if needsPriming { beginPriming() }
+        guard priming else { return true }
+        // Small steps when slowing down: each input frame costs 1/speed output frames.
+        let step = max(16, min(chunkFrames, Int(Double(chunkFrames) * min(speed, 1))))
+        while padLeft > 0 {
+            if shouldStop() { return false }
+            let n = min(padLeft, step)
+            process(frameCount: n)
+            padLeft -= n
+        }
+        while delayLeft > 0 {
+            let available = Int(rubberband_available(state))
+            if available <= 0 {
+                if shouldStop() { return false }
+                pullAndProcess()
+                continue
+            }
+            // Never ask for more than is there: Rubber Band warns on stderr when asked.
+            delayLeft -= retrieve(into: discard, frameCount: min(delayLeft, chunkFrames, available))
+        }
+        priming = false
+        return true
+    }
+
+    private func beginPriming() {
         needsPriming = false
+        priming = true
         rubberband_reset(state)
         sourceEnded = false
-        var pad = Int(rubberband_get_preferred_start_pad(state))
+        padLeft = Int(rubberband_get_preferred_start_pad(state))
         for c in 0..<channelCount { input[c].update(repeating: 0, count: chunkFrames) }
-        while pad > 0 {
-            let n = min(pad, chunkFrames)
-            process(frameCount: n)
-            pad -= n
-        }
-        var delay = startDelay(speed: speed)
-        while delay > 0 {
-            let available = Int(rubberband_available(state))
-            if available <= 0 { pullAndProcess(); continue }
-            // Never ask for more than is there: Rubber Band warns on stderr when asked.
-            delay -= retrieve(into: discard, frameCount: min(delay, chunkFrames, available))
-        }
+        delayLeft = startDelay(speed: speed)
     }
 
     /// Renders `frameCount` frames (at most `maxFrames`) into `channels`, pulling as much
@@ -255,7 +282,7 @@ public final class LiveStretcher: @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     public func render(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) {
         let n = min(frameCount, maxFrames)
-        if needsPriming { prime() }
+        if needsPriming || priming { _ = prime(until: { false }) }
         var done = 0
         var idle = 0
         while done < n {

@@ -46,7 +46,8 @@ final class PlaybackStrip: @unchecked Sendable {
     let meter: LevelMeter
     /// Frames the chain delays the track by; the voice reads that far ahead to make up for it.
     let latencyFrames: Int
-    private let periodFrames: Int
+    /// Most frames one render takes: a period, or more for the mix's time-pitch path.
+    private let maxFrames: Int
     /// What played before this strip, kept alive until the hand-over (control thread drops it after).
     private(set) var fallback: PlaybackStrip?
     private let fallbackRef: Unmanaged<PlaybackStrip>?
@@ -61,26 +62,26 @@ final class PlaybackStrip: @unchecked Sendable {
     var appliedRight: Float = 0
 
     /// Builds the strip (instantiating and preparing its chain). Control thread.
-    init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, periodFrames: Int,
+    init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, maxFrames: Int,
          meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil) {
         self.voice = voice
         channelCount = voice.channelCount
         chainSpec = spec
-        self.periodFrames = periodFrames
+        self.maxFrames = maxFrames
         if let instance {
             chain = instance
         } else if spec.entries.isEmpty {
             chain = nil
         } else {
             let instance = spec.instantiate(stateFolder: stateFolder)
-            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: periodFrames)
+            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: maxFrames)
             chain = instance
         }
         latencyFrames = chain?.latencyFrames ?? 0
         buffers = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
-            (buffers + c).initialize(to: .allocate(capacity: periodFrames))
-            buffers[c].initialize(repeating: 0, count: periodFrames)
+            (buffers + c).initialize(to: .allocate(capacity: maxFrames))
+            buffers[c].initialize(repeating: 0, count: maxFrames)
         }
         meter = LevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames)
         self.fallback = fallback
@@ -149,7 +150,7 @@ final class PlaybackStrip: @unchecked Sendable {
         var left = latencyFrames
         var at = seq
         while left > 0 {
-            let k = min(left, periodFrames)
+            let k = min(left, maxFrames)
             _ = voice.pull(into: buffers, frameCount: k, seq: at)
             var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
                                         frameCount: k, transport: transport)

@@ -178,10 +178,11 @@ extension RenderCore {
         for i in 0..<g.trackCount where !soloed { soloed = g.stripTable[i]._withUnsafeGuaranteedRef { $0.controls.solo } }
         soloedThisCycle = soloed
         let rolling = state == .rolling
-        let mix = rolling && timePitch.engaged ? mixTimePitch : nil
+        // Under time-pitch the material is rendered ahead and when the processors ask for
+        // it (while waiting to roll, the FIFO fills: see rollWhenReady).
+        let mix = timePitch.engaged && state != .stopped ? mixTimePitch : nil
         for i in 0..<g.trackCount {
             let monitor = monitoredInput(g, track: i, rolling: rolling)
-            // Under time-pitch the material is rendered when the processors ask for it.
             if mix != nil && monitor.channels == nil { continue }
             g.stripTable[i]._withUnsafeGuaranteedRef { strip in
                 let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, transport: transport,
@@ -190,7 +191,8 @@ extension RenderCore {
                 fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus)
             }
         }
-        if let mix {
+        if let mix, rolling {
+            mix.renderAhead(frameCount: MixTimePitch.budget(speed: timePitch.speed, frameCount: n), timePitch: timePitch)
             mix.render(frameCount: n, timePitch: timePitch)
             MixKernels.accumulate(mix.output[0], into: bus[0], frameCount: n, startGain: 1, endGain: 1)
             MixKernels.accumulate(mix.output[1], into: bus[1], frameCount: n, startGain: 1, endGain: 1)
@@ -202,7 +204,7 @@ extension RenderCore {
     }
 
     /// The time-pitch processors' source: `frameCount` frames of the playing (not monitored)
-    /// tracks' mix from sequence `start` on, in blocks of at most one period, each track
+    /// tracks' mix from sequence `start` on, in blocks of ``timelineFrames``, each track
     /// through its chain, fader and pan, into `channels` (two). Chains hear the session's
     /// tempo here (they process the material before it is stretched).
     ///
@@ -215,7 +217,7 @@ extension RenderCore {
         graphRef._withUnsafeGuaranteedRef { g in
             var done = 0
             while done < frameCount {
-                let m = min(periodFrames, frameCount - done)
+                let m = min(timelineFrames, frameCount - done)
                 let at = start + Int64(done)
                 var info = transportInfo(g)
                 info.tempoBPM = g.tempoMap.tempoBPM

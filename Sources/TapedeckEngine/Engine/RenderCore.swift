@@ -77,6 +77,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// The playing tracks' mix at timeline rate, one block at a time, on its way to the
     /// time-pitch processors.
     let timelineBus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Frames in one block of ``timelineBus``.
+    let timelineFrames: Int
     /// Whether any track is soloed this period.
     var soloedThisCycle = false
     var appliedMasterGain: Float = 1
@@ -95,6 +97,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     let periodNanoseconds: Int64
     let meterWindowFrames: Int
     var busiestNanoseconds: Int64 = 0
+    /// When this period's work began (monotonic nanoseconds).
+    var cycleBegan: Int64 = 0
     var loadFrames = 0
 
     init(shared: EngineShared, reader: DiskReader, writer: CaptureWriter, configuration: DeviceConfiguration,
@@ -122,7 +126,12 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             return table
         }
         bus = buffers(2)
-        timelineBus = buffers(2)
+        timelineFrames = Graph.stripFrames(periodFrames: n)
+        timelineBus = .allocate(capacity: 2)
+        for c in 0..<2 {
+            (timelineBus + c).initialize(to: .allocate(capacity: timelineFrames))
+            timelineBus[c].initialize(repeating: 0, count: timelineFrames)
+        }
         clickBuffer = buffers(1)
         ringSources = .allocate(capacity: 4)
         ringSources.initialize(repeating: bus[0], count: 4)
@@ -184,6 +193,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
                      frameCount n: Int) {
         // The device's wait for the period is not work: load is measured from here.
         let began = monotonicNanoseconds()
+        cycleBegan = began
         if state == .rolling, !stalled, position >= stallAtFrame {
             stalled = true
             sleepNanoseconds(stallNanoseconds)
@@ -344,9 +354,9 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             let wanted = speed != 1 || semitones != 0
             if !timePitch.engaged && wanted && shared.timePitchReady.load(ordering: .acquiring) && mixTimePitch != nil {
                 timePitch.engaged = true
-                restartTimePitch()
-            } else if timePitch.engaged && modeChanged {
-                restartTimePitch()
+                restartAtPlayhead()
+            } else if timePitch.engaged && (modeChanged || mixTimePitch?.changesStretcher(speed: speed) == true) {
+                restartAtPlayhead()
             }
             if state == .rolling { shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor) }
         case .click(let on, let recordingOnly, let until, _):
@@ -434,7 +444,28 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation.
     private func restartTimePitch() {
-        mixTimePitch?.restart(atSeq: seq)
+        mixTimePitch?.restart(atSeq: seq, speed: timePitch.speed)
+    }
+
+    /// The mix's processors start again where the playhead is, as at a locate: unless
+    /// standing, the tracks read again from there (what the processors had taken from the
+    /// rings is gone with them) and, rolling, the transport holds until they are ready and rolls on from the
+    /// same frame — a short pause rather than a jump or a period that overruns.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func restartAtPlayhead() {
+        // Standing, nothing has been read past the playhead: the rings still start there.
+        guard state != .stopped else {
+            restartTimePitch()
+            return
+        }
+        if let next = pendingRoute { route = next; pendingRoute = nil }
+        seekAll(seqStart: seq, timeline: position, route: route, continuesOld: false)  // restarts the processors
+        if state == .rolling {
+            state = .starting
+            holdSince = deviceFrame
+            shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
+        }
     }
 
     /// Where the playhead will be after rolling `frames` more timeline frames (through a
@@ -470,9 +501,31 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
                 if !strip.voice.hasData(atSeq: seq + Int64(strip.latencyFrames), frameCount: n) { ready = false }
             }
         }
+        if ready && timePitch.engaged, let mix = mixTimePitch { ready = fillAhead(mix, g, frameCount: n) }
         guard ready || deviceFrame - holdSince >= holdLimitFrames else { return }
         state = .rolling
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor)
+    }
+
+    /// While waiting to roll under time-pitch: renders up to a period's budget of the mix
+    /// ahead (from what every track's disk stream already has), so the processors' restart
+    /// is paid for before the roll. Returns whether the look-ahead is complete.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func fillAhead(_ mix: MixTimePitch, _ g: Graph, frameCount n: Int) -> Bool {
+        let wanted = mix.wantedAhead(timePitch: timePitch)
+        let k = min(wanted - mix.aheadFrames, MixTimePitch.budget(speed: timePitch.speed, frameCount: n))
+        guard k > 0 else { return mix.prime(timePitch: timePitch, until: cycleBegan + periodNanoseconds / 4) }
+        var have = true
+        for i in 0..<g.trackCount where have {
+            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                if !strip.voice.hasData(atSeq: mix.seq + Int64(strip.latencyFrames), frameCount: k) { have = false }
+            }
+        }
+        if have { mix.renderAhead(frameCount: k, timePitch: timePitch) }
+        guard mix.aheadFrames >= wanted else { return false }
+        // Then the stretcher's restart, in slices of a quarter period each.
+        return mix.prime(timePitch: timePitch, until: cycleBegan + periodNanoseconds / 4)
     }
 
     /// Publishes the transport's numbers.

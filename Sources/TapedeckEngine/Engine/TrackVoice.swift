@@ -225,7 +225,15 @@ final class TrackVoice: @unchecked Sendable {
                 done += got
                 continue
             }
-            if oldLimit == 0 { continue }  // at the switch point: adopt on the next pass
+            if oldLimit == 0 {
+                // At a switch point the disk has not answered yet (the mix's time-pitch path
+                // reads ahead of the playhead and can get there early): wait where waiting is
+                // allowed, otherwise play silence and count it, never spin.
+                if waitForDisk(&waited) { continue }
+                zero(channels, offset + done, n - done)
+                missing += n - done
+                return missing
+            }
             if waitForDisk(&waited) { continue }
             zero(channels, offset + done, n - done)
             if activeEpoch == wantedEpoch { missing += n - done }

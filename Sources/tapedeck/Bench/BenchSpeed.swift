@@ -1,5 +1,6 @@
 import Foundation
 import TapedeckDSP
+import TapedeckEngine
 
 /// Transport speed on the mix: the engine benchmark's session, stereo and without track
 /// chains (plain playback: regions, fades, faders, pan), played at speeds across the whole
@@ -13,7 +14,8 @@ enum BenchSpeed {
     static let goalP999 = 0.6
     static let speeds: [Double] = [1.0 / 32, 0.5, 2, 32]
 
-    /// One row per speed and mode (R2), then R3 "finer" (`play --quality best`) at 0.5× and 2×.
+    /// One row per speed and mode (the stretcher R2, R3 above 4×), then R3 throughout
+    /// (`play --quality best`) at 0.5× and 2×.
     static func run(folder: String, runs: Int, tracks: Int, periodFrames: Int, seconds: Double) throws -> [BenchResult] {
         var cases: [(speed: Double, varispeed: Bool, quality: StretchQuality)] = []
         for speed in speeds { cases.append((speed, false, .fast)) }
@@ -23,7 +25,8 @@ enum BenchSpeed {
             let size = BenchEngine.Size(tracks: tracks, chain: "", periodFrames: periodFrames, seconds: seconds, stereo: true,
                                         speed: c.speed, varispeed: c.varispeed, quality: c.quality)
             let stats = try BenchEngine.measure(folder: folder, runs: runs, size: size)
-            let mode = c.varispeed ? "varispeed" : (c.quality == .best ? "stretch R3" : "stretch R2")
+            let mode = c.varispeed ? "varispeed"
+                : c.quality == .best ? "stretch, --quality best (R3)" : "stretch (\(c.speed > Engine.fineStretchAboveSpeed ? "R3" : "R2"))"
             let perCore = stats.cpuP99 > 0 ? Int(Double(tracks) / stats.cpuP99) : 0
             return BenchResult(
                 name: "mix at \(speedText(c.speed)) \(mode) (\(tracks) stereo tracks, \(periodFrames)-frame periods, 48 kHz)",
