@@ -146,6 +146,9 @@ struct BenchCommand: Command {
         if which == "all" || which == "capture" {
             attempt("capture") { [try BenchCapture.run(folder: folder, size: captureSize)] }
         }
+        if which == "all" || which == "screen" {
+            attempt("screen") { [try BenchScreen.run(folder: folder, tracks: screenTracks, seconds: screenSeconds)] }
+        }
         let rows = results.map { r in
             [r.name, r.measured, r.peer, r.ratio, r.goal, r.met.map { $0 ? "yes" : "NO" } ?? ""]
         }
