@@ -11,13 +11,16 @@ LV2_BUNDLE   ?= tapedeck.lv2
 # Exactly what building, running and testing need (names from Debian 12).
 #   build: the C libraries and pkg-config (lv2-dev: the LV2 headers; liblilv-dev hosts plugins)
 #   test:  tmux drives the screen; alsa-utils for aplay -L when debugging;
-#          jackd2 + libasound2-plugins give the paced `jacktap` test device;
+#          jackd2 + libasound2-plugins give the paced `jacktap` test device, and jackd2 the
+#          private servers and tools (jack_lsp, jack_transport, jack_showtime, jack_bufsize,
+#          jack_iodelay) the JACK tests and `bench jack` use;
 #          swh-lv2, x42-plugins, mda-lv2 are the LV2 plugins the tests host;
 #          lilv-utils (lv2ls, lv2info, lv2apply) checks the bundle `make lv2` builds;
 #          groff checks the generated man page; bash, zsh and fish load the completions.
-#   libebur128: EBU R128 loudness.
+#   libebur128: EBU R128 loudness; libjack (the JACK backend); liblo (OSC, the NSM client).
 BUILD_PACKAGES := libasound2-dev libncurses-dev libsndfile1-dev librubberband-dev \
-                  libsamplerate0-dev libebur128-dev liblilv-dev lv2-dev pkg-config
+                  libsamplerate0-dev libebur128-dev liblilv-dev lv2-dev pkg-config \
+                  libjack-jackd2-dev liblo-dev
 TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins swh-lv2 x42-plugins mda-lv2 lilv-utils \
                   groff-base zsh fish
 #   deb:   dpkg-shlibdeps (dpkg-dev) names the runtime libraries the binary needs.
@@ -75,8 +78,10 @@ commit:
 	if [ "$$(cat Sources/CBuildInfo/commit.h 2>/dev/null)" != "$$line" ]; then \
 	  echo "$$line" > Sources/CBuildInfo/commit.h; touch Sources/CBuildInfo/build_info.c; fi
 
+# A release build is the tapedeck binary alone: with the Swift runtime linked statically it
+# cannot also link the LV2 library (a shared object; `make lv2` builds that).
 build: deps commit
-	$(SWIFT) build -c $(CONFIG) $(if $(filter release,$(CONFIG)),$(RELEASE_FLAGS)) $(BUILD_FLAGS)
+	$(SWIFT) build -c $(CONFIG) $(if $(filter release,$(CONFIG)),$(RELEASE_FLAGS) --product tapedeck) $(BUILD_FLAGS)
 
 release:
 	$(MAKE) build CONFIG=release

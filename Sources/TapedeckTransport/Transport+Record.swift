@@ -115,7 +115,15 @@ extension Transport {
             gate = TakeGate(recordPoint: l.startFrame)
             transportStart = l.startFrame - countIn
         }
-        gate.maxFrames = request.maxFrames
+        // The timeline ends at 2^40 frames: a take stops there (what it would hold beyond could
+        // never be placed).
+        let startPoint = gate.recordPoint ?? status.positionFrame
+        let room = SessionLimits.maximumTimelineFrames - startPoint
+        guard room > 0 else {
+            throw TransportError(.usage, "the record point is at the end of the timeline (\(TimeText.clock(frames: startPoint, sampleRate: session.sampleRate)))")
+        }
+        let roomFrames = Int64(min(Double(room) / max(timePitch.speed, 1.0 / 64), 0x1p62))
+        gate.maxFrames = min(request.maxFrames ?? .max, roomFrames)
         gate.latencyFrames = options.playsSession ? engine.overdubLatencyFrames : 0
         let onTheFly = rolling && kind == .plain && countIn == 0
         if onTheFly { gate.recordPoint = nil }
@@ -190,7 +198,7 @@ extension Transport {
             if rolling { engine.stop() }
             // Already there (a command line starts the transport where its take begins): no
             // seek, so the first period rolls.
-            if rolling || status.positionFrame != transportStart { engine.locate(to: transportStart) }
+            if rolling || engine.followsHost || status.positionFrame != transportStart { engine.locate(to: transportStart) }
         }
         switch kind {
         case .loop(let l): engine.setLoop(l, enabled: true)
@@ -247,6 +255,8 @@ extension Transport {
         lastPassProblems = []
         if !engine.isRunning, let why = engine.status().lastError {
             lastPassProblems.append("the device stopped: \(why) (the takes were kept up to there)")
+            // Said here, with the takes: once.
+            saidDeviceStop = true
         }
         for (take, outcome) in zip(pass.takes, outcomes) {
             if let error = outcome.error {

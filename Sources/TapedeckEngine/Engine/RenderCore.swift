@@ -17,6 +17,8 @@ final class EngineShared: @unchecked Sendable {
     /// engages them after seeing it.
     let timePitchReady = Atomic<Bool>(false)
     let log = TransportLog()
+    /// Tapedeck's own requests to a shared transport (JACK's), told from other programs'.
+    let hostAsked = HostRequests()
 }
 
 /// The engine's audio thread: the device calls ``renderCycle(input:output:frameCount:)``
@@ -64,6 +66,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var mixTimePitch: MixTimePitch?
     var handledStopSerial: UInt64 = 0
     var stalled = false
+    /// The shared transport this engine follows, if its device has one (RenderCore+Host).
+    var hostFollow = HostFollow()
 
     // Takes.
     var takes: Unmanaged<TakeSet>?
@@ -335,15 +339,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             state = .starting
             holdSince = deviceFrame
         case .locate(let frame, _):
-            if let next = pendingRoute { route = next; pendingRoute = nil }
-            position = frame
-            fraction = 0
-            seekAll(seqStart: seq, timeline: position, route: route, continuesOld: false)
             if state == .rolling {
                 state = .starting
                 holdSince = deviceFrame
             }
-            shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
+            jump(to: frame)
         case .route(let start, let end, let loops, _):
             changeRoute(to: PlayRoute(loopStart: start, loopEnd: end, loops: loops))
         case .endFrame(let frame, _):
@@ -391,13 +391,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     private func changeRoute(to next: PlayRoute) {
         if next == (pendingRoute ?? route) { return }
         if pendingRoute != nil {
-            route = next
             pendingRoute = nil
-            seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
-            if state == .rolling {
-                state = .starting
-                holdSince = deviceFrame
-            }
+            rereadAll(route: next)
             return
         }
         let split = PlayRoute.divergence(route, next, from: position)
@@ -407,17 +402,23 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             return
         }
         if split == 0 {
-            route = next
-            seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
-            if state == .rolling {
-                state = .starting
-                holdSince = deviceFrame
-            }
+            rereadAll(route: next)
             return
         }
         pendingRoute = next
         routeSwitchSeq = seq + split
         seekAll(seqStart: routeSwitchSeq, timeline: next.advance(position, by: split), route: next, continuesOld: true)
+    }
+
+    /// Every track reads again from here the `next` way round; a rolling transport holds
+    /// until they have. Audio thread: no allocation, no locks.
+    private func rereadAll(route next: PlayRoute) {
+        route = next
+        seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
+        if state == .rolling {
+            state = .starting
+            holdSince = deviceFrame
+        }
     }
 
     /// Every voice of the graph asks for sequence `seqStart` onwards at `timeline` along
@@ -481,7 +482,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// play starts at once.
     ///
     /// Audio thread: no allocation, no locks.
-    private func stopRolling() {
+    func stopRolling() {
         endTakes()
         guard state != .stopped else { return }
         state = .stopped
@@ -495,16 +496,22 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     private func rollWhenReady(_ g: Graph, frameCount n: Int) {
-        var ready = true
-        for i in 0..<g.trackCount where ready {
-            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
-                if !strip.voice.hasData(atSeq: seq + Int64(strip.latencyFrames), frameCount: n) { ready = false }
-            }
-        }
-        if ready && timePitch.engaged, let mix = mixTimePitch { ready = fillAhead(mix, g, frameCount: n) }
+        let ready = readyToRoll(g, frameCount: n, primeUntil: cycleBegan + periodNanoseconds / 4)
         guard ready || deviceFrame - holdSince >= holdLimitFrames else { return }
         state = .rolling
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor)
+    }
+
+    /// Whether the engine can roll from here: every track's disk stream holds this cycle's
+    /// frames and, under time-pitch, the mix's look-ahead is rendered and the stretcher
+    /// primed (priming stops at `deadline`, monotonic nanoseconds, and goes on next cycle).
+    /// A shared transport's slow sync asks this too (``followHost(_:frameCount:)``).
+    ///
+    /// Audio thread: no allocation, no locks.
+    func readyToRoll(_ g: Graph, frameCount n: Int, primeUntil deadline: Int64) -> Bool {
+        guard streamsReady(g, frameCount: n) else { return false }
+        guard timePitch.engaged, let mix = mixTimePitch else { return true }
+        return fillAhead(mix, g, frameCount: n, primeUntil: deadline)
     }
 
     /// While waiting to roll under time-pitch: renders up to a period's budget of the mix
@@ -512,10 +519,10 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// is paid for before the roll. Returns whether the look-ahead is complete.
     ///
     /// Audio thread: no allocation, no locks.
-    private func fillAhead(_ mix: MixTimePitch, _ g: Graph, frameCount n: Int) -> Bool {
+    private func fillAhead(_ mix: MixTimePitch, _ g: Graph, frameCount n: Int, primeUntil deadline: Int64) -> Bool {
         let wanted = mix.wantedAhead(timePitch: timePitch)
         let k = min(wanted - mix.aheadFrames, MixTimePitch.budget(speed: timePitch.speed, frameCount: n))
-        guard k > 0 else { return mix.prime(timePitch: timePitch, until: cycleBegan + periodNanoseconds / 4) }
+        guard k > 0 else { return mix.prime(timePitch: timePitch, until: deadline) }
         var have = true
         for i in 0..<g.trackCount where have {
             g.stripTable[i]._withUnsafeGuaranteedRef { strip in
@@ -525,7 +532,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         if have { mix.renderAhead(frameCount: k, timePitch: timePitch) }
         guard mix.aheadFrames >= wanted else { return false }
         // Then the stretcher's restart, in slices of a quarter period each.
-        return mix.prime(timePitch: timePitch, until: cycleBegan + periodNanoseconds / 4)
+        return mix.prime(timePitch: timePitch, until: deadline)
     }
 
     /// Publishes the transport's numbers.

@@ -143,8 +143,12 @@ struct RecordCommand: Command {
         options.retroSeconds = retroSeconds
         let monitor = options.monitoring ?? .off
         let outputs = max(play || recording.click != nil || monitor != .off ? 2 : 0, recording.click?.outputChannels.max() ?? 0)
+        // A JACK client's inputs are named after the tracks that record from them.
+        let portTracks = target.isFileTake ? [] : target.tracks.map { t in
+            (name: session.tracks[t].name, channels: channelsGiven ? channels : session.tracks[t].inputChannels)
+        }
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: target.deviceChannelsNeeded(override: channelsGiven ? channels : nil),
-                                  playbackChannels: outputs)
+                                  playbackChannels: outputs, tracks: portTracks, tempoMap: tempo)
         options.engine.latencyOffsetFrames = try LatencyOffsets.load().offset(forDevice: dev.configuration.name)
         // The device starts once the take is asked for, so its first period records.
         let transport = try Transport(session: session, folder: target.folder, device: dev, deviceName: device.name,
@@ -178,6 +182,7 @@ struct RecordCommand: Command {
         do { start = try transport.record(request) } catch let e as TransportError {
             throw e.kind == .usage ? UsageError("record: \(e.description)") as Error : RecordFailure(message: e.description)
         }
+        try target.saveNewTrack()
         try transport.startDevice()
         return try HeadlessRecording(transport: transport, target: target, start: start, json: json, device: dev.configuration,
                                      monitor: monitor).run()
