@@ -195,14 +195,10 @@ extension RenderCore: HostClockClient {
         return true
     }
 
-    /// Called before the cycle's render (its clock not yet read): under time-pitch the
-    /// stretcher primes for at most a quarter period from now.
-    ///
     /// Audio thread: no allocation, no locks.
     private func streamsReadyNow(frameCount n: Int) -> Bool {
         guard let graphRef = graph else { return true }
-        let deadline = monotonicNanoseconds() + periodNanoseconds / 4
-        return graphRef._withUnsafeGuaranteedRef { readyToRoll($0, frameCount: n, primeUntil: deadline) }
+        return graphRef._withUnsafeGuaranteedRef { streamsReady($0, frameCount: n) }
     }
 
     /// The host clock for nodes while another program publishes musical time: its tempo,

@@ -505,7 +505,10 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Whether the engine can roll from here: every track's disk stream holds this cycle's
     /// frames and, under time-pitch, the mix's look-ahead is rendered and the stretcher
     /// primed (priming stops at `deadline`, monotonic nanoseconds, and goes on next cycle).
-    /// A shared transport's slow sync asks this too (``followHost(_:frameCount:)``).
+    /// (A shared transport's slow sync asks only for the disk streams: filling the look-ahead
+    /// there, with the engine standing, let the standing pass render the strips between the
+    /// FIFO's blocks and the stretched mix lost 3 dB; a JACK start renders the look-ahead in
+    /// its first rolling period instead.)
     ///
     /// Audio thread: no allocation, no locks.
     func readyToRoll(_ g: Graph, frameCount n: Int, primeUntil deadline: Int64) -> Bool {
