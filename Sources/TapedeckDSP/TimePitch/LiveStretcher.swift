@@ -4,9 +4,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// Real-time, pitch-preserving speed change and pitch shift for one track, through Rubber
-/// Band's real-time mode with the R2 "faster" engine (it fits a live budget; R3 costs about
-/// twice as much, see PLATFORM.md).
+/// Real-time, pitch-preserving speed change and pitch shift, through Rubber Band's real-time
+/// mode: the R2 "faster" engine by default, or R3 "finer" (``StretchQuality/best``), which
+/// sounds better and costs two to three times as much (the engine runs one stretcher on the
+/// whole mix, so either fits a live budget; `tapedeck bench stretch` measures both).
 ///
 /// Speed and pitch are set on the audio thread, right before ``render(into:frameCount:)``,
 /// because Rubber Band has no lock: a ratio change from another thread must come through the
@@ -36,17 +37,21 @@ public final class LiveStretcher: @unchecked Sendable {
     /// Measured output delay after the start pad, at each of ``delayTableSteps``.
     private var startDelays: [Double] = []
     private let sampleRate: Int
+    /// Which Rubber Band engine runs.
+    public let quality: StretchQuality
 
     /// Prepares a stretcher pulling from `source`; `maxFrames` bounds one render call. The
     /// stretcher does not keep `source` alive: its owner must outlive it.
     /// Off the audio thread.
-    public init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource) {
+    public init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource, quality: StretchQuality = .fast) {
         self.channelCount = channelCount
         self.sampleRate = sampleRate
+        self.quality = quality
         self.maxFrames = maxFrames
         self.source = source
         chunkFrames = 512
-        let options = RubberBandOptionProcessRealTime.rawValue | RubberBandOptionEngineFaster.rawValue
+        let engine = quality == .best ? RubberBandOptionEngineFiner.rawValue : RubberBandOptionEngineFaster.rawValue
+        let options = RubberBandOptionProcessRealTime.rawValue | engine
             | RubberBandOptionThreadingNever.rawValue | RubberBandOptionChannelsTogether.rawValue
             | RubberBandOptionPitchHighConsistency.rawValue | RubberBandOptionTransientsMixed.rawValue
         state = rubberband_new(UInt32(sampleRate), UInt32(channelCount), Int32(bitPattern: options), 1, 1)
@@ -89,10 +94,13 @@ public final class LiveStretcher: @unchecked Sendable {
         // Rubber Band would report each such growth ("window allocation required in realtime
         // mode"); its debug level, set below zero at creation, keeps that quiet.
         for c in 0..<channelCount { input[c].update(repeating: 0, count: chunkFrames) }
-        for ratio in [32.0, 1.0 / 32, 1] {
+        // Pitch shifts reach ±36 semitones: an eighth to eight times the frequency. The
+        // extremes are visited first, then the ratios again at pitch 1: R2 left by the last
+        // visit at an extreme pitch scale loses up to 10 dB on some steady tones afterwards
+        // (measured, 500 Hz at 2×), while after this order it keeps their level.
+        for (ratio, pitch) in [(32.0, 1.0 / 8), (1.0 / 32, 8), (32, 1), (1.0 / 32, 1), (1, 1)] {
             rubberband_set_time_ratio(state, ratio)
-            // Pitch shifts reach ±36 semitones: an eighth to eight times the frequency.
-            rubberband_set_pitch_scale(state, ratio == 1 ? 1 : (ratio > 1 ? 1.0 / 8 : 8))
+            rubberband_set_pitch_scale(state, pitch)
             for _ in 0..<8 {
                 process(frameCount: chunkFrames)
                 while rubberband_available(state) > 0 {
@@ -108,10 +116,10 @@ public final class LiveStretcher: @unchecked Sendable {
     /// Rubber Band's reported start delay does not match what it does after the warm-up
     /// (measured: one analysis window more at 1×, and it varies with the ratio when slowing
     /// down), so the delay is measured instead: for speeds across the whole range, a short
-    /// burst after the start pad, and where its energy comes out. Measured once per sample rate and
-    /// channel count (every stretcher with those behaves the same) and kept.
+    /// burst after the start pad, and where its energy comes out. Measured once per sample rate,
+    /// channel count and engine (every stretcher with those behaves the same) and kept.
     private func measureStartDelays() -> [Double] {
-        let key = DelayTableKey(sampleRate: sampleRate, channelCount: channelCount)
+        let key = DelayTableKey(sampleRate: sampleRate, channelCount: channelCount, quality: quality)
         if let known = LiveStretcher.delayTables.withLock({ $0[key] }) { return known }
         var table: [Double] = []
         for step in LiveStretcher.delayTableSteps {
@@ -191,7 +199,7 @@ public final class LiveStretcher: @unchecked Sendable {
     static let delayTableSteps = -10...10
     static func speed(atStep step: Int) -> Double { exp2(Double(step) / 2) }
 
-    struct DelayTableKey: Hashable { var sampleRate: Int; var channelCount: Int }
+    struct DelayTableKey: Hashable { var sampleRate: Int; var channelCount: Int; var quality: StretchQuality }
     static let delayTables = Mutex<[DelayTableKey: [Double]]>([:])
 
     /// Output frames of delay the stretcher has at the current speed, measured (already
@@ -222,25 +230,52 @@ public final class LiveStretcher: @unchecked Sendable {
         needsPriming = true
     }
 
-    /// Feeds the start pad and drops the start delay for the current ratio.
-    private func prime() {
+    /// Start pad frames still to feed, and output frames of start delay still to drop, of a
+    /// priming under way.
+    private var padLeft = 0
+    private var delayLeft = 0
+    private var priming = false
+
+    /// Primes a little at a time (after a ``restart()``, before the first ``render``): feeds
+    /// the start pad and drops the start delay at the current speed and pitch, until
+    /// `shouldStop` says the time is up. Returns whether the stretcher is primed. So a
+    /// restart's cost — at 1/32× tens of milliseconds of Rubber Band's work — can be spread
+    /// over the periods before the transport rolls instead of landing on one.
+    ///
+    /// Audio thread: no allocation, no locks.
+    public func prime(until shouldStop: () -> Bool) -> Bool {
+        if needsPriming { beginPriming() }
+        guard priming else { return true }
+        // Small steps when slowing down: each input frame costs 1/speed output frames.
+        let step = max(16, min(chunkFrames, Int(Double(chunkFrames) * min(speed, 1))))
+        while padLeft > 0 {
+            if shouldStop() { return false }
+            let n = min(padLeft, step)
+            process(frameCount: n)
+            padLeft -= n
+        }
+        while delayLeft > 0 {
+            let available = Int(rubberband_available(state))
+            if available <= 0 {
+                if shouldStop() { return false }
+                pullAndProcess()
+                continue
+            }
+            // Never ask for more than is there: Rubber Band warns on stderr when asked.
+            delayLeft -= retrieve(into: discard, frameCount: min(delayLeft, chunkFrames, available))
+        }
+        priming = false
+        return true
+    }
+
+    private func beginPriming() {
         needsPriming = false
+        priming = true
         rubberband_reset(state)
         sourceEnded = false
-        var pad = Int(rubberband_get_preferred_start_pad(state))
+        padLeft = Int(rubberband_get_preferred_start_pad(state))
         for c in 0..<channelCount { input[c].update(repeating: 0, count: chunkFrames) }
-        while pad > 0 {
-            let n = min(pad, chunkFrames)
-            process(frameCount: n)
-            pad -= n
-        }
-        var delay = startDelay(speed: speed)
-        while delay > 0 {
-            let available = Int(rubberband_available(state))
-            if available <= 0 { pullAndProcess(); continue }
-            // Never ask for more than is there: Rubber Band warns on stderr when asked.
-            delay -= retrieve(into: discard, frameCount: min(delay, chunkFrames, available))
-        }
+        delayLeft = startDelay(speed: speed)
     }
 
     /// Renders `frameCount` frames (at most `maxFrames`) into `channels`, pulling as much
@@ -250,7 +285,7 @@ public final class LiveStretcher: @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     public func render(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) {
         let n = min(frameCount, maxFrames)
-        if needsPriming { prime() }
+        if needsPriming || priming { _ = prime(until: { false }) }
         var done = 0
         var idle = 0
         while done < n {

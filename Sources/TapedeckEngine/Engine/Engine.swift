@@ -30,7 +30,9 @@ public final class Engine: @unchecked Sendable {
     private var graphs: [Graph] = []
     private var generation = 0
     private var servedVoices: [ObjectIdentifier] = []
-    private var timePitchAttached = false
+    /// The fastest transport speed asked for so far: the playback rings hold the mix's
+    /// look-ahead at it (never shrunk, so going back and forth rebuilds nothing).
+    private var ringSpeed = 1.0
     private(set) var takeSets: [TakeSet] = []
     private var prepared = false
     private var started = false
@@ -166,9 +168,10 @@ public final class Engine: @unchecked Sendable {
         let context = Graph.Context(
             sampleRate: configuration.sampleRate, periodFrames: configuration.periodFrames,
             captureChannels: configuration.captureChannels,
-            ringFrames: Int(options.playbackRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames + options.diskBlockFrames,
+            ringFrames: Int(options.playbackRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames + options.diskBlockFrames
+                + (ringSpeed > 1 ? MixTimePitch.lookaheadFrames(speed: ringSpeed, periodFrames: configuration.periodFrames) : 0),
             blockFrames: options.diskBlockFrames, meterWindowFrames: core.meterWindowFrames,
-            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0, attachTimePitch: timePitchAttached)
+            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0)
         return try Graph.build(spec, previous: graphs.last, generation: generation, context: context)
     }
 
@@ -273,13 +276,26 @@ public final class Engine: @unchecked Sendable {
     /// Where rolling stops by itself (nil: never).
     public func setEndFrame(_ frame: Int64?) { send(.endFrame(frame ?? .max, serial: nextSerial())) }
 
-    /// Speed, mode and pitch, live. The first change from plain 1× builds every track's
-    /// stretcher and varispeed here, on the control thread.
+    /// Above this speed the live stretcher is Rubber Band's R3 engine whatever the quality
+    /// asked for (there it is both cheaper and steadier than R2).
+    public static let fineStretchAboveSpeed = MixTimePitch.fineAboveSpeed
+
+    /// Speed, mode and pitch, live. The first change from plain 1× builds the mix's
+    /// stretcher and varispeed here, on the control thread (one stereo pair whatever the
+    /// track count; Rubber Band's engine as ``EngineOptions/liveStretchQuality`` says).
     public func setTimePitch(_ settings: TimePitchSettings) {
-        if !settings.isIdentity && !timePitchAttached {
-            timePitchAttached = true
-            for g in graphs { for s in g.strips { s.voice.attachTimePitch(sampleRate: configuration.sampleRate, maxFrames: configuration.periodFrames) } }
+        if !settings.isIdentity && core.mixTimePitch == nil {
+            core.mixTimePitch = MixTimePitch(sampleRate: configuration.sampleRate, periodFrames: configuration.periodFrames,
+                                             quality: options.liveStretchQuality) { [unowned(unsafe) core] into, frameCount, seq in
+                core.renderTimelineMix(into: into, frameCount: frameCount, seq: seq)
+            }
             shared.timePitchReady.store(true, ordering: .releasing)
+        }
+        if settings.speed > ringSpeed {
+            // Faster than the rings were built for: every track gets a voice whose ring holds
+            // the mix's look-ahead at this speed (the old ones play until the new have data).
+            ringSpeed = settings.speed
+            if prepared, let spec = graphs.last?.spec { try? apply(spec) }
         }
         send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
                         pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
@@ -463,6 +479,9 @@ public final class Engine: @unchecked Sendable {
         guard let s = shared.log.segment(containing: device) else { return nil }
         return (s.deviceFrame, s.timelineFrame, s.speed)
     }
+
+    /// The mix's time-pitch processors, once built (for tests of their lifetime).
+    var mixTimePitch: MixTimePitch? { core.mixTimePitch }
 
     /// The voices of the newest graph, in track order (for tests of their lifetime).
     func currentVoices() -> [TrackVoice] { graphs.last?.strips.map(\.voice) ?? [] }

@@ -8,6 +8,9 @@ public struct EngineOptions: Sendable {
     public var captureRingSeconds: Double = 4
     /// Seconds of audio each playback ring holds ahead of the audio thread.
     public var playbackRingSeconds: Double = 1
+    /// Rubber Band's engine for live speed and pitch changes: R2 "faster" (`.fast`, the
+    /// default) or R3 "finer" (`.best`, `play --quality best`), one stereo stretcher on the mix.
+    public var liveStretchQuality: StretchQuality = .fast
     /// Frames the disk thread renders at once.
     public var diskBlockFrames = 4096
     /// How often a take's header is rewritten (crash safety promises ≤ 1 s of loss).

@@ -76,6 +76,10 @@ final class Graph: @unchecked Sendable {
         return out
     }
 
+    /// Most frames a playback strip renders at once: a period, and at least 1024 so the mix's
+    /// time-pitch path (which reads speed × the period) renders in few, long blocks.
+    static func stripFrames(periodFrames: Int) -> Int { max(periodFrames, 1024) }
+
     /// What a build needs to know about the engine.
     struct Context {
         var sampleRate: Int
@@ -85,8 +89,6 @@ final class Graph: @unchecked Sendable {
         var blockFrames: Int
         var meterWindowFrames: Int
         var waitNanoseconds: Int64
-        /// Give new voices their time-pitch processors now (they are in use).
-        var attachTimePitch: Bool
     }
 
     /// Builds the graph for `spec`, reusing what `previous` has: a strip whose track has the
@@ -99,6 +101,7 @@ final class Graph: @unchecked Sendable {
         var strips: [PlaybackStrip] = []
         for (i, track) in spec.tracks.enumerated() {
             if let at = unused.firstIndex(where: { $0.voice.sources == track.sources && $0.channelCount == track.channelCount
+                && ($0.voice.ring?.capacityFrames ?? .max) >= context.ringFrames
                 && Graph.canRetune($0.chainSpec, to: track.chain, instance: $0.chain) }) {
                 let strip = unused.remove(at: at)
                 if strip.chainSpec != track.chain, let chain = strip.chain {
@@ -112,7 +115,6 @@ final class Graph: @unchecked Sendable {
             }
             let voice = try TrackVoice(sources: track.sources, channelCount: track.channelCount, ringFrames: context.ringFrames,
                                        blockFrames: context.blockFrames, waitNanoseconds: context.waitNanoseconds)
-            if context.attachTimePitch { voice.attachTimePitch(sampleRate: context.sampleRate, maxFrames: context.periodFrames) }
             // The same track (by name, at the same place) plays its old material until the new is read.
             var fallback: PlaybackStrip?
             if let previous, i < previous.strips.count, previous.spec.tracks[i].name == track.name {
@@ -120,8 +122,8 @@ final class Graph: @unchecked Sendable {
                 fallback?.dropFallbackIfDone()
             }
             let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
-                                      periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
-                                      fallback: fallback, stateFolder: spec.pluginStateFolder)
+                                      maxFrames: Graph.stripFrames(periodFrames: context.periodFrames),
+                                      meterWindowFrames: context.meterWindowFrames, fallback: fallback, stateFolder: spec.pluginStateFolder)
             strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
             strips.append(strip)
         }

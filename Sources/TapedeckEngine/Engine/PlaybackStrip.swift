@@ -1,7 +1,4 @@
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import TapedeckCore
 import TapedeckDSP
 
@@ -31,8 +28,7 @@ final class MixerControls: @unchecked Sendable {
     @inline(__always) var solo: Bool { flags.load(ordering: .relaxed) & 2 != 0 }
 }
 
-/// One track's playback path inside a graph: its voice (disk → ring → time-pitch), its
-/// playback chain, its mixer controls and its post-fader meter.
+/// One track's playback path inside a graph: its voice (disk → ring), its playback chain, its mixer controls and its post-fader meter.
 ///
 /// A strip is reused by the next graph when the track's material and chain did not change
 /// (its chain keeps its state, nothing is heard to change). When they did, the new strip
@@ -50,7 +46,8 @@ final class PlaybackStrip: @unchecked Sendable {
     let meter: LevelMeter
     /// Frames the chain delays the track by; the voice reads that far ahead to make up for it.
     let latencyFrames: Int
-    private let periodFrames: Int
+    /// Most frames one render takes: a period, or more for the mix's time-pitch path.
+    private let maxFrames: Int
     /// What played before this strip, kept alive until the hand-over (control thread drops it after).
     private(set) var fallback: PlaybackStrip?
     private let fallbackRef: Unmanaged<PlaybackStrip>?
@@ -65,26 +62,26 @@ final class PlaybackStrip: @unchecked Sendable {
     var appliedRight: Float = 0
 
     /// Builds the strip (instantiating and preparing its chain). Control thread.
-    init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, periodFrames: Int,
+    init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, maxFrames: Int,
          meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil) {
         self.voice = voice
         channelCount = voice.channelCount
         chainSpec = spec
-        self.periodFrames = periodFrames
+        self.maxFrames = maxFrames
         if let instance {
             chain = instance
         } else if spec.entries.isEmpty {
             chain = nil
         } else {
             let instance = spec.instantiate(stateFolder: stateFolder)
-            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: periodFrames)
+            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: maxFrames)
             chain = instance
         }
         latencyFrames = chain?.latencyFrames ?? 0
         buffers = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
-            (buffers + c).initialize(to: .allocate(capacity: periodFrames))
-            buffers[c].initialize(repeating: 0, count: periodFrames)
+            (buffers + c).initialize(to: .allocate(capacity: maxFrames))
+            buffers[c].initialize(repeating: 0, count: maxFrames)
         }
         meter = LevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames)
         self.fallback = fallback
@@ -102,13 +99,14 @@ final class PlaybackStrip: @unchecked Sendable {
         if fallback != nil && handedOver.load(ordering: .acquiring) { fallback = nil }
     }
 
-    /// Renders this period's pre-fader signal into ``buffers``: the monitored input when
-    /// `monitor` is given, otherwise the track's material (through time-pitch when
-    /// `timePitch` is engaged) and its chain. While stopped the chain still runs on silence,
-    /// so tails fade out instead of freezing. Returns the underrun frames.
+    /// Renders `frameCount` frames (at most a period) of pre-fader signal into ``buffers``:
+    /// the monitored input when `monitor` is given, otherwise the track's material from
+    /// sequence `seq` on and its chain. While stopped the chain still runs on silence, so
+    /// tails fade out instead of freezing. Returns the underrun frames. (At another speed
+    /// the engine calls this at timeline rate, as the mix's time-pitch processors ask.)
     ///
     /// Audio thread: no allocation, no locks.
-    func render(frameCount n: Int, rolling: Bool, seq: Int64, timePitch: LiveTimePitch,
+    func render(frameCount n: Int, rolling: Bool, seq: Int64,
                 transport: TransportInfo, monitor: UnsafePointer<UnsafeMutablePointer<Float>>?, monitorChannels: Int) -> Int {
         if let monitor {
             copy(monitor, channels: monitorChannels, frameCount: n)
@@ -123,38 +121,17 @@ final class PlaybackStrip: @unchecked Sendable {
             return 0
         }
         if let fallbackRef, !handedOver.load(ordering: .relaxed) {
-            // Under time-pitch the voices read at their own pace: hand over where the old
-            // one has got to, and restart the new one's processors there.
-            let fallbackSeq = fallbackRef._withUnsafeGuaranteedRef { $0.voice.sequentialSeq }
-            let ready = timePitch.engaged
-                ? voice.timePitchReady.load(ordering: .acquiring) && voice.hasData(atSeq: fallbackSeq, frameCount: n)
-                : voice.hasData(atSeq: seq + Int64(latencyFrames), frameCount: n)
-            if !ready {
+            guard voice.hasData(atSeq: seq + Int64(latencyFrames), frameCount: n) else {
                 let missing = fallbackRef._withUnsafeGuaranteedRef {
-                    $0.render(frameCount: n, rolling: true, seq: seq, timePitch: timePitch, transport: transport,
-                              monitor: nil, monitorChannels: 0)
+                    $0.render(frameCount: n, rolling: true, seq: seq, transport: transport, monitor: nil, monitorChannels: 0)
                 }
                 fallbackRef._withUnsafeGuaranteedRef { copy($0.buffers, channels: $0.channelCount, frameCount: n) }
                 return missing
             }
             handedOver.store(true, ordering: .releasing)
-            if timePitch.engaged { voice.restartTimePitch(atSeq: fallbackSeq) }
         }
-        var missing = 0
-        if timePitch.engaged, let stretcher = voice.stretcher, let varispeed = voice.varispeed {
-            if timePitch.varispeed {
-                let got = varispeed.render(into: buffers, frameCount: n, speed: timePitch.speed)
-                for c in 0..<channelCount where got < n { (buffers[c] + got).update(repeating: 0, count: n - got) }
-            } else {
-                stretcher.set(speed: timePitch.speed, pitchScale: timePitch.pitchScale)
-                stretcher.render(into: buffers, frameCount: n)
-            }
-        } else {
-            let ahead = seq + Int64(latencyFrames)
-            if latencyFrames > 0 { primeIfAdopted(seq: seq, transport: transport) }
-            missing = voice.pull(into: buffers, frameCount: n, seq: ahead)
-            voice.sequentialSeq = ahead + Int64(n)
-        }
+        if latencyFrames > 0 { primeIfAdopted(seq: seq, transport: transport) }
+        let missing = voice.pull(into: buffers, frameCount: n, seq: seq + Int64(latencyFrames))
         processChain(frameCount: n, transport: transport)
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
         return missing
@@ -173,7 +150,7 @@ final class PlaybackStrip: @unchecked Sendable {
         var left = latencyFrames
         var at = seq
         while left > 0 {
-            let k = min(left, periodFrames)
+            let k = min(left, maxFrames)
             _ = voice.pull(into: buffers, frameCount: k, seq: at)
             var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
                                         frameCount: k, transport: transport)
@@ -202,26 +179,5 @@ final class PlaybackStrip: @unchecked Sendable {
         } else {
             for i in 0..<n { buffers[0][i] = (source[0][i] + source[1][i]) * 0.5 }
         }
-    }
-}
-
-/// The audio thread's view of speed, mode and pitch.
-struct LiveTimePitch {
-    /// Whether the processors run (once anything but plain 1× has been asked for).
-    var engaged = false
-    var speed = 1.0
-    var varispeed = false
-    var pitchScale = 1.0
-}
-
-extension LiveTimePitch {
-    /// Takes new settings from the command queue. Pitch shift applies in stretch mode; in
-    /// varispeed mode pitch follows speed and the shift is ignored.
-    ///
-    /// Audio thread: arithmetic only.
-    mutating func apply(speed newSpeed: Double, varispeed isVarispeed: Bool, pitchSemitones: Double) {
-        speed = newSpeed
-        varispeed = isVarispeed
-        pitchScale = exp2(pitchSemitones / 12)
     }
 }

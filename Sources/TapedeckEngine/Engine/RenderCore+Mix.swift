@@ -168,7 +168,9 @@ extension RenderCore {
 
     /// Renders every track and mixes it onto the bus: the monitored input or the material,
     /// fader (mute and solo included) ramped over the period so a change never clicks, the
-    /// post-fader meter, pan.
+    /// post-fader meter, pan. At another speed the material goes through the mix's time-pitch
+    /// processors, which pull it at timeline rate (``renderTimelineMix(into:frameCount:seq:)``);
+    /// monitored inputs stay at device rate and are never stretched.
     ///
     /// Audio thread: no allocation, no locks.
     func mixTracks(_ g: Graph, frameCount n: Int, transport: TransportInfo) {
@@ -176,83 +178,126 @@ extension RenderCore {
         bus[1].update(repeating: 0, count: n)
         var soloed = false
         for i in 0..<g.trackCount where !soloed { soloed = g.stripTable[i]._withUnsafeGuaranteedRef { $0.controls.solo } }
+        soloedThisCycle = soloed
         let rolling = state == .rolling
-        var lowest = 1.0
+        // Under time-pitch the material is rendered ahead and when the processors ask for
+        // it (while waiting to roll, the FIFO fills: see rollWhenReady).
+        let mix = timePitch.engaged && state != .stopped ? mixTimePitch : nil
         for i in 0..<g.trackCount {
-            let inputIndex = g.inputForTrack[i]
-            var monitor: UnsafePointer<UnsafeMutablePointer<Float>>? = nil
-            var monitorChannels = 0
-            if inputIndex >= 0 {
-                g.inputTable[inputIndex]._withUnsafeGuaranteedRef { input in
-                    let recording = i < recordingTrackCapacity && recordingTracks[i]
-                    let hears: Bool
-                    switch input.monitoring {
-                    case .off: hears = false
-                    case .input: hears = true
-                    case .auto: hears = recording || !rolling
-                    }
-                    if hears {
-                        monitor = UnsafePointer(input.wet)
-                        monitorChannels = input.channelCount
-                    }
-                }
-            }
+            let monitor = monitoredInput(g, track: i, rolling: rolling)
+            if mix != nil && monitor.channels == nil { continue }
             g.stripTable[i]._withUnsafeGuaranteedRef { strip in
-                let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, timePitch: timePitch, transport: transport,
-                                           monitor: monitor, monitorChannels: monitorChannels)
-                if missing > 0 {
-                    shared.board.underrunFrames.add(Int64(missing), ordering: .relaxed)
-                    shared.events.push(EngineEvent(kind: .playbackUnderrun, frame: position, frames: Int64(missing), track: i))
-                }
-                fadeAndPan(strip, soloed: soloed, frameCount: n)
-                lowest = min(lowest, strip.voice.fill)
+                let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, transport: transport,
+                                           monitor: monitor.channels, monitorChannels: monitor.count)
+                countUnderrun(missing, track: i)
+                fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus)
             }
         }
+        if let mix, rolling {
+            mix.renderAhead(frameCount: MixTimePitch.budget(speed: timePitch.speed, frameCount: n), timePitch: timePitch)
+            mix.render(frameCount: n, timePitch: timePitch)
+            MixKernels.accumulate(mix.output[0], into: bus[0], frameCount: n, startGain: 1, endGain: 1)
+            MixKernels.accumulate(mix.output[1], into: bus[1], frameCount: n, startGain: 1, endGain: 1)
+        }
+        var lowest = 1.0
+        for i in 0..<g.trackCount { lowest = min(lowest, g.stripTable[i]._withUnsafeGuaranteedRef { $0.voice.fill }) }
         shared.board.playbackFillPermille.store(Int(lowest * 1000), ordering: .relaxed)
         if lowest < 0.5 { reader.signal() }
     }
 
-    /// Fader (with mute and solo) in place, the post-fader meter, then pan onto the bus.
+    /// The time-pitch processors' source: `frameCount` frames of the playing (not monitored)
+    /// tracks' mix from sequence `start` on, in blocks of ``timelineFrames``, each track
+    /// through its chain, fader and pan, into `channels` (two). Chains hear the session's
+    /// tempo here (they process the material before it is stretched).
+    ///
+    /// Audio thread: no allocation, no locks.
+    func renderTimelineMix(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int, seq start: Int64) {
+        guard let graphRef = graph else {
+            for c in 0..<2 { channels[c].update(repeating: 0, count: frameCount) }
+            return
+        }
+        graphRef._withUnsafeGuaranteedRef { g in
+            var done = 0
+            while done < frameCount {
+                let m = min(timelineFrames, frameCount - done)
+                let at = start + Int64(done)
+                var info = transportInfo(g)
+                info.tempoBPM = g.tempoMap.tempoBPM
+                let timelineFrame = timeline(afterRolling: max(0, at - seq))
+                info.timelineFrame = timelineFrame
+                info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
+                timelineBus[0].update(repeating: 0, count: m)
+                timelineBus[1].update(repeating: 0, count: m)
+                for i in 0..<g.trackCount where monitoredInput(g, track: i, rolling: true).channels == nil {
+                    g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                        let missing = strip.render(frameCount: m, rolling: true, seq: at, transport: info, monitor: nil, monitorChannels: 0)
+                        countUnderrun(missing, track: i)
+                        fadeAndPan(strip, soloed: soloedThisCycle, frameCount: m, onto: timelineBus)
+                    }
+                }
+                // A NaN would poison the stretcher for good: it stops here, as silence, and is counted.
+                let bad = NonFiniteSamples.replace(timelineBus[0], count: m) + NonFiniteSamples.replace(timelineBus[1], count: m)
+                if bad > 0 { shared.board.busNonFiniteSamples.add(Int64(bad), ordering: .relaxed) }
+                (channels[0] + done).update(from: timelineBus[0], count: m)
+                (channels[1] + done).update(from: timelineBus[1], count: m)
+                done += m
+            }
+        }
+    }
+
+    /// The input track `i` hears this period, if any (by its monitoring mode: auto hears
+    /// while standing and while the track records).
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
-    private func fadeAndPan(_ strip: PlaybackStrip, soloed: Bool, frameCount n: Int) {
+    private func monitoredInput(_ g: Graph, track i: Int, rolling: Bool) -> (channels: UnsafePointer<UnsafeMutablePointer<Float>>?, count: Int) {
+        let inputIndex = g.inputForTrack[i]
+        guard inputIndex >= 0 else { return (nil, 0) }
+        return g.inputTable[inputIndex]._withUnsafeGuaranteedRef { input in
+            let recording = i < recordingTrackCapacity && recordingTracks[i]
+            let hears: Bool
+            switch input.monitoring {
+            case .off: hears = false
+            case .input: hears = true
+            case .auto: hears = recording || !rolling
+            }
+            return hears ? (UnsafePointer(input.wet), input.channelCount) : (nil, 0)
+        }
+    }
+
+    /// Counts and reports a track's underrun. Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func countUnderrun(_ missing: Int, track i: Int) {
+        guard missing > 0 else { return }
+        shared.board.underrunFrames.add(Int64(missing), ordering: .relaxed)
+        shared.events.push(EngineEvent(kind: .playbackUnderrun, frame: position, frames: Int64(missing), track: i))
+    }
+
+    /// Fader (with mute and solo) in place, the post-fader meter, then pan onto `target`.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func fadeAndPan(_ strip: PlaybackStrip, soloed: Bool, frameCount n: Int,
+                            onto target: UnsafeMutablePointer<UnsafeMutablePointer<Float>>) {
         let controls = strip.controls
         let audible = !controls.mute && (!soloed || controls.solo)
-        let target: Float = audible ? controls.gain : 0
+        let gain: Float = audible ? controls.gain : 0
         let pan = PanLaw.gains(channelCount: strip.channelCount, pan: Double(controls.pan))
         let left = Float(pan.left), right = Float(pan.right)
         if strip.appliedGain.isNaN {
-            strip.appliedGain = target
+            strip.appliedGain = gain
             strip.appliedLeft = left
             strip.appliedRight = right
         }
         let from = strip.appliedGain
-        for c in 0..<strip.channelCount { RenderCore.ramp(strip.buffers[c], frameCount: n, from: from, to: target) }
-        strip.appliedGain = target
+        for c in 0..<strip.channelCount { MixKernels.ramp(strip.buffers[c], frameCount: n, from: from, to: gain) }
+        strip.appliedGain = gain
         strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n)
         let second = strip.channelCount > 1 ? strip.buffers[1] : strip.buffers[0]
-        MixKernels.accumulate(strip.buffers[0], into: bus[0], frameCount: n, startGain: strip.appliedLeft, endGain: left)
-        MixKernels.accumulate(second, into: bus[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
+        MixKernels.accumulate(strip.buffers[0], into: target[0], frameCount: n, startGain: strip.appliedLeft, endGain: left)
+        MixKernels.accumulate(second, into: target[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
         strip.appliedLeft = left
         strip.appliedRight = right
-    }
-
-    /// Multiplies `buffer` by a gain gliding from `from` to `to` across the block.
-    ///
-    /// Audio thread: arithmetic only.
-    @inline(__always)
-    static func ramp(_ buffer: UnsafeMutablePointer<Float>, frameCount n: Int, from: Float, to: Float) {
-        if from == to {
-            if to != 1 { MixKernels.scale(buffer, frameCount: n, gain: to) }
-            return
-        }
-        let step = (to - from) / Float(max(n, 1))
-        var g = from
-        for i in 0..<n {
-            g += step
-            buffer[i] *= g
-        }
     }
 
     /// The master chain and fader on the bus, the master meter, then the device's outputs
@@ -269,8 +314,8 @@ extension RenderCore {
             chain.process(&context)
         }
         let target = Float(bitPattern: shared.masterGainBits.load(ordering: .relaxed))
-        RenderCore.ramp(bus[0], frameCount: n, from: appliedMasterGain, to: target)
-        RenderCore.ramp(bus[1], frameCount: n, from: appliedMasterGain, to: target)
+        MixKernels.ramp(bus[0], frameCount: n, from: appliedMasterGain, to: target)
+        MixKernels.ramp(bus[1], frameCount: n, from: appliedMasterGain, to: target)
         appliedMasterGain = target
         masterMeter.measure(bus, available: 2, frameCount: n)
         if state == .rolling { loudness.measure(bus, frameCount: n) }

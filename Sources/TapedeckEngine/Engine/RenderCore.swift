@@ -13,7 +13,7 @@ final class EngineShared: @unchecked Sendable {
     let pendingGraph = Atomic<UnsafeMutableRawPointer?>(nil)
     /// The master fader, linear.
     let masterGainBits = Atomic<UInt32>(Float(1).bitPattern)
-    /// Set (releasing) once every voice has its time-pitch processors; the audio thread only
+    /// Set (releasing) once the mix's time-pitch processors exist; the audio thread only
     /// engages them after seeing it.
     let timePitchReady = Atomic<Bool>(false)
     let log = TransportLog()
@@ -26,8 +26,9 @@ final class EngineShared: @unchecked Sendable {
 ///
 /// A cycle: swap in a waiting graph, apply the commands, take the inputs (meters, monitoring,
 /// retroactive memory), keep what the takes' gate lets through, render every track
-/// (disk → time-pitch → chain → fader → pan) onto the bus, run the master chain and fader,
-/// add the click, move the transport.
+/// (disk → chain → fader → pan) onto the bus — at another speed, the playing tracks' mix
+/// through one time-pitch processor (``MixTimePitch``), monitored inputs beside it at device
+/// rate — run the master chain and fader, add the click, move the transport.
 ///
 /// No allocation, no locks, no logging, no throwing, no files, anywhere below.
 final class RenderCore: AudioDeviceClient, @unchecked Sendable {
@@ -60,6 +61,9 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var epoch: Int64 = 0
     var endFrame: Int64 = .max
     var timePitch = LiveTimePitch()
+    /// The mix's speed and pitch processors; set by the control thread before it publishes
+    /// ``EngineShared/timePitchReady``, read here only after that.
+    var mixTimePitch: MixTimePitch?
     var handledStopSerial: UInt64 = 0
     var stalled = false
     /// The shared transport this engine follows, if its device has one (RenderCore+Host).
@@ -74,6 +78,13 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
 
     // Mix.
     let bus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// The playing tracks' mix at timeline rate, one block at a time, on its way to the
+    /// time-pitch processors.
+    let timelineBus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Frames in one block of ``timelineBus``.
+    let timelineFrames: Int
+    /// Whether any track is soloed this period.
+    var soloedThisCycle = false
     var appliedMasterGain: Float = 1
     let masterMeter: LevelMeter
     /// EBU R128 of the master bus while rolling.
@@ -90,6 +101,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     let periodNanoseconds: Int64
     let meterWindowFrames: Int
     var busiestNanoseconds: Int64 = 0
+    /// When this period's work began (monotonic nanoseconds).
+    var cycleBegan: Int64 = 0
     var loadFrames = 0
 
     init(shared: EngineShared, reader: DiskReader, writer: CaptureWriter, configuration: DeviceConfiguration,
@@ -117,6 +130,12 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             return table
         }
         bus = buffers(2)
+        timelineFrames = Graph.stripFrames(periodFrames: n)
+        timelineBus = .allocate(capacity: 2)
+        for c in 0..<2 {
+            (timelineBus + c).initialize(to: .allocate(capacity: timelineFrames))
+            timelineBus[c].initialize(repeating: 0, count: timelineFrames)
+        }
         clickBuffer = buffers(1)
         ringSources = .allocate(capacity: 4)
         ringSources.initialize(repeating: bus[0], count: 4)
@@ -136,8 +155,12 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     }
 
     deinit {
-        for c in 0..<2 { bus[c].deallocate() }
+        for c in 0..<2 {
+            bus[c].deallocate()
+            timelineBus[c].deallocate()
+        }
         bus.deallocate()
+        timelineBus.deallocate()
         clickBuffer[0].deallocate()
         clickBuffer.deallocate()
         ringSources.deallocate()
@@ -174,6 +197,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
                      frameCount n: Int) {
         // The device's wait for the period is not work: load is measured from here.
         let began = monotonicNanoseconds()
+        cycleBegan = began
         if state == .rolling, !stalled, position >= stallAtFrame {
             stalled = true
             sleepNanoseconds(stallNanoseconds)
@@ -220,6 +244,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         board.xrunCount.add(1, ordering: .relaxed)
         shared.events.push(EngineEvent(kind: .deviceXrun, frame: position, frames: lost))
         guard lost > 0 else { return }
+        let seqBefore = seq
         if let graphRef = graph {
             graphRef._withUnsafeGuaranteedRef { g in
                 var left = lost
@@ -235,6 +260,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         } else {
             deviceFrame += lost
         }
+        // The mix's processors skip what the transport moved through meanwhile.
+        if timePitch.engaged { mixTimePitch?.debtFrames += seq - seqBefore }
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: state == .rolling ? speedFactor : 0)
         // A rolling shared transport (JACK's) moved on by the lost frames too: that is the
         // xrun, not a locate by another program (at a speed other than 1 the playhead and the
@@ -261,13 +288,15 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         guard let raw = shared.pendingGraph.exchange(nil, ordering: .acquiringAndReleasing) else { return }
         let ref = Unmanaged<Graph>.fromOpaque(raw)
         graph = ref
+        // Under time-pitch the mix is read ahead of the playhead: hand over ahead of that.
+        let ahead = handoverFrames + (timePitch.engaged ? max(0, (mixTimePitch?.seq ?? seq) - seq) : 0)
         ref._withUnsafeGuaranteedRef { g in
             for i in 0..<g.trackCount {
                 g.stripTable[i]._withUnsafeGuaranteedRef { strip in
                     let voice = strip.voice
                     guard voice.wantedEpoch != epoch else { return }
                     if state == .rolling {
-                        voice.requestSeek(epoch: epoch, seqStart: seq + handoverFrames, timelineStart: timeline(afterRolling: handoverFrames),
+                        voice.requestSeek(epoch: epoch, seqStart: seq + ahead, timelineStart: timeline(afterRolling: ahead),
                                           route: pendingRoute ?? route, continuesOld: false)
                     } else {
                         voice.requestSeek(epoch: epoch, seqStart: seq, timelineStart: position, route: route, continuesOld: false)
@@ -327,11 +356,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             let modeChanged = varispeed != timePitch.varispeed
             timePitch.apply(speed: speed, varispeed: varispeed, pitchSemitones: semitones)
             let wanted = speed != 1 || semitones != 0
-            if !timePitch.engaged && wanted && shared.timePitchReady.load(ordering: .acquiring) {
+            if !timePitch.engaged && wanted && shared.timePitchReady.load(ordering: .acquiring) && mixTimePitch != nil {
                 timePitch.engaged = true
-                restartTimePitch()
-            } else if timePitch.engaged && modeChanged {
-                restartTimePitch()
+                restartAtPlayhead()
+            } else if timePitch.engaged && (modeChanged || mixTimePitch?.changesStretcher(speed: speed) == true) {
+                restartAtPlayhead()
             }
             if state == .rolling { shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor) }
         case .click(let on, let recordingOnly, let until, _):
@@ -416,11 +445,31 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         reader.signal()
     }
 
+    /// The mix's processors start again from the transport's sequence.
+    ///
     /// Audio thread: no allocation.
     private func restartTimePitch() {
-        guard let graphRef = graph else { return }
-        graphRef._withUnsafeGuaranteedRef { g in
-            for i in 0..<g.trackCount { g.stripTable[i]._withUnsafeGuaranteedRef { $0.voice.restartTimePitch(atSeq: seq) } }
+        mixTimePitch?.restart(atSeq: seq, speed: timePitch.speed)
+    }
+
+    /// The mix's processors start again where the playhead is, as at a locate: unless
+    /// standing, the tracks read again from there (what the processors had taken from the
+    /// rings is gone with them) and, rolling, the transport holds until they are ready and rolls on from the
+    /// same frame — a short pause rather than a jump or a period that overruns.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func restartAtPlayhead() {
+        // Standing, nothing has been read past the playhead: the rings still start there.
+        guard state != .stopped else {
+            restartTimePitch()
+            return
+        }
+        if let next = pendingRoute { route = next; pendingRoute = nil }
+        seekAll(seqStart: seq, timeline: position, route: route, continuesOld: false)  // restarts the processors
+        if state == .rolling {
+            state = .starting
+            holdSince = deviceFrame
+            shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
         }
     }
 
@@ -451,9 +500,46 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     private func rollWhenReady(_ g: Graph, frameCount n: Int) {
-        guard streamsReady(g, frameCount: n) || deviceFrame - holdSince >= holdLimitFrames else { return }
+        let ready = readyToRoll(g, frameCount: n, primeUntil: cycleBegan + periodNanoseconds / 4)
+        guard ready || deviceFrame - holdSince >= holdLimitFrames else { return }
         state = .rolling
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor)
+    }
+
+    /// Whether the engine can roll from here: every track's disk stream holds this cycle's
+    /// frames and, under time-pitch, the mix's look-ahead is rendered and the stretcher
+    /// primed (priming stops at `deadline`, monotonic nanoseconds, and goes on next cycle).
+    /// (A shared transport's slow sync asks only for the disk streams: filling the look-ahead
+    /// there, with the engine standing, let the standing pass render the strips between the
+    /// FIFO's blocks and the stretched mix lost 3 dB; a JACK start renders the look-ahead in
+    /// its first rolling period instead.)
+    ///
+    /// Audio thread: no allocation, no locks.
+    func readyToRoll(_ g: Graph, frameCount n: Int, primeUntil deadline: Int64) -> Bool {
+        guard streamsReady(g, frameCount: n) else { return false }
+        guard timePitch.engaged, let mix = mixTimePitch else { return true }
+        return fillAhead(mix, g, frameCount: n, primeUntil: deadline)
+    }
+
+    /// While waiting to roll under time-pitch: renders up to a period's budget of the mix
+    /// ahead (from what every track's disk stream already has), so the processors' restart
+    /// is paid for before the roll. Returns whether the look-ahead is complete.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func fillAhead(_ mix: MixTimePitch, _ g: Graph, frameCount n: Int, primeUntil deadline: Int64) -> Bool {
+        let wanted = mix.wantedAhead(timePitch: timePitch)
+        let k = min(wanted - mix.aheadFrames, MixTimePitch.budget(speed: timePitch.speed, frameCount: n))
+        guard k > 0 else { return mix.prime(timePitch: timePitch, until: deadline) }
+        var have = true
+        for i in 0..<g.trackCount where have {
+            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                if !strip.voice.hasData(atSeq: mix.seq + Int64(strip.latencyFrames), frameCount: k) { have = false }
+            }
+        }
+        if have { mix.renderAhead(frameCount: k, timePitch: timePitch) }
+        guard mix.aheadFrames >= wanted else { return false }
+        // Then the stretcher's restart, in slices of a quarter period each.
+        return mix.prime(timePitch: timePitch, until: deadline)
     }
 
     /// Publishes the transport's numbers.

@@ -5,7 +5,7 @@ import TapedeckIO
 
 /// One track's material on its way from disk to the audio thread: the disk thread renders the
 /// track's regions ahead into a ring; the audio thread takes them out, frame-aligned with the
-/// transport, straight or through time-pitch.
+/// transport (at another speed, as fast as the mix's time-pitch processors ask).
 ///
 /// **Sequence numbers.** The transport counts the timeline frames it has rolled through since
 /// the engine started (its *sequence*, ``RenderTransport/seq``). Every frame in the ring
@@ -20,7 +20,7 @@ import TapedeckIO
 ///
 /// Built on the control thread (which opens the files); afterwards the audio thread owns the
 /// read side and the disk thread the write side.
-final class TrackVoice: TimePitchSource, @unchecked Sendable {
+final class TrackVoice: @unchecked Sendable {
     /// Channels of the track (1 or 2).
     let channelCount: Int
     /// What the voice plays, as given to the builder (to reuse the voice when unchanged).
@@ -42,8 +42,6 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
     private var ringSeq: Int64 = 0
     /// Set when an epoch was adopted and the strip's chain has not been primed for it.
     var adoptedSincePrime = false
-    /// Next sequence number the time-pitch path reads.
-    var sequentialSeq: Int64 = 0
     /// For a seek that keeps what the ring holds up to a switch point: that point. Until its
     /// answer comes, nothing past it is read as old material.
     private var pendingSwitchSeq: Int64?
@@ -62,14 +60,6 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
     private var nextTimeline: Int64 = 0
     private var nextEpoch: Int64 = 0
     private let diskScratch: UnsafeMutablePointer<Int64>
-
-    // Time-pitch (built by the control thread, published through the engine's flag).
-    private(set) var stretcher: LiveStretcher?
-    private(set) var varispeed: Varispeed?
-    /// Published (releasing) once ``stretcher`` and ``varispeed`` exist.
-    let timePitchReady = Atomic<Bool>(false)
-    /// Timeline frames owed by the time-pitch path after an xrun: skipped before its next read.
-    var debtFrames: Int64 = 0
 
     /// Opens every source file and allocates the ring. Control thread.
     init(sources: [GraphSpec.Source], channelCount: Int, ringFrames: Int, blockFrames: Int,
@@ -235,7 +225,15 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
                 done += got
                 continue
             }
-            if oldLimit == 0 { continue }  // at the switch point: adopt on the next pass
+            if oldLimit == 0 {
+                // At a switch point the disk has not answered yet (the mix's time-pitch path
+                // reads ahead of the playhead and can get there early): wait where waiting is
+                // allowed, otherwise play silence and count it, never spin.
+                if waitForDisk(&waited) { continue }
+                zero(channels, offset + done, n - done)
+                missing += n - done
+                return missing
+            }
             if waitForDisk(&waited) { continue }
             zero(channels, offset + done, n - done)
             if activeEpoch == wantedEpoch { missing += n - done }
@@ -257,41 +255,6 @@ final class TrackVoice: TimePitchSource, @unchecked Sendable {
     private func zero(_ channels: UnsafePointer<UnsafeMutablePointer<Float>>, _ offset: Int, _ count: Int) {
         guard count > 0 else { return }
         for c in 0..<channelCount { (channels[c] + offset).update(repeating: 0, count: count) }
-    }
-
-    /// The time-pitch processors' source: the next `frameCount` frames in sequence, first
-    /// skipping any xrun debt. Always returns `frameCount` (a track never "ends" mid-run,
-    /// which would flush the stretcher).
-    ///
-    /// Audio thread: no allocation, no locks.
-    func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int) -> Int {
-        if debtFrames > 0 {
-            sequentialSeq += debtFrames
-            debtFrames = 0
-        }
-        _ = pull(into: channels, frameCount: n, seq: sequentialSeq)
-        sequentialSeq += Int64(n)
-        return n
-    }
-
-    /// Forgets what the time-pitch processors hold; they re-prime from `seq` on their next
-    /// render. Audio thread: no allocation.
-    func restartTimePitch(atSeq seq: Int64) {
-        sequentialSeq = seq
-        debtFrames = 0
-        stretcher?.restart()
-        varispeed?.reset()
-    }
-
-    // MARK: - Control thread
-
-    /// Builds the stretcher and varispeed (Rubber Band warms up here, not on the audio
-    /// thread), then publishes them. Control thread; once.
-    func attachTimePitch(sampleRate: Int, maxFrames: Int) {
-        guard !timePitchReady.load(ordering: .acquiring) else { return }
-        stretcher = LiveStretcher(sampleRate: sampleRate, channelCount: channelCount, maxFrames: maxFrames, source: self)
-        varispeed = Varispeed(channelCount: channelCount, source: self, maxOutputFrames: maxFrames, realtime: true)
-        timePitchReady.store(true, ordering: .releasing)
     }
 
     // MARK: - Disk thread

@@ -191,6 +191,7 @@ public struct Mixdown {
         let buses = [ChannelBuffers(channelCount: 2, capacityFrames: Mixdown.blockFrames),
                      ChannelBuffers(channelCount: 2, capacityFrames: Mixdown.blockFrames)]
         let workers = ParallelTracks(tracks, workerCount: request.workerCount)
+        defer { workers.stop() }
         let masterGain = Float(Decibels.toLinear(session.masterGainDecibels))
         var position = request.range.startFrame
         // The master chain's delay is absorbed by rendering that many extra frames and

@@ -60,16 +60,14 @@ public final class FrameRing: @unchecked Sendable {
         let n = min(frameCount, capacityFrames - Int(w - r))
         if n <= 0 { return 0 }
         var slot = Int(w % Int64(capacityFrames))
-        let c = channelCount
-        for i in 0..<n {
-            let base = storage + slot * c
-            if let channels {
-                for ch in 0..<c { base[ch] = channels[ch][sourceOffset + i] }
-            } else {
-                for ch in 0..<c { base[ch] = 0 }
-            }
-            slot += 1
-            if slot == capacityFrames { slot = 0 }
+        var done = 0
+        while done < n {
+            // Up to the end of the storage, then from its start.
+            let span = min(n - done, capacityFrames - slot)
+            FrameRing.interleave(channels, sourceOffset: sourceOffset + done, into: storage + slot * channelCount,
+                                 channelCount: channelCount, frameCount: span)
+            done += span
+            slot = 0
         }
         writeIndex.store(w + Int64(n), ordering: .releasing)
         return n
@@ -87,16 +85,90 @@ public final class FrameRing: @unchecked Sendable {
         if n <= 0 { return 0 }
         if let channels {
             var slot = Int(r % Int64(capacityFrames))
-            let c = channelCount
-            for i in 0..<n {
-                let base = storage + slot * c
-                for ch in 0..<c { channels[ch][destinationOffset + i] = base[ch] }
-                slot += 1
-                if slot == capacityFrames { slot = 0 }
+            var done = 0
+            while done < n {
+                let span = min(n - done, capacityFrames - slot)
+                FrameRing.deinterleave(storage + slot * channelCount, channelCount: channelCount, into: channels,
+                                       destinationOffset: destinationOffset + done, frameCount: span)
+                done += span
+                slot = 0
             }
         }
         readIndex.store(r + Int64(n), ordering: .releasing)
         return n
+    }
+
+    /// Copies `frameCount` frames from one buffer per channel (nil: silence) into interleaved
+    /// storage. Mono is a plain copy, stereo eight frames a step.
+    ///
+    /// Audio and disk threads: no allocation, no locks.
+    @inline(__always)
+    static func interleave(_ channels: UnsafePointer<UnsafeMutablePointer<Float>>?, sourceOffset: Int,
+                           into destination: UnsafeMutablePointer<Float>, channelCount c: Int, frameCount n: Int) {
+        guard let channels else {
+            destination.update(repeating: 0, count: n * c)
+            return
+        }
+        if c == 1 {
+            destination.update(from: channels[0] + sourceOffset, count: n)
+            return
+        }
+        if c == 2 {
+            let left = UnsafeRawPointer(channels[0] + sourceOffset), right = UnsafeRawPointer(channels[1] + sourceOffset)
+            let out = UnsafeMutableRawPointer(destination)
+            var i = 0
+            while i + 8 <= n {
+                let l = left.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+                let r = right.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+                var both = SIMD16<Float>()
+                both.evenHalf = l
+                both.oddHalf = r
+                out.storeBytes(of: both, toByteOffset: i * 8, as: SIMD16<Float>.self)
+                i += 8
+            }
+            while i < n {
+                destination[2 * i] = channels[0][sourceOffset + i]
+                destination[2 * i + 1] = channels[1][sourceOffset + i]
+                i += 1
+            }
+            return
+        }
+        for i in 0..<n {
+            for ch in 0..<c { destination[i * c + ch] = channels[ch][sourceOffset + i] }
+        }
+    }
+
+    /// Copies `frameCount` interleaved frames out to one buffer per channel.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    static func deinterleave(_ source: UnsafePointer<Float>, channelCount c: Int, into channels: UnsafePointer<UnsafeMutablePointer<Float>>,
+                             destinationOffset: Int, frameCount n: Int) {
+        if c == 1 {
+            (channels[0] + destinationOffset).update(from: source, count: n)
+            return
+        }
+        if c == 2 {
+            let left = UnsafeMutableRawPointer(channels[0] + destinationOffset)
+            let right = UnsafeMutableRawPointer(channels[1] + destinationOffset)
+            let raw = UnsafeRawPointer(source)
+            var i = 0
+            while i + 8 <= n {
+                let both = raw.loadUnaligned(fromByteOffset: i * 8, as: SIMD16<Float>.self)
+                left.storeBytes(of: both.evenHalf, toByteOffset: i * 4, as: SIMD8<Float>.self)
+                right.storeBytes(of: both.oddHalf, toByteOffset: i * 4, as: SIMD8<Float>.self)
+                i += 8
+            }
+            while i < n {
+                channels[0][destinationOffset + i] = source[2 * i]
+                channels[1][destinationOffset + i] = source[2 * i + 1]
+                i += 1
+            }
+            return
+        }
+        for i in 0..<n {
+            for ch in 0..<c { channels[ch][destinationOffset + i] = source[i * c + ch] }
+        }
     }
 }
 

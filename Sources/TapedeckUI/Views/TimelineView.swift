@@ -118,25 +118,38 @@ public enum TimelineView {
         let track = model.session.tracks[t]
         let role: Role = model.session.isAudible(trackIndex: t) ? .waveform : .waveformMuted
         let playing = track.regions.indices.filter { track.isActive(track.regions[$0]) }
+        // Looked up once per lane, not per column (a dictionary lookup by file name each).
+        let peakFiles = playing.map { model.peaks.peaks(forRegionFile: track.regions[$0].file) }
         let selected = t == model.selectedTrack ? model.selectedRegion : nil
+        let rows = Layout.rowsPerTrack
         for col in 0..<width {
             let from = frame(atColumn: col, model: model)
             let to = from + model.framesPerColumn
             let middle = from + model.framesPerColumn / 2
             // The top layer at the column's middle is what is heard there; else any region in it.
-            let covering = playing.filter { track.regions[$0].timelineStartFrame < to && track.regions[$0].timelineEndFrame > from }
-            guard let top = covering.last(where: { track.regions[$0].timelineStartFrame <= middle && middle < track.regions[$0].timelineEndFrame })
-                    ?? covering.last else { continue }
-            let region = track.regions[top]
+            var top = -1, anyCovering = -1
+            for k in playing.indices {
+                let r = track.regions[playing[k]]
+                guard r.timelineStartFrame < to && r.timelineEndFrame > from else { continue }
+                anyCovering = k
+                if r.timelineStartFrame <= middle && middle < r.timelineEndFrame { top = k }
+            }
+            if top < 0 { top = anyCovering }
+            guard top >= 0 else { continue }
+            let region = track.regions[playing[top]]
             var amplitude: Float = 0
-            for c in 0..<max(1, track.inputChannels.count) {
-                amplitude = max(amplitude, model.peaks.amplitude(region: region, channel: c, fromFrame: from, toFrame: to))
+            if let p = peakFiles[top] {
+                for c in 0..<max(1, track.inputChannels.count) {
+                    amplitude = max(amplitude, PeakCache.amplitude(p, region: region, channel: c, fromFrame: from, toFrame: to))
+                }
             }
             let position = min(max(0, middle - region.timelineStartFrame), region.lengthFrames - 1)
             let envelope = region.envelope(atPosition: position)
-            let chars = WaveformRender.column(amplitude: amplitude * Float(envelope), rows: Layout.rowsPerTrack, glyphs: glyphs)
-            let cellRole: Role = top == selected ? .selected : role
-            for (i, ch) in chars.enumerated() { canvas.set(row + i, x + col, ch, cellRole) }
+            let filled = WaveformRender.filledSteps(amplitude: amplitude * Float(envelope), rows: rows, glyphs: glyphs)
+            let cellRole: Role = playing[top] == selected ? .selected : role
+            for i in 0..<rows {
+                canvas.set(row + i, x + col, WaveformRender.glyph(row: rows - 1 - i, filledSteps: filled, glyphs: glyphs), cellRole)
+            }
             let inFade = (region.fadeInFrames > 0 && position < region.fadeInFrames)
                 || (region.fadeOutFrames > 0 && position >= region.lengthFrames - region.fadeOutFrames)
             if inFade {

@@ -1,5 +1,6 @@
 import Foundation
 import TapedeckCore
+import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
 import TapedeckTransport
@@ -44,7 +45,24 @@ enum BenchEngine {
         var periodFrames = 64
         var seconds = 15.0
         var stereo = false
+        /// Transport speed (1: none); the mix then runs through one time-pitch processor.
+        var speed = 1.0
+        var varispeed = false
+        var quality = StretchQuality.fast
         var channelWord: String { stereo ? "stereo" : "mono" }
+    }
+
+    /// What several runs measured: medians of each run's quantiles.
+    struct Stats {
+        var cpuP50 = 0.0, cpuP99 = 0.0, cpuP999 = 0.0
+        var wallP50 = 0.0, wallP999 = 0.0, wallMax = 0.0
+        var wallSeconds = 0.0
+        var periods = 0
+        var lowestRingFill = 1.0
+        var xruns = 0
+        var unstamped = 0
+        var over = 0.0, stalls = 0.0
+        var underrunFrames: Int64 = 0
     }
 
     /// One measured run.
@@ -56,44 +74,64 @@ enum BenchEngine {
         var lowestRingFill: Double
         var xruns: Int
         var unstamped: Int
+        var underrunFrames: Int64 = 0
     }
 
     /// Generates (or reuses) the material, runs the engine `runs` times and reports the
     /// medians of each run's p50 and p99.9 load.
     static func run(folder: String, runs: Int, size: Size) throws -> BenchResult {
-        let session = try prepare(folder: folder, size: size)
-        var measured: [Run] = []
-        for _ in 0..<runs { measured.append(try runOnce(session: session, size: size)) }
-        let p50 = BenchSupport.median(measured.map { BenchSupport.quantile($0.loads, 0.5) })
-        let p999 = BenchSupport.median(measured.map { BenchSupport.quantile($0.loads, 0.999) })
-        let worst = measured.map { $0.loads.max() ?? 0 }.max() ?? 0
-        let wall = BenchSupport.median(measured.map(\.wallSeconds))
-        let periods = measured.first?.loads.count ?? 0
-        let lowest = measured.map(\.lowestRingFill).min() ?? 1
-        let xruns = measured.map(\.xruns).reduce(0, +)
-        let unstamped = measured.map(\.unstamped).reduce(0, +)
-        let cpuP50 = BenchSupport.median(measured.map { BenchSupport.quantile($0.cpuLoads, 0.5) })
-        let cpuP999 = BenchSupport.median(measured.map { BenchSupport.quantile($0.cpuLoads, 0.999) })
-        // Periods over a whole period of wall time, and among them the long stalls (≥ 30 ms)
-        // that are the kernel's real-time throttle (an unpaced SCHED_FIFO thread is held
-        // back 50 ms every second; a real device's blocking write never lets it get there).
-        let over = BenchSupport.median(measured.map { Double($0.loads.filter { $0 >= 1 }.count) })
-        let periodSeconds = Double(size.periodFrames) / Double(sampleRate)
-        let stalls = BenchSupport.median(measured.map { Double($0.loads.filter { $0 * periodSeconds >= 0.03 }.count) })
-        func pct(_ v: Double) -> String { "\(BenchSupport.fixed(v * 100, 1)) %" }
-        var notes = ["\(periods) periods/run", "\(Int(over)) over 100 % (\(Int(stalls)) ≥ 30 ms)",
-                     "wall \(BenchSupport.fixed(wall)) s (\(BenchSupport.fixed(size.seconds / max(wall, 1e-9), 1))× real time)",
-                     "playback ring low \(pct(lowest))", "xruns \(xruns)"]
-        if unstamped > 0 { notes.append("\(unstamped) periods unstamped") }
+        let stats = try measure(folder: folder, runs: runs, size: size)
         let ms = Double(size.periodFrames) * 1000 / Double(sampleRate)
+        // The goals: 128 tracks at 64-frame periods (the engine issue), 256 at 32 (issue 17).
+        let p999Goal = size.tracks >= 256 && size.periodFrames <= 32 ? 0.8 : goalP999
         return BenchResult(
             name: "engine headroom (\(size.tracks) \(size.channelWord) tracks × \(size.chain), "
                 + "\(size.periodFrames)-frame periods = \(BenchSupport.fixed(ms, 2)) ms, 48 kHz)",
-            measured: "DSP load p50 \(pct(cpuP50)), p99.9 \(pct(cpuP999))",
-            peer: "no peer; wall between periods p50 \(pct(p50)), p99.9 \(pct(p999)) (max \(pct(worst))); " + notes.joined(separator: ", "),
+            measured: "DSP load p50 \(pct(stats.cpuP50)), p99.9 \(pct(stats.cpuP999))",
+            peer: "no peer; " + notes(stats, size: size),
             ratio: "—",
-            goal: "p50 ≤ \(Int(goalP50 * 100)) %, p99.9 < \(Int(goalP999 * 100)) %",
-            met: cpuP50 <= goalP50 && cpuP999 < goalP999 && xruns == 0)
+            goal: "p50 ≤ \(Int(goalP50 * 100)) %, p99.9 < \(Int(p999Goal * 100)) %",
+            met: stats.cpuP50 <= goalP50 && stats.cpuP999 < p999Goal && stats.xruns == 0)
+    }
+
+    static func pct(_ v: Double) -> String { "\(BenchSupport.fixed(v * 100, 1)) %" }
+
+    /// The wall-clock side of a measurement, for the peer column.
+    static func notes(_ s: Stats, size: Size) -> String {
+        var notes = ["wall between periods p50 \(pct(s.wallP50)), p99.9 \(pct(s.wallP999)) (max \(pct(s.wallMax)))",
+                     "\(s.periods) periods/run", "\(Int(s.over)) over 100 % (\(Int(s.stalls)) ≥ 30 ms)",
+                     "wall \(BenchSupport.fixed(s.wallSeconds)) s (\(BenchSupport.fixed(size.seconds / max(s.wallSeconds, 1e-9), 1))× real time)",
+                     "playback ring low \(pct(s.lowestRingFill))", "xruns \(s.xruns)"]
+        if s.underrunFrames > 0 { notes.append("\(s.underrunFrames) underrun frames") }
+        if s.unstamped > 0 { notes.append("\(s.unstamped) periods unstamped") }
+        return notes.joined(separator: ", ")
+    }
+
+    /// Generates (or reuses) the material and runs the engine `runs` times.
+    static func measure(folder: String, runs: Int, size: Size) throws -> Stats {
+        let session = try prepare(folder: folder, size: size)
+        var measured: [Run] = []
+        for _ in 0..<runs { measured.append(try runOnce(session: session, size: size)) }
+        var s = Stats()
+        s.wallP50 = BenchSupport.median(measured.map { BenchSupport.quantile($0.loads, 0.5) })
+        s.wallP999 = BenchSupport.median(measured.map { BenchSupport.quantile($0.loads, 0.999) })
+        s.wallMax = measured.map { $0.loads.max() ?? 0 }.max() ?? 0
+        s.wallSeconds = BenchSupport.median(measured.map(\.wallSeconds))
+        s.periods = measured.first?.loads.count ?? 0
+        s.lowestRingFill = measured.map(\.lowestRingFill).min() ?? 1
+        s.xruns = measured.map(\.xruns).reduce(0, +)
+        s.unstamped = measured.map(\.unstamped).reduce(0, +)
+        s.underrunFrames = measured.map(\.underrunFrames).reduce(0, +)
+        s.cpuP50 = BenchSupport.median(measured.map { BenchSupport.quantile($0.cpuLoads, 0.5) })
+        s.cpuP99 = BenchSupport.median(measured.map { BenchSupport.quantile($0.cpuLoads, 0.99) })
+        s.cpuP999 = BenchSupport.median(measured.map { BenchSupport.quantile($0.cpuLoads, 0.999) })
+        // Periods over a whole period of wall time, and among them the long stalls (≥ 30 ms)
+        // that are the kernel's real-time throttle (an unpaced SCHED_FIFO thread is held
+        // back 50 ms every second; a real device's blocking write never lets it get there).
+        s.over = BenchSupport.median(measured.map { Double($0.loads.filter { $0 >= 1 }.count) })
+        let periodSeconds = Double(size.periodFrames) / Double(sampleRate)
+        s.stalls = BenchSupport.median(measured.map { Double($0.loads.filter { $0 * periodSeconds >= 0.03 }.count) })
+        return s
     }
 
     /// One engine run over the whole timeline on a fresh offline device.
@@ -106,43 +144,63 @@ enum BenchEngine {
                                         capacityPeriods: 4 * periods + 4096)
         var options = EngineOptions()
         options.playbackRingSeconds = playbackRingSeconds
+        options.liveStretchQuality = size.quality
         // No clock to keep: the audio thread waits for the disk rather than play silence.
         options.waitsForDisk = true
         let engine = Engine(device: device, options: options)
+        if size.speed != 1 {
+            // Built (and Rubber Band's delays measured) before the clock starts.
+            engine.setTimePitch(TimePitchSettings(speed: size.speed, mode: size.varispeed ? .varispeed : .stretch, pitchSemitones: 0))
+        }
         let start = monotonicSeconds()
         try engine.start(spec, position: 0)
-        engine.setEndFrame(frames)
+        if size.speed == 1 {
+            engine.setEndFrame(frames)
+        } else {
+            // At speed the timeline runs out at another time: loop it and stop after `frames` of device time.
+            engine.setLoop(FrameRange(startFrame: 0, endFrame: frames), enabled: true)
+        }
         engine.play()
         // The lowest ring fill, sampled every millisecond, shows whether the disk fell behind.
-        // The roll ends at `frames`; the device frame then (idle periods are not rendered, so
-        // it stays put) less `frames` is where it began — the audio thread waits for the disk
-        // rather than skip, so one timeline frame is one device frame. Polling for the rolling
-        // state instead could miss all of it: on a loaded machine this thread may not run
-        // during the whole unpaced roll (the bench then waited forever).
+        // At 1× the roll ends by itself at `frames`; the device frame then (idle periods are
+        // not rendered, so it stays put) less `frames` is where it began — the audio thread
+        // waits for the disk rather than skip, so one timeline frame is one device frame.
+        // Polling for the rolling state instead could miss all of it: on a loaded machine this
+        // thread may not run during the whole unpaced roll (the bench then waited forever).
+        // At another speed the loop rolls until stopped here, so the roll is always seen.
         var lowest = 1.0
+        var rolledFrom: Int64?
         var rolledTo: Int64 = 0
         while engine.isRunning {
             let s = engine.status()
-            if s.transport == .rolling { lowest = min(lowest, s.playbackRingFill) }
-            if s.transport == .stopped && s.positionFrame >= frames {
+            if s.transport == .rolling {
+                if rolledFrom == nil { rolledFrom = s.deviceFrame }
+                lowest = min(lowest, s.playbackRingFill)
+                if size.speed != 1, let from = rolledFrom, s.deviceFrame - from >= frames { engine.stop() }
+            }
+            if size.speed == 1 && s.transport == .stopped && s.positionFrame >= frames {
+                rolledTo = s.deviceFrame
+                rolledFrom = max(0, rolledTo - frames)
+                break
+            }
+            if size.speed != 1 && rolledFrom != nil && s.transport == .stopped {
                 rolledTo = s.deviceFrame
                 break
             }
             usleep(1000)
         }
-        let rolledFrom = max(0, rolledTo - frames)
         let status = engine.status()
         engine.close()
         let wall = monotonicSeconds() - start
         if let error = status.lastError { throw BenchError("engine run failed: \(error)") }
-        let first = Int(rolledFrom / Int64(size.periodFrames))
+        let first = Int((rolledFrom ?? 0) / Int64(size.periodFrames))
         let last = Int(rolledTo / Int64(size.periodFrames))
         func slice(_ loads: [Double]) -> [Double] {
             guard first < last, last <= loads.count else { return loads }
             return Array(loads[first..<last])
         }
         return Run(loads: slice(device.loads()), cpuLoads: slice(device.cpuLoads()), wallSeconds: wall, lowestRingFill: lowest,
-                   xruns: status.xrunCount, unstamped: device.unstampedPeriods)
+                   xruns: status.xrunCount, unstamped: device.unstampedPeriods, underrunFrames: status.underrunFrames)
     }
 
     // MARK: - Material

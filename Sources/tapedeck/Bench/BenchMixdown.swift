@@ -6,6 +6,8 @@ import TapedeckIO
 /// one WAV — Tapedeck's `export` against ecasound's equivalent chain setup.
 enum BenchMixdown {
     static let trackCount = 8
+    /// Tapedeck's wall time over ecasound's (issue 17; the engine issue asked for 0.33).
+    static let goal = 0.15
     static let seconds = 60
     static let rate = 48000
     /// The same chain on both sides: −6 dB, 5 kHz low-pass, 250 ms delay with 30 % feedback
@@ -34,7 +36,7 @@ enum BenchMixdown {
         let ratio = ours / theirs
         return BenchResult(name: "W8 mixdown (8 × 60 s stereo, gain+lpf+delay)",
                            measured: "\(BenchSupport.fixed(ours)) s", peer: "ecasound \(BenchSupport.fixed(theirs)) s",
-                           ratio: BenchSupport.fixed(ratio), goal: "≤ 0.33", met: ratio <= 0.33)
+                           ratio: BenchSupport.fixed(ratio), goal: "≤ \(BenchSupport.fixed(goal))", met: ratio <= goal)
     }
 
     private static func build(_ session: SessionFolder) throws {

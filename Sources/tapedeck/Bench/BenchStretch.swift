@@ -33,12 +33,12 @@ enum BenchStretch {
         }
     }
 
-    /// Per-block cost of one stereo live stretcher at `speed`; returns tracks per core at the
-    /// mean and at the 99th percentile block.
-    static func liveCapacity(speed: Double) -> (mean: Int, p99: Int, meanMicroseconds: Double) {
+    /// Per-block cost of one stereo live stretcher at `speed` with `quality`'s engine:
+    /// the mean block, the 99th-percentile block and the worst, in microseconds.
+    static func liveCost(speed: Double, quality: StretchQuality) -> (mean: Double, p99: Double, worst: Double) {
         let source = LoopSource(seconds: 4)
         defer { withExtendedLifetime(source) {} }
-        let stretcher = LiveStretcher(sampleRate: rate, channelCount: 2, maxFrames: blockFrames, source: source)
+        let stretcher = LiveStretcher(sampleRate: rate, channelCount: 2, maxFrames: blockFrames, source: source, quality: quality)
         stretcher.set(speed: speed, pitchScale: 1)
         let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
         table[0] = .allocate(capacity: blockFrames)
@@ -52,18 +52,22 @@ enum BenchStretch {
             stretcher.render(into: table, frameCount: blockFrames)
             costs.append(monotonicSeconds() - t0)
         }
-        let period = Double(blockFrames) / Double(rate)
         let mean = costs.reduce(0, +) / Double(costs.count)
-        return (Int(period / mean), Int(period / BenchSupport.quantile(costs, 0.99)), mean * 1e6)
+        return (mean * 1e6, BenchSupport.quantile(costs, 0.99) * 1e6, (costs.max() ?? 0) * 1e6)
     }
 
+    /// One row per engine: the stretcher's share of a 256-frame period (5.33 ms) at each speed.
+    /// (The engine runs one, on the mix: see `bench speed` for whole sessions.)
     static func live() -> [BenchResult] {
-        [0.5, 2.0].map { speed in
-            let c = liveCapacity(speed: speed)
-            return BenchResult(name: "live stretch \(BenchSupport.fixed(speed, 1))× (stereo, 256-frame blocks, R2)",
-                               measured: "\(c.mean) tracks/core (p99 block: \(c.p99))",
-                               peer: "\(BenchSupport.fixed(c.meanMicroseconds, 1)) µs/track/block", ratio: "—",
-                               goal: "—", met: nil)
+        let period = Double(blockFrames) / Double(rate) * 1e6
+        return [StretchQuality.fast, .best].map { quality in
+            let parts = BenchSpeed.speeds.map { speed -> String in
+                let c = liveCost(speed: speed, quality: quality)
+                return "\(BenchSpeed.speedText(speed)) \(BenchEngine.pct(c.mean / period)) (p99 \(BenchEngine.pct(c.p99 / period)))"
+            }
+            return BenchResult(name: "live stretch, one stereo stretcher (256-frame blocks, \(quality == .fast ? "R2" : "R3"))",
+                               measured: "share of a period: " + parts.joined(separator: ", "),
+                               peer: "—", ratio: "—", goal: "—", met: nil)
         }
     }
 

@@ -5,17 +5,17 @@ import TapedeckDSP
 struct BenchCommand: Command {
     static let spec = CommandSpec(
         name: "bench", summary: "run the benchmarks (against ecasound, sox and rubberband where they apply)",
-        synopsis: ["bench [all|mixdown|stretch|scale|engine|capture|jack] [--runs N] [--folder DIR]"],
+        synopsis: ["bench [all|mixdown|stretch|speed|scale|engine|capture|screen|jack] [--runs N] [--folder DIR]"],
         positionals: [PositionalSpec("BENCHMARK", complete: .choices,
-                                     choices: ["all", "mixdown", "stretch", "scale", "engine", "capture", "jack"])],
+                                     choices: ["all", "mixdown", "stretch", "speed", "scale", "engine", "capture", "screen", "jack"])],
         options: [
             OptionSpec("--runs", value: "N", "alternating runs per wall time, 1...100 (default 5)"),
             OptionSpec("--folder", value: "DIR", "where generated test material is kept (default bench-out)", complete: .directory),
-            OptionSpec("--tracks", value: "N", "tracks for scale (32), engine (128) and capture (32)"),
+            OptionSpec("--tracks", value: "N", "tracks for scale (32), engine (128), speed (128), capture (32) and screen (32)"),
             OptionSpec("--minutes", value: "M", "length for scale (120) and capture (10)"),
-            OptionSpec("--period", value: "FRAMES", "period for engine (64) and capture (128)"),
+            OptionSpec("--period", value: "FRAMES", "period for engine (64), speed (256) and capture (128)"),
             OptionSpec("--chain", value: "CHAIN", "engine: each track's chain"),
-            OptionSpec("--seconds", value: "S", "engine: seconds to run (15; the recording run 10); jack: seconds per measurement (3)"),
+            OptionSpec("--seconds", value: "S", "engine: seconds to run (15; the recording run 10); speed: per case (6); screen (10); jack: per measurement (3)"),
             OptionSpec("--record", value: "N", "engine: tracks that record at once while the tracks play (32; 0: skip)"),
             OptionSpec("--channels", value: "N", "capture: channels (32)"),
             OptionSpec(flag: "--stereo", "engine: stereo tracks"),
@@ -29,8 +29,13 @@ struct BenchCommand: Command {
 
           mixdown   W8: 8 stereo 16-bit 48 kHz tracks × 60 s through gain + low-pass + delay,
                 mixed to one WAV, against ecasound's equivalent chains (goal ≤ 0.33×)
-          stretch   live: stereo tracks one core sustains at 0.5× and 2× (256-frame blocks);
+          stretch   live: one stereo stretcher's cost at 0.5× and 2× (256-frame blocks, R2 and R3);
                 export: 0.5× R3 stretch against `rubberband -3` on the same file (goal ≤ 1.1×)
+          speed     the engine's session (stereo, no track chains) with the mix at 1/32×, 0.5×,
+                2× and 32×, stretch and varispeed, then R3 stretch at 0.5× and 2×: DSP load
+                p50, p99, p99.9 and tracks per core by the 99th-percentile period (goal: 128
+                tracks at 256-frame periods, p99.9 < 60 %). --tracks N (128), --period FRAMES
+                (256), --seconds S of device time per case (6)
           scale     opening a generated 32-track × 2-hour session (sparse audio, fresh peaks) as
                 the screen does, in a child process (goal ≤ 0.5 s, ≤ 150 MB RSS)
           engine    real-time headroom: the live engine (disk thread streaming a generated
@@ -48,6 +53,9 @@ struct BenchCommand: Command {
                 capture ring high water, real-time factor. Needs the take's size + 45 % free
                 (8 GB); the take is deleted afterwards. --minutes M (10), --channels N (32),
                 --tracks N (32), --period FRAMES (128)
+          screen    the screen's drawing alone (model update, layout, curses output to a
+                pseudo-terminal, no audio) for a --tracks N (32) session playing, at 30
+                frames a second for --seconds S (10): CPU per second of drawing (goal ≤ 3 %)
           jack      round trip through Tapedeck monitoring an armed track, measured by
                 jack_iodelay on private `jackd -d dummy` servers at 64, 256 and 1024 frames,
                 against jack_iodelay looped straight back (goal: no frames added)
@@ -67,6 +75,10 @@ struct BenchCommand: Command {
     /// `engine`: seconds of the paced recording run.
     let recordSeconds: Double
     let captureSize: BenchCapture.Size
+    /// `speed`: tracks, period and seconds per case.
+    let speedTracks: Int, speedPeriod: Int, speedSeconds: Double
+    /// `screen`: tracks and seconds.
+    let screenTracks: Int, screenSeconds: Double
     /// `jack`: seconds jack_iodelay runs for each measurement.
     let jackSeconds: Double
 
@@ -94,9 +106,14 @@ struct BenchCommand: Command {
         recordSeconds = seconds ?? 10
         captureSize = BenchCapture.Size(channels: channels ?? 32, tracks: tracks ?? 32, minutes: minutes ?? 10,
                                         periodFrames: period ?? 128)
+        speedTracks = tracks ?? 128
+        speedPeriod = period ?? 256
+        speedSeconds = seconds ?? 6
+        screenTracks = tracks ?? 32
+        screenSeconds = seconds ?? 10
         jackSeconds = seconds ?? 3
-        guard ["all", "mixdown", "stretch", "scale", "scale-open", "engine", "capture", "jack"].contains(which) else {
-            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, scale, engine, capture, jack)")
+        guard ["all", "mixdown", "stretch", "speed", "scale", "scale-open", "engine", "capture", "screen", "jack"].contains(which) else {
+            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, speed, scale, engine, capture, screen, jack)")
         }
     }
 
@@ -116,6 +133,11 @@ struct BenchCommand: Command {
             attempt("live stretch") { BenchStretch.live() }
             attempt("export stretch") { [try BenchStretch.export(folder: folder, runs: runs)] }
         }
+        if which == "all" || which == "speed" {
+            attempt("mix at speed") {
+                try BenchSpeed.run(folder: folder, runs: min(runs, 3), tracks: speedTracks, periodFrames: speedPeriod, seconds: speedSeconds)
+            }
+        }
         if which == "all" || which == "scale" {
             attempt("scale open") { [try BenchScale.run(folder: folder, runs: runs, size: scaleSize)] }
         }
@@ -129,6 +151,9 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "capture" {
             attempt("capture") { [try BenchCapture.run(folder: folder, size: captureSize)] }
+        }
+        if which == "all" || which == "screen" {
+            attempt("screen") { [try BenchScreen.run(folder: folder, tracks: screenTracks, seconds: screenSeconds)] }
         }
         if which == "all" || which == "jack" {
             attempt("JACK round trip") { try BenchJack.run(seconds: jackSeconds) }

@@ -16,6 +16,8 @@ struct PlayCommand: Command {
             OptionSpec("--to", value: "TIME", "stop (or loop back) here (default: the end)"),
             OptionSpec(flag: "--loop", "loop from --from to --to until stopped"),
         ] + SharedOptions.timePitch + [
+            OptionSpec("--quality", value: "Q", "live stretch engine: Rubber Band R2 faster (fast, default; R3 above 4x) "
+                       + "or R3 finer throughout (best: steadier, about twice the stretcher's cost)", allowed: ["fast", "best"]),
             OptionSpec("--fx", value: "CHAIN", "master chain for this run (replaces the session's)"),
         ] + SharedOptions.click + [
             OptionSpec(flag: "--json", "one JSON status object per line on stdout"),
@@ -34,11 +36,17 @@ struct PlayCommand: Command {
     var loop: Bool
     var json: Bool
     var timePitch: TimePitchSettings
+    var quality: StretchQuality
     var masterChain: Chain?
     var click: ClickSettings?
 
     init(arguments: inout Arguments) throws {
         timePitch = try TimePitchOptions.parse(&arguments)
+        let q = try arguments.option("--quality") ?? "fast"
+        guard let quality = StretchQuality(rawValue: q) else {
+            throw UsageError("play: --quality '\(q)' must be fast or best")
+        }
+        self.quality = quality
         masterChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
         let clickOn = arguments.flag("--click")
         let level = try arguments.doubleOption("--click-level", in: -60...0)
@@ -66,6 +74,7 @@ struct PlayCommand: Command {
         var folder: SessionFolder?
         var options = TransportOptions()
         options.engine = DeviceOptions.engineOptions()
+        options.engine.liveStretchQuality = quality
         options.clickOutputs = click?.outputChannels ?? [1, 2]
         if isSession {
             let f = SessionFolder(path: target)

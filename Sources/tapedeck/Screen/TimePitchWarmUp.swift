@@ -13,7 +13,7 @@ import Glibc
 /// the screen has the measurement done at startup, on a background thread at the lowest
 /// priority, where it costs the music and the keys nothing.
 enum TimePitchWarmUp {
-    /// Starts measuring for `sampleRate`, mono and stereo (a track plays as one or the other).
+    /// Starts measuring for `sampleRate`, stereo (the engine stretches the stereo mix).
     static func start(sampleRate: Int) {
         let thread = Thread {
             // SCHED_IDLE (Linux, no privilege needed): runs only on otherwise idle CPU time,
@@ -21,7 +21,7 @@ enum TimePitchWarmUp {
             var param = sched_param()
             param.sched_priority = 0
             pthread_setschedparam(pthread_self(), 5 /* SCHED_IDLE */, &param)
-            for channels in [1, 2] {
+            for channels in [2] {
                 let source = SilentSource(channelCount: channels)
                 withExtendedLifetime(source) {
                     _ = LiveStretcher(sampleRate: sampleRate, channelCount: channels, maxFrames: 256, source: source)
