@@ -500,7 +500,20 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     private func rollWhenReady(_ g: Graph, frameCount n: Int) {
-        let ready = readyToRoll(g, frameCount: n, primeUntil: cycleBegan + periodNanoseconds / 4)
+        var ready = readyToRoll(g, frameCount: n, primeUntil: waitsForDisk ? .max : cycleBegan + periodNanoseconds / 4)
+        if waitsForDisk && !ready {
+            // An unpaced device keeps no clock: the look-ahead is rendered and the stretcher
+            // primed in this cycle (waiting for the disk, up to two seconds), so the roll
+            // begins in the device period it was asked in, as at 1× — spread over periods, a
+            // file tap or bounce began with that many periods of silence and every take and
+            // click landed late.
+            let giveUp = monotonicNanoseconds() + 2_000_000_000
+            while !ready && monotonicNanoseconds() < giveUp {
+                reader.signal()
+                sleepNanoseconds(100_000)
+                ready = readyToRoll(g, frameCount: n, primeUntil: .max)
+            }
+        }
         guard ready || deviceFrame - holdSince >= holdLimitFrames else { return }
         state = .rolling
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor)
