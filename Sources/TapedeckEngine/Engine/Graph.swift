@@ -159,7 +159,8 @@ final class Graph: @unchecked Sendable {
     static func canRetune(_ old: Chain, to new: Chain, instance: ChainInstance?) -> Bool {
         if old == new { return true }
         guard instance != nil, old.entries.count == new.entries.count, !new.entries.isEmpty else { return false }
-        return zip(old.entries, new.entries).allSatisfy { $0.node == $1.node }
+        // A different file (a sample, a SoundFont) is a new node, not a new value.
+        return zip(old.entries, new.entries).allSatisfy { $0.node == $1.node && $0.texts == $1.texts }
     }
 
     /// Sets every parameter of `instance` to what `chain` says (defaults where it says
