@@ -24,6 +24,8 @@ let package = Package(
         .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        // JACK: MIDI ports on a JACK server (and the JACK backend's audio).
+        .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         // FluidSynth: the General MIDI instrument (`gm`) plays SoundFonts. No pkgConfig: its
         // flags name glib, SDL2 and -pthread, which fluidsynth.h does not need and SwiftPM refuses.
         .systemLibrary(name: "CFluidSynth", providers: [.apt(["libfluidsynth-dev"])]),
@@ -38,7 +40,7 @@ let package = Package(
         // The FluidSynth-backed General MIDI instrument node, apart from the other nodes so
         // that only programs that install it (NodeRegistry.install(type:)) link FluidSynth.
         .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
-        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA"]),
+        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK"]),
         .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
         .target(name: "TapedeckLV2", dependencies: ["TapedeckDSP", "CLV2", "CLilv"]),
         .target(name: "TapedeckLV2Export", dependencies: ["TapedeckDSP", "CLV2"]),

@@ -83,6 +83,23 @@ extension Chain {
         return true
     }
 
+    /// Sets parameter `id` of entry `index` to `value` (clamped into its range), keeping the
+    /// settings in the node's order; false when the entry has no such parameter (a MIDI
+    /// controller bound to it moved it).
+    public mutating func set(entry index: Int, parameter id: String, to value: Double, registry: NodeRegistry = .standard) -> Bool {
+        let states = parameters(of: index, registry: registry)
+        guard let p = states.firstIndex(where: { $0.definition.id == id }) else { return false }
+        let setting = Setting(parameter: id, value: .number(states[p].definition.clamped(value)))
+        if let at = entries[index].settings.firstIndex(where: { $0.parameter == id }) {
+            entries[index].settings[at] = setting
+        } else {
+            let order = states.map(\.definition.id)
+            let position = entries[index].settings.firstIndex { (order.firstIndex(of: $0.parameter) ?? 0) > p } ?? entries[index].settings.count
+            entries[index].settings.insert(setting, at: position)
+        }
+        return true
+    }
+
     /// The fine step for a value (see ``step(entry:parameter:steps:coarse:registry:)``).
     static func fineStep(for value: Double) -> Double {
         var a = abs(value)

@@ -11,6 +11,7 @@ extension Transport {
         let newEvents = engine.drainEvents()
         events += newEvents
         report(newEvents)
+        pollMIDI()
         finishPassIfEnded(force: false)
         if engine.isStarted && !status.deviceRunning && !saidDeviceStop {
             saidDeviceStop = true

@@ -12,8 +12,10 @@ final class CaptureWriter: @unchecked Sendable {
     private let sets = Mutex<[TakeSet]>([])
     private let quit = Atomic<Bool>(false)
     private var thread: RealtimeThread?
-    private let board: StatusBoard
-    private let headerInterval: Int64
+    let board: StatusBoard
+    let headerInterval: Int64
+    /// Where the audio thread leaves played MIDI for MIDI takes.
+    var midiHub: MIDIHub?
     private let stallMilliseconds: Int
     private let stallAtFrame: Int64
     private var stalled = false
@@ -65,6 +67,7 @@ final class CaptureWriter: @unchecked Sendable {
             let current = sets.withLock { $0 }
             for set in current { for lane in set.lanes { drain(lane, total: set) } }
             let now = monotonicNanoseconds()
+            drainMIDI(current, now: now)
             if now - lastHeader >= headerInterval {
                 lastHeader = now
                 for set in current { for lane in set.lanes where !lane.failed.load(ordering: .relaxed) {

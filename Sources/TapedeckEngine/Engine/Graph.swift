@@ -32,9 +32,15 @@ final class Graph: @unchecked Sendable {
     let masterLatencyFrames: Int
     /// The session's tempo and meter (a plain value the audio thread copies).
     let tempoMap: TempoMap
+    /// For each track, whether it hears the MIDI inputs (armed).
+    let listensToMIDI: UnsafeMutablePointer<Bool>
+    /// Each track's MIDI regions as the audio thread reads them (kept alive here).
+    let playlists: [MIDIPlaylist?]
+    /// The MIDI learn bindings, resolved to what they move (nil: none).
+    private(set) var bindings: BindingTable?
 
     private init(generation: Int, spec: GraphSpec, strips: [PlaybackStrip], inputs: [InputStrip], inputTracks: [Int],
-                 masterChain: ChainInstance?) {
+                 masterChain: ChainInstance?, playlists: [MIDIPlaylist?]) {
         self.generation = generation
         self.spec = spec
         self.strips = strips
@@ -56,9 +62,19 @@ final class Graph: @unchecked Sendable {
         }
         masterLatencyFrames = masterChain?.latencyFrames ?? 0
         tempoMap = spec.tempoMap
+        self.playlists = playlists
+        listensToMIDI = .allocate(capacity: max(strips.count, 1))
+        listensToMIDI.initialize(repeating: false, count: max(strips.count, 1))
+        for (i, t) in spec.tracks.enumerated() { listensToMIDI[i] = t.listensToMIDI }
+        if !spec.midiBindings.isEmpty {
+            var byTrack: [Int: InputStrip] = [:]
+            for (i, t) in inputTracks.enumerated() { byTrack[t] = inputs[i] }
+            bindings = BindingTable(spec.midiBindings, strips: strips, inputs: byTrack)
+        }
     }
 
     deinit {
+        listensToMIDI.deallocate()
         stripTable.deallocate()
         inputTable.deallocate()
         inputForTrack.deallocate()
@@ -95,6 +111,7 @@ final class Graph: @unchecked Sendable {
     /// Opens every new file first, so a missing file throws before anything changes.
     /// Control thread.
     static func build(_ spec: GraphSpec, previous: Graph?, generation: Int, context: Context) throws -> Graph {
+        let files = SessionNodeFiles(folder: spec.sessionFolder)
         var unused = previous?.strips ?? []
         var strips: [PlaybackStrip] = []
         for (i, track) in spec.tracks.enumerated() {
@@ -121,7 +138,7 @@ final class Graph: @unchecked Sendable {
             }
             let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
                                       periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
-                                      fallback: fallback, stateFolder: spec.pluginStateFolder)
+                                      fallback: fallback, stateFolder: spec.pluginStateFolder, files: files)
             strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
             strips.append(strip)
         }
@@ -135,10 +152,23 @@ final class Graph: @unchecked Sendable {
             } else {
                 inputs.append(InputStrip(spec: input, captureChannels: context.captureChannels, sampleRate: context.sampleRate,
                                          periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
-                                         retroSeconds: spec.retroSeconds, stateFolder: spec.pluginStateFolder))
+                                         retroSeconds: spec.retroSeconds, stateFolder: spec.pluginStateFolder, files: files))
             }
             inputTracks.append(i)
         }
+        // Every track's MIDI regions, read now (a file that cannot be read throws before any
+        // strip plays something new); unchanged ones are reused.
+        var playlists: [MIDIPlaylist?] = []
+        for (i, track) in spec.tracks.enumerated() {
+            if track.midiSources.isEmpty { playlists.append(nil); continue }
+            if let same = strips[i].midi.playlist, same.sources == track.midiSources { playlists.append(same); continue }
+            if let same = previous?.playlists.lazy.compactMap({ $0 }).first(where: { $0.sources == track.midiSources }) {
+                playlists.append(same)
+                continue
+            }
+            playlists.append(try MIDIPlaylist(sources: track.midiSources, sampleRate: context.sampleRate))
+        }
+        for (strip, playlist) in zip(strips, playlists) { strip.midi.setPlaylist(playlist, generation: generation) }
         var master: ChainInstance?
         if let previous, previous.spec.masterChain == spec.masterChain {
             master = previous.masterChain
@@ -146,12 +176,12 @@ final class Graph: @unchecked Sendable {
             Graph.retune(old, to: spec.masterChain)
             master = old
         } else if !spec.masterChain.entries.isEmpty {
-            let instance = spec.masterChain.instantiate(stateFolder: spec.pluginStateFolder)
+            let instance = spec.masterChain.instantiate(stateFolder: spec.pluginStateFolder, files: files)
             instance.prepare(format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2), maxFrames: context.periodFrames)
             master = instance
         }
         return Graph(generation: generation, spec: spec, strips: strips, inputs: inputs, inputTracks: inputTracks,
-                     masterChain: master)
+                     masterChain: master, playlists: playlists)
     }
 
     /// Whether a live `instance` of chain `old` can become `new` by setting parameters: the

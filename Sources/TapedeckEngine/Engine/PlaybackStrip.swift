@@ -21,6 +21,20 @@ final class MixerControls: @unchecked Sendable {
         flags.store((mute ? 1 : 0) | (solo ? 2 : 0), ordering: .relaxed)
     }
 
+    /// A controller moved the fader (MIDI learn). Audio thread: one atomic store.
+    @inline(__always) func setGain(decibels: Double) {
+        let linear = Float(Decibels.toLinear(decibels))
+        gainBits.store((linear.isFinite ? max(linear, 0) : 0).bitPattern, ordering: .relaxed)
+    }
+    /// A controller moved the pan. Audio thread: one atomic store.
+    @inline(__always) func setPan(_ pan: Double) {
+        panBits.store(Float(pan.isFinite ? min(max(pan, -1), 1) : 0).bitPattern, ordering: .relaxed)
+    }
+    /// A controller switched the mute. Audio thread: one atomic read-modify-write.
+    @inline(__always) func setMute(_ mute: Bool) {
+        if mute { flags.bitwiseOr(1, ordering: .relaxed) } else { flags.bitwiseAnd(~1, ordering: .relaxed) }
+    }
+
     /// Audio thread: relaxed loads.
     @inline(__always) var gain: Float { Float(bitPattern: gainBits.load(ordering: .relaxed)) }
     /// Audio thread: relaxed loads.
@@ -47,6 +61,8 @@ final class PlaybackStrip: @unchecked Sendable {
     /// The strip's pre-fader signal for this period, then (in place) post-fader.
     let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let controls = MixerControls()
+    /// The track's MIDI: its regions' playlist, the notes it holds, this period's events.
+    let midi = StripMIDI()
     let meter: LevelMeter
     /// Frames the chain delays the track by; the voice reads that far ahead to make up for it.
     let latencyFrames: Int
@@ -66,7 +82,7 @@ final class PlaybackStrip: @unchecked Sendable {
 
     /// Builds the strip (instantiating and preparing its chain). Control thread.
     init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, periodFrames: Int,
-         meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil) {
+         meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil, files: (any NodeFiles)? = nil) {
         self.voice = voice
         channelCount = voice.channelCount
         chainSpec = spec
@@ -76,7 +92,7 @@ final class PlaybackStrip: @unchecked Sendable {
         } else if spec.entries.isEmpty {
             chain = nil
         } else {
-            let instance = spec.instantiate(stateFolder: stateFolder)
+            let instance = spec.instantiate(stateFolder: stateFolder, files: files)
             instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: periodFrames)
             chain = instance
         }
@@ -104,12 +120,15 @@ final class PlaybackStrip: @unchecked Sendable {
 
     /// Renders this period's pre-fader signal into ``buffers``: the monitored input when
     /// `monitor` is given, otherwise the track's material (through time-pitch when
-    /// `timePitch` is engaged) and its chain. While stopped the chain still runs on silence,
-    /// so tails fade out instead of freezing. Returns the underrun frames.
+    /// `timePitch` is engaged) and its chain, which gets `midi` (the track's MIDI for the
+    /// period). While stopped the chain still runs on silence (and on live MIDI: an armed
+    /// instrument plays standing), so tails fade out instead of freezing. Returns the
+    /// underrun frames.
     ///
     /// Audio thread: no allocation, no locks.
     func render(frameCount n: Int, rolling: Bool, seq: Int64, timePitch: LiveTimePitch,
-                transport: TransportInfo, monitor: UnsafePointer<UnsafeMutablePointer<Float>>?, monitorChannels: Int) -> Int {
+                transport: TransportInfo, monitor: UnsafePointer<UnsafeMutablePointer<Float>>?, monitorChannels: Int,
+                midi: UnsafeBufferPointer<MIDIEvent> = UnsafeBufferPointer(start: nil, count: 0)) -> Int {
         if let monitor {
             copy(monitor, channels: monitorChannels, frameCount: n)
             return 0
@@ -119,7 +138,7 @@ final class PlaybackStrip: @unchecked Sendable {
             // the disk can fill it for the next start.
             voice.settle(seq: seq + Int64(latencyFrames))
             for c in 0..<channelCount { buffers[c].update(repeating: 0, count: n) }
-            processChain(frameCount: n, transport: transport)
+            processChain(frameCount: n, transport: transport, midi: midi)
             return 0
         }
         if let fallbackRef, !handedOver.load(ordering: .relaxed) {
@@ -132,7 +151,7 @@ final class PlaybackStrip: @unchecked Sendable {
             if !ready {
                 let missing = fallbackRef._withUnsafeGuaranteedRef {
                     $0.render(frameCount: n, rolling: true, seq: seq, timePitch: timePitch, transport: transport,
-                              monitor: nil, monitorChannels: 0)
+                              monitor: nil, monitorChannels: 0, midi: midi)
                 }
                 fallbackRef._withUnsafeGuaranteedRef { copy($0.buffers, channels: $0.channelCount, frameCount: n) }
                 return missing
@@ -155,7 +174,7 @@ final class PlaybackStrip: @unchecked Sendable {
             missing = voice.pull(into: buffers, frameCount: n, seq: ahead)
             voice.sequentialSeq = ahead + Int64(n)
         }
-        processChain(frameCount: n, transport: transport)
+        processChain(frameCount: n, transport: transport, midi: midi)
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
         return missing
     }
@@ -184,10 +203,10 @@ final class PlaybackStrip: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func processChain(frameCount n: Int, transport: TransportInfo) {
+    private func processChain(frameCount n: Int, transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
         guard let chain else { return }
         var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
-                                    frameCount: n, transport: transport)
+                                    frameCount: n, midiEvents: midi, transport: transport)
         chain.process(&context)
     }
 

@@ -85,6 +85,7 @@ extension RenderCore {
                     set.endDevice = min(set.endDevice, overflow ? .max : end)
                 }
             }
+            set.startDeviceFrame.store(set.startDevice, ordering: .releasing)
             if set.startDevice != .max && !silence, let end = gate.endFrame, let o = crossing(end, frameCount: n) {
                 set.endDevice = min(set.endDevice, deviceFrame + o)
             }
@@ -196,8 +197,9 @@ extension RenderCore {
                 }
             }
             g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                let midi = midiEvents(g, track: i, strip: strip, frameCount: n)
                 let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, timePitch: timePitch, transport: transport,
-                                           monitor: monitor, monitorChannels: monitorChannels)
+                                           monitor: monitor, monitorChannels: monitorChannels, midi: midi)
                 if missing > 0 {
                     shared.board.underrunFrames.add(Int64(missing), ordering: .relaxed)
                     shared.events.push(EngineEvent(kind: .playbackUnderrun, frame: position, frames: Int64(missing), track: i))

@@ -139,9 +139,18 @@ public struct TakeMarker: Codable, Equatable, Sendable {
         return nil
     }
 
+    /// Whether the take is a MIDI take (a `.mid` file): its regions are MIDI regions.
+    public var isMIDI: Bool { file.lowercased().hasSuffix(".mid") }
+
     /// The regions a take file of `fileFrames` frames becomes: one (plain, punch) or one per
     /// loop pass, none when nothing lies past the latency.
     public func regions(fileFrames: Int64, file relative: String) -> [Region] {
+        var regions = audioOrMIDIRegions(fileFrames: fileFrames, file: relative)
+        if isMIDI { for i in regions.indices { regions[i].midi = true } }
+        return regions
+    }
+
+    private func audioOrMIDIRegions(fileFrames: Int64, file relative: String) -> [Region] {
         switch placement {
         case .loopPasses(let loop):
             // At another speed each pass of the loop holds loop ÷ speed frames of the file;
