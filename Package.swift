@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "TapedeckDSPTests", dependencies: ["TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "TapedeckFluidSynthTests", dependencies: ["TapedeckFluidSynth", "TapedeckDSP"]),
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
-        .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
+        .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),

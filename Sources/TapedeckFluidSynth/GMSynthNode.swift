@@ -14,18 +14,19 @@ import Glibc
 /// dynamic sample loading off (a program change never reads the SoundFont) and FluidSynth's
 /// log functions silenced (a warning would otherwise print from the audio thread). Note-ons
 /// take voices from a pool made at creation; `fluid_synth_write_float` renders from buffers
-/// made then too. Events apply on their frame; FluidSynth renders in 64-frame blocks, so a
-/// note may sound up to 63 frames after its frame.
+/// made then too. FluidSynth's own reverb and chorus stay off: Debian's build runs them in an
+/// OpenMP parallel region, and the OpenMP runtime allocates on the calling thread for every
+/// block (the allocation test caught it) — put Tapedeck's `reverb` or `chorus` after `gm`.
+/// Events apply on their frame; FluidSynth renders in 64-frame blocks, so a note may sound up
+/// to 63 frames after its frame.
 public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Sendable {
     /// Registration of `gm`.
     public static let descriptor = NodeDescriptor(
         name: "gm", displayName: "General MIDI (FluidSynth)", kind: .instrument, subtype: "gmfs", tags: ["Instrument", "MIDI"],
-        summary: "General MIDI sounds from a SoundFont (FluidSynth): every channel, program changes, drums on channel 10.",
+        summary: "General MIDI sounds from a SoundFont (FluidSynth): every channel, program changes, drums on channel 10 (add reverb after it).",
         parameters: [
             ParameterDefinition(id: "level", name: "Level", unit: .decibels, minimum: -60, maximum: 12, defaultValue: 0),
             ParameterDefinition(id: "program", name: "Program", unit: .plain, minimum: 0, maximum: 127, defaultValue: 0, decimals: 0),
-            .choice(id: "reverb", name: "Reverb", choices: ["off", "on"], defaultIndex: 1),
-            .choice(id: "chorus", name: "Chorus", choices: ["off", "on"], defaultIndex: 0),
         ],
         textParameters: [
             TextParameterDefinition(id: "font", name: "SoundFont",
@@ -49,8 +50,6 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
     private var capacityFrames = 0
     private var appliedProgram = -1
     private var appliedLevel = Double.nan
-    private var appliedReverb = -1
-    private var appliedChorus = -1
 
     /// Creates a synth with no sound yet (it loads its SoundFont in `prepare`).
     public init() {}
@@ -99,8 +98,9 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
         fluid_settings_setint(s, "synth.cpu-cores", 1)
         fluid_settings_setint(s, "synth.dynamic-sample-loading", 0)
         fluid_settings_setint(s, "synth.lock-memory", 0)
-        fluid_settings_setint(s, "synth.reverb.active", 1)
-        fluid_settings_setint(s, "synth.chorus.active", 1)
+        // Off: see the type's notes (OpenMP allocates on the audio thread when they run).
+        fluid_settings_setint(s, "synth.reverb.active", 0)
+        fluid_settings_setint(s, "synth.chorus.active", 0)
         settings = s
         guard let made = new_fluid_synth(s) else {
             fontProblem = "FluidSynth could not start"
@@ -118,8 +118,7 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
         applySettings(force: true)
     }
 
-    /// Applies level, reverb, chorus and the program of every melodic channel when they
-    /// changed. Audio thread (and `prepare`): FluidSynth calls without locks or allocation.
+    /// Applies the level and the program of every melodic channel when they changed. Audio thread (and `prepare`): FluidSynth calls without locks or allocation.
     @inline(__always)
     private func applySettings(force: Bool) {
         guard let synth else { return }
@@ -129,9 +128,6 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
             // FluidSynth's own default gain is 0.2; 0 dB here is that.
             fluid_synth_set_gain(synth, Float(0.2 * pow(10, level / 20)))
         }
-        let reverb = Int(parameters.value(2)), chorus = Int(parameters.value(3))
-        if force || reverb != appliedReverb { appliedReverb = reverb; fluid_synth_reverb_on(synth, -1, Int32(reverb)) }
-        if force || chorus != appliedChorus { appliedChorus = chorus; fluid_synth_chorus_on(synth, -1, Int32(chorus)) }
         let program = Int(parameters.value(1))
         if force || program != appliedProgram {
             appliedProgram = program

@@ -5,6 +5,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 @testable import TapedeckEngine
+import TapedeckFluidSynth
 
 /// Counts the audio thread's own heap allocations from its first period to its last.
 private final class AllocationProbe: AudioThreadProbe, @unchecked Sendable {
@@ -112,6 +113,106 @@ final class AudioThreadAllocationTests: XCTestCase {
         let half = TimePitchSettings(speed: 0.5, mode: .stretch, pitchSemitones: 3)
         XCTAssertEqual(try run(speed: half, changeTo: TimePitchSettings(speed: 1.7, mode: .varispeed, pitchSemitones: 0),
                                inputChain: ""), 0)
+    }
+
+    /// Every MIDI path while the allocations are counted: two MIDI tracks (regions through the
+    /// sampler and FluidSynth; the armed one hearing the inputs through FluidSynth) and an
+    /// audio track with a MIDI gate; notes, controllers, pitch bend and MMC arriving from a
+    /// thread of their own; MIDI thru drained by another; a fader and a node parameter bound
+    /// to controllers; a MIDI take recording; the regions edited (a new playlist swapped into
+    /// the playing strip); loop on, a locate, stop and play again.
+    func testTheAudioThreadNeverAllocatesOnTheMIDIPaths() throws {
+        NodeRegistry.install(type: GMSynthNode.self)
+        guard GMSynthNode.defaultFontPaths.contains(where: { access($0, R_OK) == 0 }) else {
+            throw XCTSkip("no General MIDI SoundFont installed (apt-get install fluid-soundfont-gm)")
+        }
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try self.session(in: dir, tracks: 1)
+        session.tracks[0].playbackChain = "midigate,hpf:80"
+        try FileManager.default.createDirectory(atPath: folder.samplesFolder, withIntermediateDirectories: true)
+        try MIDIFixture.writeClick(folder.samplesFolder + "/click.wav")
+        var events: [MIDISequence.Event] = []
+        for f in stride(from: Int64(0), to: 48_000, by: 1200) {
+            events += [.init(frame: f, status: 0x90, data1: UInt8(48 + f / 1200 % 24), data2: 100),
+                       .init(frame: f + 900, status: 0x80, data1: UInt8(48 + f / 1200 % 24)),
+                       .init(frame: f + 10, status: 0xB0, data1: 1, data2: UInt8(f / 1200 % 128))]
+        }
+        let sequence = MIDISequence(events: events, lengthFrames: 48_000)
+        let file = try MIDIRegionFile.writeNew(sequence, base: "notes", name: nil, folder: folder, tempoMap: session.tempoMap)
+        let region = Region(file: file, timelineStartFrame: 0, lengthFrames: 48_000, isMIDI: true)
+        session.tracks[0].regions.append(region)
+        session.tracks[1] = Track(name: "synth", playbackChain: "sampler:file=samples/click.wav,gm,reverb,limiter", regions: [region], isMIDI: true)
+        session.tracks.append(Track(name: "played", armed: true, playbackChain: "gm", isMIDI: true))
+        session.midiBindings = [MIDIBinding(controller: 7, kind: .fader, track: "synth"),
+                                MIDIBinding(controller: 74, kind: .parameter, track: "t0", node: 2, parameter: "cutoff")]
+        let probe = AllocationProbe()
+        var options = EngineOptions()
+        options.audioThreadProbe = probe
+        let device = XrunLoopbackDevice(periodFrames: 128, delayFrames: 300, xrunCycles: [400])
+        let engine = Engine(device: device, options: options)
+        let input = MIDIInputPort(name: "keys", surface: .mackie)
+        let thru = MIDIOutputPort(name: "thru")
+        engine.attach(midiInput: input)
+        engine.attach(midiOutput: thru)
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        try FileManager.default.createDirectory(atPath: folder.midiFolder, withIntermediateDirectories: true)
+        let set = try engine.startTakes([], gate: TakeGate(recordPoint: 0, latencyFrames: engine.midiLatencyFrames),
+                                        midi: [MIDITakeRequest(track: 2, path: folder.midiFolder + "/take.mid", tempoMap: session.tempoMap)])
+        engine.play()
+        try engine.start()
+        let playing = Atomic<Bool>(true)
+        let player = Thread {
+            var k = 0
+            let mmc: [UInt8] = [0xF0, 0x7F, 0x7F, 0x06, 0x44, 0x06, 0x01, 0x20, 0x00, 0x00, 0x00, 0x00, 0xF7]
+            while playing.load(ordering: .acquiring) {
+                let now = MIDIInputPort.now()
+                input.receive(status: 0x90, data1: UInt8(60 + k % 12), data2: 90, atNanoseconds: now)
+                input.receive(status: 0xB0, data1: 7, data2: UInt8(k % 128), atNanoseconds: now)
+                input.receive(status: 0xB0, data1: 74, data2: UInt8((k * 7) % 128), atNanoseconds: now)
+                input.receive(status: 0xE0, data1: 0, data2: UInt8(k % 128), atNanoseconds: now)
+                input.receive(status: 0x80, data1: UInt8(60 + k % 12), data2: 0, atNanoseconds: now)
+                if k % 50 == 0 { mmc.withUnsafeBufferPointer { input.receive($0, atNanoseconds: now) } }
+                while thru.next() != nil {}
+                k += 1
+                usleep(1000)
+            }
+        }
+        player.start()
+        func waitFrames(_ frames: Int64) {
+            let until = engine.status().deviceFrame + frames
+            let deadline = Date().addingTimeInterval(30)
+            while engine.status().deviceFrame < until && engine.isRunning && Date() < deadline { usleep(1000) }
+        }
+        waitFrames(30_000)
+        // The notes quantised (another file): a new playlist for the same strips.
+        var edited = session
+        let moved = try MIDIRegionFile.writeNew(sequence.quantized(gridFrames: 6000, strength: 1), base: "notes-q", name: nil,
+                                                folder: folder, tempoMap: session.tempoMap)
+        edited.tracks[1].regions[0].file = moved
+        try engine.apply(try GraphSpec(session: edited, folder: folder))
+        waitFrames(20_000)
+        engine.setLoop(FrameRange(startFrame: 0, endFrame: 20_000), enabled: true)
+        waitFrames(40_000)
+        engine.endTakes()
+        engine.locate(to: 7_000)
+        waitFrames(10_000)
+        engine.stop()
+        waitFrames(5_000)
+        engine.play()
+        waitFrames(10_000)
+        playing.store(false, ordering: .releasing)
+        while !player.isFinished { usleep(1000) }
+        _ = engine.finish(set)
+        let machine = engine.drainMachineCommands()
+        let moves = engine.drainControllerMoves()
+        let status = engine.status()
+        engine.close()
+        XCTAssertNil(status.lastError)
+        XCTAssertFalse(machine.isEmpty, "MMC arrived")
+        XCTAssertFalse(moves.isEmpty, "controllers moved what they are bound to")
+        XCTAssertGreaterThan(set.midiOutcomes.first?.eventCount ?? 0, 0, "the take kept what was played")
+        XCTAssertEqual(probe.count.load(ordering: .acquiring), 0)
     }
 
     func testTheProbeReallySeesAllocationsOnTheAudioThread() {

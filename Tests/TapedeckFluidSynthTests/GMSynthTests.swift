@@ -42,7 +42,6 @@ final class GMSynthTests: XCTestCase {
         _ = try font()
         for (note, hertz) in [(69, 440.0), (57, 220.0), (76, 659.255)] {
             let node = GMSynthNode()
-            node.parameters.set("reverb", 0)
             node.parameters.set("program", 73)   // flute: a near-sinusoidal tone
             let y = render(node, frames: 48000, events: [(0, .noteOn(note: UInt8(note), velocity: 110, frameOffset: 0))])
             node.release()
@@ -57,7 +56,6 @@ final class GMSynthTests: XCTestCase {
     func testTheNoteStartsOnItsFrameWithinFluidSynthsBlock() throws {
         _ = try font()
         let node = GMSynthNode()
-        node.parameters.set("reverb", 0)
         let y = render(node, frames: 8192, events: [(3000, .noteOn(note: 60, velocity: 127, frameOffset: 0))])
         XCTAssertEqual(y[0][0..<3000].map(abs).max() ?? 1, 0, "silent before the note")
         let onset = y[0].firstIndex { abs($0) > 1e-4 } ?? -1
@@ -68,7 +66,6 @@ final class GMSynthTests: XCTestCase {
     func testProgramChangesChooseTheInstrumentAndNoteOffsEndTheNote() throws {
         _ = try font()
         let piano = GMSynthNode(), organ = GMSynthNode()
-        for n in [piano, organ] { n.parameters.set("reverb", 0) }
         let a = render(piano, frames: 48000, events: [(0, .noteOn(note: 60, velocity: 100, frameOffset: 0)),
                                                      (24000, .noteOff(note: 60, frameOffset: 0))])
         let b = render(organ, frames: 48000, events: [(0, MIDIEvent(frameOffset: 0, status: 0xC0, data1: 19, data2: 0)),

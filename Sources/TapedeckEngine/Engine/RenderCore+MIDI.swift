@@ -166,13 +166,13 @@ extension RenderCore {
                 let until = route.framesUntilWrap(from: from)
                 let first = min(span, until)
                 m.count += list.collect(from: from, to: from + first, base: 0, speed: speed, into: m.buffer, count: m.count,
-                                        capacity: capacity, held: &m.heldFromRegions)
+                                        capacity: capacity, held: m.heldFromRegions)
                 if span > until && route.loops {
                     // The loop wraps inside this period: what sounds stops at the wrap.
                     let wrap = Int32(min(Double(until) / speed, Double(n - 1)))
                     m.count += m.heldFromRegions.release(at: wrap, into: m.buffer, count: m.count, capacity: capacity)
                     m.count += list.collect(from: route.loopStart, to: route.loopStart + span - until, base: Int(wrap), speed: speed,
-                                            into: m.buffer, count: m.count, capacity: capacity, held: &m.heldFromRegions)
+                                            into: m.buffer, count: m.count, capacity: capacity, held: m.heldFromRegions)
                 }
             }
         }

@@ -63,7 +63,7 @@ final class MIDIPlaylist: @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     @inline(__always)
     func collect(from: Int64, to: Int64, base: Int, speed: Double, into out: UnsafeMutablePointer<MIDIEvent>,
-                 count: Int, capacity: Int, held: inout HeldNotes) -> Int {
+                 count: Int, capacity: Int, held: HeldNotes) -> Int {
         guard to > from else { return 0 }
         var i = firstIndex(atOrAfter: from)
         var n = count
@@ -82,48 +82,48 @@ final class MIDIPlaylist: @unchecked Sendable {
 }
 
 /// Which notes are sounding (16 channels × 128 pitches), so they can be switched off when
-/// the transport stops, jumps, or wraps round a loop. Fixed storage: audio thread safe.
-struct HeldNotes {
-    private var bits: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                       UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                       UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                       UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
-        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+/// the transport stops, jumps, or wraps round a loop. Its bits are allocated once, when it is
+/// made (a tuple of words would have the runtime look its type up, and allocate, on first
+/// use on the audio thread).
+final class HeldNotes: @unchecked Sendable {
+    private let words: UnsafeMutablePointer<UInt64>
     /// Notes held.
     private(set) var count = 0
 
+    /// No note held. Control thread.
+    init() {
+        words = .allocate(capacity: 32)
+        words.initialize(repeating: 0, count: 32)
+    }
+
+    deinit { words.deallocate() }
+
     /// Marks `note` on `channel` held or released. Audio thread.
     @inline(__always)
-    mutating func set(channel: UInt8, note: UInt8, on: Bool) {
+    func set(channel: UInt8, note: UInt8, on: Bool) {
         let index = Int(channel & 0x0F) << 7 | Int(note & 0x7F)
-        withUnsafeMutableBytes(of: &bits) { raw in
-            let words = raw.bindMemory(to: UInt64.self)
-            let mask: UInt64 = 1 << UInt64(index & 63)
-            let was = words[index >> 6] & mask != 0
-            if on && !was { words[index >> 6] |= mask; count += 1 }
-            if !on && was { words[index >> 6] &= ~mask; count -= 1 }
-        }
+        let mask: UInt64 = 1 << UInt64(index & 63)
+        let was = words[index >> 6] & mask != 0
+        if on && !was { words[index >> 6] |= mask; count += 1 }
+        if !on && was { words[index >> 6] &= ~mask; count -= 1 }
     }
 
     /// Appends a note-off at `offset` for every held note to `out` (up to `capacity`) and
     /// forgets them; returns how many were appended. Audio thread.
     @inline(__always)
-    mutating func release(at offset: Int32, into out: UnsafeMutablePointer<MIDIEvent>, count start: Int, capacity: Int) -> Int {
+    func release(at offset: Int32, into out: UnsafeMutablePointer<MIDIEvent>, count start: Int, capacity: Int) -> Int {
         guard count > 0 else { return 0 }
         var n = start
-        withUnsafeMutableBytes(of: &bits) { raw in
-            let words = raw.bindMemory(to: UInt64.self)
-            for w in 0..<32 where words[w] != 0 {
-                var word = words[w]
-                while word != 0 && n < capacity {
-                    let bit = word.trailingZeroBitCount
-                    let index = w << 6 | bit
-                    out[n] = MIDIEvent(frameOffset: offset, status: 0x80 | UInt8(index >> 7), data1: UInt8(index & 0x7F), data2: 0)
-                    n += 1
-                    word &= word - 1
-                }
-                words[w] = 0
+        for w in 0..<32 where words[w] != 0 {
+            var word = words[w]
+            while word != 0 && n < capacity {
+                let bit = word.trailingZeroBitCount
+                let index = w << 6 | bit
+                out[n] = MIDIEvent(frameOffset: offset, status: 0x80 | UInt8(index >> 7), data1: UInt8(index & 0x7F), data2: 0)
+                n += 1
+                word &= word - 1
             }
+            words[w] = 0
         }
         count = 0
         return n - start

@@ -21,8 +21,8 @@ final class StripMIDI: @unchecked Sendable {
     // Audio thread.
     let buffer: UnsafeMutablePointer<MIDIEvent>
     var count = 0
-    var heldFromRegions = HeldNotes()
-    var heldFromInputs = HeldNotes()
+    let heldFromRegions = HeldNotes()
+    let heldFromInputs = HeldNotes()
     var lastPlaylist: UnsafeMutableRawPointer?
     var wasRolling = false
     var wasListening = false

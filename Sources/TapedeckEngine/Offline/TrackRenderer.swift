@@ -25,7 +25,7 @@ final class TrackRenderer: @unchecked Sendable {
     /// The track's MIDI regions, played into its chain.
     private let playlist: MIDIPlaylist?
     private let midi: UnsafeMutablePointer<MIDIEvent>
-    private var held = HeldNotes()
+    private let held = HeldNotes()
     /// Most MIDI events one block passes on (four a frame: more than any playing makes).
     private let midiCapacity: Int
     /// The track's buffers before the fader (what a freeze keeps).
@@ -109,7 +109,7 @@ final class TrackRenderer: @unchecked Sendable {
             var count = 0
             if let playlist {
                 count = playlist.collect(from: timelineFrame, to: timelineFrame + Int64(n), base: 0, speed: 1, into: midi,
-                                         count: 0, capacity: midiCapacity, held: &held)
+                                         count: 0, capacity: midiCapacity, held: held)
             }
             var context = RenderContext(inPlace: buffers.channels, frameCount: n,
                                         midiEvents: UnsafeBufferPointer(start: midi, count: count), transport: transport)
