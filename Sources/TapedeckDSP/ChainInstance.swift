@@ -85,18 +85,28 @@ public final class ChainInstance: @unchecked Sendable {
         var nodeContext = RenderContext(input: output, output: output, frameCount: n,
                                         midiEvents: context.midiEvents, transport: context.transport)
         for i in 0..<nodes.count {
-            let bypassed = bypassFlags[i].load(ordering: .relaxed)
-            if bypassed { wasBypassed[i] = true; continue }
+            if bypassFlags[i].load(ordering: .relaxed) {
+                // Bypassed, a node passes audio on as it came: that is checked like any output
+                // (a chain of bypassed nodes must not hand a NaN on either).
+                wasBypassed[i] = true
+                _ = scrub(output, frameCount: n)
+                continue
+            }
             let node = nodes[i]
             if wasBypassed[i] { node.reset(); wasBypassed[i] = false }
             node.process(&nodeContext)
-            var replaced = 0
-            for c in 0..<output.count { replaced += NonFiniteSamples.replace(output[c], count: n) }
-            if replaced > 0 {
-                node.reset()
-                nonFiniteCounter.add(Int64(replaced), ordering: .relaxed)
-            }
+            if scrub(output, frameCount: n) { node.reset() }
         }
+    }
+
+    /// Replaces NaN and infinite samples with silence and counts them; true when there were
+    /// any. Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func scrub(_ channels: UnsafeBufferPointer<UnsafeMutablePointer<Float>>, frameCount n: Int) -> Bool {
+        var replaced = 0
+        for c in 0..<channels.count { replaced += NonFiniteSamples.replace(channels[c], count: n) }
+        if replaced > 0 { nonFiniteCounter.add(Int64(replaced), ordering: .relaxed) }
+        return replaced > 0
     }
 
     /// NaN and infinite samples replaced by silence at node outputs since the chain was

@@ -81,7 +81,7 @@ struct Supervisor {
         try? FileManager.default.createDirectory(atPath: findingsFolder, withIntermediateDirectories: true)
         let path = "\(findingsFolder)/\(target)-\(seed)-\(finding.index).\(finding.kind)"
         if let t = try? Targets.make(target) {
-            FileManager.default.createFile(atPath: path, contents: Data(t.input(seed: seed, index: finding.index)))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(t.input(seed: seed, index: finding.index)))
         }
     }
 }

@@ -127,7 +127,15 @@ extension Transport {
             gate = TakeGate(recordPoint: l.startFrame)
             transportStart = l.startFrame - countIn
         }
-        gate.maxFrames = request.maxFrames
+        // The timeline ends at 2^40 frames: a take stops there (what it would hold beyond could
+        // never be placed).
+        let startPoint = gate.recordPoint ?? status.positionFrame
+        let room = SessionLimits.maximumTimelineFrames - startPoint
+        guard room > 0 else {
+            throw TransportError(.usage, "the record point is at the end of the timeline (\(TimeText.clock(frames: startPoint, sampleRate: session.sampleRate)))")
+        }
+        let roomFrames = Int64(min(Double(room) / max(timePitch.speed, 1.0 / 64), 0x1p62))
+        gate.maxFrames = min(request.maxFrames ?? .max, roomFrames)
         // A pass of MIDI tracks only keeps what was played when it was heard: the MIDI latency.
         let audioTracks = tracks.filter { !session.tracks[$0].isMIDI }
         gate.latencyFrames = audioTracks.isEmpty ? engine.midiLatencyFrames : (options.playsSession ? engine.overdubLatencyFrames : 0)

@@ -48,6 +48,17 @@ final class ScreenEngineTests: XCTestCase {
         screen.waitFor("disarm Vocal") { !$0.contains("LISTENING") && $0.contains("demo.tapedeck *") }
     }
 
+    /// A punch range of its own over bars 1-5 (in at the start, out 16 beat steps on: 8 s at
+    /// 120 BPM), switched on, the playhead back at the start: a take ends by itself at bar 5.
+    private func punchTheFirstFourBars(_ screen: ScreenTmux) {
+        screen.send("\\;")
+        screen.waitFor("punch 00:00.000-")
+        for _ in 0..<16 { screen.send("Right") }
+        screen.waitFor("0:00:08.000")
+        screen.send("'", "Home", "p")
+        screen.waitFor("PUNCH on")
+    }
+
     private func vocalRegions() throws -> [Region] {
         let loaded = try SessionFolder(path: session).load()
         return try XCTUnwrap(loaded.tracks.first { $0.name == "Vocal" }).regions
@@ -100,14 +111,7 @@ final class ScreenEngineTests: XCTestCase {
         RecordSupport.writeRaw(sine.map { Int32(($0 * 32767).rounded()) }, bits: 16, to: input)
         let screen = try open(device: "filetap48:IN=\(input)")
         screen.waitFor("STOPPED")
-        // A punch range of its own over bars 1-5 (in at the start, out 16 beats on): the take
-        // ends by itself at bar 5.
-        screen.send("\\;")
-        screen.waitFor("punch 00:00.000-")
-        for _ in 0..<16 { screen.send("Right") }
-        screen.waitFor("0:00:08.000")
-        screen.send("'", "Home", "p")
-        screen.waitFor("PUNCH on")
+        punchTheFirstFourBars(screen)
         screen.send("r")
         screen.waitFor("recorded 0:00:08.000 on Vocal")
         screen.waitFor("STOPPED")
@@ -145,13 +149,7 @@ final class ScreenEngineTests: XCTestCase {
         screen.waitFor("STOPPED")
         screen.send("Down", "a")
         screen.waitFor("Bass armed") { $0.contains("2 Bass         R") }
-        // Punch bars 1-5 (16 beat steps is 8 s at 120 BPM): the pass ends by itself.
-        screen.send("\\;")
-        screen.waitFor("punch 00:00.000-")
-        for _ in 0..<16 { screen.send("Right") }
-        screen.waitFor("0:00:08.000")
-        screen.send("'", "Home", "p")
-        screen.waitFor("PUNCH on")
+        punchTheFirstFourBars(screen)
         screen.send("r")
         screen.waitFor("recorded 0:00:08.000 on Bass, Vocal (u removes them)")
         let loaded = try SessionFolder(path: session).load()
@@ -175,6 +173,29 @@ final class ScreenEngineTests: XCTestCase {
         screen.waitFor("saved ")
         let after = try SessionFolder(path: session).load()
         XCTAssertFalse(after.tracks.flatMap(\.regions).contains { $0.file.hasPrefix("audio/take-") }, "one undo removed the whole pass")
+    }
+
+    /// The master's EBU R128 loudness, measured by the engine while the demo plays on the
+    /// offline clock (paced in real time): `U` shows it, `X` starts it afresh.
+    func testTheLoudnessLineShowsWhatThePlayingMixMeasuresAndXResetsIt() throws {
+        let screen = try open(device: "offline", width: 120)
+        screen.waitFor("STOPPED")
+        screen.send("Space")
+        screen.waitFor("PLAYING")
+        screen.send("U")
+        func integrated(_ text: String) -> Double? {
+            guard let line = text.split(separator: "\n").first(where: { $0.contains("master M ") }),
+                  let i = line.range(of: " I ") else { return nil }
+            return Double(line[i.upperBound...].prefix { $0 != " " }).flatMap { $0.isFinite ? $0 : nil }
+        }
+        // A gated integrated value needs 400 ms of audio; the demo mix reads about -19 LUFS.
+        let measured = screen.waitFor("an integrated loudness", timeout: 10) { integrated($0) != nil }
+        let lufs = try XCTUnwrap(integrated(measured), measured)
+        XCTAssertEqual(lufs, -19, accuracy: 4, "the demo's mix, measured live: \(measured)")
+        screen.waitFor("STOPPED", timeout: 15)
+        screen.send("X")
+        screen.waitFor("meters reset")
+        screen.waitFor("the measurement starts afresh") { $0.contains("I -inf LUFS") }
     }
 
     func testStoppingARecordingByKeyKeepsTheTakeAndUndoRemovesIt() throws {

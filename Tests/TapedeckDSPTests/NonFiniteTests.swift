@@ -6,7 +6,10 @@ import XCTest
 /// silence, resets the node that made them, and counts them.
 final class NonFiniteTests: XCTestCase {
     func testOneNaNSampleCostsSilenceForAMomentNotTheRestOfTheMix() throws {
-        for text in ["hpf:100", "reverb", "hpf:100,reverb,limiter", "delay:time=50ms:feedback=0.7", "comp:-20:ratio=4,eq:midFreq=1000:midGain=6"] {
+        // Bypassed nodes pass audio on as it came, and that is checked too (make fuzz found a
+        // chain of one bypassed node handing a NaN on).
+        for text in ["hpf:100", "reverb", "hpf:100,reverb,limiter", "delay:time=50ms:feedback=0.7", "comp:-20:ratio=4,eq:midFreq=1000:midGain=6",
+                     "!delay:time=10.5", "!hpf:100,!reverb"] {
             let chain = try Chain(parsing: text).instantiate()
             chain.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 1), maxFrames: 512)
             defer { chain.release() }

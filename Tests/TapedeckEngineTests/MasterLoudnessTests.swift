@@ -20,11 +20,15 @@ final class MasterLoudnessTests: XCTestCase {
         try writer.close()
     }
 
-    /// Rolls until the playhead passes `frame` (bounded), then returns the reading.
-    private func reading(_ engine: Engine, after frame: Int64, file: StaticString = #filePath, line: UInt = #line) -> LoudnessReading? {
+    /// Rolls from where the transport stands to `frame` exactly (the engine stops there by
+    /// itself, so every run lasts what it says on an unpaced clock too), then returns the
+    /// reading.
+    private func roll(_ engine: Engine, to frame: Int64, file: StaticString = #filePath, line: UInt = #line) -> LoudnessReading? {
+        engine.setEndFrame(frame)
+        engine.play()
         let deadline = Date().addingTimeInterval(30)
-        while engine.status().positionFrame < frame && Date() < deadline { usleep(1000) }
-        XCTAssertGreaterThanOrEqual(engine.status().positionFrame, frame, "the transport rolled", file: file, line: line)
+        while !(engine.status().transport == .stopped && engine.status().positionFrame >= frame) && Date() < deadline { usleep(1000) }
+        XCTAssertEqual(engine.status().positionFrame, frame, "the transport rolled to the end frame", file: file, line: line)
         return engine.loudness()
     }
 
@@ -42,8 +46,7 @@ final class MasterLoudnessTests: XCTestCase {
         try engine.start(spec)
         defer { engine.close() }
 
-        engine.play()
-        let first = try XCTUnwrap(reading(engine, after: 6 * 48000), "libebur128 made a meter")
+        let first = try XCTUnwrap(roll(engine, to: 6 * 48000), "libebur128 made a meter")
         XCTAssertEqual(first.integratedLUFS, -23, accuracy: 0.2, "integrated")
         XCTAssertEqual(first.momentaryLUFS, -23, accuracy: 0.2, "momentary")
         XCTAssertEqual(first.shortTermLUFS, -23, accuracy: 0.2, "short-term")
@@ -52,22 +55,16 @@ final class MasterLoudnessTests: XCTestCase {
         // Stop, the master fader to −10 dB, roll again as long: a stop does not restart the
         // measurement, so the integrated value is that of both runs (−23 and −33 LUFS of equal
         // length: their mean power, −25.6), the momentary that of now.
-        engine.stop()
-        let deadline = Date().addingTimeInterval(10)
-        while engine.status().transport != .stopped && Date() < deadline { usleep(1000) }
         engine.setMasterGain(decibels: -10)
-        engine.play()
-        var position = engine.status().positionFrame
-        let both = try XCTUnwrap(reading(engine, after: position + 6 * 48000))
+        let both = try XCTUnwrap(roll(engine, to: 12 * 48000))
         XCTAssertEqual(both.momentaryLUFS, -33, accuracy: 0.3, "momentary, after the fader")
-        XCTAssertEqual(both.integratedLUFS, 10 * log10((pow(10, -2.3) + pow(10, -3.3)) / 2), accuracy: 0.3,
+        XCTAssertEqual(both.integratedLUFS, 10 * log10((pow(10, -2.3) + pow(10, -3.3)) / 2), accuracy: 0.1,
                        "integrated over both runs; the stopped time in between does not count")
 
         // The reset: a new meter, nothing heard yet, then only what plays after it.
         engine.resetLoudness()
         XCTAssertEqual(try XCTUnwrap(engine.loudness()).integratedLUFS, -.infinity, "a reset begins with nothing heard")
-        position = engine.status().positionFrame
-        let fresh = try XCTUnwrap(reading(engine, after: position + 6 * 48000))
+        let fresh = try XCTUnwrap(roll(engine, to: 18 * 48000))
         XCTAssertEqual(fresh.integratedLUFS, -33, accuracy: 0.3, "integrated since the reset only")
     }
 }

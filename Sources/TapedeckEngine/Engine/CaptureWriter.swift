@@ -8,10 +8,9 @@ import TapedeckIO
 /// own, apart from the playback reader, so a busy disk serves the takes first; it sleeps on
 /// a signal the audio thread gives when frames arrive.
 final class CaptureWriter: @unchecked Sendable {
-    private let wake = WakeSignal()
+    private let worker = DiskWorker()
+    private var wake: WakeSignal { worker.wake }
     private let sets = Mutex<[TakeSet]>([])
-    private let quit = Atomic<Bool>(false)
-    private var thread: RealtimeThread?
     let board: StatusBoard
     let headerInterval: Int64
     /// Where the audio thread leaves played MIDI for MIDI takes.
@@ -28,20 +27,10 @@ final class CaptureWriter: @unchecked Sendable {
     }
 
     /// Starts the thread (a better nice value than the reader's, where allowed). Control thread.
-    func start() -> Bool {
-        let t = RealtimeThread(name: "tapedeck-write") { [self] _ in run() }
-        guard t.start(nice: -5) else { return false }
-        thread = t
-        return true
-    }
+    func start() -> Bool { worker.start(name: "tapedeck-write", nice: -5) { [self] in run() } }
 
     /// Writes what is left and ends the thread. Control thread.
-    func stop() {
-        quit.store(true, ordering: .releasing)
-        wake.signal()
-        thread?.join()
-        thread = nil
-    }
+    func stop() { worker.stop() }
 
     /// Starts draining `set`. Control thread.
     func add(_ set: TakeSet) {
@@ -63,7 +52,7 @@ final class CaptureWriter: @unchecked Sendable {
         var lastHeader = monotonicNanoseconds()
         var lastSpace: Int64 = 0
         while true {
-            let quitting = quit.load(ordering: .acquiring)
+            let quitting = worker.quitting
             let current = sets.withLock { $0 }
             for set in current { for lane in set.lanes { drain(lane, total: set) } }
             let now = monotonicNanoseconds()

@@ -5,29 +5,18 @@ import Synchronization
 /// seek is posted (and wakes every 20 ms regardless). It never touches the graph: it works
 /// on the voices the control thread hands it.
 final class DiskReader: @unchecked Sendable {
-    private let wake = WakeSignal()
+    private let worker = DiskWorker()
+    private var wake: WakeSignal { worker.wake }
     private let voices = Mutex<[TrackVoice]>([])
-    private let quit = Atomic<Bool>(false)
-    private var thread: RealtimeThread?
     private let board: StatusBoard
 
     init(board: StatusBoard) { self.board = board }
 
     /// Starts the thread. Control thread.
-    func start() -> Bool {
-        let t = RealtimeThread(name: "tapedeck-read") { [self] _ in run() }
-        guard t.start() else { return false }
-        thread = t
-        return true
-    }
+    func start() -> Bool { worker.start(name: "tapedeck-read") { [self] in run() } }
 
     /// Ends the thread. Control thread.
-    func stop() {
-        quit.store(true, ordering: .releasing)
-        wake.signal()
-        thread?.join()
-        thread = nil
-    }
+    func stop() { worker.stop() }
 
     /// The voices to serve from now on (every voice of every live graph). Control thread.
     func serve(_ list: [TrackVoice]) {
@@ -48,11 +37,11 @@ final class DiskReader: @unchecked Sendable {
 
     /// Disk thread.
     private func run() {
-        while !quit.load(ordering: .acquiring) {
+        while !worker.quitting {
             let list = voices.withLock { $0 }
             // One block per voice per round, so every track gets its share before any gets more.
             var worked = true
-            while worked && !quit.load(ordering: .relaxed) {
+            while worked && !worker.quitting {
                 worked = false
                 for v in list where v.service(maxBlocks: 1, fail: { [board] in board.fail($0) }) { worked = true }
             }

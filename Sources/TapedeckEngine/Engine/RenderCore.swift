@@ -370,13 +370,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     private func changeRoute(to next: PlayRoute) {
         if next == (pendingRoute ?? route) { return }
         if pendingRoute != nil {
-            route = next
             pendingRoute = nil
-            seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
-            if state == .rolling {
-                state = .starting
-                holdSince = deviceFrame
-            }
+            rereadAll(route: next)
             return
         }
         let split = PlayRoute.divergence(route, next, from: position)
@@ -386,17 +381,23 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             return
         }
         if split == 0 {
-            route = next
-            seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
-            if state == .rolling {
-                state = .starting
-                holdSince = deviceFrame
-            }
+            rereadAll(route: next)
             return
         }
         pendingRoute = next
         routeSwitchSeq = seq + split
         seekAll(seqStart: routeSwitchSeq, timeline: next.advance(position, by: split), route: next, continuesOld: true)
+    }
+
+    /// Every track reads again from here the `next` way round; a rolling transport holds
+    /// until they have. Audio thread: no allocation, no locks.
+    private func rereadAll(route next: PlayRoute) {
+        route = next
+        seekAll(seqStart: seq, timeline: position, route: next, continuesOld: false)
+        if state == .rolling {
+            state = .starting
+            holdSince = deviceFrame
+        }
     }
 
     /// Every voice of the graph asks for sequence `seqStart` onwards at `timeline` along

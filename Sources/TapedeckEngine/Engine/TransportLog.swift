@@ -48,6 +48,14 @@ final class TransportLog: @unchecked Sendable {
         count.store(n + 1, ordering: .releasing)
     }
 
+    /// Entry `k` (counting from the first ever appended) as stored now. Any thread.
+    private func entry(_ k: Int64) -> Segment {
+        let slot = Int(k % Int64(capacity)) * 3
+        return Segment(deviceFrame: fields[slot].load(ordering: .relaxed),
+                       timelineFrame: fields[slot + 1].load(ordering: .relaxed),
+                       speed: Double(bitPattern: UInt64(bitPattern: fields[slot + 2].load(ordering: .relaxed))))
+    }
+
     /// The segment holding device frame `device`, or nil when it is older than the history
     /// (or the history changed too fast to read). Control thread.
     func segment(containing device: Int64) -> Segment? {
@@ -56,10 +64,7 @@ final class TransportLog: @unchecked Sendable {
             var found: Segment?
             var k = n - 1
             while k >= max(0, n - Int64(capacity) + 8) {
-                let slot = Int(k % Int64(capacity)) * 3
-                let s = Segment(deviceFrame: fields[slot].load(ordering: .relaxed),
-                                timelineFrame: fields[slot + 1].load(ordering: .relaxed),
-                                speed: Double(bitPattern: UInt64(bitPattern: fields[slot + 2].load(ordering: .relaxed))))
+                let s = entry(k)
                 if s.deviceFrame <= device { found = s; break }
                 k -= 1
             }
@@ -75,10 +80,7 @@ final class TransportLog: @unchecked Sendable {
         var out: [Segment] = []
         var k = n - 1
         while k >= max(0, n - Int64(capacity) + 8) {
-            let slot = Int(k % Int64(capacity)) * 3
-            let s = Segment(deviceFrame: fields[slot].load(ordering: .relaxed),
-                            timelineFrame: fields[slot + 1].load(ordering: .relaxed),
-                            speed: Double(bitPattern: UInt64(bitPattern: fields[slot + 2].load(ordering: .relaxed))))
+            let s = entry(k)
             out.append(s)
             if s.deviceFrame <= device { break }
             k -= 1

@@ -145,12 +145,19 @@ public struct TakeMarker: Codable, Equatable, Sendable {
     /// The regions a take file of `fileFrames` frames becomes: one (plain, punch) or one per
     /// loop pass, none when nothing lies past the latency.
     public func regions(fileFrames: Int64, file relative: String) -> [Region] {
-        var regions = audioOrMIDIRegions(fileFrames: fileFrames, file: relative)
-        if isMIDI { for i in regions.indices { regions[i].midi = true } }
-        return regions
+        // The timeline ends at 2^40 frames: what a take holds beyond stays in its file, unplaced,
+        // so a take recorded at the very end never makes a session that cannot be saved.
+        let limit = SessionLimits.maximumTimelineFrames
+        return unclippedRegions(fileFrames: fileFrames, file: relative).compactMap { region in
+            guard region.timelineStartFrame >= 0, region.timelineStartFrame < limit else { return nil }
+            var r = region
+            if r.timelineEndFrame > limit { r.lengthFrames = limit - r.timelineStartFrame }
+            if isMIDI { r.midi = true }
+            return r
+        }
     }
 
-    private func audioOrMIDIRegions(fileFrames: Int64, file relative: String) -> [Region] {
+    private func unclippedRegions(fileFrames: Int64, file relative: String) -> [Region] {
         switch placement {
         case .loopPasses(let loop):
             // At another speed each pass of the loop holds loop ÷ speed frames of the file;

@@ -16,7 +16,7 @@ struct SessionTarget: FuzzTarget {
     /// Values that sat at the edge of something before: limits, overflow, NaN spelled as
     /// JSON can hold it, paths out of the folder, escape sequences, floods of tracks.
     nonisolated(unsafe) static let extremes: [Any] = [Int64.max, Int64.min, Int64(1) << 40, (Int64(1) << 40) + 1, Int64(-1), 0, 1e308, -1e308, 10.5,
-                                  1e-320, "x", NSNull(), true, [Any](), [String: Any](), "../secret.wav", "/etc/passwd",
+                                  Double.leastNormalMagnitude / 1e12, "x", NSNull(), true, [Any](), [String: Any](), "../secret.wav", "/etc/passwd",
                                   "audio/../../x.wav", "\u{1B}[2J\u{202E}", 9_000_000_000_000_000_000 as Int64, 1_000_000_001]
 
     init() throws {

@@ -10,7 +10,7 @@ enum BenchSupport {
         p.arguments = args
         p.standardOutput = FileHandle.nullDevice
         let errPath = NSTemporaryDirectory() + "tapedeck-bench-\(UUID().uuidString).err"
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errPath) }
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         p.standardInput = FileHandle.nullDevice

@@ -68,7 +68,7 @@ struct ImportCommand: Command {
             bar.finish()
             let region = Region(file: "audio/" + imported.fileName, timelineStartFrame: position,
                                 lengthFrames: imported.frameCount)
-            try document.edit("import \(baseName(file))") { (s: inout Session) in
+            document.edit("import \(baseName(file))") { (s: inout Session) in
                 if let t = trackIndex {
                     s.tracks[t].regions.append(region)
                 } else {

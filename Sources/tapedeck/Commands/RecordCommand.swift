@@ -178,6 +178,7 @@ struct RecordCommand: Command {
         do { start = try transport.record(request) } catch let e as TransportError {
             throw e.kind == .usage ? UsageError("record: \(e.description)") as Error : RecordFailure(message: e.description)
         }
+        try target.saveNewTrack()
         try transport.startDevice()
         return try HeadlessRecording(transport: transport, target: target, start: start, json: json, device: dev.configuration,
                                      monitor: monitor).run()

@@ -16,6 +16,9 @@ struct RecordTarget {
     /// The file of a take outside any session.
     var outPath: String = ""
 
+    /// Whether the take goes onto a track made for it (no track was armed).
+    private(set) var addsTrack = false
+
     init(command c: RecordCommand) throws {
         guard let path = c.sessionPath else {
             // A file take: an unsaved session of one track listening to the chosen inputs.
@@ -41,9 +44,11 @@ struct RecordTarget {
         } else {
             tracks = session.tracks.indices.filter { session.tracks[$0].armed }
             if tracks.isEmpty {
+                // Saved once recording really starts (``saveNewTrack()``): a refused or failed
+                // start leaves the session as it was.
                 session.tracks.append(Track(name: "Track \(session.tracks.count + 1)", inputChannels: c.channels))
-                try folder.save(session)
                 tracks = [session.tracks.count - 1]
+                addsTrack = true
             }
         }
         if c.channelsGiven && tracks.count > 1 {
@@ -74,6 +79,16 @@ struct RecordTarget {
     func deviceChannelsNeeded(override: [Int]?) -> Int {
         if let override { return override.max() ?? 1 }
         return tracks.flatMap { session.tracks[$0].inputChannels }.max() ?? 1
+    }
+
+    /// Saves the track made for the take, before its first frame, so that a take killed
+    /// mid-way has a track to be recovered onto.
+    mutating func saveNewTrack() throws {
+        guard addsTrack, let folder else { return }
+        var saved = try folder.load()
+        saved.tracks.append(session.tracks[tracks[0]])
+        try folder.save(saved)
+        addsTrack = false
     }
 
     /// Puts finished takes on their tracks in the saved session (read again, so nothing
