@@ -52,6 +52,7 @@ let package = Package(
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2",
+            "TapedeckFluidSynth",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
         ]),

@@ -100,6 +100,12 @@ extension Chain {
         return true
     }
 
+    /// Sets text setting `index` of entry `entry` (a file name) to `value`.
+    public mutating func setText(entry: Int, index: Int, to value: String) {
+        guard entries.indices.contains(entry), entries[entry].texts.indices.contains(index) else { return }
+        entries[entry].texts[index].value = value
+    }
+
     /// The fine step for a value (see ``step(entry:parameter:steps:coarse:registry:)``).
     static func fineStep(for value: Double) -> Double {
         var a = abs(value)

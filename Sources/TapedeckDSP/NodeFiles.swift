@@ -11,12 +11,16 @@ public struct TextParameterDefinition: Sendable, Equatable {
     public var name: String
     /// One line saying what it takes.
     public var summary: String
+    /// Whether the file belongs in the session (a sample: copied into its `samples/` folder
+    /// when the chain is set) rather than being named where it lies (a system SoundFont).
+    public var isSessionFile: Bool
 
     /// Creates a definition.
-    public init(id: String, name: String, summary: String) {
+    public init(id: String, name: String, summary: String, isSessionFile: Bool = false) {
         self.id = id
         self.name = name
         self.summary = summary
+        self.isSessionFile = isSessionFile
     }
 }
 

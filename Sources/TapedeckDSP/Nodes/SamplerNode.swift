@@ -22,7 +22,7 @@ public final class SamplerNode: BuiltInNode, TextParameterNode, @unchecked Senda
         ],
         textParameters: [
             TextParameterDefinition(id: "file", name: "Sample file",
-                                    summary: "the audio file it plays (kept in the session's samples/ folder)"),
+                                    summary: "the audio file it plays (kept in the session's samples/ folder)", isSessionFile: true),
         ])
 
     /// Most notes sounding at once; a new note steals the oldest.

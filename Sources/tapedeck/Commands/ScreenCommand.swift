@@ -15,7 +15,7 @@ struct ScreenCommand: Command {
         options: [
             OptionSpec("--theme", value: "NAME", "colours: default, light, high-contrast, mono or your own"),
             OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none)"),
-        ],
+        ] + SharedOptions.midi,
         details: """
         Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
         not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
@@ -37,16 +37,21 @@ struct ScreenCommand: Command {
         real time and the meters move, nothing is heard, recording is refused.
         --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
         through that ALSA config only.
+        MIDI: the ALSA sequencer's hardware ports (or --midi-in PORT, jack:PORT) play armed
+        tracks; MMC and --midi-surface buttons drive the transport; --midi-out sends MIDI thru
+        to a JACK port.
     """,
         examples: ["tapedeck Samples/demo.tapedeck --theme light"])
 
     let sessionPath: String?
     let themeName: String?
     let deviceName: String
+    let midi: MIDIOptions
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
         deviceName = try arguments.option("--device") ?? "default"
+        midi = try MIDIOptions(arguments: &arguments)
         sessionPath = arguments.positional()
     }
 
@@ -127,6 +132,7 @@ struct ScreenCommand: Command {
         options.engine = DeviceOptions.engineOptions()
         options.engine.lockMemory = true
         options.retroSeconds = Transport.screenRetroSeconds
+        options.midi = midi.setup
         func offline(_ reason: String?) throws -> (Transport, offlineReason: String?) {
             let device = OfflineClockDevice(sampleRate: session.sampleRate, captureChannels: fake ? 2 : 0, playbackChannels: 2,
                                             periodFrames: 256, capacityPeriods: 0, paced: true, name: ScreenDevice.offlineName)
@@ -187,7 +193,7 @@ extension ScreenCommand {
             return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
         }
         if commandNames.contains(first) || first == "help" { return args }
-        let screenOptions = ["--theme", "--device"]
+        let screenOptions = ["--theme", "--device", "--midi-in", "--midi-out", "--midi-surface"]
         if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
         if !first.hasPrefix("-") && !first.hasSuffix(".tapedeck") && !first.hasSuffix(".tapedeck/")
             && access(first, F_OK) != 0 { return args }
