@@ -145,7 +145,10 @@ public final class Transport {
                               listening: listening)
         }
         if !options.playsSession {
-            for i in s.tracks.indices { s.tracks[i].sources = [] }
+            for i in s.tracks.indices {
+                s.tracks[i].sources = []
+                s.tracks[i].midiSources = []
+            }
         }
         for i in s.tracks.indices where s.tracks[i].input != nil {
             if let mode = options.monitoring { s.tracks[i].input?.monitoring = mode }

@@ -18,14 +18,15 @@ extension RenderCore {
 
     /// Takes this period's MIDI: the device's own (delivered this cycle at their frames) and
     /// every input port's messages that arrived before `now`, placed at
-    /// `(arrival − last period's start) ÷ (now − last period's start)` of the period.
+    /// `(arrival − last period's start) ÷ (this period's start − last period's start)` of the
+    /// period, the starts smoothed by ``CycleClock``.
     ///
     /// Audio thread: no allocation, no locks.
     func gatherMIDI(_ g: Graph?, frameCount n: Int, now: Int64) {
         let hub = midi
-        let previous = hub.lastCycleNanoseconds
-        hub.lastCycleNanoseconds = now
-        let span = previous > 0 && now > previous ? now - previous : periodNanoseconds
+        hub.clock.tick(now: now, nominal: periodNanoseconds)
+        let previous = Int64(hub.clock.previous)
+        let span = max(Int64(hub.clock.current - hub.clock.previous), 1)
         hub.liveCount = 0
         for i in 0..<hub.deliveredCount {
             let e = hub.delivered[i]

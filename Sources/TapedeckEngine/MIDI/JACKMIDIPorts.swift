@@ -111,8 +111,9 @@ public final class JACKMIDIPorts: @unchecked Sendable {
             let count = jack_midi_get_event_count(buffer)
             var event = jack_midi_event_t()
             for i in 0..<count where jack_midi_event_get(&event, buffer, i) == 0 {
-                // A message in this cycle's buffer arrived during the cycle before, like the audio.
-                let frame = cycleStart &+ event.time &- frames
+                // Stamped with the time of its frame in this cycle (JACK's own placement): a time
+                // at or after now, so the engine never finds it late and keeps its spacing exactly.
+                let frame = cycleStart &+ event.time
                 let ns = Int64(jack_frames_to_time(client, frame)) * 1000 + offset
                 input.receive(UnsafeBufferPointer(start: event.buffer, count: event.size), atNanoseconds: ns)
             }

@@ -38,8 +38,8 @@ final class MIDIHub: @unchecked Sendable {
     /// Messages the device delivered for this period (its own MIDI ports), before routing.
     let delivered: UnsafeMutablePointer<MIDIEvent>
     var deliveredCount = 0
-    /// When the last period began (CLOCK_MONOTONIC ns).
-    var lastCycleNanoseconds: Int64 = 0
+    /// When periods begin, smoothed (see ``CycleClock``).
+    var clock = CycleClock()
 
     init() {
         inputs = .allocate(capacity: MIDIHub.inputCapacity)
@@ -67,4 +67,38 @@ struct ControllerMoveRecord: BitwiseCopyable {
     var key: Int32
     var controller: UInt8
     var value: UInt8
+}
+
+/// When the audio thread's periods begin, with the jitter of its wake-ups filtered out: a
+/// delay-locked loop (as JACK keeps its own: F. Adriaensen, "Using a DLL to filter time")
+/// follows the period starts the thread sees, so messages are placed against a steady grid
+/// and keep the spacing they were played with. A jump (an xrun, a stall, the first period)
+/// starts it afresh.
+struct CycleClock {
+    /// Filtered start of the previous period and of this one (CLOCK_MONOTONIC ns).
+    private(set) var previous: Double = 0
+    private(set) var current: Double = 0
+    private var period: Double = 0
+    private var b = 0.0, c = 0.0
+
+    /// Takes the start of a period seen at `now`, `nominal` ns after the last.
+    ///
+    /// Audio thread: arithmetic only.
+    mutating func tick(now: Int64, nominal: Int64) {
+        let t = Double(now)
+        let error = t - (current + period)
+        if current == 0 || abs(error) > 4 * Double(nominal) {
+            // Start afresh: a bandwidth of about 1 Hz suits a period of a few milliseconds.
+            let omega = 2 * Double.pi * 1.0 * Double(nominal) / 1e9
+            b = 2.0.squareRoot() * omega
+            c = omega * omega
+            period = Double(nominal)
+            previous = t - period
+            current = t
+            return
+        }
+        previous = current
+        current += period + b * error
+        period += c * error
+    }
 }

@@ -147,7 +147,9 @@ struct RecordCommand: Command {
         options.retroSeconds = retroSeconds
         options.midi = midi.setup
         let monitor = options.monitoring ?? .off
-        let outputs = max(play || recording.click != nil || monitor != .off ? 2 : 0, recording.click?.outputChannels.max() ?? 0)
+        // A MIDI track is heard through its instrument while it records: it needs the outputs.
+        let playsInstrument = target.tracks.contains { session.tracks[$0].isMIDI }
+        let outputs = max(play || recording.click != nil || monitor != .off || playsInstrument ? 2 : 0, recording.click?.outputChannels.max() ?? 0)
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: target.deviceChannelsNeeded(override: channelsGiven ? channels : nil),
                                   playbackChannels: outputs)
         options.engine.latencyOffsetFrames = try LatencyOffsets.load().offset(forDevice: dev.configuration.name)
