@@ -49,6 +49,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
     /// Opens the sequencer and connects from `source` (an address `20:0`, or a client name
     /// as `aconnect -l` shows it), or from every hardware port when nil. Control thread.
     public init(source: String?, surface: ControlSurface = .off, clientName: String = "Tapedeck") throws(MIDIError) {
+        try ALSASequencerInput.checkDevice()
         var handle: OpaquePointer?
         let opened = snd_seq_open(&handle, "default", SND_SEQ_OPEN_INPUT, 0)
         guard opened >= 0, let handle else {
@@ -100,8 +101,17 @@ public final class ALSASequencerInput: @unchecked Sendable {
         connected.append(name)
     }
 
+    /// Refuses at once where there is no sequencer device (libasound would print its own
+    /// line about it on stderr before failing).
+    private static func checkDevice() throws(MIDIError) {
+        guard access("/dev/snd/seq", F_OK) == 0 else {
+            throw MIDIError("cannot open the ALSA sequencer: /dev/snd/seq is missing (the snd-seq kernel module is not loaded)")
+        }
+    }
+
     /// Every port of every other client that sends MIDI.
     public static func sources() throws(MIDIError) -> [ALSASequencerSource] {
+        try checkDevice()
         var handle: OpaquePointer?
         let r = snd_seq_open(&handle, "default", SND_SEQ_OPEN_INPUT, 0)
         guard r >= 0, let handle else { throw MIDIError("cannot open the ALSA sequencer: \(String(cString: snd_strerror(r)))") }
