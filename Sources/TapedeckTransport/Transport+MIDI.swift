@@ -40,6 +40,9 @@ public struct MIDIChanges: Sendable, Equatable {
     /// The loop switched on or off from MIDI.
     public var loopEnabled: Bool?
 
+    /// Nothing changed.
+    public init() {}
+
     /// Whether there is nothing to follow.
     public var isEmpty: Bool { learned == nil && moves.isEmpty && loopEnabled == nil }
 

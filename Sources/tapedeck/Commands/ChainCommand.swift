@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
+import TapedeckTransport
 
 /// `tapedeck chain`: sets or shows a track's (or the master) effect chain.
 struct ChainCommand: Command {

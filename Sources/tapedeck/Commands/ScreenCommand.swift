@@ -172,6 +172,12 @@ struct ScreenCommand: Command {
                 let summary = try Mixdown(request).run { progress($0) }
                 let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
                 return "exported \(length), peak \(Decibels.text(summary.peakDecibels)) dBFS\(summary.clipText)"
+            },
+            freeze: { session, folderPath, track, progress in
+                let result = try TrackFreeze.render(session: session, folder: SessionFolder(path: folderPath), track: track) { progress($0) }
+                let length = TimeText.clock(frames: result.frozen.lengthFrames, sampleRate: session.sampleRate)
+                let warnings = result.warnings.isEmpty ? "" : "; " + result.warnings.joined(separator: "; ")
+                return (result.frozen, "froze \(session.tracks[track].name): \(length) in \(result.frozen.file)\(warnings)")
             })
     }
 
