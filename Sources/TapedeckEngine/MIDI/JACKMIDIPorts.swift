@@ -31,6 +31,7 @@ public final class JACKMIDIPorts: @unchecked Sendable {
     /// each of `destinations` (JACK port names, `jack_midiseq:out`). Control thread.
     public init(clientName name: String = "tapedeck-midi", sources: [String] = [], destinations: [String] = [],
                 surface: ControlSurface = .off) throws(MIDIError) {
+        JACKMIDIPorts.quietLibrary()
         var status = jack_status_t(0)
         guard let c = td_jack_client_open(name, JackNoStartServer, &status) else {
             throw MIDIError("cannot open a JACK client: \(status.rawValue & JackServerFailed.rawValue != 0 ? "no JACK server is running" : "JACK status 0x\(String(status.rawValue, radix: 16))")")
@@ -74,6 +75,28 @@ public final class JACKMIDIPorts: @unchecked Sendable {
             let ports = JACKMIDIPorts.portNames(client: client)
             throw MIDIError("cannot connect JACK port \(from.terminalSafe) to \(to.terminalSafe)\(ports.isEmpty ? "" : " (MIDI ports: \(ports.joined(separator: ", ")))")")
         }
+    }
+
+    /// The MIDI output ports of the running JACK server (what `--midi-in jack:PORT` takes),
+    /// or nil when no server runs. Opens a client for the moment, never starting a server.
+    public static func sourcePorts() -> [String]? {
+        quietLibrary()
+        var status = jack_status_t(0)
+        guard let c = td_jack_client_open("tapedeck-list", JackNoStartServer, &status) else { return nil }
+        defer { jack_client_close(c) }
+        guard let list = jack_get_ports(c, nil, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput.rawValue)) else { return [] }
+        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
+        var names: [String] = []
+        var i = 0
+        while let p = list[i] { names.append(String(cString: p)); i += 1 }
+        return names
+    }
+
+    /// libjack prints its own lines on stderr when no server answers (and they would land on
+    /// the screen): our errors say it in one line instead.
+    static func quietLibrary() {
+        jack_set_error_function { _ in }
+        jack_set_info_function { _ in }
     }
 
     /// The JACK MIDI ports of every client.
