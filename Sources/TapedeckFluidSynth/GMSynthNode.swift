@@ -192,6 +192,8 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
     public func restart() {
         guard let synth else { return }
         fluid_synth_system_reset(synth)
+        // The warm-up's note (velocity 1) would otherwise ring on, far below hearing but on the meters.
+        fluid_synth_all_sounds_off(synth, -1)
         applySettings(force: true)
     }
 

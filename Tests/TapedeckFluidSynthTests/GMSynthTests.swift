@@ -80,6 +80,24 @@ final class GMSynthTests: XCTestCase {
                           "\(rms(b[0][40000..<48000])) after the note-off, \(rms(b[0][20000..<23000])) before")
     }
 
+    func testAfterTheChainsWarmUpTheSynthIsSilent() throws {
+        _ = try font()
+        // A chain warms every node up with a quiet note; the synth must not ring on after it.
+        NodeRegistry.install(type: GMSynthNode.self)
+        let chain = try Chain(parsing: "gm").instantiate()
+        chain.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 2), maxFrames: 256)
+        let buffers = ChannelBuffers(channelCount: 2, capacityFrames: 256)
+        var peak: Float = 0
+        for _ in 0..<100 {
+            buffers.clear(frameCount: 256)
+            var context = RenderContext(inPlace: buffers.channels, frameCount: 256)
+            chain.process(&context)
+            for c in 0..<2 { for i in 0..<256 { peak = max(peak, abs(buffers[c][i])) } }
+        }
+        chain.release()
+        XCTAssertEqual(peak, 0, "silent, not the warm-up note's tail")
+    }
+
     func testAMissingSoundFontIsSaidAndTheNodeIsSilent() {
         let node = GMSynthNode()
         node.setText("font", "/nonexistent/none.sf2", files: nil)

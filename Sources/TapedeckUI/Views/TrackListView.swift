@@ -69,7 +69,8 @@ public enum TrackListView {
                              meter: c < readings.count ? readings[c] : MeterReading(), glyphs: glyphs)
         }
         let loudest = readings.map(\.peakDecibels).max() ?? -.infinity
-        canvas.put(meterRow, width - numberWidth, Fit.right(Decibels.text(loudest), numberWidth - 1),
+        // Five characters: anything quieter than −99.9 dB reads as that floor, not as a cut-off number.
+        canvas.put(meterRow, width - numberWidth, Fit.right(Decibels.text(loudest.isFinite ? max(loudest, -99.9) : loudest), numberWidth - 1),
                    loudest >= MeterRender.clipDecibels ? .clip : .label)
     }
 }
