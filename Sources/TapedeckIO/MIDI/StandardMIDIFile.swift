@@ -185,7 +185,7 @@ extension StandardMIDIFile {
         while file.tracks.count < trackCount, !r.atEnd {
             let tag = try r.tag()
             let length = Int(try r.uint32())
-            guard length <= r.remaining else { throw r.fail("chunk '\(tag)' claims \(length) bytes, only \(r.remaining) remain") }
+            guard length <= r.remaining else { throw r.fail("chunk '\(tag.terminalSafe)' claims \(length) bytes, only \(r.remaining) remain") }
             guard tag == "MTrk" else { try r.skip(length); continue }
             let end = r.offset + length
             file.tracks.append(try readTrack(&r, end: end, into: &file, total: &total))
