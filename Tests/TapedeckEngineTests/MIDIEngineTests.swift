@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 import Synchronization
 import TapedeckCore
@@ -198,6 +199,114 @@ final class MIDIEngineTests: XCTestCase {
         XCTAssertEqual(mix[4000], 1, accuracy: 1e-6)
         XCTAssertEqual(mix[20_000], 64.0 / 127, accuracy: 1e-3)
     }
+
+    func testABoundControllerMovesANodeParameterOnTheAudioThread() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var events: [MIDISequence.Event] = []
+        for f in stride(from: Int64(0), to: 96_000, by: 4800) {
+            events += [.init(frame: f, status: 0x90, data1: 60, data2: 127), .init(frame: f + 10, status: 0x80, data1: 60)]
+        }
+        var (session, folder) = try clickSession(dir, sequence: MIDISequence(events: events, lengthFrames: 96_000), armed: false)
+        // CC 20 sweeps the sampler's level (node 1): 0 is its bottom, −60 dB.
+        session.midiBindings = [MIDIBinding(controller: 20, kind: .parameter, track: "Keys", node: 1, parameter: "level")]
+        let device = PacedRecordingDevice(periodFrames: period, seconds: 2.5)
+        let engine = Engine(device: device)
+        let port = MIDIInputPort(name: "knob")
+        engine.attach(midiInput: port)
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        engine.play()
+        try engine.start()
+        MIDIFixture.sleep(until: device.nanoseconds(atFrame: 40_000))
+        port.receive(status: 0xB5, data1: 20, data2: 0, atNanoseconds: MIDIInputPort.now())
+        waitFrames(engine, until: 100_000)
+        let moves = engine.drainControllerMoves()
+        engine.close()
+        let played = device.played
+        let clicks = stride(from: 0, to: 96_000, by: 4800).map { played[$0] }
+        XCTAssertEqual(clicks.prefix(8).min() ?? 0, 1, accuracy: 1e-6, "full level before the controller moved")
+        for c in clicks.suffix(8) {
+            XCTAssertEqual(c, Float(Decibels.toLinear(-60)), accuracy: 1e-5, "the parameter's bottom (−60 dB) after it")
+        }
+        XCTAssertEqual(moves, [ControllerMove(binding: 0, value: 0)])
+    }
+
+    func testABackendWithItsOwnMIDIPortsHandsMIDIToTheCycleAtExactFramesAndTakesThruBack() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (session, folder) = try clickSession(dir, sequence: nil, armed: true)
+        // A JACK-like device: its own thread runs cycles and delivers MIDI inside them.
+        let device = CallbackMIDIDevice(periodFrames: period, cycles: 40,
+                                        deliveries: [5: [(37, [0x90, 60, 127])], 9: [(200, [0x80, 60, 0]), (201, [0x90, 72, 64])],
+                                                     12: [(0, [0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7])]])
+        let engine = Engine(device: device)
+        try engine.start(try GraphSpec(session: session, folder: folder))
+        device.waitUntilDone()
+        let machine = engine.drainMachineCommands()
+        engine.close()
+        XCTAssertEqual(MIDIFixture.onsets(device.played, threshold: 0.3), [5 * period + 37, 9 * period + 201], "on the frames delivered")
+        XCTAssertEqual(device.thru.map(\.frame), [5 * period + 37, 9 * period + 200, 9 * period + 201], "thru, at the same frames")
+        XCTAssertEqual(device.thru.map(\.bytes), [[0x90, 60, 127], [0x80, 60, 0], [0x90, 72, 64]])
+        XCTAssertEqual(machine.map(\.command), [.play], "MMC from the device's own MIDI")
+    }
+}
+
+/// A backend that owns its thread and has MIDI ports of its own, as JACK does: each cycle it
+/// hands the engine that cycle's MIDI (``AudioDeviceMIDIClient``), renders, and keeps what
+/// the engine sends on.
+private final class CallbackMIDIDevice: AudioDevice, @unchecked Sendable {
+    let configuration: DeviceConfiguration
+    private let cycles: Int
+    private let deliveries: [Int: [(Int, [UInt8])]]
+    private(set) var played: [Float] = []
+    private(set) var thru: [(frame: Int, bytes: [UInt8])] = []
+    private var thread: Thread?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(periodFrames: Int, cycles: Int, deliveries: [Int: [(Int, [UInt8])]]) {
+        configuration = DeviceConfiguration(name: "callback", sampleRate: 48000, captureChannels: 0, playbackChannels: 2,
+                                            periodFrames: periodFrames, periodCount: 2, bufferFrames: 2 * periodFrames,
+                                            captureFormat: nil, playbackFormat: .float32,
+                                            captureLatencyFrames: 0, playbackLatencyFrames: Int64(periodFrames), linked: true)
+        self.cycles = cycles
+        self.deliveries = deliveries
+    }
+
+    func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError) {
+        let n = configuration.periodFrames
+        nonisolated(unsafe) let client = client
+        let t = Thread { [self] in
+            let out = (0..<2).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: n) }
+            let input = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+            let output = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
+            output[0] = out[0]; output[1] = out[1]
+            client.audioThreadBegins(realtime: false)
+            for cycle in 0..<cycles {
+                _ = client.beginCycle()
+                if let midi = client as? AudioDeviceMIDIClient {
+                    for (offset, bytes) in deliveries[cycle] ?? [] {
+                        bytes.withUnsafeBufferPointer { midi.receiveMIDI($0, frameOffset: offset) }
+                    }
+                }
+                client.renderCycle(input: input, output: output, frameCount: n)
+                if let midi = client as? AudioDeviceMIDIClient {
+                    midi.sendMIDI { bytes, offset in thru.append((cycle * n + offset, Array(bytes))) }
+                }
+                played += Array(UnsafeBufferPointer(start: out[0], count: n))
+                usleep(1000)
+            }
+            client.audioThreadEnds()
+            out.forEach { $0.deallocate() }
+            input.deallocate()
+            output.deallocate()
+            done.signal()
+        }
+        thread = t
+        t.start()
+    }
+
+    func waitUntilDone() { done.wait(); done.signal() }
+    func stop() {}
 }
 
 /// Channels of the audio file at `path`.
