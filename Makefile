@@ -79,8 +79,10 @@ commit:
 	if [ "$$(cat Sources/CBuildInfo/commit.h 2>/dev/null)" != "$$line" ]; then \
 	  echo "$$line" > Sources/CBuildInfo/commit.h; touch Sources/CBuildInfo/build_info.c; fi
 
+# A release build is the tapedeck binary alone: with the Swift runtime linked statically it
+# cannot also link the LV2 library (a shared object; `make lv2` builds that).
 build: deps commit
-	$(SWIFT) build -c $(CONFIG) $(if $(filter release,$(CONFIG)),$(RELEASE_FLAGS)) $(BUILD_FLAGS)
+	$(SWIFT) build -c $(CONFIG) $(if $(filter release,$(CONFIG)),$(RELEASE_FLAGS) --product tapedeck) $(BUILD_FLAGS)
 
 release:
 	$(MAKE) build CONFIG=release
