@@ -66,10 +66,10 @@ extension Transport {
         }
         let config = engine.configuration
         let candidates = request.tracks ?? session.tracks.indices.filter { session.tracks[$0].armed }
-        let audioOnly = candidates.contains { session.tracks.indices.contains($0) && !session.tracks[$0].isMIDI }
-        if isOffline { throw TransportError(.device, "no audio device: recording needs one") }
-        guard config.captureChannels > 0 || !audioOnly else {
-            throw TransportError(.device, "\(deviceName) has no inputs: recording audio needs one (MIDI tracks record without)")
+        let recordsAudio = candidates.contains { session.tracks.indices.contains($0) && !session.tracks[$0].isMIDI }
+        guard config.captureChannels > 0 || !recordsAudio else {
+            throw TransportError(.device, isOffline ? "no audio device: recording needs one"
+                                 : "\(deviceName) has no inputs: recording audio needs one (MIDI tracks record without)")
         }
         if !timePitch.isIdentity && !options.allowsRecordingAtSpeed {
             // A take must line up with what was heard; at another speed or pitch it cannot.

@@ -37,6 +37,13 @@ final class MIDIModelTests: XCTestCase {
         ], "the note started before the cut (60) is left out, its off too")
     }
 
+    func testANoteStartingOnTheCutsLastFrameIsLeftOutRatherThanLeftHanging() {
+        let s = MIDISequence(events: [on(99, 60), off(150, 60)], lengthFrames: 200)
+        let c = s.clipped(offset: 0, length: 100)
+        XCTAssertEqual(c.events, [], "no note-on without its note-off")
+        XCTAssertEqual(c.notes.count, 0)
+    }
+
     func testQuantisePullsNoteOnsTowardsTheGridKeepingLengths() {
         let s = MIDISequence(events: [on(1100, 60), off(1600, 60), on(1940, 62), off(2040, 62)], lengthFrames: 4000)
         let full = s.quantized(gridFrames: 1000, strength: 1)

@@ -124,6 +124,8 @@ public struct MIDISequence: Equatable, Sendable {
             }
             if e.frame >= end { break }
             if e.isNoteOn {
+                // A note starting on the last frame could not sound before it is cut.
+                if e.frame >= end - 1 { continue }
                 held.insert(key)
             } else if e.isNoteOff {
                 guard held.remove(key) != nil else { continue }

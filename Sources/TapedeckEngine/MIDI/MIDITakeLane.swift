@@ -93,6 +93,13 @@ final class MIDITakeLane: @unchecked Sendable {
         let length = Int64((Double(max(frames, 0)) * request.speed).rounded())
         var out = events
         if final {
+            // Notes still held end with the take; one starting on its last frame could not sound.
+            var held = self.held
+            out.removeAll { e in
+                guard e.isNoteOn, e.frame >= length - 1 else { return false }
+                held[Int(e.status & 0x0F) << 7 | Int(e.data1), default: 1] -= 1
+                return true
+            }
             for (key, count) in held where count > 0 {
                 for _ in 0..<count {
                     out.append(MIDISequence.Event(frame: max(length - 1, 0), status: 0x80 | UInt8(key >> 7), data1: UInt8(key & 0x7F)))
