@@ -122,14 +122,17 @@ extension Transport {
         midi.jack = nil
     }
 
-    /// Why MIDI input from the ALSA sequencer is off, when it was asked for by default and
-    /// could not be opened (no sequencer on this machine).
-    public var midiUnavailable: String? { midi.unavailable }
-
-    /// The MIDI ports in use, for a front-end to show (`ALSA Tapedeck:MIDI in ← 20:0 Keystation`).
+    /// The MIDI ports in use (`ALSA Tapedeck:MIDI in ← 20:0 Keystation`).
     public var midiPorts: [String] {
         midi.alsa.map { "\($0.port.name)\($0.connected.isEmpty ? "" : " ← " + $0.connected.joined(separator: ", "))" }
             + (midi.jack.map { ["JACK \($0.clientName):midi_in, \($0.clientName):midi_out"] } ?? [])
+    }
+
+    /// One line for a front-end: the MIDI ports in use, or why there are none (no ALSA
+    /// sequencer on this machine, and no --midi-in).
+    public var midiInputLine: String {
+        if !midiPorts.isEmpty { return "MIDI: " + midiPorts.joined(separator: "; ") }
+        return "no MIDI input" + (midi.unavailable.map { ": \($0)" } ?? "") + " (--midi-in PORT or jack:PORT names one)"
     }
 
     /// MIDI learn: the next controller any input moves gets bound to what `target` names

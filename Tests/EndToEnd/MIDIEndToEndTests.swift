@@ -91,6 +91,7 @@ final class MIDIEndToEndTests: XCTestCase {
                                     "--midi-in", "jack:tdseq:out", "--midi-out", "jack:tddump:input", "--duration", "4"],
                                    environment: jack.environment, timeout: 60)
         XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("MIDI: JACK tapedeck-midi:midi_in, tapedeck-midi:midi_out"), "the ports are said: \(run.stderr)")
         _ = dump.kill(SIGKILL)   // it flushes every line; SIGTERM leaves it waiting for JACK
 
         // The take: a MIDI region on the track, holding what jack_midiseq sent.
@@ -209,5 +210,10 @@ final class MIDIEndToEndTests: XCTestCase {
                                  environment: RecordSupport.environment.merging(["JACK_DEFAULT_SERVER": "td-none-\(getpid())", "JACK_NO_START_SERVER": "1"]) { $1 })
         XCTAssertNotEqual(r.status, 0)
         XCTAssertTrue(r.stderr.contains("JACK MIDI") && r.stderr.contains("no JACK server"), r.stderr)
+        // With none named, the ALSA sequencer's hardware ports are used, or it says why not.
+        let plain = try Tapedeck.run(["record", session, "--device", "filetap", "--duration", "0.2"], environment: RecordSupport.environment)
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        let said = FileManager.default.fileExists(atPath: "/dev/snd/seq") ? "MIDI: ALSA Tapedeck:MIDI in" : "no MIDI input: "
+        XCTAssertTrue(plain.stderr.contains(said), plain.stderr)
     }
 }

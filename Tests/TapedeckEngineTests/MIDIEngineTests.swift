@@ -27,6 +27,28 @@ final class MIDIEngineTests: XCTestCase {
         while engine.status().deviceFrame < frame && engine.isRunning && Date() < deadline { usleep(2000) }
     }
 
+    /// Root-note clicks at full velocity every 0.1 s for two seconds.
+    private func clicksEveryTenthOfASecond() -> MIDISequence {
+        var events: [MIDISequence.Event] = []
+        for f in stride(from: Int64(0), to: 96_000, by: 4800) {
+            events += [.init(frame: f, status: 0x90, data1: 60, data2: 127), .init(frame: f + 10, status: 0x80, data1: 60)]
+        }
+        return MIDISequence(events: events, lengthFrames: 96_000)
+    }
+
+    /// The engine playing `session` from the start on a paced device, with a MIDI input.
+    private func playing(_ session: Session, _ folder: SessionFolder, seconds: Double, port name: String) throws
+        -> (Engine, PacedRecordingDevice, MIDIInputPort) {
+        let device = PacedRecordingDevice(periodFrames: period, seconds: seconds)
+        let engine = Engine(device: device)
+        let port = MIDIInputPort(name: name)
+        engine.attach(midiInput: port)
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        engine.play()
+        try engine.start()
+        return (engine, device, port)
+    }
+
     func testANoteSentAtAKnownTimeIsRenderedByTheSamplerAtThatFrameWithinAPeriod() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -67,11 +89,7 @@ final class MIDIEngineTests: XCTestCase {
         var events: [MIDISequence.Event] = []
         for f in notes { events += [.init(frame: f, status: 0x90, data1: 60, data2: 127), .init(frame: f + 50, status: 0x80, data1: 60)] }
         let (session, folder) = try clickSession(dir, sequence: MIDISequence(events: events, lengthFrames: 60_000), armed: false)
-        let device = PacedRecordingDevice(periodFrames: period, seconds: 2)
-        let engine = Engine(device: device)
-        try engine.prepare(try GraphSpec(session: session, folder: folder))
-        engine.play()
-        try engine.start()
+        let (engine, device, _) = try playing(session, folder, seconds: 2, port: "idle")
         waitFrames(engine, until: 70_000)
         engine.close()
         XCTAssertEqual(MIDIFixture.onsets(device.played, threshold: 0.5).map(Int64.init), notes, "sample-exact")
@@ -125,19 +143,9 @@ final class MIDIEngineTests: XCTestCase {
     func testABoundControllerMovesTheFaderAndIsReportedAndLearningTakesTheNextController() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var events: [MIDISequence.Event] = []
-        for f in stride(from: Int64(0), to: 96_000, by: 4800) {
-            events += [.init(frame: f, status: 0x90, data1: 60, data2: 127), .init(frame: f + 10, status: 0x80, data1: 60)]
-        }
-        var (session, folder) = try clickSession(dir, sequence: MIDISequence(events: events, lengthFrames: 96_000), armed: false)
+        var (session, folder) = try clickSession(dir, sequence: clicksEveryTenthOfASecond(), armed: false)
         session.midiBindings = [MIDIBinding(controller: 7, channel: 1, kind: .fader, track: "keys")]
-        let device = PacedRecordingDevice(periodFrames: period, seconds: 2.5)
-        let engine = Engine(device: device)
-        let port = MIDIInputPort(name: "test")
-        engine.attach(midiInput: port)
-        try engine.prepare(try GraphSpec(session: session, folder: folder))
-        engine.play()
-        try engine.start()
+        let (engine, device, port) = try playing(session, folder, seconds: 2.5, port: "test")
         // Fader down (CC 7 = 0: −∞) at 0.5 s, back to 100 (0 dB) at 1 s; CC 7 on channel 2 is not bound.
         MIDIFixture.sleep(until: device.nanoseconds(atFrame: 24_000))
         port.receive(status: 0xB0, data1: 7, data2: 0, atNanoseconds: MIDIInputPort.now())
@@ -203,20 +211,10 @@ final class MIDIEngineTests: XCTestCase {
     func testABoundControllerMovesANodeParameterOnTheAudioThread() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var events: [MIDISequence.Event] = []
-        for f in stride(from: Int64(0), to: 96_000, by: 4800) {
-            events += [.init(frame: f, status: 0x90, data1: 60, data2: 127), .init(frame: f + 10, status: 0x80, data1: 60)]
-        }
-        var (session, folder) = try clickSession(dir, sequence: MIDISequence(events: events, lengthFrames: 96_000), armed: false)
+        var (session, folder) = try clickSession(dir, sequence: clicksEveryTenthOfASecond(), armed: false)
         // CC 20 sweeps the sampler's level (node 1): 0 is its bottom, −60 dB.
         session.midiBindings = [MIDIBinding(controller: 20, kind: .parameter, track: "Keys", node: 1, parameter: "level")]
-        let device = PacedRecordingDevice(periodFrames: period, seconds: 2.5)
-        let engine = Engine(device: device)
-        let port = MIDIInputPort(name: "knob")
-        engine.attach(midiInput: port)
-        try engine.prepare(try GraphSpec(session: session, folder: folder))
-        engine.play()
-        try engine.start()
+        let (engine, device, port) = try playing(session, folder, seconds: 2.5, port: "knob")
         MIDIFixture.sleep(until: device.nanoseconds(atFrame: 40_000))
         port.receive(status: 0xB5, data1: 20, data2: 0, atNanoseconds: MIDIInputPort.now())
         waitFrames(engine, until: 100_000)

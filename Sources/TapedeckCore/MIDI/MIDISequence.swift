@@ -31,8 +31,6 @@ public struct MIDISequence: Equatable, Sendable {
         public var isNoteOff: Bool { status & 0xF0 == 0x80 || (status & 0xF0 == 0x90 && data2 == 0) }
         /// The channel, 0…15.
         public var channel: UInt8 { status & 0x0F }
-        /// Data bytes the message carries (1 for program change and channel pressure, else 2).
-        public var dataByteCount: Int { MIDISequence.dataBytes(status: status) }
     }
 
     /// A note: its on and off paired.

@@ -54,9 +54,6 @@ extension Engine {
     /// Stops waiting for a controller to learn.
     public func cancelLearning() { core.midi.learning.store(false, ordering: .releasing) }
 
-    /// Whether a controller is being waited for.
-    public var isLearning: Bool { core.midi.learning.load(ordering: .acquiring) }
-
     /// The controller learnt, once one arrived.
     public func learnedController() -> LearnedController? {
         guard let r = core.midi.learned.pop() else { return nil }

@@ -7,26 +7,13 @@ import TapedeckIO
 /// control thread from a session; ``Engine/apply(_:)`` turns it into a live graph, reusing
 /// whatever did not change.
 public struct GraphSpec: Sendable, Equatable {
-    /// One region and the file it plays from. Regions with a rate other than 1 have already
-    /// been resolved to their 1× render (``StretchedRegionCache``).
+    /// One region and the file it plays from: an audio file, or for a MIDI region its
+    /// Standard MIDI File. Audio regions with a rate other than 1 have already been resolved
+    /// to their 1× render (``StretchedRegionCache``).
     public struct Source: Sendable, Equatable {
-        /// Absolute path of the audio file.
+        /// Absolute path of the file.
         public var path: String
-        /// The region, at rate 1, with its gain and fades.
-        public var region: Region
-
-        /// Creates a source.
-        public init(path: String, region: Region) {
-            self.path = path
-            self.region = region
-        }
-    }
-
-    /// One MIDI region and the Standard MIDI File it plays from.
-    public struct MIDISource: Sendable, Equatable {
-        /// Absolute path of the `.mid` file.
-        public var path: String
-        /// The region (timeline place, source offset, length).
+        /// The region (an audio one at rate 1, with its gain and fades).
         public var region: Region
 
         /// Creates a source.
@@ -88,7 +75,7 @@ public struct GraphSpec: Sendable, Equatable {
         /// The track's input while it is armed (nil: it does not listen).
         public var input: Input?
         /// Its MIDI regions, played into its chain while rolling.
-        public var midiSources: [MIDISource] = []
+        public var midiSources: [Source] = []
         /// Whether it hears the MIDI inputs (armed): its chain then gets them instead of its
         /// MIDI regions.
         public var listensToMIDI = false
@@ -163,7 +150,7 @@ public struct GraphSpec: Sendable, Equatable {
                 sources.append(Source(path: path, region: region))
             }
             let midiSources = t.frozen != nil ? [] : t.activeMIDIRegions.filter { $0.lengthFrames > 0 }.map {
-                MIDISource(path: folder.absolutePath(of: $0.file), region: $0)
+                Source(path: folder.absolutePath(of: $0.file), region: $0)
             }
             let chain: Chain
             do { chain = t.frozen != nil ? Chain() : try Chain(parsing: t.playbackChain) } catch {

@@ -177,7 +177,8 @@ extension RenderCore {
                 }
             }
         }
-        if m.count >= capacity { m.droppedEvents.add(1, ordering: .relaxed) }
+        // A full buffer has (most likely) left events out: said with the inputs' losses.
+        if m.count >= capacity { midi.droppedMessages.add(1, ordering: .relaxed) }
         return m.events
     }
 }

@@ -84,12 +84,7 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         var status = jack_status_t(0)
         guard let c = td_jack_client_open("tapedeck-list", JackNoStartServer, &status) else { return nil }
         defer { jack_client_close(c) }
-        guard let list = jack_get_ports(c, nil, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput.rawValue)) else { return [] }
-        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
-        var names: [String] = []
-        var i = 0
-        while let p = list[i] { names.append(String(cString: p)); i += 1 }
-        return names
+        return portNames(client: c, flags: UInt(JackPortIsOutput.rawValue))
     }
 
     /// libjack prints its own lines on stderr when no server answers (and they would land on
@@ -99,9 +94,9 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         jack_set_info_function { _ in }
     }
 
-    /// The JACK MIDI ports of every client.
-    static func portNames(client: OpaquePointer) -> [String] {
-        guard let list = jack_get_ports(client, nil, JACK_DEFAULT_MIDI_TYPE, 0) else { return [] }
+    /// The JACK MIDI ports of every client (with `flags`, only those: outputs, inputs).
+    static func portNames(client: OpaquePointer, flags: UInt = 0) -> [String] {
+        guard let list = jack_get_ports(client, nil, JACK_DEFAULT_MIDI_TYPE, flags) else { return [] }
         defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
         var names: [String] = []
         var i = 0

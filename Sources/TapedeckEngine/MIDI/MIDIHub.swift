@@ -57,9 +57,6 @@ final class MIDIHub: @unchecked Sendable {
         live.deallocate()
         delivered.deallocate()
     }
-
-    /// This period's live messages.
-    var liveEvents: UnsafeBufferPointer<MIDIEvent> { UnsafeBufferPointer(start: live, count: liveCount) }
 }
 
 /// A controller and its value, for the queues (binding index or channel in `key`).

@@ -18,13 +18,13 @@ struct TimelineMIDIEvent: BitwiseCopyable {
 /// Built on the control thread; read-only afterwards, so any number of threads may read it.
 final class MIDIPlaylist: @unchecked Sendable {
     /// What it was built from, to reuse it while unchanged.
-    let sources: [GraphSpec.MIDISource]
+    let sources: [GraphSpec.Source]
     private let events: UnsafeMutablePointer<TimelineMIDIEvent>
     /// Events held.
     let count: Int
 
     /// Reads every source's file and merges them. Control thread.
-    init(sources: [GraphSpec.MIDISource], sampleRate: Int) throws(AudioFileError) {
+    init(sources: [GraphSpec.Source], sampleRate: Int) throws(AudioFileError) {
         self.sources = sources
         var all: [MIDISequence.Event] = []
         for source in sources {

@@ -24,11 +24,8 @@ final class StripMIDI: @unchecked Sendable {
     let heldFromRegions = HeldNotes()
     let heldFromInputs = HeldNotes()
     var lastPlaylist: UnsafeMutableRawPointer?
-    var wasRolling = false
     var wasListening = false
     var lastEpoch: Int64 = -1
-    /// Events that did not fit a period.
-    let droppedEvents = Atomic<Int>(0)
 
     /// Control thread.
     init() {

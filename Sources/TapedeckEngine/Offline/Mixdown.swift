@@ -302,7 +302,7 @@ public struct Mixdown {
             }
         }
         let source = try LayeredTrackSource(regions: regions, paths: paths, blockFrames: blockFrames, sampleRate: session.sampleRate)
-        let midi = track.frozen != nil ? [] : track.activeMIDIRegions.map { GraphSpec.MIDISource(path: folder.absolutePath(of: $0.file), region: $0) }
+        let midi = track.frozen != nil ? [] : track.activeMIDIRegions.map { GraphSpec.Source(path: folder.absolutePath(of: $0.file), region: $0) }
         let playlist = midi.isEmpty ? nil : try MIDIPlaylist(sources: midi, sampleRate: session.sampleRate)
         return TrackRenderer(index: index, track: track, source: source, chain: chain, sampleRate: session.sampleRate,
                              blockFrames: blockFrames, stateFolder: folder.pluginStateFolder,

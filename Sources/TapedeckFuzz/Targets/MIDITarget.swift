@@ -43,21 +43,12 @@ struct MIDITarget: FuzzTarget {
     }
 
     func input(seed: UInt64, index: Int) -> [UInt8] {
-        var rng = FuzzRandom(seed: seed, stream: Self.name, index: index)
-        var bytes = rng.pick(seeds)
-        if rng.chance(50) {
-            let head = Array(bytes.prefix(40))
-            bytes = mutator.mutate(head, &rng) + bytes.dropFirst(40)
-        } else {
-            bytes = mutator.mutate(bytes, &rng, maxEdits: 8)
-        }
-        return bytes
+        mutator.mutate(oneOf: seeds, stream: Self.name, seed: seed, index: index, headBytes: 40, headPercent: 50)
     }
 
     func check(_ input: [UInt8], index: Int) -> String? {
         let path = root + "/case.mid"
-        unlink(path)
-        guard FileManager.default.createFile(atPath: path, contents: Data(input)) else { return "cannot write the case file" }
+        if let problem = Mutator.writeCase(input, to: path) { return problem }
         do {
             let file = try StandardMIDIFile.read(path: path)
             for t in file.tracks.indices {

@@ -103,6 +103,7 @@ struct ScreenCommand: Command {
         let (link, offlineReason) = try makeLink(session: session, folder: folder, environment: env)
         // Last, so the problems with the user's own files are the ones shown first.
         if let offlineReason { messages.append("offline: \(offlineReason)") }
+        if session.tracks.contains(where: \.isMIDI) && link.midiPorts.isEmpty { messages.append(link.midiInputLine) }
         let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
                                 hooks: ScreenCommand.hooks(), keyMap: keyMap, peaks: peaks,
                                 importFolder: FileManager.default.currentDirectoryPath)
