@@ -183,6 +183,21 @@ final class MIDIEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(Signals.rms(audio.channels[0], 0..<12000), 0.001, "the GM instrument plays the file")
     }
 
+    func testTheScreenSaysWhyAMIDITrackHearsNoInput() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let session = dir.appendingPathComponent("s.tapedeck").path
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add", "Keys", "--midi"]).status, 0)
+        let screen = try ScreenTmux(self, folder: dir.path, args: [session, "--device", "offline"], width: 160)
+        let text = screen.waitFor("the screen") { $0.contains("Keys") }
+        if FileManager.default.fileExists(atPath: "/dev/snd/seq") {
+            XCTAssertFalse(text.contains("no MIDI input"), "the sequencer's port is open: \(text)")
+        } else {
+            screen.waitFor("no MIDI input: cannot open the ALSA sequencer")
+        }
+        screen.send("q")
+    }
+
     func testMIDIMistakesAreOneLineWithTheirExitCodes() throws {
         let dir = try Tapedeck.temporaryFolder(self)
         let session = dir.appendingPathComponent("s.tapedeck").path
