@@ -215,6 +215,36 @@ final class AudioThreadAllocationTests: XCTestCase {
         XCTAssertEqual(probe.count.load(ordering: .acquiring), 0)
     }
 
+    /// A backend's own MIDI (the JACK backend's ports): handed to the cycle and taken back
+    /// for thru, MMC and surface buttons included, as its process thread does each cycle.
+    func testABackendsOwnMIDIPassesWithoutAllocating() {
+        let engine = Engine(device: XrunLoopbackDevice(periodFrames: 128, delayFrames: 0, xrunCycles: []))
+        engine.setControlSurface(.mackie)
+        let core = engine.core
+        // Note on, MMC play, the Mackie play button, a controller, a program change.
+        let messages: [[UInt8]] = [[0x90, 60, 100], [0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7], [0x90, 94, 127], [0xB0, 7, 64], [0xC0, 5]]
+        var sent = 0
+        var frames = 0
+        td_alloc_count_begin()
+        for cycle in 0..<50 {
+            for (k, m) in messages.enumerated() {
+                m.withUnsafeBufferPointer { core.receiveMIDI($0, frameOffset: k * 10 + cycle % 7) }
+            }
+            core.gatherMIDI(nil, frameCount: 128, now: Int64(cycle) * 2_666_667)
+            core.sendMIDI { bytes, frame in
+                sent += bytes.count
+                frames += frame
+            }
+        }
+        let allocations = td_alloc_count_end()
+        let machine = engine.drainMachineCommands()
+        engine.close()
+        XCTAssertEqual(allocations, 0)
+        XCTAssertEqual(sent, 50 * (3 + 3 + 2), "notes, controllers and program changes went on as thru; MMC and the button did not")
+        XCTAssertEqual(frames, (0..<50).reduce(0) { $0 + 3 * ($1 % 7) } + 50 * (0 + 30 + 40), "thru keeps each message's frame")
+        XCTAssertEqual(machine.count, 100, "MMC play and the surface's play button each cycle reached the control thread")
+    }
+
     func testTheProbeReallySeesAllocationsOnTheAudioThread() {
         // Proof the counter counts on the thread that began it, so a zero above means zero.
         let probe = AllocationProbe()

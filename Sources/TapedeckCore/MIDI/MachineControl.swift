@@ -37,6 +37,24 @@ public enum ControlSurface: String, Sendable, CaseIterable, Equatable {
     /// Generic controllers (the nanoKONTROL2's defaults): CC 41 play, 42 stop, 43 rewind,
     /// 44 forward, 45 record, 46 cycle on any channel, acted on when pressed (value ≥ 64).
     case cc
+
+    /// A small number for an atomic (0 off, 1 mackie, 2 cc).
+    public var code: UInt8 {
+        switch self {
+        case .off: 0
+        case .mackie: 1
+        case .cc: 2
+        }
+    }
+
+    /// The surface with that ``code`` (off for any other). No allocation: audio threads use it.
+    public init(code: UInt8) {
+        switch code {
+        case 1: self = .mackie
+        case 2: self = .cc
+        default: self = .off
+        }
+    }
 }
 
 /// Reads MMC SysEx and surface buttons. A value type the MIDI source keeps.

@@ -33,7 +33,7 @@ extension Engine {
 
     /// The control-surface buttons counted as transport buttons in the device's own MIDI.
     public func setControlSurface(_ surface: ControlSurface) {
-        core.midi.surface.store(UInt8(ControlSurface.allCases.firstIndex(of: surface) ?? 0), ordering: .relaxed)
+        core.midi.surface.store(surface.code, ordering: .relaxed)
     }
 
     /// Transport commands received since the last call (MMC, surface buttons), in order,

@@ -190,8 +190,7 @@ extension RenderCore: AudioDeviceMIDIClient {
     /// Audio thread: no allocation, no locks.
     func receiveMIDI(_ bytes: UnsafeBufferPointer<UInt8>, frameOffset: Int) {
         guard let status = bytes.first else { return }
-        let surfaces = ControlSurface.allCases
-        let decoder = MachineControlDecoder(surface: surfaces[min(Int(midi.surface.load(ordering: .relaxed)), surfaces.count - 1)])
+        let decoder = MachineControlDecoder(surface: ControlSurface(code: midi.surface.load(ordering: .relaxed)))
         if status == 0xF0 {
             if let command = decoder.command(sysex: bytes) { _ = midi.machine.push(command) }
             return
