@@ -11,17 +11,19 @@ LV2_BUNDLE   ?= tapedeck.lv2
 # Exactly what building, running and testing need (names from Debian 12).
 #   build: the C libraries and pkg-config (lv2-dev: the LV2 headers; liblilv-dev hosts plugins)
 #   test:  tmux drives the screen; alsa-utils for aplay -L when debugging;
-#          jackd2 + libasound2-plugins give the paced `jacktap` test device;
+#          jackd2 + libasound2-plugins give the paced `jacktap` test device, and jackd2 the
+#          private servers and tools (jack_lsp, jack_transport, jack_showtime, jack_bufsize,
+#          jack_iodelay) the JACK tests and `bench jack` use;
 #          swh-lv2, x42-plugins, mda-lv2 are the LV2 plugins the tests host;
 #          lilv-utils (lv2ls, lv2info, lv2apply) checks the bundle `make lv2` builds;
 #          groff checks the generated man page; bash, zsh and fish load the completions.
-#   libebur128: EBU R128 loudness.
-#   libjack (JACK MIDI ports), libfluidsynth (the gm instrument); fluid-soundfont-gm is the
+#   libebur128: EBU R128 loudness; libjack (the JACK backend and its MIDI ports); liblo (OSC,
+#          the NSM client); libfluidsynth (the gm instrument); fluid-soundfont-gm is the
 #          SoundFont gm plays by default (a run-time recommendation, and the tests' sounds);
 #          midicsv is the independent MIDI file reader/writer the tests compare against.
 BUILD_PACKAGES := libasound2-dev libncurses-dev libsndfile1-dev librubberband-dev \
                   libsamplerate0-dev libebur128-dev liblilv-dev lv2-dev pkg-config \
-                  libjack-jackd2-dev libfluidsynth-dev
+                  libjack-jackd2-dev liblo-dev libfluidsynth-dev
 TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins swh-lv2 x42-plugins mda-lv2 lilv-utils \
                   groff-base zsh fish fluid-soundfont-gm midicsv
 #   deb:   dpkg-shlibdeps (dpkg-dev) names the runtime libraries the binary needs.

@@ -24,8 +24,9 @@ let package = Package(
         .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
-        // JACK: MIDI ports on a JACK server (and the JACK backend's audio).
+        // JACK (the backend, its transport, its MIDI ports) and liblo (OSC, for the NSM session manager).
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
         // FluidSynth: the General MIDI instrument (`gm`) plays SoundFonts. No pkgConfig: its
         // flags name glib, SDL2 and -pthread, which fluidsynth.h does not need and SwiftPM refuses.
         .systemLibrary(name: "CFluidSynth", providers: [.apt(["libfluidsynth-dev"])]),
@@ -33,6 +34,8 @@ let package = Package(
         .target(name: "CBuildInfo", path: "Sources/CBuildInfo"),
         // Test-only C helpers (allocation counting); never linked into the app.
         .target(name: "CTestSupport", path: "Sources/CTestSupport"),
+        // Test-only JACK clients that play and hear audio against JACK's transport frame.
+        .target(name: "CJACKProbe", path: "Sources/CJACKProbe", linkerSettings: [.linkedLibrary("jack"), .linkedLibrary("m")]),
 
         .target(name: "TapedeckCore"),
         .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate", "CEbur128"]),
@@ -42,6 +45,8 @@ let package = Package(
         .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK"]),
         .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
+        // Remote control: the control socket every running Tapedeck serves, and the NSM client.
+        .target(name: "TapedeckRemote", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "CLiblo"]),
         .target(name: "TapedeckLV2", dependencies: ["TapedeckDSP", "CLV2", "CLilv"]),
         .target(name: "TapedeckLV2Export", dependencies: ["TapedeckDSP", "CLV2"]),
         // -z nodelete: a host's dlclose must not unmap Swift code the Swift runtime has
@@ -49,9 +54,9 @@ let package = Package(
         .target(name: "TapedeckLV2Bundle", dependencies: ["TapedeckLV2Export", "CLV2"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         .executableTarget(name: "tapedeck-lv2-bundle", dependencies: ["TapedeckLV2Export"]),
-        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
+        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "TapedeckIO", "TapedeckRemote", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
-            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2",
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2", "TapedeckRemote",
             "TapedeckFluidSynth",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
@@ -68,10 +73,11 @@ let package = Package(
         .testTarget(name: "TapedeckFluidSynthTests", dependencies: ["TapedeckFluidSynth", "TapedeckDSP"]),
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport"]),
-        .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport"]),
+        .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport", "CJACKProbe"]),
+        .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
-        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP"]),
+        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "CLiblo"]),
         // The command tables against the parser, the man page and the completions.
         .testTarget(name: "CLITests", dependencies: ["tapedeck"]),
     ]

@@ -232,7 +232,7 @@ extension Transport {
             if rolling { engine.stop() }
             // Already there (a command line starts the transport where its take begins): no
             // seek, so the first period rolls.
-            if rolling || status.positionFrame != transportStart { engine.locate(to: transportStart) }
+            if rolling || engine.followsHost || status.positionFrame != transportStart { engine.locate(to: transportStart) }
         }
         switch kind {
         case .loop(let l): engine.setLoop(l, enabled: true)
@@ -315,6 +315,8 @@ extension Transport {
         lastPassProblems = []
         if !engine.isRunning, let why = engine.status().lastError {
             lastPassProblems.append("the device stopped: \(why) (the takes were kept up to there)")
+            // Said here, with the takes: once.
+            saidDeviceStop = true
         }
         for (take, outcome) in zip(pass.takes, outcomes) {
             if let error = outcome.error {

@@ -11,6 +11,7 @@ extension Transport {
         let newEvents = engine.drainEvents()
         events += newEvents
         report(newEvents)
+        notices += engine.device.drainNotices()
         pollMIDI()
         finishPassIfEnded(force: false)
         if engine.isStarted && !status.deviceRunning && !saidDeviceStop {
@@ -47,6 +48,7 @@ extension Transport {
         snap.diskSecondsLeft = free.map { diskSecondsLeft(freeBytes: $0) }
         snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil && engine.configuration.captureChannels > 0
         snap.underrunFrames = status.underrunFrames
+        snap.deviceStopped = engine.isStarted && !status.deviceRunning
         snap.droppedFrames = status.droppedFrames
         if !errors.isEmpty { snap.lastError = errors.joined(separator: "; ") }
         if !notices.isEmpty { snap.notice = notices.joined(separator: "; ") }
@@ -83,6 +85,9 @@ extension Transport {
             case .deviceXrun: break
             case .playbackUnderrun: late[e.track, default: 0] += e.frames
             case .captureDropped: lost[e.track, default: 0] += e.frames
+            case .hostStarted, .hostStopped, .hostLocated:
+                // Tapedeck's own requests coming back are not news; another program's are.
+                if e.external { notices.append(hostNews(e)) }
             }
         }
         for (track, frames) in late.sorted(by: { $0.key < $1.key }) {
@@ -90,6 +95,17 @@ extension Transport {
         }
         for (track, frames) in lost.sorted(by: { $0.key < $1.key }) {
             errors.append("track \(track + 1): the disk fell behind; \(frames) input frames lost (silence in the take)")
+        }
+    }
+
+    /// Who moved the shared transport and where: `JACK transport: started by another program at 0:01.000 (1|1|0)`.
+    func hostNews(_ e: EngineEvent) -> String {
+        let map = session.tempoMap
+        let at = "\(TimeText.clock(frames: e.frame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: e.frame)))"
+        switch e.kind {
+        case .hostStarted: return "JACK transport: started by another program at \(at)"
+        case .hostStopped: return "JACK transport: stopped by another program at \(at)"
+        default: return "JACK transport: moved to \(at) by another program"
         }
     }
 

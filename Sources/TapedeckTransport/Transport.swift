@@ -172,6 +172,7 @@ public final class Transport {
     public func follow(session new: Session) -> String? {
         let old = session
         session = new
+        if old.tempoMap != new.tempoMap { (engine.device as? any HostTransportDevice)?.publishTempo(new.tempoMap) }
         let armed = Set(new.tracks.indices.filter { new.tracks[$0].armed })
         // A running pass keeps its tracks listening.
         let wanted = armed.union(recordingTracks)
@@ -252,7 +253,8 @@ public final class Transport {
         guard pass == nil else { return }
         reopenIfNeeded()
         let start = Transport.clamp(frame)
-        if status.positionFrame != start || status.transport != .stopped { engine.locate(to: start) }
+        // A shared transport (JACK's) may stand elsewhere than the playhead: it is always told.
+        if engine.followsHost || status.positionFrame != start || status.transport != .stopped { engine.locate(to: start) }
         engine.setClick(on: clickMode == .always, levelDecibels: clickLevelDecibels)
         engine.setEndFrame(endFrame(startingAt: start))
         engine.play()
@@ -271,7 +273,7 @@ public final class Transport {
         let target = Transport.clamp(frame)
         let now = status
         // Standing where it is already: nothing to move (and the disk keeps what it read).
-        if now.transport == .stopped && now.positionFrame == target { return }
+        if now.transport == .stopped && now.positionFrame == target && !engine.followsHost { return }
         engine.locate(to: target)
         if status.transport != .stopped { engine.setEndFrame(endFrame(startingAt: target)) }
         _ = engine.waitUntilApplied(timeoutSeconds: 0.5)

@@ -112,6 +112,9 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var underrunFrames: Int64 = 0
     /// Input frames lost to a full capture ring since the device opened.
     public var droppedFrames: Int64 = 0
+    /// The device stopped for good (unplugged, its server gone): the next play or record
+    /// opens it again.
+    public var deviceStopped = false
 
     /// Creates a snapshot.
     public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],

@@ -17,8 +17,10 @@ public enum ScreenApp {
 
     /// Runs the screen on the terminal until the user quits, input closes or a signal
     /// (SIGINT, SIGTERM, SIGHUP) arrives; the terminal is restored on every one of those
-    /// paths. Returns the exit status: 0, or 128 + the signal.
-    public static func run(model: ScreenModel, theme: Theme, allowColor: Bool, startupMessages: [String]) -> Int32 {
+    /// paths. `services` (the control socket, the session manager) are served between keys.
+    /// Returns the exit status: 0, or 128 + the signal.
+    public static func run(model: ScreenModel, theme: Theme, allowColor: Bool, startupMessages: [String],
+                           services: [ScreenService] = []) -> Int32 {
         guard let curses = Curses() else {
             return -1
         }
@@ -30,6 +32,8 @@ public enum ScreenApp {
             model.say(first + (startupMessages.count > 1 ? " (+\(startupMessages.count - 1) more)" : ""), error: true)
         }
         var lastTick = -1.0
+        // After a key, ncurses may hold more of a burst: the next wait does not block.
+        var keysPending = false
         while !model.shouldQuit {
             let signal = stopSignal.load(ordering: .relaxed)
             if signal != 0 { model.link.stop(); return 128 + signal }
@@ -40,8 +44,19 @@ public enum ScreenApp {
             }
             let size = curses.size
             curses.draw(ScreenRenderer.render(model, height: size.height, width: size.width, glyphs: glyphs))
-            let timeout = model.isMoving ? movingTimeoutMilliseconds : idleTimeoutMilliseconds
-            switch curses.read(timeoutMilliseconds: timeout) {
+            var timeout = model.isMoving ? movingTimeoutMilliseconds : idleTimeoutMilliseconds
+            if !services.isEmpty {
+                // Wait for a key or a service together, then serve and read without waiting.
+                if !keysPending && waitForInput(services: services, milliseconds: timeout) == .closed {
+                    model.link.stop()
+                    return 0
+                }
+                for s in services { s.service(model) }
+                timeout = 0
+            }
+            let event = curses.read(timeoutMilliseconds: timeout)
+            if case .key = event { keysPending = true } else { keysPending = false }
+            switch event {
             case .key(let key):
                 if !Layout(height: size.height, width: size.width).fits && key != .char("q") { continue }
                 if !Layout(height: size.height, width: size.width).fits { model.perform(.quit); continue }
@@ -54,6 +69,17 @@ public enum ScreenApp {
             }
         }
         return 0
+    }
+
+    private enum Wait { case ready, closed }
+
+    /// Polls the keyboard and the services' descriptors for up to `milliseconds`; `.closed`
+    /// when the keyboard's input is gone.
+    private static func waitForInput(services: [ScreenService], milliseconds: Int) -> Wait {
+        var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)] + services.flatMap(\.pollDescriptors)
+        guard poll(&fds, nfds_t(fds.count), Int32(milliseconds)) > 0 else { return .ready }
+        // The screen runs on a terminal: one that hangs up is gone.
+        return fds[0].revents & Int16(POLLHUP | POLLNVAL | POLLERR) != 0 ? .closed : .ready
     }
 
     private static func installStopHandlers() {

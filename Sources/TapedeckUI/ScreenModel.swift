@@ -166,7 +166,11 @@ public final class ScreenModel {
         placeFinishedTakes()
         followMIDI()
         if let n = snapshot.notice { say(n) }
-        if let e = snapshot.lastError, e != before.lastError { say(e, error: true) }
+        if let e = snapshot.lastError, e != before.lastError {
+            // A device that went away (a JACK server killed) comes back on the next play.
+            let lost = snapshot.deviceStopped && !before.deviceStopped
+            say(lost ? "\(e) — \(keyName(.play)) reconnects, \(keyName(.devices)) picks another device" : e, error: true)
+        }
     }
 
     /// Resets the meters: every clip light out, the engine's and the screen's, and the

@@ -27,6 +27,69 @@ struct JackFixture {
         return JackFixture(name: name, pid: pid)
     }
 
+    /// A server started as this process's own child, so a test that kills it (SIGKILL) can
+    /// reap it and hand its entry in JACK's shared registry back (only eight servers fit, and
+    /// a dead one's entry is freed only by a server of the same name, once the dead one is
+    /// reaped).
+    static func startOwned(_ test: XCTestCase) throws -> JackFixture {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { throw XCTSkip("jackd2 is not installed") }
+        let name = "tdtr\(getpid())k\(Int.random(in: 0..<1_000_000))"
+        guard let pid = spawnServer(name) else { throw XCTSkip("the private JACK server did not start") }
+        setenv("JACK_DEFAULT_SERVER", name, 1)
+        setenv("JACK_NO_START_SERVER", "1", 1)
+        let fixture = JackFixture(name: name, pid: pid)
+        test.addTeardownBlock {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            fixture.reclaim()
+            unsetenv("JACK_DEFAULT_SERVER")
+        }
+        return fixture
+    }
+
+    /// Starts `jackd -d dummy` named `name` as a child and waits until it answers.
+    private static func spawnServer(_ name: String) -> pid_t? {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let args = ["/usr/bin/jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"]
+        var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let environment: [String] = ["JACK_NO_AUDIO_RESERVATION=1", "PATH=/usr/bin:/bin"]
+        var env: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer { env.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, args[0], &actions, &attributes, &argv, &env) == 0 else { return nil }
+        let ready = run(["/usr/bin/env", "JACK_DEFAULT_SERVER=\(name)", "/usr/bin/timeout", "15", "/usr/bin/jack_wait", "-s", name, "-w", "-t", "10"],
+                        stdoutPath: "/dev/null") == 0
+        if !ready {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            return nil
+        }
+        return pid
+    }
+
+    /// Gives back the registry entry of this (killed, reaped) server: a server of the same
+    /// name takes it over and leaves cleanly.
+    func reclaim() {
+        guard let again = JackFixture.spawnServer(name) else { return }
+        kill(again, SIGTERM)
+        var status: Int32 = 0
+        waitpid(again, &status, 0)
+    }
+
     /// Runs `args` to its end with stdout to `stdoutPath`; its exit status. The child gets an
     /// empty signal mask: test threads block most signals, and JACK's tools hang without them.
     static func run(_ args: [String], stdoutPath: String) -> Int32 {

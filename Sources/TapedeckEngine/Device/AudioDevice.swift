@@ -15,6 +15,24 @@ public protocol AudioDevice: AnyObject {
     /// Stops calling the client and stops the streams; when it returns no cycle is running and
     /// none will. Safe to call twice. Control thread.
     func stop()
+
+    /// The round trip now, in frames: a server whose connections or buffer size change (JACK)
+    /// reports it live; others keep ``DeviceConfiguration/roundTripLatencyFrames``. Control thread.
+    var currentRoundTripLatencyFrames: Int64 { get }
+    /// One line for the failure the device reported with `code`. Control thread.
+    func failureDescription(code: Int32) -> String
+    /// News about the device since the last call (a port left unconnected, a buffer-size
+    /// change), each said once. Control thread.
+    func drainNotices() -> [String]
+}
+
+extension AudioDevice {
+    /// The configured round trip.
+    public var currentRoundTripLatencyFrames: Int64 { configuration.roundTripLatencyFrames }
+    /// The errno explained as ALSA explains it.
+    public func failureDescription(code: Int32) -> String { DeviceError.alsa(configuration.name, "stopped", code).description }
+    /// Nothing to say.
+    public func drainNotices() -> [String] { [] }
 }
 
 /// What a running device calls. Every method runs on the device's audio thread: no

@@ -39,6 +39,9 @@ public final class Engine: @unchecked Sendable {
     /// MIDI ports attached (kept alive while the audio thread may read them: see Engine+MIDI).
     var midiInputs: [MIDIInputPort] = []
     var midiOutputs: [MIDIOutputPort] = []
+    /// The shared transport (JACK's) the engine follows and drives, when its device has one
+    /// and asks to be followed.
+    private let host: (any HostTransportDevice)?
 
     /// Whether the audio thread waits for the disk: only on a device with no clock.
     var waitsForDisk: Bool { options.waitsForDisk || !configuration.isPaced }
@@ -49,6 +52,7 @@ public final class Engine: @unchecked Sendable {
         self.device = device
         configuration = device.configuration
         self.options = options
+        host = (device as? any HostTransportDevice).flatMap { $0.followsHostTransport ? $0 : nil }
         reader = DiskReader(board: shared.board)
         writer = CaptureWriter(board: shared.board, options: options)
         core = RenderCore(shared: shared, reader: reader, writer: writer, configuration: device.configuration,
@@ -214,8 +218,21 @@ public final class Engine: @unchecked Sendable {
         }
     }
 
-    /// Rolls from the playhead (as soon as every track's disk stream is ready).
-    public func play() { send(.play(serial: nextSerial())) }
+    /// Whether play, stop and locate go to a shared transport (JACK's) that the engine then
+    /// follows, in step with the other programs on it.
+    public var followsHost: Bool { host != nil }
+
+    /// Rolls from the playhead (as soon as every track's disk stream is ready). Following a
+    /// shared transport, asks it to roll: the engine rolls with it (once every slow-sync
+    /// program is ready, this one included).
+    public func play() {
+        if let host {
+            shared.hostAsked.start.store(true, ordering: .releasing)
+            host.requestHostStart()
+            return
+        }
+        send(.play(serial: nextSerial()))
+    }
 
     /// EBU R128 loudness of the master bus: what played while rolling since the engine started
     /// or ``resetLoudness()`` (stopped time does not count; nil when libebur128 could not make
@@ -229,11 +246,26 @@ public final class Engine: @unchecked Sendable {
     public func resetLoudness() { core.loudness.renew() }
 
     /// Stops rolling (and recording). A value the audio thread reads every period: it can
-    /// never be lost behind other commands.
-    public func stop() { shared.stopSerial.store(nextSerial(), ordering: .releasing) }
+    /// never be lost behind other commands. Following a shared transport, stops it too (the
+    /// engine stops at once; the shared transport's stop then finds it stopped).
+    public func stop() {
+        shared.stopSerial.store(nextSerial(), ordering: .releasing)
+        if let host {
+            shared.hostAsked.stop.store(true, ordering: .releasing)
+            host.requestHostStop()
+        }
+    }
 
     /// Moves the playhead, rolling or not (rolling, it waits for the disk and rolls on).
-    public func locate(to frame: Int64) { send(.locate(frame: frame, serial: nextSerial())) }
+    /// Following a shared transport, moves that: the engine follows it there.
+    public func locate(to frame: Int64) {
+        if let host {
+            shared.hostAsked.locate.store(frame, ordering: .releasing)
+            host.requestHostLocate(to: frame)
+            return
+        }
+        send(.locate(frame: frame, serial: nextSerial()))
+    }
 
     /// The loop range and whether the transport wraps round it. While rolling the change
     /// takes effect a moment ahead, seamlessly.
@@ -293,7 +325,7 @@ public final class Engine: @unchecked Sendable {
     /// Frames an overdub's input lags what it heard: the device's round trip, the calibrated
     /// offset and the master chain's look-ahead.
     public var overdubLatencyFrames: Int64 {
-        configuration.roundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.masterLatencyFrames ?? 0)
+        device.currentRoundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.masterLatencyFrames ?? 0)
     }
 
     /// Frames the master chain delays the mix by.
@@ -401,6 +433,13 @@ public final class Engine: @unchecked Sendable {
             memoryLocked: memoryLocked,
             lastError: errorText())
         status.nonFiniteSamples = board.busNonFiniteSamples.load(ordering: .relaxed) + chainNonFiniteSamples()
+        // A start asked of the shared transport, or the shared transport starting (after a
+        // locate while rolling), is under way until it rolls.
+        let asked = shared.hostAsked
+        if host != nil && status.transport == .stopped && status.deviceRunning
+            && (asked.start.load(ordering: .acquiring) || asked.hostStarting.load(ordering: .relaxed)) {
+            status.transport = .starting
+        }
         return status
     }
 
@@ -455,7 +494,7 @@ public final class Engine: @unchecked Sendable {
     func errorText() -> String? {
         if let text = shared.board.errorText.withLock({ $0 }) { return text }
         let code = shared.board.deviceErrorCode.load(ordering: .acquiring)
-        if code != 0 { return DeviceError.alsa(configuration.name, "stopped", code).description }
+        if code != 0 { return device.failureDescription(code: code) }
         return nil
     }
 }

@@ -119,6 +119,12 @@ public struct EngineEvent: Sendable, Equatable, BitwiseCopyable {
         /// A take's capture ring was full: `frames` of input were lost and are silence in
         /// the take (which keeps its length and alignment).
         case captureDropped = 2
+        /// The shared transport (JACK's) started; the engine rolls from `frame` with it.
+        case hostStarted = 3
+        /// The shared transport stopped; the engine stopped at `frame` with it.
+        case hostStopped = 4
+        /// The shared transport moved; the engine's playhead moved to `frame` with it.
+        case hostLocated = 5
     }
 
     /// What happened.
@@ -129,13 +135,16 @@ public struct EngineEvent: Sendable, Equatable, BitwiseCopyable {
     public var frames: Int64
     /// The track (0-based), or -1 for the device.
     public var track: Int
+    /// For the shared transport's events: another program did it (false: Tapedeck asked).
+    public var external: Bool
 
     /// Creates an event.
-    public init(kind: Kind, frame: Int64, frames: Int64, track: Int = -1) {
+    public init(kind: Kind, frame: Int64, frames: Int64, track: Int = -1, external: Bool = false) {
         self.kind = kind
         self.frame = frame
         self.frames = frames
         self.track = track
+        self.external = external
     }
 }
 

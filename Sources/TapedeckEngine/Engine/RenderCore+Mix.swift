@@ -3,11 +3,13 @@ import TapedeckDSP
 
 extension RenderCore {
     /// The host clock for nodes: tempo-synced nodes follow the session's tempo as heard, so at
-    /// speed s the tempo they see is s × the session's.
+    /// speed s the tempo they see is s × the session's — or another program's musical time
+    /// while one publishes it on a shared transport (JACK's timebase master).
     ///
     /// Audio thread: arithmetic only.
     @inline(__always)
     func transportInfo(_ g: Graph) -> TransportInfo {
+        if let host = hostTransportInfo() { return host }
         let map = g.tempoMap
         return TransportInfo(tempoBPM: map.tempoBPM * speedFactor, beatPosition: Double(position) / map.framesPerBeat,
                              beatsPerBar: map.timeSignature.beatsPerBar, beatUnit: map.timeSignature.beatUnit,

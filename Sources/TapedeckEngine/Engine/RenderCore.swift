@@ -17,6 +17,8 @@ final class EngineShared: @unchecked Sendable {
     /// engages them after seeing it.
     let timePitchReady = Atomic<Bool>(false)
     let log = TransportLog()
+    /// Tapedeck's own requests to a shared transport (JACK's), told from other programs'.
+    let hostAsked = HostRequests()
 }
 
 /// The engine's audio thread: the device calls ``renderCycle(input:output:frameCount:)``
@@ -60,6 +62,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var timePitch = LiveTimePitch()
     var handledStopSerial: UInt64 = 0
     var stalled = false
+    /// The shared transport this engine follows, if its device has one (RenderCore+Host).
+    var hostFollow = HostFollow()
 
     // Takes.
     var takes: Unmanaged<TakeSet>?
@@ -314,15 +318,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             state = .starting
             holdSince = deviceFrame
         case .locate(let frame, _):
-            if let next = pendingRoute { route = next; pendingRoute = nil }
-            position = frame
-            fraction = 0
-            seekAll(seqStart: seq, timeline: position, route: route, continuesOld: false)
             if state == .rolling {
                 state = .starting
                 holdSince = deviceFrame
             }
-            shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
+            jump(to: frame)
         case .route(let start, let end, let loops, _):
             changeRoute(to: PlayRoute(loopStart: start, loopEnd: end, loops: loops))
         case .endFrame(let frame, _):
@@ -441,7 +441,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// play starts at once.
     ///
     /// Audio thread: no allocation, no locks.
-    private func stopRolling() {
+    func stopRolling() {
         endTakes()
         guard state != .stopped else { return }
         state = .stopped
@@ -455,13 +455,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     private func rollWhenReady(_ g: Graph, frameCount n: Int) {
-        var ready = true
-        for i in 0..<g.trackCount where ready {
-            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
-                if !strip.voice.hasData(atSeq: seq + Int64(strip.latencyFrames), frameCount: n) { ready = false }
-            }
-        }
-        guard ready || deviceFrame - holdSince >= holdLimitFrames else { return }
+        guard streamsReady(g, frameCount: n) || deviceFrame - holdSince >= holdLimitFrames else { return }
         state = .rolling
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor)
     }

@@ -31,7 +31,7 @@ public final class JACKMIDIPorts: @unchecked Sendable {
     /// each of `destinations` (JACK port names, `jack_midiseq:out`). Control thread.
     public init(clientName name: String = "tapedeck-midi", sources: [String] = [], destinations: [String] = [],
                 surface: ControlSurface = .off) throws(MIDIError) {
-        JACKMIDIPorts.quietLibrary()
+        td_jack_silence()
         var status = jack_status_t(0)
         guard let c = td_jack_client_open(name, JackNoStartServer, &status) else {
             throw MIDIError("cannot open a JACK client: \(status.rawValue & JackServerFailed.rawValue != 0 ? "no JACK server is running" : "JACK status 0x\(String(status.rawValue, radix: 16))")")
@@ -80,18 +80,11 @@ public final class JACKMIDIPorts: @unchecked Sendable {
     /// The MIDI output ports of the running JACK server (what `--midi-in jack:PORT` takes),
     /// or nil when no server runs. Opens a client for the moment, never starting a server.
     public static func sourcePorts() -> [String]? {
-        quietLibrary()
+        td_jack_silence()
         var status = jack_status_t(0)
         guard let c = td_jack_client_open("tapedeck-list", JackNoStartServer, &status) else { return nil }
         defer { jack_client_close(c) }
         return portNames(client: c, flags: UInt(JackPortIsOutput.rawValue))
-    }
-
-    /// libjack prints its own lines on stderr when no server answers (and they would land on
-    /// the screen): our errors say it in one line instead.
-    static func quietLibrary() {
-        jack_set_error_function { _ in }
-        jack_set_info_function { _ in }
     }
 
     /// The JACK MIDI ports of every client (with `flags`, only those: outputs, inputs).

@@ -20,6 +20,7 @@ enum CommandList {
     RecordCommand.self,
     CalibrateCommand.self,
     PlayCommand.self,
+    ControlCommand.self,
     DevicesCommand.self,
     RecoverCommand.self,
     BenchCommand.self,

@@ -111,13 +111,22 @@ struct CommandSpec: Sendable {
 
 /// Option groups more than one command shares (declared once, listed in each command's table).
 enum SharedOptions {
-    /// `--device`, `--period`, `--periods`, `--device-format` (read by `DeviceOptions`).
+    /// `--device`, `--period`, `--periods`, `--device-format` (read by `DeviceOptions`), and
+    /// the JACK flags.
     static let device: [OptionSpec] = [
-        OptionSpec("--device", value: "D", "ALSA PCM name (default: default; see 'tapedeck devices')"),
-        OptionSpec("--period", value: "FRAMES", "frames per period (default 256)"),
-        OptionSpec("--periods", value: "N", "periods in the device buffer (default 3)"),
-        OptionSpec("--device-format", value: "F", "force the device sample format",
+        OptionSpec("--device", value: "D", "ALSA PCM name (default: default; see 'tapedeck devices'), or jack (jack:CLIENT) to run as a JACK client"),
+        OptionSpec("--period", value: "FRAMES", "frames per period (default 256; ALSA only: JACK's server sets its own)"),
+        OptionSpec("--periods", value: "N", "periods in the device buffer (default 3; ALSA only)"),
+        OptionSpec("--device-format", value: "F", "force the device sample format (ALSA only)",
                    allowed: ["float", "s32", "s24", "s24_3", "s16"]),
+    ] + jack
+
+    /// `--connect`, `--timebase`, `--jack-transport` (read by `JACKOptions`).
+    static let jack: [OptionSpec] = [
+        OptionSpec("--connect", value: "PATTERN", "JACK: connect the ports to the ports matching PATTERN (a regular expression, e.g. 'system:' or 'ardour:'); physical (default) or none"),
+        OptionSpec(flag: "--timebase", "JACK: be the timebase master, publishing bar, beat, tick and tempo from the session's tempo map"),
+        OptionSpec("--jack-transport", value: "MODE", "JACK: follow and drive JACK's transport (sync, default) or keep Tapedeck's own (off)",
+                   allowed: ["sync", "off"]),
     ]
 
     /// `--speed`, `--mode`, `--pitch` (read by `TimePitchOptions`).
@@ -144,5 +153,5 @@ enum SharedOptions {
     ]
 
     /// The line every command that opens a device ends its details with.
-    static let alsaEnvironment = "Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only."
+    static let alsaEnvironment = "Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only; JACK_DEFAULT_SERVER=NAME picks the JACK server (one is never started)."
 }

@@ -99,7 +99,7 @@ struct PlayCommand: Command {
         }
         options.endFrame = end
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: 0,
-                                  playbackChannels: max(2, click?.outputChannels.max() ?? 0))
+                                  playbackChannels: max(2, click?.outputChannels.max() ?? 0), tempoMap: tempo)
         // The device starts after everything is asked for, so its first period plays `from`.
         let transport: Transport
         do {
@@ -119,6 +119,9 @@ struct PlayCommand: Command {
         try transport.startDevice()
         var seen = 0
         var snap: TransportSnapshot
+        let remote = HeadlessRemote(role: .play, transport: transport, sessionPath: folder?.path, json: json)
+        defer { remote.close() }
+        if loop { remote.loopRange = FrameRange(startFrame: from, endFrame: end) }
         repeat {
             if StopSignals.requested { transport.stop() }
             snap = transport.snapshot()
@@ -130,7 +133,7 @@ struct PlayCommand: Command {
             }
             line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame)
             seen = transport.events.count
-            if snap.state != .stopped { usleep(50_000) }
+            if snap.state != .stopped { remote.wait(milliseconds: 50) }
         } while snap.state != .stopped && transport.engine.isRunning
         snap = transport.snapshot()
         line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame,

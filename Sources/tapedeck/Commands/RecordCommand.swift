@@ -150,8 +150,12 @@ struct RecordCommand: Command {
         // A MIDI track is heard through its instrument while it records: it needs the outputs.
         let playsInstrument = target.tracks.contains { session.tracks[$0].isMIDI }
         let outputs = max(play || recording.click != nil || monitor != .off || playsInstrument ? 2 : 0, recording.click?.outputChannels.max() ?? 0)
+        // A JACK client's inputs are named after the tracks that record from them.
+        let portTracks = target.isFileTake ? [] : target.tracks.map { t in
+            (name: session.tracks[t].name, channels: channelsGiven ? channels : session.tracks[t].inputChannels)
+        }
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: target.deviceChannelsNeeded(override: channelsGiven ? channels : nil),
-                                  playbackChannels: outputs)
+                                  playbackChannels: outputs, tracks: portTracks, tempoMap: tempo)
         options.engine.latencyOffsetFrames = try LatencyOffsets.load().offset(forDevice: dev.configuration.name)
         // The device starts once the take is asked for, so its first period records.
         let transport: Transport

@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
+import TapedeckRemote
 import TapedeckTransport
 import TapedeckUI
 
@@ -14,8 +15,8 @@ struct ScreenCommand: Command {
         positionals: [PositionalSpec("SESSION", complete: .session)],
         options: [
             OptionSpec("--theme", value: "NAME", "colours: default, light, high-contrast, mono or your own"),
-            OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none)"),
-        ] + SharedOptions.midi,
+            OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none), or jack (jack:CLIENT) to run as a JACK client"),
+        ] + SharedOptions.jack + SharedOptions.midi,
         details: """
         Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
         not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
@@ -37,6 +38,11 @@ struct ScreenCommand: Command {
         real time and the meters move, nothing is heard, recording is refused.
         --device offline asks for the offline device. TAPEDECK_ALSA_CONFIG=FILE opens devices
         through that ALSA config only.
+        --device jack runs as a JACK client (jack:NAME names it): one input port per channel the
+        armed tracks use, named after them (tapedeck:Vocal_in), out_L and out_R, connected to the
+        physical ports (--connect PATTERN or none otherwise); play, stop and locate follow and
+        drive JACK's transport (--jack-transport off keeps them Tapedeck's own), and --timebase
+        publishes the session's bars and beats. The device chooser lists jack when a server runs.
         MIDI: the ALSA sequencer's hardware ports (or --midi-in PORT, jack:PORT) play armed
         tracks; MMC and --midi-surface buttons drive the transport; --midi-out sends MIDI thru
         to a JACK port.
@@ -46,11 +52,16 @@ struct ScreenCommand: Command {
     let sessionPath: String?
     let themeName: String?
     let deviceName: String
+    let deviceGiven: Bool
+    let jack: JACKOptions
     let midi: MIDIOptions
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
-        deviceName = try arguments.option("--device") ?? "default"
+        let device = try arguments.option("--device")
+        deviceGiven = device != nil
+        deviceName = device ?? "default"
+        jack = try JACKOptions(arguments: &arguments, deviceName: deviceName)
         midi = try MIDIOptions(arguments: &arguments)
         sessionPath = arguments.positional()
     }
@@ -65,11 +76,28 @@ struct ScreenCommand: Command {
         // takes it when it is first saved).
         var lock: SessionLock?
         defer { withExtendedLifetime(lock) {} }
+        // Under a session manager (NSM_URL) it names the session; the screen still needs a
+        // terminal (a terminal the manager starts it in), so that is checked first.
+        let managed = env["NSM_URL"].map { !$0.isEmpty } ?? false
+        if managed && (isatty(STDIN_FILENO) != 1 || isatty(STDOUT_FILENO) != 1) {
+            throw UsageError("the screen needs a terminal: under a session manager, start it in one (e.g. x-terminal-emulator -e tapedeck)")
+        }
+        let nsm = managed ? SessionManagerStart.join(messages: &messages) : nil
+        if let nsm, sessionPath != nil { messages.append("session manager: it names the session, \(nsm.sessionPath.terminalSafe)") }
         SessionFolder.collectNotices()
-        if let path = sessionPath {
+        do {
+            if let nsm, !SessionFolder(path: nsm.sessionPath).exists { try SessionFolder(path: nsm.sessionPath).create(Session()) }
+        } catch {
+            nsm?.client.fail("/nsm/client/open", code: .createFailed, "\(error)")
+            throw error
+        }
+        if let path = nsm?.sessionPath ?? sessionPath {
             let f = SessionFolder(path: path)
             if f.exists {
-                lock = try SessionLock.acquire(f)
+                do { lock = try SessionLock.acquire(f) } catch {
+                    nsm?.client.fail("/nsm/client/open", code: .general, "\(error)")
+                    throw error
+                }
                 // Takes a crash (or a quit without saving) left marked go onto their tracks.
                 do {
                     for r in try TakeRecovery.recover(session: f) {
@@ -78,7 +106,10 @@ struct ScreenCommand: Command {
                 } catch {
                     messages.append("cannot recover unfinished takes: \(error)")
                 }
-                session = try f.load()
+                do { session = try f.load() } catch {
+                    nsm?.client.fail("/nsm/client/open", code: .badProject, "\(error)")
+                    throw error
+                }
                 messages += SessionFolder.takeNotices()
             } else if path.hasSuffix(".tapedeck") || path.hasSuffix(".tapedeck/") {
                 messages.append("new session: \(f.path) is created on the first save (Ctrl-S)")
@@ -100,7 +131,8 @@ struct ScreenCommand: Command {
         messages = (themeProblem.map { [$0] } ?? []) + keyProblems + configProblems + messages
 
         let peaks = PeakCache(folder: folder)
-        let (link, offlineReason) = try makeLink(session: session, folder: folder, environment: env)
+        let device = nsm?.device(given: deviceGiven ? deviceName : nil) ?? deviceName
+        let (link, offlineReason) = try makeLink(session: session, folder: folder, device: device, environment: env)
         // Last, so the problems with the user's own files are the ones shown first.
         if let offlineReason { messages.append("offline: \(offlineReason)") }
         if session.tracks.contains(where: \.isMIDI) && link.midiPorts.isEmpty { messages.append(link.midiInputLine) }
@@ -111,8 +143,19 @@ struct ScreenCommand: Command {
         // libasound reports some failures itself while running (a file device's failed write,
         // a JACK server gone) by printing to stderr, which would scribble over the screen; the
         // engine reports the same failure on the message line, so stderr is quiet meanwhile.
+        // `tapedeck ctl` reaches the screen through its control socket, served by its loop;
+        // the session manager, when there is one, is served the same way.
+        var services: [ScreenService] = []
+        if let nsm {
+            nsm.client.reply(to: "/nsm/client/open", "opened \(nsm.sessionPath)")
+            services.append(ScreenSessionManager(client: nsm.client, manager: nsm.manager))
+            messages.append("session manager: \(nsm.manager.terminalSafe) opened this session as \(nsm.clientID.terminalSafe); it saves and quits it")
+        }
+        do { services.append(ScreenControl(server: try ControlServer())) } catch {
+            messages.append("remote control is off: \(error)")
+        }
         let status = withStderrSilenced {
-            ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages)
+            ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages, services: services)
         }
         // A take still running when the screen quit is closed here; its crash marker puts it
         // on its track the next time the session opens.
@@ -126,7 +169,7 @@ struct ScreenCommand: Command {
     /// The transport on the chosen device, opened once for the whole session of use, or on
     /// the silent offline clock when it cannot be opened (and why). `TAPEDECK_FAKE_RECORD=1`
     /// is a test hook: the offline clock then has two silent inputs, so recording runs.
-    func makeLink(session: Session, folder: SessionFolder?, environment env: [String: String]) throws
+    func makeLink(session: Session, folder: SessionFolder?, device deviceName: String, environment env: [String: String]) throws
         -> (Transport, offlineReason: String?) {
         let fake = env["TAPEDECK_FAKE_RECORD"] == "1"
         var options = TransportOptions()
@@ -144,6 +187,9 @@ struct ScreenCommand: Command {
         let provider: ScreenDevice
         do { provider = ScreenDevice(config: try ALSAConfig.fromEnvironment()) } catch { return try offline(error.description) }
         provider.inputsWanted = max(2, session.tracks.flatMap(\.inputChannels).max() ?? 2)
+        provider.jack = jack
+        provider.portTracks = session.tracks.filter(\.armed).map { (name: $0.name, channels: $0.inputChannels) }
+        provider.tempoMap = session.tempoMap
         let device: AudioDevice
         do { device = try provider.open(name: deviceName, sampleRate: session.sampleRate) } catch { return try offline("\(error)") }
         TimePitchWarmUp.start(sampleRate: session.sampleRate)
@@ -200,7 +246,7 @@ extension ScreenCommand {
             return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
         }
         if commandNames.contains(first) || first == "help" { return args }
-        let screenOptions = ["--theme", "--device", "--midi-in", "--midi-out", "--midi-surface"]
+        let screenOptions = ["--theme", "--device", "--connect", "--jack-transport", "--timebase", "--midi-in", "--midi-out", "--midi-surface"]
         if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
         if !first.hasPrefix("-") && !first.hasSuffix(".tapedeck") && !first.hasSuffix(".tapedeck/")
             && access(first, F_OK) != 0 { return args }

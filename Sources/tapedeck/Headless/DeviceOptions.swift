@@ -1,3 +1,4 @@
+import TapedeckCore
 import TapedeckEngine
 #if canImport(Glibc)
 import Glibc
@@ -10,12 +11,17 @@ struct DeviceOptions {
     var periodFrames: Int
     var periodCount: Int
     var formats: [DeviceSampleFormat]
+    var jack: JACKOptions
 
     init(arguments: inout Arguments) throws(UsageError) {
         name = try arguments.option("--device") ?? "default"
-        periodFrames = try arguments.intOption("--period", in: 16...65536) ?? 256
-        periodCount = try arguments.intOption("--periods", in: 2...64) ?? 3
-        if let text = try arguments.option("--device-format") {
+        guard !name.isEmpty else { throw UsageError("\(arguments.command): --device needs a name (see 'tapedeck devices')") }
+        let period = try arguments.intOption("--period", in: 16...65536)
+        let periods = try arguments.intOption("--periods", in: 2...64)
+        periodFrames = period ?? 256
+        periodCount = periods ?? 3
+        let formatText = try arguments.option("--device-format")
+        if let text = formatText {
             guard let f = DeviceSampleFormat(userText: text) else {
                 throw UsageError("\(arguments.command): --device-format '\(text)' must be float, s32, s24, s24_3 or s16")
             }
@@ -23,10 +29,25 @@ struct DeviceOptions {
         } else {
             formats = DeviceSampleFormat.allCases
         }
+        jack = try JACKOptions(arguments: &arguments, deviceName: name)
+        if isJACK, let flag = period != nil ? "--period" : periods != nil ? "--periods" : formatText != nil ? "--device-format" : nil {
+            throw UsageError("\(arguments.command): \(flag) is for ALSA: the JACK server sets its own buffer size and format (jack_bufsize changes it)")
+        }
     }
 
-    /// Opens the device through `TAPEDECK_ALSA_CONFIG` when set, the global config otherwise.
-    func open(sampleRate: Int, captureChannels: Int, playbackChannels: Int) throws(DeviceError) -> ALSADuplexDevice {
+    /// Whether the device is a JACK client (`jack`, `jack:CLIENT`).
+    var isJACK: Bool { JACKRequest.clientName(inDeviceName: name) != nil }
+
+    /// Opens the device: a JACK client (inputs named after `tracks`, the tempo map published
+    /// as timebase master when asked), or an ALSA PCM through `TAPEDECK_ALSA_CONFIG` when set,
+    /// the global config otherwise.
+    func open(sampleRate: Int, captureChannels: Int, playbackChannels: Int, tracks: [(name: String, channels: [Int])] = [],
+              tempoMap: TempoMap? = nil) throws(DeviceError) -> AudioDevice {
+        let map = tempoMap ?? TempoMap(sampleRate: sampleRate, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
+        if let request = jack.request(deviceName: name, sampleRate: sampleRate, inputs: captureChannels, outputs: playbackChannels,
+                                      tracks: tracks, tempoMap: map) {
+            return try JACKDevice(request: request)
+        }
         let config = try ALSAConfig.fromEnvironment()
         let request = DeviceRequest(name: name, sampleRate: sampleRate, captureChannels: captureChannels,
                                     playbackChannels: playbackChannels, periodFrames: periodFrames,

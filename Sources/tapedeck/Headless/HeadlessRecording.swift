@@ -34,6 +34,9 @@ struct HeadlessRecording {
         var seen = 0
         var last = transport.snapshot()
         say(last)
+        // `tapedeck ctl` is answered between status lines; its stop is Ctrl-C's.
+        let remote = HeadlessRemote(role: .record, transport: transport, sessionPath: target.folder?.path, json: json)
+        defer { remote.close() }
         while transport.isRecording {
             if StopSignals.requested { transport.stop() }
             last = transport.snapshot()
@@ -41,8 +44,9 @@ struct HeadlessRecording {
             let events = Array(transport.events.dropFirst(seen))
             seen = transport.events.count
             line.update(last, levels: levels(last), events: events, elapsedFrames: transport.recordedFrames)
-            usleep(50_000)
+            remote.wait(milliseconds: 50)
         }
+        remote.close()
         let takes = transport.collectFinishedTakes()
         let frames = takes.map(\.region.lengthFrames).max() ?? 0
         // The banner's last word is what happened: a take was recorded.

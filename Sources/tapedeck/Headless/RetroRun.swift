@@ -24,7 +24,9 @@ struct RetroRun {
         }
         var line = StatusLine(label: "listening", file: target.isFileTake ? "" : target.folder?.path ?? "", sampleRate: rate, json: json)
         let started = transport.engine.status().deviceFrame
-        while !StopSignals.requested && transport.engine.isRunning {
+        let remote = HeadlessRemote(role: .listen, transport: transport, sessionPath: target.folder?.path, json: json)
+        defer { remote.close() }
+        while !StopSignals.requested && !remote.stopRequested && transport.engine.isRunning {
             if let maxFrames, transport.engine.status().deviceFrame - started >= maxFrames { break }
             let requests = StopSignals.keepRequests
             if requests != seen {
@@ -34,7 +36,7 @@ struct RetroRun {
             let snap = transport.snapshot()
             line.update(snap, levels: target.tracks.flatMap { $0 < snap.trackLevels.count ? snap.trackLevels[$0] : [] }, events: [],
                         elapsedFrames: transport.engine.status().deviceFrame - started)
-            usleep(20_000)
+            remote.wait(milliseconds: 20)
         }
         // A keep asked for at the very end still counts.
         if StopSignals.keepRequests != seen { kept += try keep(number: kept + 1) }

@@ -38,6 +38,9 @@ struct StatusLine {
                 if json { emit(["event": "underrun", "track": e.track + 1, "frame": e.frame, "frames": e.frames]) }
             case .captureDropped:
                 if json { emit(["event": "dropped", "track": e.track + 1, "take_frame": e.frame, "frames": e.frames]) }
+            case .hostStarted, .hostStopped, .hostLocated:
+                let what = e.kind == .hostStarted ? "started" : e.kind == .hostStopped ? "stopped" : "located"
+                if json { emit(["event": "jack_transport", "what": what, "frame": e.frame, "by": e.external ? "another program" : "tapedeck"]) }
             }
         }
         let interval: UInt64 = (tty && !json) ? 100_000_000 : 1_000_000_000

@@ -1,3 +1,4 @@
+import TapedeckCore
 import TapedeckEngine
 import TapedeckTransport
 
@@ -18,6 +19,13 @@ final class ScreenDevice: DeviceProvider {
     var inputsWanted = 2
     /// Why the last open could not capture (the device was opened for playback only).
     private(set) var captureProblem: String?
+    /// How a JACK client connects and follows the transport (`--connect`, `--timebase`,
+    /// `--jack-transport`).
+    var jack = JACKOptions()
+    /// The tracks a JACK client's inputs are named after: (name, 1-based device channels).
+    var portTracks: [(name: String, channels: [Int])] = []
+    /// The tempo map a JACK client publishes as timebase master.
+    var tempoMap: TempoMap?
 
     /// The name `--device` takes to ask for the offline transport on purpose.
     static let offlineName = "offline"
@@ -29,6 +37,12 @@ final class ScreenDevice: DeviceProvider {
     /// would scribble over the screen, and the error thrown says the same in one line, so
     /// stderr is silenced meanwhile.
     func open(name: String, sampleRate: Int) throws -> AudioDevice {
+        let map = tempoMap ?? TempoMap(sampleRate: sampleRate, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
+        if let request = jack.request(deviceName: name, sampleRate: sampleRate, inputs: inputsWanted, outputs: 2,
+                                      tracks: portTracks, tempoMap: map) {
+            captureProblem = nil
+            return try JACKDevice(request: request)
+        }
         var lastError: DeviceError?
         for inputs in Array(Set([inputsWanted, 2, 1])).sorted(by: >) + [0] {
             do {
@@ -52,11 +66,13 @@ final class ScreenDevice: DeviceProvider {
     }
 
     /// Names of the devices the catalog finds that can play, with `current` first (a name
-    /// with arguments such as `filetap:OUT=…` is not in any catalog).
+    /// with arguments such as `filetap:OUT=…` is not in any catalog), and `jack` when a JACK
+    /// server runs.
     func catalog(current: String) -> [String] {
         let config = self.config
         let found = withStderrSilenced { DeviceCatalog.list(config: config) }
         var names = [current]
+        if JACKRequest.clientName(inDeviceName: current) == nil && JACKDevice.serverIsRunning() { names.append("jack") }
         for d in found where d.playback != nil && !names.contains(d.name) { names.append(d.name) }
         return names
     }

@@ -1,0 +1,385 @@
+import CJACK
+import Synchronization
+import TapedeckCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a JACK client stopped for good (its device's failure code says which).
+enum JACKFailure: Int32 {
+    /// The server shut the client down: it went away, or dropped a client too slow for it.
+    case serverGone = 1
+    /// The server's sample rate changed under the session.
+    case rateChanged = 2
+
+    /// The code handed to ``AudioDeviceClient/deviceDidFail(code:)`` (a negative errno).
+    var deviceCode: Int32 { self == .serverGone ? -ESHUTDOWN : -EINVAL }
+}
+
+/// Everything JACK's threads touch: the process callback (JACK's real-time thread, which is
+/// Tapedeck's audio thread on this device), the sync and timebase callbacks (the same
+/// thread), and the xrun, shutdown, buffer-size and sample-rate callbacks (JACK's
+/// notification thread, or the real-time thread when the server dies under it).
+///
+/// The client (the engine) is handed over to the process callback through ``gate``: 0 idle,
+/// 1 inside a cycle, 2 detached. A cycle runs only when it can take the gate from idle, and
+/// whoever detaches the client (a stop, a failure) takes it from idle too, so the engine is
+/// never called from two threads at once — with no lock on the real-time side.
+final class JACKCycle: @unchecked Sendable {
+    let jack: OpaquePointer
+    let inputCount: Int
+    let outputCount: Int
+    /// Frames the engine renders at most at once (the buffer size it was built for). A larger
+    /// JACK buffer is rendered in several blocks, a smaller one as one short block.
+    let enginePeriod: Int
+    let sampleRate: Int
+    let followsTransport: Bool
+    let timebaseMaster: Bool
+
+    private let inPorts: UnsafeMutablePointer<OpaquePointer?>
+    private let outPorts: UnsafeMutablePointer<OpaquePointer?>
+    private let inBase: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let outBase: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let inputTable: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let outputTable: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Silence for a device with no inputs, and scratch outputs when JACK has fewer than two.
+    private let scratch: UnsafeMutablePointer<Float>
+    private let tableOutputs: Int
+
+    // Set by the control thread before `attached` is stored (releasing), read after it.
+    private unowned(unsafe) var client: (any AudioDeviceClient)?
+    private unowned(unsafe) var follower: (any HostClockClient)?
+
+    let gate = Atomic<Int>(0)
+    let attached = Atomic<Bool>(false)
+    let stopRequested = Atomic<Bool>(false)
+    let ended = Atomic<Bool>(false)
+    /// A ``JACKFailure`` raw value, 0 while none.
+    let failure = Atomic<Int32>(0)
+    /// Whether the client may still be called from the control thread: once the server is
+    /// gone libjack lets go of its memory, and a call then would crash. Held around every
+    /// control-thread call; cleared (under it) before a failure is handled.
+    let callable = Mutex<Bool>(true)
+    /// The server's status bits at a shutdown, or the new rate.
+    let failureDetail = Atomic<Int64>(0)
+    /// JACK's words for a shutdown, copied without allocating (read once `failure` is set).
+    let reason: UnsafeMutablePointer<CChar>
+    static let reasonCapacity = 256
+    /// Xruns the server reported (notification thread).
+    let xrunCallbacks = Atomic<Int>(0)
+    /// The buffer size JACK runs at now.
+    let bufferFrames: Atomic<Int>
+    /// The host frame the engine could roll from at once (-1: not ready), for slow sync.
+    let readyFrame = Atomic<Int64>(-1)
+    /// The tempo published as timebase master: BPM bits, beats per bar, beat unit.
+    let tempoBits = Atomic<UInt64>(120.0.bitPattern)
+    let beatsPerBar = Atomic<Int>(4)
+    let beatUnit = Atomic<Int>(4)
+
+    // Audio thread only.
+    private var begun = false
+    private var haveLastCycle = false
+    private var lastCycleStart: UInt32 = 0
+    private var lastFrames: UInt32 = 0
+    /// JACK's transport frame last cycle while it rolled (-1: it did not).
+    private var lastTransportFrame: Int64 = -1
+    private var xrunsSeen = 0
+    /// Xruns counted from a gap in JACK's frame time before the server's report came.
+    private var xrunsAhead = 0
+
+    init(jack: OpaquePointer, inputs: [OpaquePointer], outputs: [OpaquePointer], enginePeriod: Int, sampleRate: Int,
+         followsTransport: Bool, timebaseMaster: Bool) {
+        self.jack = jack
+        inputCount = inputs.count
+        outputCount = outputs.count
+        self.enginePeriod = enginePeriod
+        self.sampleRate = sampleRate
+        self.followsTransport = followsTransport
+        self.timebaseMaster = timebaseMaster
+        bufferFrames = Atomic(enginePeriod)
+        inPorts = .allocate(capacity: max(inputs.count, 1))
+        inPorts.initialize(repeating: nil, count: max(inputs.count, 1))
+        for (i, p) in inputs.enumerated() { inPorts[i] = p }
+        outPorts = .allocate(capacity: max(outputs.count, 1))
+        outPorts.initialize(repeating: nil, count: max(outputs.count, 1))
+        for (i, p) in outputs.enumerated() { outPorts[i] = p }
+        // The engine always gets at least two output buffers (it writes its stereo bus there).
+        tableOutputs = max(outputs.count, 2)
+        scratch = .allocate(capacity: 3 * max(enginePeriod, 1))
+        scratch.initialize(repeating: 0, count: 3 * max(enginePeriod, 1))
+        inBase = .allocate(capacity: max(inputs.count, 1))
+        inBase.initialize(repeating: scratch, count: max(inputs.count, 1))
+        outBase = .allocate(capacity: tableOutputs)
+        outBase.initialize(repeating: scratch, count: tableOutputs)
+        inputTable = .allocate(capacity: max(inputs.count, 1))
+        inputTable.initialize(repeating: scratch, count: max(inputs.count, 1))
+        outputTable = .allocate(capacity: tableOutputs)
+        outputTable.initialize(repeating: scratch, count: tableOutputs)
+        reason = .allocate(capacity: JACKCycle.reasonCapacity)
+        reason.initialize(repeating: 0, count: JACKCycle.reasonCapacity)
+    }
+
+    deinit {
+        inPorts.deallocate()
+        outPorts.deallocate()
+        inBase.deallocate()
+        outBase.deallocate()
+        inputTable.deallocate()
+        outputTable.deallocate()
+        scratch.deallocate()
+        reason.deallocate()
+    }
+
+    /// Hands the engine to the process callback. Control thread.
+    func attach(_ client: any AudioDeviceClient) {
+        self.client = client
+        follower = followsTransport ? client as? HostClockClient : nil
+        attached.store(true, ordering: .releasing)
+    }
+
+    // MARK: - Real-time thread
+
+    /// One JACK cycle.
+    ///
+    /// Audio thread: no allocation, no locks, no logging.
+    func process(_ nframes: UInt32) -> Int32 {
+        let n = Int(nframes)
+        guard attached.load(ordering: .acquiring), gate.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged,
+              let client else {
+            silence(nframes)
+            return 0
+        }
+        if !begun {
+            begun = true
+            client.audioThreadBegins(realtime: jack_is_realtime(jack) != 0)
+        }
+        if stopRequested.load(ordering: .acquiring) {
+            // The last cycle: the engine hears it ends here, on its own thread.
+            if !ended.exchange(true, ordering: .acquiringAndReleasing) { client.audioThreadEnds() }
+            silence(nframes)
+            gate.store(2, ordering: .releasing)
+            return 0
+        }
+        // JACK's transport, read once for the cycle (when it is followed).
+        var pos = jack_position_t()
+        let transport = follower == nil ? JackTransportStopped : jack_transport_query(jack, &pos)
+        // (Raw values compared: the imported enum's == would instantiate its type metadata,
+        // which allocates, the first time it is used.)
+        let rolling = transport.rawValue == JackTransportRolling.rawValue
+        reportXruns(client, frames: nframes, transportFrame: rolling ? Int64(pos.frame) : nil)
+        _ = client.beginCycle()
+        if let follower { followTransport(follower, state: transport, position: pos, frameCount: n) }
+        for c in 0..<inputCount {
+            inBase[c] = jack_port_get_buffer(inPorts[c], nframes).assumingMemoryBound(to: Float.self)
+        }
+        for c in 0..<outputCount {
+            outBase[c] = jack_port_get_buffer(outPorts[c], nframes).assumingMemoryBound(to: Float.self)
+        }
+        var offset = 0
+        while offset < n {
+            let k = min(enginePeriod, n - offset)
+            for c in 0..<inputCount { inputTable[c] = inBase[c] + offset }
+            for c in 0..<outputCount { outputTable[c] = outBase[c] + offset }
+            // Outputs JACK does not have are scratch, written and dropped.
+            for c in outputCount..<tableOutputs { outputTable[c] = scratch + (c - outputCount + 1) * enginePeriod }
+            client.renderCycle(input: inputTable, output: outputTable, frameCount: k)
+            offset += k
+        }
+        gate.store(0, ordering: .releasing)
+        return 0
+    }
+
+    /// Xruns: the server's reports count them; a gap in JACK's frame time between two cycles
+    /// says how much device time passed unheard, so the engine keeps takes and transport at
+    /// their device times as on ALSA. One report per xrun, whichever comes first. While the
+    /// engine follows JACK's rolling transport (`transportFrame`), the time lost is what the
+    /// transport moved on meanwhile instead — a buffer-size change stops the clock but not the
+    /// transport — so the playhead stays on JACK's frame.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func reportXruns(_ client: any AudioDeviceClient, frames: UInt32, transportFrame: Int64?) {
+        let start = jack_last_frame_time(jack)
+        var lost: Int64 = 0
+        var gapped = false
+        if haveLastCycle {
+            // Frame time wraps at 2^32; the difference of two readings does not.
+            let gap = Int64(start &- lastCycleStart) - Int64(lastFrames)
+            if gap > 0 && gap < Int64(sampleRate) * 60 {
+                gapped = true
+                lost = gap
+                if let now = transportFrame, lastTransportFrame >= 0 {
+                    // Moved on by less than the gap (or not at all): that much was lost. More,
+                    // or backwards, is a locate, which the engine follows as one.
+                    let moved = now - lastTransportFrame - Int64(lastFrames)
+                    if moved >= 0 && moved <= gap { lost = moved }
+                }
+            }
+        }
+        haveLastCycle = true
+        lastCycleStart = start
+        lastFrames = frames
+        lastTransportFrame = transportFrame ?? -1
+        let reported = xrunCallbacks.load(ordering: .relaxed)
+        var fresh = reported - xrunsSeen
+        xrunsSeen = reported
+        if gapped {
+            if fresh > 0 { fresh -= 1 } else { xrunsAhead += 1 }
+            client.deviceDidXrun(lostFrames: lost)
+        }
+        while fresh > 0 {
+            fresh -= 1
+            if xrunsAhead > 0 { xrunsAhead -= 1 } else { client.deviceDidXrun(lostFrames: 0) }
+        }
+    }
+
+    /// Reads JACK's transport for this cycle and lets the engine follow it; remembers where
+    /// the engine could roll from at once, for the sync callback.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func followTransport(_ follower: any HostClockClient, state: jack_transport_state_t, position pos: jack_position_t,
+                                 frameCount n: Int) {
+        var host = HostClockFrame(state: JACKCycle.state(state), frame: Int64(pos.frame))
+        if !timebaseMaster && pos.valid.rawValue & JackPositionBBT.rawValue != 0 { JACKCycle.readMusicalTime(pos, into: &host) }
+        let reply = follower.followHost(host, frameCount: n)
+        readyFrame.store(reply.readyToRoll ? host.frame : -1, ordering: .relaxed)
+        if reply.stopHost { jack_transport_stop(jack) }
+    }
+
+    /// Bar, beat, tick and tempo another program published, when they make sense: they come
+    /// from anywhere, so nothing in them may trap (a NaN tempo, a bar of Int32.min).
+    ///
+    /// Audio thread: arithmetic only.
+    static func readMusicalTime(_ pos: jack_position_t, into host: inout HostClockFrame) {
+        let bpm = pos.beats_per_minute, perBar = Double(pos.beats_per_bar), unit = Double(pos.beat_type)
+        let ticksPerBeat = pos.ticks_per_beat
+        guard bpm.isFinite, bpm >= 1, bpm <= 1000, perBar.isFinite, perBar >= 1, perBar <= 64, unit.isFinite, unit >= 1,
+              unit <= 64, ticksPerBeat.isFinite, ticksPerBeat >= 1, pos.bar >= 1, pos.beat >= 1, pos.tick >= 0 else { return }
+        host.hasMusicalTime = true
+        host.tempoBPM = bpm
+        host.beatsPerBar = Int(perBar)
+        host.beatUnit = Int(unit)
+        host.beatPosition = (Double(pos.bar) - 1) * perBar + (Double(pos.beat) - 1) + Double(pos.tick) / ticksPerBeat
+    }
+
+    /// Slow sync: ready once the engine stands where the transport is about to roll from,
+    /// its disk streams filled. Before the engine runs, nothing holds the others back.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func sync(frame: UInt32) -> Int32 {
+        // A client opened but not yet rendering holds the others back (it is about to start:
+        // rolling without it would skip the start of what it plays); a stopped one does not.
+        guard attached.load(ordering: .acquiring) else { return stopRequested.load(ordering: .relaxed) ? 1 : 0 }
+        guard !ended.load(ordering: .relaxed) else { return 1 }
+        return readyFrame.load(ordering: .relaxed) == Int64(frame) ? 1 : 0
+    }
+
+    /// As timebase master: bar, beat, tick and tempo of `pos.frame` from the session's
+    /// (constant) tempo map.
+    ///
+    /// Audio thread: arithmetic only.
+    func timebase(_ pos: UnsafeMutablePointer<jack_position_t>) {
+        let bpm = Double(bitPattern: tempoBits.load(ordering: .relaxed))
+        let perBar = beatsPerBar.load(ordering: .relaxed)
+        let unit = beatUnit.load(ordering: .relaxed)
+        let map = TempoMap(sampleRate: sampleRate, tempoBPM: bpm, timeSignature: TimeSignature(beatsPerBar: perBar, beatUnit: unit))
+        let p = map.position(ofFrame: Int64(pos.pointee.frame))
+        let ticksPerBeat = Double(TempoMap.ticksPerBeat)
+        pos.pointee.valid = jack_position_bits_t(rawValue: pos.pointee.valid.rawValue | JackPositionBBT.rawValue)
+        pos.pointee.bar = Int32(clamping: p.bar)
+        pos.pointee.beat = Int32(clamping: p.beat)
+        pos.pointee.tick = Int32(clamping: p.tick)
+        pos.pointee.bar_start_tick = Double(p.bar - 1) * Double(perBar) * ticksPerBeat
+        pos.pointee.beats_per_bar = Float(perBar)
+        pos.pointee.beat_type = Float(unit)
+        pos.pointee.ticks_per_beat = ticksPerBeat
+        pos.pointee.beats_per_minute = bpm
+    }
+
+    /// Outputs silent for a cycle the engine does not render.
+    ///
+    /// Audio thread: no allocation.
+    private func silence(_ nframes: UInt32) {
+        for c in 0..<outputCount {
+            jack_port_get_buffer(outPorts[c], nframes).assumingMemoryBound(to: Float.self).update(repeating: 0, count: Int(nframes))
+        }
+    }
+
+    /// Audio thread: compares raw values only (see ``process(_:)``).
+    static func state(_ s: jack_transport_state_t) -> HostClockFrame.State {
+        switch s.rawValue {
+        case JackTransportRolling.rawValue: .rolling
+        case JackTransportStarting.rawValue, JackTransportNetStarting.rawValue: .starting
+        default: .stopped
+        }
+    }
+
+    // MARK: - Failure and stop
+
+    /// The client is gone for good (`kind`): the engine hears it once — its takes end with
+    /// everything kept — and is detached. JACK's notification thread, or its real-time thread
+    /// when the server died under it; never inside a cycle.
+    func fail(_ kind: JACKFailure, detail: Int64, reason text: UnsafePointer<CChar>?) {
+        callable.withLock { $0 = false }
+        // libjack may report a death twice (from its real-time and its notification thread):
+        // only the first is handled.
+        guard failure.compareExchange(expected: 0, desired: kind.rawValue, ordering: .acquiringAndReleasing).exchanged else { return }
+        if let text { strncpy(reason, text, JACKCycle.reasonCapacity - 1) }
+        failureDetail.store(detail, ordering: .releasing)
+        guard detach(waitingMilliseconds: 5000) else { return }
+        client?.deviceDidFail(code: kind.deviceCode)
+        if !ended.exchange(true, ordering: .acquiringAndReleasing) { client?.audioThreadEnds() }
+    }
+
+    /// Ends the cycles: the next one tells the engine it was the last; when none comes (a
+    /// server that died), the engine is detached from here. Control thread.
+    func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        guard attached.load(ordering: .acquiring) else { return }
+        for _ in 0..<1000 where !ended.load(ordering: .acquiring) && failure.load(ordering: .acquiring) == 0 { usleep(1000) }
+        if detach(waitingMilliseconds: 2000), !ended.exchange(true, ordering: .acquiringAndReleasing) { client?.audioThreadEnds() }
+    }
+
+    /// Takes the gate from idle to detached (waiting out a cycle in flight). False when it was
+    /// already detached, or a cycle never ended in time.
+    private func detach(waitingMilliseconds: Int) -> Bool {
+        for _ in 0..<(waitingMilliseconds * 5) {
+            let (exchanged, current) = gate.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing)
+            if exchanged { return true }
+            if current == 2 { return false }
+            usleep(200)
+        }
+        return false
+    }
+}
+
+/// JACK's C callbacks: each finds its ``JACKCycle`` in `arg` without touching a reference
+/// count.
+enum JACKCallbacks {
+    static let process: JackProcessCallback = { nframes, arg in
+        Unmanaged<JACKCycle>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(nframes) }
+    }
+    static let sync: JackSyncCallback = { _, pos, arg in
+        Unmanaged<JACKCycle>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.sync(frame: pos!.pointee.frame) }
+    }
+    static let timebase: JackTimebaseCallback = { _, _, pos, _, arg in
+        guard let pos else { return }
+        Unmanaged<JACKCycle>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.timebase(pos) }
+    }
+    static let xrun: JackXRunCallback = { arg in
+        Unmanaged<JACKCycle>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.xrunCallbacks.add(1, ordering: .relaxed) }
+        return 0
+    }
+    static let bufferSize: JackBufferSizeCallback = { nframes, arg in
+        Unmanaged<JACKCycle>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.bufferFrames.store(Int(nframes), ordering: .relaxed) }
+        return 0
+    }
+    static let sampleRate: JackSampleRateCallback = { nframes, arg in
+        Unmanaged<JACKCycle>.fromOpaque(arg!)._withUnsafeGuaranteedRef { cycle in
+            if Int(nframes) != cycle.sampleRate { cycle.fail(.rateChanged, detail: Int64(nframes), reason: nil) }
+        }
+        return 0
+    }
+    static let shutdown: JackInfoShutdownCallback = { status, reason, arg in
+        Unmanaged<JACKCycle>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.fail(.serverGone, detail: Int64(status.rawValue), reason: reason) }
+    }
+}

@@ -1,0 +1,271 @@
+import CJACK
+import Synchronization
+import TapedeckCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a JACK client should be.
+public struct JACKRequest: Sendable {
+    /// The name the user gave (`jack` or `jack:CLIENT`), for messages.
+    public var deviceName: String
+    /// The client's name (JACK makes it unique, `tapedeck-01`, when taken).
+    public var clientName: String
+    /// The ports, in device-channel order.
+    public var ports: JACKPortLayout
+    /// Where the ports connect once the client runs.
+    public var connection: JACKConnection
+    /// The session's rate: JACK's must equal it.
+    public var sampleRate: Int
+    /// Follow and drive JACK's transport.
+    public var transportSync: Bool
+    /// Publish bar, beat, tick and tempo as JACK's timebase master.
+    public var timebaseMaster: Bool
+    /// The tempo map published as timebase master.
+    public var tempoMap: TempoMap?
+
+    /// A request; by default the client follows and drives the transport, and is not the
+    /// timebase master.
+    public init(deviceName: String, clientName: String, ports: JACKPortLayout, connection: JACKConnection = .physical,
+                sampleRate: Int, transportSync: Bool = true, timebaseMaster: Bool = false, tempoMap: TempoMap? = nil) {
+        self.deviceName = deviceName
+        self.clientName = clientName
+        self.ports = ports
+        self.connection = connection
+        self.sampleRate = sampleRate
+        self.transportSync = transportSync
+        self.timebaseMaster = timebaseMaster
+        self.tempoMap = tempoMap
+    }
+
+    /// The client name in a device name: `jack` → `tapedeck`, `jack:Rec` → `Rec`; nil when
+    /// the name is not a JACK device.
+    public static func clientName(inDeviceName name: String) -> String? {
+        if name == "jack" { return "tapedeck" }
+        guard name.hasPrefix("jack:") else { return nil }
+        let client = String(name.dropFirst(5))
+        return client.isEmpty ? "tapedeck" : client
+    }
+}
+
+/// Tapedeck as a JACK client: JACK's process callback renders the engine
+/// (``AudioDeviceClient``) in JACK's real-time thread, on ports of its own. The server sets
+/// the rate and the buffer size; JACK's thread is already real-time, so no priority is
+/// asked for.
+///
+/// - Xruns JACK reports are handed to the engine between cycles with the device time they
+///   cost (from the gap in JACK's frame time), so they are counted and placed at their
+///   frame as on ALSA.
+/// - The server going away (killed, or dropping the client as a zombie) or its rate changing
+///   fails the device: the engine ends its takes with everything kept, and
+///   ``failureDescription(code:)`` says what happened in one line.
+/// - A buffer-size change does not rebuild anything: a larger buffer is rendered as several
+///   blocks of the size the engine was built for, a smaller one as one short block, in the
+///   same cycle (no added latency); ``drainNotices()`` says so once.
+/// - With transport sync the engine follows JACK's transport (see ``HostTransportDevice``)
+///   and takes part in its slow sync, so JACK rolls only once Tapedeck's disk streams are
+///   ready where it rolls from.
+public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
+    public private(set) var configuration: DeviceConfiguration
+    /// The client's name on the server (`tapedeck`, or `tapedeck-01` when that was taken).
+    public let clientName: String
+    /// Full names of the client's ports (`tapedeck:Vocal_in`), inputs then outputs.
+    public let portNames: [String]
+    public let followsHostTransport: Bool
+    private let jack: OpaquePointer
+    private let cycle: JACKCycle
+    private let inputs: [OpaquePointer]
+    private let outputs: [OpaquePointer]
+    private var notices: [String] = []
+    private var saidBufferFrames: Int
+    private var closed = false
+    private var started = false
+
+    /// Opens a client on the running server (never starting one), registers the ports,
+    /// activates it and connects the ports. Throws when no server runs, the rates differ or
+    /// a port cannot be made. Control thread.
+    public init(request: JACKRequest) throws(DeviceError) {
+        td_jack_silence()
+        var status = jack_status_t(rawValue: 0)
+        guard let jack = td_jack_client_open(request.clientName, JackNoStartServer, &status) else {
+            throw JACKDevice.openError(request.deviceName, status: status)
+        }
+        let rate = Int(jack_get_sample_rate(jack))
+        guard rate == request.sampleRate else {
+            jack_client_close(jack)
+            throw DeviceError(device: request.deviceName, reason: "the JACK server runs at \(rate) Hz but the session is \(request.sampleRate) Hz: start JACK at \(request.sampleRate) Hz (jackd -r \(request.sampleRate) …) or use a session at \(rate) Hz")
+        }
+        let period = Int(jack_get_buffer_size(jack))
+        let ports: (inputs: [OpaquePointer], outputs: [OpaquePointer])
+        do { ports = try JACKPorts.register(request.ports, on: jack, device: request.deviceName) } catch {
+            jack_client_close(jack)
+            throw error
+        }
+        let cycle = JACKCycle(jack: jack, inputs: ports.inputs, outputs: ports.outputs, enginePeriod: period, sampleRate: rate,
+                              followsTransport: request.transportSync, timebaseMaster: request.timebaseMaster)
+        self.jack = jack
+        self.cycle = cycle
+        inputs = ports.inputs
+        outputs = ports.outputs
+        followsHostTransport = request.transportSync
+        clientName = String(cString: jack_get_client_name(jack))
+        saidBufferFrames = period
+        if let map = request.tempoMap { Self.store(map, in: cycle) }
+        // The cycle lives as long as the device; JACK holds it unretained.
+        let arg = Unmanaged.passUnretained(cycle).toOpaque()
+        jack_set_process_callback(jack, JACKCallbacks.process, arg)
+        jack_set_xrun_callback(jack, JACKCallbacks.xrun, arg)
+        jack_set_buffer_size_callback(jack, JACKCallbacks.bufferSize, arg)
+        jack_set_sample_rate_callback(jack, JACKCallbacks.sampleRate, arg)
+        jack_on_info_shutdown(jack, JACKCallbacks.shutdown, arg)
+        if request.transportSync { jack_set_sync_callback(jack, JACKCallbacks.sync, arg) }
+        if request.timebaseMaster && jack_set_timebase_callback(jack, 0, JACKCallbacks.timebase, arg) != 0 {
+            notices.append("JACK refused Tapedeck as timebase master; bar and beat come from another program")
+        }
+        guard jack_activate(jack) == 0 else {
+            jack_client_close(jack)
+            throw DeviceError(device: request.deviceName, reason: "the JACK server would not activate the client '\(clientName)'")
+        }
+        notices += JACKPorts.connect(request.connection, client: jack, inputs: ports.inputs, outputs: ports.outputs)
+        portNames = (ports.inputs + ports.outputs).map { String(cString: jack_port_name($0)) }
+        jack_recompute_total_latencies(jack)
+        configuration = DeviceConfiguration(
+            name: request.deviceName, sampleRate: rate, captureChannels: ports.inputs.count, playbackChannels: ports.outputs.count,
+            periodFrames: period, periodCount: 1, bufferFrames: period,
+            captureFormat: ports.inputs.isEmpty ? nil : .float32, playbackFormat: ports.outputs.isEmpty ? nil : .float32,
+            captureLatencyFrames: JACKPorts.latency(ports.inputs, mode: JackCaptureLatency),
+            playbackLatencyFrames: JACKPorts.latency(ports.outputs, mode: JackPlaybackLatency), linked: true)
+    }
+
+    deinit { close() }
+
+    /// Starts rendering `client` in JACK's process callback (the client already runs; JACK's
+    /// thread is real-time already, so `realtimePriority` asks for nothing more). Control thread.
+    public func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError) {
+        guard !closed, !started else { throw DeviceError(device: configuration.name, reason: "it is already running") }
+        if cycle.failure.load(ordering: .acquiring) != 0 {
+            throw DeviceError(device: configuration.name, reason: failureText())
+        }
+        started = true
+        cycle.attach(client)
+    }
+
+    /// Ends the cycles (the engine hears its last one), deactivates and closes the client:
+    /// its ports go away. Safe to call twice. Control thread.
+    public func stop() { close() }
+
+    private func close() {
+        guard !closed else { return }
+        closed = true
+        cycle.stop()
+        // A client whose server died is left alone: libjack has let go of what it points to
+        // (a failed open since may even have torn its globals down), and touching it crashes.
+        // Its threads may still call back with the cycle as their argument, so the cycle is
+        // kept alive for good (a few kilobytes, once per server that died).
+        let alive = cycle.callable.withLock { alive in
+            let was = alive
+            alive = false
+            return was
+        }
+        guard alive else {
+            _ = Unmanaged.passRetained(cycle)
+            return
+        }
+        jack_deactivate(jack)
+        jack_client_close(jack)
+    }
+
+    /// The round trip JACK reports now (it changes with connections and the buffer size).
+    public var currentRoundTripLatencyFrames: Int64 {
+        withClient { _ in JACKPorts.latency(inputs, mode: JackCaptureLatency) + JACKPorts.latency(outputs, mode: JackPlaybackLatency) }
+            ?? configuration.roundTripLatencyFrames
+    }
+
+    /// Runs `body` on the client while it is alive (nil once it closed or its server went).
+    /// Control thread.
+    private func withClient<T>(_ body: (OpaquePointer) -> T) -> T? {
+        guard !closed else { return nil }
+        return cycle.callable.withLock { alive in alive ? body(jack) : nil }
+    }
+
+    /// What happened to the client, in one line.
+    public func failureDescription(code: Int32) -> String {
+        DeviceError(device: configuration.name, reason: failureText()).description
+    }
+
+    private func failureText() -> String {
+        let detail = cycle.failureDetail.load(ordering: .acquiring)
+        switch JACKFailure(rawValue: cycle.failure.load(ordering: .acquiring)) {
+        case .rateChanged:
+            return "the JACK server changed its rate to \(detail) Hz; the session is \(configuration.sampleRate) Hz (the takes were kept up to there)"
+        case .serverGone:
+            let words = String(cString: cycle.reason)
+            let zombie = detail & Int64(JackClientZombie.rawValue) != 0
+            let why = zombie ? "it dropped Tapedeck's client as too slow" : "the server went away"
+            return "the JACK server stopped serving '\(clientName)': \(why)\(words.isEmpty ? "" : " (\(words))")"
+        case nil:
+            return "the JACK client '\(clientName)' stopped"
+        }
+    }
+
+    /// News since the last call: ports that could not be connected, the timebase refused, a
+    /// buffer-size change and what Tapedeck does about it. Control thread.
+    public func drainNotices() -> [String] {
+        let frames = cycle.bufferFrames.load(ordering: .relaxed)
+        if frames != saidBufferFrames {
+            saidBufferFrames = frames
+            let engine = configuration.periodFrames
+            let how = frames > engine ? "each cycle is rendered as \((frames + engine - 1) / engine) blocks of \(engine)"
+                : frames < engine ? "each cycle is rendered as one block of \(frames)" : "as the engine was built"
+            notices.append("JACK's buffer size is now \(frames) frames: \(how), nothing added to the latency")
+        }
+        defer { notices = [] }
+        return notices
+    }
+
+    // MARK: - Transport
+
+    public func requestHostStart() { withClient { jack_transport_start($0) } }
+
+    public func requestHostStop() { withClient { jack_transport_stop($0) } }
+
+    public func requestHostLocate(to frame: Int64) {
+        // JACK's transport counts frames in 32 bits (24 hours at 48 kHz).
+        withClient { _ = jack_transport_locate($0, UInt32(clamping: max(frame, 0))) }
+    }
+
+    public func publishTempo(_ map: TempoMap) { Self.store(map, in: cycle) }
+
+    private static func store(_ map: TempoMap, in cycle: JACKCycle) {
+        cycle.tempoBits.store(map.tempoBPM.bitPattern, ordering: .relaxed)
+        cycle.beatsPerBar.store(max(1, map.timeSignature.beatsPerBar), ordering: .relaxed)
+        cycle.beatUnit.store(max(1, map.timeSignature.beatUnit), ordering: .relaxed)
+    }
+
+    // MARK: - Server
+
+    /// Whether a JACK server answers (`JACK_DEFAULT_SERVER` or the default one), without
+    /// starting one. Control thread; opens and closes a client (a few milliseconds).
+    public static func serverIsRunning() -> Bool {
+        td_jack_silence()
+        var status = jack_status_t(rawValue: 0)
+        guard let probe = td_jack_client_open("tapedeck-probe", JackNoStartServer, &status) else { return false }
+        jack_client_close(probe)
+        return true
+    }
+
+    private static func openError(_ device: String, status: jack_status_t) -> DeviceError {
+        let bits = status.rawValue
+        let server = getenv("JACK_DEFAULT_SERVER").map { "'\(String(cString: $0))'" } ?? "(the default one)"
+        if bits & JackServerFailed.rawValue != 0 || bits & JackServerError.rawValue != 0 {
+            return DeviceError(device: device, reason: "no JACK server is running \(server): start one (jackd -d alsa, qjackctl, or PipeWire's JACK) or pick an ALSA device")
+        }
+        if bits & JackVersionError.rawValue != 0 {
+            return DeviceError(device: device, reason: "the JACK server speaks another protocol version than this libjack")
+        }
+        if bits & JackShmFailure.rawValue != 0 {
+            return DeviceError(device: device, reason: "cannot reach the JACK server's shared memory (another user's server?)")
+        }
+        return DeviceError(device: device, reason: "the JACK server refused the client (status 0x\(String(bits, radix: 16)))")
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A running Tapedeck's control socket (`ControlFolder/PID.sock`): a line in, a line out
+/// (see ``RemoteCommand``). It never blocks and owns no thread: the front-end waits on
+/// ``pollDescriptors`` beside its own input (the screen's keyboard) and calls ``service(_:)``
+/// from its own loop, so commands are carried out on the thread that owns the transport —
+/// exactly as its keys are.
+public final class ControlServer {
+    /// Who is on the other end of a connection (from the kernel: `SO_PEERCRED`).
+    public struct Peer: Sendable, CustomStringConvertible {
+        /// Its process.
+        public var pid: pid_t
+        /// Its user.
+        public var uid: uid_t
+        /// Its program's name (`/proc/PID/comm`), e.g. `tapedeck`.
+        public var program: String
+
+        /// `tapedeck ctl (pid 4242)`, for the message line.
+        public var description: String {
+            let name = program == "tapedeck" ? "tapedeck ctl" : program
+            return "\(name) (pid \(pid))"
+        }
+    }
+
+    private final class Connection {
+        let fd: Int32
+        let peer: Peer
+        var input: [UInt8] = []
+        var output: [UInt8] = []
+        var lastActivity: Double
+        var closing = false
+        init(fd: Int32, peer: Peer, now: Double) {
+            self.fd = fd
+            self.peer = peer
+            lastActivity = now
+        }
+    }
+
+    /// The socket's path.
+    public let path: String
+    private let listener: Int32
+    private var connections: [Connection] = []
+    private var closed = false
+    /// At most this many clients at once; a line at most this long.
+    static let maximumConnections = 16
+    static let maximumLineBytes = 4096
+    /// A client silent this long is let go.
+    static let idleSeconds = 10.0
+
+    /// Makes the folder and the socket (mode 0600) and listens. Control thread.
+    public init() throws(RemoteError) {
+        let folder = try ControlFolder.prepare()
+        path = folder + "/\(getpid()).sock"
+        unlink(path)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw RemoteError("cannot make the control socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            Glibc.close(fd)
+            throw RemoteError("the control socket's path is too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        // The folder is 0700 already; the socket itself is 0600 as well.
+        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 8) == 0 else {
+            let why = String(cString: strerror(errno))
+            Glibc.close(fd)
+            unlink(path)
+            throw RemoteError("cannot listen on \(path): \(why)")
+        }
+        listener = fd
+    }
+
+    deinit { close() }
+
+    /// Stops listening and removes the socket. Safe to call twice.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        for c in connections { Glibc.close(c.fd) }
+        connections = []
+        Glibc.close(listener)
+        unlink(path)
+    }
+
+    /// What to wait on: new connections, requests, replies that did not fit at once.
+    public var pollDescriptors: [pollfd] {
+        guard !closed else { return [] }
+        var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+        for c in connections {
+            fds.append(pollfd(fd: c.fd, events: Int16(POLLIN) | (c.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
+        }
+        return fds
+    }
+
+    /// Waits up to `milliseconds` for something to do (for a loop that has nothing else to
+    /// wait on), then does it.
+    public func wait(milliseconds: Int, _ handle: (RemoteCommand, Peer) -> RemoteReply) {
+        var fds = pollDescriptors
+        _ = poll(&fds, nfds_t(fds.count), Int32(milliseconds))
+        service(handle)
+    }
+
+    /// Accepts whoever waits, answers every complete line with `handle`'s reply, sends what
+    /// is pending and lets go of clients that left or idled. Never blocks.
+    public func service(_ handle: (RemoteCommand, Peer) -> RemoteReply) {
+        guard !closed else { return }
+        let now = Self.seconds()
+        acceptWaiting(now: now)
+        for c in connections where !c.closing {
+            read(c, now: now)
+            while let end = c.input.firstIndex(of: UInt8(ascii: "\n")) {
+                var bytes = Array(c.input[..<end])
+                c.input.removeSubrange(...end)
+                if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+                let reply: RemoteReply
+                if let line = String(validating: bytes, as: UTF8.self) {
+                    switch RemoteCommand.parse(line) {
+                    case .success(let command): reply = handle(command, c.peer)
+                    case .failure(let error): reply = .error(error.description)
+                    }
+                } else {
+                    reply = .error("the line is not UTF-8 text")
+                }
+                c.output += Array((reply.line + "\n").utf8)
+            }
+            if c.input.count > Self.maximumLineBytes {
+                c.output += Array("error: a line longer than \(Self.maximumLineBytes) bytes\n".utf8)
+                c.input = []
+                c.closing = true
+            }
+            if now - c.lastActivity > Self.idleSeconds { c.closing = true }
+        }
+        for c in connections { flush(c) }
+        connections.removeAll { c in
+            guard c.closing && c.output.isEmpty else { return false }
+            Glibc.close(c.fd)
+            return true
+        }
+    }
+
+    private func acceptWaiting(now: Double) {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            var cred = PeerCredentials()
+            var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 else {
+                Glibc.close(fd)
+                continue
+            }
+            let peer = Peer(pid: cred.pid, uid: cred.uid, program: Self.program(of: cred.pid))
+            // The socket's mode keeps other users out; the kernel's word on who called is
+            // checked too (root, or a descriptor passed along, gets no further).
+            guard cred.uid == getuid() else {
+                Self.say(fd, "error: refused: this Tapedeck answers only its own user (uid \(getuid()))\n")
+                Glibc.close(fd)
+                continue
+            }
+            guard connections.count < Self.maximumConnections else {
+                Self.say(fd, "error: busy: \(Self.maximumConnections) clients are connected already\n")
+                Glibc.close(fd)
+                continue
+            }
+            connections.append(Connection(fd: fd, peer: peer, now: now))
+        }
+    }
+
+    private func read(_ c: Connection, now: Double) {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(c.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 {
+                c.input += buffer[0..<n]
+                c.lastActivity = now
+                if c.input.count > Self.maximumLineBytes * 4 { return }
+                continue
+            }
+            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { c.closing = true }
+            return
+        }
+    }
+
+    private func flush(_ c: Connection) {
+        while !c.output.isEmpty {
+            let n = c.output.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            if n > 0 {
+                c.output.removeFirst(n)
+                continue
+            }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
+            // The client went away: nothing more to say to it.
+            c.output = []
+            c.closing = true
+        }
+    }
+
+    private static func say(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+    }
+
+    /// Linux's `struct ucred` (which Glibc's Swift module leaves out without _GNU_SOURCE).
+    private struct PeerCredentials {
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        var gid: gid_t = 0
+    }
+
+    private static func program(of pid: pid_t) -> String {
+        let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? "a client" : trimmed
+    }
+
+    private static func seconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,97 @@
+import TapedeckCore
+import TapedeckDSP
+
+/// One line of the control protocol: what a remote asks a running Tapedeck to do.
+///
+/// ```
+/// play | stop | record | rewind | locate TIME | loop on|off | speed R | status
+/// ```
+/// `record` toggles (starts recording the armed tracks, or stops a recording); `TIME` is any
+/// time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read against the
+/// running session's tempo; `R` is a speed as `--speed` takes it (`0.75`, `3/4`, `75%`).
+public enum RemoteCommand: Equatable, Sendable {
+    case play
+    case stop
+    case record
+    case rewind
+    case locate(String)
+    case loop(Bool)
+    case speed(Double)
+    case status
+
+    /// The words the protocol knows, for messages and `tapedeck help ctl`.
+    public static let words = ["play", "stop", "record", "rewind", "locate TIME", "loop on|off", "speed R", "status"]
+
+    /// Reads one line (its words separated by spaces); why not, in one line.
+    public static func parse(_ line: String) -> Result<RemoteCommand, RemoteError> {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard let verb = words.first?.lowercased() else {
+            return .failure(RemoteError("an empty command (known: \(RemoteCommand.words.joined(separator: ", ")))"))
+        }
+        let rest = Array(words.dropFirst())
+        func none(_ command: RemoteCommand) -> Result<RemoteCommand, RemoteError> {
+            rest.isEmpty ? .success(command) : .failure(RemoteError("'\(verb)' takes nothing after it"))
+        }
+        switch verb {
+        case "play": return none(.play)
+        case "stop": return none(.stop)
+        case "record": return none(.record)
+        case "rewind": return none(.rewind)
+        case "status": return none(.status)
+        case "locate":
+            guard rest.count == 1 else { return .failure(RemoteError("locate needs one time, e.g. 'locate 4.1.1' or 'locate 1:30'")) }
+            return .success(.locate(rest[0]))
+        case "loop":
+            switch rest.map({ $0.lowercased() }) {
+            case ["on"]: return .success(.loop(true))
+            case ["off"]: return .success(.loop(false))
+            default: return .failure(RemoteError("loop takes on or off"))
+            }
+        case "speed":
+            guard rest.count == 1, let speed = TimePitchSettings.parseSpeed(rest[0]) else {
+                return .failure(RemoteError("speed needs a ratio, e.g. 'speed 0.75' (or 3/4, 75%)"))
+            }
+            if let problem = TimePitchSettings.speedProblem(speed) { return .failure(RemoteError(problem)) }
+            return .success(.speed(speed))
+        default:
+            let known = ["play", "stop", "record", "rewind", "locate", "loop", "speed", "status"]
+            return .failure(RemoteError("unknown command '\(verb.terminalSafe)'\(NameMatch.suggestion(verb, in: known)); known: \(RemoteCommand.words.joined(separator: ", "))"))
+        }
+    }
+
+    /// The line that asks for this command.
+    public var line: String {
+        switch self {
+        case .play: "play"
+        case .stop: "stop"
+        case .record: "record"
+        case .rewind: "rewind"
+        case .status: "status"
+        case .locate(let time): "locate \(time)"
+        case .loop(let on): "loop \(on ? "on" : "off")"
+        case .speed(let r): "speed \(r)"
+        }
+    }
+}
+
+/// A refusal or failure of the control protocol, as one line.
+public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// What a front-end answers a command: `ok` (with news), `error: why`, or a JSON object.
+public enum RemoteReply: Equatable, Sendable {
+    case ok(String)
+    case error(String)
+    case json(String)
+
+    /// The reply's line, without its line end.
+    public var line: String {
+        switch self {
+        case .ok(let text): text.isEmpty ? "ok" : "ok: \(text)"
+        case .error(let text): "error: \(text)"
+        case .json(let text): text
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import TapedeckCore
+import TapedeckRemote
+
+extension ScreenModel {
+    /// Carries out a command from the control socket exactly as the matching key does (play
+    /// and stop as space, record as r, rewind as home, loop as l, speed as < and >), and says
+    /// on the message line who asked. UI thread.
+    public func handleRemote(_ command: RemoteCommand, from peer: String) -> RemoteReply {
+        let who = peer.terminalSafe
+        readLink()
+        let before = snapshot.state
+        var reply: RemoteReply
+        switch command {
+        case .status:
+            return .json(RemoteStatus(frontEnd: "screen", sessionPath: folder?.path, snapshot: snapshot, session: session,
+                                      speed: speed, loopEnabled: session.loopEnabled).json)
+        case .play:
+            if before == .stopped { perform(.play) }
+            reply = snapshot.state == .stopped ? .error(message?.text ?? "did not start") : .ok(before == .stopped ? "playing" : "already rolling")
+        case .stop:
+            if before != .stopped { perform(.play) }
+            reply = .ok(before == .stopped ? "already stopped" : "stopped")
+        case .record:
+            let recording = before.isRecordingPass
+            perform(.record)
+            if !recording && !snapshot.state.isRecordingPass {
+                reply = .error(message?.isError == true ? message!.text : "recording did not start")
+            } else {
+                reply = .ok(recording ? "recording stopped" : "recording")
+            }
+        case .rewind:
+            perform(.home)
+            reply = .ok("rewound, \(position)")
+        case .locate(let text):
+            do {
+                locate(try TimeText.frames(from: text, tempoMap: session.tempoMap))
+                reply = .ok("moved \(position)")
+            } catch {
+                reply = .error("\(error)")
+            }
+        case .loop(let on):
+            guard session.loopRange != nil else {
+                reply = .error("no loop range: set it with \(keyName(.loopStart)) and \(keyName(.loopEnd)) on the screen")
+                break
+            }
+            if session.loopEnabled != on { perform(.loop) }
+            reply = .ok("loop \(on ? "on" : "off")")
+        case .speed(let ratio):
+            speed = ratio
+            link.setSpeed(ratio)
+            reply = .ok("speed \(TransportBarView.speedText(ratio))")
+        }
+        switch reply {
+        case .ok(let text): say("\(text) — asked by \(who)")
+        case .error(let text): say("\(who) asked '\(command.line)': \(text)", error: true)
+        case .json: break
+        }
+        return reply
+    }
+
+    /// Saves as Ctrl-S does, because `manager` asked (a session manager); nil when saved,
+    /// else why not. UI thread.
+    public func save(askedBy manager: String) -> String? {
+        guard folder != nil else { return "the session has no folder yet" }
+        guard save() else { return message?.text ?? "cannot save" }
+        say("saved — asked by \(manager.terminalSafe)")
+        return nil
+    }
+
+    /// `at 00:12.000 (7|1|0)`.
+    private var position: String {
+        let map = session.tempoMap
+        return "at \(TimeText.clock(frames: playheadFrame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: playheadFrame)))"
+    }
+}

@@ -1,0 +1,64 @@
+import TapedeckRemote
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Something besides the keyboard the screen's loop waits on and serves, on the UI thread:
+/// the control socket, the session manager. The loop polls the keyboard and every service's
+/// descriptors together, so a remote command is carried out at once and by the same thread
+/// that handles keys.
+public protocol ScreenService: AnyObject {
+    /// Descriptors to wait on beside the keyboard.
+    var pollDescriptors: [pollfd] { get }
+    /// Handles whatever arrived (never blocks). UI thread.
+    func service(_ model: ScreenModel)
+}
+
+/// The control socket (`tapedeck ctl`) as a screen service: each command goes through
+/// ``ScreenModel/handleRemote(_:from:)``.
+public final class ScreenControl: ScreenService {
+    let server: ControlServer
+
+    /// Serves `server`.
+    public init(server: ControlServer) { self.server = server }
+
+    public var pollDescriptors: [pollfd] { server.pollDescriptors }
+
+    public func service(_ model: ScreenModel) {
+        server.service { command, peer in model.handleRemote(command, from: peer.description) }
+    }
+}
+
+/// The NSM session manager as a screen service: its saves go through the screen's own save
+/// (Ctrl-S), a second open is refused (Tapedeck does not switch sessions: the manager
+/// restarts it), and unsaved changes are told as they come and go.
+public final class ScreenSessionManager: ScreenService {
+    let client: NSMClient
+    let manager: String
+
+    /// Serves `client`, the manager called `manager`.
+    public init(client: NSMClient, manager: String) {
+        self.client = client
+        self.manager = manager
+    }
+
+    public var pollDescriptors: [pollfd] { client.pollDescriptors }
+
+    public func service(_ model: ScreenModel) {
+        for event in client.receive() {
+            switch event {
+            case .save:
+                if let problem = model.save(askedBy: manager) {
+                    client.fail("/nsm/client/save", code: .general, problem)
+                } else {
+                    client.reply(to: "/nsm/client/save", "saved")
+                }
+            case .open:
+                client.fail("/nsm/client/open", code: .notNow, "Tapedeck opens one session per run: restart it for another")
+            case .announced, .refused, .sessionIsLoaded:
+                break
+            }
+        }
+        client.setDirty(model.document.isDirty)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import TapedeckCore
+import TapedeckRemote
+
+/// `tapedeck ctl`: tells a running Tapedeck (the screen, `record` or `play`) what to do over
+/// its control socket, and prints its answer.
+struct ControlCommand: Command {
+    static let spec = CommandSpec(
+        name: "ctl", summary: "control a running Tapedeck (screen, record or play): play, stop, record, locate, loop, speed, status",
+        synopsis: ["ctl [--session S | --pid P] COMMAND [ARGUMENT]"],
+        positionals: [PositionalSpec("COMMAND", complete: .choices,
+                                     choices: ["play", "stop", "record", "rewind", "locate", "loop", "speed", "status"]),
+                      PositionalSpec("ARGUMENT", complete: .none)],
+        options: [
+            OptionSpec("--session", value: "S", "the Tapedeck that has session S open", complete: .session),
+            OptionSpec("--pid", value: "P", "the Tapedeck running as process P"),
+        ],
+        details: """
+        Every running Tapedeck — the screen, `record` and `play` — listens on a socket of its own,
+        $XDG_RUNTIME_DIR/tapedeck/PID.sock (/tmp/tapedeck-UID/PID.sock when XDG_RUNTIME_DIR is
+        not set), mode 0600 in a folder only you can enter; nothing listens on the network.
+        With one Tapedeck running, no --session or --pid is needed.
+
+          play            roll from the playhead
+          stop            stop (a recording ends and its takes are kept)
+          record          start recording the armed tracks, or stop a recording
+          rewind          back to the start
+          locate TIME     move the playhead (12.5, 1:30, 4.1.1, 3|2|480, 90000f)
+          loop on|off     loop over the session's loop range
+          speed R         playback speed (0.75, 3/4, 75%)
+          status          one JSON line: state, position, speed, armed tracks, xruns, levels
+
+        The screen does exactly what its keys do and says on its message line who asked; a
+        headless `record` stops when told stop (or record) and refuses to move while it records;
+        `play` follows every command but record. Prints the answer: ok, ok: what happened, or
+        the JSON; a refusal is printed on stderr and exits 1.
+        """,
+        examples: ["tapedeck ctl status", "tapedeck ctl --session song.tapedeck locate 9.1.1", "tapedeck ctl record"])
+
+    let command: RemoteCommand
+    let session: String?
+    let pid: pid_t?
+
+    init(arguments: inout Arguments) throws {
+        session = try arguments.option("--session")
+        pid = try arguments.intOption("--pid", in: 1...Int(Int32.max)).map { pid_t($0) }
+        let words = arguments.remainingPositionals()
+        guard !words.isEmpty else { throw UsageError("ctl: give a command: \(RemoteCommand.words.joined(separator: ", "))") }
+        switch RemoteCommand.parse(words.joined(separator: " ")) {
+        case .success(let c): command = c
+        case .failure(let e): throw UsageError("ctl: \(e.description)")
+        }
+        if session != nil && pid != nil { throw UsageError("ctl: give --session or --pid, not both") }
+    }
+
+    func run() throws -> Int32 {
+        let target = try choose()
+        let reply: String
+        do { reply = try ControlClient.send(command.line, toPid: target) } catch { throw ControlFailure(message: "ctl: \(error)") }
+        if reply.hasPrefix("error: ") {
+            throw ControlFailure(message: "ctl: Tapedeck pid \(target): \(reply.dropFirst(7))")
+        }
+        Terminal.out(reply)
+        return ExitCode.ok
+    }
+
+    /// The Tapedeck to talk to: the one `--pid` names, the one with `--session` open, or the
+    /// only one running.
+    private func choose() throws -> pid_t {
+        if let pid {
+            guard kill(pid, 0) == 0 || errno != ESRCH else { throw ControlFailure(message: "ctl: no process \(pid) is running") }
+            return pid
+        }
+        let running = ControlClient.instances()
+        func describe(_ list: [(pid: pid_t, status: [String: Any])]) -> String {
+            list.map { i in
+                let where_ = (i.status["session"] as? String).map { ($0 as NSString).lastPathComponent } ?? "no session"
+                return "pid \(i.pid) (\(i.status["front_end"] as? String ?? "?"), \(where_))"
+            }.joined(separator: ", ")
+        }
+        guard !running.isEmpty else {
+            throw ControlFailure(message: "ctl: no Tapedeck is running (no control socket in \(ControlFolder.path))")
+        }
+        if let session {
+            let wanted = ControlCommand.canonical(session)
+            let matches = running.filter { ($0.status["session"] as? String).map(ControlCommand.canonical) == wanted }
+            guard let first = matches.first else {
+                throw ControlFailure(message: "ctl: no running Tapedeck has \(session.terminalSafe) open (running: \(describe(running)))")
+            }
+            return first.pid
+        }
+        guard running.count == 1 else {
+            throw UsageError("ctl: \(running.count) Tapedecks are running: \(describe(running)); choose one with --pid or --session")
+        }
+        return running[0].pid
+    }
+
+    /// A session path with links and `..` resolved, without a trailing slash.
+    static func canonical(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let standard = URL(fileURLWithPath: absolute).standardizedFileURL.path
+        guard let real = realpath(standard, nil) else { return standard }
+        defer { free(real) }
+        return String(cString: real)
+    }
+}
+
+/// A refusal or a failure to reach a Tapedeck (exit 1).
+struct ControlFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

@@ -1,0 +1,59 @@
+import CTestSupport
+import Synchronization
+import XCTest
+import TapedeckCore
+import TapedeckIO
+import TapedeckEngine
+@testable import TapedeckTransport
+
+/// Counts the heap allocations JACK's real-time thread makes from Tapedeck's first cycle to
+/// its last (the process callback, and the sync and timebase callbacks on the same thread).
+private final class AllocationProbe: AudioThreadProbe, @unchecked Sendable {
+    let count = Atomic<Int64>(-1)
+    func audioThreadBegins() { td_alloc_count_begin() }
+    func audioThreadEnds() { count.store(td_alloc_count_end(), ordering: .releasing) }
+}
+
+final class JACKAllocationTests: XCTestCase {
+    /// Everything a session of use on JACK does on its real-time thread — following and
+    /// driving the transport, slow sync, publishing bar and beat, a recording pass from
+    /// another program, another program's locate, buffer-size changes rendered in blocks,
+    /// a stop — allocates nothing there.
+    func testJacksRealTimeThreadNeverAllocates() throws {
+        _ = try JackFixture.start(self)
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try TransportFixture.session(in: dir, signals: [TransportFixture.noise(48000 * 20, amplitude: 0.2)])
+        session.tracks[0].playbackChain = "hpf:80,comp:-18,delay:1/8"
+        session.tracks.append(Track(name: "Vocal", inputChannels: [1], armed: true, inputChain: "gain:-3"))
+        try folder.save(session)
+        let source = try JackProbe(name: "source", outputs: 1, toneHz: 500, amplitude: 0.3, onset: 0)
+        let probe = AllocationProbe()
+        var options = TransportOptions()
+        options.engine.audioThreadProbe = probe
+        let device = try JackTools.device(inputs: 1, outputs: 2, tracks: [("Vocal", [1])], timebase: true, tempo: session.tempoMap)
+        do {
+            let transport = try Transport(session: session, folder: folder, device: device, options: options)
+            source.connect("source:out_1", "tapedeck:Vocal_in")
+            transport.play(from: 0)
+            TransportFixture.waitFor(transport) { $0.positionFrame > 24000 }
+            transport.locate(to: 96000)
+            TransportFixture.waitFor(transport) { $0.positionFrame > 120_000 }
+            JackTools.run(["/usr/bin/jack_bufsize", "512"])
+            JackTools.transport("locate 200000")
+            TransportFixture.waitFor(transport) { $0.positionFrame > 220_000 }
+            transport.stop()
+            TransportFixture.waitFor(transport) { $0.state == .stopped }
+            try transport.record(RecordRequest(fromFrame: 240_000))
+            TransportFixture.waitFor(transport) { $0.positionFrame > 290_000 }
+            JackTools.run(["/usr/bin/jack_bufsize", "128"])
+            let at = transport.snapshot().positionFrame
+            TransportFixture.waitFor(transport) { $0.positionFrame > at + 24000 }
+            transport.stop()
+            TransportFixture.waitFor(transport) { $0.state == .stopped }
+            XCTAssertEqual(transport.collectFinishedTakes().count, 1, "the pass recorded")
+            transport.close()
+        }
+        XCTAssertEqual(probe.count.load(ordering: .acquiring), 0, "allocations on JACK's real-time thread")
+    }
+}

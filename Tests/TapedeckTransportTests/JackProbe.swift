@@ -1,0 +1,98 @@
+import CJACKProbe
+import Foundation
+import TapedeckCore
+import TapedeckEngine
+import TapedeckIO
+import XCTest
+
+/// A JACK client of the test's own (C, in `CJACKProbe`): it plays a cosine from a transport
+/// frame on, and keeps what it hears with the transport frame of every sample.
+final class JackProbe {
+    private let raw: OpaquePointer
+    /// The client's name.
+    let name: String
+
+    /// A client with `inputs` ports `in_N` and `outputs` ports `out_N` playing `toneHz` at
+    /// `amplitude` from transport frame `onset`; keeps up to `seconds` of input.
+    init(name: String, inputs: Int = 0, outputs: Int = 0, toneHz: Double = 1000, amplitude: Float = 0.25,
+         onset: Int64 = 0, seconds: Int = 20) throws {
+        guard let p = td_jack_probe_open(name, Int32(inputs), Int32(outputs), toneHz, amplitude, onset, Int64(seconds * 48000)) else {
+            throw XCTSkip("the test's JACK client '\(name)' could not open")
+        }
+        raw = p
+        self.name = String(cString: td_jack_probe_client_name(p))
+    }
+
+    deinit { td_jack_probe_close(raw) }
+
+    /// Connects two ports by full name.
+    func connect(_ source: String, _ destination: String) {
+        XCTAssertEqual(td_jack_probe_connect(raw, source, destination), 0, "jack_connect \(source) \(destination)")
+    }
+
+    /// What input `input` heard, and the transport frame of every sample (-1: standing).
+    func heard(input: Int = 0) -> (samples: [Float], frames: [Int64]) {
+        let n = Int(td_jack_probe_count(raw))
+        let s = Array(UnsafeBufferPointer(start: td_jack_probe_samples(raw, Int32(input)), count: n))
+        let f = Array(UnsafeBufferPointer(start: td_jack_probe_frames(raw), count: n))
+        return (s, f)
+    }
+}
+
+/// Helpers for JACK tests: Tapedeck's client, the server's tools.
+enum JackTools {
+    /// A Tapedeck JACK client with inputs named after `tracks`.
+    static func device(inputs: Int = 0, outputs: Int = 2, tracks: [(name: String, channels: [Int])] = [],
+                       connection: JACKConnection = .none, sync: Bool = true, timebase: Bool = false,
+                       tempo: TempoMap? = nil, sampleRate: Int = 48000, client: String = "tapedeck") throws -> JACKDevice {
+        try JACKDevice(request: JACKRequest(deviceName: "jack", clientName: client,
+                                            ports: JACKPortLayout.named(inputs: inputs, outputs: outputs, tracks: tracks),
+                                            connection: connection, sampleRate: sampleRate, transportSync: sync,
+                                            timebaseMaster: timebase, tempoMap: tempo))
+    }
+
+    /// Runs a JACK tool to its end; what it printed.
+    @discardableResult
+    static func run(_ args: [String], input: String? = nil) -> String {
+        let out = NSTemporaryDirectory() + "jacktool-\(UUID().uuidString)"
+        defer { unlink(out) }
+        if let input {
+            let script = NSTemporaryDirectory() + "jacktool-\(UUID().uuidString).in"
+            defer { unlink(script) }
+            FileManager.default.createFile(atPath: script, contents: Data(input.utf8))
+            _ = JackFixture.run(["/bin/sh", "-c", "exec \"$0\" \"$@\" < '\(script)'"] + args, stdoutPath: out)
+        } else {
+            _ = JackFixture.run(args, stdoutPath: out)
+        }
+        return (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+    }
+
+    /// Commands to `jack_transport` (another program moving the shared transport).
+    static func transport(_ commands: String...) {
+        run(["/usr/bin/jack_transport"], input: commands.joined(separator: "\n") + "\nquit\n")
+    }
+
+    /// The first channel of an audio file.
+    static func firstChannel(_ path: String) throws -> [Float] {
+        var out: [Float] = []
+        try AudioFileReader(path: path).forEachBlock { channels, n in out += UnsafeBufferPointer(start: channels[0], count: n) }
+        return out
+    }
+
+    /// The index of the first sample louder than `threshold`, if any.
+    static func onset(_ samples: [Float], threshold: Float = 0.05, from: Int = 0) -> Int? {
+        guard from < samples.count else { return nil }
+        return (from..<samples.count).first { abs(samples[$0]) > threshold }
+    }
+
+    /// Zero crossings per second over `samples` at 48 kHz, halved: the frequency of a tone.
+    static func frequency(_ samples: ArraySlice<Float>) -> Double {
+        var crossings = 0
+        var previous = samples.first ?? 0
+        for s in samples.dropFirst() {
+            if (previous < 0) != (s < 0) { crossings += 1 }
+            previous = s
+        }
+        return Double(crossings) / 2 / (Double(samples.count) / 48000)
+    }
+}
