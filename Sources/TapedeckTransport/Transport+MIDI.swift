@@ -28,6 +28,16 @@ public struct MIDISetup: Sendable, Equatable {
 
     /// No MIDI.
     public init() {}
+
+    /// The JACK ports the inputs name (`jack:PORT`), to connect to a JACK MIDI input.
+    public var jackSources: [String] {
+        inputs.compactMap { if case .jack(let p) = $0, !p.isEmpty { return p } else { return nil } }
+    }
+
+    /// Whether a JACK MIDI port is asked for at all (`--midi-in jack…`, `--midi-out`).
+    public var usesJACK: Bool {
+        !jackOutputs.isEmpty || inputs.contains { if case .jack = $0 { return true } else { return false } }
+    }
 }
 
 /// What MIDI changed that the front-end should follow in its session: a controller learnt,
@@ -92,10 +102,11 @@ extension Transport {
                 break
             }
         }
-        let jackSources = setup.inputs.compactMap { if case .jack(let p) = $0 { return p } else { return nil } }
-        if !jackSources.isEmpty || !setup.jackOutputs.isEmpty {
+        // On the JACK backend the device's own MIDI ports serve (connected as it opened); on
+        // another device JACK MIDI comes through a client of its own.
+        if setup.usesJACK && deviceMIDIPorts.isEmpty {
             do {
-                midi.jack = try JACKMIDIPorts(clientName: setup.jackClientName, sources: jackSources.filter { !$0.isEmpty },
+                midi.jack = try JACKMIDIPorts(clientName: setup.jackClientName, sources: setup.jackSources,
                                               destinations: setup.jackOutputs, surface: setup.surface)
             } catch {
                 throw TransportError(.device, "JACK MIDI: \(error)")
@@ -126,7 +137,11 @@ extension Transport {
     public var midiPorts: [String] {
         midi.alsa.map { "\($0.port.name)\($0.connected.isEmpty ? "" : " ← " + $0.connected.joined(separator: ", "))" }
             + (midi.jack.map { ["JACK \($0.clientName):midi_in, \($0.clientName):midi_out"] } ?? [])
+            + (deviceMIDIPorts.isEmpty ? [] : ["JACK " + deviceMIDIPorts.joined(separator: ", ")])
     }
+
+    /// The device's own MIDI ports (the JACK backend's `tapedeck:midi_in`, `tapedeck:midi_out`).
+    var deviceMIDIPorts: [String] { (engine.device as? JACKDevice)?.midiPortNames ?? [] }
 
     /// One line for a front-end: the MIDI ports in use, or why there are none (no ALSA
     /// sequencer on this machine, and no --midi-in).

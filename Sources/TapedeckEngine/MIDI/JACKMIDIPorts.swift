@@ -72,7 +72,7 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         guard let client else { return }
         let r = jack_connect(client, from, to)
         guard r == 0 || r == EEXIST else {
-            let ports = JACKMIDIPorts.portNames(client: client)
+            let ports = JACKPorts.names(client, pattern: nil, flags: 0, midi: true)
             throw MIDIError("cannot connect JACK port \(from.terminalSafe) to \(to.terminalSafe)\(ports.isEmpty ? "" : " (MIDI ports: \(ports.joined(separator: ", ")))")")
         }
     }
@@ -84,17 +84,7 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         var status = jack_status_t(0)
         guard let c = td_jack_client_open("tapedeck-list", JackNoStartServer, &status) else { return nil }
         defer { jack_client_close(c) }
-        return portNames(client: c, flags: UInt(JackPortIsOutput.rawValue))
-    }
-
-    /// The JACK MIDI ports of every client (with `flags`, only those: outputs, inputs).
-    static func portNames(client: OpaquePointer, flags: UInt = 0) -> [String] {
-        guard let list = jack_get_ports(client, nil, JACK_DEFAULT_MIDI_TYPE, flags) else { return [] }
-        defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
-        var names: [String] = []
-        var i = 0
-        while let p = list[i] { names.append(String(cString: p)); i += 1 }
-        return names
+        return JACKPorts.names(c, pattern: nil, flags: JackPortIsOutput.rawValue, midi: true)
     }
 
     /// Deactivates and closes the client. Control thread; safe to call twice.

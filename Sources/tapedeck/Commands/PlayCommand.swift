@@ -54,6 +54,7 @@ struct PlayCommand: Command {
             click = c
         }
         device = try DeviceOptions(arguments: &arguments)
+        device.jack.connectMIDI(midi.setup)
         fromText = try arguments.option("--from")
         toText = try arguments.option("--to")
         loop = arguments.flag("--loop")

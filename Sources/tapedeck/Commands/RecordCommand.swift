@@ -95,6 +95,7 @@ struct RecordCommand: Command {
         encoding = e
         durationText = try arguments.option("--duration")
         midi = try MIDIOptions(arguments: &arguments)
+        device.jack.connectMIDI(midi.setup)
         play = arguments.flag("--play")
         json = arguments.flag("--json")
         let positional = arguments.positional()

@@ -188,6 +188,7 @@ struct ScreenCommand: Command {
         do { provider = ScreenDevice(config: try ALSAConfig.fromEnvironment()) } catch { return try offline(error.description) }
         provider.inputsWanted = max(2, session.tracks.flatMap(\.inputChannels).max() ?? 2)
         provider.jack = jack
+        provider.jack.connectMIDI(midi.setup)
         provider.portTracks = session.tracks.filter(\.armed).map { (name: $0.name, channels: $0.inputChannels) }
         provider.tempoMap = session.tempoMap
         let device: AudioDevice
