@@ -221,15 +221,23 @@ final class AudioThreadAllocationTests: XCTestCase {
         let engine = Engine(device: XrunLoopbackDevice(periodFrames: 128, delayFrames: 0, xrunCycles: []))
         engine.setControlSurface(.mackie)
         let core = engine.core
-        // Note on, MMC play, the Mackie play button, a controller, a program change.
+        // Note on, MMC play, the Mackie play button, a controller, a program change; in memory
+        // of their own, so the loop below allocates nothing of the test's.
         let messages: [[UInt8]] = [[0x90, 60, 100], [0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7], [0x90, 94, 127], [0xB0, 7, 64], [0xC0, 5]]
+        let buffers = messages.map { m -> UnsafeBufferPointer<UInt8> in
+            let p = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: m.count)
+            _ = p.initialize(from: m)
+            return UnsafeBufferPointer(p)
+        }
+        defer { for b in buffers { b.deallocate() } }
+        let table = UnsafeMutablePointer<UnsafeBufferPointer<UInt8>>.allocate(capacity: buffers.count)
+        table.initialize(from: buffers, count: buffers.count)
+        defer { table.deallocate() }
         var sent = 0
         var frames = 0
         td_alloc_count_begin()
         for cycle in 0..<50 {
-            for (k, m) in messages.enumerated() {
-                m.withUnsafeBufferPointer { core.receiveMIDI($0, frameOffset: k * 10 + cycle % 7) }
-            }
+            for k in 0..<5 { core.receiveMIDI(table[k], frameOffset: k * 10 + cycle % 7) }
             core.gatherMIDI(nil, frameCount: 128, now: Int64(cycle) * 2_666_667)
             core.sendMIDI { bytes, frame in
                 sent += bytes.count

@@ -57,7 +57,7 @@ final class JACKCycleMIDI {
     func beginCycle(_ nframes: UInt32) {
         for i in 0..<inputCount {
             inBuffers[i] = jack_port_get_buffer(inPorts[i], nframes)
-            counts[i] = inBuffers[i].map { jack_midi_get_event_count($0) } ?? 0
+            if let b = inBuffers[i] { counts[i] = jack_midi_get_event_count(b) } else { counts[i] = 0 }
             next[i] = 0
         }
         for i in 0..<outputCount {

@@ -189,7 +189,9 @@ extension RenderCore: AudioDeviceMIDIClient {
     ///
     /// Audio thread: no allocation, no locks.
     func receiveMIDI(_ bytes: UnsafeBufferPointer<UInt8>, frameOffset: Int) {
-        guard let status = bytes.first else { return }
+        // (Indexed: Collection's generic `first` allocates in a debug build.)
+        guard bytes.count > 0 else { return }
+        let status = bytes[0]
         let decoder = MachineControlDecoder(surface: ControlSurface(code: midi.surface.load(ordering: .relaxed)))
         if status == 0xF0 {
             if let command = decoder.command(sysex: bytes) { _ = midi.machine.push(command) }

@@ -39,7 +39,9 @@ public final class MIDIInputPort: @unchecked Sendable {
     ///
     /// The source's thread (a JACK process callback included): no allocation, no locks.
     public func receive(_ bytes: UnsafeBufferPointer<UInt8>, atNanoseconds nanoseconds: Int64) {
-        guard let status = bytes.first else { return }
+        // (Indexed: Collection's generic `first` allocates in a debug build.)
+        guard bytes.count > 0 else { return }
+        let status = bytes[0]
         if status == 0xF0 {
             if let command = decoder.command(sysex: bytes) { _ = machine.push(command) }
             return
