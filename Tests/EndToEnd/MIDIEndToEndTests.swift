@@ -3,7 +3,7 @@ import XCTest
 
 /// MIDI through the built binary: JACK MIDI from `jack_midiseq` recorded by `record` into a
 /// MIDI take and heard through the sampler on the paced `jacktap` device, MIDI thru to
-/// `jack_midi_dump`; `.mid` files imported and exported; the sampler on a note's frame in an
+/// `jack_midi_dump` (and the same on the JACK backend's own MIDI ports); `.mid` files imported and exported; the sampler on a note's frame in an
 /// export. The MIDI flows on a private `jackd -d dummy` server.
 final class MIDIEndToEndTests: XCTestCase {
     private let period = 256
@@ -133,6 +133,57 @@ final class MIDIEndToEndTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(dumped.count, ons.count - 2, "thru reached jack_midi_dump")
         let sent = zip(dumped, dumped.dropFirst()).map { $1 - $0 }
         XCTAssertEqual(Double(sent.sorted()[sent.count / 2]), 12000, accuracy: Double(period), "thru spaced as sent: \(sent)")
+    }
+
+    func testOnTheJACKBackendItsOwnMIDIPortsRecordAndSendThruOnTheFrame() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let jack = try JackServer.start(self, folder: dir.path)
+        for tool in ["jack_midiseq", "jack_midi_dump", "jack_lsp"] where !FileManager.default.isExecutableFile(atPath: "/usr/bin/\(tool)") {
+            throw XCTSkip("\(tool) is not installed (jackd2)")
+        }
+        let session = try clickSession(dir)
+        let seq = try SpawnedChild(["/usr/bin/jack_midiseq", "tdseq", "24000", "0", "60", "2000", "12000", "64", "2000"],
+                                   environment: jack.environment)
+        defer { _ = seq.kill(SIGKILL) }
+        let dumpPath = dir.appendingPathComponent("dump.txt").path
+        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
+        defer { _ = dump.kill(SIGKILL) }
+        try waitForPorts(["tdseq:out", "tddump:input"], environment: jack.environment)
+        let run = try Tapedeck.run(["record", session, "--device", "jack", "--connect", "none", "--midi-in", "jack:tdseq:out",
+                                    "--midi-out", "jack:tddump:input", "--duration", "4"],
+                                   environment: jack.environment.merging(["XDG_RUNTIME_DIR": dir.path]) { $1 }, timeout: 60)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("MIDI: JACK tapedeck:midi_in, tapedeck:midi_out"), "the device's own ports: \(run.stderr)")
+        XCTAssertFalse(run.stderr.contains("tapedeck-midi"), "no second JACK client: \(run.stderr)")
+        _ = dump.kill(SIGKILL)
+
+        // The take: each note at the frame JACK carried it on, so spaced exactly as sent.
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: session + "/session.json"))) as! [String: Any]
+        let regions = ((json["tracks"] as! [[String: Any]])[0]["regions"] as! [[String: Any]])
+        XCTAssertEqual(regions.count, 1)
+        XCTAssertEqual(regions.first?["midi"] as? Bool, true)
+        let events = try csvNotes(session + "/" + (regions.first?["file"] as? String ?? ""))
+        let ons = events.filter { $0.kind == "Note_on_c" }, offs = events.filter { $0.kind == "Note_off_c" }
+        XCTAssertGreaterThanOrEqual(ons.count, 15, "a note every quarter second for 4 s")
+        let spacings = zip(ons, ons.dropFirst()).map { $1.tick - $0.tick }
+        XCTAssertEqual(spacings.filter { $0 == 12000 }.count, spacings.count, "spaced exactly as sent: \(spacings)")
+        XCTAssertTrue(Set(ons.map(\.note)) == [60, 64] && ons.allSatisfy { $0.velocity == 64 })
+        let lengths = ons.compactMap { on in offs.first(where: { $0.note == on.note && $0.tick > on.tick }).map { $0.tick - on.tick } }
+        XCTAssertEqual(Set(lengths), [2000], "each note lasts as sent: \(lengths)")
+
+        // Thru: jack_midi_dump got every note, spaced exactly as sent (the same frames of the cycle).
+        let dumped = ((try? String(contentsOfFile: dumpPath, encoding: .utf8)) ?? "").split(separator: "\n")
+            .filter { $0.contains("note on") }.compactMap { Int($0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) ?? "") }
+        XCTAssertGreaterThanOrEqual(dumped.count, ons.count, "thru reached jack_midi_dump")
+        let sent = zip(dumped, dumped.dropFirst()).map { $1 - $0 }
+        XCTAssertEqual(sent.filter { $0 == 12000 }.count, sent.count, "thru spaced exactly as sent: \(sent)")
+
+        // A MIDI port that is not there: one line, nothing recorded.
+        let wrong = try Tapedeck.run(["record", session, "--device", "jack", "--connect", "none", "--midi-in", "jack:nobody:out",
+                                      "--duration", "1"], environment: jack.environment.merging(["XDG_RUNTIME_DIR": dir.path]) { $1 })
+        XCTAssertEqual(wrong.status, 1, wrong.stderr)
+        XCTAssertTrue(wrong.stderr.contains("cannot connect the JACK MIDI port nobody:out to tapedeck:midi_in (MIDI ports: "), wrong.stderr)
+        XCTAssertEqual(wrong.stderr.split(separator: "\n").count, 1, "one line: \(wrong.stderr)")
     }
 
     func testAMIDIFileImportedAndExportedRoundTripsEventForEvent() throws {
