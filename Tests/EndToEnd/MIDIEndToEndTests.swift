@@ -37,6 +37,39 @@ final class MIDIEndToEndTests: XCTestCase {
         XCTFail("JACK ports \(ports) did not appear")
     }
 
+    /// A private JACK server with `jack_midiseq` (`tdseq:out`, a loop of 24000 frames: note 60
+    /// at 0 and note 64 at 12000, each 2000 frames long, velocity 64) and `jack_midi_dump`
+    /// (`tddump:input`) running on it; both stopped when the test ends.
+    private struct MIDIRig {
+        let jack: JackServer
+        let dump: SpawnedChild
+        let dumpPath: String
+
+        /// The times of the note-ons `jack_midi_dump` printed (frames since it started); stops it.
+        func dumpedNoteOns() -> [Int] {
+            _ = dump.kill(SIGKILL)   // it flushes every line; SIGTERM leaves it waiting for JACK
+            return ((try? String(contentsOfFile: dumpPath, encoding: .utf8)) ?? "").split(separator: "\n")
+                .filter { $0.contains("note on") }.compactMap { Int($0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) ?? "") }
+        }
+    }
+
+    private func midiRig(_ dir: URL) throws -> MIDIRig {
+        let jack = try JackServer.start(self, folder: dir.path)
+        for tool in ["jack_midiseq", "jack_midi_dump", "jack_lsp"] where !FileManager.default.isExecutableFile(atPath: "/usr/bin/\(tool)") {
+            throw XCTSkip("\(tool) is not installed (jackd2)")
+        }
+        let seq = try SpawnedChild(["/usr/bin/jack_midiseq", "tdseq", "24000", "0", "60", "2000", "12000", "64", "2000"],
+                                   environment: jack.environment)
+        let dumpPath = dir.appendingPathComponent("dump.txt").path
+        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
+        addTeardownBlock {
+            _ = seq.kill(SIGKILL)
+            _ = dump.kill(SIGKILL)
+        }
+        try waitForPorts(["tdseq:out", "tddump:input"], environment: jack.environment)
+        return MIDIRig(jack: jack, dump: dump, dumpPath: dumpPath)
+    }
+
     /// Onsets (a rise above 0.3 after 1000 quiet frames) in the left channel of a raw float
     /// stereo file.
     private func onsets(rawStereo path: String) throws -> [Int] {
@@ -73,26 +106,15 @@ final class MIDIEndToEndTests: XCTestCase {
 
     func testJACKMIDIIsRecordedAsSentHeardThroughTheSamplerAndSentOnAsThru() throws {
         let dir = try Tapedeck.temporaryFolder(self)
-        let jack = try JackServer.start(self, folder: dir.path)
-        for tool in ["jack_midiseq", "jack_midi_dump", "jack_lsp"] where !FileManager.default.isExecutableFile(atPath: "/usr/bin/\(tool)") {
-            throw XCTSkip("\(tool) is not installed (jackd2)")
-        }
+        let rig = try midiRig(dir)
+        let jack = rig.jack
         let session = try clickSession(dir)
-        // A loop of 24000 frames: note 60 at 0 and note 64 at 12000, each 2000 frames long, velocity 64.
-        let seq = try SpawnedChild(["/usr/bin/jack_midiseq", "tdseq", "24000", "0", "60", "2000", "12000", "64", "2000"],
-                                   environment: jack.environment)
-        defer { _ = seq.kill(SIGKILL) }
-        let dumpPath = dir.appendingPathComponent("dump.txt").path
-        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
-        defer { _ = dump.kill(SIGKILL) }
-        try waitForPorts(["tdseq:out", "tddump:input"], environment: jack.environment)
         let out = dir.appendingPathComponent("out.raw").path
         let run = try Tapedeck.run(["record", session, "--device", "jacktap:OUT=\(out)", "--device-format", "float",
                                     "--midi-in", "jack:tdseq:out", "--midi-out", "jack:tddump:input", "--duration", "4"],
                                    environment: jack.environment, timeout: 60)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stderr.contains("MIDI: JACK tapedeck-midi:midi_in, tapedeck-midi:midi_out"), "the ports are said: \(run.stderr)")
-        _ = dump.kill(SIGKILL)   // it flushes every line; SIGTERM leaves it waiting for JACK
 
         // The take: a MIDI region on the track, holding what jack_midiseq sent.
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: session + "/session.json"))) as! [String: Any]
@@ -128,8 +150,7 @@ final class MIDIEndToEndTests: XCTestCase {
         XCTAssertLessThan(latencies[0], 48000 / 10, "within the device's buffering")
 
         // Thru: jack_midi_dump got the notes, spaced as sent.
-        let dumped = ((try? String(contentsOfFile: dumpPath, encoding: .utf8)) ?? "").split(separator: "\n")
-            .filter { $0.contains("note on") }.compactMap { Int($0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) ?? "") }
+        let dumped = rig.dumpedNoteOns()
         XCTAssertGreaterThanOrEqual(dumped.count, ons.count - 2, "thru reached jack_midi_dump")
         let sent = zip(dumped, dumped.dropFirst()).map { $1 - $0 }
         XCTAssertEqual(Double(sent.sorted()[sent.count / 2]), 12000, accuracy: Double(period), "thru spaced as sent: \(sent)")
@@ -137,25 +158,15 @@ final class MIDIEndToEndTests: XCTestCase {
 
     func testOnTheJACKBackendItsOwnMIDIPortsRecordAndSendThruOnTheFrame() throws {
         let dir = try Tapedeck.temporaryFolder(self)
-        let jack = try JackServer.start(self, folder: dir.path)
-        for tool in ["jack_midiseq", "jack_midi_dump", "jack_lsp"] where !FileManager.default.isExecutableFile(atPath: "/usr/bin/\(tool)") {
-            throw XCTSkip("\(tool) is not installed (jackd2)")
-        }
+        let rig = try midiRig(dir)
+        let jack = rig.jack
         let session = try clickSession(dir)
-        let seq = try SpawnedChild(["/usr/bin/jack_midiseq", "tdseq", "24000", "0", "60", "2000", "12000", "64", "2000"],
-                                   environment: jack.environment)
-        defer { _ = seq.kill(SIGKILL) }
-        let dumpPath = dir.appendingPathComponent("dump.txt").path
-        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
-        defer { _ = dump.kill(SIGKILL) }
-        try waitForPorts(["tdseq:out", "tddump:input"], environment: jack.environment)
         let run = try Tapedeck.run(["record", session, "--device", "jack", "--connect", "none", "--midi-in", "jack:tdseq:out",
                                     "--midi-out", "jack:tddump:input", "--duration", "4"],
                                    environment: jack.environment.merging(["XDG_RUNTIME_DIR": dir.path]) { $1 }, timeout: 60)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stderr.contains("MIDI: JACK tapedeck:midi_in, tapedeck:midi_out"), "the device's own ports: \(run.stderr)")
         XCTAssertFalse(run.stderr.contains("tapedeck-midi"), "no second JACK client: \(run.stderr)")
-        _ = dump.kill(SIGKILL)
 
         // The take: each note at the frame JACK carried it on, so spaced exactly as sent.
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: session + "/session.json"))) as! [String: Any]
@@ -172,8 +183,7 @@ final class MIDIEndToEndTests: XCTestCase {
         XCTAssertEqual(Set(lengths), [2000], "each note lasts as sent: \(lengths)")
 
         // Thru: jack_midi_dump got every note, spaced exactly as sent (the same frames of the cycle).
-        let dumped = ((try? String(contentsOfFile: dumpPath, encoding: .utf8)) ?? "").split(separator: "\n")
-            .filter { $0.contains("note on") }.compactMap { Int($0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) ?? "") }
+        let dumped = rig.dumpedNoteOns()
         XCTAssertGreaterThanOrEqual(dumped.count, ons.count, "thru reached jack_midi_dump")
         let sent = zip(dumped, dumped.dropFirst()).map { $1 - $0 }
         XCTAssertEqual(sent.filter { $0 == 12000 }.count, sent.count, "thru spaced exactly as sent: \(sent)")

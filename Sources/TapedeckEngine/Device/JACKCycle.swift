@@ -101,12 +101,8 @@ final class JACKCycle: @unchecked Sendable {
         self.followsTransport = followsTransport
         self.timebaseMaster = timebaseMaster
         bufferFrames = Atomic(enginePeriod)
-        inPorts = .allocate(capacity: max(inputs.count, 1))
-        inPorts.initialize(repeating: nil, count: max(inputs.count, 1))
-        for (i, p) in inputs.enumerated() { inPorts[i] = p }
-        outPorts = .allocate(capacity: max(outputs.count, 1))
-        outPorts.initialize(repeating: nil, count: max(outputs.count, 1))
-        for (i, p) in outputs.enumerated() { outPorts[i] = p }
+        inPorts = .table(inputs)
+        outPorts = .table(outputs)
         // The engine always gets at least two output buffers (it writes its stereo bus there).
         tableOutputs = max(outputs.count, 2)
         scratch = .allocate(capacity: 3 * max(enginePeriod, 1))

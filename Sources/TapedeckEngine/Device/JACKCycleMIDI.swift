@@ -25,12 +25,8 @@ final class JACKCycleMIDI {
     init(inputs: [OpaquePointer], outputs: [OpaquePointer]) {
         inputCount = inputs.count
         outputCount = outputs.count
-        inPorts = .allocate(capacity: max(inputs.count, 1))
-        inPorts.initialize(repeating: nil, count: max(inputs.count, 1))
-        for (i, p) in inputs.enumerated() { inPorts[i] = p }
-        outPorts = .allocate(capacity: max(outputs.count, 1))
-        outPorts.initialize(repeating: nil, count: max(outputs.count, 1))
-        for (i, p) in outputs.enumerated() { outPorts[i] = p }
+        inPorts = .table(inputs)
+        outPorts = .table(outputs)
         inBuffers = .allocate(capacity: max(inputs.count, 1))
         inBuffers.initialize(repeating: nil, count: max(inputs.count, 1))
         outBuffers = .allocate(capacity: max(outputs.count, 1))
@@ -103,5 +99,16 @@ final class JACKCycleMIDI {
             }
             lastSent = at
         }
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == OpaquePointer? {
+    /// A table of JACK ports the real-time thread reads without touching an array (at least
+    /// one entry, nil when there are none). Control thread; deallocate it when done.
+    static func table(_ ports: [OpaquePointer]) -> UnsafeMutablePointer<OpaquePointer?> {
+        let table = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: max(ports.count, 1))
+        table.initialize(repeating: nil, count: max(ports.count, 1))
+        for (i, p) in ports.enumerated() { table[i] = p }
+        return table
     }
 }
