@@ -30,11 +30,14 @@ extension ScreenModel {
             }
         case .rewind:
             perform(.home)
-            reply = .ok("rewound, \(position)")
+            reply = .ok("rewound to \(place(0))")
         case .locate(let text):
             do {
-                locate(try TimeText.frames(from: text, tempoMap: session.tempoMap))
-                reply = .ok("moved \(position)")
+                let frame = try TimeText.frames(from: text, tempoMap: session.tempoMap)
+                locate(frame)
+                // The playhead gets there a period or so later (on JACK, once the shared
+                // transport has moved): the reply names where it was sent.
+                reply = .ok("moved to \(place(frame))")
             } catch {
                 reply = .error("\(error)")
             }
@@ -67,9 +70,9 @@ extension ScreenModel {
         return nil
     }
 
-    /// `at 00:12.000 (7|1|0)`.
-    private var position: String {
+    /// `00:12.000 (7|1|0)`.
+    private func place(_ frame: Int64) -> String {
         let map = session.tempoMap
-        return "at \(TimeText.clock(frames: playheadFrame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: playheadFrame)))"
+        return "\(TimeText.clock(frames: frame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: frame)))"
     }
 }

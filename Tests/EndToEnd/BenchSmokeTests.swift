@@ -46,6 +46,25 @@ final class BenchSmokeTests: XCTestCase {
                        "the bench deletes its takes")
     }
 
+    /// JACK round trip: jack_iodelay on private dummy servers measures the loop through
+    /// Tapedeck's monitored input as long as JACK's own loop (one period): no buffering added.
+    func testJackRoundTripThroughTapedeckIsJacksOwnPeriod() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_iodelay") else {
+            throw XCTSkip("jackd2 (jackd, jack_iodelay) is not installed")
+        }
+        let folder = try Tapedeck.temporaryFolder(self)
+        let r = try Tapedeck.run(["bench", "jack", "--seconds", "1.5"], environment: ["XDG_RUNTIME_DIR": folder.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        for period in [64, 256, 1024] {
+            let line = row("JACK round trip, \(period)-frame period", in: r.stdout)
+            XCTAssertTrue(line.contains("\(period).0 frames through Tapedeck"), line)
+            XCTAssertTrue(line.contains("\(period).0 frames jack_iodelay looped"), line)
+            XCTAssertTrue(line.contains("+0.0 frames"), line)
+            XCTAssertTrue(line.hasSuffix("yes"), line)
+        }
+    }
+
     func testCaptureRecordsEveryFrameAndDeletesTheTake() throws {
         let folder = try Tapedeck.temporaryFolder(self)
         let r = try Tapedeck.run(["bench", "capture", "--minutes", "0.05", "--channels", "4", "--tracks", "2", "--folder", folder.path],

@@ -73,6 +73,8 @@ final class JACKCommandTests: XCTestCase {
             (["record", "--out", "x.wav", "--device", "jack", "--timebase", "--jack-transport", "off"], 64,
              "tapedeck: record: --timebase publishes bar and beat on JACK's transport: it needs --jack-transport sync"),
             (["record", "--out", "x.wav", "--device", ""], 64, "tapedeck: record: --device needs a name (see 'tapedeck devices')"),
+            (["record", "--out", dir.path + "/x.wav", "--device", "jack:" + String(repeating: "n", count: 300)], 1,
+             "tapedeck: audio device 'jack:" + String(repeating: "n", count: 35) + "…': a JACK client name has at most 64 bytes, this one 300"),
             (["record", "--out", dir.path + "/x.wav", "--device", "jack"], 1,
              "tapedeck: audio device 'jack': no JACK server is running 'td-none-\(getpid())': start one (jackd -d alsa, qjackctl, or PipeWire's JACK) or pick an ALSA device"),
         ]

@@ -132,7 +132,7 @@ final class RemoteControlTests: XCTestCase {
         XCTAssertEqual(play.stdout, "ok: playing\n", play.stderr)
         screen.waitFor("playing — asked by tapedeck ctl (pid ")
         let locate = try Tapedeck.run(["ctl", "locate", "3.1.1"], environment: env)
-        XCTAssertEqual(locate.stdout, "ok: moved at 00:04.000 (3|1|0)\n", locate.stderr)
+        XCTAssertEqual(locate.stdout, "ok: moved to 00:04.000 (3|1|0)\n", locate.stderr)
         var state = json(try Tapedeck.run(["ctl", "status"], environment: env).stdout)
         XCTAssertEqual(state["state"] as? String, "playing")
         XCTAssertGreaterThanOrEqual(state["position_frame"] as? Int ?? 0, 192_000, "moved to bar 3 and rolling on")

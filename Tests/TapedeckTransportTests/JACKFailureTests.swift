@@ -1,6 +1,7 @@
 import XCTest
 import TapedeckCore
 import TapedeckIO
+import TapedeckDSP
 import TapedeckEngine
 @testable import TapedeckTransport
 
@@ -85,8 +86,32 @@ final class JACKFailureTests: XCTestCase {
         assertHeardTheToneAtItsFrames(listener, from: 96000 + 48000)
     }
 
+    /// At twice the speed the playhead runs ahead of JACK's transport; an xrun moves JACK's
+    /// transport on by the lost time, and that is an xrun, not a locate by another program:
+    /// the playhead keeps its own place and nothing says "moved by another program".
+    func testAnXrunAtAnotherSpeedIsNotTakenForAnotherProgramsLocate() throws {
+        _ = try JackFixture.start(self)
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (session, folder) = try toneSession(in: dir)
+        var options = TransportOptions()
+        options.engine.stallAtFrame = 96000
+        options.engine.stallMilliseconds = 60
+        let transport = try Transport(session: session, folder: folder, device: try JackTools.device(outputs: 2), options: options)
+        defer { transport.close() }
+        transport.setTimePitch(TimePitchSettings(speed: 2, mode: .varispeed, pitchSemitones: 0))
+        transport.play(from: 0)
+        let snap = TransportFixture.waitFor(transport) { $0.positionFrame > 200_000 }
+        transport.stop()
+        XCTAssertGreaterThanOrEqual(snap.xrunCount, 1, "JACK's xrun is counted")
+        XCTAssertTrue(transport.events.contains { $0.kind == .deviceXrun && $0.frames > 0 }, "\(transport.events)")
+        let moves = transport.events.filter { $0.kind == .hostLocated }
+        XCTAssertEqual(moves.count, 0, "an xrun is not a locate: \(moves)")
+    }
+
     /// The server is killed (SIGKILL) while a take records: the take ends with everything
-    /// heard kept, the transport says so once, and a play afterwards tries to reconnect.
+    /// heard kept, the transport says so once; a play tries to reconnect, and does once the
+    /// server is back.
     func testAKilledServerEndsTheTakeWithEverythingKeptAndSaysSoOnce() throws {
         let jack = try JackFixture.startOwned(self)
         let dir = try TransportFixture.temporaryFolder()
@@ -125,6 +150,18 @@ final class JACKFailureTests: XCTestCase {
         transport.play(from: 0)
         let again = transport.snapshot().lastError ?? ""
         XCTAssertTrue(again.hasPrefix("cannot reopen jack: audio device 'jack': no JACK server is running"), again)
+        // The server comes back under its name (as `jackd` restarted by hand would): the next
+        // play reconnects, and the transport rolls on the new server.
+        var status: Int32 = 0
+        waitpid(jack.pid, &status, 0)
+        guard let back = JackFixture.spawnServer(jack.name) else { return XCTFail("the server did not start again") }
+        defer { kill(back, SIGTERM); waitpid(back, &status, 0) }
+        transport.play(from: 0)
+        XCTAssertNil(transport.snapshot().lastError)
+        let rolling = TransportFixture.waitFor(transport, timeout: 10) { $0.positionFrame > 48000 }
+        XCTAssertGreaterThan(rolling.positionFrame, 48000, "playing on the restarted server")
+        XCTAssertFalse(rolling.deviceStopped)
+        transport.stop()
     }
 }
 

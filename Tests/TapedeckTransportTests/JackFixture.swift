@@ -2,38 +2,32 @@ import Foundation
 import XCTest
 
 /// A private JACK server with the dummy driver, for tests that need a device paced in real
-/// time (`jacktap`). Skips the test when jackd is not installed or does not start.
+/// time (`jacktap`) or JACK itself. Skips the test when jackd is not installed or does not start.
+///
+/// Every test of this process uses a server of the same name, one at a time, each this
+/// process's own child (reaped when the test ends). libjack keeps per-process state bound to
+/// the server it last served: after a server is killed under a client (which then cannot be
+/// closed), libjack in this process reaches only a server of that name again — so a test
+/// that kills its server would otherwise leave every later JACK test unable to connect.
+/// Reaping also matters: JACK's shared registry holds eight servers, and a dead one's entry
+/// is handed back only by a server of the same name once the dead one is reaped.
 struct JackFixture {
     let name: String
     let pid: Int32
 
+    /// The one server name of this test process.
+    static let processServerName = "tdtr\(getpid())"
+
+    /// Starts the process's server for `test`, stopped (SIGTERM, reaped) when it ends.
     static func start(_ test: XCTestCase) throws -> JackFixture {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { throw XCTSkip("jackd2 is not installed") }
-        let name = "tdtr\(getpid())x\(Int.random(in: 0..<1_000_000))"
-        let pidFile = NSTemporaryDirectory() + "\(name).pid"
-        defer { unlink(pidFile) }
-        guard JackFixture.run(["/bin/bash", TransportFixture.jackScript, "start", name], stdoutPath: pidFile) == 0,
-              let pid = Int32(((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw XCTSkip("the private JACK server did not start (see /tmp/jackd-\(name).log)")
-        }
-        setenv("JACK_DEFAULT_SERVER", name, 1)
-        setenv("JACK_NO_START_SERVER", "1", 1)
-        test.addTeardownBlock {
-            kill(pid, SIGTERM)
-            for _ in 0..<300 where kill(pid, 0) == 0 { usleep(10_000) }
-            if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
-            unsetenv("JACK_DEFAULT_SERVER")
-        }
-        return JackFixture(name: name, pid: pid)
+        try startOwned(test)
     }
 
-    /// A server started as this process's own child, so a test that kills it (SIGKILL) can
-    /// reap it and hand its entry in JACK's shared registry back (only eight servers fit, and
-    /// a dead one's entry is freed only by a server of the same name, once the dead one is
-    /// reaped).
+    /// Starts the process's server as this process's own child, so a test that kills it
+    /// (SIGKILL) can reap it and hand its registry entry back.
     static func startOwned(_ test: XCTestCase) throws -> JackFixture {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { throw XCTSkip("jackd2 is not installed") }
-        let name = "tdtr\(getpid())k\(Int.random(in: 0..<1_000_000))"
+        let name = processServerName
         guard let pid = spawnServer(name) else { throw XCTSkip("the private JACK server did not start") }
         setenv("JACK_DEFAULT_SERVER", name, 1)
         setenv("JACK_NO_START_SERVER", "1", 1)
@@ -41,15 +35,25 @@ struct JackFixture {
         test.addTeardownBlock {
             kill(pid, SIGTERM)
             var status: Int32 = 0
-            waitpid(pid, &status, 0)
-            fixture.reclaim()
+            var reaped = false
+            for _ in 0..<300 {
+                let r = waitpid(pid, &status, WNOHANG)
+                if r == pid || r < 0 { reaped = true; break } // < 0: the test reaped it itself
+                usleep(10_000)
+            }
+            if !reaped {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+            }
+            // Killed (by the test, or here): a server of the same name hands its entry back.
+            if status & 0x7f == SIGKILL { fixture.reclaim() }
             unsetenv("JACK_DEFAULT_SERVER")
         }
         return fixture
     }
 
     /// Starts `jackd -d dummy` named `name` as a child and waits until it answers.
-    private static func spawnServer(_ name: String) -> pid_t? {
+    static func spawnServer(_ name: String) -> pid_t? {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

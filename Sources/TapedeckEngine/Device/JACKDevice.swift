@@ -95,6 +95,12 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
     /// a port cannot be made. Control thread.
     public init(request: JACKRequest) throws(DeviceError) {
         td_jack_silence()
+        // libjack refuses a longer name with the same status as a missing server.
+        let longest = Int(jack_client_name_size()) - 1
+        guard request.clientName.utf8.count <= longest else {
+            throw DeviceError(device: String(request.deviceName.prefix(40)) + "…",
+                              reason: "a JACK client name has at most \(longest) bytes, this one \(request.clientName.utf8.count)")
+        }
         var status = jack_status_t(rawValue: 0)
         guard let jack = td_jack_client_open(request.clientName, JackNoStartServer, &status) else {
             throw JACKDevice.openError(request.deviceName, status: status)

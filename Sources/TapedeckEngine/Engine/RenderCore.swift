@@ -244,6 +244,10 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             deviceFrame += lost
         }
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: state == .rolling ? speedFactor : 0)
+        // A rolling shared transport (JACK's) moved on by the lost frames too: that is the
+        // xrun, not a locate by another program (at a speed other than 1 the playhead and the
+        // shared transport part ways, and following the "jump" would throw the playhead back).
+        if hostFollow.seen && hostFollow.state == .rolling { hostFollow.expectedFrame += lost }
         publish()
     }
 

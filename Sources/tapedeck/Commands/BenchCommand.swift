@@ -5,9 +5,9 @@ import TapedeckDSP
 struct BenchCommand: Command {
     static let spec = CommandSpec(
         name: "bench", summary: "run the benchmarks (against ecasound, sox and rubberband where they apply)",
-        synopsis: ["bench [all|mixdown|stretch|scale|engine|capture] [--runs N] [--folder DIR]"],
+        synopsis: ["bench [all|mixdown|stretch|scale|engine|capture|jack] [--runs N] [--folder DIR]"],
         positionals: [PositionalSpec("BENCHMARK", complete: .choices,
-                                     choices: ["all", "mixdown", "stretch", "scale", "engine", "capture"])],
+                                     choices: ["all", "mixdown", "stretch", "scale", "engine", "capture", "jack"])],
         options: [
             OptionSpec("--runs", value: "N", "alternating runs per wall time, 1...100 (default 5)"),
             OptionSpec("--folder", value: "DIR", "where generated test material is kept (default bench-out)", complete: .directory),
@@ -15,7 +15,7 @@ struct BenchCommand: Command {
             OptionSpec("--minutes", value: "M", "length for scale (120) and capture (10)"),
             OptionSpec("--period", value: "FRAMES", "period for engine (64) and capture (128)"),
             OptionSpec("--chain", value: "CHAIN", "engine: each track's chain"),
-            OptionSpec("--seconds", value: "S", "engine: seconds to run (15; the recording run 10)"),
+            OptionSpec("--seconds", value: "S", "engine: seconds to run (15; the recording run 10); jack: seconds per measurement (3)"),
             OptionSpec("--record", value: "N", "engine: tracks that record at once while the tracks play (32; 0: skip)"),
             OptionSpec("--channels", value: "N", "capture: channels (32)"),
             OptionSpec(flag: "--stereo", "engine: stereo tracks"),
@@ -48,6 +48,9 @@ struct BenchCommand: Command {
                 capture ring high water, real-time factor. Needs the take's size + 45 % free
                 (8 GB); the take is deleted afterwards. --minutes M (10), --channels N (32),
                 --tracks N (32), --period FRAMES (128)
+          jack      round trip through Tapedeck monitoring an armed track, measured by
+                jack_iodelay on private `jackd -d dummy` servers at 64, 256 and 1024 frames,
+                against jack_iodelay looped straight back (goal: no frames added)
         """,
         examples: ["tapedeck bench mixdown --runs 3"])
 
@@ -64,6 +67,8 @@ struct BenchCommand: Command {
     /// `engine`: seconds of the paced recording run.
     let recordSeconds: Double
     let captureSize: BenchCapture.Size
+    /// `jack`: seconds jack_iodelay runs for each measurement.
+    let jackSeconds: Double
 
     init(arguments: inout Arguments) throws {
         runs = try arguments.intOption("--runs", in: 1...100) ?? 5
@@ -89,8 +94,9 @@ struct BenchCommand: Command {
         recordSeconds = seconds ?? 10
         captureSize = BenchCapture.Size(channels: channels ?? 32, tracks: tracks ?? 32, minutes: minutes ?? 10,
                                         periodFrames: period ?? 128)
-        guard ["all", "mixdown", "stretch", "scale", "scale-open", "engine", "capture"].contains(which) else {
-            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, scale, engine, capture)")
+        jackSeconds = seconds ?? 3
+        guard ["all", "mixdown", "stretch", "scale", "scale-open", "engine", "capture", "jack"].contains(which) else {
+            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, scale, engine, capture, jack)")
         }
     }
 
@@ -123,6 +129,9 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "capture" {
             attempt("capture") { [try BenchCapture.run(folder: folder, size: captureSize)] }
+        }
+        if which == "all" || which == "jack" {
+            attempt("JACK round trip") { try BenchJack.run(seconds: jackSeconds) }
         }
         let rows = results.map { r in
             [r.name, r.measured, r.peer, r.ratio, r.goal, r.met.map { $0 ? "yes" : "NO" } ?? ""]

@@ -76,14 +76,14 @@ final class HeadlessRemote {
             return .error("'tapedeck play' does not record: use 'tapedeck record' or the screen")
         case (.play, .rewind):
             transport.locate(to: 0)
-            return .ok(where_(0))
+            return .ok("rewound to " + place(0))
         case (.play, .locate(let text)):
             let frame: Int64
             do { frame = try TimeText.frames(from: text, tempoMap: transport.session.tempoMap) } catch {
                 return .error("\(error)")
             }
             transport.locate(to: frame)
-            return .ok(where_(frame))
+            return .ok("moved to " + place(frame))
         case (.play, .loop(let on)):
             guard let range = loopRange ?? transport.session.loopRange else {
                 return .error("no loop range: set one with 'tapedeck loop' or play with --loop")
@@ -98,8 +98,8 @@ final class HeadlessRemote {
         }
     }
 
-    private func where_(_ frame: Int64) -> String {
+    private func place(_ frame: Int64) -> String {
         let map = transport.session.tempoMap
-        return "at \(TimeText.clock(frames: frame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: frame)))"
+        return "\(TimeText.clock(frames: frame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: frame)))"
     }
 }
