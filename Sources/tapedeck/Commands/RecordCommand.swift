@@ -152,7 +152,8 @@ struct RecordCommand: Command {
         let playsInstrument = target.tracks.contains { session.tracks[$0].isMIDI }
         let outputs = max(play || recording.click != nil || monitor != .off || playsInstrument ? 2 : 0, recording.click?.outputChannels.max() ?? 0)
         // A JACK client's inputs are named after the tracks that record from them.
-        let portTracks = target.isFileTake ? [] : target.tracks.map { t in
+        // (A MIDI track has no audio input: its MIDI comes in on midi_in.)
+        let portTracks = target.isFileTake ? [] : target.tracks.filter { !session.tracks[$0].isMIDI }.map { t in
             (name: session.tracks[t].name, channels: channelsGiven ? channels : session.tracks[t].inputChannels)
         }
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: target.deviceChannelsNeeded(override: channelsGiven ? channels : nil),

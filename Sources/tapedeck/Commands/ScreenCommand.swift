@@ -189,7 +189,7 @@ struct ScreenCommand: Command {
         provider.inputsWanted = max(2, session.tracks.flatMap(\.inputChannels).max() ?? 2)
         provider.jack = jack
         provider.jack.connectMIDI(midi.setup)
-        provider.portTracks = session.tracks.filter(\.armed).map { (name: $0.name, channels: $0.inputChannels) }
+        provider.portTracks = session.tracks.filter { $0.armed && !$0.isMIDI }.map { (name: $0.name, channels: $0.inputChannels) }
         provider.tempoMap = session.tempoMap
         let device: AudioDevice
         do { device = try provider.open(name: deviceName, sampleRate: session.sampleRate) } catch { return try offline("\(error)") }
