@@ -69,6 +69,9 @@ public struct JACKRequest: Sendable {
 /// - A buffer-size change does not rebuild anything: a larger buffer is rendered as several
 ///   blocks of the size the engine was built for, a smaller one as one short block, in the
 ///   same cycle (no added latency); ``drainNotices()`` says so once.
+/// - With MIDI ports in its layout (`midi_in`, `midi_out`), each cycle's incoming MIDI is
+///   handed to the engine at its exact frames of the block that renders it, and the engine's
+///   thru is written to `midi_out` at the same frames (``AudioDeviceMIDIClient``).
 /// - With transport sync the engine follows JACK's transport (see ``HostTransportDevice``)
 ///   and takes part in its slow sync, so JACK rolls only once Tapedeck's disk streams are
 ///   ready where it rolls from.
