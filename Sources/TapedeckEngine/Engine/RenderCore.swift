@@ -97,6 +97,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var clickRecordingOnly = false
     var clickUntil: Int64 = .max
 
+    // MIDI (see RenderCore+MIDI.swift).
+    let midi = MIDIHub()
+    /// A period plus the output latency: see ``midiLatencyFrames(_:)``.
+    let midiBaseLatencyFrames: Int64
+
     // DSP load.
     let periodNanoseconds: Int64
     let meterWindowFrames: Int
@@ -145,6 +150,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         masterMeter = LevelMeter(channelCount: 2, windowFrames: meterWindowFrames)
         loudness = LoudnessHandoff(sampleRate: configuration.sampleRate, maxFrames: n)
         periodNanoseconds = Int64(n) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
+        midiBaseLatencyFrames = Int64(n) + configuration.playbackLatencyFrames
         clickNode = MetronomeNode()
         clickNode.prepare(format: NodeFormat(sampleRate: Double(configuration.sampleRate), channelCount: 1), maxFrames: n)
         let usable = outputs.map { $0 - 1 }.filter { $0 >= 0 && $0 < max(configuration.playbackChannels, 2) }
@@ -203,12 +209,14 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             sleepNanoseconds(stallNanoseconds)
         }
         guard let graphRef = graph else {
+            gatherMIDI(nil, frameCount: n, now: began)
             for c in 0..<max(playbackChannels, 2) { output[c].update(repeating: 0, count: n) }
             finishCycle(frameCount: n, began: began)
             return
         }
         graphRef._withUnsafeGuaranteedRef { g in
             if state == .starting { rollWhenReady(g, frameCount: n) }
+            gatherMIDI(g, frameCount: n, now: began)
             let info = transportInfo(g)
             processInputs(g, input: input, frameCount: n, transport: info)
             keepTakes(g, frameCount: n, silence: false)
