@@ -95,6 +95,41 @@ final class MIDIEngineTests: XCTestCase {
         XCTAssertEqual(MIDIFixture.onsets(device.played, threshold: 0.5).map(Int64.init), notes, "sample-exact")
     }
 
+    /// At another speed a MIDI track is played at timeline rate into its instrument and the
+    /// sound goes through the mix's time-pitch with the audio tracks: at 2× varispeed the
+    /// region's notes sound half their timeline distance apart, at 0.5× stretch twice it.
+    func testRegionNotesAtAnotherSpeedSoundWhereTheTransportPutsThem() throws {
+        let notes: [Int64] = [4800, 30_000, 50_123]
+        var events: [MIDISequence.Event] = []
+        for f in notes { events += [.init(frame: f, status: 0x90, data1: 60, data2: 127), .init(frame: f + 50, status: 0x80, data1: 60)] }
+        for (settings, tolerance) in [(TimePitchSettings(speed: 2, mode: .varispeed, pitchSemitones: 0), 64.0),
+                                      (TimePitchSettings(speed: 0.5, mode: .stretch, pitchSemitones: 0), 1024.0)] {
+            let dir = try Fixture.temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let (session, folder) = try clickSession(dir, sequence: MIDISequence(events: events, lengthFrames: 60_000), armed: false)
+            let device = PacedRecordingDevice(periodFrames: period, seconds: 3)
+            let engine = Engine(device: device)
+            engine.setTimePitch(settings)
+            try engine.prepare(try GraphSpec(session: session, folder: folder))
+            engine.play()
+            try engine.start()
+            waitFrames(engine, until: Int64(60_000 / settings.speed) + 8000)
+            engine.close()
+            let onsets = MIDIFixture.onsets(device.played, threshold: 0.3)
+            XCTAssertEqual(onsets.count, notes.count, "speed \(settings.speed): \(onsets)")
+            guard let first = onsets.first else { continue }
+            // The transport holds still while the stretcher primes (a few periods on a paced
+            // device), then rolls from frame 0: the notes keep their timeline spacing ÷ speed.
+            let start = Double(first) - Double(notes[0]) / settings.speed
+            XCTAssertGreaterThanOrEqual(start, -tolerance, "speed \(settings.speed): not before the roll")
+            XCTAssertLessThan(start, 24_000, "speed \(settings.speed): rolling within half a second")
+            for (note, heard) in zip(notes, onsets) {
+                XCTAssertEqual(Double(heard) - start, Double(note) / settings.speed, accuracy: tolerance,
+                               "speed \(settings.speed), note at \(note)")
+            }
+        }
+    }
+
     func testAMIDITakeKeepsWhatWasPlayedWhereItWasPlayed() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }

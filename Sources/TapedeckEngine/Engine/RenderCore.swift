@@ -367,7 +367,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             if !timePitch.engaged && wanted && shared.timePitchReady.load(ordering: .acquiring) && mixTimePitch != nil {
                 timePitch.engaged = true
                 restartAtPlayhead()
-            } else if timePitch.engaged && (modeChanged || mixTimePitch?.changesStretcher(speed: speed) == true) {
+            } else if timePitch.engaged
+                        && (modeChanged || mixTimePitch?.changesStretcher(speed: speed, pitchScale: timePitch.pitchScale) == true) {
                 restartAtPlayhead()
             }
             if state == .rolling { shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor) }
@@ -457,7 +458,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation.
     private func restartTimePitch() {
-        mixTimePitch?.restart(atSeq: seq, speed: timePitch.speed)
+        mixTimePitch?.restart(atSeq: seq, speed: timePitch.speed, pitchScale: timePitch.pitchScale)
     }
 
     /// The mix's processors start again where the playhead is, as at a locate: unless

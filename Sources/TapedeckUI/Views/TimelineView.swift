@@ -124,7 +124,8 @@ public enum TimelineView {
         let role: Role = model.session.isAudible(trackIndex: t) ? .waveform : .waveformMuted
         let playing = track.regions.indices.filter { track.isActive(track.regions[$0]) }
         // Looked up once per lane, not per column (a dictionary lookup by file name each).
-        let peakFiles = playing.map { model.peaks.peaks(forRegionFile: track.regions[$0].file) }
+        // (None for MIDI regions: they are drawn as notes, and have no waveform to look for.)
+        let peakFiles = playing.map { track.regions[$0].isMIDI ? nil : model.peaks.peaks(forRegionFile: track.regions[$0].file) }
         let selected = t == model.selectedTrack ? model.selectedRegion : nil
         let rows = Layout.rowsPerTrack
         for col in 0..<width {
