@@ -66,8 +66,10 @@ final class ScreenTests: XCTestCase {
         let screen = try open()
         screen.waitFor("STOPPED")
         screen.send("?")
-        let text = screen.waitFor("play / stop")
-        for entry in ["record (armed tracks)", "loop start at playhead", "loop-start", "mute track", "scroll"] {
+        // (Waited for whole: on a loaded machine the overlay can be caught half drawn.)
+        let entries = ["play / stop", "record (armed tracks)", "loop start at playhead", "loop-start", "mute track", "scroll"]
+        let text = screen.waitFor("the help's first page") { page in entries.allSatisfy { page.contains($0) } }
+        for entry in entries {
             XCTAssertTrue(text.contains(entry), "help lacks \(entry)")
         }
         for _ in 0..<10 { screen.send("PageDown") }

@@ -182,6 +182,7 @@ final class AudioThreadAllocationTests: XCTestCase {
         engine.play()
         try engine.start()
         let playing = Atomic<Bool>(true)
+        let rounds = Atomic<Int>(0)
         let player = Thread {
             var k = 0
             let mmc: [UInt8] = [0xF0, 0x7F, 0x7F, 0x06, 0x44, 0x06, 0x01, 0x20, 0x00, 0x00, 0x00, 0x00, 0xF7]
@@ -195,10 +196,15 @@ final class AudioThreadAllocationTests: XCTestCase {
                 if k % 50 == 0 { mmc.withUnsafeBufferPointer { input.receive($0, atNanoseconds: now) } }
                 while thru.next() != nil {}
                 k += 1
+                rounds.store(k, ordering: .releasing)
                 usleep(1000)
             }
         }
         player.start()
+        // The device runs unpaced: on a loaded machine the whole run could pass before the
+        // player thread is first scheduled. Wait until it has played (MMC included).
+        let deadline = Date().addingTimeInterval(30)
+        while rounds.load(ordering: .acquiring) < 120 && Date() < deadline { usleep(1000) }
         func waitFrames(_ frames: Int64) {
             let until = engine.status().deviceFrame + frames
             let deadline = Date().addingTimeInterval(30)
