@@ -31,7 +31,8 @@ final class ScreenMixingTests: XCTestCase {
         screen.send("9", "9", "8")
         screen.waitFor("the fader and pan moves") { self.line($0, containing: "Drums").contains("-6.0dB R5") }
         screen.send("v")
-        let mixer = screen.waitFor("Master")
+        // (Waited for whole: on a loaded machine the view can be caught half drawn.)
+        let mixer = screen.waitFor("the mixer view") { $0.contains("Master") && $0.contains("[Mixer]") && $0.contains("-6.0dB") && $0.contains("+12") }
         XCTAssertTrue(mixer.contains("[Mixer]") && mixer.contains("-6.0dB") && mixer.contains("+12"), mixer)
         screen.send("Right", "Right", "Right", "Right", "PageDown")
         screen.waitFor("master fader -3.0 dB")

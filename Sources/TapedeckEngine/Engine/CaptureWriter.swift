@@ -11,6 +11,9 @@ final class CaptureWriter: @unchecked Sendable {
     private let worker = DiskWorker()
     private var wake: WakeSignal { worker.wake }
     private let sets = Mutex<[TakeSet]>([])
+    /// Held by the thread through each pass over the sets, so that ``remove(_:)`` returns
+    /// only once no pass is using a removed set: its files are closed right after.
+    private let pass = Mutex<Int>(0)
     let board: StatusBoard
     let headerInterval: Int64
     /// Where the audio thread leaves played MIDI for MIDI takes.
@@ -38,9 +41,13 @@ final class CaptureWriter: @unchecked Sendable {
         wake.signal()
     }
 
-    /// Stops draining `set` (it is written and about to be closed). Control thread.
+    /// Stops draining `set` (it is written and about to be closed) and waits for a pass that
+    /// may be using it to end. (Without the wait the header rewrite of a pass under way ran
+    /// on a file the caller had just closed: a crash in libsndfile, seen under load.)
+    /// Control thread.
     func remove(_ set: TakeSet) {
         sets.withLock { $0.removeAll { $0 === set } }
+        pass.withLock { _ in }
     }
 
     /// Wakes the thread: frames arrived. Audio thread: one atomic increment.
@@ -53,25 +60,30 @@ final class CaptureWriter: @unchecked Sendable {
         var lastSpace: Int64 = 0
         while true {
             let quitting = worker.quitting
-            let current = sets.withLock { $0 }
-            for set in current { for lane in set.lanes { drain(lane, total: set) } }
-            let now = monotonicNanoseconds()
-            drainMIDI(current, now: now)
-            if now - lastHeader >= headerInterval {
-                lastHeader = now
-                for set in current { for lane in set.lanes where !lane.failed.load(ordering: .relaxed) {
-                    lane.writer.updateHeader()
-                    lane.dryWriter?.updateHeader()
-                } }
-            }
-            if let path = current.first?.lanes.first?.request.path, now - lastSpace >= 1_000_000_000 {
-                lastSpace = now
-                var fs = statvfs()
-                if statvfs(parentFolderPath(path), &fs) == 0 {
-                    board.diskFreeBytes.store(Int64(fs.f_bavail) * Int64(fs.f_frsize), ordering: .relaxed)
+            // The sets are read inside the pass, so a set removed before it is never touched.
+            let done = pass.withLock { passes -> Bool in
+                passes &+= 1
+                let current = sets.withLock { $0 }
+                for set in current { for lane in set.lanes { drain(lane, total: set) } }
+                let now = monotonicNanoseconds()
+                drainMIDI(current, now: now)
+                if now - lastHeader >= headerInterval {
+                    lastHeader = now
+                    for set in current { for lane in set.lanes where !lane.failed.load(ordering: .relaxed) {
+                        lane.writer.updateHeader()
+                        lane.dryWriter?.updateHeader()
+                    } }
                 }
+                if let path = current.first?.lanes.first?.request.path, now - lastSpace >= 1_000_000_000 {
+                    lastSpace = now
+                    var fs = statvfs()
+                    if statvfs(parentFolderPath(path), &fs) == 0 {
+                        board.diskFreeBytes.store(Int64(fs.f_bavail) * Int64(fs.f_frsize), ordering: .relaxed)
+                    }
+                }
+                return quitting && current.allSatisfy({ set in set.lanes.allSatisfy { $0.ring.availableFrames == 0 } })
             }
-            if quitting && current.allSatisfy({ set in set.lanes.allSatisfy { $0.ring.availableFrames == 0 } }) { break }
+            if done { break }
             wake.wait(timeoutNanoseconds: 100_000_000)
         }
     }
