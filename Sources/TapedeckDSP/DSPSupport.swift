@@ -209,6 +209,14 @@ struct BiquadCoefficients {
         z2 = abs(s2) < 1e-20 ? 0 : s2
     }
 
+    /// Audio thread: the loop's state back into (z1, z2) at `state`, as ``process(_:_:count:z1:z2:)`` leaves it.
+    @inline(__always)
+    static func store(u: Double, yPrevious: Double, s2: Double, a1: Double, into state: UnsafeMutablePointer<Double>) {
+        let s1 = u - a1 * yPrevious
+        state[0] = abs(s1) < 1e-20 ? 0 : s1
+        state[1] = abs(s2) < 1e-20 ? 0 : s2
+    }
+
     /// Audio thread: filters two channels in one pass, both in the lanes of one SIMD register
     /// (the same arithmetic as ``process(_:_:count:z1:z2:)`` on each). `state` holds
     /// (z1, z2) of the left channel, then of the right. Works in place.
