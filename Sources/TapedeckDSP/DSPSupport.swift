@@ -106,6 +106,14 @@ func applyGain(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Flo
         if UnsafePointer(output) != input { output.advanced(by: i).update(from: input.advanced(by: i), count: count - i) }
         return
     }
+    // Eight at a time explicitly: input and output may be the same buffer, and the optimiser
+    // left the plain loop scalar (measured: the gain node was 6 % of a mixdown).
+    let lanes = SIMD8<Float>(repeating: g)
+    while i + 8 <= count {
+        let v = UnsafeRawPointer(input + i).loadUnaligned(as: SIMD8<Float>.self)
+        UnsafeMutableRawPointer(output + i).storeBytes(of: v * lanes, as: SIMD8<Float>.self)
+        i += 8
+    }
     while i < count {
         output[i] = input[i] * g
         i += 1
