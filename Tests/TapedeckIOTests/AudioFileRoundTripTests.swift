@@ -129,3 +129,36 @@ final class AudioFileRoundTripTests: XCTestCase {
         }
     }
 }
+
+/// 16-bit stereo WAV and AIFF are converted by Tapedeck, eight frames a step, instead of by
+/// libsndfile: the floats must be libsndfile's own, bit for bit.
+final class Stereo16ReadTests: XCTestCase {
+    private func check(format: Int32, name: String) throws {
+        let path = "\(makeTempFolder(self))/\(name)"
+        // Every corner of 16 bits (full scale both ways, ±1 LSB, 0) and noise, an odd length.
+        var interleaved: [Float] = [1, -1, 32767 / 32768, -32767 / 32768, 1 / 32768, -1 / 32768, 0, 0]
+        let noise = noiseWithEdges(frameCount: 2 * 1003, seed: 5)
+        interleaved += noise
+        XCTAssertTrue(writeWithSndfile(path, format: format, sampleRate: 48000, channels: 2, interleaved: interleaved))
+        var info = SF_INFO()
+        guard let h = sf_open(path, Int32(SFM_READ), &info) else { return XCTFail("libsndfile cannot open \(path)") }
+        var reference = [Float](repeating: 0, count: Int(info.frames) * 2)
+        _ = reference.withUnsafeMutableBufferPointer { sf_readf_float(h, $0.baseAddress, info.frames) }
+        sf_close(h)
+        let (channels, _) = try readAll(path)
+        XCTAssertEqual(channels[0].count, Int(info.frames))
+        let left = stride(from: 0, to: reference.count, by: 2).map { reference[$0] }
+        let right = stride(from: 1, to: reference.count, by: 2).map { reference[$0] }
+        XCTAssertEqual(channels[0].map(\.bitPattern), left.map(\.bitPattern), "left")
+        XCTAssertEqual(channels[1].map(\.bitPattern), right.map(\.bitPattern), "right")
+        XCTAssertLessThan(channels[1][0], -0.999, "full scale negative on the right")
+    }
+
+    func testWAV16StereoReadsAsLibsndfileDoes() throws {
+        try check(format: Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16), name: "s.wav")
+    }
+
+    func testAIFF16StereoReadsAsLibsndfileDoes() throws {
+        try check(format: Int32(SF_FORMAT_AIFF | SF_FORMAT_PCM_16), name: "s.aiff")
+    }
+}
