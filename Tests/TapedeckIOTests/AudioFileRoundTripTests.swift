@@ -105,6 +105,33 @@ final class AudioFileRoundTripTests: XCTestCase {
         XCTAssertEqual(readInts(path), [0x7FFF_0000, Int32.min, 0x7FFF_0000, Int32.min, 0, 0x7FFF_0000])
     }
 
+    /// 16-bit writes convert eight samples a step from the samples' bits; every sample must
+    /// land where the one-at-a-time rule puts it (×32768, rounded half away from zero,
+    /// clipped, NaN as 0), and the peak and the count of samples over full scale must be the
+    /// plain loop's — for halves, ±0, NaN, ±infinity, beyond full scale, and noise.
+    func testSixteenBitConversionEightAtATimeFollowsTheOneAtATimeRule() throws {
+        let path = "\(makeTempFolder(self))/edges.wav"
+        var samples: [Float] = [0.5 / 32768, -0.5 / 32768, 1.5 / 32768, -1.5 / 32768, 2.5 / 32768, -2.5 / 32768,
+                                0, -0.0, .nan, -.nan, .infinity, -.infinity, 1, -1, 1.0001, -1.0001,
+                                32766.5 / 32768, -32767.5 / 32768, 0.49999997 / 32768, -0.49999997 / 32768,
+                                Float(0.5).nextUp / 32768, 3, -3, .leastNonzeroMagnitude, -.leastNonzeroMagnitude]
+        samples += noiseWithEdges(frameCount: 1000, seed: 9).map { $0 * 1.2 }
+        let format = AudioFileFormat(container: .wav, encoding: .int16, sampleRate: 48000, channelCount: 1)
+        unlink(path)
+        let writer = try AudioFileWriter(path: path, format: format)
+        try withPointers([samples], offset: 0) { try writer.write($0, frameCount: samples.count) }
+        try writer.close()
+        let expected: [Int32] = samples.map { x in
+            var v = (x * 32768).rounded()
+            v = v.isNaN ? 0 : min(max(v, -32768), 32767)
+            return Int32(v) << 16
+        }
+        XCTAssertEqual(readInts(path), expected)
+        let plainPeak = samples.reduce(Float(0)) { $1.isNaN ? $0 : max($0, abs($1)) }
+        XCTAssertEqual(writer.peakAmplitude, plainPeak)
+        XCTAssertEqual(writer.overCount, Int64(samples.filter { abs($0) > 1 }.count))
+    }
+
     func testHeaderUpdateMidWriteLeavesAReadableFile() throws {
         let folder = makeTempFolder(self)
         let path = "\(folder)/live.wav"
