@@ -132,12 +132,17 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
             i += lanes
         }
         // Pass 2: the smooth branching peak detector, frame after frame.
+        // Both branches' next value are worked out and one is kept: the choice then runs
+        // beside the multiply instead of before it, on the one chain that waits frame after
+        // frame (the same arithmetic, so the same values).
         let attack = cached.attack, release = cached.release
+        let attackRest = 1 - attack, releaseRest = 1 - release
         var yL = reductionDecibels
         for i in 0..<n {
             let xL = Double(g[i])
-            let coefficient = xL > yL ? attack : release
-            yL = coefficient * yL + (1 - coefficient) * xL
+            let rising = attack * yL + attackRest * xL
+            let falling = release * yL + releaseRest * xL
+            yL = xL > yL ? rising : falling
             g[i] = Float(yL)
         }
         reductionDecibels = yL < 1e-9 ? 0 : yL
