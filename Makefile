@@ -17,12 +17,15 @@ LV2_BUNDLE   ?= tapedeck.lv2
 #          swh-lv2, x42-plugins, mda-lv2 are the LV2 plugins the tests host;
 #          lilv-utils (lv2ls, lv2info, lv2apply) checks the bundle `make lv2` builds;
 #          groff checks the generated man page; bash, zsh and fish load the completions.
-#   libebur128: EBU R128 loudness; libjack (the JACK backend); liblo (OSC, the NSM client).
+#   libebur128: EBU R128 loudness; libjack (the JACK backend and its MIDI ports); liblo (OSC,
+#          the NSM client); libfluidsynth (the gm instrument); fluid-soundfont-gm is the
+#          SoundFont gm plays by default (a run-time recommendation, and the tests' sounds);
+#          midicsv is the independent MIDI file reader/writer the tests compare against.
 BUILD_PACKAGES := libasound2-dev libncurses-dev libsndfile1-dev librubberband-dev \
                   libsamplerate0-dev libebur128-dev liblilv-dev lv2-dev pkg-config \
-                  libjack-jackd2-dev liblo-dev
+                  libjack-jackd2-dev liblo-dev libfluidsynth-dev
 TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins swh-lv2 x42-plugins mda-lv2 lilv-utils \
-                  groff-base zsh fish
+                  groff-base zsh fish fluid-soundfont-gm midicsv
 #   deb:   dpkg-shlibdeps (dpkg-dev) names the runtime libraries the binary needs.
 DEB_PACKAGES   := dpkg-dev
 BENCH_PACKAGES := ecasound sox rubberband-cli hyperfine
@@ -124,6 +127,7 @@ deb: deb-deps release
 	@test -s .build/deb/depends || { echo "dpkg-shlibdeps found no dependencies"; exit 1; }
 	{ echo "Package: tapedeck"; echo "Version: $(VERSION)"; echo "Architecture: $(DEB_ARCH)"; \
 	  echo "Maintainer: Tapedeck <tapedeck@localhost>"; echo "Depends: $$(cat .build/deb/depends)"; \
+	  echo "Recommends: fluid-soundfont-gm"; \
 	  echo "Section: sound"; echo "Priority: optional"; \
 	  echo "Installed-Size: $$(du -sk $(DEB_ROOT)/usr | cut -f1)"; \
 	  echo "Description: multitrack recorder that lives in a terminal"; \

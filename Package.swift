@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The sample-processing targets are optimised in debug builds too: their kernels use Swift's
+/// SIMD types, which without optimisation run through generic witness calls, many times
+/// slower than a plain loop (a debug build's idle engine spent 6 % of a core on its meters,
+/// and `make run` and the tests run debug builds).
+let optimisedAlways: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 /// Tapedeck: a multitrack recorder that lives in a terminal.
 /// One job per target; see ../shared/DESIGN.md for the flow between them.
 let package = Package(
@@ -24,9 +30,12 @@ let package = Package(
         .systemLibrary(name: "CLV2", pkgConfig: "lv2", providers: [.apt(["lv2-dev"])]),
         .systemLibrary(name: "CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
-        // JACK (the backend, its transport) and liblo (OSC, for the NSM session manager).
+        // JACK (the backend, its transport, its MIDI ports) and liblo (OSC, for the NSM session manager).
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+        // FluidSynth: the General MIDI instrument (`gm`) plays SoundFonts. No pkgConfig: its
+        // flags name glib, SDL2 and -pthread, which fluidsynth.h does not need and SwiftPM refuses.
+        .systemLibrary(name: "CFluidSynth", providers: [.apt(["libfluidsynth-dev"])]),
         // The git commit `make` writes into commit.h (absent: "unknown"), for --version.
         .target(name: "CBuildInfo", path: "Sources/CBuildInfo"),
         // Test-only C helpers (allocation counting); never linked into the app.
@@ -34,10 +43,15 @@ let package = Package(
         // Test-only JACK clients that play and hear audio against JACK's transport frame.
         .target(name: "CJACKProbe", path: "Sources/CJACKProbe", linkerSettings: [.linkedLibrary("jack"), .linkedLibrary("m")]),
 
-        .target(name: "TapedeckCore"),
-        .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate", "CEbur128"]),
-        .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"]),
-        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK"]),
+        .target(name: "TapedeckCore", swiftSettings: optimisedAlways),
+        .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate", "CEbur128"],
+                swiftSettings: optimisedAlways),
+        .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"], swiftSettings: optimisedAlways),
+        // The FluidSynth-backed General MIDI instrument node, apart from the other nodes so
+        // that only programs that install it (NodeRegistry.install(type:)) link FluidSynth.
+        .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
+        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK"],
+                swiftSettings: optimisedAlways),
         .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
         // Remote control: the control socket every running Tapedeck serves, and the NSM client.
         .target(name: "TapedeckRemote", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "CLiblo"]),
@@ -51,6 +65,7 @@ let package = Package(
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "TapedeckIO", "TapedeckRemote", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2", "TapedeckRemote",
+            "TapedeckFluidSynth",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
         ]),
@@ -63,11 +78,12 @@ let package = Package(
 
         .testTarget(name: "TapedeckCoreTests", dependencies: ["TapedeckCore"]),
         .testTarget(name: "TapedeckDSPTests", dependencies: ["TapedeckDSP", "CTestSupport"]),
+        .testTarget(name: "TapedeckFluidSynthTests", dependencies: ["TapedeckFluidSynth", "TapedeckDSP"]),
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
-        .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "CALSA", "CTestSupport"]),
-        .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "CALSA", "CTestSupport", "CJACKProbe"]),
+        .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport"]),
+        .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport", "CJACKProbe"]),
         .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),
-        .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "CNcurses"]),
+        .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "CLiblo"]),
         // The command tables against the parser, the man page and the completions.

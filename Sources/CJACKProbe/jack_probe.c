@@ -1,10 +1,13 @@
 #include "CJACKProbe.h"
 #include <jack/jack.h>
+#include <jack/midiport.h>
 #include <jack/transport.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MIDI_CAPACITY 4096
 
 struct td_jack_probe {
     jack_client_t *client;
@@ -18,7 +21,19 @@ struct td_jack_probe {
     volatile int64_t count;
     float *samples[8];
     int64_t *frames;
+    int64_t *clock;
     volatile int gone;
+    jack_port_t *midi_in, *midi_out;
+    /* Scheduled messages (control thread writes, then publishes `send_count`). */
+    int64_t send_frames[MIDI_CAPACITY];
+    uint32_t send_messages[MIDI_CAPACITY];
+    int send_sizes[MIDI_CAPACITY];
+    volatile int64_t send_count;
+    int64_t sent;
+    /* Heard messages (process writes, then publishes `heard_count`). */
+    int64_t heard_frames[MIDI_CAPACITY];
+    uint32_t heard_messages[MIDI_CAPACITY];
+    volatile int64_t heard_count;
 };
 
 static void quiet(const char *message) { (void)message; }
@@ -29,8 +44,39 @@ static void shutdown_cb(jack_status_t code, const char *reason, void *arg) {
     __atomic_store_n(&((td_jack_probe *)arg)->gone, 1, __ATOMIC_RELEASE);
 }
 
+/* MIDI: what is due this cycle goes out, what came in is kept with its frame time. */
+static void process_midi(td_jack_probe *p, jack_nframes_t nframes, jack_nframes_t start) {
+    void *out = jack_port_get_buffer(p->midi_out, nframes);
+    jack_midi_clear_buffer(out);
+    int64_t scheduled = __atomic_load_n(&p->send_count, __ATOMIC_ACQUIRE);
+    while (p->sent < scheduled && p->send_frames[p->sent] < (int64_t)start + nframes) {
+        int64_t at = p->send_frames[p->sent] - (int64_t)start;
+        if (at < 0) at = 0;
+        uint32_t m = p->send_messages[p->sent];
+        jack_midi_data_t bytes[3] = { (jack_midi_data_t)(m >> 16), (jack_midi_data_t)(m >> 8), (jack_midi_data_t)m };
+        jack_midi_event_write(out, (jack_nframes_t)at, bytes, (size_t)p->send_sizes[p->sent]);
+        p->sent++;
+    }
+    void *in = jack_port_get_buffer(p->midi_in, nframes);
+    uint32_t count = jack_midi_get_event_count(in);
+    int64_t heard = p->heard_count;
+    for (uint32_t i = 0; i < count && heard < MIDI_CAPACITY; i++) {
+        jack_midi_event_t e;
+        if (jack_midi_event_get(&e, in, i) != 0 || e.size == 0) continue;
+        uint32_t m = (uint32_t)e.buffer[0] << 16;
+        if (e.size > 1) m |= (uint32_t)e.buffer[1] << 8;
+        if (e.size > 2) m |= e.buffer[2];
+        p->heard_frames[heard] = (int64_t)start + e.time;
+        p->heard_messages[heard] = m;
+        heard++;
+    }
+    __atomic_store_n(&p->heard_count, heard, __ATOMIC_RELEASE);
+}
+
 static int process(jack_nframes_t nframes, void *arg) {
     td_jack_probe *p = arg;
+    jack_nframes_t start = jack_last_frame_time(p->client);
+    process_midi(p, nframes, start);
     jack_position_t pos;
     jack_transport_state_t state = jack_transport_query(p->client, &pos);
     int rolling = state == JackTransportRolling;
@@ -50,7 +96,10 @@ static int process(jack_nframes_t nframes, void *arg) {
         const float *buf = jack_port_get_buffer(p->in[c], nframes);
         memcpy(p->samples[c] + at, buf, keep * sizeof(float));
     }
-    for (jack_nframes_t i = 0; i < keep; i++) p->frames[at + i] = rolling ? (int64_t)pos.frame + i : -1;
+    for (jack_nframes_t i = 0; i < keep; i++) {
+        p->frames[at + i] = rolling ? (int64_t)pos.frame + i : -1;
+        p->clock[at + i] = (int64_t)start + i;
+    }
     __atomic_store_n(&p->count, at + keep, __ATOMIC_RELEASE);
     return 0;
 }
@@ -73,6 +122,9 @@ td_jack_probe *td_jack_probe_open(const char *name, int inputs, int outputs, dou
     p->rate = jack_get_sample_rate(client);
     p->capacity = capacity > 0 ? capacity : 1;
     p->frames = calloc((size_t)p->capacity, sizeof(int64_t));
+    p->clock = calloc((size_t)p->capacity, sizeof(int64_t));
+    p->midi_in = jack_port_register(client, "midi_in", JACK_DEFAULT_MIDI_TYPE, JackPortIsInput, 0);
+    p->midi_out = jack_port_register(client, "midi_out", JACK_DEFAULT_MIDI_TYPE, JackPortIsOutput, 0);
     char port[32];
     for (int c = 0; c < inputs; c++) {
         p->samples[c] = calloc((size_t)p->capacity, sizeof(float));
@@ -100,6 +152,23 @@ int td_jack_probe_connect(td_jack_probe *p, const char *source, const char *dest
     return jack_connect(p->client, source, destination);
 }
 
+const int64_t *td_jack_probe_clock(td_jack_probe *p) { return p->clock; }
+int64_t td_jack_probe_now(td_jack_probe *p) { return (int64_t)jack_frame_time(p->client); }
+
+int td_jack_probe_send(td_jack_probe *p, int64_t frame, uint8_t status, uint8_t data1, uint8_t data2, int size) {
+    int64_t n = p->send_count;
+    if (n >= MIDI_CAPACITY) return -1;
+    p->send_frames[n] = frame;
+    p->send_messages[n] = (uint32_t)status << 16 | (uint32_t)data1 << 8 | data2;
+    p->send_sizes[n] = size < 1 ? 1 : size > 3 ? 3 : size;
+    __atomic_store_n(&p->send_count, n + 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int64_t td_jack_probe_midi_count(td_jack_probe *p) { return __atomic_load_n(&p->heard_count, __ATOMIC_ACQUIRE); }
+const int64_t *td_jack_probe_midi_frames(td_jack_probe *p) { return p->heard_frames; }
+const uint32_t *td_jack_probe_midi_messages(td_jack_probe *p) { return p->heard_messages; }
+
 void td_jack_probe_close(td_jack_probe *p) {
     if (!p) return;
     if (!__atomic_load_n(&p->gone, __ATOMIC_ACQUIRE)) {
@@ -108,5 +177,6 @@ void td_jack_probe_close(td_jack_probe *p) {
     }
     for (int c = 0; c < p->inputs; c++) free(p->samples[c]);
     free(p->frames);
+    free(p->clock);
     free(p);
 }

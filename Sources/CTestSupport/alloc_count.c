@@ -37,16 +37,16 @@ static void trace(void) {
 }
 
 void *malloc(size_t n) { if (counting) { count++; trace(); } return __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { if (counting) count++; return __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { if (counting) count++; return __libc_realloc(p, n); }
+void *calloc(size_t a, size_t b) { if (counting) { count++; trace(); } return __libc_calloc(a, b); }
+void *realloc(void *p, size_t n) { if (counting) { count++; trace(); } return __libc_realloc(p, n); }
 int posix_memalign(void **out, size_t align, size_t n) {
-    if (counting) count++;
+    if (counting) { count++; trace(); }
     void *p = __libc_memalign(align, n);
     if (!p) return ENOMEM;
     *out = p;
     return 0;
 }
-void *aligned_alloc(size_t align, size_t n) { if (counting) count++; return __libc_memalign(align, n); }
+void *aligned_alloc(size_t align, size_t n) { if (counting) { count++; trace(); } return __libc_memalign(align, n); }
 /* The older aligned entry points, so nothing that reaches the heap slips past the count. */
-void *memalign(size_t align, size_t n) { if (counting) count++; return __libc_memalign(align, n); }
-void *valloc(size_t n) { if (counting) count++; return __libc_valloc(n); }
+void *memalign(size_t align, size_t n) { if (counting) { count++; trace(); } return __libc_memalign(align, n); }
+void *valloc(size_t n) { if (counting) { count++; trace(); } return __libc_valloc(n); }

@@ -32,6 +32,16 @@ public struct SessionDocument: Sendable {
         session = next
     }
 
+    /// Applies `change` as part of the last undoable step when that step has the same name
+    /// (a controller turned: its many values are one step), else as a new step.
+    public mutating func editMerging(_ name: String, _ change: (inout Session) -> Void) {
+        guard undoStack.last?.name == name, redoStack.isEmpty else {
+            edit(name, change)
+            return
+        }
+        change(&session)
+    }
+
     /// Name of the edit ``undo()`` would revert, if any.
     public var undoName: String? { undoStack.last?.name }
     /// Name of the edit ``redo()`` would reapply, if any.

@@ -45,6 +45,26 @@ extension Session {
         return regions[ref.region]
     }
 
+    /// The region `ref` points at, when its track may be edited: a frozen track's regions
+    /// stay as they were rendered until it is unfrozen.
+    private func editable(_ ref: RegionRef) throws(RegionEditError) -> Region {
+        let r = try region(ref)
+        try checkNotFrozen(ref.track)
+        return r
+    }
+
+    /// Refuses edits to a frozen track, naming the way out.
+    public func checkNotFrozen(_ track: Int) throws(RegionEditError) {
+        guard tracks.indices.contains(track), tracks[track].frozen != nil else { return }
+        throw RegionEditError("\(tracks[track].name.terminalSafe) is frozen: unfreeze it first (its regions and chain stay as they were rendered)")
+    }
+
+    /// Refuses what a MIDI region does not have (fades, gain, a rate).
+    private static func checkAudio(_ r: Region, _ what: String) throws(RegionEditError) {
+        guard r.isMIDI else { return }
+        throw RegionEditError("a MIDI region has no \(what) (its notes play at their velocities; quantise or move them instead)")
+    }
+
     private func checkPosition(_ frame: Int64, _ what: String) throws(RegionEditError) {
         guard frame >= 0 else { throw RegionEditError("\(what) cannot lie before the session start") }
         guard frame <= Session.maximumTimelineFrame else { throw RegionEditError("\(what) lies too far out (beyond \(clockText(Session.maximumTimelineFrame)))") }
@@ -63,7 +83,7 @@ extension Session {
 
     /// Moves the region so it starts at `startFrame`.
     public mutating func moveRegion(_ ref: RegionRef, toStartFrame startFrame: Int64) throws(RegionEditError) {
-        let r = try region(ref)
+        let r = try editable(ref)
         try checkPosition(startFrame, "the region's start")
         try checkPosition(startFrame + r.lengthFrames, "the region's end")
         tracks[ref.track].regions[ref.region].timelineStartFrame = startFrame
@@ -72,7 +92,7 @@ extension Session {
     /// Moves the region's start to `frame`, keeping its end: later shortens it, earlier
     /// uncovers audio before it (as far as its file holds).
     public mutating func trimRegionStart(_ ref: RegionRef, toFrame frame: Int64) throws(RegionEditError) {
-        var r = try region(ref)
+        var r = try editable(ref)
         try checkPosition(frame, "the new start")
         guard frame < r.timelineEndFrame else {
             throw RegionEditError("the new start \(clockText(frame)) must come before the region's end \(clockText(r.timelineEndFrame))")
@@ -91,7 +111,7 @@ extension Session {
     /// Moves the region's end to `frame`, keeping its start. Lengthening is limited to what
     /// the file holds when `sourceFrameCount` (the file's length) is given.
     public mutating func trimRegionEnd(_ ref: RegionRef, toFrame frame: Int64, sourceFrameCount: Int64? = nil) throws(RegionEditError) {
-        var r = try region(ref)
+        var r = try editable(ref)
         try checkPosition(frame, "the new end")
         guard frame > r.timelineStartFrame else {
             throw RegionEditError("the new end \(clockText(frame)) must come after the region's start \(clockText(r.timelineStartFrame))")
@@ -111,7 +131,7 @@ extension Session {
     /// ``splitTakeStack(track:group:atFrame:)``), so each part can play a different take.
     @discardableResult
     public mutating func splitRegion(_ ref: RegionRef, atFrame frame: Int64) throws(RegionEditError) -> Int {
-        let r = try region(ref)
+        let r = try editable(ref)
         guard frame > r.timelineStartFrame && frame < r.timelineEndFrame else {
             throw RegionEditError("the split point \(clockText(frame)) is not inside the region (\(clockText(r.timelineStartFrame))-\(clockText(r.timelineEndFrame)))")
         }
@@ -174,7 +194,8 @@ extension Session {
 
     /// Sets the fade lengths (nil leaves one as it is); each lies within the region.
     public mutating func setRegionFades(_ ref: RegionRef, fadeInFrames: Int64?, fadeOutFrames: Int64?) throws(RegionEditError) {
-        var r = try region(ref)
+        var r = try editable(ref)
+        try Session.checkAudio(r, "fades")
         for (name, value) in [("fade-in", fadeInFrames), ("fade-out", fadeOutFrames)] {
             guard let v = value else { continue }
             guard v >= 0, v <= r.lengthFrames else {
@@ -188,7 +209,7 @@ extension Session {
 
     /// Sets the region's gain in dB (−∞ … +24; ``Fader/silentDecibels`` or below is −∞).
     public mutating func setRegionGain(_ ref: RegionRef, decibels: Double) throws(RegionEditError) {
-        _ = try region(ref)
+        try Session.checkAudio(try editable(ref), "gain")
         guard decibels.isFinite || decibels == -.infinity, decibels <= 24 else {
             throw RegionEditError("region gain \(decibels) dB is outside -inf...+24 dB")
         }
@@ -198,7 +219,8 @@ extension Session {
     /// Stretches the region (pitch kept) to last `lengthFrames` on the timeline, playing the
     /// same audio: its rate scales by the inverse. Rates stay within 1/32…32.
     public mutating func stretchRegion(_ ref: RegionRef, toLengthFrames lengthFrames: Int64) throws(RegionEditError) {
-        var r = try region(ref)
+        var r = try editable(ref)
+        try Session.checkAudio(r, "rate to stretch")
         guard lengthFrames > 0 else { throw RegionEditError("a region must last at least one frame") }
         try checkPosition(r.timelineStartFrame + lengthFrames, "the stretched region's end")
         let rate = r.rate * Double(r.lengthFrames) / Double(lengthFrames)
@@ -216,7 +238,7 @@ extension Session {
 
     /// Stretches the region by `factor` (2 lasts twice as long).
     public mutating func stretchRegion(_ ref: RegionRef, byFactor factor: Double) throws(RegionEditError) {
-        let r = try region(ref)
+        let r = try editable(ref)
         guard factor.isFinite, factor > 0 else { throw RegionEditError("a stretch factor is a positive number") }
         let length = (Double(r.lengthFrames) * factor).rounded()
         guard length >= 1, length <= Double(Session.maximumTimelineFrame) else {
@@ -227,7 +249,7 @@ extension Session {
 
     /// Removes the region.
     public mutating func deleteRegion(_ ref: RegionRef) throws(RegionEditError) {
-        _ = try region(ref)
+        _ = try editable(ref)
         tracks[ref.track].regions.remove(at: ref.region)
     }
 
@@ -238,6 +260,7 @@ extension Session {
         guard tracks.indices.contains(track) else {
             throw RegionEditError("track \(track + 1) does not exist (the session has \(tracks.count) track\(tracks.count == 1 ? "" : "s"))")
         }
+        try checkNotFrozen(track)
         try checkPosition(startFrame, "the region's start")
         try checkPosition(startFrame + region.lengthFrames, "the region's end")
         var r = region
@@ -251,14 +274,14 @@ extension Session {
     /// A copy of the region right after its end, on top; returns the copy's index.
     @discardableResult
     public mutating func duplicateRegion(_ ref: RegionRef) throws(RegionEditError) -> Int {
-        let r = try region(ref)
+        let r = try editable(ref)
         return try placeRegion(r, track: ref.track, atFrame: r.timelineEndFrame)
     }
 
     /// Brings the region to the top layer, over everything it overlaps; returns its new index.
     @discardableResult
     public mutating func raiseRegion(_ ref: RegionRef) throws(RegionEditError) -> Int {
-        let r = try region(ref)
+        let r = try editable(ref)
         tracks[ref.track].regions.remove(at: ref.region)
         tracks[ref.track].regions.append(r)
         return tracks[ref.track].regions.count - 1

@@ -75,12 +75,16 @@ public struct Region: Codable, Equatable, Sendable {
     /// The transport speed the take was recorded at, when it was not 1×; nil for 1× and for
     /// imported audio.
     public var recordedSpeed: Double?
+    /// True for a MIDI region: `file` is a Standard MIDI File (`midi/NAME.mid`) whose frame 0
+    /// is the source's start, at the session rate (see ``MIDISequence``). Nil for audio.
+    public var midi: Bool?
 
     /// Creates a region at unity gain, with no fades, at rate 1.
     public init(file: String, timelineStartFrame: Int64, sourceOffsetFrame: Int64 = 0,
                 lengthFrames: Int64, gainDecibels: Double = 0, fadeInFrames: Int64 = 0,
                 fadeOutFrames: Int64 = 0, rate: Double = 1, takeGroup: Int? = nil, takeNumber: Int? = nil,
-                recordedSpeed: Double? = nil) {
+                recordedSpeed: Double? = nil, isMIDI: Bool = false) {
+        self.midi = isMIDI ? true : nil
         self.takeGroup = takeGroup
         self.takeNumber = takeNumber
         self.recordedSpeed = recordedSpeed
@@ -96,6 +100,27 @@ public struct Region: Codable, Equatable, Sendable {
 
     /// First timeline frame after the region.
     public var timelineEndFrame: Int64 { timelineStartFrame + lengthFrames }
+
+    /// Whether the region holds MIDI (a Standard MIDI File) rather than audio.
+    public var isMIDI: Bool { midi == true }
+}
+
+/// A track rendered to audio (frozen): its instrument and chain no longer run, the file plays
+/// in their place until the track is unfrozen.
+public struct FrozenAudio: Codable, Equatable, Sendable {
+    /// The render, relative to the session folder (`audio/freeze-NAME.wav`), from timeline 0.
+    public var file: String
+    /// Frames it holds.
+    public var lengthFrames: Int64
+
+    /// Creates a freeze record.
+    public init(file: String, lengthFrames: Int64) {
+        self.file = file
+        self.lengthFrames = lengthFrames
+    }
+
+    /// The region the render plays as: the whole file from timeline frame 0.
+    public var region: Region { Region(file: file, timelineStartFrame: 0, lengthFrames: lengthFrames) }
 }
 
 /// One track: its input, its settings and its regions.
@@ -129,12 +154,19 @@ public struct Track: Codable, Equatable, Sendable {
     /// take that no longer exists) plays its highest-numbered take, so every group always
     /// has exactly one active take.
     public var activeTakes: [TakeChoice]
+    /// True for a MIDI track: armed, it hears and records MIDI (not audio) into its playback
+    /// chain, whose first node is usually an instrument. Nil for an audio track.
+    public var midi: Bool?
+    /// The track's render when frozen (nil: not frozen): it plays in place of the regions and
+    /// the playback chain.
+    public var frozen: FrozenAudio?
 
     /// Creates an empty mono track at unity gain, centred.
     public init(name: String, inputChannels: [Int] = [1], armed: Bool = false, mute: Bool = false,
                 solo: Bool = false, gainDecibels: Double = 0, pan: Double = 0,
                 inputChain: String = "", playbackChain: String = "", regions: [Region] = [],
-                monitoring: MonitoringMode = .auto, activeTakes: [TakeChoice] = []) {
+                monitoring: MonitoringMode = .auto, activeTakes: [TakeChoice] = [], isMIDI: Bool = false) {
+        self.midi = isMIDI ? true : nil
         self.monitoring = monitoring
         self.activeTakes = activeTakes
         self.name = name
@@ -149,8 +181,19 @@ public struct Track: Codable, Equatable, Sendable {
         self.regions = regions
     }
 
-    /// First timeline frame after the track's last region (0 when it has none).
-    public var endFrame: Int64 { regions.map(\.timelineEndFrame).max() ?? 0 }
+    /// First timeline frame after the track's last region (0 when it has none), or after its
+    /// freeze render (which includes the instrument's release tail).
+    public var endFrame: Int64 { max(regions.map(\.timelineEndFrame).max() ?? 0, frozen?.lengthFrames ?? 0) }
+
+    /// Whether the track is a MIDI track (see ``midi``).
+    public var isMIDI: Bool { midi == true }
+
+    /// The audio regions that play (the active takes among them); MIDI regions never reach an
+    /// audio file reader.
+    public var activeAudioRegions: [Region] { activeRegions.filter { !$0.isMIDI } }
+
+    /// The MIDI regions that play (the active takes among them).
+    public var activeMIDIRegions: [Region] { activeRegions.filter(\.isMIDI) }
 }
 
 extension Track {
@@ -179,6 +222,8 @@ extension Track {
             monitoring = .auto
         }
         activeTakes = try c.decodeIfPresent([TakeChoice].self, forKey: .activeTakes) ?? []
+        midi = try c.decodeIfPresent(Bool.self, forKey: .midi)
+        frozen = try c.decodeIfPresent(FrozenAudio.self, forKey: .frozen)
     }
 }
 
@@ -210,6 +255,7 @@ extension Session {
         masterChain = try c.decode(String.self, forKey: .masterChain)
         masterGainDecibels = try c.decodeIfPresent(Double.self, forKey: .masterGainDecibels) ?? 0
         tracks = try c.decode([Track].self, forKey: .tracks)
+        midiBindings = try c.decodeIfPresent([MIDIBinding].self, forKey: .midiBindings) ?? []
     }
 }
 
@@ -256,6 +302,8 @@ public struct Session: Codable, Equatable, Sendable {
     public var masterGainDecibels: Double
     /// The tracks, top to bottom.
     public var tracks: [Track]
+    /// Controllers bound to faders, pans, mutes and node parameters (MIDI learn).
+    public var midiBindings: [MIDIBinding]
 
     /// Creates an empty session.
     public init(sampleRate: Int = 48000, tempoBPM: Double = 120,
@@ -272,6 +320,7 @@ public struct Session: Codable, Equatable, Sendable {
         self.masterChain = ""
         self.masterGainDecibels = 0
         self.tracks = []
+        self.midiBindings = []
     }
 
     /// First timeline frame after the last region of any track.

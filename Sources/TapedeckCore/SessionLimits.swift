@@ -26,6 +26,10 @@ public enum SessionLimits {
     public static let maximumTakeNumber = 1_000_000
     /// Device channels a track may record from.
     public static let maximumInputChannels = 256
+    /// MIDI learn bindings in one session.
+    public static let maximumMIDIBindings = 10_000
+    /// Events in one MIDI region's file (about 30 hours of dense playing).
+    public static let maximumMIDIEvents = 2_000_000
     /// Bytes of `session.json` read at all: a session of the limits above fits many times.
     public static let maximumSessionFileBytes = 64 << 20
 

@@ -38,6 +38,26 @@ public enum SessionValidator {
         for (t, track) in session.tracks.enumerated() {
             if let p = trackProblem(track, at: "tracks[\(t)]", limits) { return p }
         }
+        if session.midiBindings.count > SessionLimits.maximumMIDIBindings {
+            return "midiBindings: \(session.midiBindings.count) bindings, at most \(SessionLimits.maximumMIDIBindings)"
+        }
+        for (i, binding) in session.midiBindings.enumerated() {
+            if let p = bindingProblem(binding, at: "midiBindings[\(i)]") { return p }
+        }
+        return nil
+    }
+
+    /// Controller 0…127, channel 1…16, and what a kind needs: a track (all but master), a node
+    /// (1-based) and a parameter id (parameter).
+    private static func bindingProblem(_ b: MIDIBinding, at field: String) -> String? {
+        if !(0...127).contains(b.controller) { return "\(field).controller: \(b.controller) is outside 0...127" }
+        if let c = b.channel, !(1...16).contains(c) { return "\(field).channel: \(c) is outside 1...16" }
+        if b.kind != .master && (b.track ?? "").isEmpty { return "\(field).track: missing (a \(b.kind.rawValue) binding names its track)" }
+        if let name = b.track, let p = nameProblem(name, "\(field).track") { return p }
+        if b.kind == .parameter {
+            guard let n = b.node, n >= 1, n <= 10_000 else { return "\(field).node: missing or not 1...10000 (the node's place in the chain)" }
+            guard let id = b.parameter, !id.isEmpty, id.count <= 200 else { return "\(field).parameter: missing (the parameter's id, e.g. cutoff)" }
+        }
         return nil
     }
 
@@ -71,6 +91,11 @@ public enum SessionValidator {
         for (r, region) in track.regions.enumerated() {
             if let p = regionProblem(region, at: "\(at).regions[\(r)]", limits) { return p }
         }
+        if let frozen = track.frozen {
+            if let p = filePathProblem(frozen.file) { return "\(at).frozen.file: \(p)" }
+            if frozen.lengthFrames <= 0 { return "\(at).frozen.lengthFrames: \(frozen.lengthFrames) must be positive" }
+            if let p = limits.position(frozen.lengthFrames, "\(at).frozen.lengthFrames") { return p }
+        }
         var seen = Set<[Int]>()
         for (r, region) in track.regions.enumerated() {
             guard let g = region.takeGroup, let n = region.takeNumber else { continue }
@@ -100,6 +125,11 @@ public enum SessionValidator {
         if region.fadeInFrames < 0 || region.fadeInFrames > region.lengthFrames { return "\(rt).fadeInFrames: \(region.fadeInFrames) must be 0...lengthFrames" }
         if region.fadeOutFrames < 0 || region.fadeOutFrames > region.lengthFrames { return "\(rt).fadeOutFrames: \(region.fadeOutFrames) must be 0...lengthFrames" }
         if !(region.rate >= 1.0 / 32 && region.rate <= 32) { return "\(rt).rate: \(region.rate) is outside 1/32...32" }
+        if region.isMIDI {
+            let lower = region.file.lowercased()
+            if !(lower.hasSuffix(".mid") || lower.hasSuffix(".midi")) { return "\(rt).file: a MIDI region's file is a .mid file" }
+            if region.rate != 1 { return "\(rt).rate: a MIDI region plays at rate 1 (its notes are moved instead)" }
+        }
         return takeProblem(region, at: rt)
     }
 

@@ -29,6 +29,8 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
         public var node: String
         /// Settings in the node's parameter order.
         public var settings: [Setting]
+        /// Text settings (files), in the node's order for them.
+        public var texts: [TextSetting] = []
         /// A preset the node starts from, before `state` and `settings` (provider node types):
         /// the provider's canonical name for it (an LV2 preset URI).
         public var preset: String? = nil
@@ -71,6 +73,7 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
                 let definition = definitions.first { $0.id == s.parameter }
                 part += ":\(s.parameter)=\(Self.valueText(s.value, definition))"
             }
+            for t in entry.texts { part += ":\(t.parameter)=" + NodeReference.quotedIfNeeded(t.value) }
             if let preset = entry.preset { part += ":@preset=" + NodeReference.quotedIfNeeded(preset) }
             if let state = entry.state { part += ":@state=" + NodeReference.quotedIfNeeded(state) }
             return part
@@ -113,14 +116,19 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
     /// passes audio through, so the chain keeps its shape and its text. Saved state
     /// (`@state=`) is read from `stateFolder` (the session's ``PluginStateFolder``); without
     /// one such nodes start from their defaults and say so in their ``Node/problem``. Off the
-    /// audio thread.
-    public func instantiate(registry: NodeRegistry = .standard, stateFolder: String? = nil) -> ChainInstance {
+    /// audio thread. Text settings (files) are read through `files`, here, so a sample loads
+    /// while the chain is built, never on the audio thread.
+    public func instantiate(registry: NodeRegistry = .standard, stateFolder: String? = nil,
+                            files: (any NodeFiles)? = nil) -> ChainInstance {
         var nodes: [any Node] = []
         var bypassed: [Int] = []
         for entry in entries {
             let node = registry.makeNode(for: entry, stateFolder: stateFolder)
             for s in entry.settings {
                 if let i = node.parameters.index(of: s.parameter) { node.parameters.set(i, s.value) }
+            }
+            if let textNode = node as? any TextParameterNode {
+                for t in entry.texts { textNode.setText(t.parameter, t.value, files: files) }
             }
             if entry.bypassed { bypassed.append(nodes.count) }
             nodes.append(node)
@@ -208,13 +216,23 @@ struct ChainParser {
             }
             throw fail(.unknownNode(name: name, known: registry.descriptors.map(\.name)), nameRange.lowerBound, nameRange.count)
         }
-        return Chain.Entry(node: type.descriptor.name, settings: try parseSettings(Array(parts.dropFirst()), descriptor: type.descriptor),
-                           bypassed: bypassed)
+        var texts: [TextSetting] = []
+        let settings = try parseSettings(Array(parts.dropFirst()), descriptor: type.descriptor, texts: &texts)
+        var entry = Chain.Entry(node: type.descriptor.name, settings: settings, bypassed: bypassed)
+        entry.texts = texts
+        return entry
     }
 
     /// Reads `parts` (each `param=value`, or a bare value first) against `descriptor`,
     /// returning the settings in parameter order.
     func parseSettings(_ parts: [Range<Int>], descriptor: NodeDescriptor) throws(ChainError) -> [Chain.Setting] {
+        var texts: [TextSetting] = []
+        return try parseSettings(parts, descriptor: descriptor, texts: &texts)
+    }
+
+    /// As ``parseSettings(_:descriptor:)``, also reading the descriptor's text settings
+    /// (`file=kick.wav`, or `file=<a:b.wav>` for text holding `:` or `,`) into `texts`.
+    func parseSettings(_ parts: [Range<Int>], descriptor: NodeDescriptor, texts: inout [TextSetting]) throws(ChainError) -> [Chain.Setting] {
         var settings: [(index: Int, setting: Chain.Setting)] = []
         for (position, part) in parts.enumerated() {
             let setting = trimmed(part)
@@ -228,8 +246,18 @@ struct ChainParser {
                 valueRange = trimmed(eq + 1..<setting.upperBound)
                 if idRange.isEmpty { throw fail(.malformed("missing parameter name before '='"), eq) }
                 let id = string(idRange)
+                if let text = descriptor.textParameters.first(where: { $0.id.lowercased() == id.lowercased() }) {
+                    let value = NodeReference.unquoted(string(valueRange))
+                    if value.isEmpty { throw fail(.malformed("missing value after '\(id)='"), eq) }
+                    if texts.contains(where: { $0.parameter == text.id }) {
+                        throw fail(.malformed("'\(text.id)' is set twice"), setting.lowerBound, setting.count)
+                    }
+                    texts.append(TextSetting(parameter: text.id, value: value))
+                    continue
+                }
                 guard let i = descriptor.parameters.firstIndex(where: { $0.id.lowercased() == id.lowercased() }) else {
-                    throw fail(.unknownParameter(node: descriptor.name, parameter: id, known: descriptor.parameters.map(\.id)),
+                    throw fail(.unknownParameter(node: descriptor.name, parameter: id,
+                                                 known: descriptor.parameters.map(\.id) + descriptor.textParameters.map(\.id)),
                                idRange.lowerBound, idRange.count)
                 }
                 index = i
@@ -249,6 +277,8 @@ struct ChainParser {
             settings.append((index, Chain.Setting(parameter: descriptor.parameters[index].id, value: value)))
         }
         settings.sort { $0.index < $1.index }
+        let order = descriptor.textParameters.map(\.id)
+        texts.sort { (order.firstIndex(of: $0.parameter) ?? 0) < (order.firstIndex(of: $1.parameter) ?? 0) }
         return settings.map(\.setting)
     }
 

@@ -72,15 +72,36 @@ extension Chain {
             // Micro-rounded so binary noise (80.10000000000001) never reaches the text.
             next = d.clamped(((moved / fine).rounded() * fine * 1e6).rounded() / 1e6)
         }
-        let setting = Setting(parameter: d.id, value: .number(next))
-        if let at = entries[index].settings.firstIndex(where: { $0.parameter == d.id }) {
+        place(Setting(parameter: d.id, value: .number(next)), entry: index, parameter: parameter, order: states.map(\.definition.id))
+        return true
+    }
+
+    /// Sets parameter `id` of entry `index` to `value` (clamped into its range), keeping the
+    /// settings in the node's order; false when the entry has no such parameter (a MIDI
+    /// controller bound to it moved it).
+    public mutating func set(entry index: Int, parameter id: String, to value: Double, registry: NodeRegistry = .standard) -> Bool {
+        let states = parameters(of: index, registry: registry)
+        guard let p = states.firstIndex(where: { $0.definition.id == id }) else { return false }
+        place(Setting(parameter: id, value: .number(states[p].definition.clamped(value))), entry: index, parameter: p,
+              order: states.map(\.definition.id))
+        return true
+    }
+
+    /// Puts `setting` (of the node's `parameter`-th parameter) into entry `index`: in place
+    /// of the one it replaces, or among the written ones in the node's `order`.
+    private mutating func place(_ setting: Setting, entry index: Int, parameter: Int, order: [String]) {
+        if let at = entries[index].settings.firstIndex(where: { $0.parameter == setting.parameter }) {
             entries[index].settings[at] = setting
         } else {
-            let order = states.map(\.definition.id)
             let position = entries[index].settings.firstIndex { (order.firstIndex(of: $0.parameter) ?? 0) > parameter } ?? entries[index].settings.count
             entries[index].settings.insert(setting, at: position)
         }
-        return true
+    }
+
+    /// Sets text setting `index` of entry `entry` (a file name) to `value`.
+    public mutating func setText(entry: Int, index: Int, to value: String) {
+        guard entries.indices.contains(entry), entries[entry].texts.indices.contains(index) else { return }
+        entries[entry].texts[index].value = value
     }
 
     /// The fine step for a value (see ``step(entry:parameter:steps:coarse:registry:)``).

@@ -53,11 +53,14 @@ public struct NodeDescriptor: Sendable {
     public var summary: String
     /// Its parameters; the first is the one a bare value (`hpf:80`) sets.
     public var parameters: [ParameterDefinition]
+    /// Settings written as text (files), never set by a bare value.
+    public var textParameters: [TextParameterDefinition]
 
     /// Creates a descriptor; the manufacturer defaults to Tapedeck's `Tpdk`.
     public init(name: String, displayName: String, kind: NodeKind, subtype: String,
                 manufacturer: String = "Tpdk", version: String = "1.0.0", tags: [String],
-                summary: String, parameters: [ParameterDefinition]) {
+                summary: String, parameters: [ParameterDefinition], textParameters: [TextParameterDefinition] = []) {
+        self.textParameters = textParameters
         self.name = name
         self.displayName = displayName
         self.kind = kind

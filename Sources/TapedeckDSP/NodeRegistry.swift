@@ -25,11 +25,23 @@ public struct NodeRegistry: Sendable {
     ])
 
     private static let installed = Mutex<[any NodeTypeProvider]>([])
+    private static let installedTypes = Mutex<[any BuiltInNode.Type]>([])
 
-    /// The registry chains use unless told otherwise: the built-in nodes and every provider
-    /// ``install(_:)`` added. Any thread.
+    /// The registry chains use unless told otherwise: the built-in nodes, the node types
+    /// ``install(type:)`` added and every provider ``install(_:)`` added. Any thread.
     public static var standard: NodeRegistry {
-        NodeRegistry(types: builtIn.types, providers: installed.withLock { $0 })
+        NodeRegistry(types: builtIn.types + installedTypes.withLock { $0 }, providers: installed.withLock { $0 })
+    }
+
+    /// Adds a node type that lives in a target of its own (one that links a library the
+    /// other nodes do not need, such as the FluidSynth instrument) to ``standard``, after the
+    /// built-in ones; a second call with the same name replaces the first. A program calls
+    /// this once at startup, before it reads any chain.
+    public static func install(type: any BuiltInNode.Type) {
+        installedTypes.withLock { list in
+            list.removeAll { $0.descriptor.name == type.descriptor.name }
+            list.append(type)
+        }
     }
 
     /// Adds `provider` to ``standard`` (replacing one with the same prefix). A program calls
@@ -118,7 +130,11 @@ public struct NodeRegistry: Sendable {
             var text = "\(d.name) — \(d.displayName) (\(d.kind.rawValue), \(d.manufacturer)/\(d.subtype) v\(d.version))\n"
             text += "\(d.summary)\n"
             text += "tags: \(d.tags.joined(separator: ", "))\n"
-            return text + Self.parameterText(d)
+            text += Self.parameterText(d)
+            for t in d.textParameters {
+                text += "\(t.id)=NAME — \(t.name): \(t.summary) (write a name holding ':' or ',' in <…>)\n"
+            }
+            return text
         }
         // A provider's type: PREFIX:REFERENCE, or a URI on its own. A bare short name is not
         // enough, as in chains (`lv2:flanger`, not `flanger`), so a plugin installed later

@@ -1,4 +1,5 @@
 import Synchronization
+import TapedeckCore
 
 /// Parameter definitions, note values, and the atomic store a node reads once per block.
 
@@ -291,4 +292,19 @@ func formatFixed(_ value: Double, decimals: Int) -> String {
 func formatShortest(_ value: Double) -> String {
     if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
     return "\(value)"
+}
+
+extension ParameterDefinition {
+    /// How a MIDI controller sweeps this parameter: a frequency spanning more than a decade
+    /// logarithmically, a choice by steps, anything else linearly.
+    public var controllerSweep: (logarithmic: Bool, steps: Int?) {
+        (unit == .hertz && minimum > 0 && maximum / minimum > 10, unit == .choice ? choices.count : nil)
+    }
+
+    /// The value a controller at `controllerValue` (0…127) sets (see ``controllerSweep``).
+    public func value(controllerValue: Int) -> Double {
+        let sweep = controllerSweep
+        return MIDIBinding.parameterValue(controllerValue: controllerValue, minimum: minimum, maximum: maximum,
+                                          logarithmic: sweep.logarithmic, steps: sweep.steps)
+    }
 }

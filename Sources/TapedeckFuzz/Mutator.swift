@@ -1,3 +1,5 @@
+import Foundation
+
 /// Seeded, reproducible input generation: case `index` of a run with `seed` is always the
 /// same bytes, so any finding is reproduced by its (parser, seed, index) alone.
 
@@ -50,6 +52,22 @@ struct Mutator {
     func mutate(oneOf seeds: [String], stream: String, seed: UInt64, index: Int, maxEdits: Int = 4) -> [UInt8] {
         var rng = FuzzRandom(seed: seed, stream: stream, index: index)
         return mutate(Array(rng.pick(seeds).utf8), &rng, maxEdits: maxEdits)
+    }
+
+    /// Case `index` of a run with `seed` for the binary target `stream`: one of `seeds`,
+    /// damaged in its first `headBytes` (where a file's header lies) `headPercent` times in a
+    /// hundred, anywhere (up to eight edits) otherwise.
+    func mutate(oneOf seeds: [[UInt8]], stream: String, seed: UInt64, index: Int, headBytes: Int, headPercent: Int) -> [UInt8] {
+        var rng = FuzzRandom(seed: seed, stream: stream, index: index)
+        let bytes = rng.pick(seeds)
+        guard rng.chance(headPercent) else { return mutate(bytes, &rng, maxEdits: 8) }
+        return mutate(Array(bytes.prefix(headBytes)), &rng) + bytes.dropFirst(headBytes)
+    }
+
+    /// Writes a binary case to `path` (replacing the last one); nil, or why it could not.
+    static func writeCase(_ input: [UInt8], to path: String) -> String? {
+        unlink(path)
+        return FileManager.default.createFile(atPath: path, contents: Data(input)) ? nil : "cannot write the case file"
     }
 
     /// `base` changed 1…`maxEdits` times.

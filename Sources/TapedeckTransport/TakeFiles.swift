@@ -13,6 +13,17 @@ public enum TakeFiles {
     /// engine then writes the real marker over the claim and creates the take exclusively
     /// too. A claim whose take never started is removed by recovery (or by the caller).
     public static func freshNames(in folder: SessionFolder, tracks: [Int], container: AudioContainer) -> [String] {
+        freshNames(in: folder.audioFolder, tracks: tracks, extension: container.rawValue)
+    }
+
+    /// As ``freshNames(in:tracks:container:)``, for MIDI takes: `.mid` files in the session's
+    /// `midi/` folder (created when missing).
+    public static func freshMIDINames(in folder: SessionFolder, tracks: [Int]) -> [String] {
+        if !FileManager.default.fileExists(atPath: folder.midiFolder) { mkdir(folder.midiFolder, 0o755) }
+        return freshNames(in: folder.midiFolder, tracks: tracks, extension: "mid")
+    }
+
+    private static func freshNames(in directory: String, tracks: [Int], extension ext: String) -> [String] {
         let f = DateFormatter()
         f.dateFormat = "yyyyMMdd-HHmmss"
         f.locale = Locale(identifier: "en_US_POSIX")
@@ -20,20 +31,20 @@ public enum TakeFiles {
         return tracks.map { track in
             let base = tracks.count == 1 ? "take-\(stamp)" : "take-\(stamp)-t\(track + 1)"
             for n in 1...10_000 {
-                let name = n == 1 ? "\(base).\(container.rawValue)" : "\(base)-\(n).\(container.rawValue)"
-                let audio = folder.audioFolder + "/" + name
+                let name = n == 1 ? "\(base).\(ext)" : "\(base)-\(n).\(ext)"
+                let file = directory + "/" + name
                 var st = stat()
-                if lstat(audio, &st) == 0 { continue }
-                let fd = open(TakeMarker.sidecarPath(forAudio: audio), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                if lstat(file, &st) == 0 { continue }
+                let fd = open(TakeMarker.sidecarPath(forAudio: file), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 if fd >= 0 {
                     close(fd)
                     return name
                 }
                 // Taken by another recorder (or a link planted there): try the next name. Any
-                // other failure (no audio/ folder, no permission) is the writer's to report.
+                // other failure (no folder, no permission) is the writer's to report.
                 if errno != EEXIST { return name }
             }
-            return "\(base)-\(getpid()).\(container.rawValue)"
+            return "\(base)-\(getpid()).\(ext)"
         }
     }
 

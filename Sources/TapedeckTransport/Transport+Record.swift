@@ -32,7 +32,9 @@ struct RecordingPass {
     let set: TakeSet
     let kind: Kind
     let takes: [Take]
-    var tracks: Set<Int> { Set(takes.map(\.track)) }
+    /// The MIDI tracks' takes (`.mid` files in `midi/`), in the order of the set's MIDI lanes.
+    var midiTakes: [Take] = []
+    var tracks: Set<Int> { Set((takes + midiTakes).map(\.track)) }
     let countInFrames: Int64
     let speed: Double
     let stopsWhenDone: Bool
@@ -63,8 +65,11 @@ extension Transport {
             throw TransportError(.device, "\(deviceName) is not running: \(status.lastError ?? "it stopped")")
         }
         let config = engine.configuration
-        guard config.captureChannels > 0 else {
-            throw TransportError(.device, isOffline ? "no audio device: recording needs one" : "\(deviceName) has no inputs: recording needs one")
+        let candidates = request.tracks ?? session.tracks.indices.filter { session.tracks[$0].armed }
+        let recordsAudio = candidates.contains { session.tracks.indices.contains($0) && !session.tracks[$0].isMIDI }
+        guard config.captureChannels > 0 || !recordsAudio else {
+            throw TransportError(.device, isOffline ? "no audio device: recording needs one"
+                                 : "\(deviceName) has no inputs: recording audio needs one (MIDI tracks record without)")
         }
         if !timePitch.isIdentity && !options.allowsRecordingAtSpeed {
             // A take must line up with what was heard; at another speed or pitch it cannot.
@@ -74,6 +79,13 @@ extension Transport {
         guard !tracks.isEmpty else { throw TransportError(.usage, "no armed track") }
         for t in tracks where !session.tracks.indices.contains(t) {
             throw TransportError(.usage, "track \(t + 1) does not exist (the session has \(session.tracks.count))")
+        }
+        for t in tracks where session.tracks[t].frozen != nil {
+            throw TransportError(.usage, "track \(t + 1) (\(session.tracks[t].name)) is frozen: unfreeze it before recording onto it")
+        }
+        let midiTracks = tracks.filter { session.tracks[$0].isMIDI }
+        if !midiTracks.isEmpty && request.outputPath != nil {
+            throw TransportError(.usage, "a MIDI track records into its session's midi/ folder, not into --out")
         }
         if request.outputPath == nil {
             guard let folder, folder.exists else {
@@ -91,7 +103,7 @@ extension Transport {
             inputOverride = previousOverride
             throw TransportError(.file, problem)
         }
-        for t in tracks {
+        for t in tracks where !session.tracks[t].isMIDI {
             for ch in spec.tracks[t].input?.deviceChannels ?? [] where ch > config.captureChannels {
                 recordingTracks = []
                 throw TransportError(.device, "track \(t + 1) (\(session.tracks[t].name)) listens to input \(ch), but \(deviceName) has \(config.captureChannels)")
@@ -124,7 +136,9 @@ extension Transport {
         }
         let roomFrames = Int64(min(Double(room) / max(timePitch.speed, 1.0 / 64), 0x1p62))
         gate.maxFrames = min(request.maxFrames ?? .max, roomFrames)
-        gate.latencyFrames = options.playsSession ? engine.overdubLatencyFrames : 0
+        // A pass of MIDI tracks only keeps what was played when it was heard: the MIDI latency.
+        let audioTracks = tracks.filter { !session.tracks[$0].isMIDI }
+        gate.latencyFrames = audioTracks.isEmpty ? engine.midiLatencyFrames : (options.playsSession ? engine.overdubLatencyFrames : 0)
         let onTheFly = rolling && kind == .plain && countIn == 0
         if onTheFly { gate.recordPoint = nil }
         let recordPoint = gate.recordPoint ?? max(0, status.positionFrame - gate.latencyFrames)
@@ -132,12 +146,16 @@ extension Transport {
         // The files, each with its crash marker and what it says about itself.
         var takes: [RecordingPass.Take] = []
         var requests: [TakeRequest] = []
-        let names = folder.map { TakeFiles.freshNames(in: $0, tracks: tracks, container: options.takeContainer) } ?? []
+        let names = folder.map { TakeFiles.freshNames(in: $0, tracks: audioTracks, container: options.takeContainer) } ?? []
+        let midiNames = folder.map { TakeFiles.freshMIDINames(in: $0, tracks: midiTracks) } ?? []
         // The names are claimed by their markers: a pass that never starts leaves no claim.
         func dropClaims() {
             guard let folder else { return }
             for name in names where access(folder.audioFolder + "/" + name, F_OK) != 0 {
                 TakeMarker.remove(forAudio: folder.audioFolder + "/" + name)
+            }
+            for name in midiNames where access(folder.midiFolder + "/" + name, F_OK) != 0 {
+                TakeMarker.remove(forAudio: folder.midiFolder + "/" + name)
             }
         }
         let placement: TakeMarker.Placement
@@ -146,7 +164,23 @@ extension Transport {
         case .punch(let r): placement = .punch(range: r, crossfadeFrames: session.punchCrossfadeFrames)
         case .loop(let l): placement = .loopPasses(loop: l)
         }
-        for (k, t) in tracks.enumerated() {
+        var midiTakes: [RecordingPass.Take] = []
+        var midiRequests: [MIDITakeRequest] = []
+        for (k, t) in midiTracks.enumerated() {
+            guard let folder else { break }
+            let relative = "midi/" + midiNames[k]
+            let markerStart: Int64
+            if case .loop(let l) = kind { markerStart = l.startFrame } else { markerStart = recordPoint }
+            let marker = TakeMarker(file: relative, session: folder.path, trackIndex: t, trackName: session.tracks[t].name,
+                                    timelineStartFrame: markerStart, latencyFrames: 0, sampleRate: config.sampleRate,
+                                    deviceChannels: [], startedAtSeconds: Date().timeIntervalSince1970, placement: placement)
+            let take = RecordingPass.Take(track: t, trackName: session.tracks[t].name, relativeFile: relative,
+                                          path: folder.absolutePath(of: relative), marker: marker)
+            midiTakes.append(take)
+            midiRequests.append(MIDITakeRequest(track: t, path: take.path, marker: marker, tempoMap: session.tempoMap,
+                                                trackName: session.tracks[t].name, speed: timePitch.speed))
+        }
+        for (k, t) in audioTracks.enumerated() {
             let input = spec.tracks[t].input
             let channels = input?.deviceChannels ?? [1]
             var take: RecordingPass.Take
@@ -205,7 +239,7 @@ extension Transport {
         case .punch, .plain: engine.setLoop(loop, enabled: false)
         }
         let set: TakeSet
-        do { set = try engine.startTakes(requests, gate: gate) } catch {
+        do { set = try engine.startTakes(requests, gate: gate, midi: midiRequests) } catch {
             dropClaims()
             recordingTracks = []
             engine.setLoop(loop, enabled: loopEnabled)
@@ -214,7 +248,7 @@ extension Transport {
         engine.setEndFrame(nil)
         if !onTheFly { engine.play() }
         _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
-        pass = RecordingPass(set: set, kind: kind, takes: takes, countInFrames: countIn, speed: timePitch.speed,
+        pass = RecordingPass(set: set, kind: kind, takes: takes, midiTakes: midiTakes, countInFrames: countIn, speed: timePitch.speed,
                              stopsWhenDone: request.stopsWhenDone)
         var monitorLatency: Int64?
         for t in tracks where (spec.tracks[t].input?.monitoring ?? .off) != .off {
@@ -225,7 +259,33 @@ extension Transport {
             let ms = Double(frames) * 1000 / Double(config.sampleRate)
             notices.append("monitoring: \(frames) frames (\(String(format: "%.1f", ms)) ms) from input to output")
         }
-        return RecordingStart(paths: takes.map(\.path), latencyFrames: gate.latencyFrames, monitorLatencyFrames: monitorLatency)
+        return RecordingStart(paths: (takes + midiTakes).map(\.path), latencyFrames: gate.latencyFrames, monitorLatencyFrames: monitorLatency)
+    }
+
+    /// Turns the pass's MIDI takes into finished takes placed as its audio takes are: at the
+    /// record point, punched in, or one take per loop pass. A take in which nothing was
+    /// played is deleted.
+    private func finishMIDITakes(_ pass: RecordingPass, start: Int64) {
+        for (take, outcome) in zip(pass.midiTakes, pass.set.midiOutcomes) {
+            if let error = outcome.error { lastPassProblems.append(error) }
+            var marker = take.marker
+            if case .loop = pass.kind {} else { marker.timelineStartFrame = start }
+            let regions = outcome.eventCount > 0 ? marker.regions(fileFrames: outcome.frameCount, file: take.relativeFile ?? take.path) : []
+            guard let first = regions.first else {
+                unlink(take.path)
+                TakeMarker.remove(forAudio: take.path)
+                notices.append("nothing was played on \(take.trackName): no MIDI take")
+                continue
+            }
+            let placement: TakePlacement
+            switch pass.kind {
+            case .loop: placement = .loopPasses(Array(regions.dropFirst()))
+            case .punch: placement = .punch(crossfadeFrames: 0)
+            case .plain: placement = .plain
+            }
+            finishedTakes.append(FinishedTake(trackIndex: take.track, trackName: take.trackName, region: first,
+                                              markerPath: TakeMarker.sidecarPath(forAudio: take.path), placement: placement))
+        }
     }
 
     /// Ends the running pass where it is; the transport rolls on.
@@ -293,6 +353,7 @@ extension Transport {
             finishedTakes.append(FinishedTake(trackIndex: take.track, trackName: take.trackName, region: first,
                                               markerPath: TakeMarker.sidecarPath(forAudio: take.path), placement: placement))
         }
+        finishMIDITakes(pass, start: start)
         errors += lastPassProblems
         if nothing { errors.append("nothing was recorded (stopped before the record point was reached)") }
         recordingTracks = []

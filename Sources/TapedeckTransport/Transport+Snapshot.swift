@@ -12,6 +12,7 @@ extension Transport {
         events += newEvents
         report(newEvents)
         notices += engine.device.drainNotices()
+        pollMIDI()
         finishPassIfEnded(force: false)
         if engine.isStarted && !status.deviceRunning && !saidDeviceStop {
             saidDeviceStop = true

@@ -72,6 +72,8 @@ public final class Transport {
     var lastStatus: EngineStatus?
     /// Every event seen, for a front-end that reports them all (the headless JSON lines).
     public internal(set) var events: [EngineEvent] = []
+    /// MIDI sources, learn and what waits for the front-end (Transport+MIDI.swift).
+    let midi = TransportMIDI()
 
     /// Opens the engine on `device` for `session` (saved in `folder`, or not) with the
     /// playhead at `position`. Armed tracks listen at once (meters, monitoring, retroactive
@@ -102,6 +104,7 @@ public final class Transport {
         try engine.prepare(spec, position: position)
         engine.setLoop(loop, enabled: loopEnabled)
         pushMixer()
+        try openMIDI()
         if startsDevice { try engine.start() }
     }
 
@@ -112,7 +115,10 @@ public final class Transport {
         _ = engine.waitUntilApplied(timeoutSeconds: 2)
     }
 
-    deinit { _ = engine.close() }
+    deinit {
+        closeMIDI()
+        _ = engine.close()
+    }
 
     /// Closes the engine: a running pass is finished and its takes handed over
     /// (``collectFinishedTakes()``). Control thread.
@@ -139,7 +145,10 @@ public final class Transport {
                               listening: listening)
         }
         if !options.playsSession {
-            for i in s.tracks.indices { s.tracks[i].sources = [] }
+            for i in s.tracks.indices {
+                s.tracks[i].sources = []
+                s.tracks[i].midiSources = []
+            }
         }
         for i in s.tracks.indices where s.tracks[i].input != nil {
             if let mode = options.monitoring { s.tracks[i].input?.monitoring = mode }
@@ -338,6 +347,7 @@ public final class Transport {
         engine.setLoop(loop, enabled: loopEnabled)
         engine.setTimePitch(timePitch)
         pushMixer()
+        attachMIDI()
     }
 
     /// Devices the user may choose from (the current one first).

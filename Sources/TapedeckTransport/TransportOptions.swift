@@ -29,6 +29,8 @@ public struct TransportOptions: Sendable {
     public var material: GraphSpec?
     /// Where playing stops by itself instead of the end of the material (`play --to`).
     public var endFrame: Int64?
+    /// MIDI inputs, MIDI thru and surface buttons (none by default).
+    public var midi = MIDISetup()
 
     /// Defaults: the session heard, stops at the end, recording at 1× only.
     public init() {}

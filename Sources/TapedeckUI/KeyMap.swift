@@ -91,6 +91,8 @@ public enum Action: String, CaseIterable, Sendable {
     case chain, devices, importFile = "import", export
     /// Recording workflow: metronome, count-in, take lanes, input monitoring, retroactive capture.
     case click, countIn = "count-in", take, lanes, monitor, retro
+    /// MIDI: a new MIDI track, quantise, freeze, MIDI learn.
+    case newMIDITrack = "new-midi-track", quantize, freeze, learn
 
     /// What the help overlay says the action does.
     public var summary: String {
@@ -179,6 +181,10 @@ public enum Action: String, CaseIterable, Sendable {
         case .retro: "keep the last 10 s heard"
         case .resetMeters: "reset clips and loudness"
         case .loudness: "master loudness (EBU R128)"
+        case .newMIDITrack: "new MIDI track (GM)"
+        case .quantize: "quantise MIDI region"
+        case .freeze: "freeze / unfreeze track"
+        case .learn: "MIDI learn (next controller)"
         }
     }
 
@@ -190,11 +196,11 @@ public enum Action: String, CaseIterable, Sendable {
             "Transport"
         case .up, .down, .mute, .solo, .arm, .newTrack, .deleteTrack, .rename, .input, .faderDown, .faderUp,
              .faderDownCoarse, .faderUpCoarse, .panLeft, .panRight, .panLeftCoarse, .panRightCoarse,
-             .resetFader, .resetPan, .mixer, .resetMeters, .loudness, .monitor:
+             .resetFader, .resetPan, .mixer, .resetMeters, .loudness, .monitor, .newMIDITrack, .freeze, .learn:
             "Tracks and mixer"
         case .selectRegion, .regionPrevious, .regionNext, .moveLeft, .moveRight, .nudgeLeft, .nudgeRight,
              .trimStart, .trimEnd, .split, .fadeIn, .fadeOut, .regionGainDown, .regionGainUp, .stretch,
-             .deleteRegion, .duplicate, .copy, .paste, .raise, .snap:
+             .deleteRegion, .duplicate, .copy, .paste, .raise, .snap, .quantize:
             "Regions"
         case .take, .lanes, .click, .countIn, .retro:
             "Recording and takes"
@@ -250,6 +256,7 @@ public struct KeyMap: Equatable, Sendable {
         (.raise, [.char("^")]), (.snap, [.char("g")]),
         (.markerRename, [.char("K")]), (.markerDelete, [.ctrl("k")]),
         (.markerPrevious, [.named(.pgup)]), (.markerNext, [.named(.pgdn)]),
+        (.newMIDITrack, [.char("N")]), (.quantize, [.char("Q")]), (.freeze, [.ctrl("f")]), (.learn, [.ctrl("l")]),
     ]
 
     /// The built-in key map.

@@ -9,8 +9,15 @@ public struct ScreenHooks: Sendable {
     public var export: (@Sendable (_ session: Session, _ folderPath: String, _ outputPath: String,
                                    _ progress: @Sendable (Double) -> Void) throws -> String)?
 
-    /// Hooks that cannot export, unless given.
-    public init(export: (@Sendable (Session, String, String, @Sendable (Double) -> Void) throws -> String)? = nil) {
+    /// Renders track `track` of `session` (saved in `folderPath`) to audio, reporting
+    /// progress 0…1; returns the render and a one-line summary. Runs on a background thread.
+    public var freeze: (@Sendable (_ session: Session, _ folderPath: String, _ track: Int,
+                                   _ progress: @Sendable (Double) -> Void) throws -> (FrozenAudio, String))?
+
+    /// Hooks that cannot export or freeze, unless given.
+    public init(export: (@Sendable (Session, String, String, @Sendable (Double) -> Void) throws -> String)? = nil,
+                freeze: (@Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String))? = nil) {
         self.export = export
+        self.freeze = freeze
     }
 }

@@ -18,6 +18,10 @@ extension ScreenModel {
     func applyChain(_ text: String, track: Int, name: String) {
         guard session.tracks.indices.contains(track) else { return }
         let input = chainIsInput
+        if !input, session.tracks[track].frozen != nil {
+            say("\(session.tracks[track].name) is frozen: unfreeze it (\(keyName(.freeze))) to change its chain", error: true)
+            return
+        }
         edit("\(name) on \(session.tracks[track].name)") {
             if input { $0.tracks[track].inputChain = text } else { $0.tracks[track].playbackChain = text }
         }

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckIO
 import TapedeckDSP
+import TapedeckTransport
 
 /// Keys inside dialogs and the chain panel. These keys are fixed (not in the keys file):
 /// dialogs use y/n, Enter, Esc and the arrows the way every dialog does.
@@ -95,15 +96,22 @@ extension ScreenModel {
         switch input.purpose {
         case .chain(let track):
             // The one chain parser: what is stored is canonical and what the engine reads.
-            let chain: Chain
+            var chain: Chain
             do { chain = try Chain(parsing: input.text) } catch { refuse(error.message); return }
+            // A sample named outside the session is copied into its samples/ folder.
+            if let folder, folder.exists {
+                do { chain = try ChainFiles.adopt(chain, into: folder, workingFolder: FileManager.default.currentDirectoryPath) } catch {
+                    refuse(error.description)
+                    return
+                }
+            }
             overlay = nil
             applyChain(chain.text, track: track, name: "edit chain")
         case .renameTrack(let t):
             if let problem = trackNameProblem(input.text, index: t) { refuse(problem); return }
             overlay = nil
             let name = input.text.trimmingWhitespace()
-            edit("rename track") { $0.tracks[t].name = name }
+            edit("rename track") { $0.renameTrack(t, to: name) }
             say("track \(t + 1) is now \(name)")
         case .renameMarker(let i):
             let name = input.text
@@ -122,6 +130,9 @@ extension ScreenModel {
         case .stretch(let ref):
             if let problem = applyStretch(input.text, to: ref) { refuse(problem); return }
             overlay = nil
+        case .quantize(let ref):
+            if let problem = applyQuantize(input.text, to: ref) { refuse(problem); return }
+            overlay = nil
         case .saveAs:
             let target = SessionFolder(path: input.text.trimmingWhitespace())
             if target.exists {
@@ -131,6 +142,7 @@ extension ScreenModel {
             }
             folder = target
             peaks = PeakCache(folder: target)
+            midiNotes = MIDINoteCache(folder: target)
             overlay = nil
             save()
         case .exportPath:

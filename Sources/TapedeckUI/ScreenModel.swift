@@ -17,6 +17,14 @@ public final class ScreenModel {
     public let keyMap: KeyMap
     /// Waveform overviews.
     public internal(set) var peaks: PeakCache
+    /// MIDI regions' notes, for the note view.
+    public internal(set) var midiNotes: MIDINoteCache
+    /// A freeze rendering in the background: the track's name and the job.
+    var freezing: (track: String, job: FreezeJob)?
+    /// What MIDI learn binds the next controller to (nil: not learning).
+    public internal(set) var learning: MIDIBinding?
+    /// The quantise last typed (offered again).
+    var lastQuantize = "1/16 100%"
     /// The engine state the screen last read.
     public internal(set) var snapshot: TransportSnapshot
     /// The highlighted track.
@@ -86,6 +94,7 @@ public final class ScreenModel {
         self.hooks = hooks
         self.keyMap = keyMap
         self.peaks = peaks ?? PeakCache(folder: folder)
+        self.midiNotes = MIDINoteCache(folder: folder)
         self.importFolder = importFolder
         self.framesPerColumn = Int64(document.session.sampleRate) / 8
         link.update(session: document.session)
@@ -155,6 +164,7 @@ public final class ScreenModel {
         let before = snapshot
         snapshot = link.snapshot()
         placeFinishedTakes()
+        followMIDI()
         if let n = snapshot.notice { say(n) }
         if let e = snapshot.lastError, e != before.lastError {
             // A device that went away (a JACK server killed) comes back on the next play.
@@ -295,6 +305,10 @@ public final class ScreenModel {
         case .resetMeters:
             resetMeters()
             say("meters reset: clip lights out, loudness measured afresh")
+        case .newMIDITrack: newMIDITrack()
+        case .quantize: openQuantize()
+        case .freeze: toggleFreeze()
+        case .learn: cycleLearning()
         }
     }
 

@@ -54,6 +54,8 @@ public enum TextPurpose: Equatable, Sendable {
     case input(Int)
     /// A region's new length or stretch factor.
     case stretch(RegionRef)
+    /// A MIDI region's quantise grid and strength.
+    case quantize(RegionRef)
 }
 
 /// A line being typed in a dialog.

@@ -48,6 +48,12 @@ public protocol TransportLink: AnyObject {
     func keepRetro() -> String?
     /// Resets the meters: clip lights out, the master's loudness measured afresh. UI thread.
     func resetMeters()
+    /// MIDI learn: binds the next controller moved to what `target` names (nil cancels).
+    /// The binding comes back through ``collectMIDIChanges()``. UI thread.
+    func learnController(for target: MIDIBinding?)
+    /// What MIDI changed since the last call (a binding learnt, bound controllers moved, the
+    /// loop switched by a surface), for the screen's session. UI thread.
+    func collectMIDIChanges() -> MIDIChanges
 }
 
 extension TransportLink {
@@ -61,6 +67,10 @@ extension TransportLink {
     public func keepRetro() -> String? { "retroactive capture needs an audio device (the screen listens while a track is armed)" }
     /// No clip lights to put out.
     public func resetMeters() {}
+    /// No MIDI: nothing to learn.
+    public func learnController(for target: MIDIBinding?) {}
+    /// No MIDI: nothing changes.
+    public func collectMIDIChanges() -> MIDIChanges { MIDIChanges() }
 }
 
 extension Transport: TransportLink {

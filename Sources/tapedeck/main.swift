@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
 import TapedeckLV2
+import TapedeckFluidSynth
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,6 +17,8 @@ let commands = CommandList.all
 func runMain(_ argv: [String]) -> Int32 {
     // Installed LV2 plugins join the built-in nodes in every chain (discovered on first use).
     NodeRegistry.install(LV2Provider.shared)
+    // The General MIDI instrument (FluidSynth) joins the built-in nodes.
+    NodeRegistry.install(type: GMSynthNode.self)
     var args = Array(argv.dropFirst())
     // `tapedeck --headless --record [SESSION] ...` is `tapedeck record [SESSION] ...`.
     if let h = args.firstIndex(of: "--headless"), args.contains("--record") {
@@ -76,6 +79,8 @@ func report(_ error: any Error) -> Int32 {
     case let e as MarkerEditError: (text, code) = (e.description, ExitCode.usage)
     case let e as InputChannelsError: (text, code) = (e.description, ExitCode.usage)
     case let e as NodeRegistry.UnknownNodeError: (text, code) = (e.description, ExitCode.usage)
+    case let e as QuantizeError: (text, code) = (e.description, ExitCode.usage)
+    case let e as MIDIError: (text, code) = (e.description, ExitCode.failure)
     case let e as CustomStringConvertible: (text, code) = (e.description, ExitCode.failure)
     default: (text, code) = ("\(error)", ExitCode.failure)
     }

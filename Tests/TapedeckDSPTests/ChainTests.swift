@@ -23,6 +23,18 @@ final class ChainTests: XCTestCase {
         XCTAssertEqual(chain.entries[2].settings[1].value, .number(0.3))
     }
 
+    func testFileSettingsReadAsTextAndPrintBackQuotedWhenNeeded() throws {
+        let chain = try Chain(parsing: "sampler:file=samples/kick.wav:root=36,gain:-3")
+        XCTAssertEqual(chain.entries[0].texts, [TextSetting(parameter: "file", value: "samples/kick.wav")])
+        XCTAssertEqual(chain.text, "sampler:root=36:file=samples/kick.wav,gain:gain=-3")
+        let odd = try Chain(parsing: "sampler:file=<a:b, c.wav>")
+        XCTAssertEqual(odd.entries[0].texts[0].value, "a:b, c.wav")
+        XCTAssertEqual(try Chain(parsing: odd.text), odd, "canonical text reads back")
+        XCTAssertThrowsError(try Chain(parsing: "sampler:file=")) { XCTAssertTrue("\($0)".contains("missing value")) }
+        XCTAssertThrowsError(try Chain(parsing: "sampler:file=a.wav:file=b.wav")) { XCTAssertTrue("\($0)".contains("set twice")) }
+        XCTAssertThrowsError(try Chain(parsing: "sampler:fiel=a.wav")) { XCTAssertTrue("\($0)".contains("file"), "\($0)") }
+    }
+
     func testABareValueSetsTheFirstParameter() throws {
         XCTAssertEqual(try parse("gain:-6").text, "gain:gain=-6")
         XCTAssertEqual(try parse("hpf:80").text, "hpf:cutoff=80")

@@ -49,4 +49,52 @@ final class InstrumentTests: XCTestCase {
         XCTAssertEqual(y[2999], 0.5, accuracy: 1e-4)
         XCTAssertLessThan(Offline.peak(y, 3200..<4096), 1e-5, "closed after the note-off")
     }
+
+    func testSamplerOneShotIgnoresNoteOffsAndLoopRepeatsWhileHeld() {
+        let ramp = (0..<1000).map { Float($0) / 1000 }
+        let gate = SamplerNode(), oneshot = SamplerNode(), loop = SamplerNode()
+        for (node, mode) in [(gate, 0.0), (oneshot, 1.0), (loop, 2.0)] {
+            node.setSample(ramp, sampleRate: 48000, rootNote: 60)
+            node.parameters.set("mode", mode)
+            node.parameters.set("release", 1)
+        }
+        let events: [MIDIEvent] = [.noteOn(note: 60, velocity: 127, frameOffset: 0), .noteOff(note: 60, frameOffset: 300)]
+        let g = Offline.render(gate, input: [[Float](repeating: 0, count: 4000)], blockSize: 512, midi: events)[0]
+        let o = Offline.render(oneshot, input: [[Float](repeating: 0, count: 4000)], blockSize: 512, midi: events)[0]
+        let l = Offline.render(loop, input: [[Float](repeating: 0, count: 4000)], blockSize: 512,
+                               midi: [.noteOn(note: 60, velocity: 127, frameOffset: 0), .noteOff(note: 60, frameOffset: 2500)])[0]
+        XCTAssertEqual(Offline.peak(g, 400..<1000), 0, "gate: released at the note-off")
+        XCTAssertEqual(o[800], ramp[800], accuracy: 1e-6, "one-shot: plays on past the note-off")
+        XCTAssertEqual(Offline.peak(o, 1000..<4000), 0, "and stops at the sample's end")
+        XCTAssertEqual(l[1500], ramp[501], accuracy: 1e-3, "loop: wraps to the start while held")
+        XCTAssertEqual(Offline.peak(l, 2600..<4000), 0, "and stops after the release")
+    }
+
+    func testSamplerLoadsItsFileThroughTheHostAndSaysWhenItCannot() {
+        struct Files: NodeFiles {
+            func resolve(_ text: String) -> Result<String, NodeFileProblem> {
+                text == "kick.wav" ? .success("/session/samples/kick.wav") : .failure(NodeFileProblem("no such file"))
+            }
+            func readSample(atPath path: String) -> Result<LoadedSample, NodeFileProblem> {
+                .success(LoadedSample(samples: [0.25, 0.5, 0.75, 1, 0.5], sampleRate: 24000))
+            }
+        }
+        let chain = try! Chain(parsing: "sampler:file=kick.wav:root=36:mode=oneshot")
+        let instance = chain.instantiate(files: Files())
+        instance.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 1), maxFrames: 64)
+        XCTAssertEqual(instance.problems, [])
+        let buffers = ChannelBuffers(channelCount: 1, capacityFrames: 64)
+        [MIDIEvent.noteOn(note: 36, velocity: 127, frameOffset: 10)].withUnsafeBufferPointer { midi in
+            var context = RenderContext(inPlace: buffers.channels, frameCount: 64, midiEvents: midi)
+            instance.process(&context)
+        }
+        // At 24 kHz into 48 kHz at the root note: every sample lasts two frames, interpolated.
+        XCTAssertEqual(buffers[0][10], 0.25, accuracy: 1e-6)
+        XCTAssertEqual(buffers[0][11], 0.375, accuracy: 1e-6)
+        XCTAssertEqual(buffers[0][12], 0.5, accuracy: 1e-6)
+        let missing = try! Chain(parsing: "sampler:file=<snare 1.wav>").instantiate(files: Files())
+        missing.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 1), maxFrames: 64)
+        XCTAssertEqual(missing.problems.count, 1)
+        XCTAssertTrue(missing.problems[0].contains("snare 1.wav") && missing.problems[0].contains("no such file"), missing.problems[0])
+    }
 }

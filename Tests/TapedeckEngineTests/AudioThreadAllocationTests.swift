@@ -5,6 +5,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 @testable import TapedeckEngine
+import TapedeckFluidSynth
 
 /// Counts the audio thread's own heap allocations from its first period to its last.
 private final class AllocationProbe: AudioThreadProbe, @unchecked Sendable {
@@ -141,6 +142,144 @@ final class AudioThreadAllocationTests: XCTestCase {
         ]
         XCTAssertEqual(try run(speed: TimePitchSettings(speed: 0.5, mode: .stretch, pitchSemitones: 0), changeTo: changes,
                                inputChain: ""), 0)
+    }
+
+    /// Every MIDI path while the allocations are counted: two MIDI tracks (regions through the
+    /// sampler and FluidSynth; the armed one hearing the inputs through FluidSynth) and an
+    /// audio track with a MIDI gate; notes, controllers, pitch bend and MMC arriving from a
+    /// thread of their own; MIDI thru drained by another; a fader and a node parameter bound
+    /// to controllers; a MIDI take recording; the regions edited (a new playlist swapped into
+    /// the playing strip); loop on, a locate, stop and play again.
+    func testTheAudioThreadNeverAllocatesOnTheMIDIPaths() throws {
+        NodeRegistry.install(type: GMSynthNode.self)
+        guard GMSynthNode.defaultFontPaths.contains(where: { access($0, R_OK) == 0 }) else {
+            throw XCTSkip("no General MIDI SoundFont installed (apt-get install fluid-soundfont-gm)")
+        }
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try self.session(in: dir, tracks: 1)
+        session.tracks[0].playbackChain = "midigate,hpf:80"
+        try FileManager.default.createDirectory(atPath: folder.samplesFolder, withIntermediateDirectories: true)
+        try MIDIFixture.writeClick(folder.samplesFolder + "/click.wav")
+        var events: [MIDISequence.Event] = []
+        for f in stride(from: Int64(0), to: 48_000, by: 1200) {
+            events += [.init(frame: f, status: 0x90, data1: UInt8(48 + f / 1200 % 24), data2: 100),
+                       .init(frame: f + 900, status: 0x80, data1: UInt8(48 + f / 1200 % 24)),
+                       .init(frame: f + 10, status: 0xB0, data1: 1, data2: UInt8(f / 1200 % 128))]
+        }
+        let sequence = MIDISequence(events: events, lengthFrames: 48_000)
+        let file = try MIDIRegionFile.writeNew(sequence, base: "notes", name: nil, folder: folder, tempoMap: session.tempoMap)
+        let region = Region(file: file, timelineStartFrame: 0, lengthFrames: 48_000, isMIDI: true)
+        session.tracks[0].regions.append(region)
+        session.tracks[1] = Track(name: "synth", playbackChain: "sampler:file=samples/click.wav,gm,reverb,limiter", regions: [region], isMIDI: true)
+        session.tracks.append(Track(name: "played", armed: true, playbackChain: "gm", isMIDI: true))
+        session.midiBindings = [MIDIBinding(controller: 7, kind: .fader, track: "synth"),
+                                MIDIBinding(controller: 74, kind: .parameter, track: "t0", node: 2, parameter: "cutoff")]
+        let probe = AllocationProbe()
+        var options = EngineOptions()
+        options.audioThreadProbe = probe
+        let device = XrunLoopbackDevice(periodFrames: 128, delayFrames: 300, xrunCycles: [400])
+        let engine = Engine(device: device, options: options)
+        let input = MIDIInputPort(name: "keys", surface: .mackie)
+        let thru = MIDIOutputPort(name: "thru")
+        engine.attach(midiInput: input)
+        engine.attach(midiOutput: thru)
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        try FileManager.default.createDirectory(atPath: folder.midiFolder, withIntermediateDirectories: true)
+        let set = try engine.startTakes([], gate: TakeGate(recordPoint: 0, latencyFrames: engine.midiLatencyFrames),
+                                        midi: [MIDITakeRequest(track: 2, path: folder.midiFolder + "/take.mid", tempoMap: session.tempoMap)])
+        engine.play()
+        try engine.start()
+        let playing = Atomic<Bool>(true)
+        let player = Thread {
+            var k = 0
+            let mmc: [UInt8] = [0xF0, 0x7F, 0x7F, 0x06, 0x44, 0x06, 0x01, 0x20, 0x00, 0x00, 0x00, 0x00, 0xF7]
+            while playing.load(ordering: .acquiring) {
+                let now = MIDIInputPort.now()
+                input.receive(status: 0x90, data1: UInt8(60 + k % 12), data2: 90, atNanoseconds: now)
+                input.receive(status: 0xB0, data1: 7, data2: UInt8(k % 128), atNanoseconds: now)
+                input.receive(status: 0xB0, data1: 74, data2: UInt8((k * 7) % 128), atNanoseconds: now)
+                input.receive(status: 0xE0, data1: 0, data2: UInt8(k % 128), atNanoseconds: now)
+                input.receive(status: 0x80, data1: UInt8(60 + k % 12), data2: 0, atNanoseconds: now)
+                if k % 50 == 0 { mmc.withUnsafeBufferPointer { input.receive($0, atNanoseconds: now) } }
+                while thru.next() != nil {}
+                k += 1
+                usleep(1000)
+            }
+        }
+        player.start()
+        func waitFrames(_ frames: Int64) {
+            let until = engine.status().deviceFrame + frames
+            let deadline = Date().addingTimeInterval(30)
+            while engine.status().deviceFrame < until && engine.isRunning && Date() < deadline { usleep(1000) }
+        }
+        waitFrames(30_000)
+        // The notes quantised (another file): a new playlist for the same strips.
+        var edited = session
+        let moved = try MIDIRegionFile.writeNew(sequence.quantized(gridFrames: 6000, strength: 1), base: "notes-q", name: nil,
+                                                folder: folder, tempoMap: session.tempoMap)
+        edited.tracks[1].regions[0].file = moved
+        try engine.apply(try GraphSpec(session: edited, folder: folder))
+        waitFrames(20_000)
+        engine.setLoop(FrameRange(startFrame: 0, endFrame: 20_000), enabled: true)
+        waitFrames(40_000)
+        engine.endTakes()
+        engine.locate(to: 7_000)
+        waitFrames(10_000)
+        engine.stop()
+        waitFrames(5_000)
+        engine.play()
+        waitFrames(10_000)
+        playing.store(false, ordering: .releasing)
+        while !player.isFinished { usleep(1000) }
+        _ = engine.finish(set)
+        let machine = engine.drainMachineCommands()
+        let moves = engine.drainControllerMoves()
+        let status = engine.status()
+        engine.close()
+        XCTAssertNil(status.lastError)
+        XCTAssertFalse(machine.isEmpty, "MMC arrived")
+        XCTAssertFalse(moves.isEmpty, "controllers moved what they are bound to")
+        XCTAssertGreaterThan(set.midiOutcomes.first?.eventCount ?? 0, 0, "the take kept what was played")
+        XCTAssertEqual(probe.count.load(ordering: .acquiring), 0)
+    }
+
+    /// A backend's own MIDI (the JACK backend's ports): handed to the cycle and taken back
+    /// for thru, MMC and surface buttons included, as its process thread does each cycle.
+    func testABackendsOwnMIDIPassesWithoutAllocating() {
+        let engine = Engine(device: XrunLoopbackDevice(periodFrames: 128, delayFrames: 0, xrunCycles: []))
+        engine.setControlSurface(.mackie)
+        let core = engine.core
+        // Note on, MMC play, the Mackie play button, a controller, a program change; in memory
+        // of their own, so the loop below allocates nothing of the test's.
+        let messages: [[UInt8]] = [[0x90, 60, 100], [0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7], [0x90, 94, 127], [0xB0, 7, 64], [0xC0, 5]]
+        let buffers = messages.map { m -> UnsafeBufferPointer<UInt8> in
+            let p = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: m.count)
+            _ = p.initialize(from: m)
+            return UnsafeBufferPointer(p)
+        }
+        defer { for b in buffers { b.deallocate() } }
+        let table = UnsafeMutablePointer<UnsafeBufferPointer<UInt8>>.allocate(capacity: buffers.count)
+        table.initialize(from: buffers, count: buffers.count)
+        defer { table.deallocate() }
+        var sent = 0
+        var frames = 0
+        td_alloc_count_begin()
+        for cycle in 0..<50 {
+            for k in 0..<5 { core.receiveMIDI(table[k], frameOffset: k * 10 + cycle % 7) }
+            core.gatherMIDI(nil, frameCount: 128, now: Int64(cycle) * 2_666_667)
+            core.sendMIDI { bytes, frame in
+                sent += bytes.count
+                frames += frame
+            }
+        }
+        let allocations = td_alloc_count_end()
+        let machine = engine.drainMachineCommands()
+        engine.close()
+        XCTAssertEqual(allocations, 0)
+        XCTAssertEqual(sent, 50 * (3 + 3 + 2), "notes, controllers and program changes went on as thru; MMC and the button did not")
+        XCTAssertEqual(frames, (0..<50).reduce(0) { $0 + 3 * ($1 % 7) } + 50 * (0 + 30 + 40), "thru keeps each message's frame")
+        XCTAssertEqual(machine.count, 100, "MMC play and the surface's play button each cycle reached the control thread")
     }
 
     func testTheProbeReallySeesAllocationsOnTheAudioThread() {

@@ -144,7 +144,7 @@ final class JACKFailureTests: XCTestCase {
             let recorded = try JackTools.firstChannel(folder.absolutePath(of: take.region.file))
             XCTAssertGreaterThan(recorded.count, 72000, "everything heard before the server went is kept")
             XCTAssertEqual(take.region.lengthFrames, Int64(recorded.count))
-            XCTAssertEqual(JackTools.frequency(recorded[1000..<49000]), 1000, accuracy: 2)
+            if recorded.count > 49000 { XCTAssertEqual(JackTools.frequency(recorded[1000..<49000]), 1000, accuracy: 2) }
         }
         // A play tries the server again, and says why it cannot.
         transport.play(from: 0)

@@ -54,26 +54,10 @@ struct JackFixture {
 
     /// Starts `jackd -d dummy` named `name` as a child and waits until it answers.
     static func spawnServer(_ name: String) -> pid_t? {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let args = ["/usr/bin/jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"]
-        var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let environment: [String] = ["JACK_NO_AUDIO_RESERVATION=1", "PATH=/usr/bin:/bin"]
-        var env: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
-        defer { env.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, args[0], &actions, &attributes, &argv, &env) == 0 else { return nil }
+        guard let pid = spawn(args, stdoutPath: "/dev/null", environment: ["JACK_NO_AUDIO_RESERVATION=1", "PATH=/usr/bin:/bin"]) else {
+            return nil
+        }
         let ready = run(["/usr/bin/env", "JACK_DEFAULT_SERVER=\(name)", "/usr/bin/timeout", "15", "/usr/bin/jack_wait", "-s", name, "-w", "-t", "10"],
                         stdoutPath: "/dev/null") == 0
         if !ready {
@@ -94,9 +78,18 @@ struct JackFixture {
         waitpid(again, &status, 0)
     }
 
-    /// Runs `args` to its end with stdout to `stdoutPath`; its exit status. The child gets an
-    /// empty signal mask: test threads block most signals, and JACK's tools hang without them.
+    /// Runs `args` to its end with stdout to `stdoutPath`; its exit status.
     static func run(_ args: [String], stdoutPath: String) -> Int32 {
+        guard let pid = spawn(args, stdoutPath: stdoutPath, environment: nil) else { return -1 }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return (status >> 8) & 0xff
+    }
+
+    /// Starts `args` with stdout to `stdoutPath` and stderr to /dev/null, in `environment`
+    /// ("NAME=value"; nil: this process's). The child gets an empty signal mask and default
+    /// signal actions: test threads block most signals, and JACK's tools hang without them.
+    private static func spawn(_ args: [String], stdoutPath: String, environment: [String]?) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -115,9 +108,14 @@ struct JackFixture {
         var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        guard posix_spawn(&pid, args[0], &actions, &attributes, &argv, environ) == 0 else { return -1 }
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        return (status >> 8) & 0xff
+        let rc: Int32
+        if let environment {
+            var env: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+            defer { env.forEach { free($0) } }
+            rc = posix_spawn(&pid, args[0], &actions, &attributes, &argv, &env)
+        } else {
+            rc = posix_spawn(&pid, args[0], &actions, &attributes, &argv, environ)
+        }
+        return rc == 0 ? pid : nil
     }
 }

@@ -37,16 +37,42 @@ final class JackProbe {
         let f = Array(UnsafeBufferPointer(start: td_jack_probe_frames(raw), count: n))
         return (s, f)
     }
+
+    /// The JACK frame time of every sample kept (as many as ``heard(input:)`` has).
+    func clock() -> [Int64] {
+        Array(UnsafeBufferPointer(start: td_jack_probe_clock(raw), count: Int(td_jack_probe_count(raw))))
+    }
+
+    /// JACK's frame time now.
+    var now: Int64 { td_jack_probe_now(raw) }
+
+    /// Sends a message on `NAME:midi_out` at JACK frame time `frame` (schedule in order).
+    func send(at frame: Int64, _ bytes: [UInt8]) {
+        XCTAssertEqual(td_jack_probe_send(raw, frame, bytes[0], bytes.count > 1 ? bytes[1] : 0, bytes.count > 2 ? bytes[2] : 0,
+                                          Int32(bytes.count)), 0, "the probe's send queue is full")
+    }
+
+    /// The messages heard on `NAME:midi_in`: JACK frame time and bytes (status, data1, data2).
+    func midiHeard() -> [(frame: Int64, status: UInt8, data1: UInt8, data2: UInt8)] {
+        let n = Int(td_jack_probe_midi_count(raw))
+        let frames = td_jack_probe_midi_frames(raw)!, messages = td_jack_probe_midi_messages(raw)!
+        return (0..<n).map { i in
+            let m = messages[i]
+            return (frames[i], UInt8(truncatingIfNeeded: m >> 16), UInt8(truncatingIfNeeded: m >> 8), UInt8(truncatingIfNeeded: m))
+        }
+    }
 }
 
 /// Helpers for JACK tests: Tapedeck's client, the server's tools.
 enum JackTools {
-    /// A Tapedeck JACK client with inputs named after `tracks`.
+    /// A Tapedeck JACK client with inputs named after `tracks` (and `midi_in`, `midi_out`
+    /// with `midi`).
     static func device(inputs: Int = 0, outputs: Int = 2, tracks: [(name: String, channels: [Int])] = [],
                        connection: JACKConnection = .none, sync: Bool = true, timebase: Bool = false,
-                       tempo: TempoMap? = nil, sampleRate: Int = 48000, client: String = "tapedeck") throws -> JACKDevice {
+                       tempo: TempoMap? = nil, sampleRate: Int = 48000, client: String = "tapedeck",
+                       midi: Bool = false) throws -> JACKDevice {
         try JACKDevice(request: JACKRequest(deviceName: "jack", clientName: client,
-                                            ports: JACKPortLayout.named(inputs: inputs, outputs: outputs, tracks: tracks),
+                                            ports: JACKPortLayout.named(inputs: inputs, outputs: outputs, tracks: tracks, midi: midi),
                                             connection: connection, sampleRate: sampleRate, transportSync: sync,
                                             timebaseMaster: timebase, tempoMap: tempo))
     }

@@ -71,11 +71,18 @@ final class LifetimeTests: XCTestCase {
         transport.stop()
         transport.setLoop(nil, enabled: false)
         for k in 0..<20 { cycle(k) }
-        let before = LifetimeTests.residentBytes()
-        for k in 20..<200 { cycle(k) }
-        let after = LifetimeTests.residentBytes()
+        // Two windows of 90 cycles: something kept per cycle grows both alike, while a
+        // one-off jump of the whole test process (another test's threads finishing, malloc
+        // arenas) lands in one. Seen in full runs only: 11 and 30 MB in one window.
+        let first = LifetimeTests.residentBytes()
+        for k in 20..<110 { cycle(k) }
+        let middle = LifetimeTests.residentBytes()
+        for k in 110..<200 { cycle(k) }
+        let last = LifetimeTests.residentBytes()
         transport.close()
-        XCTAssertLessThan(after - before, 8 << 20, "resident memory grew \((after - before) >> 10) KB over 180 cycles")
+        let windows = [middle - first, last - middle]
+        XCTAssertLessThan(windows.min() ?? 0, 4 << 20,
+                          "resident memory grew \(windows.map { $0 >> 10 }) KB over two windows of 90 cycles")
     }
 
     /// Resident set size of this process.

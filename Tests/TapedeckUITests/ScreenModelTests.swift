@@ -36,6 +36,15 @@ final class FakeLink: TransportLink {
     func devices() -> [String] { ["fake", "other"] }
     func selectDevice(_ name: String) -> String? { name == "fake" ? nil : "\(name): busy" }
     func resetMeters() { calls.append("reset meters") }
+    /// MIDI learn's target, as the screen asked for it.
+    var learnTarget: MIDIBinding?
+    /// What the next ``collectMIDIChanges()`` hands over.
+    var midiChanges = MIDIChanges()
+    func learnController(for target: MIDIBinding?) { learnTarget = target }
+    func collectMIDIChanges() -> MIDIChanges {
+        defer { midiChanges = MIDIChanges() }
+        return midiChanges
+    }
 }
 
 final class ScreenModelTests: XCTestCase {
@@ -264,7 +273,7 @@ final class ScreenModelTests: XCTestCase {
 
     func testUnboundKeysSaySo() {
         let model = ScreenModelTests.makeModel()
-        model.handle(.char("Q"))
+        model.handle(.char("j"))
         XCTAssertTrue(model.message?.text.contains("not bound") ?? false)
     }
 }

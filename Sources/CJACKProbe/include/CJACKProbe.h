@@ -24,6 +24,20 @@ const int64_t *td_jack_probe_frames(td_jack_probe *probe);
 const char *td_jack_probe_client_name(td_jack_probe *probe);
 /* Connects `source` to `destination` (full port names); 0 on success. */
 int td_jack_probe_connect(td_jack_probe *probe, const char *source, const char *destination);
+/* The JACK frame time (jack_last_frame_time + offset) of each kept sample. */
+const int64_t *td_jack_probe_clock(td_jack_probe *probe);
+/* The JACK frame time of the cycle running now (jack_frame_time). */
+int64_t td_jack_probe_now(td_jack_probe *probe);
+/* Every client also has a MIDI output `midi_out` and a MIDI input `midi_in`.
+   Sends a three-byte (or two-byte, `size`) message on midi_out at JACK frame time `frame`
+   (in the cycle holding it; at the cycle's first frame when already past). Messages are sent
+   in the order they are scheduled; at most 4096. Returns 0, or -1 when full. */
+int td_jack_probe_send(td_jack_probe *probe, int64_t frame, uint8_t status, uint8_t data1, uint8_t data2, int size);
+/* Messages heard on midi_in so far (at most 4096), and each one's JACK frame time and bytes
+   (status << 16 | data1 << 8 | data2). */
+int64_t td_jack_probe_midi_count(td_jack_probe *probe);
+const int64_t *td_jack_probe_midi_frames(td_jack_probe *probe);
+const uint32_t *td_jack_probe_midi_messages(td_jack_probe *probe);
 /* Deactivates and closes the client, frees everything. */
 void td_jack_probe_close(td_jack_probe *probe);
 #endif

@@ -1,18 +1,28 @@
 import Foundation
 
 /// Sampler: plays one mono sample, repitched by MIDI note (relative to its root note) with
-/// velocity, 16 voices, starting on the exact frame of each note-on. The sample arrives as
-/// floats from the host (file I/O lives in TapedeckIO): call ``setSample(_:sampleRate:rootNote:)``
-/// before `prepare`.
-public final class SamplerNode: BuiltInNode, @unchecked Sendable {
+/// velocity, 16 voices, starting on the exact frame of each note-on.
+///
+/// The sample comes from its `file` setting (`sampler:file=samples/kick.wav:root=36`), read
+/// through the host's ``NodeFiles`` while the chain is built, or from
+/// ``setSample(_:sampleRate:rootNote:)``; either way before `prepare`, never on the audio
+/// thread. `mode` says what a note-off does: `gate` releases the voice, `oneshot` lets the
+/// sample play to its end (drums), `loop` repeats the whole sample while the key is held.
+public final class SamplerNode: BuiltInNode, TextParameterNode, @unchecked Sendable {
     /// Registration of `sampler`.
     public static let descriptor = NodeDescriptor(
         name: "sampler", displayName: "Sampler", kind: .instrument, subtype: "smpl", tags: ["Instrument", "MIDI"],
-        summary: "Plays a sample pitched by MIDI note and scaled by velocity (16 voices).",
+        summary: "Plays a sample file pitched by MIDI note and scaled by velocity (16 voices; gate, one-shot or looped).",
         parameters: [
             ParameterDefinition(id: "level", name: "Level", unit: .decibels, minimum: -60, maximum: 12, defaultValue: 0),
             ParameterDefinition(id: "release", name: "Release", unit: .milliseconds, minimum: 1, maximum: 5000, defaultValue: 50, decimals: 0),
             ParameterDefinition(id: "tune", name: "Tune", unit: .semitones, minimum: -24, maximum: 24, defaultValue: 0, decimals: 2),
+            ParameterDefinition(id: "root", name: "Root note", unit: .midiNote, minimum: 0, maximum: 127, defaultValue: 60, decimals: 0),
+            .choice(id: "mode", name: "Mode", choices: ["gate", "oneshot", "loop"]),
+        ],
+        textParameters: [
+            TextParameterDefinition(id: "file", name: "Sample file",
+                                    summary: "the audio file it plays (kept in the session's samples/ folder)", isSessionFile: true),
         ])
 
     /// Most notes sounding at once; a new note steals the oldest.
@@ -33,13 +43,13 @@ public final class SamplerNode: BuiltInNode, @unchecked Sendable {
     public let parameters = NodeParameters(SamplerNode.descriptor.parameters)
     private var pendingSample: [Float] = []
     private var pendingSampleRate = 48000.0
-    private var rootNote = 60
     private var sample = UnsafeStorage<Float>()
     private var sampleRateRatio = 1.0
     private var outputRate = 48000.0
     private var voices = UnsafeStorage<Voice>()
     private var scratch = UnsafeStorage<Float>()
     private var order: Int64 = 0
+    private var fileProblem: String?
 
     /// Creates an empty sampler (silent until given a sample).
     public init() {}
@@ -49,8 +59,28 @@ public final class SamplerNode: BuiltInNode, @unchecked Sendable {
     public func setSample(_ samples: [Float], sampleRate: Double, rootNote: Int = 60) {
         pendingSample = samples
         pendingSampleRate = sampleRate
-        self.rootNote = rootNote
+        parameters.set(3, Double(rootNote))
     }
+
+    /// Reads the `file` setting through the host. Control thread, before `prepare`.
+    public func setText(_ id: String, _ value: String, files: (any NodeFiles)?) {
+        guard id == "file" else { return }
+        guard let files else {
+            fileProblem = "sample \(value): this host cannot read files; silent"
+            return
+        }
+        switch files.resolve(value).flatMap({ files.readSample(atPath: $0) }) {
+        case .success(let loaded):
+            pendingSample = loaded.samples
+            pendingSampleRate = loaded.sampleRate
+            fileProblem = loaded.samples.isEmpty ? "sample \(value) holds no audio; silent" : nil
+        case .failure(let problem):
+            fileProblem = "sample \(value): \(problem.description); silent"
+        }
+    }
+
+    /// Why the sampler is silent (its file could not be read).
+    public var problem: String? { fileProblem }
 
     /// Off the audio thread: copies the sample and allocates voices and scratch.
     public func prepare(format: NodeFormat, maxFrames: Int) {
@@ -70,15 +100,17 @@ public final class SamplerNode: BuiltInNode, @unchecked Sendable {
         let level = gainOf(decibels: parameters.value(0))
         let releaseStep = Float(1 / max(frames(milliseconds: parameters.value(1), sampleRate: outputRate), 1))
         let tune = parameters.value(2)
+        let root = Int(parameters.value(3))
+        let mode = Int(parameters.value(4))
         let events = context.midiEvents
         var e = 0, frame = 0
         while frame < n {
             while e < events.count && Int(events[e].frameOffset) <= frame {
-                handle(events[e], voices: v, tune: tune)
+                handle(events[e], voices: v, tune: tune, root: root, mode: mode)
                 e += 1
             }
             let end = e < events.count ? min(max(Int(events[e].frameOffset), frame + 1), n) : n
-            render(from: frame, to: end, into: s, voices: v, level: level, releaseStep: releaseStep)
+            render(from: frame, to: end, into: s, voices: v, level: level, releaseStep: releaseStep, loops: mode == 2)
             frame = end
         }
         for c in 0..<context.output.count {
@@ -87,9 +119,10 @@ public final class SamplerNode: BuiltInNode, @unchecked Sendable {
         }
     }
 
-    /// Audio thread: applies one MIDI event (note-on takes a free voice or steals the oldest).
+    /// Audio thread: applies one MIDI event (note-on takes a free voice or steals the oldest;
+    /// in one-shot mode a note-off is ignored and the sample plays out).
     @inline(__always)
-    private func handle(_ event: MIDIEvent, voices v: UnsafeMutablePointer<Voice>, tune: Double) {
+    private func handle(_ event: MIDIEvent, voices v: UnsafeMutablePointer<Voice>, tune: Double, root: Int, mode: Int) {
         if event.isNoteOn {
             var slot = 0
             for k in 0..<Self.voiceCount {
@@ -97,28 +130,33 @@ public final class SamplerNode: BuiltInNode, @unchecked Sendable {
                 if v[k].startOrder < v[slot].startOrder { slot = k }
             }
             order += 1
-            let semitones = Double(Int(event.data1) - rootNote) + tune
+            let semitones = Double(Int(event.data1) - root) + tune
             v[slot] = Voice(active: true, releasing: false, note: event.data1, position: 0,
                             increment: pow(2, semitones / 12) * sampleRateRatio,
                             gain: Float(event.data2) / 127, releaseGain: 1, startOrder: order)
         } else if event.isNoteOff {
+            guard mode != 1 else { return }
             for k in 0..<Self.voiceCount where v[k].active && v[k].note == event.data1 { v[k].releasing = true }
         } else if event.isAllNotesOff {
             for k in 0..<Self.voiceCount { v[k].releasing = true }
         }
     }
 
-    /// Audio thread: adds every active voice into `s[start..<end]`.
+    /// Audio thread: adds every active voice into `s[start..<end]`; a looping voice wraps to
+    /// the sample's start instead of ending.
     @inline(__always)
     private func render(from start: Int, to end: Int, into s: UnsafeMutablePointer<Float>,
-                        voices v: UnsafeMutablePointer<Voice>, level: Float, releaseStep: Float) {
+                        voices v: UnsafeMutablePointer<Voice>, level: Float, releaseStep: Float, loops: Bool) {
         guard let data = sample.pointer else { return }
         let last = Double(sample.count - 1)
         for k in 0..<Self.voiceCount where v[k].active {
             var voice = v[k]
             let g = voice.gain * level
             for i in start..<end {
-                if voice.position >= last { voice.active = false; break }
+                if voice.position >= last {
+                    guard loops, last >= 1 else { voice.active = false; break }
+                    voice.position -= last
+                }
                 let whole = Int(voice.position)
                 let fraction = Float(voice.position - Double(whole))
                 let a = data[whole], b = data[whole + 1]

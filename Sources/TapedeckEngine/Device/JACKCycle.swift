@@ -45,10 +45,13 @@ final class JACKCycle: @unchecked Sendable {
     /// Silence for a device with no inputs, and scratch outputs when JACK has fewer than two.
     private let scratch: UnsafeMutablePointer<Float>
     private let tableOutputs: Int
+    /// MIDI ports: inputs handed to the engine at their frames, outputs fed with its thru.
+    private let midi: JACKCycleMIDI
 
     // Set by the control thread before `attached` is stored (releasing), read after it.
     private unowned(unsafe) var client: (any AudioDeviceClient)?
     private unowned(unsafe) var follower: (any HostClockClient)?
+    private unowned(unsafe) var midiClient: (any AudioDeviceMIDIClient)?
 
     let gate = Atomic<Int>(0)
     let attached = Atomic<Bool>(false)
@@ -87,9 +90,10 @@ final class JACKCycle: @unchecked Sendable {
     /// Xruns counted from a gap in JACK's frame time before the server's report came.
     private var xrunsAhead = 0
 
-    init(jack: OpaquePointer, inputs: [OpaquePointer], outputs: [OpaquePointer], enginePeriod: Int, sampleRate: Int,
-         followsTransport: Bool, timebaseMaster: Bool) {
+    init(jack: OpaquePointer, inputs: [OpaquePointer], outputs: [OpaquePointer], midiInputs: [OpaquePointer] = [],
+         midiOutputs: [OpaquePointer] = [], enginePeriod: Int, sampleRate: Int, followsTransport: Bool, timebaseMaster: Bool) {
         self.jack = jack
+        midi = JACKCycleMIDI(inputs: midiInputs, outputs: midiOutputs)
         inputCount = inputs.count
         outputCount = outputs.count
         self.enginePeriod = enginePeriod
@@ -97,12 +101,8 @@ final class JACKCycle: @unchecked Sendable {
         self.followsTransport = followsTransport
         self.timebaseMaster = timebaseMaster
         bufferFrames = Atomic(enginePeriod)
-        inPorts = .allocate(capacity: max(inputs.count, 1))
-        inPorts.initialize(repeating: nil, count: max(inputs.count, 1))
-        for (i, p) in inputs.enumerated() { inPorts[i] = p }
-        outPorts = .allocate(capacity: max(outputs.count, 1))
-        outPorts.initialize(repeating: nil, count: max(outputs.count, 1))
-        for (i, p) in outputs.enumerated() { outPorts[i] = p }
+        inPorts = .table(inputs)
+        outPorts = .table(outputs)
         // The engine always gets at least two output buffers (it writes its stereo bus there).
         tableOutputs = max(outputs.count, 2)
         scratch = .allocate(capacity: 3 * max(enginePeriod, 1))
@@ -134,6 +134,7 @@ final class JACKCycle: @unchecked Sendable {
     func attach(_ client: any AudioDeviceClient) {
         self.client = client
         follower = followsTransport ? client as? HostClockClient : nil
+        midiClient = client as? any AudioDeviceMIDIClient
         attached.store(true, ordering: .releasing)
     }
 
@@ -169,6 +170,8 @@ final class JACKCycle: @unchecked Sendable {
         reportXruns(client, frames: nframes, transportFrame: rolling ? Int64(pos.frame) : nil)
         _ = client.beginCycle()
         if let follower { followTransport(follower, state: transport, position: pos, frameCount: n) }
+        let midiClient = midiClient
+        midi.beginCycle(nframes)
         for c in 0..<inputCount {
             inBase[c] = jack_port_get_buffer(inPorts[c], nframes).assumingMemoryBound(to: Float.self)
         }
@@ -182,7 +185,9 @@ final class JACKCycle: @unchecked Sendable {
             for c in 0..<outputCount { outputTable[c] = outBase[c] + offset }
             // Outputs JACK does not have are scratch, written and dropped.
             for c in outputCount..<tableOutputs { outputTable[c] = scratch + (c - outputCount + 1) * enginePeriod }
+            if let midiClient { midi.deliver(to: midiClient, from: offset, until: offset + k) }
             client.renderCycle(input: inputTable, output: outputTable, frameCount: k)
+            if let midiClient { midi.sendThru(from: midiClient, at: offset, frameCount: n) }
             offset += k
         }
         gate.store(0, ordering: .releasing)
@@ -299,6 +304,7 @@ final class JACKCycle: @unchecked Sendable {
     ///
     /// Audio thread: no allocation.
     private func silence(_ nframes: UInt32) {
+        midi.beginCycle(nframes)
         for c in 0..<outputCount {
             jack_port_get_buffer(outPorts[c], nframes).assumingMemoryBound(to: Float.self).update(repeating: 0, count: Int(nframes))
         }

@@ -23,11 +23,16 @@ public struct JACKRequest: Sendable {
     public var timebaseMaster: Bool
     /// The tempo map published as timebase master.
     public var tempoMap: TempoMap?
+    /// JACK MIDI ports (`jack_midiseq:out`) connected to the client's MIDI input.
+    public var midiSources: [String] = []
+    /// JACK MIDI ports the client's MIDI output (thru) is connected to.
+    public var midiDestinations: [String] = []
 
     /// A request; by default the client follows and drives the transport, and is not the
     /// timebase master.
     public init(deviceName: String, clientName: String, ports: JACKPortLayout, connection: JACKConnection = .physical,
-                sampleRate: Int, transportSync: Bool = true, timebaseMaster: Bool = false, tempoMap: TempoMap? = nil) {
+                sampleRate: Int, transportSync: Bool = true, timebaseMaster: Bool = false, tempoMap: TempoMap? = nil,
+                midiSources: [String] = [], midiDestinations: [String] = []) {
         self.deviceName = deviceName
         self.clientName = clientName
         self.ports = ports
@@ -36,6 +41,8 @@ public struct JACKRequest: Sendable {
         self.transportSync = transportSync
         self.timebaseMaster = timebaseMaster
         self.tempoMap = tempoMap
+        self.midiSources = midiSources
+        self.midiDestinations = midiDestinations
     }
 
     /// The client name in a device name: `jack` → `tapedeck`, `jack:Rec` → `Rec`; nil when
@@ -62,6 +69,9 @@ public struct JACKRequest: Sendable {
 /// - A buffer-size change does not rebuild anything: a larger buffer is rendered as several
 ///   blocks of the size the engine was built for, a smaller one as one short block, in the
 ///   same cycle (no added latency); ``drainNotices()`` says so once.
+/// - With MIDI ports in its layout (`midi_in`, `midi_out`), each cycle's incoming MIDI is
+///   handed to the engine at its exact frames of the block that renders it, and the engine's
+///   thru is written to `midi_out` at the same frames (``AudioDeviceMIDIClient``).
 /// - With transport sync the engine follows JACK's transport (see ``HostTransportDevice``)
 ///   and takes part in its slow sync, so JACK rolls only once Tapedeck's disk streams are
 ///   ready where it rolls from.
@@ -69,8 +79,10 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
     public private(set) var configuration: DeviceConfiguration
     /// The client's name on the server (`tapedeck`, or `tapedeck-01` when that was taken).
     public let clientName: String
-    /// Full names of the client's ports (`tapedeck:Vocal_in`), inputs then outputs.
+    /// Full names of the client's audio ports (`tapedeck:Vocal_in`), inputs then outputs.
     public let portNames: [String]
+    /// Full names of the client's MIDI ports (`tapedeck:midi_in`), inputs then outputs.
+    public let midiPortNames: [String]
     public let followsHostTransport: Bool
     private let jack: OpaquePointer
     private let cycle: JACKCycle
@@ -102,12 +114,13 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
             throw DeviceError(device: request.deviceName, reason: "the JACK server runs at \(rate) Hz but the session is \(request.sampleRate) Hz: start JACK at \(request.sampleRate) Hz (jackd -r \(request.sampleRate) …) or use a session at \(rate) Hz")
         }
         let period = Int(jack_get_buffer_size(jack))
-        let ports: (inputs: [OpaquePointer], outputs: [OpaquePointer])
+        let ports: (inputs: [OpaquePointer], outputs: [OpaquePointer], midiInputs: [OpaquePointer], midiOutputs: [OpaquePointer])
         do { ports = try JACKPorts.register(request.ports, on: jack, device: request.deviceName) } catch {
             jack_client_close(jack)
             throw error
         }
-        let cycle = JACKCycle(jack: jack, inputs: ports.inputs, outputs: ports.outputs, enginePeriod: period, sampleRate: rate,
+        let cycle = JACKCycle(jack: jack, inputs: ports.inputs, outputs: ports.outputs, midiInputs: ports.midiInputs,
+                              midiOutputs: ports.midiOutputs, enginePeriod: period, sampleRate: rate,
                               followsTransport: request.transportSync, timebaseMaster: request.timebaseMaster)
         self.jack = jack
         self.cycle = cycle
@@ -133,7 +146,16 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
             throw DeviceError(device: request.deviceName, reason: "the JACK server would not activate the client '\(clientName)'")
         }
         notices += JACKPorts.connect(request.connection, client: jack, inputs: ports.inputs, outputs: ports.outputs)
+        do {
+            try JACKPorts.connectMIDI(sources: request.midiSources, destinations: request.midiDestinations, client: jack,
+                                      inputs: ports.midiInputs, outputs: ports.midiOutputs, device: request.deviceName)
+        } catch {
+            jack_deactivate(jack)
+            jack_client_close(jack)
+            throw error
+        }
         portNames = (ports.inputs + ports.outputs).map { String(cString: jack_port_name($0)) }
+        midiPortNames = (ports.midiInputs + ports.midiOutputs).map { String(cString: jack_port_name($0)) }
         jack_recompute_total_latencies(jack)
         configuration = DeviceConfiguration(
             name: request.deviceName, sampleRate: rate, captureChannels: ports.inputs.count, playbackChannels: ports.outputs.count,

@@ -1,4 +1,5 @@
 import CJACK
+import TapedeckCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,26 +8,32 @@ import Glibc
 /// device-channel order: input k is capture channel k + 1, output k playback channel k + 1.
 ///
 /// Every port the client has is registered in ``JACKPorts/register(_:on:)`` from this one
-/// list, so adding a kind of port (MIDI in, for the sequencer) is a field here and a loop
-/// there.
+/// list, so adding a kind of port is a field here and a loop there.
 public struct JACKPortLayout: Sendable, Equatable {
     /// Audio inputs, one per capture channel.
     public var audioInputs: [String]
     /// Audio outputs, one per playback channel.
     public var audioOutputs: [String]
+    /// MIDI inputs: what arrives is handed to the engine in the same cycle, at its frame.
+    public var midiInputs: [String]
+    /// MIDI outputs: each gets what the engine sends on (MIDI thru), at its frame.
+    public var midiOutputs: [String]
 
     /// A layout with these names (made unique and JACK-safe).
-    public init(audioInputs: [String], audioOutputs: [String]) {
+    public init(audioInputs: [String], audioOutputs: [String], midiInputs: [String] = [], midiOutputs: [String] = []) {
         var taken = Set<String>()
         self.audioInputs = audioInputs.map { JACKPortLayout.unique(JACKPortLayout.safe($0), taken: &taken) }
         self.audioOutputs = audioOutputs.map { JACKPortLayout.unique(JACKPortLayout.safe($0), taken: &taken) }
+        self.midiInputs = midiInputs.map { JACKPortLayout.unique(JACKPortLayout.safe($0), taken: &taken) }
+        self.midiOutputs = midiOutputs.map { JACKPortLayout.unique(JACKPortLayout.safe($0), taken: &taken) }
     }
 
     /// `inputs` capture ports named after the tracks that listen to them — `Vocal_in` for a
     /// mono track's channel, `Keys_in_L`/`Keys_in_R` for a stereo pair — and `in_N` where no
     /// track or several do; `outputs` playback ports, `out_L` and `out_R` first, then `out_N`.
+    /// With `midi`, a MIDI input `midi_in` and a MIDI output `midi_out` (thru) as well.
     /// `tracks` are (name, 1-based device channels) of the tracks that listen.
-    public static func named(inputs: Int, outputs: Int, tracks: [(name: String, channels: [Int])]) -> JACKPortLayout {
+    public static func named(inputs: Int, outputs: Int, tracks: [(name: String, channels: [Int])], midi: Bool = false) -> JACKPortLayout {
         var users: [Int: [String]] = [:]
         for t in tracks {
             for (k, ch) in t.channels.prefix(2).enumerated() {
@@ -38,7 +45,8 @@ public struct JACKPortLayout: Sendable, Equatable {
         let outs = (1...max(outputs, 1)).prefix(outputs).map { ch in
             ch == 1 && outputs >= 2 ? "out_L" : ch == 2 ? "out_R" : "out_\(ch)"
         }
-        return JACKPortLayout(audioInputs: ins, audioOutputs: outs)
+        return JACKPortLayout(audioInputs: ins, audioOutputs: outs, midiInputs: midi ? ["midi_in"] : [],
+                              midiOutputs: midi ? ["midi_out"] : [])
     }
 
     /// Letters, digits and `_ - .` only (JACK's `client:port` needs no `:` in a port name,
@@ -83,11 +91,12 @@ public enum JACKConnection: Sendable, Equatable {
 
 /// Registering and connecting the client's ports. Control thread.
 enum JACKPorts {
-    /// Registers every port of `layout`; the registered inputs and outputs, in order.
+    /// Registers every port of `layout`; the registered ports of each kind, in order.
     static func register(_ layout: JACKPortLayout, on client: OpaquePointer, device: String) throws(DeviceError)
-        -> (inputs: [OpaquePointer], outputs: [OpaquePointer]) {
-        func add(_ name: String, flags: JackPortFlags) throws(DeviceError) -> OpaquePointer {
-            guard let port = jack_port_register(client, name, td_jack_audio_type(), UInt(flags.rawValue), 0) else {
+        -> (inputs: [OpaquePointer], outputs: [OpaquePointer], midiInputs: [OpaquePointer], midiOutputs: [OpaquePointer]) {
+        func add(_ name: String, flags: JackPortFlags, midi: Bool = false) throws(DeviceError) -> OpaquePointer {
+            guard let port = jack_port_register(client, name, midi ? td_jack_midi_type() : td_jack_audio_type(),
+                                                UInt(flags.rawValue), 0) else {
                 throw DeviceError(device: device, reason: "JACK refused to register the port '\(name)' (a name taken, or too many ports)")
             }
             return port
@@ -96,7 +105,32 @@ enum JACKPorts {
         var outputs: [OpaquePointer] = []
         for name in layout.audioInputs { inputs.append(try add(name, flags: JackPortIsInput)) }
         for name in layout.audioOutputs { outputs.append(try add(name, flags: JackPortIsOutput)) }
-        return (inputs, outputs)
+        var midiInputs: [OpaquePointer] = []
+        var midiOutputs: [OpaquePointer] = []
+        for name in layout.midiInputs { midiInputs.append(try add(name, flags: JackPortIsInput, midi: true)) }
+        for name in layout.midiOutputs { midiOutputs.append(try add(name, flags: JackPortIsOutput, midi: true)) }
+        return (inputs, outputs, midiInputs, midiOutputs)
+    }
+
+    /// Connects the first MIDI input from each of `sources` and the first MIDI output to each
+    /// of `destinations` (full JACK port names, `jack_midiseq:out`): the user named them, so
+    /// one that cannot be connected is an error naming the MIDI ports there are.
+    static func connectMIDI(sources: [String], destinations: [String], client: OpaquePointer, inputs: [OpaquePointer],
+                            outputs: [OpaquePointer], device: String) throws(DeviceError) {
+        func link(_ from: String, _ to: String) throws(DeviceError) {
+            let code = jack_connect(client, from, to)
+            guard code == 0 || code == EEXIST else {
+                let there = names(client, pattern: nil, flags: 0, midi: true)
+                throw DeviceError(device: device, reason: "cannot connect the JACK MIDI port \(from.terminalSafe) to \(to.terminalSafe)"
+                                  + (there.isEmpty ? "" : " (MIDI ports: \(there.joined(separator: ", ")))"))
+            }
+        }
+        if let input = inputs.first {
+            for source in sources { try link(source, String(cString: jack_port_name(input))) }
+        }
+        if let output = outputs.first {
+            for destination in destinations { try link(String(cString: jack_port_name(output)), destination) }
+        }
     }
 
     /// Connects `inputs` and `outputs` as `connection` says; what could not be connected, in
@@ -133,9 +167,10 @@ enum JACKPorts {
         return problems
     }
 
-    /// Full names of the audio ports matching `pattern` with all of `flags`, in JACK's order.
-    static func names(_ client: OpaquePointer, pattern: String?, flags: UInt32) -> [String] {
-        guard let list = jack_get_ports(client, pattern, td_jack_audio_type(), UInt(flags)) else { return [] }
+    /// Full names of the audio (or `midi`) ports matching `pattern` with all of `flags`, in
+    /// JACK's order.
+    static func names(_ client: OpaquePointer, pattern: String?, flags: UInt32, midi: Bool = false) -> [String] {
+        guard let list = jack_get_ports(client, pattern, midi ? td_jack_midi_type() : td_jack_audio_type(), UInt(flags)) else { return [] }
         defer { jack_free(UnsafeMutableRawPointer(mutating: list)) }
         var out: [String] = []
         var i = 0

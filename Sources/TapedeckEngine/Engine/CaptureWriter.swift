@@ -11,8 +11,10 @@ final class CaptureWriter: @unchecked Sendable {
     private let worker = DiskWorker()
     private var wake: WakeSignal { worker.wake }
     private let sets = Mutex<[TakeSet]>([])
-    private let board: StatusBoard
-    private let headerInterval: Int64
+    let board: StatusBoard
+    let headerInterval: Int64
+    /// Where the audio thread leaves played MIDI for MIDI takes.
+    var midiHub: MIDIHub?
     private let stallMilliseconds: Int
     private let stallAtFrame: Int64
     private var stalled = false
@@ -54,6 +56,7 @@ final class CaptureWriter: @unchecked Sendable {
             let current = sets.withLock { $0 }
             for set in current { for lane in set.lanes { drain(lane, total: set) } }
             let now = monotonicNanoseconds()
+            drainMIDI(current, now: now)
             if now - lastHeader >= headerInterval {
                 lastHeader = now
                 for set in current { for lane in set.lanes where !lane.failed.load(ordering: .relaxed) {

@@ -38,6 +38,9 @@ public final class Engine: @unchecked Sendable {
     private var started = false
     private var closed = false
     private var memoryLocked = false
+    /// MIDI ports attached (kept alive while the audio thread may read them: see Engine+MIDI).
+    var midiInputs: [MIDIInputPort] = []
+    var midiOutputs: [MIDIOutputPort] = []
     /// The shared transport (JACK's) the engine follows and drives, when its device has one
     /// and asks to be followed.
     private let host: (any HostTransportDevice)?
@@ -56,6 +59,7 @@ public final class Engine: @unchecked Sendable {
         writer = CaptureWriter(board: shared.board, options: options)
         core = RenderCore(shared: shared, reader: reader, writer: writer, configuration: device.configuration,
                           options: options, clickOutputs: clickOutputs, startFrame: 0)
+        writer.midiHub = core.midi
     }
 
     deinit { _ = close() }
@@ -182,7 +186,7 @@ public final class Engine: @unchecked Sendable {
         if let last = graphs.last, graphs.count > 1 {
             graphs.removeAll { $0.generation < installed && $0 !== last }
         }
-        for g in graphs { for s in g.strips { s.dropFallbackIfDone() } }
+        for g in graphs { for s in g.strips { s.dropFallbackIfDone(); s.midi.collect(installed: installed) } }
         core.loudness.collect()
         serveVoices()
     }
@@ -340,6 +344,9 @@ public final class Engine: @unchecked Sendable {
         device.currentRoundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.masterLatencyFrames ?? 0)
     }
 
+    /// Frames the master chain delays the mix by.
+    var masterLatencyFrames: Int { graphs.last?.masterLatencyFrames ?? 0 }
+
     /// Frames the input chain of `track` delays its input.
     public func inputLatencyFrames(track: Int) -> Int {
         guard let g = graphs.last, g.strips.indices.contains(track), g.inputForTrack[track] >= 0 else { return 0 }
@@ -349,19 +356,23 @@ public final class Engine: @unchecked Sendable {
     /// Opens every take's file (after its crash marker) and starts a recording pass: from
     /// the gate's record point each take keeps its track's input. All or none: when one file
     /// cannot be created the others are removed again and the error thrown.
-    public func startTakes(_ requests: [TakeRequest], gate: TakeGate) throws -> TakeSet {
+    public func startTakes(_ requests: [TakeRequest], gate: TakeGate, midi midiRequests: [MIDITakeRequest] = []) throws -> TakeSet {
         var lanes: [TakeLane] = []
+        var midiLanes: [MIDITakeLane] = []
         let ringFrames = Int(options.captureRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames
         do {
             for r in requests {
                 lanes.append(try TakeLane(request: r, ringFrames: ringFrames, blockFrames: options.diskBlockFrames,
                                           sampleRate: configuration.sampleRate))
             }
+            for r in midiRequests { midiLanes.append(try MIDITakeLane(request: r)) }
         } catch {
             for lane in lanes { Engine.discard(lane) }
+            for lane in midiLanes { Engine.discard(lane) }
             throw error
         }
-        let set = TakeSet(lanes: lanes, gate: gate)
+        let set = TakeSet(lanes: lanes, gate: gate, midiLanes: midiLanes, midiLatencyFrames: midiLatencyFrames)
+        if !midiLanes.isEmpty { core.midi.capturing.store(true, ordering: .releasing) }
         takeSets.append(set)
         writer.add(set)
         send(.startTakes(Unmanaged.passUnretained(set).toOpaque(), serial: nextSerial()))
@@ -382,6 +393,13 @@ public final class Engine: @unchecked Sendable {
         }
         writer.remove(set)
         takeSets.removeAll { $0 === set }
+        if !takeSets.contains(where: { !$0.midiLanes.isEmpty }) { core.midi.capturing.store(false, ordering: .releasing) }
+        set.midiOutcomes = set.midiLanes.map { lane in
+            var problem = lane.errorText.withLock { $0 }
+            if !lane.done.load(ordering: .acquiring) && problem == nil { problem = "the MIDI take was not finished in 30 s" }
+            return MIDITakeOutcome(request: lane.request, frameCount: lane.lengthFrames.load(ordering: .acquiring),
+                                   eventCount: lane.keptEvents.load(ordering: .relaxed), error: problem)
+        }
         return set.lanes.map { lane in
             var problem = lane.errorText.withLock { $0 }
             if !set.isWritten && problem == nil { problem = "the disk did not take the last frames in 30 s" }
@@ -392,6 +410,11 @@ public final class Engine: @unchecked Sendable {
             return TakeOutcome(request: lane.request, frameCount: frames,
                                droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem)
         }
+    }
+
+    private static func discard(_ lane: MIDITakeLane) {
+        unlink(lane.request.path)
+        TakeMarker.remove(forAudio: lane.request.path)
     }
 
     private static func discard(_ lane: TakeLane) {

@@ -32,9 +32,15 @@ final class Graph: @unchecked Sendable {
     let masterLatencyFrames: Int
     /// The session's tempo and meter (a plain value the audio thread copies).
     let tempoMap: TempoMap
+    /// For each track, whether it hears the MIDI inputs (armed).
+    let listensToMIDI: UnsafeMutablePointer<Bool>
+    /// Each track's MIDI regions as the audio thread reads them (kept alive here).
+    let playlists: [MIDIPlaylist?]
+    /// The MIDI learn bindings, resolved to what they move (nil: none).
+    private(set) var bindings: BindingTable?
 
     private init(generation: Int, spec: GraphSpec, strips: [PlaybackStrip], inputs: [InputStrip], inputTracks: [Int],
-                 masterChain: ChainInstance?) {
+                 masterChain: ChainInstance?, playlists: [MIDIPlaylist?]) {
         self.generation = generation
         self.spec = spec
         self.strips = strips
@@ -56,9 +62,19 @@ final class Graph: @unchecked Sendable {
         }
         masterLatencyFrames = masterChain?.latencyFrames ?? 0
         tempoMap = spec.tempoMap
+        self.playlists = playlists
+        listensToMIDI = .allocate(capacity: max(strips.count, 1))
+        listensToMIDI.initialize(repeating: false, count: max(strips.count, 1))
+        for (i, t) in spec.tracks.enumerated() { listensToMIDI[i] = t.listensToMIDI }
+        if !spec.midiBindings.isEmpty {
+            var byTrack: [Int: InputStrip] = [:]
+            for (i, t) in inputTracks.enumerated() { byTrack[t] = inputs[i] }
+            bindings = BindingTable(spec.midiBindings, strips: strips, inputs: byTrack)
+        }
     }
 
     deinit {
+        listensToMIDI.deallocate()
         stripTable.deallocate()
         inputTable.deallocate()
         inputForTrack.deallocate()
@@ -97,6 +113,7 @@ final class Graph: @unchecked Sendable {
     /// Opens every new file first, so a missing file throws before anything changes.
     /// Control thread.
     static func build(_ spec: GraphSpec, previous: Graph?, generation: Int, context: Context) throws -> Graph {
+        let files = SessionNodeFiles(folder: spec.sessionFolder)
         var unused = previous?.strips ?? []
         var strips: [PlaybackStrip] = []
         for (i, track) in spec.tracks.enumerated() {
@@ -123,7 +140,8 @@ final class Graph: @unchecked Sendable {
             }
             let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
                                       maxFrames: Graph.stripFrames(periodFrames: context.periodFrames),
-                                      meterWindowFrames: context.meterWindowFrames, fallback: fallback, stateFolder: spec.pluginStateFolder)
+                                      meterWindowFrames: context.meterWindowFrames, fallback: fallback, stateFolder: spec.pluginStateFolder,
+                                      files: files)
             strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
             strips.append(strip)
         }
@@ -137,10 +155,23 @@ final class Graph: @unchecked Sendable {
             } else {
                 inputs.append(InputStrip(spec: input, captureChannels: context.captureChannels, sampleRate: context.sampleRate,
                                          periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
-                                         retroSeconds: spec.retroSeconds, stateFolder: spec.pluginStateFolder))
+                                         retroSeconds: spec.retroSeconds, stateFolder: spec.pluginStateFolder, files: files))
             }
             inputTracks.append(i)
         }
+        // Every track's MIDI regions, read now (a file that cannot be read throws before any
+        // strip plays something new); unchanged ones are reused.
+        var playlists: [MIDIPlaylist?] = []
+        for (i, track) in spec.tracks.enumerated() {
+            if track.midiSources.isEmpty { playlists.append(nil); continue }
+            if let same = strips[i].midi.playlist, same.sources == track.midiSources { playlists.append(same); continue }
+            if let same = previous?.playlists.lazy.compactMap({ $0 }).first(where: { $0.sources == track.midiSources }) {
+                playlists.append(same)
+                continue
+            }
+            playlists.append(try MIDIPlaylist(sources: track.midiSources, sampleRate: context.sampleRate))
+        }
+        for (strip, playlist) in zip(strips, playlists) { strip.midi.setPlaylist(playlist, generation: generation) }
         var master: ChainInstance?
         if let previous, previous.spec.masterChain == spec.masterChain {
             master = previous.masterChain
@@ -148,12 +179,12 @@ final class Graph: @unchecked Sendable {
             Graph.retune(old, to: spec.masterChain)
             master = old
         } else if !spec.masterChain.entries.isEmpty {
-            let instance = spec.masterChain.instantiate(stateFolder: spec.pluginStateFolder)
+            let instance = spec.masterChain.instantiate(stateFolder: spec.pluginStateFolder, files: files)
             instance.prepare(format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2), maxFrames: context.periodFrames)
             master = instance
         }
         return Graph(generation: generation, spec: spec, strips: strips, inputs: inputs, inputTracks: inputTracks,
-                     masterChain: master)
+                     masterChain: master, playlists: playlists)
     }
 
     /// Whether a live `instance` of chain `old` can become `new` by setting parameters: the
@@ -161,7 +192,8 @@ final class Graph: @unchecked Sendable {
     static func canRetune(_ old: Chain, to new: Chain, instance: ChainInstance?) -> Bool {
         if old == new { return true }
         guard instance != nil, old.entries.count == new.entries.count, !new.entries.isEmpty else { return false }
-        return zip(old.entries, new.entries).allSatisfy { $0.node == $1.node }
+        // A different file (a sample, a SoundFont) is a new node, not a new value.
+        return zip(old.entries, new.entries).allSatisfy { $0.node == $1.node && $0.texts == $1.texts }
     }
 
     /// Sets every parameter of `instance` to what `chain` says (defaults where it says

@@ -7,18 +7,33 @@ import TapedeckIO
 /// control thread from a session; ``Engine/apply(_:)`` turns it into a live graph, reusing
 /// whatever did not change.
 public struct GraphSpec: Sendable, Equatable {
-    /// One region and the file it plays from. Regions with a rate other than 1 have already
-    /// been resolved to their 1× render (``StretchedRegionCache``).
+    /// One region and the file it plays from: an audio file, or for a MIDI region its
+    /// Standard MIDI File. Audio regions with a rate other than 1 have already been resolved
+    /// to their 1× render (``StretchedRegionCache``).
     public struct Source: Sendable, Equatable {
-        /// Absolute path of the audio file.
+        /// Absolute path of the file.
         public var path: String
-        /// The region, at rate 1, with its gain and fades.
+        /// The region (an audio one at rate 1, with its gain and fades).
         public var region: Region
 
         /// Creates a source.
         public init(path: String, region: Region) {
             self.path = path
             self.region = region
+        }
+    }
+
+    /// A MIDI learn binding with its track found: what a controller moves in this graph.
+    public struct Binding: Sendable, Equatable {
+        /// The binding as the session holds it.
+        public var binding: MIDIBinding
+        /// The track it names, by index (nil: the master, or a track that no longer exists).
+        public var track: Int?
+
+        /// Creates a binding.
+        public init(binding: MIDIBinding, track: Int?) {
+            self.binding = binding
+            self.track = track
         }
     }
 
@@ -59,6 +74,11 @@ public struct GraphSpec: Sendable, Equatable {
         public var solo: Bool
         /// The track's input while it is armed (nil: it does not listen).
         public var input: Input?
+        /// Its MIDI regions, played into its chain while rolling.
+        public var midiSources: [Source] = []
+        /// Whether it hears the MIDI inputs (armed): its chain then gets them instead of its
+        /// MIDI regions.
+        public var listensToMIDI = false
 
         /// Creates a track.
         public init(name: String, sources: [Source], channelCount: Int, chain: Chain = Chain(), gainDecibels: Double = 0,
@@ -90,6 +110,11 @@ public struct GraphSpec: Sendable, Equatable {
     /// The session's plugin-state folder, where chains' `@state=` entries are read from
     /// (nil: none; plugins start from their defaults).
     public var pluginStateFolder: String?
+    /// The session folder, which files named in chains (`sampler:file=…`) are relative to
+    /// (nil: the current folder).
+    public var sessionFolder: String?
+    /// Controllers bound to faders, pans, mutes and node parameters, in the session's order.
+    public var midiBindings: [Binding] = []
 
     /// Creates a spec.
     public init(tracks: [Track], sampleRate: Int, tempoMap: TempoMap? = nil) {
@@ -99,8 +124,11 @@ public struct GraphSpec: Sendable, Equatable {
                                              timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
     }
 
-    /// First timeline frame after the last region.
-    public var endFrame: Int64 { tracks.flatMap(\.sources).map(\.region.timelineEndFrame).max() ?? 0 }
+    /// First timeline frame after the last region (audio or MIDI).
+    public var endFrame: Int64 {
+        max(tracks.flatMap(\.sources).map(\.region.timelineEndFrame).max() ?? 0,
+            tracks.flatMap(\.midiSources).map(\.region.timelineEndFrame).max() ?? 0)
+    }
 
     /// Every track of `session` with its active regions, chains and mixer settings; tracks in
     /// `listening` (default: the armed ones) get their input. Opens each file once to learn
@@ -112,20 +140,25 @@ public struct GraphSpec: Sendable, Equatable {
         var tracks: [Track] = []
         for (i, t) in session.tracks.enumerated() {
             var sources: [Source] = []
-            var width = 1
-            // Of each stack of takes only the chosen one plays.
-            for r in t.activeRegions where r.lengthFrames > 0 {
+            // A MIDI track's instrument plays in stereo.
+            var width = t.isMIDI ? 2 : 1
+            // Of each stack of takes only the chosen one plays; a frozen track plays its render.
+            for r in (t.frozen.map { [$0.region] } ?? t.activeAudioRegions) where r.lengthFrames > 0 {
                 let (region, path) = try cache.playable(r)
                 let reader = try AudioFileReader(path: path, blockFrames: 16)
                 width = max(width, min(reader.channelCount, 2))
                 sources.append(Source(path: path, region: region))
             }
+            let midiSources = t.frozen != nil ? [] : t.activeMIDIRegions.filter { $0.lengthFrames > 0 }.map {
+                Source(path: folder.absolutePath(of: $0.file), region: $0)
+            }
             let chain: Chain
-            do { chain = try Chain(parsing: t.playbackChain) } catch {
+            do { chain = t.frozen != nil ? Chain() : try Chain(parsing: t.playbackChain) } catch {
                 throw ChainContextError(place: "track \(i + 1) (\(t.name)) chain", error: error)
             }
+            let listens = listening?.contains(i) ?? t.armed
             var input: Input?
-            if listening?.contains(i) ?? t.armed {
+            if listens && !t.isMIDI && t.frozen == nil {
                 let inputChain: Chain
                 do { inputChain = try Chain(parsing: t.inputChain) } catch {
                     throw ChainContextError(place: "track \(i + 1) (\(t.name)) input chain", error: error)
@@ -134,11 +167,18 @@ public struct GraphSpec: Sendable, Equatable {
                 input = Input(deviceChannels: channels, chain: inputChain, monitoring: t.monitoring)
                 width = max(width, channels.count)
             }
-            tracks.append(Track(name: t.name, sources: sources, channelCount: width, chain: chain,
-                                gainDecibels: t.gainDecibels, pan: t.pan, mute: t.mute, solo: t.solo, input: input))
+            var track = Track(name: t.name, sources: sources, channelCount: width, chain: chain,
+                              gainDecibels: t.gainDecibels, pan: t.pan, mute: t.mute, solo: t.solo, input: input)
+            track.midiSources = midiSources
+            track.listensToMIDI = listens && t.frozen == nil
+            tracks.append(track)
         }
         self.init(tracks: tracks, sampleRate: session.sampleRate, tempoMap: session.tempoMap)
         pluginStateFolder = folder.pluginStateFolder
+        sessionFolder = folder.path
+        midiBindings = session.midiBindings.map { b in
+            Binding(binding: b, track: b.track.flatMap { name in session.tracks.firstIndex { $0.name.lowercased() == name.lowercased() } })
+        }
         masterGainDecibels = session.masterGainDecibels
         do { masterChain = try Chain(parsing: session.masterChain) } catch {
             throw ChainContextError(place: "master chain", error: error)

@@ -27,7 +27,7 @@ final class InputStrip: @unchecked Sendable {
 
     /// Builds the strip for a device with `captureChannels` inputs. Control thread.
     init(spec: GraphSpec.Input, captureChannels: Int, sampleRate: Int, periodFrames: Int, meterWindowFrames: Int,
-         retroSeconds: Double?, stateFolder: String? = nil) {
+         retroSeconds: Double?, stateFolder: String? = nil, files: (any NodeFiles)? = nil) {
         self.spec = spec
         monitoring = spec.monitoring
         channelCount = max(1, min(spec.deviceChannels.count, 2))
@@ -48,7 +48,7 @@ final class InputStrip: @unchecked Sendable {
         if spec.chain.entries.isEmpty {
             chain = nil
         } else {
-            let instance = spec.chain.instantiate(stateFolder: stateFolder)
+            let instance = spec.chain.instantiate(stateFolder: stateFolder, files: files)
             instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: periodFrames)
             chain = instance
         }

@@ -30,8 +30,8 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     /// (two channels). Audio thread.
     typealias MixRenderer = (_ into: UnsafePointer<UnsafeMutablePointer<Float>>, _ frameCount: Int, _ seq: Int64) -> Void
 
-    /// The stretcher in use: R2 "faster" up to ``fineAboveSpeed`` (unless R3 was asked
-    /// for), R3 "finer" above, where it is both cheaper and steadier (measured, one stereo
+    /// The stretcher in use: R2 "faster" up to ``fineAboveSpeed`` at unshifted pitch (unless
+    /// R3 was asked for), R3 "finer" above and for any pitch shift, where it is both cheaper and steadier (measured, one stereo
     /// stretcher, 256-frame blocks: at 32× R2 averages 74 % of a period with bursts to 300 %,
     /// R3 33 % and at most 50 %; at 8× they cost the same; at 2× R2 costs 6 %, R3 14 %).
     private(set) var stretcher: LiveStretcher!
@@ -218,30 +218,34 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
         debtFrames = 0
     }
 
-    /// The stretcher for `speed`.
+    /// The stretcher for `speed` and `pitchScale`: R2 only for unshifted pitch. R2 sizes its
+    /// analysis window by the pitch scale and reallocates its onset detector whenever the
+    /// window changes (`R2Stretcher::reconfigure`, seen by the allocation test: a jump of an
+    /// octave or more allocated on the audio thread), while R3 changes pitch in place — and
+    /// sounds better shifted.
     ///
     /// Audio thread: no allocation.
-    private func stretcher(for speed: Double) -> LiveStretcher {
-        guard let fastStretcher, speed <= MixTimePitch.fineAboveSpeed else { return fineStretcher }
+    private func stretcher(for speed: Double, pitchScale: Double) -> LiveStretcher {
+        guard let fastStretcher, speed <= MixTimePitch.fineAboveSpeed, pitchScale == 1 else { return fineStretcher }
         return fastStretcher
     }
 
-    /// Whether `speed` needs the other stretcher (and so a restart).
+    /// Whether `speed` and `pitchScale` need the other stretcher (and so a restart).
     ///
     /// Audio thread: no allocation.
-    func changesStretcher(speed: Double) -> Bool { stretcher(for: speed) !== stretcher }
+    func changesStretcher(speed: Double, pitchScale: Double) -> Bool { stretcher(for: speed, pitchScale: pitchScale) !== stretcher }
 
     /// Forgets what the processors and the FIFO hold; they re-prime from `seq` on, with the
-    /// stretcher for `speed`.
+    /// stretcher for `speed` and `pitchScale`.
     ///
     /// Audio thread: no allocation.
-    func restart(atSeq start: Int64, speed: Double) {
+    func restart(atSeq start: Int64, speed: Double, pitchScale: Double) {
         seq = start
         debtFrames = 0
         fifoStart = 0
         fifoEnd = 0
         primed = false
-        stretcher = stretcher(for: speed)
+        stretcher = stretcher(for: speed, pitchScale: pitchScale)
         stretcher.restart()
         varispeed?.reset()
     }

@@ -18,6 +18,20 @@ final class MixerControls: @unchecked Sendable {
         flags.store((mute ? 1 : 0) | (solo ? 2 : 0), ordering: .relaxed)
     }
 
+    /// A controller moved the fader (MIDI learn). Audio thread: one atomic store.
+    @inline(__always) func setGain(decibels: Double) {
+        let linear = Float(Decibels.toLinear(decibels))
+        gainBits.store((linear.isFinite ? max(linear, 0) : 0).bitPattern, ordering: .relaxed)
+    }
+    /// A controller moved the pan. Audio thread: one atomic store.
+    @inline(__always) func setPan(_ pan: Double) {
+        panBits.store(Float(pan.isFinite ? min(max(pan, -1), 1) : 0).bitPattern, ordering: .relaxed)
+    }
+    /// A controller switched the mute. Audio thread: one atomic read-modify-write.
+    @inline(__always) func setMute(_ mute: Bool) {
+        if mute { flags.bitwiseOr(1, ordering: .relaxed) } else { flags.bitwiseAnd(~1, ordering: .relaxed) }
+    }
+
     /// Audio thread: relaxed loads.
     @inline(__always) var gain: Float { Float(bitPattern: gainBits.load(ordering: .relaxed)) }
     /// Audio thread: relaxed loads.
@@ -43,6 +57,8 @@ final class PlaybackStrip: @unchecked Sendable {
     /// The strip's pre-fader signal for this period, then (in place) post-fader.
     let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let controls = MixerControls()
+    /// The track's MIDI: its regions' playlist, the notes it holds, this period's events.
+    let midi = StripMIDI()
     let meter: LevelMeter
     /// Frames the chain delays the track by; the voice reads that far ahead to make up for it.
     let latencyFrames: Int
@@ -63,7 +79,7 @@ final class PlaybackStrip: @unchecked Sendable {
 
     /// Builds the strip (instantiating and preparing its chain). Control thread.
     init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, maxFrames: Int,
-         meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil) {
+         meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil, files: (any NodeFiles)? = nil) {
         self.voice = voice
         channelCount = voice.channelCount
         chainSpec = spec
@@ -73,7 +89,7 @@ final class PlaybackStrip: @unchecked Sendable {
         } else if spec.entries.isEmpty {
             chain = nil
         } else {
-            let instance = spec.instantiate(stateFolder: stateFolder)
+            let instance = spec.instantiate(stateFolder: stateFolder, files: files)
             instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: maxFrames)
             chain = instance
         }
@@ -101,13 +117,16 @@ final class PlaybackStrip: @unchecked Sendable {
 
     /// Renders `frameCount` frames (at most a period) of pre-fader signal into ``buffers``:
     /// the monitored input when `monitor` is given, otherwise the track's material from
-    /// sequence `seq` on and its chain. While stopped the chain still runs on silence, so
-    /// tails fade out instead of freezing. Returns the underrun frames. (At another speed
-    /// the engine calls this at timeline rate, as the mix's time-pitch processors ask.)
+    /// sequence `seq` on and its chain, which gets `midi` (the track's MIDI for these frames).
+    /// While stopped the chain still runs on silence (and on live MIDI: an armed instrument
+    /// plays standing), so tails fade out instead of freezing. Returns the underrun frames.
+    /// (At another speed the engine calls this at timeline rate, as the mix's time-pitch
+    /// processors ask.)
     ///
     /// Audio thread: no allocation, no locks.
     func render(frameCount n: Int, rolling: Bool, seq: Int64,
-                transport: TransportInfo, monitor: UnsafePointer<UnsafeMutablePointer<Float>>?, monitorChannels: Int) -> Int {
+                transport: TransportInfo, monitor: UnsafePointer<UnsafeMutablePointer<Float>>?, monitorChannels: Int,
+                midi: UnsafeBufferPointer<MIDIEvent> = UnsafeBufferPointer(start: nil, count: 0)) -> Int {
         if let monitor {
             copy(monitor, channels: monitorChannels, frameCount: n)
             return 0
@@ -117,13 +136,13 @@ final class PlaybackStrip: @unchecked Sendable {
             // the disk can fill it for the next start.
             voice.settle(seq: seq + Int64(latencyFrames))
             for c in 0..<channelCount { buffers[c].update(repeating: 0, count: n) }
-            processChain(frameCount: n, transport: transport)
+            processChain(frameCount: n, transport: transport, midi: midi)
             return 0
         }
         if let fallbackRef, !handedOver.load(ordering: .relaxed) {
             guard voice.hasData(atSeq: seq + Int64(latencyFrames), frameCount: n) else {
                 let missing = fallbackRef._withUnsafeGuaranteedRef {
-                    $0.render(frameCount: n, rolling: true, seq: seq, transport: transport, monitor: nil, monitorChannels: 0)
+                    $0.render(frameCount: n, rolling: true, seq: seq, transport: transport, monitor: nil, monitorChannels: 0, midi: midi)
                 }
                 fallbackRef._withUnsafeGuaranteedRef { copy($0.buffers, channels: $0.channelCount, frameCount: n) }
                 return missing
@@ -132,7 +151,7 @@ final class PlaybackStrip: @unchecked Sendable {
         }
         if latencyFrames > 0 { primeIfAdopted(seq: seq, transport: transport) }
         let missing = voice.pull(into: buffers, frameCount: n, seq: seq + Int64(latencyFrames))
-        processChain(frameCount: n, transport: transport)
+        processChain(frameCount: n, transport: transport, midi: midi)
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
         return missing
     }
@@ -161,10 +180,10 @@ final class PlaybackStrip: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func processChain(frameCount n: Int, transport: TransportInfo) {
+    private func processChain(frameCount n: Int, transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
         guard let chain else { return }
         var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
-                                    frameCount: n, transport: transport)
+                                    frameCount: n, midiEvents: midi, transport: transport)
         chain.process(&context)
     }
 

@@ -87,6 +87,7 @@ extension RenderCore {
                     set.endDevice = min(set.endDevice, overflow ? .max : end)
                 }
             }
+            set.startDeviceFrame.store(set.startDevice, ordering: .releasing)
             if set.startDevice != .max && !silence, let end = gate.endFrame, let o = crossing(end, frameCount: n) {
                 set.endDevice = min(set.endDevice, deviceFrame + o)
             }
@@ -185,10 +186,13 @@ extension RenderCore {
         let mix = timePitch.engaged && state != .stopped ? mixTimePitch : nil
         for i in 0..<g.trackCount {
             let monitor = monitoredInput(g, track: i, rolling: rolling)
-            if mix != nil && monitor.channels == nil { continue }
+            // Live input — audio monitored, or MIDI to an armed instrument — is played at
+            // device rate, never stretched; the rest goes through the mix's processors.
+            if mix != nil && monitor.channels == nil && !g.listensToMIDI[i] { continue }
             g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                let midi = midiEvents(g, track: i, strip: strip, frameCount: n, from: position, speed: speedFactor)
                 let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, transport: transport,
-                                           monitor: monitor.channels, monitorChannels: monitor.count)
+                                           monitor: monitor.channels, monitorChannels: monitor.count, midi: midi)
                 countUnderrun(missing, track: i)
                 fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus)
             }
@@ -228,9 +232,12 @@ extension RenderCore {
                 info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
                 timelineBus[0].update(repeating: 0, count: m)
                 timelineBus[1].update(repeating: 0, count: m)
-                for i in 0..<g.trackCount where monitoredInput(g, track: i, rolling: true).channels == nil {
+                for i in 0..<g.trackCount where monitoredInput(g, track: i, rolling: true).channels == nil && !g.listensToMIDI[i] {
                     g.stripTable[i]._withUnsafeGuaranteedRef { strip in
-                        let missing = strip.render(frameCount: m, rolling: true, seq: at, transport: info, monitor: nil, monitorChannels: 0)
+                        // MIDI regions at timeline rate too: their instrument's sound is stretched with the rest.
+                        let midi = midiEvents(g, track: i, strip: strip, frameCount: m, from: timelineFrame, speed: 1)
+                        let missing = strip.render(frameCount: m, rolling: true, seq: at, transport: info, monitor: nil, monitorChannels: 0,
+                                                   midi: midi)
                         countUnderrun(missing, track: i)
                         fadeAndPan(strip, soloed: soloedThisCycle, frameCount: m, onto: timelineBus)
                     }

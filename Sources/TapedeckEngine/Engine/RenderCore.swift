@@ -97,6 +97,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var clickRecordingOnly = false
     var clickUntil: Int64 = .max
 
+    // MIDI (see RenderCore+MIDI.swift).
+    let midi = MIDIHub()
+    /// A period plus the output latency: see ``midiLatencyFrames(_:)``.
+    let midiBaseLatencyFrames: Int64
+
     // DSP load.
     let periodNanoseconds: Int64
     let meterWindowFrames: Int
@@ -145,6 +150,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         masterMeter = LevelMeter(channelCount: 2, windowFrames: meterWindowFrames)
         loudness = LoudnessHandoff(sampleRate: configuration.sampleRate, maxFrames: n)
         periodNanoseconds = Int64(n) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
+        midiBaseLatencyFrames = Int64(n) + configuration.playbackLatencyFrames
         clickNode = MetronomeNode()
         clickNode.prepare(format: NodeFormat(sampleRate: Double(configuration.sampleRate), channelCount: 1), maxFrames: n)
         let usable = outputs.map { $0 - 1 }.filter { $0 >= 0 && $0 < max(configuration.playbackChannels, 2) }
@@ -203,12 +209,14 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             sleepNanoseconds(stallNanoseconds)
         }
         guard let graphRef = graph else {
+            gatherMIDI(nil, frameCount: n, now: began)
             for c in 0..<max(playbackChannels, 2) { output[c].update(repeating: 0, count: n) }
             finishCycle(frameCount: n, began: began)
             return
         }
         graphRef._withUnsafeGuaranteedRef { g in
             if state == .starting { rollWhenReady(g, frameCount: n) }
+            gatherMIDI(g, frameCount: n, now: began)
             let info = transportInfo(g)
             processInputs(g, input: input, frameCount: n, transport: info)
             keepTakes(g, frameCount: n, silence: false)
@@ -359,7 +367,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             if !timePitch.engaged && wanted && shared.timePitchReady.load(ordering: .acquiring) && mixTimePitch != nil {
                 timePitch.engaged = true
                 restartAtPlayhead()
-            } else if timePitch.engaged && (modeChanged || mixTimePitch?.changesStretcher(speed: speed) == true) {
+            } else if timePitch.engaged
+                        && (modeChanged || mixTimePitch?.changesStretcher(speed: speed, pitchScale: timePitch.pitchScale) == true) {
                 restartAtPlayhead()
             }
             if state == .rolling { shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor) }
@@ -449,7 +458,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation.
     private func restartTimePitch() {
-        mixTimePitch?.restart(atSeq: seq, speed: timePitch.speed)
+        mixTimePitch?.restart(atSeq: seq, speed: timePitch.speed, pitchScale: timePitch.pitchScale)
     }
 
     /// The mix's processors start again where the playhead is, as at a locate: unless
@@ -500,7 +509,20 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     private func rollWhenReady(_ g: Graph, frameCount n: Int) {
-        let ready = readyToRoll(g, frameCount: n, primeUntil: cycleBegan + periodNanoseconds / 4)
+        var ready = readyToRoll(g, frameCount: n, primeUntil: waitsForDisk ? .max : cycleBegan + periodNanoseconds / 4)
+        if waitsForDisk && !ready {
+            // An unpaced device keeps no clock: the look-ahead is rendered and the stretcher
+            // primed in this cycle (waiting for the disk, up to two seconds), so the roll
+            // begins in the device period it was asked in, as at 1× — spread over periods, a
+            // file tap or bounce began with that many periods of silence and every take and
+            // click landed late.
+            let giveUp = monotonicNanoseconds() + 2_000_000_000
+            while !ready && monotonicNanoseconds() < giveUp {
+                reader.signal()
+                sleepNanoseconds(100_000)
+                ready = readyToRoll(g, frameCount: n, primeUntil: .max)
+            }
+        }
         guard ready || deviceFrame - holdSince >= holdLimitFrames else { return }
         state = .rolling
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor)

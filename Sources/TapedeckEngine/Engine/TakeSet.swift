@@ -141,6 +141,12 @@ struct TakeGap: BitwiseCopyable {
 /// control thread closes the files once the pass has ended and everything is written.
 public final class TakeSet: @unchecked Sendable {
     let lanes: [TakeLane]
+    /// The MIDI tracks' takes (written by the capture writer from the played messages).
+    let midiLanes: [MIDITakeLane]
+    /// Frames a played message takes to reach the engine (see `RenderCore.midiLatencyFrames`).
+    let midiLatencyFrames: Int64
+    /// The MIDI takes as closed, once ``Engine/finish(_:)`` has run.
+    public internal(set) var midiOutcomes: [MIDITakeOutcome] = []
     /// The lanes without reference counting, for the audio thread.
     let laneTable: UnsafeMutablePointer<Unmanaged<TakeLane>>
     /// When input is kept.
@@ -155,14 +161,18 @@ public final class TakeSet: @unchecked Sendable {
     var keptFrames: Int64 = 0
 
     // Published by the audio thread.
+    /// ``startDevice``, for the writer placing MIDI takes.
+    let startDeviceFrame = Atomic<Int64>(.max)
     let startedFlag = Atomic<Bool>(false)
     let endedFlag = Atomic<Bool>(false)
     let framesKept = Atomic<Int64>(0)
     /// The timeline frame where the first kept frame was played (valid once started).
     let recordPointFrame = Atomic<Int64>(0)
 
-    init(lanes: [TakeLane], gate: TakeGate) {
+    init(lanes: [TakeLane], gate: TakeGate, midiLanes: [MIDITakeLane] = [], midiLatencyFrames: Int64 = 0) {
         self.lanes = lanes
+        self.midiLanes = midiLanes
+        self.midiLatencyFrames = midiLatencyFrames
         self.gate = gate
         laneTable = .allocate(capacity: max(lanes.count, 1))
         for (i, lane) in lanes.enumerated() { (laneTable + i).initialize(to: Unmanaged.passUnretained(lane)) }
@@ -191,6 +201,7 @@ public final class TakeSet: @unchecked Sendable {
         guard hasEnded else { return false }
         let total = frameCount
         return lanes.allSatisfy { $0.failed.load(ordering: .acquiring) || $0.writtenFrames.load(ordering: .acquiring) >= total }
+            && midiLanes.allSatisfy { $0.done.load(ordering: .acquiring) }
     }
     /// The requests, in order.
     public var requests: [TakeRequest] { lanes.map(\.request) }

@@ -115,7 +115,7 @@ public struct Mixdown {
         let mixShare = stretched ? 0.3 : 1.0
         let tracks = try openTracks()
         let master = try Mixdown.masterChain(request.masterChain, sampleRate: request.session.sampleRate,
-                                             stateFolder: request.folder.pluginStateFolder)
+                                             stateFolder: request.folder.pluginStateFolder, files: SessionNodeFiles(folder: request.folder.path))
         defer { master?.release() }
         let warnings = tracks.flatMap { track in track.problems.map { "track \(track.index + 1) (\(track.name)) chain: \($0)" } }
             + (master?.problems ?? []).map { "master chain: \($0)" }
@@ -257,46 +257,58 @@ public struct Mixdown {
 
     /// The master chain, prepared for stereo offline rendering at `sampleRate` (plugin state
     /// read from `stateFolder`), or nil when `text` is empty.
-    static func masterChain(_ text: String, sampleRate: Int, stateFolder: String?) throws -> ChainInstance? {
+    static func masterChain(_ text: String, sampleRate: Int, stateFolder: String?, files: (any NodeFiles)? = nil) throws -> ChainInstance? {
         let chain: Chain
         do { chain = try Chain(parsing: text) } catch {
             throw ChainContextError(place: "master chain", error: error)
         }
         guard !chain.entries.isEmpty else { return nil }
-        let instance = chain.instantiate(stateFolder: stateFolder)
+        let instance = chain.instantiate(stateFolder: stateFolder, files: files)
         instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: 2, isRealtime: false), maxFrames: blockFrames)
         return instance
     }
 
     private func openTracks() throws -> [TrackRenderer] {
         let session = request.session
-        let cache = StretchedRegionCache(folder: request.folder)
         var open: [TrackRenderer] = []
-        for (i, track) in session.tracks.enumerated() where session.isAudible(trackIndex: i) {
-            let chain: Chain
-            do { chain = try Chain(parsing: track.playbackChain) } catch {
-                throw ChainContextError(place: "track \(i + 1) (\(track.name)) chain", error: error)
-            }
-            // Only the active take of each take group plays; ordinary regions always do. Those
-            // outside the range are not opened but still shape the crossfades of the ones in it,
-            // so a range renders exactly what the whole export (and playback) has there.
-            var regions: [Region] = [], paths: [String?] = []
-            for region in track.activeRegions {
-                if region.timelineEndFrame > request.range.startFrame && region.timelineStartFrame < request.range.endFrame {
-                    let (playable, path) = try cache.playable(region, quality: request.quality)
-                    regions.append(playable)
-                    paths.append(path)
-                } else {
-                    regions.append(region)
-                    paths.append(nil)
-                }
-            }
-            let source = try LayeredTrackSource(regions: regions, paths: paths, blockFrames: Mixdown.blockFrames,
-                                                sampleRate: session.sampleRate)
-            open.append(TrackRenderer(index: i, track: track, source: source, chain: chain, sampleRate: session.sampleRate,
-                                      blockFrames: Mixdown.blockFrames, stateFolder: request.folder.pluginStateFolder))
+        for (i, _) in session.tracks.enumerated() where session.isAudible(trackIndex: i) {
+            open.append(try Mixdown.renderer(track: i, session: session, folder: request.folder, range: request.range,
+                                             quality: request.quality, blockFrames: Mixdown.blockFrames))
         }
         return open
+    }
+
+    /// The renderer of track `index` for `range`: its playing audio regions layered, its MIDI
+    /// regions into its chain — or, frozen, its render alone. Regions outside the range are
+    /// not opened but still shape the crossfades of the ones in it, so a range renders
+    /// exactly what the whole export (and playback) has there.
+    static func renderer(track index: Int, session: Session, folder: SessionFolder, range: FrameRange,
+                         quality: StretchQuality, blockFrames: Int) throws -> TrackRenderer {
+        let track = session.tracks[index]
+        let cache = StretchedRegionCache(folder: folder)
+        let chain: Chain
+        do { chain = track.frozen != nil ? Chain() : try Chain(parsing: track.playbackChain) } catch {
+            throw ChainContextError(place: "track \(index + 1) (\(track.name)) chain", error: error)
+        }
+        // Only the active take of each take group plays; ordinary regions always do.
+        var regions: [Region] = [], paths: [String?] = []
+        for region in track.frozen.map({ [$0.region] }) ?? track.activeAudioRegions {
+            if region.timelineEndFrame > range.startFrame && region.timelineStartFrame < range.endFrame {
+                let (playable, path) = try cache.playable(region, quality: quality)
+                regions.append(playable)
+                paths.append(path)
+            } else {
+                regions.append(region)
+                paths.append(nil)
+            }
+        }
+        let source = try LayeredTrackSource(regions: regions, paths: paths, blockFrames: blockFrames, sampleRate: session.sampleRate)
+        let midi = track.frozen != nil ? [] : track.activeMIDIRegions.map { GraphSpec.Source(path: folder.absolutePath(of: $0.file), region: $0) }
+        let playlist = midi.isEmpty ? nil : try MIDIPlaylist(sources: midi, sampleRate: session.sampleRate)
+        return TrackRenderer(index: index, track: track, source: source, chain: chain, sampleRate: session.sampleRate,
+                             blockFrames: blockFrames, stateFolder: folder.pluginStateFolder,
+                             files: SessionNodeFiles(folder: folder.path), playlist: playlist,
+                             minimumChannels: track.isMIDI && track.frozen == nil ? 2 : 1)
     }
 
     static func stemFileName(_ name: String, index: Int, container: AudioContainer) -> String {

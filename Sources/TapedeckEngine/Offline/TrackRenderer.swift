@@ -22,14 +22,29 @@ final class TrackRenderer: @unchecked Sendable {
     var error: (any Error)?
     /// The chain's nodes that pass audio through instead of working (see ``ChainInstance/problems``).
     var problems: [String] { chain?.problems ?? [] }
+    /// The track's MIDI regions, played into its chain.
+    private let playlist: MIDIPlaylist?
+    private let midi: UnsafeMutablePointer<MIDIEvent>
+    private let held = HeldNotes()
+    /// Most MIDI events one block passes on (four a frame: more than any playing makes).
+    private let midiCapacity: Int
+    /// The track's buffers before the fader (what a freeze keeps).
+    var preFader: UnsafeBufferPointer<UnsafeMutablePointer<Float>> { buffers.channels }
+    /// Channels of the track (1 or 2).
+    var channelCount: Int { buffers.channelCount }
 
-    /// A renderer whose chain reads plugin state from `stateFolder` and renders offline.
+    /// A renderer whose chain reads plugin state from `stateFolder` and the files it names
+    /// through `files`, and renders offline; `playlist` is the track's MIDI. A MIDI track
+    /// renders in stereo (`minimumChannels` 2) whatever its audio.
     init(index: Int, track: Track, source: LayeredTrackSource, chain: Chain?, sampleRate: Int, blockFrames: Int,
-         stateFolder: String? = nil) {
+         stateFolder: String? = nil, files: (any NodeFiles)? = nil, playlist: MIDIPlaylist? = nil, minimumChannels: Int = 1) {
         self.index = index
         self.name = track.name
         self.source = source
-        let channels = min(2, max(1, source.channelCount))
+        self.playlist = playlist
+        midiCapacity = playlist == nil ? 1 : blockFrames * 4
+        midi = .allocate(capacity: midiCapacity)
+        let channels = min(2, max(minimumChannels, source.channelCount))
         buffers = ChannelBuffers(channelCount: channels, capacityFrames: blockFrames)
         output = StereoBuffer(frameCount: blockFrames)
         let gain = Decibels.toLinear(track.gainDecibels)
@@ -37,7 +52,7 @@ final class TrackRenderer: @unchecked Sendable {
         leftGain = Float(gain * pan.left)
         rightGain = Float(gain * pan.right)
         if let chain, !chain.entries.isEmpty {
-            let instance = chain.instantiate(stateFolder: stateFolder)
+            let instance = chain.instantiate(stateFolder: stateFolder, files: files)
             instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channels, isRealtime: false),
                              maxFrames: blockFrames)
             self.chain = instance
@@ -48,7 +63,10 @@ final class TrackRenderer: @unchecked Sendable {
         }
     }
 
-    deinit { chain?.release() }
+    deinit {
+        chain?.release()
+        midi.deallocate()
+    }
 
     /// NaN and infinite samples replaced by silence in this track: read from its files and
     /// made by its chain.
@@ -88,8 +106,20 @@ final class TrackRenderer: @unchecked Sendable {
         buffers.clear(frameCount: n)
         try source.add(blockStart: timelineFrame, frameCount: n, into: buffers.channels)
         if let chain {
-            var context = RenderContext(inPlace: buffers.channels, frameCount: n, transport: transport)
+            var count = 0
+            if let playlist {
+                count = playlist.collect(from: timelineFrame, to: timelineFrame + Int64(n), base: 0, speed: 1, into: midi,
+                                         count: 0, capacity: midiCapacity, held: held)
+            }
+            var context = RenderContext(inPlace: buffers.channels, frameCount: n,
+                                        midiEvents: UnsafeBufferPointer(start: midi, count: count), transport: transport)
             chain.process(&context)
         }
+    }
+
+    /// Renders the block at timeline `blockStart` into the track's buffers only (before the
+    /// fader, see ``preFader``): what a freeze writes.
+    func renderPreFader(blockStart: Int64, frameCount n: Int, transport: TransportInfo) throws {
+        try renderTrackBuffer(timelineFrame: blockStart + latencyFrames, frameCount: n, transport: transport.advanced(by: Int(latencyFrames)))
     }
 }

@@ -139,6 +139,9 @@ public struct TakeMarker: Codable, Equatable, Sendable {
         return nil
     }
 
+    /// Whether the take is a MIDI take (a `.mid` file): its regions are MIDI regions.
+    public var isMIDI: Bool { file.lowercased().hasSuffix(".mid") }
+
     /// The regions a take file of `fileFrames` frames becomes: one (plain, punch) or one per
     /// loop pass, none when nothing lies past the latency.
     public func regions(fileFrames: Int64, file relative: String) -> [Region] {
@@ -149,6 +152,7 @@ public struct TakeMarker: Codable, Equatable, Sendable {
             guard region.timelineStartFrame >= 0, region.timelineStartFrame < limit else { return nil }
             var r = region
             if r.timelineEndFrame > limit { r.lengthFrames = limit - r.timelineStartFrame }
+            if isMIDI { r.midi = true }
             return r
         }
     }

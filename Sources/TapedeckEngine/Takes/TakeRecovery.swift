@@ -28,8 +28,10 @@ public enum TakeRecovery {
     /// was placed. Call it when a session is opened, or through `tapedeck recover` (which
     /// takes the lock first, waiting for a live recorder to finish).
     public static func recover(session folder: SessionFolder) throws -> [Recovered] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.audioFolder)) ?? []
-        let sidecars = names.filter { $0.hasSuffix(".recording") }.sorted()
+        // Audio takes in audio/, MIDI takes in midi/.
+        let sidecars = [("audio", folder.audioFolder), ("midi", folder.midiFolder)].flatMap { (sub, dir) in
+            ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".recording") }.sorted().map { (sub, $0) }
+        }
         if sidecars.isEmpty { return [] }
         guard let lock = try SessionLock.acquireIfFree(folder) else { return [] }
         defer { withExtendedLifetime(lock) {} }
@@ -37,11 +39,11 @@ public enum TakeRecovery {
         var results: [Recovered] = []
         var placedAny = false
         var done: [String] = []
-        for name in sidecars {
-            let sidecar = folder.audioFolder + "/" + name
+        for (sub, name) in sidecars {
+            let sidecar = folder.path + "/" + sub + "/" + name
             let audioPath = String(sidecar.dropLast(".recording".count))
             let audioName = String(name.dropLast(".recording".count))
-            let relative = "audio/" + audioName
+            let relative = sub + "/" + audioName
             let marker = isLink(sidecar) ? nil : try? TakeMarker.read(sidecar: sidecar)
             var item = Recovered(file: marker?.file ?? relative, frameCount: 0, trackIndex: nil, problem: nil)
             guard isPresent(audioPath) else {
@@ -62,7 +64,7 @@ public enum TakeRecovery {
                 continue
             }
             do {
-                item.frameCount = try repairFile(path: audioPath)
+                item.frameCount = try repairFile(path: audioPath, sampleRate: marker?.sampleRate ?? session.sampleRate)
                 if let dry = marker?.dryFile.map(folder.absolutePath(of:)), isPresent(dry), !isLink(dry) {
                     _ = try? repairFile(path: dry)
                 }
@@ -71,7 +73,7 @@ public enum TakeRecovery {
                 results.append(item)
                 continue
             }
-            _ = try? PeakFile.build(for: audioPath, peakPath: folder.peakPath(forAudio: relative))
+            if sub == "audio" { _ = try? PeakFile.build(for: audioPath, peakPath: folder.peakPath(forAudio: relative)) }
             done.append(audioPath)
             guard let marker else {
                 item.problem = "its marker is unreadable, so its track is unknown; the file is kept in audio/"
@@ -111,8 +113,13 @@ public enum TakeRecovery {
     }
 
     /// Repairs one take file in place (WAV header sizes from the file length; FLAC rewritten
-    /// from every frame that still decodes) and returns its frame count.
-    public static func repairFile(path: String) throws -> Int64 {
+    /// from every frame that still decodes) and returns its frame count. A MIDI take is
+    /// always whole (it is replaced atomically as it grows): its length is its end-of-track,
+    /// at `sampleRate`.
+    public static func repairFile(path: String, sampleRate: Int = 48000) throws -> Int64 {
+        if path.lowercased().hasSuffix(".mid") {
+            return try MIDIRegionFile.read(path: path, sampleRate: sampleRate).lengthFrames
+        }
         switch AudioContainer(pathExtension: path) {
         case .wav?:
             return try WAVHeaderRepair.repair(path: path).frameCount

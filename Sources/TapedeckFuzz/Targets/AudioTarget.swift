@@ -26,22 +26,13 @@ struct AudioTarget: FuzzTarget {
     }
 
     func input(seed: UInt64, index: Int) -> [UInt8] {
-        var rng = FuzzRandom(seed: seed, stream: Self.name, index: index)
-        var bytes = rng.pick(seeds)
         // Most damage that matters is in the header: aim there more often than not.
-        if rng.chance(70) {
-            let head = Array(bytes.prefix(80))
-            bytes = mutator.mutate(head, &rng) + bytes.dropFirst(80)
-        } else {
-            bytes = mutator.mutate(bytes, &rng, maxEdits: 8)
-        }
-        return bytes
+        mutator.mutate(oneOf: seeds, stream: Self.name, seed: seed, index: index, headBytes: 80, headPercent: 70)
     }
 
     func check(_ input: [UInt8], index: Int) -> String? {
         let path = root + "/case.wav"
-        unlink(path)
-        guard FileManager.default.createFile(atPath: path, contents: Data(input)) else { return "cannot write the case file" }
+        if let problem = Mutator.writeCase(input, to: path) { return problem }
         do {
             let reader = try AudioFileReader(path: path, blockFrames: 4096)
             let buffers = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }

@@ -66,6 +66,7 @@ public enum DialogView {
         case .renameMarker: "Rename marker"
         case .input: "Input"
         case .stretch: "Stretch region"
+        case .quantize: "Quantise"
         }
     }
 

@@ -92,8 +92,13 @@ public enum TimelineView {
                 for col in 0..<width {
                     let from = frame(atColumn: col, model: model), to = from + model.framesPerColumn
                     guard region.timelineStartFrame < to && region.timelineEndFrame > from else { continue }
-                    let a = model.peaks.amplitude(region: region, channel: 0, fromFrame: from, toFrame: to)
-                    let ch = WaveformRender.column(amplitude: a, rows: 1, glyphs: glyphs)[0]
+                    let ch: Character
+                    if region.isMIDI {
+                        ch = NoteRender.column(bands: noteBands(model, region, from: from, to: to, rows: 1), rows: 1, glyphs: glyphs)[0]
+                    } else {
+                        let a = model.peaks.amplitude(region: region, channel: 0, fromFrame: from, toFrame: to)
+                        ch = WaveformRender.column(amplitude: a, rows: 1, glyphs: glyphs)[0]
+                    }
                     canvas.set(band.y, x + col, ch == " " ? glyphs.rule : ch, active && audible ? .waveform : .waveformMuted)
                 }
                 if let c = column(of: max(region.timelineStartFrame, model.viewStartFrame), model: model, width: width) {
@@ -119,7 +124,8 @@ public enum TimelineView {
         let role: Role = model.session.isAudible(trackIndex: t) ? .waveform : .waveformMuted
         let playing = track.regions.indices.filter { track.isActive(track.regions[$0]) }
         // Looked up once per lane, not per column (a dictionary lookup by file name each).
-        let peakFiles = playing.map { model.peaks.peaks(forRegionFile: track.regions[$0].file) }
+        // (None for MIDI regions: they are drawn as notes, and have no waveform to look for.)
+        let peakFiles = playing.map { track.regions[$0].isMIDI ? nil : model.peaks.peaks(forRegionFile: track.regions[$0].file) }
         let selected = t == model.selectedTrack ? model.selectedRegion : nil
         let rows = Layout.rowsPerTrack
         for col in 0..<width {
@@ -137,6 +143,16 @@ public enum TimelineView {
             if top < 0 { top = anyCovering }
             guard top >= 0 else { continue }
             let region = track.regions[playing[top]]
+            if region.isMIDI {
+                // MIDI: a compact note view, pitch bands in the rows, the region's lowest at the bottom.
+                let bands = noteBands(model, region, from: from, to: to, rows: Layout.rowsPerTrack)
+                let chars = NoteRender.column(bands: bands, rows: Layout.rowsPerTrack, glyphs: glyphs)
+                for (i, ch) in chars.enumerated() {
+                    canvas.set(row + i, x + col, ch == " " && i == Layout.rowsPerTrack - 1 ? glyphs.rule : ch,
+                               playing[top] == selected ? .selected : (track.frozen != nil ? .waveformMuted : role))
+                }
+                continue
+            }
             var amplitude: Float = 0
             if let p = peakFiles[top] {
                 for c in 0..<max(1, track.inputChannels.count) {
@@ -166,5 +182,12 @@ public enum TimelineView {
             guard start < region.timelineEndFrame, let c = column(of: start, model: model, width: width) else { continue }
             canvas.put(row, x + c, label, .marker, maxWidth: max(0, width - c))
         }
+    }
+
+    /// The pitch bands (two per row) with a note sounding in `region` over timeline frames
+    /// `[from, to)`.
+    private static func noteBands(_ model: ScreenModel, _ region: Region, from: Int64, to: Int64, rows: Int) -> UInt64 {
+        let shift = region.sourceOffsetFrame - region.timelineStartFrame
+        return model.midiNotes.bands(region, from: from + shift, to: to + shift, slots: 2 * rows, sampleRate: model.session.sampleRate)
     }
 }

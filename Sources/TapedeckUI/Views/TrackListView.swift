@@ -50,7 +50,9 @@ public enum TrackListView {
         x = canvas.put(row, x + 1, track.mute ? "M" : "-", track.mute ? .muted : .dim)
         x = canvas.put(row, x + 1, track.solo ? "S" : "-", track.solo ? .solo : .dim)
         x = canvas.put(row, x + 1, monitoringLetter(track.monitoring), track.monitoring == .off ? .dim : .label)
-        x = canvas.put(row, x + 2, Fit.pad(InputChannels.text(track.inputChannels), 7), .label)
+        // A MIDI track's input is the MIDI inputs; a frozen track plays its render.
+        let input = track.frozen != nil ? "frozen" : (track.isMIDI ? "MIDI" : InputChannels.text(track.inputChannels))
+        x = canvas.put(row, x + 2, Fit.pad(input, 7), track.frozen != nil ? .dim : .label)
         x = canvas.put(row, x, Fit.right(Fader.text(track.gainDecibels), 5) + "dB", .value)
         x = canvas.put(row, x + 1, Fit.pad(Pan.text(track.pan), 4), .value)
         canvas.put(row, x + 1, chainSummary(track.playbackChain), .dim, maxWidth: max(0, width - x - 1))
@@ -67,7 +69,8 @@ public enum TrackListView {
                              meter: c < readings.count ? readings[c] : MeterReading(), glyphs: glyphs)
         }
         let loudest = readings.map(\.peakDecibels).max() ?? -.infinity
-        canvas.put(meterRow, width - numberWidth, Fit.right(Decibels.text(loudest), numberWidth - 1),
+        // Five characters: anything quieter than −99.9 dB reads as that floor, not as a cut-off number.
+        canvas.put(meterRow, width - numberWidth, Fit.right(Decibels.text(loudest.isFinite ? max(loudest, -99.9) : loudest), numberWidth - 1),
                    loudest >= MeterRender.clipDecibels ? .clip : .label)
     }
 }

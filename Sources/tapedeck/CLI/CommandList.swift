@@ -9,6 +9,7 @@ enum CommandList {
     InfoCommand.self,
     NodesCommand.self,
     ChainCommand.self,
+    LearnCommand.self,
     TrackCommand.self,
     RegionCommand.self,
     MarkerCommand.self,

@@ -144,6 +144,14 @@ enum SharedOptions {
         OptionSpec("--click-channels", value: "3,4", "device outputs of its own for the metronome"),
     ]
 
+    /// `--midi-in`, `--midi-out`, `--midi-surface` (read by `MIDIOptions`).
+    static let midi: [OptionSpec] = [
+        OptionSpec("--midi-in", value: "PORT", "MIDI input (repeatable): an ALSA sequencer port (20:0, a client's name), jack:CLIENT:PORT, jack, or none (default: every ALSA hardware port)"),
+        OptionSpec("--midi-out", value: "PORT", "send MIDI thru to this JACK port (jack:CLIENT:PORT; repeatable)"),
+        OptionSpec("--midi-surface", value: "SURFACE", "transport buttons besides MMC: mackie (Mackie Control notes) or cc (CC 41-46)",
+                   allowed: ["off", "mackie", "cc"]),
+    ]
+
     /// The line every command that opens a device ends its details with.
     static let alsaEnvironment = "Environment: TAPEDECK_ALSA_CONFIG=FILE opens devices through that ALSA config only; JACK_DEFAULT_SERVER=NAME picks the JACK server (one is never started)."
 }

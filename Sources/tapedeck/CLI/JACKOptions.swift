@@ -1,5 +1,6 @@
 import TapedeckCore
 import TapedeckEngine
+import TapedeckTransport
 
 /// The JACK flags `record`, `play` and the screen share: `--connect`, `--timebase`,
 /// `--jack-transport` (read here, declared in ``SharedOptions/jack``).
@@ -7,6 +8,10 @@ struct JACKOptions {
     var connection = JACKConnection.physical
     var timebaseMaster = false
     var transportSync = true
+    /// JACK MIDI ports to connect to the client's `midi_in` (`--midi-in jack:PORT`) and to
+    /// send its `midi_out` (thru) to (`--midi-out`).
+    var midiSources: [String] = []
+    var midiDestinations: [String] = []
 
     /// The defaults: connected to the physical ports, following JACK's transport.
     init() {}
@@ -32,14 +37,22 @@ struct JACKOptions {
         }
     }
 
+    /// Connects the client's MIDI ports as `setup` asks (`--midi-in jack:PORT`, `--midi-out`).
+    mutating func connectMIDI(_ setup: MIDISetup) {
+        midiSources = setup.jackSources
+        midiDestinations = setup.jackOutputs
+    }
+
     /// The JACK client for device `name` (`jack`, `jack:CLIENT`): `inputs` and `outputs`
-    /// ports, the inputs named after `tracks` (name, 1-based device channels) that listen.
+    /// ports, the inputs named after `tracks` (name, 1-based device channels) that listen, and
+    /// a MIDI input and output (thru).
     func request(deviceName name: String, sampleRate: Int, inputs: Int, outputs: Int,
                  tracks: [(name: String, channels: [Int])], tempoMap: TempoMap) -> JACKRequest? {
         guard let client = JACKRequest.clientName(inDeviceName: name) else { return nil }
         return JACKRequest(deviceName: name, clientName: client,
-                           ports: JACKPortLayout.named(inputs: inputs, outputs: outputs, tracks: tracks),
+                           ports: JACKPortLayout.named(inputs: inputs, outputs: outputs, tracks: tracks, midi: true),
                            connection: connection, sampleRate: sampleRate, transportSync: transportSync,
-                           timebaseMaster: timebaseMaster, tempoMap: tempoMap)
+                           timebaseMaster: timebaseMaster, tempoMap: tempoMap, midiSources: midiSources,
+                           midiDestinations: midiDestinations)
     }
 }

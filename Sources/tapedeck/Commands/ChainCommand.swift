@@ -1,7 +1,9 @@
+import Foundation
 import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
+import TapedeckTransport
 
 /// `tapedeck chain`: sets or shows a track's (or the master) effect chain.
 struct ChainCommand: Command {
@@ -23,11 +25,18 @@ struct ChainCommand: Command {
         sample) has it saved in SESSION/plugins/ and its entry says @state=NAME; a preset
         (@preset=NAME) is applied first. A plugin that is not installed is kept, passed through,
         and named in a warning.
+
+        Instruments go first in a MIDI track's chain: `gm` (General MIDI through FluidSynth,
+        gm:font=FILE.sf2 for another SoundFont, gm:program=N) or `sampler:file=kick.wav`
+        (root=NOTE, mode=gate|oneshot|loop). A sample outside the session is copied into
+        SESSION/samples/ and the chain names the copy.
         """,
         examples: ["tapedeck chain song.tapedeck 2 'hpf:80,comp:threshold=-18:ratio=4'",
                    "tapedeck chain song.tapedeck Vocal --input 'gate:-50,hpf:100'",
                    "tapedeck chain song.tapedeck master 'limiter:ceiling=-1'",
-                   "tapedeck chain song.tapedeck 1 'lv2:amp:-3,lv2:zeroconvolv-mono:@preset=No-OP Mono'"])
+                   "tapedeck chain song.tapedeck 1 'lv2:amp:-3,lv2:zeroconvolv-mono:@preset=No-OP Mono'",
+                   "tapedeck chain song.tapedeck drums 'sampler:file=kick.wav:root=36:mode=oneshot'",
+                   "tapedeck chain song.tapedeck piano 'gm:program=0,reverb'"])
 
     let folder: SessionFolder
     let trackText: String
@@ -64,7 +73,11 @@ struct ChainCommand: Command {
             }
             return ExitCode.ok
         }
-        let (chain, problems) = try startedChain(try Chain(parsing: chainText), sampleRate: document.session.sampleRate)
+        if let index, !input, document.session.tracks[index].frozen != nil {
+            throw UsageError("chain: \(document.session.tracks[index].name.terminalSafe) is frozen: unfreeze it first (tapedeck track SESSION \(index + 1) --unfreeze)")
+        }
+        let parsed = try ChainFiles.adopt(try Chain(parsing: chainText), into: folder, workingFolder: FileManager.default.currentDirectoryPath)
+        let (chain, problems) = try startedChain(parsed, sampleRate: document.session.sampleRate)
         document.edit("set chain") { (s: inout Session) in
             if let index {
                 if input { s.tracks[index].inputChain = chain.text } else { s.tracks[index].playbackChain = chain.text }
@@ -83,12 +96,15 @@ struct ChainCommand: Command {
     /// Starts a chain that holds plugins once, offline, as export will, and returns it with
     /// every plugin's state saved into the session (`@state=`), and what did not work.
     private func startedChain(_ chain: Chain, sampleRate: Int) throws -> (Chain, [String]) {
-        guard chain.entries.contains(where: { $0.node.contains(":") && !$0.isMissing }) else {
+        // Plugins (state to save) and nodes that read files (a sample, a SoundFont) are started
+        // once, so what does not work is said now.
+        guard chain.entries.contains(where: { ($0.node.contains(":") && !$0.isMissing) || !$0.texts.isEmpty
+                                              || NodeRegistry.standard.descriptor(named: $0.node)?.name == "gm" }) else {
             return (chain, chain.entries.enumerated().filter(\.element.isMissing).map {
                 "node \($0.offset + 1) (\(NodeReference.text(ofNode: $0.element.node))): not installed; passed through"
             })
         }
-        let instance = chain.instantiate(stateFolder: folder.pluginStateFolder)
+        let instance = chain.instantiate(stateFolder: folder.pluginStateFolder, files: SessionNodeFiles(folder: folder.path))
         defer { instance.release() }
         instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: 2, isRealtime: false), maxFrames: 1024)
         return (try instance.capturingState(in: folder.pluginStateFolder), instance.problems)

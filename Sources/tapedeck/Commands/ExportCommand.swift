@@ -12,7 +12,7 @@ import Glibc
 struct ExportCommand: Command {
     static let spec = CommandSpec(
         name: "export", summary: "mix a session to a WAV or FLAC file (optionally per-track stems, loudness-normalised)",
-        synopsis: ["export SESSION -o FILE.wav|FILE.flac [options]"],
+        synopsis: ["export SESSION -o FILE.wav|FILE.flac [options]", "export SESSION --midi -o FILE.mid [--range A-B]"],
         positionals: [PositionalSpec("SESSION", complete: .session)],
         options: [
             OptionSpec("--output", "-o", value: "FILE", "the file to write: .wav or .flac", complete: .file),
@@ -26,6 +26,7 @@ struct ExportCommand: Command {
             OptionSpec("--threads", value: "N", "tracks rendered in parallel (default: one per core)"),
             OptionSpec("--normalize", value: "LUFS", "set the mix's integrated loudness (EBU R128), e.g. -16LUFS or -23LUFS"),
             OptionSpec("--true-peak", value: "DBTP", "with --normalize: the highest true peak allowed (default -1)"),
+            OptionSpec(flag: "--midi", "write the session's MIDI as a Standard MIDI File (-o FILE.mid): one track per track with MIDI regions"),
         ],
         details: """
         Mixes every audible track (region gain and fades, track gain, pan, mute, solo) to a
@@ -41,8 +42,12 @@ struct ExportCommand: Command {
         and applies one gain so it reads the target; the gain is lowered when the true peak
         would pass the --true-peak ceiling (then the line says so: add --fx limiter to get
         louder). Stems get the same gain, so they still add up to the mix.
+        --midi writes the MIDI instead: a format-1 Standard MIDI File at the session's tempo and
+        meter (960 ticks a quarter), one track per track with MIDI regions (those that play,
+        layered regions all sounding), named after it, --range cut and moved to start at 0.
         """,
         examples: ["tapedeck export song.tapedeck -o song.flac --bits 24",
+                   "tapedeck export song.tapedeck --midi -o song.mid",
                    "tapedeck export song.tapedeck -o chorus.wav --range 1:00-1:30 --bits 16",
                    "tapedeck export song.tapedeck -o practice.wav --speed 0.7 --pitch -2",
                    "tapedeck export show.tapedeck -o episode.wav --normalize -16LUFS --true-peak -1"])
@@ -58,9 +63,12 @@ struct ExportCommand: Command {
     let threads: Int?
     let loudness: NormalizedMixdown.Target?
 
+    let midi: Bool
+
     init(arguments: inout Arguments) throws {
+        midi = arguments.flag("--midi")
         guard let out = try arguments.option("-o", "--output") else {
-            throw UsageError("export: missing -o FILE.wav|FILE.flac")
+            throw UsageError(midi ? "export: --midi needs -o FILE.mid" : "export: missing -o FILE.wav|FILE.flac")
         }
         output = out
         if let bits = try arguments.option("--bits") {
@@ -95,6 +103,15 @@ struct ExportCommand: Command {
             loudness = nil
         }
         folder = SessionFolder(path: try arguments.required("a session folder"))
+        if midi {
+            let lower = output.lowercased()
+            guard lower.hasSuffix(".mid") || lower.hasSuffix(".midi") else { throw UsageError("export: --midi writes a .mid file; -o '\(output)' is not one") }
+            if encoding != nil || stems != nil || !timePitch.isIdentity || masterChain != nil || loudness != nil || threads != nil {
+                throw UsageError("export: --midi writes MIDI only: --bits, --stems, --speed, --pitch, --fx, --normalize and --threads are for audio")
+            }
+            container = .wav
+            return
+        }
         guard let container = AudioContainer(pathExtension: output) else {
             throw UsageError("export: -o '\(output)' must end in .wav or .flac")
         }
@@ -109,6 +126,7 @@ struct ExportCommand: Command {
 
     func run() throws -> Int32 {
         let session = try folder.load()
+        if midi { return try runMIDI(session) }
         let end = session.endFrame
         let range: FrameRange
         if let text = rangeText {
@@ -159,6 +177,26 @@ struct ExportCommand: Command {
             : ", \(summary.nonFiniteSampleCount) NaN/infinite sample\(summary.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
         Terminal.out("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)\(summary.clipText)")
         if let loudnessLine { Terminal.out(loudnessLine) }
+        return ExitCode.ok
+    }
+
+    /// `export --midi`: the session's MIDI tracks into one Standard MIDI File.
+    private func runMIDI(_ session: Session) throws -> Int32 {
+        let end = session.tracks.flatMap(\.activeMIDIRegions).map(\.timelineEndFrame).max() ?? 0
+        guard end > 0 else { throw UsageError("export: \(folder.path.terminalSafe) has no MIDI regions to export") }
+        var range: FrameRange?
+        if let text = rangeText {
+            let r = try TimeText.range(from: text, tempoMap: session.tempoMap, defaultEnd: end, field: "export: --range")
+            guard r.startFrame < end else {
+                throw UsageError("export: --range \(text.terminalSafe) starts at or after the end of the session's MIDI (\(TimeText.clock(frames: end, sampleRate: session.sampleRate)))")
+            }
+            range = r
+        }
+        if let problem = folder.exportProblem(output, session: session) {
+            throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
+        }
+        let summary = try MIDIExporter.export(session: session, folder: folder, to: output, range: range)
+        Terminal.out("exported \(output.terminalSafe): \(summary.trackCount) MIDI track\(summary.trackCount == 1 ? "" : "s"), \(summary.eventCount) event\(summary.eventCount == 1 ? "" : "s")")
         return ExitCode.ok
     }
 

@@ -1,10 +1,11 @@
 import TapedeckCore
 import TapedeckIO
+import Foundation
 
 /// `tapedeck import`: copies audio files into a session and places them on tracks.
 struct ImportCommand: Command {
     static let spec = CommandSpec(
-        name: "import", summary: "copy audio files into a session, a new track per file (or onto --track N|NAME)",
+        name: "import", summary: "copy audio or MIDI files into a session, a new track per file (or onto --track N|NAME)",
         synopsis: ["import SESSION FILE... [--track N|NAME] [--at TIME]"],
         positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("FILE...", complete: .audioFile)],
         options: [
@@ -18,9 +19,14 @@ struct ImportCommand: Command {
         Without --track each file gets a new track named after it; with --track every file goes
         onto that track, one after another, laid over whatever is there (the newest region
         plays on top).
+        A Standard MIDI File (.mid) becomes MIDI: each of its tracks that plays anything gets a
+        MIDI track of its own (named by the file's track names) playing through the General
+        MIDI instrument (gm), its events copied into SESSION/midi/ in real time through the
+        file's own tempo map; with --track they go onto that track as MIDI regions.
         """,
         examples: ["tapedeck import song.tapedeck drums.wav bass.flac",
-                   "tapedeck import song.tapedeck vocal.wav --track vocal --at 4.1.1"])
+                   "tapedeck import song.tapedeck vocal.wav --track vocal --at 4.1.1",
+                   "tapedeck import song.tapedeck tune.mid"])
 
     let folder: SessionFolder
     let files: [String]
@@ -50,9 +56,18 @@ struct ImportCommand: Command {
         // opens, holds audio, and ends inside the timeline where it will be placed.
         var end = at
         for file in files {
-            let reader = try AudioFileReader(path: file)
-            if reader.frameCount == 0 { throw AudioFileError(path: file, reason: "holds no audio (0 frames); nothing imported") }
-            let frames = Int64((Double(reader.frameCount) * Double(document.session.sampleRate) / Double(reader.sampleRate)).rounded(.up))
+            let frames: Int64
+            if ImportCommand.isMIDI(file) {
+                let midi = try StandardMIDIFile.read(path: file)
+                guard midi.tracks.contains(where: { !$0.events.isEmpty }) else {
+                    throw AudioFileError(path: file, reason: "holds no notes or controllers; nothing imported")
+                }
+                frames = midi.mergedSequence(sampleRate: document.session.sampleRate).lengthFrames
+            } else {
+                let reader = try AudioFileReader(path: file)
+                if reader.frameCount == 0 { throw AudioFileError(path: file, reason: "holds no audio (0 frames); nothing imported") }
+                frames = Int64((Double(reader.frameCount) * Double(document.session.sampleRate) / Double(reader.sampleRate)).rounded(.up))
+            }
             let fileEnd = (trackIndex == nil ? at : end) + min(frames, SessionLimits.maximumTimelineFrames + 1)
             if fileEnd > SessionLimits.maximumTimelineFrames {
                 throw UsageError("import: \(file.terminalSafe) would end past the end of the timeline (at most \(SessionLimits.timelineLimitText(sampleRate: document.session.sampleRate)))")
@@ -61,6 +76,10 @@ struct ImportCommand: Command {
         }
         var position = at
         for file in files {
+            if ImportCommand.isMIDI(file) {
+                position = try importMIDI(file, at: position, onto: trackIndex, document: &document)
+                continue
+            }
             var bar = ProgressBar(label: "importing \(baseName(file).terminalSafe)")
             let imported = try AudioImporter.importFile(source: file, destinationFolder: folder.audioFolder,
                                                          peaksFolder: folder.peaksFolder,
@@ -85,6 +104,52 @@ struct ImportCommand: Command {
             Terminal.out("imported \(file.terminalSafe) → \(region.file.terminalSafe): \(imported.channelCount) ch, \(TimeText.clock(frames: imported.frameCount, sampleRate: rate))\(imported.wasResampled ? ", resampled to \(rate) Hz" : "")\(cleaned)")
         }
         return ExitCode.ok
+    }
+
+    /// A Standard MIDI File: by its name, or by its first bytes.
+    static func isMIDI(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".mid") || lower.hasSuffix(".midi") || lower.hasSuffix(".smf") { return true }
+        guard let f = fopen(path, "rb") else { return false }
+        defer { fclose(f) }
+        var magic = [UInt8](repeating: 0, count: 4)
+        return fread(&magic, 1, 4, f) == 4 && magic == Array("MThd".utf8)
+    }
+
+    /// Imports one MIDI file (its tracks onto new MIDI tracks, or onto `track`), saves, and
+    /// returns where the next file goes.
+    private func importMIDI(_ file: String, at position: Int64, onto track: Int?, document: inout SessionDocument) throws -> Int64 {
+        let session = document.session
+        let (tracks, fileTempo) = try MIDIImporter.importFile(source: file, folder: folder, tempoMap: session.tempoMap)
+        try document.edit("import \(baseName(file))") { (s: inout Session) throws(UsageError) in
+            if track == nil && s.tracks.count + tracks.count > SessionLimits.maximumTracks {
+                throw UsageError("import: \(tracks.count) new tracks would pass the limit of \(SessionLimits.maximumTracks)")
+            }
+            for imported in tracks {
+                let region = Region(file: imported.file, timelineStartFrame: position, lengthFrames: imported.lengthFrames, isMIDI: true)
+                if let t = track {
+                    // The file's tracks play together: all from the same place.
+                    s.tracks[t].regions.append(region)
+                } else {
+                    var name = imported.name
+                    var n = 2
+                    while NameMatch.index(of: name, in: s.tracks.map(\.name)) != nil { name = "\(imported.name) \(n)"; n += 1 }
+                    s.tracks.append(Track(name: name, playbackChain: "gm", regions: [region], isMIDI: true))
+                }
+            }
+        }
+        try folder.save(document.session)
+        for imported in tracks {
+            Terminal.out("imported \(file.terminalSafe) → \(imported.file.terminalSafe): MIDI track \(imported.name.terminalSafe), \(imported.noteCount) note\(imported.noteCount == 1 ? "" : "s"), \(imported.eventCount) event\(imported.eventCount == 1 ? "" : "s"), \(TimeText.clock(frames: imported.lengthFrames, sampleRate: session.sampleRate))")
+        }
+        if abs(fileTempo - session.tempoBPM * 4 / Double(session.timeSignature.beatUnit)) > 0.01 {
+            Terminal.out("note: the file's tempo is \(formatTempo(fileTempo)) BPM, the session's \(formatTempo(session.tempoBPM)): its notes keep their times (a session at the file's tempo keeps its bars: tapedeck new --tempo \(formatTempo(fileTempo)))")
+        }
+        return track != nil ? position + (tracks.map(\.lengthFrames).max() ?? 0) : position
+    }
+
+    private func formatTempo(_ bpm: Double) -> String {
+        bpm == bpm.rounded() ? String(Int(bpm)) : String(format: "%.2f", bpm)
     }
 
     private func baseName(_ path: String) -> String {

@@ -108,13 +108,15 @@ struct InfoCommand: Command {
             "markers   \(session.markers.isEmpty ? "none" : session.markers.map { "\($0.name.terminalSafe)@\(clock($0.frame))" }.joined(separator: ", "))",
             "master    fader \(Fader.text(session.masterGainDecibels)) dB, \(session.masterChain.isEmpty ? "no effects" : session.masterChain.terminalSafe)",
             "tracks    \(session.tracks.count)",
-        ]
+        ] + (session.midiBindings.isEmpty ? [] : ["MIDI      " + session.midiBindings.map(\.description).joined(separator: ", ")])
         for (i, t) in session.tracks.enumerated() {
             var flags = [String]()
             if t.armed { flags.append("armed") }
             if t.mute { flags.append("muted") }
             if t.solo { flags.append("solo") }
-            lines.append("  \(i + 1). \(t.name.terminalSafe)  \(InputChannels.text(t.inputChannels))  \(Fader.text(t.gainDecibels)) dB  pan \(Pan.text(t.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")")
+            if let f = t.frozen { flags.append("frozen: \(f.file.terminalSafe)") }
+            let input = t.isMIDI ? "MIDI" : InputChannels.text(t.inputChannels)
+            lines.append("  \(i + 1). \(t.name.terminalSafe)  \(input)  \(Fader.text(t.gainDecibels)) dB  pan \(Pan.text(t.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")")
             if !t.inputChain.isEmpty { lines.append("       input chain: \(t.inputChain.terminalSafe)") }
             if !t.playbackChain.isEmpty { lines.append("       chain: \(t.playbackChain.terminalSafe)") }
             for r in RegionCommand.timelineOrder(t).map({ t.regions[$0] }) {
@@ -124,6 +126,7 @@ struct InfoCommand: Command {
                 if r.rate != 1 { extra += "  rate \(r.rate)×" }
                 if let g = r.takeGroup, let n = r.takeNumber { extra += "  take \(g).\(n)\(t.isActive(r) ? " (active)" : "")" }
                 if let v = r.recordedSpeed { extra += "  recorded at \(v)×" }
+                if r.isMIDI { extra += "  MIDI" }
                 lines.append("       \(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))  \(r.file.terminalSafe)  (from \(r.sourceOffsetFrame), \(r.lengthFrames) frames)\(extra)")
             }
         }

@@ -19,12 +19,14 @@ struct PlayCommand: Command {
             OptionSpec("--quality", value: "Q", "live stretch engine: Rubber Band R2 faster (fast, default; R3 above 4x) "
                        + "or R3 finer throughout (best: steadier, about twice the stretcher's cost)", allowed: ["fast", "best"]),
             OptionSpec("--fx", value: "CHAIN", "master chain for this run (replaces the session's)"),
-        ] + SharedOptions.click + [
+        ] + SharedOptions.click + SharedOptions.midi + [
             OptionSpec(flag: "--json", "one JSON status object per line on stdout"),
         ],
         details: """
         Plays every audible track (mute and solo respected) through region gain and fades, track
-        gain and pan, until the end, --to, or Ctrl-C.
+        gain and pan, until the end, --to, or Ctrl-C. MIDI tracks play their regions through
+        their instruments; MMC (and --midi-surface buttons) from the MIDI inputs play, stop and
+        locate; armed tracks hear the MIDI inputs live.
 
         \(SharedOptions.alsaEnvironment)
         """)
@@ -39,6 +41,7 @@ struct PlayCommand: Command {
     var quality: StretchQuality
     var masterChain: Chain?
     var click: ClickSettings?
+    var midi: MIDIOptions
 
     init(arguments: inout Arguments) throws {
         timePitch = try TimePitchOptions.parse(&arguments)
@@ -47,6 +50,7 @@ struct PlayCommand: Command {
             throw UsageError("play: --quality '\(q)' must be fast or best")
         }
         self.quality = quality
+        midi = try MIDIOptions(arguments: &arguments)
         masterChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
         let clickOn = arguments.flag("--click")
         let level = try arguments.doubleOption("--click-level", in: -60...0)
@@ -58,6 +62,7 @@ struct PlayCommand: Command {
             click = c
         }
         device = try DeviceOptions(arguments: &arguments)
+        device.jack.connectMIDI(midi.setup)
         fromText = try arguments.option("--from")
         toText = try arguments.option("--to")
         loop = arguments.flag("--loop")
@@ -76,6 +81,7 @@ struct PlayCommand: Command {
         options.engine = DeviceOptions.engineOptions()
         options.engine.liveStretchQuality = quality
         options.clickOutputs = click?.outputChannels ?? [1, 2]
+        options.midi = midi.setup
         if isSession {
             let f = SessionFolder(path: target)
             // Opening a session finishes takes a crash left behind, so they are heard too.
@@ -105,8 +111,11 @@ struct PlayCommand: Command {
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: 0,
                                   playbackChannels: max(2, click?.outputChannels.max() ?? 0), tempoMap: tempo)
         // The device starts after everything is asked for, so its first period plays `from`.
-        let transport = try Transport(session: session, folder: folder, device: dev, deviceName: device.name, options: options,
+        let transport: Transport
+        do {
+            transport = try Transport(session: session, folder: folder, device: dev, deviceName: device.name, options: options,
                                       position: from, startsDevice: false)
+        } catch let e as TransportError { throw RecordFailure(message: "play: \(e.description)") }
         defer { transport.close() }
         if let click {
             transport.clickLevelDecibels = click.levelDecibels

@@ -37,10 +37,12 @@ struct RecordCommand: Command {
             OptionSpec("--monitor", value: "MODE", "hear the input (after its input chain): input always; auto while recording, in place of the track's own playback (default off); its latency is shown",
                        allowed: ["off", "input", "auto"]),
             OptionSpec("--retro", value: "SECONDS", "listen without recording, keeping the last SECONDS of input in memory; each SIGUSR1 (kill -USR1 PID) turns them into a take placed where it was played"),
-        ] + SharedOptions.timePitch,
+        ] + SharedOptions.timePitch + SharedOptions.midi,
         details: """
         Records from an ALSA device until Ctrl-C, SIGTERM, SIGHUP or --duration, then finishes
-        the take (header, peaks, session) and exits 0. With --play, --speed, --mode and --pitch
+        the take (header, peaks, session) and exits 0. An armed MIDI track records what the MIDI
+        inputs play (--midi-in) into a .mid file in S/midi/, placed like an audio take (count-in,
+        punch, loop passes), and hears it through its instrument; MMC stop ends the recording. With --play, --speed, --mode and --pitch
         set the transport's speed while you record; the take is placed in time, marked with its
         speed, and plays in time (pitch kept) at 1x.
 
@@ -58,6 +60,7 @@ struct RecordCommand: Command {
     var container: AudioContainer?
     var encoding: SampleEncoding
     var durationText: String?
+    var midi: MIDIOptions
     var play: Bool
     var json: Bool
     var inputChain: Chain?
@@ -91,6 +94,8 @@ struct RecordCommand: Command {
         guard let e = SampleEncoding(rawValue: bits) else { throw UsageError("record: --bits '\(bits)' must be 16, 24 or 32f") }
         encoding = e
         durationText = try arguments.option("--duration")
+        midi = try MIDIOptions(arguments: &arguments)
+        device.jack.connectMIDI(midi.setup)
         play = arguments.flag("--play")
         json = arguments.flag("--json")
         let positional = arguments.positional()
@@ -141,18 +146,25 @@ struct RecordCommand: Command {
         options.takeContainer = container ?? .wav
         options.takeEncoding = encoding
         options.retroSeconds = retroSeconds
+        options.midi = midi.setup
         let monitor = options.monitoring ?? .off
-        let outputs = max(play || recording.click != nil || monitor != .off ? 2 : 0, recording.click?.outputChannels.max() ?? 0)
+        // A MIDI track is heard through its instrument while it records: it needs the outputs.
+        let playsInstrument = target.tracks.contains { session.tracks[$0].isMIDI }
+        let outputs = max(play || recording.click != nil || monitor != .off || playsInstrument ? 2 : 0, recording.click?.outputChannels.max() ?? 0)
         // A JACK client's inputs are named after the tracks that record from them.
-        let portTracks = target.isFileTake ? [] : target.tracks.map { t in
+        // (A MIDI track has no audio input: its MIDI comes in on midi_in.)
+        let portTracks = target.isFileTake ? [] : target.tracks.filter { !session.tracks[$0].isMIDI }.map { t in
             (name: session.tracks[t].name, channels: channelsGiven ? channels : session.tracks[t].inputChannels)
         }
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: target.deviceChannelsNeeded(override: channelsGiven ? channels : nil),
                                   playbackChannels: outputs, tracks: portTracks, tempoMap: tempo)
         options.engine.latencyOffsetFrames = try LatencyOffsets.load().offset(forDevice: dev.configuration.name)
         // The device starts once the take is asked for, so its first period records.
-        let transport = try Transport(session: session, folder: target.folder, device: dev, deviceName: device.name,
+        let transport: Transport
+        do {
+            transport = try Transport(session: session, folder: target.folder, device: dev, deviceName: device.name,
                                       options: options, position: timing.transportStart, startsDevice: false)
+        } catch let e as TransportError { throw RecordFailure(message: "record: \(e.description)") }
         defer { transport.close() }
         transport.countInBars = recording.countInBars
         if let click = recording.click {

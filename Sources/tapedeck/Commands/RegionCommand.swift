@@ -6,21 +6,23 @@ import TapedeckIO
 /// session: move, trim, split, fade, gain, rate, duplicate, raise, delete.
 struct RegionCommand: Command {
     static let spec = CommandSpec(
-        name: "region", summary: "list a track's regions, or move, trim, split, fade, gain, stretch, raise or delete one",
+        name: "region", summary: "list a track's regions, or move, trim, split, fade, gain, stretch, quantise, raise or delete one",
         synopsis: ["region SESSION TRACK", "region SESSION TRACK N move TIME", "region SESSION TRACK N trim [--start TIME] [--end TIME]",
                    "region SESSION TRACK N split TIME", "region SESSION TRACK N fade [--in LENGTH] [--out LENGTH]",
                    "region SESSION TRACK N gain DB", "region SESSION TRACK N rate R | rate --length LENGTH",
+                   "region SESSION TRACK N quantize GRID [--strength S]",
                    "region SESSION TRACK N duplicate|raise|delete"],
         positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("TRACK", complete: .none),
                       PositionalSpec("N", complete: .none),
                       PositionalSpec("ACTION", complete: .choices,
-                                     choices: ["move", "trim", "split", "fade", "gain", "rate", "duplicate", "raise", "delete"])],
+                                     choices: ["move", "trim", "split", "fade", "gain", "rate", "quantize", "duplicate", "raise", "delete"])],
         options: [
             OptionSpec("--start", value: "TIME", "trim: the region's new start on the timeline"),
             OptionSpec("--end", value: "TIME", "trim: the region's new end on the timeline"),
             OptionSpec("--in", value: "LENGTH", "fade: the fade-in's length"),
             OptionSpec("--out", value: "LENGTH", "fade: the fade-out's length"),
             OptionSpec("--length", value: "LENGTH", "rate: stretch the region to last this long"),
+            OptionSpec("--strength", value: "S", "quantize: how far notes move towards the grid, 1%...100% (default 100%)"),
         ],
         details: """
         Without N, lists the track's regions, numbered in timeline order. TRACK is a number or a
@@ -30,17 +32,21 @@ struct RegionCommand: Command {
         over what lies under it with 5 ms crossfades: `raise` puts N on top; a duplicate lies on
         top, right after N. `rate R` plays the source at R (0.5, 1/2, 50%: twice as long, pitch
         kept, rendered with Rubber Band R3); `rate --length 8.0` stretches N to last that long.
+        `quantize GRID` (a MIDI region) moves each note's start towards the nearest line of GRID
+        (1/4, 1/8, 1/16, 1/32, 1/8t triplet, 1/4. dotted, bar, beat) by --strength, keeping its
+        length; the notes are written to a new file in midi/ (the old one stays).
         Times and lengths are seconds, m:ss.mmm, frames (90000f) or bar.beat.sixteenth. Saved at
         once.
         """,
         examples: ["tapedeck region song.tapedeck vocal 2 move 1:04.5",
                    "tapedeck region song.tapedeck 1 1 trim --start 0:01 --end 0:09",
-                   "tapedeck region song.tapedeck 1 1 fade --in 0.01 --out 2"])
+                   "tapedeck region song.tapedeck 1 1 fade --in 0.01 --out 2",
+                   "tapedeck region song.tapedeck keys 1 quantize 1/16 --strength 75%"])
 
     /// What to do to the region.
     enum Edit {
         case move(String), trim(start: String?, end: String?), split(String), fade(fadeIn: String?, fadeOut: String?)
-        case gain(Double), rate(Double), stretch(String), duplicate, raise, delete
+        case gain(Double), rate(Double), stretch(String), quantize(grid: String, strength: String?), duplicate, raise, delete
     }
 
     let folder: SessionFolder
@@ -52,10 +58,11 @@ struct RegionCommand: Command {
         let start = try arguments.option("--start"), end = try arguments.option("--end")
         let fadeIn = try arguments.option("--in"), fadeOut = try arguments.option("--out")
         let length = try arguments.option("--length")
+        let strength = try arguments.option("--strength")
         folder = SessionFolder(path: try arguments.required("a session folder"))
         trackText = try arguments.required("a track number or name")
         guard let n = arguments.positional() else {
-            if start != nil || end != nil || fadeIn != nil || fadeOut != nil || length != nil {
+            if start != nil || end != nil || fadeIn != nil || fadeOut != nil || length != nil || strength != nil {
                 throw UsageError("region: name the region (its number in the listing) and what to do")
             }
             number = nil; edit = nil
@@ -63,7 +70,7 @@ struct RegionCommand: Command {
         }
         guard let value = Int(n), value >= 1 else { throw UsageError("region: '\(n)' is not a region number (1, 2, … as listed)") }
         number = value
-        let verbs = ["move", "trim", "split", "fade", "gain", "rate", "duplicate", "raise", "delete"]
+        let verbs = ["move", "trim", "split", "fade", "gain", "rate", "quantize", "duplicate", "raise", "delete"]
         guard let verb = arguments.positional() else { throw UsageError("region: what should region \(value) do? (\(verbs.joined(separator: ", ")))") }
         func operand(_ what: String) throws(UsageError) -> String {
             guard let v = arguments.positional() else { throw UsageError("region: \(verb) needs \(what)") }
@@ -88,11 +95,16 @@ struct RegionCommand: Command {
             guard let r = TimePitchSettings.parseSpeed(text) else { throw UsageError("region: rate '\(text)' is not a rate (0.5, 1/2, 50%, 2x)") }
             guard r >= 1.0 / 32, r <= 32 else { throw UsageError("region: rate \(text) is outside 1/32...32") }
             edit = .rate(r)
+        case "quantize", "quantise":
+            edit = .quantize(grid: try operand("a grid (1/16, 1/8t, 1/4., bar, beat)"), strength: strength)
         case "duplicate": edit = .duplicate
         case "raise": edit = .raise
         case "delete": edit = .delete
         default:
             throw UsageError("region: unknown edit '\(verb)'\(NameMatch.suggestion(verb, in: verbs)) (one of \(verbs.joined(separator: ", ")))")
+        }
+        if strength != nil, case .quantize = edit {} else if strength != nil {
+            throw UsageError("region: --strength is for quantize")
         }
     }
 
@@ -145,6 +157,13 @@ struct RegionCommand: Command {
         case .stretch(let text):
             let length = try frames(text)
             try document.editRegions("stretch region") { (s: inout Session) throws(RegionEditError) in try s.stretchRegion(ref, toLengthFrames: length) }
+        case .quantize(let grid, let strength):
+            let region = try document.session.region(ref)
+            guard region.isMIDI else { throw UsageError("region: region \(number) of track \(t + 1) is audio; quantize moves MIDI notes") }
+            try document.session.checkNotFrozen(t)
+            let setting = try QuantizeSetting.parse(grid: grid, strength: strength, timeSignature: map.timeSignature).get()
+            let quantized = try MIDIRegionFile.quantized(region, setting: setting, folder: folder, tempoMap: map)
+            try document.editRegions("quantize") { (s: inout Session) throws(RegionEditError) in s.tracks[t].regions[ref.region] = quantized }
         case .duplicate:
             result = try document.editRegions("duplicate region") { (s: inout Session) throws(RegionEditError) in try s.duplicateRegion(ref) } ?? ref.region
         case .raise:
@@ -184,6 +203,7 @@ struct RegionCommand: Command {
         if r.gainDecibels != 0 { text += "  gain \(Fader.text(r.gainDecibels)) dB" }
         if r.fadeInFrames > 0 || r.fadeOutFrames > 0 { text += "  fades \(session.clockText(r.fadeInFrames))/\(session.clockText(r.fadeOutFrames))" }
         if r.rate != 1 { text += "  rate \(r.rate)" }
+        if r.isMIDI { text += "  MIDI" }
         return text
     }
 }

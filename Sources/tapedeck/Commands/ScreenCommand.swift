@@ -16,7 +16,7 @@ struct ScreenCommand: Command {
         options: [
             OptionSpec("--theme", value: "NAME", "colours: default, light, high-contrast, mono or your own"),
             OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none), or jack (jack:CLIENT) to run as a JACK client"),
-        ] + SharedOptions.jack,
+        ] + SharedOptions.jack + SharedOptions.midi,
         details: """
         Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
         not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
@@ -43,6 +43,9 @@ struct ScreenCommand: Command {
         physical ports (--connect PATTERN or none otherwise); play, stop and locate follow and
         drive JACK's transport (--jack-transport off keeps them Tapedeck's own), and --timebase
         publishes the session's bars and beats. The device chooser lists jack when a server runs.
+        MIDI: the ALSA sequencer's hardware ports (or --midi-in PORT, jack:PORT) play armed
+        tracks; MMC and --midi-surface buttons drive the transport; --midi-out sends MIDI thru
+        to a JACK port.
     """,
         examples: ["tapedeck Samples/demo.tapedeck --theme light"])
 
@@ -51,6 +54,7 @@ struct ScreenCommand: Command {
     let deviceName: String
     let deviceGiven: Bool
     let jack: JACKOptions
+    let midi: MIDIOptions
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
@@ -58,6 +62,7 @@ struct ScreenCommand: Command {
         deviceGiven = device != nil
         deviceName = device ?? "default"
         jack = try JACKOptions(arguments: &arguments, deviceName: deviceName)
+        midi = try MIDIOptions(arguments: &arguments)
         sessionPath = arguments.positional()
     }
 
@@ -130,6 +135,7 @@ struct ScreenCommand: Command {
         let (link, offlineReason) = try makeLink(session: session, folder: folder, device: device, environment: env)
         // Last, so the problems with the user's own files are the ones shown first.
         if let offlineReason { messages.append("offline: \(offlineReason)") }
+        if session.tracks.contains(where: \.isMIDI) && link.midiPorts.isEmpty { messages.append(link.midiInputLine) }
         let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
                                 hooks: ScreenCommand.hooks(), keyMap: keyMap, peaks: peaks,
                                 importFolder: FileManager.default.currentDirectoryPath)
@@ -170,6 +176,7 @@ struct ScreenCommand: Command {
         options.engine = DeviceOptions.engineOptions()
         options.engine.lockMemory = true
         options.retroSeconds = Transport.screenRetroSeconds
+        options.midi = midi.setup
         func offline(_ reason: String?) throws -> (Transport, offlineReason: String?) {
             let device = OfflineClockDevice(sampleRate: session.sampleRate, captureChannels: fake ? 2 : 0, playbackChannels: 2,
                                             periodFrames: 256, capacityPeriods: 0, paced: true, name: ScreenDevice.offlineName)
@@ -181,7 +188,8 @@ struct ScreenCommand: Command {
         do { provider = ScreenDevice(config: try ALSAConfig.fromEnvironment()) } catch { return try offline(error.description) }
         provider.inputsWanted = max(2, session.tracks.flatMap(\.inputChannels).max() ?? 2)
         provider.jack = jack
-        provider.portTracks = session.tracks.filter(\.armed).map { (name: $0.name, channels: $0.inputChannels) }
+        provider.jack.connectMIDI(midi.setup)
+        provider.portTracks = session.tracks.filter { $0.armed && !$0.isMIDI }.map { (name: $0.name, channels: $0.inputChannels) }
         provider.tempoMap = session.tempoMap
         let device: AudioDevice
         do { device = try provider.open(name: deviceName, sampleRate: session.sampleRate) } catch { return try offline("\(error)") }
@@ -212,6 +220,12 @@ struct ScreenCommand: Command {
                 let summary = try Mixdown(request).run { progress($0) }
                 let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
                 return "exported \(length), peak \(Decibels.text(summary.peakDecibels)) dBFS\(summary.clipText)"
+            },
+            freeze: { session, folderPath, track, progress in
+                let result = try TrackFreeze.render(session: session, folder: SessionFolder(path: folderPath), track: track) { progress($0) }
+                let length = TimeText.clock(frames: result.frozen.lengthFrames, sampleRate: session.sampleRate)
+                let warnings = result.warnings.isEmpty ? "" : "; " + result.warnings.joined(separator: "; ")
+                return (result.frozen, "froze \(session.tracks[track].name): \(length) in \(result.frozen.file)\(warnings)")
             })
     }
 
@@ -233,7 +247,7 @@ extension ScreenCommand {
             return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
         }
         if commandNames.contains(first) || first == "help" { return args }
-        let screenOptions = ["--theme", "--device", "--connect", "--jack-transport", "--timebase"]
+        let screenOptions = ["--theme", "--device", "--connect", "--jack-transport", "--timebase", "--midi-in", "--midi-out", "--midi-surface"]
         if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
         if !first.hasPrefix("-") && !first.hasSuffix(".tapedeck") && !first.hasSuffix(".tapedeck/")
             && access(first, F_OK) != 0 { return args }

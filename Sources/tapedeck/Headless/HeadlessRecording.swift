@@ -27,6 +27,9 @@ struct HeadlessRecording {
         } else {
             Terminal.err("recording from \(device)\n")
             if target.tracks.count > 1 { Terminal.err("recording \(target.tracks.count) tracks at once: \(target.tracks.map { "\($0 + 1)" }.joined(separator: ", "))\n") }
+            if target.tracks.contains(where: { transport.session.tracks[$0].isMIDI }) {
+                Terminal.err(transport.midiInputLine + "\n")
+            }
         }
         var seen = 0
         var last = transport.snapshot()

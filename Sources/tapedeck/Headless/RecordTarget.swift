@@ -75,10 +75,13 @@ struct RecordTarget {
         return out
     }
 
-    /// Device inputs to open: enough for every recorded track (or the one override).
+    /// Device inputs to open: enough for every recorded audio track (or the one override);
+    /// none when only MIDI tracks record.
     func deviceChannelsNeeded(override: [Int]?) -> Int {
         if let override { return override.max() ?? 1 }
-        return tracks.flatMap { session.tracks[$0].inputChannels }.max() ?? 1
+        let audio = tracks.filter { !session.tracks[$0].isMIDI }
+        if audio.isEmpty { return 0 }
+        return audio.flatMap { session.tracks[$0].inputChannels }.max() ?? 1
     }
 
     /// Saves the track made for the take, before its first frame, so that a take killed

@@ -1,0 +1,248 @@
+import Foundation
+import TapedeckCore
+import TapedeckDSP
+import TapedeckEngine
+
+/// Where MIDI comes from and goes to, as a front-end asks for it (`--midi-in`, `--midi-out`,
+/// `--midi-surface`).
+public struct MIDISetup: Sendable, Equatable {
+    /// One MIDI input.
+    public enum Input: Sendable, Equatable {
+        /// The ALSA sequencer, connected from every hardware port (the default; quietly off
+        /// where there is no sequencer).
+        case alsaHardware
+        /// The ALSA sequencer, connected from this port (`20:0`, a client's name).
+        case alsa(String)
+        /// A JACK MIDI input port, connected from this JACK port (empty: connected by hand).
+        case jack(String)
+    }
+
+    /// The inputs (none: no MIDI; the front-ends ask for ``Input/alsaHardware`` unless told otherwise).
+    public var inputs: [Input] = []
+    /// JACK ports MIDI thru goes to.
+    public var jackOutputs: [String] = []
+    /// Which surface buttons are transport buttons (MMC always is).
+    public var surface: ControlSurface = .off
+    /// The JACK client's name.
+    public var jackClientName = "tapedeck-midi"
+
+    /// No MIDI.
+    public init() {}
+
+    /// The JACK ports the inputs name (`jack:PORT`), to connect to a JACK MIDI input.
+    public var jackSources: [String] {
+        inputs.compactMap { if case .jack(let p) = $0, !p.isEmpty { return p } else { return nil } }
+    }
+
+    /// Whether a JACK MIDI port is asked for at all (`--midi-in jack…`, `--midi-out`).
+    public var usesJACK: Bool {
+        !jackOutputs.isEmpty || inputs.contains { if case .jack = $0 { return true } else { return false } }
+    }
+}
+
+/// What MIDI changed that the front-end should follow in its session: a controller learnt,
+/// bound controllers moved, the loop switched by a surface's cycle button.
+public struct MIDIChanges: Sendable, Equatable {
+    /// The binding made by MIDI learn, to add to the session.
+    public var learned: MIDIBinding?
+    /// Bound controllers that moved: the binding (as the session holds it) and the value.
+    public var moves: [(binding: MIDIBinding, value: Int)] = []
+    /// The loop switched on or off from MIDI.
+    public var loopEnabled: Bool?
+
+    /// Nothing changed.
+    public init() {}
+
+    /// Whether there is nothing to follow.
+    public var isEmpty: Bool { learned == nil && moves.isEmpty && loopEnabled == nil }
+
+    public static func == (a: MIDIChanges, b: MIDIChanges) -> Bool {
+        a.learned == b.learned && a.loopEnabled == b.loopEnabled
+            && a.moves.count == b.moves.count && zip(a.moves, b.moves).allSatisfy { $0.binding == $1.binding && $0.value == $1.value }
+    }
+}
+
+/// The transport's MIDI state: its sources and what waits for the front-end.
+final class TransportMIDI {
+    var alsa: [ALSASequencerInput] = []
+    var jack: JACKMIDIPorts?
+    /// The binding waiting for a controller (MIDI learn).
+    var learning: MIDIBinding?
+    var changes = MIDIChanges()
+    var saidDropped: Int64 = 0
+    /// Why the default input (every ALSA hardware port) is off, when it is.
+    var unavailable: String?
+}
+
+extension Transport {
+    /// Opens the MIDI inputs and output `options.midi` asks for and attaches them to the
+    /// engine. An input asked for by name that cannot be opened throws; the default (every
+    /// ALSA hardware port) is said once and left off where there is no sequencer.
+    func openMIDI() throws {
+        let setup = options.midi
+        for input in setup.inputs {
+            switch input {
+            case .alsaHardware:
+                do {
+                    let source = try ALSASequencerInput(source: nil, surface: setup.surface)
+                    try source.start()
+                    midi.alsa.append(source)
+                } catch {
+                    // Quiet: most machines that record audio only have no sequencer at all.
+                    midi.unavailable = "\(error)"
+                }
+            case .alsa(let address):
+                let source: ALSASequencerInput
+                do { source = try ALSASequencerInput(source: address, surface: setup.surface) } catch {
+                    throw TransportError(.device, "--midi-in \(address): \(error)")
+                }
+                do { try source.start() } catch { throw TransportError(.device, "\(error)") }
+                midi.alsa.append(source)
+            case .jack:
+                break
+            }
+        }
+        // On the JACK backend the device's own MIDI ports serve (connected as it opened); on
+        // another device JACK MIDI comes through a client of its own.
+        if setup.usesJACK && deviceMIDIPorts.isEmpty {
+            do {
+                midi.jack = try JACKMIDIPorts(clientName: setup.jackClientName, sources: setup.jackSources,
+                                              destinations: setup.jackOutputs, surface: setup.surface)
+            } catch {
+                throw TransportError(.device, "JACK MIDI: \(error)")
+            }
+        }
+        attachMIDI()
+    }
+
+    /// Attaches the open MIDI ports to the (new) engine.
+    func attachMIDI() {
+        engine.setControlSurface(options.midi.surface)
+        for source in midi.alsa { engine.attach(midiInput: source.port) }
+        if let jack = midi.jack {
+            engine.attach(midiInput: jack.input)
+            engine.attach(midiOutput: jack.output)
+        }
+    }
+
+    /// Closes the MIDI sources.
+    func closeMIDI() {
+        for source in midi.alsa { source.close() }
+        midi.alsa = []
+        midi.jack?.close()
+        midi.jack = nil
+    }
+
+    /// The MIDI ports in use (`ALSA Tapedeck:MIDI in ← 20:0 Keystation`).
+    public var midiPorts: [String] {
+        midi.alsa.map { "\($0.port.name)\($0.connected.isEmpty ? "" : " ← " + $0.connected.joined(separator: ", "))" }
+            + (midi.jack.map { ["JACK \($0.clientName):midi_in, \($0.clientName):midi_out"] } ?? [])
+            + (deviceMIDIPorts.isEmpty ? [] : ["JACK " + deviceMIDIPorts.joined(separator: ", ")])
+    }
+
+    /// The device's own MIDI ports (the JACK backend's `tapedeck:midi_in`, `tapedeck:midi_out`).
+    var deviceMIDIPorts: [String] { (engine.device as? JACKDevice)?.midiPortNames ?? [] }
+
+    /// One line for a front-end: the MIDI ports in use, or why there are none (no ALSA
+    /// sequencer on this machine, and no --midi-in).
+    public var midiInputLine: String {
+        if !midiPorts.isEmpty { return "MIDI: " + midiPorts.joined(separator: "; ") }
+        return "no MIDI input" + (midi.unavailable.map { ": \($0)" } ?? "") + " (--midi-in PORT or jack:PORT names one)"
+    }
+
+    /// MIDI learn: the next controller any input moves gets bound to what `target` names
+    /// (its controller and channel are filled in); ``collectMIDIChanges()`` hands the binding
+    /// over. Nil cancels.
+    public func learnController(for target: MIDIBinding?) {
+        midi.learning = target
+        if target == nil { engine.cancelLearning() } else { engine.learnNextController() }
+    }
+
+    /// Whether a controller is being waited for (MIDI learn).
+    public var isLearningController: Bool { midi.learning != nil }
+
+    /// What MIDI changed since the last call, for the front-end's session. Control thread.
+    public func collectMIDIChanges() -> MIDIChanges {
+        defer { midi.changes = MIDIChanges() }
+        return midi.changes
+    }
+
+    /// Acts on transport commands from MIDI, takes what the audio thread learnt and moved.
+    /// Called from every snapshot.
+    func pollMIDI() {
+        for request in engine.drainMachineCommands() { perform(request.command) }
+        if let target = midi.learning, let learnt = engine.learnedController() {
+            var binding = target
+            binding.controller = learnt.controller
+            binding.channel = learnt.channel + 1
+            midi.changes.learned = binding
+            midi.learning = nil
+            notices.append("MIDI learn: \(binding)")
+        }
+        for move in engine.drainControllerMoves() where spec.midiBindings.indices.contains(move.binding) {
+            let binding = spec.midiBindings[move.binding].binding
+            midi.changes.moves.removeAll { $0.binding == binding }
+            midi.changes.moves.append((binding, move.value))
+        }
+        let dropped = engine.droppedMIDIMessages
+        if dropped > midi.saidDropped {
+            notices.append("\(dropped - midi.saidDropped) MIDI message\(dropped - midi.saidDropped == 1 ? "" : "s") lost (more than a period holds, or nothing draining the input)")
+            midi.saidDropped = dropped
+        }
+    }
+
+    /// One transport command from MIDI, as the matching key would do it.
+    func perform(_ command: MachineCommand) {
+        let now = status
+        switch command {
+        case .play:
+            if now.transport == .stopped { play(from: now.positionFrame) }
+        case .stop, .pause:
+            stop()
+        case .recordStrobe:
+            guard pass == nil else { return }
+            do { try record(RecordRequest(fromFrame: now.positionFrame)) } catch { errors.append("MIDI record: \(error)") }
+        case .recordExit:
+            stopRecording()
+        case .rewind, .fastForward:
+            let bar = Int64(session.tempoMap.framesPerBar.rounded())
+            locate(to: now.positionFrame + (command == .rewind ? -bar : bar))
+        case .toggleLoop:
+            guard let range = loop else { errors.append("MIDI cycle: no loop range set"); return }
+            setLoop(range, enabled: !loopEnabled)
+            midi.changes.loopEnabled = loopEnabled
+        case .locate(let microseconds):
+            let frame = Double(microseconds) * Double(session.sampleRate) / 1_000_000
+            locate(to: Int64(min(max(frame, 0), Double(SessionLimits.maximumTimelineFrames))))
+        }
+    }
+}
+
+extension Session {
+    /// Follows a bound controller's move: the fader, pan, mute, master fader or node
+    /// parameter it is bound to takes the value the engine already applied. Returns false
+    /// when the binding names nothing in this session.
+    @discardableResult
+    public mutating func apply(_ binding: MIDIBinding, value: Int) -> Bool {
+        if binding.kind == .master {
+            masterGainDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
+            return true
+        }
+        guard let name = binding.track, let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return false }
+        switch binding.kind {
+        case .fader: tracks[t].gainDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
+        case .pan: tracks[t].pan = MIDIBinding.pan(controllerValue: value)
+        case .mute: tracks[t].mute = MIDIBinding.mute(controllerValue: value)
+        case .master: break
+        case .parameter:
+            guard let node = binding.node, let id = binding.parameter else { return false }
+            let text = binding.inputChain == true ? tracks[t].inputChain : tracks[t].playbackChain
+            guard var chain = try? Chain(parsing: text), chain.entries.indices.contains(node - 1),
+                  let d = NodeRegistry.standard.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
+            else { return false }
+            guard chain.set(entry: node - 1, parameter: id, to: d.value(controllerValue: value)) else { return false }
+            if binding.inputChain == true { tracks[t].inputChain = chain.text } else { tracks[t].playbackChain = chain.text }
+        }
+        return true
+    }
+}

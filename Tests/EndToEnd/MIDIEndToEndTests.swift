@@ -1,0 +1,298 @@
+import Foundation
+import XCTest
+
+/// MIDI through the built binary: JACK MIDI from `jack_midiseq` recorded by `record` into a
+/// MIDI take and heard through the sampler on the paced `jacktap` device, MIDI thru to
+/// `jack_midi_dump` (and the same on the JACK backend's own MIDI ports); `.mid` files imported and exported; the sampler on a note's frame in an
+/// export. The MIDI flows on a private `jackd -d dummy` server.
+final class MIDIEndToEndTests: XCTestCase {
+    private let period = 256
+
+    /// A session with an armed MIDI track playing a one-frame click through the sampler.
+    private func clickSession(_ dir: URL) throws -> String {
+        let session = dir.appendingPathComponent("s.tapedeck").path
+        var click = [Float](repeating: 0, count: 4800)
+        click[0] = 1
+        try Signals.write([click], to: dir.appendingPathComponent("click.wav").path, encoding: .float32)
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add", "Keys", "--midi", "--arm"]).status, 0)
+        let chain = try Tapedeck.run(["chain", session, "keys", "sampler:file=\(dir.path)/click.wav:mode=oneshot"])
+        XCTAssertEqual(chain.status, 0, chain.stderr)
+        XCTAssertTrue(chain.stdout.contains("file=samples/click.wav"), "the sample is copied into the session: \(chain.stdout)")
+        return session
+    }
+
+    /// Waits until JACK lists `ports`.
+    private func waitForPorts(_ ports: [String], environment: [String: String]) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let listing = NSTemporaryDirectory() + "td-lsp-\(getpid())"
+            let lsp = try SpawnedChild(["/usr/bin/jack_lsp"], environment: environment, stdoutPath: listing)
+            _ = lsp.wait(timeoutSeconds: 5)
+            let text = (try? String(contentsOfFile: listing, encoding: .utf8)) ?? ""
+            unlink(listing)
+            if ports.allSatisfy({ text.contains($0) }) { return }
+            usleep(100_000)
+        }
+        XCTFail("JACK ports \(ports) did not appear")
+    }
+
+    /// A private JACK server with `jack_midiseq` (`tdseq:out`, a loop of 24000 frames: note 60
+    /// at 0 and note 64 at 12000, each 2000 frames long, velocity 64) and `jack_midi_dump`
+    /// (`tddump:input`) running on it; both stopped when the test ends.
+    private struct MIDIRig {
+        let jack: JackServer
+        let dump: SpawnedChild
+        let dumpPath: String
+
+        /// The times of the note-ons `jack_midi_dump` printed (frames since it started); stops it.
+        func dumpedNoteOns() -> [Int] {
+            _ = dump.kill(SIGKILL)   // it flushes every line; SIGTERM leaves it waiting for JACK
+            return ((try? String(contentsOfFile: dumpPath, encoding: .utf8)) ?? "").split(separator: "\n")
+                .filter { $0.contains("note on") }.compactMap { Int($0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) ?? "") }
+        }
+    }
+
+    private func midiRig(_ dir: URL) throws -> MIDIRig {
+        let jack = try JackServer.start(self, folder: dir.path)
+        for tool in ["jack_midiseq", "jack_midi_dump", "jack_lsp"] where !FileManager.default.isExecutableFile(atPath: "/usr/bin/\(tool)") {
+            throw XCTSkip("\(tool) is not installed (jackd2)")
+        }
+        let seq = try SpawnedChild(["/usr/bin/jack_midiseq", "tdseq", "24000", "0", "60", "2000", "12000", "64", "2000"],
+                                   environment: jack.environment)
+        let dumpPath = dir.appendingPathComponent("dump.txt").path
+        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
+        addTeardownBlock {
+            _ = seq.kill(SIGKILL)
+            _ = dump.kill(SIGKILL)
+        }
+        try waitForPorts(["tdseq:out", "tddump:input"], environment: jack.environment)
+        return MIDIRig(jack: jack, dump: dump, dumpPath: dumpPath)
+    }
+
+    /// Onsets (a rise above 0.3 after 1000 quiet frames) in the left channel of a raw float
+    /// stereo file.
+    private func onsets(rawStereo path: String) throws -> [Int] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let frames = data.count / 8
+        var out: [Int] = []
+        var quiet = 1_000_000
+        data.withUnsafeBytes { raw in
+            let f = raw.bindMemory(to: Float.self)
+            for i in 0..<frames {
+                if abs(f[2 * i]) > 0.3 {
+                    if quiet > 1000 { out.append(i) }
+                    quiet = 0
+                } else {
+                    quiet += 1
+                }
+            }
+        }
+        return out
+    }
+
+    /// The `midicsv` lines of a file's channel messages: (tick, kind, channel, note, velocity).
+    private func csvNotes(_ path: String) throws -> [(tick: Int, kind: String, note: Int, velocity: Int)] {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/midicsv") else { throw XCTSkip("midicsv is not installed") }
+        let out = NSTemporaryDirectory() + "td-csv-\(getpid())-\(UUID().uuidString.prefix(4))"
+        defer { unlink(out) }
+        _ = try SpawnedChild(["/usr/bin/midicsv", path], environment: [:], stdoutPath: out).wait(timeoutSeconds: 10)
+        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").compactMap { line in
+            let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard f.count >= 6, f[2] == "Note_on_c" || f[2] == "Note_off_c", let tick = Int(f[1]), let note = Int(f[4]), let v = Int(f[5]) else { return nil }
+            return (tick, f[2], note, v)
+        }
+    }
+
+    func testJACKMIDIIsRecordedAsSentHeardThroughTheSamplerAndSentOnAsThru() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let rig = try midiRig(dir)
+        let jack = rig.jack
+        let session = try clickSession(dir)
+        let out = dir.appendingPathComponent("out.raw").path
+        let run = try Tapedeck.run(["record", session, "--device", "jacktap:OUT=\(out)", "--device-format", "float",
+                                    "--midi-in", "jack:tdseq:out", "--midi-out", "jack:tddump:input", "--duration", "4"],
+                                   environment: jack.environment, timeout: 60)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("MIDI: JACK tapedeck-midi:midi_in, tapedeck-midi:midi_out"), "the ports are said: \(run.stderr)")
+
+        // The take: a MIDI region on the track, holding what jack_midiseq sent.
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: session + "/session.json"))) as! [String: Any]
+        let regions = ((json["tracks"] as! [[String: Any]])[0]["regions"] as! [[String: Any]])
+        XCTAssertEqual(regions.count, 1)
+        XCTAssertEqual(regions.first?["midi"] as? Bool, true)
+        let file = session + "/" + (regions.first?["file"] as? String ?? "")
+        XCTAssertEqual(regions.first?["lengthFrames"] as? Int, 4 * 48000, "the take spans the pass")
+        let events = try csvNotes(file)
+        let ons = events.filter { $0.kind == "Note_on_c" }, offs = events.filter { $0.kind == "Note_off_c" }
+        XCTAssertGreaterThanOrEqual(ons.count, 15, "a note every quarter second for 4 s")
+        // Files Tapedeck writes at 120 BPM have a tick of one frame. A note is stamped with
+        // its JACK frame time as it arrives and placed against the engine's smoothed period
+        // starts: on a quiet machine every spacing is 12000 within a few frames; on this shared
+        // one a preempted audio thread may misplace one by up to a few periods (it stays in
+        // its place relative to what is heard: see below), so the spacing is checked by its
+        // median and each one within 50 ms.
+        let spacings = zip(ons, ons.dropFirst()).map { $1.tick - $0.tick }
+        for (a, b) in zip(ons, ons.dropFirst()) { XCTAssertNotEqual(a.note, b.note, "60 and 64 alternate") }
+        XCTAssertEqual(Double(spacings.sorted()[spacings.count / 2]), 12000, accuracy: 32, "spaced as sent: \(spacings)")
+        XCTAssertTrue(spacings.allSatisfy { abs($0 - 12000) < 2400 }, "\(spacings)")
+        XCTAssertTrue(Set(ons.map(\.note)) == [60, 64] && ons.allSatisfy { $0.velocity == 64 })
+        let lengths = ons.compactMap { on in offs.first(where: { $0.note == on.note && $0.tick > on.tick }).map { $0.tick - on.tick } }
+        XCTAssertEqual(Double(lengths.sorted()[lengths.count / 2]), 2000, accuracy: 32, "each note lasts as sent: \(lengths)")
+
+        // Heard: every recorded note through the sampler, at the frame it was recorded at plus
+        // the device's constant latency (the first note heard may have been played before the
+        // take began, so each recorded note is paired with the first onset at or after it).
+        let heard = try onsets(rawStereo: out)
+        let latencies = ons.map(\.tick).compactMap { r in heard.first { $0 >= r }.map { $0 - r } }
+        XCTAssertEqual(latencies.count, ons.count)
+        XCTAssertLessThanOrEqual(latencies.max()! - latencies.min()!, period / 4, "heard where it was recorded: \(latencies)")
+        XCTAssertLessThan(latencies[0], 48000 / 10, "within the device's buffering")
+
+        // Thru: jack_midi_dump got the notes, spaced as sent.
+        let dumped = rig.dumpedNoteOns()
+        XCTAssertGreaterThanOrEqual(dumped.count, ons.count - 2, "thru reached jack_midi_dump")
+        let sent = zip(dumped, dumped.dropFirst()).map { $1 - $0 }
+        XCTAssertEqual(Double(sent.sorted()[sent.count / 2]), 12000, accuracy: Double(period), "thru spaced as sent: \(sent)")
+    }
+
+    func testOnTheJACKBackendItsOwnMIDIPortsRecordAndSendThruOnTheFrame() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let rig = try midiRig(dir)
+        let jack = rig.jack
+        let session = try clickSession(dir)
+        let run = try Tapedeck.run(["record", session, "--device", "jack", "--connect", "none", "--midi-in", "jack:tdseq:out",
+                                    "--midi-out", "jack:tddump:input", "--duration", "4"],
+                                   environment: jack.environment.merging(["XDG_RUNTIME_DIR": dir.path]) { $1 }, timeout: 60)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("MIDI: JACK tapedeck:midi_in, tapedeck:midi_out"), "the device's own ports: \(run.stderr)")
+        XCTAssertFalse(run.stderr.contains("tapedeck-midi"), "no second JACK client: \(run.stderr)")
+
+        // The take: each note at the frame JACK carried it on, so spaced exactly as sent.
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: session + "/session.json"))) as! [String: Any]
+        let regions = ((json["tracks"] as! [[String: Any]])[0]["regions"] as! [[String: Any]])
+        XCTAssertEqual(regions.count, 1)
+        XCTAssertEqual(regions.first?["midi"] as? Bool, true)
+        let events = try csvNotes(session + "/" + (regions.first?["file"] as? String ?? ""))
+        let ons = events.filter { $0.kind == "Note_on_c" }, offs = events.filter { $0.kind == "Note_off_c" }
+        XCTAssertGreaterThanOrEqual(ons.count, 15, "a note every quarter second for 4 s")
+        let spacings = zip(ons, ons.dropFirst()).map { $1.tick - $0.tick }
+        XCTAssertEqual(spacings.filter { $0 == 12000 }.count, spacings.count, "spaced exactly as sent: \(spacings)")
+        XCTAssertTrue(Set(ons.map(\.note)) == [60, 64] && ons.allSatisfy { $0.velocity == 64 })
+        // Each note lasts as sent, but one still sounding when the take ends, which ends on its last frame.
+        let takeFrames = try XCTUnwrap(regions.first?["lengthFrames"] as? Int)
+        let ends = ons.compactMap { on in offs.first(where: { $0.note == on.note && $0.tick > on.tick }).map { (on.tick, $0.tick) } }
+        XCTAssertEqual(ends.count, ons.count, "every note ends")
+        for (on, off) in ends { XCTAssertTrue(off - on == 2000 || (off == takeFrames - 1 && off - on < 2000), "\(on)…\(off) in \(takeFrames)") }
+
+        // Thru: jack_midi_dump got every note, spaced exactly as sent (the same frames of the cycle).
+        let dumped = rig.dumpedNoteOns()
+        XCTAssertGreaterThanOrEqual(dumped.count, ons.count, "thru reached jack_midi_dump")
+        let sent = zip(dumped, dumped.dropFirst()).map { $1 - $0 }
+        XCTAssertEqual(sent.filter { $0 == 12000 }.count, sent.count, "thru spaced exactly as sent: \(sent)")
+
+        // A MIDI port that is not there: one line, nothing recorded.
+        let wrong = try Tapedeck.run(["record", session, "--device", "jack", "--connect", "none", "--midi-in", "jack:nobody:out",
+                                      "--duration", "1"], environment: jack.environment.merging(["XDG_RUNTIME_DIR": dir.path]) { $1 })
+        XCTAssertEqual(wrong.status, 1, wrong.stderr)
+        XCTAssertTrue(wrong.stderr.contains("cannot connect the JACK MIDI port nobody:out to tapedeck:midi_in (MIDI ports: "), wrong.stderr)
+        XCTAssertEqual(wrong.stderr.split(separator: "\n").count, 1, "one line: \(wrong.stderr)")
+    }
+
+    func testAMIDIFileImportedAndExportedRoundTripsEventForEvent() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/csvmidi") else { throw XCTSkip("csvmidi is not installed (midicsv)") }
+        let dir = try Tapedeck.temporaryFolder(self)
+        let csv = dir.appendingPathComponent("in.csv").path, source = dir.appendingPathComponent("in.mid").path
+        try """
+        0, 0, Header, 1, 3, 480
+        1, 0, Start_track
+        1, 0, Tempo, 500000
+        1, 0, End_track
+        2, 0, Start_track
+        2, 0, Title_t, "Lead"
+        2, 0, Program_c, 0, 73
+        2, 0, Note_on_c, 0, 72, 90
+        2, 240, Note_off_c, 0, 72, 0
+        2, 240, Control_c, 0, 1, 64
+        2, 480, Note_on_c, 0, 74, 91
+        2, 720, Note_on_c, 0, 74, 0
+        2, 960, End_track
+        3, 0, Start_track
+        3, 0, Title_t, "Drums"
+        3, 0, Note_on_c, 9, 36, 127
+        3, 120, Note_off_c, 9, 36, 0
+        3, 960, End_track
+        0, 0, End_of_file
+
+        """.write(toFile: csv, atomically: true, encoding: .utf8)
+        _ = try SpawnedChild(["/usr/bin/csvmidi", csv, source], environment: [:]).wait(timeoutSeconds: 10)
+        let session = dir.appendingPathComponent("s.tapedeck").path
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        let imported = try Tapedeck.run(["import", session, source])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertTrue(imported.stdout.contains("MIDI track Lead") && imported.stdout.contains("MIDI track Drums"), imported.stdout)
+        let out = dir.appendingPathComponent("out.mid").path
+        let exported = try Tapedeck.run(["export", session, "--midi", "-o", out])
+        XCTAssertEqual(exported.status, 0, exported.stderr)
+        // The same messages at the same times: the export's 960 ticks a quarter are twice the 480.
+        let before = try csvNotes(source).map { "\($0.tick * 2) \($0.kind) \($0.note) \($0.velocity)" }
+        let after = try csvNotes(out).map { "\($0.tick) \($0.kind) \($0.note) \($0.velocity)" }
+        XCTAssertEqual(after, before)
+        XCTAssertFalse(before.isEmpty)
+        // An audio export of the same session sounds (General MIDI through FluidSynth).
+        let wav = dir.appendingPathComponent("mix.wav").path
+        let mix = try Tapedeck.run(["export", session, "-o", wav])
+        XCTAssertEqual(mix.status, 0, mix.stderr)
+        let audio = try Signals.read(wav)
+        XCTAssertGreaterThan(Signals.rms(audio.channels[0], 0..<12000), 0.001, "the GM instrument plays the file")
+    }
+
+    func testTheScreenSaysWhyAMIDITrackHearsNoInput() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let session = dir.appendingPathComponent("s.tapedeck").path
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add", "Keys", "--midi"]).status, 0)
+        let screen = try ScreenTmux(self, folder: dir.path, args: [session, "--device", "offline"], width: 160)
+        let text = screen.waitFor("the screen") { $0.contains("Keys") }
+        if FileManager.default.fileExists(atPath: "/dev/snd/seq") {
+            XCTAssertFalse(text.contains("no MIDI input"), "the sequencer's port is open: \(text)")
+        } else {
+            screen.waitFor("no MIDI input: cannot open the ALSA sequencer")
+        }
+        screen.send("q")
+    }
+
+    func testMIDIMistakesAreOneLineWithTheirExitCodes() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let session = dir.appendingPathComponent("s.tapedeck").path
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        let bad = dir.appendingPathComponent("bad.mid").path
+        try Data("MThd not really".utf8).write(to: URL(fileURLWithPath: bad))
+        let cases: [([String], Int32, String)] = [
+            (["import", session, bad], 65, "not a valid MIDI file"),
+            (["export", session, "--midi", "-o", dir.appendingPathComponent("x.mid").path], 64, "no MIDI regions"),
+            (["export", session, "--midi", "-o", "x.wav"], 64, "--midi writes a .mid file"),
+            (["track", session, "add", "K", "--midi", "--freeze"], 64, "nothing to freeze"),
+            (["learn", session, "--cc", "7"], 64, "needs what it moves"),
+            (["record", session, "--device", "jacktap", "--midi-in", "jack:"], 64, "needs a JACK port"),
+            (["record", session, "--midi-surface", "bcf2000"], 64, "must be off, mackie or cc"),
+        ]
+        for (args, code, text) in cases {
+            let r = try Tapedeck.run(args, environment: RecordSupport.environment)
+            XCTAssertEqual(r.status, code, "\(args): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(text), "\(args): \(r.stderr)")
+            XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, "one line: \(r.stderr)")
+        }
+        // A MIDI input asked for by name that cannot be opened is said, not ignored.
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add", "Keys", "--midi", "--arm"]).status, 0)
+        let r = try Tapedeck.run(["record", session, "--device", "filetap", "--midi-in", "jack:nobody:out", "--duration", "1"],
+                                 environment: RecordSupport.environment.merging(["JACK_DEFAULT_SERVER": "td-none-\(getpid())", "JACK_NO_START_SERVER": "1"]) { $1 })
+        XCTAssertNotEqual(r.status, 0)
+        XCTAssertTrue(r.stderr.contains("JACK MIDI") && r.stderr.contains("no JACK server"), r.stderr)
+        // With none named, the ALSA sequencer's hardware ports are used, or it says why not.
+        let plain = try Tapedeck.run(["record", session, "--device", "filetap", "--duration", "0.2"], environment: RecordSupport.environment)
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        let said = FileManager.default.fileExists(atPath: "/dev/snd/seq") ? "MIDI: ALSA Tapedeck:MIDI in" : "no MIDI input: "
+        XCTAssertTrue(plain.stderr.contains(said), plain.stderr)
+    }
+}

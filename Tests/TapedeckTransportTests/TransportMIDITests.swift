@@ -1,0 +1,161 @@
+import XCTest
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+import TapedeckEngine
+@testable import TapedeckTransport
+
+/// MIDI through the one transport: machine control drives it, MIDI learn binds and follows,
+/// a MIDI track records takes like an audio track (count-in, loop passes as take lanes).
+final class TransportMIDITests: XCTestCase {
+    /// A session with one armed MIDI track (`chain`) and a 20 s MIDI region on it (a single
+    /// controller), saved.
+    private func session(_ dir: String, chain: String = "sampler", armed: Bool = true) throws -> (Session, SessionFolder) {
+        let folder = SessionFolder(path: dir + "/m")
+        var session = Session(sampleRate: 48000)
+        try folder.create(session)
+        let quiet = MIDISequence(events: [.init(frame: 0, status: 0xB0, data1: 7, data2: 100)], lengthFrames: 960_000)
+        let file = try MIDIRegionFile.writeNew(quiet, base: "quiet", name: nil, folder: folder, tempoMap: session.tempoMap)
+        session.tracks = [Track(name: "Keys", armed: armed, playbackChain: chain,
+                                regions: [Region(file: file, timelineStartFrame: 0, lengthFrames: 960_000, isMIDI: true)], isMIDI: true)]
+        try folder.save(session)
+        return (session, folder)
+    }
+
+    /// A transport on a playback-only device paced in real time, with `port` attached.
+    private func transport(_ session: Session, _ folder: SessionFolder, port: MIDIInputPort) throws -> Transport {
+        let device = OfflineClockDevice(sampleRate: 48000, playbackChannels: 2, periodFrames: 256, capacityPeriods: 0, paced: true)
+        let t = try Transport(session: session, folder: folder, device: device)
+        t.engine.attach(midiInput: port)
+        return t
+    }
+
+    private func send(_ port: MIDIInputPort, _ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { port.receive($0, atNanoseconds: MIDIInputPort.now()) }
+    }
+
+    func testMMCPlayStartsTheTransportLocateMovesItAndStopStopsIt() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (session, folder) = try self.session(dir, armed: false)
+        let port = MIDIInputPort(name: "mmc")
+        let t = try transport(session, folder, port: port)
+        defer { t.close() }
+        XCTAssertEqual(t.snapshot().state, .stopped)
+        send(port, [0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7])
+        let playing = TransportFixture.waitFor(t, timeout: 5) { $0.state == .playing }
+        XCTAssertEqual(playing.state, .playing, "MMC play starts the transport")
+        // LOCATE 00:00:10:00 at 25 fps.
+        send(port, [0xF0, 0x7F, 0x7F, 0x06, 0x44, 0x06, 0x01, 0x20, 0x00, 0x0A, 0x00, 0x00, 0xF7])
+        let moved = TransportFixture.waitFor(t, timeout: 5) { $0.positionFrame >= 480_000 }
+        XCTAssertGreaterThanOrEqual(moved.positionFrame, 480_000)
+        XCTAssertLessThan(moved.positionFrame, 480_000 + 48_000, "located to 10 s and rolling on from there")
+        send(port, [0xF0, 0x7F, 0x7F, 0x06, 0x01, 0xF7])
+        XCTAssertEqual(TransportFixture.waitFor(t, timeout: 5) { $0.state == .stopped }.state, .stopped, "MMC stop stops it")
+    }
+
+    func testMIDILearnBindsTheNextControllerAndItsMovesReachTheSession() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try self.session(dir, chain: "sampler,lpf:cutoff=1000")
+        let port = MIDIInputPort(name: "knobs")
+        let t = try transport(session, folder, port: port)
+        defer { t.close() }
+        t.learnController(for: MIDIBinding(controller: 0, kind: .parameter, track: "Keys", node: 2, parameter: "cutoff"))
+        XCTAssertTrue(t.isLearningController)
+        usleep(50_000)
+        send(port, [0xB2, 74, 10])
+        var learned: MIDIBinding?
+        let deadline = Date().addingTimeInterval(5)
+        while learned == nil && Date() < deadline {
+            _ = t.snapshot()
+            learned = t.collectMIDIChanges().learned
+            usleep(10_000)
+        }
+        XCTAssertEqual(learned, MIDIBinding(controller: 74, channel: 3, kind: .parameter, track: "Keys", node: 2, parameter: "cutoff"))
+        XCTAssertFalse(t.isLearningController)
+        session.bind(try XCTUnwrap(learned))
+        XCTAssertNil(t.follow(session: session))
+        usleep(50_000)
+        send(port, [0xB2, 74, 127])
+        send(port, [0xB0, 74, 0])          // another channel: not bound, a plain controller
+        var moves: [(binding: MIDIBinding, value: Int)] = []
+        let until = Date().addingTimeInterval(5)
+        while moves.isEmpty && Date() < until {
+            _ = t.snapshot()
+            moves = t.collectMIDIChanges().moves
+            usleep(10_000)
+        }
+        XCTAssertEqual(moves.count, 1)
+        XCTAssertEqual(moves.first?.value, 127)
+        XCTAssertTrue(session.apply(try XCTUnwrap(moves.first?.binding), value: 127))
+        // Swept logarithmically over 20 Hz…20 kHz: the top of the knob is the top of the range.
+        let chain = try Chain(parsing: session.tracks[0].playbackChain)
+        XCTAssertEqual(chain.entries[1].settings.first { $0.parameter == "cutoff" }?.value, .number(20000))
+    }
+
+    func testAMIDILoopPassAfterACountInBecomesTakesOnTheTrack() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try self.session(dir)
+        session.loopRange = FrameRange(startFrame: 48_000, endFrame: 72_000)
+        session.loopEnabled = true
+        try folder.save(session)
+        let port = MIDIInputPort(name: "keys")
+        let t = try transport(session, folder, port: port)
+        defer { t.close() }
+        t.setLoop(session.loopRange, enabled: true)
+        t.countInBars = 1
+        try t.record(RecordRequest(fromFrame: 48_000))
+        // Count-in from 0 (one 2 s bar before the loop's start at 1 s): nothing played there is kept.
+        var sent: [(pass: Int, offset: Int64)] = []
+        var pass = -1
+        var lastPosition: Int64 = 0
+        let deadline = Date().addingTimeInterval(15)
+        while sent.count < 3 && Date() < deadline {
+            let snap = t.snapshot()
+            if snap.state == .countIn && sent.isEmpty && snap.positionFrame > 10_000 {
+                send(port, [0x90, 40, 100]); send(port, [0x80, 40, 0])   // during the count-in
+                sent.append((-1, 0))
+            }
+            if snap.state == .recording {
+                if snap.positionFrame < lastPosition || pass < 0 { pass += 1 }
+                if snap.positionFrame > 60_000 && !sent.contains(where: { $0.pass == pass }) && pass < 2 {
+                    send(port, [0x90, UInt8(60 + pass), 100])
+                    send(port, [0x80, UInt8(60 + pass), 0])
+                    sent.append((pass, snap.positionFrame - 48_000))
+                }
+            }
+            lastPosition = snap.positionFrame
+            usleep(5_000)
+        }
+        // Into a third pass, then stop: the partial pass is kept too (as with audio).
+        _ = TransportFixture.waitFor(t, timeout: 5) { $0.positionFrame > 50_000 && $0.positionFrame < 60_000 }
+        t.stop()
+        _ = TransportFixture.waitFor(t, timeout: 5) { $0.state == .stopped }
+        _ = t.snapshot()
+        let takes = t.collectFinishedTakes()
+        XCTAssertEqual(takes.count, 1)
+        let take = try XCTUnwrap(takes.first)
+        XCTAssertTrue(take.region.isMIDI)
+        guard case .loopPasses(let more) = take.placement else { return XCTFail("loop passes: \(take.placement)") }
+        let passes = [take.region] + more
+        XCTAssertGreaterThanOrEqual(passes.count, 2)
+        for (k, region) in passes.enumerated() {
+            XCTAssertEqual(region.timelineStartFrame, 48_000, "every pass lies over the loop")
+            XCTAssertEqual(region.sourceOffsetFrame, Int64(k) * 24_000, "pass \(k) is its part of the file")
+            XCTAssertTrue(region.isMIDI)
+        }
+        var placed = session
+        placed.place(take, onTrack: 0)
+        XCTAssertEqual(placed.tracks[0].takeGroups.count, 1, "one stack of takes")
+        // Pass k holds note 60 + k, where it was played; the count-in's note is not kept.
+        for (k, region) in passes.prefix(2).enumerated() {
+            let notes = try MIDIRegionFile.sequence(of: region, folder: folder, sampleRate: 48000).notes
+            XCTAssertEqual(notes.map(\.pitch), [UInt8(60 + k)], "pass \(k)")
+            if let at = sent.first(where: { $0.pass == k })?.offset, let note = notes.first {
+                XCTAssertEqual(Double(note.startFrame), Double(at), accuracy: 4800, "pass \(k) note where it was played in its pass")
+            }
+        }
+    }
+}
