@@ -136,13 +136,7 @@ public final class AudioFileReader {
     private func readStereo16(into channels: [UnsafeMutablePointer<Float>], frameCount wanted: Int) throws(AudioFileError) -> Int {
         guard let h = handle, let frames = stereo16, wanted > 0 else { return 0 }
         let n = min(wanted, blockFrames)
-        let got = max(0, Int(sf_readf_short(h, frames, sf_count_t(n))))
-        if got < n {
-            let code = sf_error(h)
-            if code != 0 {
-                throw AudioFileError(path: path, reason: "cannot decode: \(String(cString: sf_strerror(h)))")
-            }
-        }
+        let got = try checked(sf_readf_short(h, frames, sf_count_t(n)), of: n, handle: h)
         let l = channels[0], r = channels[1]
         let scale: Float = 1.0 / 32768
         let magic: Float = 12_582_912
@@ -172,12 +166,15 @@ public final class AudioFileReader {
     func readInterleaved(frameCount wanted: Int) throws(AudioFileError) -> Int {
         guard let h = handle, wanted > 0 else { return 0 }
         let n = min(wanted, blockFrames)
-        let got = max(0, Int(sf_readf_float(h, interleaved, sf_count_t(n))))
-        if got < n {
-            let code = sf_error(h)
-            if code != 0 {
-                throw AudioFileError(path: path, reason: "cannot decode: \(String(cString: sf_strerror(h)))")
-            }
+        return try checked(sf_readf_float(h, interleaved, sf_count_t(n)), of: n, handle: h)
+    }
+
+    /// The frames a read of `wanted` returned; a short read that libsndfile calls an error
+    /// (not the end of the file) throws.
+    private func checked(_ result: sf_count_t, of wanted: Int, handle h: OpaquePointer) throws(AudioFileError) -> Int {
+        let got = max(0, Int(result))
+        if got < wanted && sf_error(h) != 0 {
+            throw AudioFileError(path: path, reason: "cannot decode: \(String(cString: sf_strerror(h)))")
         }
         return got
     }
