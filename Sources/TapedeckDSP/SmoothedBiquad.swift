@@ -77,4 +77,45 @@ struct SmoothedBiquad {
             start += count
         }
     }
+
+    /// Audio thread: three steady mono sections in series over `buffer`, in one pass — the
+    /// same arithmetic as three ``process(input:output:frameCount:)`` calls (each section's
+    /// output is rounded to Float before the next, as between calls), but the three
+    /// recurrences overlap in the core instead of running one after another (the EQ's three
+    /// bands). Returns false, doing nothing, unless all three are mono and none is gliding.
+    static func processSteadyCascade(_ first: inout SmoothedBiquad, _ second: inout SmoothedBiquad, _ third: inout SmoothedBiquad,
+                                     buffer: UnsafeMutablePointer<Float>, frameCount: Int) -> Bool {
+        guard first.isSteadyMono, second.isSteadyMono, third.isSteadyMono,
+              let s0 = first.state.pointer, let s1 = second.state.pointer, let s2 = third.state.pointer, frameCount > 0
+        else { return false }
+        let c0 = first.coefficients, c1 = second.coefficients, c2 = third.coefficients
+        // Each section's state as in BiquadCoefficients.process: (yPrevious, u, s2).
+        var y0 = 0.0, u0 = s0[0], v0 = s0[1]
+        var y1 = 0.0, u1 = s1[0], v1 = s1[1]
+        var y2 = 0.0, u2 = s2[0], v2 = s2[1]
+        for i in 0..<frameCount {
+            let x0 = Double(buffer[i])
+            let a = (c0.b0 * x0 + u0) - c0.a1 * y0
+            u0 = c0.b1 * x0 + v0
+            v0 = c0.b2 * x0 - c0.a2 * a
+            y0 = a
+            let x1 = Double(Float(a))
+            let b = (c1.b0 * x1 + u1) - c1.a1 * y1
+            u1 = c1.b1 * x1 + v1
+            v1 = c1.b2 * x1 - c1.a2 * b
+            y1 = b
+            let x2 = Double(Float(b))
+            let c = (c2.b0 * x2 + u2) - c2.a1 * y2
+            u2 = c2.b1 * x2 + v2
+            v2 = c2.b2 * x2 - c2.a2 * c
+            y2 = c
+            buffer[i] = Float(c)
+        }
+        BiquadCoefficients.store(u: u0, yPrevious: y0, s2: v0, a1: c0.a1, into: s0)
+        BiquadCoefficients.store(u: u1, yPrevious: y1, s2: v1, a1: c1.a1, into: s1)
+        BiquadCoefficients.store(u: u2, yPrevious: y2, s2: v2, a1: c2.a1, into: s2)
+        return true
+    }
+
+    private var isSteadyMono: Bool { channelCount == 1 && frequency.isSteady && q.isSteady && gain.isSteady }
 }

@@ -66,6 +66,10 @@ public final class AudioFileWriter {
     private let guardsDiskSpace: Bool
     private let blockFrames: Int
     private let intBuffer: UnsafeMutablePointer<Int32>
+    /// 16-bit files: the same integers narrowed, handed to libsndfile as shorts, which it
+    /// writes in one call per block (from ints it converts and writes 8 KB at a time: 1400
+    /// write calls for a W8 mixdown, on the serial writing thread).
+    private let shortBuffer: UnsafeMutablePointer<Int16>?
     /// Interleaved floats as stored: what libsndfile writes for float files, and the
     /// quantised values (exactly what a reader will see) for integer files, for the peaks.
     private let floatBuffer: UnsafeMutablePointer<Float>
@@ -122,6 +126,7 @@ public final class AudioFileWriter {
         }
         self.blockFrames = max(1, blockFrames)
         intBuffer = .allocate(capacity: self.blockFrames * format.channelCount)
+        shortBuffer = format.encoding == .int16 ? .allocate(capacity: self.blockFrames * format.channelCount) : nil
         floatBuffer = .allocate(capacity: self.blockFrames * format.channelCount)
         peaks = peakPath == nil ? nil : PeakBuilder(channelCount: format.channelCount)
         // Still before the first write, which is when libsndfile writes the header.
@@ -131,6 +136,7 @@ public final class AudioFileWriter {
     deinit {
         if let h = handle { sf_close(h) }
         intBuffer.deallocate()
+        shortBuffer?.deallocate()
         floatBuffer.deallocate()
         ixmlBytes?.deallocate()
     }
@@ -279,6 +285,17 @@ public final class AudioFileWriter {
         let written: Int
         if format.encoding == .float32 {
             written = Int(sf_writef_float(h, floatBuffer, sf_count_t(n)))
+        } else if let shorts = shortBuffer {
+            // The top halves of the left-justified 32-bit values, eight at a time.
+            let count = n * format.channelCount
+            var i = 0
+            while i + 8 <= count {
+                let v = UnsafeRawPointer(intBuffer + i).loadUnaligned(as: SIMD8<Int32>.self) &>> 16
+                for k in 0..<8 { shorts[i + k] = Int16(truncatingIfNeeded: v[k]) }
+                i += 8
+            }
+            while i < count { shorts[i] = Int16(truncatingIfNeeded: intBuffer[i] >> 16); i += 1 }
+            written = Int(sf_writef_short(h, shorts, sf_count_t(n)))
         } else {
             written = Int(sf_writef_int(h, intBuffer, sf_count_t(n)))
         }
@@ -299,18 +316,25 @@ public final class AudioFileWriter {
         var overs: Int64 = 0
         var j = 0
         if stride == 1 {
-            // Eight samples a step; the tail below. (A comparison with NaN is false, as in the tail.)
-            var peaks = SIMD8<Float>(repeating: peak)
+            // Eight samples a step; the tail below. Worked on the bits: with the sign cleared,
+            // finite floats and infinity order as their patterns do and NaNs lie above
+            // infinity's, so NaN is neither over nor a peak (as a comparison with NaN is false
+            // in the tail). Swift's SIMD float comparisons compile to lane-by-lane loops here.
+            let infinity: Int32 = 0x7F80_0000, oneBits: Int32 = 0x3F80_0000
+            var peaks = SIMD8<Int32>(repeating: Int32(bitPattern: peak.bitPattern))
             var over = SIMD8<Int32>()
             let raw = UnsafeRawPointer(src)
             while j + 8 <= count {
-                let v = raw.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<Float>.self)
-                let a = v.replacing(with: -v, where: v .< 0)
-                over &+= SIMD8<Int32>(repeating: 0).replacing(with: 1, where: a .> 1)
-                peaks.replace(with: a, where: a .> peaks)
+                var a = raw.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<Int32>.self) & 0x7FFF_FFFF
+                a &= ~((infinity &- a) &>> 31)
+                over &+= ((oneBits &- a) &>> 31) & 1
+                let difference = peaks &- a
+                peaks &-= difference & (difference &>> 31)
                 j += 8
             }
-            peak = peaks.max()
+            var top: Int32 = 0
+            for k in 0..<8 where peaks[k] > top { top = peaks[k] }
+            peak = Float(bitPattern: UInt32(top))
             overs = Int64(over.wrappedSum())
         }
         while j < count {
@@ -340,21 +364,32 @@ public final class AudioFileWriter {
             // half towards the sign, then truncate. Truncation without a rounding instruction
             // (the build targets baseline x86-64): adding 1.5 × 2^23 leaves the nearest whole
             // number in the low bits (exact below 2^22 in magnitude, and 16-bit values are),
-            // and a nearest that overshot is stepped back by one.
-            let half = SIMD8<Float>(repeating: Float(0.5).nextDown)
+            // and a nearest that overshot is stepped back by one. Choices from sign bits (see
+            // above).
+            let half = Int32(bitPattern: Float(0.5).nextDown.bitPattern)
             let low = SIMD8<Float>(repeating: -scale), high = SIMD8<Float>(repeating: maxValue)
             let magic = SIMD8<Float>(repeating: 12_582_912)
-            let one = SIMD8<Float>(repeating: 1)
             let raw = UnsafeRawPointer(src)
             while i + 8 <= count {
                 var v = raw.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self) * scale
-                v = v.replacing(with: 0, where: v .!= v)
-                v = pointwiseMin(pointwiseMax(v, low), high)
-                let w = v + half.replacing(with: -half, where: v .< 0)
-                var t = (w + magic) - magic
-                t = t.replacing(with: t - one, where: (w .>= 0) .& (t .> w))
-                t = t.replacing(with: t + one, where: (w .< 0) .& (t .< w))
-                let whole = (unsafeBitCast(t + magic, to: SIMD8<Int32>.self)
+                var bits = unsafeBitCast(v, to: SIMD8<Int32>.self)
+                bits &= ~((0x7F80_0000 &- (bits & 0x7FFF_FFFF)) &>> 31)          // NaN → 0
+                v = unsafeBitCast(bits, to: SIMD8<Float>.self)
+                v = pick(v, low, whereNegative: v - low)
+                v = pick(v, high, whereNegative: high - v)
+                bits = unsafeBitCast(v, to: SIMD8<Int32>.self)
+                let sign = bits & Int32(bitPattern: 0x8000_0000)
+                // Just under a half towards the sign (+ for +0 and -0 alike: both round to 0).
+                let isZero = ((bits & 0x7FFF_FFFF) &- 1) &>> 31
+                let towards = unsafeBitCast(half | (sign & ~isZero), to: SIMD8<Float>.self)
+                let w = v + towards
+                let t = (w + magic) - magic
+                // Nearest went past w, away from zero: step back towards zero (truncation).
+                let past = pick(w - t, t - w, whereNegative: w)
+                let wSign = unsafeBitCast(w, to: SIMD8<Int32>.self) & Int32(bitPattern: 0x8000_0000)
+                let step = unsafeBitCast(wSign | 0x3F80_0000, to: SIMD8<Float>.self)
+                let truncated = pick(t, t - step, whereNegative: past)
+                let whole = (unsafeBitCast(truncated + magic, to: SIMD8<Int32>.self)
                     &- SIMD8<Int32>(repeating: Int32(bitPattern: Float(12_582_912).bitPattern))) &<< SIMD8<Int32>(repeating: shift)
                 for k in 0..<8 { intBuffer[(i + k) * c + ch] = whole[k] }
                 i += 8
@@ -367,6 +402,14 @@ public final class AudioFileWriter {
             if keepFloats { floatBuffer[i * c + ch] = v * inverse }
             i += 1
         }
+    }
+
+    /// `b` in the lanes where `sign` is negative (its sign bit set), `a` elsewhere.
+    @inline(__always)
+    private func pick(_ a: SIMD8<Float>, _ b: SIMD8<Float>, whereNegative sign: SIMD8<Float>) -> SIMD8<Float> {
+        let mask = unsafeBitCast(sign, to: SIMD8<Int32>.self) &>> 31
+        return unsafeBitCast((unsafeBitCast(a, to: SIMD8<Int32>.self) & ~mask) | (unsafeBitCast(b, to: SIMD8<Int32>.self) & mask),
+                             to: SIMD8<Float>.self)
     }
 
     /// The descriptor for a new file at `path`, created as `creation` says.

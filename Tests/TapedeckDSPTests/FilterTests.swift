@@ -54,6 +54,34 @@ final class FilterTests: XCTestCase {
         }
     }
 
+    /// A mono EQ runs its three bands in one pass (the steady cascade); a stereo one band
+    /// after band. Both are the same arithmetic: the mono output equals the stereo one's left
+    /// channel bit for bit, before, during and after a glide (which leaves the cascade).
+    func testMonoEQCascadeGivesTheSameSamplesAsBandAfterBand() {
+        func eq() -> EQNode {
+            let node = EQNode()
+            let p = node.parameters
+            p.set("lowFreq", 150); p.set("lowGain", 6)
+            p.set("midFreq", 1200); p.set("midGain", -9); p.set("midQ", 1.5)
+            p.set("highFreq", 6000); p.set("highGain", 4)
+            return node
+        }
+        var noise = NoiseSource(seed: 7)
+        let input = (0..<12000).map { _ in noise.nextBipolar() * 0.5 }
+        let mono = eq(), stereo = eq()
+        var monoOut: [Float] = [], leftOut: [Float] = []
+        for (part, midGain) in [(0..<4000, -9.0), (4000..<8000, 3.0), (8000..<12000, 3.0)] {
+            mono.parameters.set("midGain", midGain)
+            stereo.parameters.set("midGain", midGain)
+            let slice = Array(input[part])
+            monoOut += Offline.render(mono, input: [slice], blockSize: 100, prepare: part.lowerBound == 0)[0]
+            leftOut += Offline.render(stereo, input: [slice, slice.reversed()], blockSize: 100,
+                                      prepare: part.lowerBound == 0)[0]
+        }
+        XCTAssertEqual(monoOut, leftOut)
+        XCTAssertNotEqual(monoOut, input, "the EQ changed the signal")
+    }
+
     func testAFlatEQPassesAudioUnchanged() {
         let node = prepared(EQNode())
         XCTAssertEqual(Offline.measuredGainDecibels(node, frequency: 1000), 0, accuracy: 0.01)

@@ -15,7 +15,8 @@ private final class AllocationProbe: AudioThreadProbe, @unchecked Sendable {
 }
 
 final class AudioThreadAllocationTests: XCTestCase {
-    /// A session of `tracks` stereo tracks with chains on every track and the master.
+    /// A session of `tracks` stereo tracks with chains on every track and the master, an
+    /// armed track, and a mono track with a chain.
     private func session(in dir: String, tracks: Int) throws -> (Session, SessionFolder) {
         let folder = SessionFolder(path: dir + "/s")
         var session = Session(sampleRate: 48000)
@@ -31,6 +32,14 @@ final class AudioThreadAllocationTests: XCTestCase {
                                         regions: [Region(file: "audio/t.wav", timelineStartFrame: 0, lengthFrames: Int64(frames))]))
         }
         session.tracks.append(Track(name: "rec", armed: true))
+        // A mono track with the engine bench's chain: the EQ's one-pass mono cascade and the
+        // compressor's eight-frame curve run on the audio thread too.
+        let m = try AudioFileWriter(path: folder.audioFolder + "/m.wav",
+                                    format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: 48000, channelCount: 1))
+        try tone.withUnsafeBufferPointer { p in try m.write([p.baseAddress!], frameCount: frames) }
+        try m.close()
+        session.tracks.append(Track(name: "mono", playbackChain: "hpf:80,comp:-18,eq:midGain=-6,gain:-3",
+                                    regions: [Region(file: "audio/m.wav", timelineStartFrame: 0, lengthFrames: Int64(frames))]))
         session.masterChain = "eq,limiter"
         return (session, folder)
     }

@@ -105,6 +105,33 @@ final class AudioFileRoundTripTests: XCTestCase {
         XCTAssertEqual(readInts(path), [0x7FFF_0000, Int32.min, 0x7FFF_0000, Int32.min, 0, 0x7FFF_0000])
     }
 
+    /// 16-bit writes convert eight samples a step from the samples' bits; every sample must
+    /// land where the one-at-a-time rule puts it (×32768, rounded half away from zero,
+    /// clipped, NaN as 0), and the peak and the count of samples over full scale must be the
+    /// plain loop's — for halves, ±0, NaN, ±infinity, beyond full scale, and noise.
+    func testSixteenBitConversionEightAtATimeFollowsTheOneAtATimeRule() throws {
+        let path = "\(makeTempFolder(self))/edges.wav"
+        var samples: [Float] = [0.5 / 32768, -0.5 / 32768, 1.5 / 32768, -1.5 / 32768, 2.5 / 32768, -2.5 / 32768,
+                                0, -0.0, .nan, -.nan, .infinity, -.infinity, 1, -1, 1.0001, -1.0001,
+                                32766.5 / 32768, -32767.5 / 32768, 0.49999997 / 32768, -0.49999997 / 32768,
+                                Float(0.5).nextUp / 32768, 3, -3, .leastNonzeroMagnitude, -.leastNonzeroMagnitude]
+        samples += noiseWithEdges(frameCount: 1000, seed: 9).map { $0 * 1.2 }
+        let format = AudioFileFormat(container: .wav, encoding: .int16, sampleRate: 48000, channelCount: 1)
+        unlink(path)
+        let writer = try AudioFileWriter(path: path, format: format)
+        try withPointers([samples], offset: 0) { try writer.write($0, frameCount: samples.count) }
+        try writer.close()
+        let expected: [Int32] = samples.map { x in
+            var v = (x * 32768).rounded()
+            v = v.isNaN ? 0 : min(max(v, -32768), 32767)
+            return Int32(v) << 16
+        }
+        XCTAssertEqual(readInts(path), expected)
+        let plainPeak = samples.reduce(Float(0)) { $1.isNaN ? $0 : max($0, abs($1)) }
+        XCTAssertEqual(writer.peakAmplitude, plainPeak)
+        XCTAssertEqual(writer.overCount, Int64(samples.filter { abs($0) > 1 }.count))
+    }
+
     func testHeaderUpdateMidWriteLeavesAReadableFile() throws {
         let folder = makeTempFolder(self)
         let path = "\(folder)/live.wav"
@@ -127,5 +154,38 @@ final class AudioFileRoundTripTests: XCTestCase {
         XCTAssertThrowsError(try withPointers([one], offset: 0) { try writer.write($0, frameCount: 10) }) { error in
             XCTAssertTrue("\(error)".contains("x.wav"))
         }
+    }
+}
+
+/// 16-bit stereo WAV and AIFF are converted by Tapedeck, eight frames a step, instead of by
+/// libsndfile: the floats must be libsndfile's own, bit for bit.
+final class Stereo16ReadTests: XCTestCase {
+    private func check(format: Int32, name: String) throws {
+        let path = "\(makeTempFolder(self))/\(name)"
+        // Every corner of 16 bits (full scale both ways, ±1 LSB, 0) and noise, an odd length.
+        var interleaved: [Float] = [1, -1, 32767 / 32768, -32767 / 32768, 1 / 32768, -1 / 32768, 0, 0]
+        let noise = noiseWithEdges(frameCount: 2 * 1003, seed: 5)
+        interleaved += noise
+        XCTAssertTrue(writeWithSndfile(path, format: format, sampleRate: 48000, channels: 2, interleaved: interleaved))
+        var info = SF_INFO()
+        guard let h = sf_open(path, Int32(SFM_READ), &info) else { return XCTFail("libsndfile cannot open \(path)") }
+        var reference = [Float](repeating: 0, count: Int(info.frames) * 2)
+        _ = reference.withUnsafeMutableBufferPointer { sf_readf_float(h, $0.baseAddress, info.frames) }
+        sf_close(h)
+        let (channels, _) = try readAll(path)
+        XCTAssertEqual(channels[0].count, Int(info.frames))
+        let left = stride(from: 0, to: reference.count, by: 2).map { reference[$0] }
+        let right = stride(from: 1, to: reference.count, by: 2).map { reference[$0] }
+        XCTAssertEqual(channels[0].map(\.bitPattern), left.map(\.bitPattern), "left")
+        XCTAssertEqual(channels[1].map(\.bitPattern), right.map(\.bitPattern), "right")
+        XCTAssertLessThan(channels[1][0], -0.999, "full scale negative on the right")
+    }
+
+    func testWAV16StereoReadsAsLibsndfileDoes() throws {
+        try check(format: Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16), name: "s.wav")
+    }
+
+    func testAIFF16StereoReadsAsLibsndfileDoes() throws {
+        try check(format: Int32(SF_FORMAT_AIFF | SF_FORMAT_PCM_16), name: "s.aiff")
     }
 }

@@ -26,6 +26,9 @@ public final class DelayNode: BuiltInNode, @unchecked Sendable {
     private var lines = UnsafeStorage<Float>()
     private var mask = 0
     private var writeIndex = 0
+    /// Frames of each line written since it was last silenced (at most the line's length):
+    /// writing starts at index 0 after a reset, so only these need clearing at the next.
+    private var writtenFrames = 0
     private var maxDelayFrames: Float = 1
     private var delayFrames = LinearRamp(1)
     private var feedback = LinearRamp(0)
@@ -44,8 +47,11 @@ public final class DelayNode: BuiltInNode, @unchecked Sendable {
         let needed = Int(frames(milliseconds: Self.maximumMilliseconds, sampleRate: sampleRate)) + maxFrames + 4
         var size = 1
         while size < needed { size <<= 1 }
-        lines.allocate(size * channelCount, fill: 0)
+        // Offline, the lines' pages are mapped as the delay first writes them (on the thread
+        // that renders); live, they are all touched now, so the audio thread never faults.
+        if format.isRealtime { lines.allocate(size * channelCount, fill: 0) } else { lines.allocateLazilyZeroed(size * channelCount) }
         mask = size - 1
+        writtenFrames = 0
         maxDelayFrames = Float(frames(milliseconds: Self.maximumMilliseconds, sampleRate: sampleRate))
         glideFrames = Int(frames(milliseconds: Self.glideMilliseconds, sampleRate: sampleRate))
         rampFrames = Int(frames(milliseconds: parameterRampMilliseconds, sampleRate: sampleRate))
@@ -124,11 +130,16 @@ public final class DelayNode: BuiltInNode, @unchecked Sendable {
         }
         delayFrames = d; feedback = fb; mix = wet
         writeIndex = (writeIndex + n) & mask
+        writtenFrames = min(writtenFrames + n, mask + 1)
     }
 
     /// Audio thread: silences the delay lines.
     public func reset() {
-        lines.fill(0)
+        if let base = lines.pointer, writtenFrames > 0 {
+            let size = mask + 1
+            for c in 0..<channelCount { (base + c * size).update(repeating: 0, count: writtenFrames) }
+        }
+        writtenFrames = 0
         writeIndex = 0
     }
 

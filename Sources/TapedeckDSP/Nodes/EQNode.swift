@@ -44,6 +44,10 @@ public final class EQNode: BuiltInNode, @unchecked Sendable {
         mid.setTargets(frequencyHertz: p.value(2), q: p.value(4), gainDecibels: p.value(3))
         high.setTargets(frequencyHertz: p.value(5), q: Self.shelfQ, gainDecibels: p.value(6))
         let out = context.output
+        if out.count == 1 && context.input.count == 1 {
+            if out[0] != context.input[0] { out[0].update(from: context.input[0], count: context.frameCount) }
+            if SmoothedBiquad.processSteadyCascade(&low, &mid, &high, buffer: out[0], frameCount: context.frameCount) { return }
+        }
         low.process(input: context.input, output: out, frameCount: context.frameCount)
         mid.process(input: UnsafeBufferPointer(start: out.baseAddress, count: out.count), output: out, frameCount: context.frameCount)
         high.process(input: UnsafeBufferPointer(start: out.baseAddress, count: out.count), output: out, frameCount: context.frameCount)

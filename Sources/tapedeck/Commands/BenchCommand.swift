@@ -28,7 +28,7 @@ struct BenchCommand: Command {
         are several times slower. `make bench` does all of this.
 
           mixdown   W8: 8 stereo 16-bit 48 kHz tracks × 60 s through gain + low-pass + delay,
-                mixed to one WAV, against ecasound's equivalent chains (goal ≤ 0.33×)
+                mixed to one WAV, against ecasound's equivalent chains (goal ≤ 0.15×)
           stretch   live: one stereo stretcher's cost at 0.5× and 2× (256-frame blocks, R2 and R3);
                 export: 0.5× R3 stretch against `rubberband -3` on the same file (goal ≤ 1.1×)
           speed     the engine's session (stereo, no track chains) with the mix at 1/32×, 0.5×,
