@@ -507,7 +507,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Starts rolling once every track has its first frames (or the wait went on too long:
     /// late tracks then start silent and are counted as underruns).
     ///
-    /// Audio thread: no allocation, no locks.
+    /// Audio thread: no allocation, no locks; sleeps (waiting for the disk) only on an unpaced
+    /// device, as the capture path does there.
     private func rollWhenReady(_ g: Graph, frameCount n: Int) {
         var ready = readyToRoll(g, frameCount: n, primeUntil: waitsForDisk ? .max : cycleBegan + periodNanoseconds / 4)
         if waitsForDisk && !ready {
