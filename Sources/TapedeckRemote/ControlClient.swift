@@ -30,9 +30,18 @@ public enum ControlClient {
             }
         }
         let request = Array((line + "\n").utf8)
-        guard request.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
+        let sent = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == request.count else {
+            // A Tapedeck that refuses a caller says why and hangs up at once, maybe before the
+            // command was sent: its reason may be waiting all the same.
+            if let said = try? readLine(fd, pid: pid, timeoutMilliseconds: 500), !said.isEmpty { return said }
             throw RemoteError("Tapedeck pid \(pid) hung up before it heard the command")
         }
+        return try readLine(fd, pid: pid, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Reads the one-line reply on `fd` (without its newline).
+    private static func readLine(_ fd: Int32, pid: pid_t, timeoutMilliseconds: Int) throws(RemoteError) -> String {
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = Date().addingTimeInterval(Double(timeoutMilliseconds) / 1000)
@@ -40,7 +49,7 @@ public enum ControlClient {
             let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
             var fds = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard left > 0, poll(&fds, 1, left) > 0 else {
-                throw RemoteError("Tapedeck pid \(pid) did not answer within \(timeoutMilliseconds / 1000) s")
+                throw RemoteError("Tapedeck pid \(pid) did not answer within \(max(1, timeoutMilliseconds / 1000)) s")
             }
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n <= 0 {
