@@ -27,13 +27,13 @@ public final class Engine: @unchecked Sendable {
     let core: RenderCore
     private var serial: UInt64 = 0
     /// Graphs the audio thread may be rendering or about to (the installed one and newer).
-    private var graphs: [Graph] = []
+    private(set) var graphs: [Graph] = []
     private var generation = 0
     private var servedVoices: [ObjectIdentifier] = []
     /// The fastest transport speed asked for so far: the playback rings hold the mix's
     /// look-ahead at it (never shrunk, so going back and forth rebuilds nothing).
     private var ringSpeed = 1.0
-    private(set) var takeSets: [TakeSet] = []
+    var takeSets: [TakeSet] = []
     private var prepared = false
     private var started = false
     private var closed = false
@@ -204,14 +204,14 @@ public final class Engine: @unchecked Sendable {
 
     // MARK: - Transport
 
-    private func nextSerial() -> UInt64 {
+    func nextSerial() -> UInt64 {
         serial += 1
         return serial
     }
 
     /// Queues a command; waits (never drops) when the queue is full, for as long as the
     /// device runs.
-    private func send(_ command: EngineCommand) {
+    func send(_ command: EngineCommand) {
         var waited = 0
         while !shared.commands.push(command) {
             guard isRunning || !started, waited < 4000 else { return }
@@ -334,96 +334,6 @@ public final class Engine: @unchecked Sendable {
             usleep(500)
         }
         return true
-    }
-
-    // MARK: - Takes
-
-    /// Frames an overdub's input lags what it heard: the device's round trip, the calibrated
-    /// offset and the master chain's look-ahead.
-    public var overdubLatencyFrames: Int64 {
-        device.currentRoundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.masterLatencyFrames ?? 0)
-    }
-
-    /// Frames the master chain delays the mix by.
-    var masterLatencyFrames: Int { graphs.last?.masterLatencyFrames ?? 0 }
-
-    /// Frames the input chain of `track` delays its input.
-    public func inputLatencyFrames(track: Int) -> Int {
-        guard let g = graphs.last, g.strips.indices.contains(track), g.inputForTrack[track] >= 0 else { return 0 }
-        return g.inputs[g.inputForTrack[track]].latencyFrames
-    }
-
-    /// Opens every take's file (after its crash marker) and starts a recording pass: from
-    /// the gate's record point each take keeps its track's input. All or none: when one file
-    /// cannot be created the others are removed again and the error thrown.
-    public func startTakes(_ requests: [TakeRequest], gate: TakeGate, midi midiRequests: [MIDITakeRequest] = []) throws -> TakeSet {
-        var lanes: [TakeLane] = []
-        var midiLanes: [MIDITakeLane] = []
-        let ringFrames = Int(options.captureRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames
-        do {
-            for r in requests {
-                lanes.append(try TakeLane(request: r, ringFrames: ringFrames, blockFrames: options.diskBlockFrames,
-                                          sampleRate: configuration.sampleRate))
-            }
-            for r in midiRequests { midiLanes.append(try MIDITakeLane(request: r)) }
-        } catch {
-            for lane in lanes { Engine.discard(lane) }
-            for lane in midiLanes { Engine.discard(lane) }
-            throw error
-        }
-        let set = TakeSet(lanes: lanes, gate: gate, midiLanes: midiLanes, midiLatencyFrames: midiLatencyFrames)
-        if !midiLanes.isEmpty { core.midi.capturing.store(true, ordering: .releasing) }
-        takeSets.append(set)
-        writer.add(set)
-        send(.startTakes(Unmanaged.passUnretained(set).toOpaque(), serial: nextSerial()))
-        return set
-    }
-
-    /// Ends the running pass (the transport may roll on).
-    public func endTakes() { send(.endTakes(serial: nextSerial())) }
-
-    /// Closes the takes of an ended pass once everything is written: final headers, peak
-    /// files. Waits for the writer (which keeps up unless the disk is failing). Control thread.
-    public func finish(_ set: TakeSet) -> [TakeOutcome] {
-        guard takeSets.contains(where: { $0 === set }) else { return [] }
-        let deadline = monotonicNanoseconds() + 30_000_000_000
-        while !set.isWritten && monotonicNanoseconds() < deadline {
-            writer.signal()
-            usleep(2000)
-        }
-        writer.remove(set)
-        takeSets.removeAll { $0 === set }
-        if !takeSets.contains(where: { !$0.midiLanes.isEmpty }) { core.midi.capturing.store(false, ordering: .releasing) }
-        set.midiOutcomes = set.midiLanes.map { lane in
-            var problem = lane.errorText.withLock { $0 }
-            if !lane.done.load(ordering: .acquiring) && problem == nil { problem = "the MIDI take was not finished in 30 s" }
-            return MIDITakeOutcome(request: lane.request, frameCount: lane.lengthFrames.load(ordering: .acquiring),
-                                   eventCount: lane.keptEvents.load(ordering: .relaxed), error: problem)
-        }
-        return set.lanes.map { lane in
-            var problem = lane.errorText.withLock { $0 }
-            if !set.isWritten && problem == nil { problem = "the disk did not take the last frames in 30 s" }
-            do { try lane.writer.close() } catch { problem = problem ?? "\(error)" }
-            if let dry = lane.dryWriter { do { try dry.close() } catch { problem = problem ?? "\(error)" } }
-            // What the file holds: all that was kept, or up to a write that failed.
-            let frames = lane.failed.load(ordering: .acquiring) ? lane.writer.framesWritten : lane.writtenFrames.load(ordering: .acquiring)
-            return TakeOutcome(request: lane.request, frameCount: frames,
-                               droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem)
-        }
-    }
-
-    private static func discard(_ lane: MIDITakeLane) {
-        unlink(lane.request.path)
-        TakeMarker.remove(forAudio: lane.request.path)
-    }
-
-    private static func discard(_ lane: TakeLane) {
-        try? lane.writer.close()
-        try? lane.dryWriter?.close()
-        unlink(lane.request.path)
-        if let dry = lane.request.dryPath { unlink(dry) }
-        if let peak = lane.request.peakPath { unlink(peak) }
-        TakeMarker.remove(forAudio: lane.request.path)
     }
 
     // MARK: - Status
