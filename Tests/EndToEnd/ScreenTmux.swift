@@ -55,7 +55,10 @@ final class ScreenTmux {
     }
 
     /// Polls the pane until `condition` holds, for at most `timeout` seconds; returns the
-    /// last capture, and fails the test when it never held.
+    /// last capture, and fails the test when it never held. Once it holds, the screen is
+    /// given a moment to finish drawing (a loaded machine let tests catch a view half drawn,
+    /// its first line there and the rest not yet): the capture returned is the first one
+    /// that repeats the one before it, up to half a second on, as long as it still holds.
     @discardableResult
     func waitFor(_ what: String, timeout: Double = 5, colors: Bool = false, file: StaticString = #filePath, line: UInt = #line,
                  _ condition: (String) -> Bool) -> String {
@@ -63,11 +66,24 @@ final class ScreenTmux {
         var text = ""
         while Date() < deadline {
             text = capture(colors: colors)
-            if condition(text) { return text }
+            if condition(text) { return settled(text, colors: colors, condition) }
             usleep(50_000)
         }
         XCTFail("timed out waiting for \(what); the screen was:\n\(text)", file: file, line: line)
         return text
+    }
+
+    /// `text` once the screen stops changing (or half a second on), if `condition` still holds.
+    private func settled(_ text: String, colors: Bool, _ condition: (String) -> Bool) -> String {
+        var last = text
+        for _ in 0..<10 {
+            usleep(50_000)
+            let next = capture(colors: colors)
+            guard condition(next) else { return last }
+            if next == last { return next }
+            last = next
+        }
+        return last
     }
 
     /// Waits for `needle` to appear on screen.
