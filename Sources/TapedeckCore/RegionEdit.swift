@@ -26,9 +26,11 @@ public struct RegionRef: Equatable, Hashable, Sendable {
 }
 
 extension Session {
-    /// The largest timeline position an edit may produce: 2^53 frames (about six thousand
-    /// years at 48 kHz), so sums of positions and lengths can never overflow `Int64`.
-    public static let maximumTimelineFrame: Int64 = 1 << 53
+    /// The largest timeline position an edit may produce: the timeline's end,
+    /// ``SessionLimits/maximumTimelineFrames`` (2^40), so an edit is refused as the user's
+    /// mistake before the session's own check would refuse to save it (a move past 2^40 was
+    /// reported as "not saved", exit 65), and sums of positions and lengths never overflow.
+    public static let maximumTimelineFrame: Int64 = SessionLimits.maximumTimelineFrames
 
     /// `m:ss.mmm` of a frame at this session's rate, for messages.
     public func clockText(_ frame: Int64) -> String { TimeText.clock(frames: frame, sampleRate: sampleRate) }

@@ -52,4 +52,10 @@ public struct TempoMap: Equatable, Sendable {
         let p = position(ofFrame: frame)
         return "\(p.bar)|\(p.beat)|\(p.tick)"
     }
+
+    /// Clock time and bars|beats|ticks of `frame`, e.g. `00:12.000 (7|1|0)`: how messages
+    /// name a place on the timeline.
+    public func place(ofFrame frame: Int64) -> String {
+        "\(TimeText.clock(frames: frame, sampleRate: sampleRate)) (\(barsBeatsTicks(ofFrame: frame)))"
+    }
 }

@@ -100,8 +100,7 @@ extension Transport {
 
     /// Who moved the shared transport and where: `JACK transport: started by another program at 0:01.000 (1|1|0)`.
     func hostNews(_ e: EngineEvent) -> String {
-        let map = session.tempoMap
-        let at = "\(TimeText.clock(frames: e.frame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: e.frame)))"
+        let at = session.tempoMap.place(ofFrame: e.frame)
         switch e.kind {
         case .hostStarted: return "JACK transport: started by another program at \(at)"
         case .hostStopped: return "JACK transport: stopped by another program at \(at)"

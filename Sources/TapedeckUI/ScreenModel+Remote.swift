@@ -71,8 +71,5 @@ extension ScreenModel {
     }
 
     /// `00:12.000 (7|1|0)`.
-    private func place(_ frame: Int64) -> String {
-        let map = session.tempoMap
-        return "\(TimeText.clock(frames: frame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: frame)))"
-    }
+    private func place(_ frame: Int64) -> String { session.tempoMap.place(ofFrame: frame) }
 }

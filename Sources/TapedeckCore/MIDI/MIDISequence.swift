@@ -109,7 +109,7 @@ public struct MIDISequence: Equatable, Sendable {
         let end = offset + length
         var state: [Int: Event] = [:]     // last controller/program/bend per channel (and number) before the cut
         var out: [Event] = []
-        var held = Set<Int>()
+        var held: [Int: Int] = [:]        // notes sounding per key (the same pitch may overlap itself)
         for e in events {
             let key = Int(e.channel) << 7 | Int(e.data1 & 0x7F)
             if e.frame < offset {
@@ -124,9 +124,10 @@ public struct MIDISequence: Equatable, Sendable {
             if e.isNoteOn {
                 // A note starting on the last frame could not sound before it is cut.
                 if e.frame >= end - 1 { continue }
-                held.insert(key)
+                held[key, default: 0] += 1
             } else if e.isNoteOff {
-                guard held.remove(key) != nil else { continue }
+                guard let n = held[key], n > 0 else { continue }
+                held[key] = n > 1 ? n - 1 : nil
             }
             var moved = e
             moved.frame -= offset
@@ -135,8 +136,8 @@ public struct MIDISequence: Equatable, Sendable {
         let carried = state.values.sorted { ($0.status, $0.data1) < ($1.status, $1.data1) }.map {
             Event(frame: 0, status: $0.status, data1: $0.data1, data2: $0.data2)
         }
-        for key in held.sorted() {
-            out.append(Event(frame: length - 1, status: 0x80 | UInt8(key >> 7), data1: UInt8(key & 0x7F), data2: 0))
+        for (key, n) in held.sorted(by: { $0.key < $1.key }) {
+            for _ in 0..<n { out.append(Event(frame: length - 1, status: 0x80 | UInt8(key >> 7), data1: UInt8(key & 0x7F), data2: 0)) }
         }
         return MIDISequence(events: carried + out, lengthFrames: length)
     }

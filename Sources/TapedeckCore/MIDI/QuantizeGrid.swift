@@ -33,7 +33,7 @@ public struct QuantizeSetting: Equatable, Sendable, CustomStringConvertible {
                 return .failure(QuantizeError("strength '\(strength.terminalSafe)' is not a number (write 75% or 0.75)"))
             }
             amount = percent ? v / 100 : v
-            guard amount > 0 && amount <= 1 else {
+            guard amount >= 0.01 && amount <= 1 else {
                 return .failure(QuantizeError("strength '\(strength.terminalSafe)' is outside 1%…100%"))
             }
         }

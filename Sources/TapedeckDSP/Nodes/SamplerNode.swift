@@ -155,7 +155,8 @@ public final class SamplerNode: BuiltInNode, TextParameterNode, @unchecked Senda
             for i in start..<end {
                 if voice.position >= last {
                     guard loops, last >= 1 else { voice.active = false; break }
-                    voice.position -= last
+                    // A step longer than the sample (a short one played high) wraps more than once.
+                    voice.position = voice.position.truncatingRemainder(dividingBy: last)
                 }
                 let whole = Int(voice.position)
                 let fraction = Float(voice.position - Double(whole))

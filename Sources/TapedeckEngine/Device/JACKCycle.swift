@@ -59,9 +59,11 @@ final class JACKCycle: @unchecked Sendable {
     let ended = Atomic<Bool>(false)
     /// A ``JACKFailure`` raw value, 0 while none.
     let failure = Atomic<Int32>(0)
+    /// Set once ``fail(_:detail:reason:)`` has finished telling the engine.
+    let failHandled = Atomic<Bool>(false)
     /// Whether the client may still be called from the control thread: once the server is
     /// gone libjack lets go of its memory, and a call then would crash. Held around every
-    /// control-thread call; cleared (under it) before a failure is handled.
+    /// control-thread call; cleared (under it) before a server death is handled.
     let callable = Mutex<Bool>(true)
     /// The server's status bits at a shutdown, or the new rate.
     let failureDetail = Atomic<Int64>(0)
@@ -325,10 +327,13 @@ final class JACKCycle: @unchecked Sendable {
     /// everything kept — and is detached. JACK's notification thread, or its real-time thread
     /// when the server died under it; never inside a cycle.
     func fail(_ kind: JACKFailure, detail: Int64, reason text: UnsafePointer<CChar>?) {
-        callable.withLock { $0 = false }
+        // Only a server that is gone must never be called again (libjack has let go of what
+        // the client points to); after a rate change the client lives and is closed as usual.
+        if kind == .serverGone { callable.withLock { $0 = false } }
         // libjack may report a death twice (from its real-time and its notification thread):
         // only the first is handled.
         guard failure.compareExchange(expected: 0, desired: kind.rawValue, ordering: .acquiringAndReleasing).exchanged else { return }
+        defer { failHandled.store(true, ordering: .releasing) }
         if let text { strncpy(reason, text, JACKCycle.reasonCapacity - 1) }
         failureDetail.store(detail, ordering: .releasing)
         guard detach(waitingMilliseconds: 5000) else { return }
@@ -341,7 +346,20 @@ final class JACKCycle: @unchecked Sendable {
     func stop() {
         stopRequested.store(true, ordering: .releasing)
         guard attached.load(ordering: .acquiring) else { return }
-        for _ in 0..<1000 where !ended.load(ordering: .acquiring) && failure.load(ordering: .acquiring) == 0 { usleep(1000) }
+        var waited = 0
+        while waited < 1000 && !ended.load(ordering: .acquiring) && failure.load(ordering: .acquiring) == 0 {
+            usleep(1000)
+            waited += 1
+        }
+        if failure.load(ordering: .acquiring) != 0 {
+            // A failure being handled on JACK's thread still calls the engine: the engine
+            // must outlive that, so its close waits for it (bounded like the detach there).
+            var handled = 0
+            while !failHandled.load(ordering: .acquiring) && handled < 6000 {
+                usleep(1000)
+                handled += 1
+            }
+        }
         if detach(waitingMilliseconds: 2000), !ended.exchange(true, ordering: .acquiringAndReleasing) { client?.audioThreadEnds() }
     }
 

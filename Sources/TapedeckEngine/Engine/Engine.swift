@@ -287,7 +287,14 @@ public final class Engine: @unchecked Sendable {
     /// Speed, mode and pitch, live. The first change from plain 1× builds the mix's
     /// stretcher and varispeed here, on the control thread (one stereo pair whatever the
     /// track count; Rubber Band's engine as ``EngineOptions/liveStretchQuality`` says).
-    public func setTimePitch(_ settings: TimePitchSettings) {
+    public func setTimePitch(_ requested: TimePitchSettings) {
+        // Front-ends validate what users type; the engine still keeps to the range its rings
+        // and processors are sized for (a NaN or out-of-range speed would trap converting).
+        var settings = requested
+        settings.speed = settings.speed.isFinite
+            ? min(max(settings.speed, TimePitchSettings.minimumSpeed), TimePitchSettings.maximumSpeed) : 1
+        settings.pitchSemitones = settings.pitchSemitones.isFinite
+            ? min(max(settings.pitchSemitones, -TimePitchSettings.maximumPitchSemitones), TimePitchSettings.maximumPitchSemitones) : 0
         if !settings.isIdentity && core.mixTimePitch == nil {
             core.mixTimePitch = MixTimePitch(sampleRate: configuration.sampleRate, periodFrames: configuration.periodFrames,
                                              quality: options.liveStretchQuality) { [unowned(unsafe) core] into, frameCount, seq in

@@ -160,7 +160,7 @@ extension RenderCore {
                 m.count += 1
                 if e.isNoteOn { m.heldFromInputs.set(channel: e.status, note: e.data1, on: true) }
                 else if e.isNoteOff { m.heldFromInputs.set(channel: e.status, note: e.data1, on: false) }
-                else if e.isAllNotesOff { _ = m.heldFromInputs.release(at: 0, into: m.buffer, count: 0, capacity: 0) }
+                else if e.isAllNotesOff { m.heldFromInputs.forget() }
             }
         } else if rolling, let playlist {
             Unmanaged<MIDIPlaylist>.fromOpaque(playlist)._withUnsafeGuaranteedRef { list in

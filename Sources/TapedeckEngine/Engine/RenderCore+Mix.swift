@@ -190,7 +190,10 @@ extension RenderCore {
             // device rate, never stretched; the rest goes through the mix's processors.
             if mix != nil && monitor.channels == nil && !g.listensToMIDI[i] { continue }
             g.stripTable[i]._withUnsafeGuaranteedRef { strip in
-                let midi = midiEvents(g, track: i, strip: strip, frameCount: n, from: position, speed: speedFactor)
+                // A monitored track plays its input, not its chain's MIDI: none is collected.
+                let midi = monitor.channels == nil
+                    ? midiEvents(g, track: i, strip: strip, frameCount: n, from: position, speed: speedFactor)
+                    : UnsafeBufferPointer<MIDIEvent>(start: nil, count: 0)
                 let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, transport: transport,
                                            monitor: monitor.channels, monitorChannels: monitor.count, midi: midi)
                 countUnderrun(missing, track: i)

@@ -109,7 +109,8 @@ final class HeldNotes: @unchecked Sendable {
     }
 
     /// Appends a note-off at `offset` for every held note to `out` (up to `capacity`) and
-    /// forgets them; returns how many were appended. Audio thread.
+    /// forgets those; returns how many were appended. Notes that did not fit stay held, so a
+    /// later period ends them rather than leaving them sounding. Audio thread.
     @inline(__always)
     func release(at offset: Int32, into out: UnsafeMutablePointer<MIDIEvent>, count start: Int, capacity: Int) -> Int {
         guard count > 0 else { return 0 }
@@ -123,9 +124,16 @@ final class HeldNotes: @unchecked Sendable {
                 n += 1
                 word &= word - 1
             }
-            words[w] = 0
+            words[w] = word
         }
-        count = 0
+        count -= n - start
         return n - start
+    }
+
+    /// Forgets every held note without a note-off (an all-notes-off said it). Audio thread.
+    @inline(__always)
+    func forget() {
+        for w in 0..<32 { words[w] = 0 }
+        count = 0
     }
 }

@@ -70,6 +70,12 @@ public enum MIDIRegionFile {
         let moved = whole.quantized(gridFrames: setting.gridFrames(tempoMap), strength: setting.strength, origin: origin)
         var base = lastComponent(of: region.file)
         if let dot = base.lastIndex(of: ".") { base = String(base[..<dot]) }
+        // Quantising again replaces an earlier "-q" (and the "-N" writeNew adds to keep names
+        // unique), so the name does not grow with every pass.
+        if let dash = base.lastIndex(of: "-"), base.index(after: dash) < base.endIndex,
+           base[base.index(after: dash)...].allSatisfy(\.isNumber), base[..<dash].hasSuffix("-q") {
+            base = String(base[..<dash])
+        }
         if let q = base.range(of: "-q", options: .backwards), base[q.upperBound...].allSatisfy(\.isNumber) { base = String(base[..<q.lowerBound]) }
         var out = region
         out.file = try writeNew(moved, base: base + "-q", name: nil, folder: folder, tempoMap: tempoMap)

@@ -109,7 +109,11 @@ public struct StandardMIDIFile: Equatable, Sendable {
     /// Track `index` as a sequence at `sampleRate` (real time, through the file's tempo map).
     public func sequence(track index: Int, sampleRate: Int) -> MIDISequence {
         let track = tracks[index]
-        func frame(_ tick: Int64) -> Int64 { Int64((seconds(atTick: tick) * Double(sampleRate)).rounded()) }
+        // Clamped just past the timeline's end before the conversion: a file's ticks may
+        // reach 2^48 at 16.7 s each, far beyond Int64 frames (a trap); the callers refuse
+        // anything past the timeline with their own message.
+        let limit = Double(SessionLimits.maximumTimelineFrames + 1)
+        func frame(_ tick: Int64) -> Int64 { Int64(min((seconds(atTick: tick) * Double(sampleRate)).rounded(), limit)) }
         let events = track.events.map { MIDISequence.Event(frame: frame($0.tick), status: $0.status, data1: $0.data1, data2: $0.data2) }
         return MIDISequence(events: events, lengthFrames: frame(track.endTick))
     }
@@ -218,7 +222,9 @@ extension StandardMIDIFile {
                 switch type {
                 case 0x03 where track.name == nil: track.name = String(decoding: data, as: UTF8.self)
                 case 0x51 where length == 3:
-                    file.tempos.append(Tempo(tick: tick, microsecondsPerQuarter: max(1, Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2]))))
+                    // A tempo of 0 µs a quarter is no tempo (it would mean every note at once): ignored.
+                    let perQuarter = Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2])
+                    if perQuarter > 0 { file.tempos.append(Tempo(tick: tick, microsecondsPerQuarter: perQuarter)) }
                 case 0x58 where length >= 2 && file.timeSignature == nil:
                     let unit = 1 << Int(min(data[1], 5))
                     if data[0] >= 1 && data[0] <= 64 { file.timeSignature = TimeSignature(beatsPerBar: Int(data[0]), beatUnit: unit) }

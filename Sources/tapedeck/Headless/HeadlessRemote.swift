@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckRemote
 import TapedeckTransport
+import TapedeckUI
 
 /// `record` and `play` answering their control socket (`tapedeck ctl`) from their own loop,
 /// with the transport calls their own stop (Ctrl-C) makes: no second thread touches the
@@ -94,12 +95,9 @@ final class HeadlessRemote {
             var settings = transport.timePitch
             settings.speed = ratio
             transport.setTimePitch(settings)
-            return .ok("speed \(ratio)x")
+            return .ok("speed \(TransportBarView.speedText(ratio))")  // as the screen answers
         }
     }
 
-    private func place(_ frame: Int64) -> String {
-        let map = transport.session.tempoMap
-        return "\(TimeText.clock(frames: frame, sampleRate: map.sampleRate)) (\(map.barsBeatsTicks(ofFrame: frame)))"
-    }
+    private func place(_ frame: Int64) -> String { transport.session.tempoMap.place(ofFrame: frame) }
 }
