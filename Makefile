@@ -127,7 +127,7 @@ deb: deb-deps release
 	@test -s .build/deb/depends || { echo "dpkg-shlibdeps found no dependencies"; exit 1; }
 	{ echo "Package: tapedeck"; echo "Version: $(VERSION)"; echo "Architecture: $(DEB_ARCH)"; \
 	  echo "Maintainer: Tapedeck <tapedeck@localhost>"; echo "Depends: $$(cat .build/deb/depends)"; \
-	  echo "Recommends: fluid-soundfont-gm"; \
+	  echo "Recommends: libfluidsynth3, fluid-soundfont-gm"; \
 	  echo "Section: sound"; echo "Priority: optional"; \
 	  echo "Installed-Size: $$(du -sk $(DEB_ROOT)/usr | cut -f1)"; \
 	  echo "Description: multitrack recorder that lives in a terminal"; \

@@ -33,9 +33,10 @@ let package = Package(
         // JACK (the backend, its transport, its MIDI ports) and liblo (OSC, for the NSM session manager).
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
-        // FluidSynth: the General MIDI instrument (`gm`) plays SoundFonts. No pkgConfig: its
-        // flags name glib, SDL2 and -pthread, which fluidsynth.h does not need and SwiftPM refuses.
-        .systemLibrary(name: "CFluidSynth", providers: [.apt(["libfluidsynth-dev"])]),
+        // FluidSynth: the General MIDI instrument (`gm`) plays SoundFonts. Loaded with dlopen
+        // when the first `gm` is prepared, not linked (see CFluidSynth.h: its forty libraries
+        // cost every start 5 ms); only fluidsynth.h (libfluidsynth-dev) is needed to build.
+        .target(name: "CFluidSynth", path: "Sources/CFluidSynth", linkerSettings: [.linkedLibrary("dl")]),
         // The git commit `make` writes into commit.h (absent: "unknown"), for --version.
         .target(name: "CBuildInfo", path: "Sources/CBuildInfo"),
         // Test-only C helpers (allocation counting); never linked into the app.

@@ -77,7 +77,6 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
     /// Off the audio thread: makes the synth at the format's rate and loads the SoundFont.
     public func prepare(format: NodeFormat, maxFrames: Int) {
         release()
-        GMSynthNode.silenceLogs()
         capacityFrames = max(maxFrames, 1)
         left = .allocate(capacity: capacityFrames)
         right = .allocate(capacity: capacityFrames)
@@ -92,26 +91,31 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
             fontProblem = "SoundFont \(font): \(String(cString: strerror(errno)))"
             return
         }
-        guard let s = new_fluid_settings() else { fontProblem = "FluidSynth could not make its settings"; return }
-        fluid_settings_setnum(s, "synth.sample-rate", format.sampleRate)
-        fluid_settings_setint(s, "synth.threadsafe-api", 0)
-        fluid_settings_setint(s, "synth.cpu-cores", 1)
-        fluid_settings_setint(s, "synth.dynamic-sample-loading", 0)
-        fluid_settings_setint(s, "synth.lock-memory", 0)
+        if let why = GMSynthNode.loadFluidSynth() {
+            fontProblem = "FluidSynth could not be loaded (install libfluidsynth3): \(why)"
+            return
+        }
+        GMSynthNode.silenceLogs()
+        guard let s = td_new_fluid_settings() else { fontProblem = "FluidSynth could not make its settings"; return }
+        td_fluid_settings_setnum(s, "synth.sample-rate", format.sampleRate)
+        td_fluid_settings_setint(s, "synth.threadsafe-api", 0)
+        td_fluid_settings_setint(s, "synth.cpu-cores", 1)
+        td_fluid_settings_setint(s, "synth.dynamic-sample-loading", 0)
+        td_fluid_settings_setint(s, "synth.lock-memory", 0)
         // Off: see the type's notes (OpenMP allocates on the audio thread when they run).
-        fluid_settings_setint(s, "synth.reverb.active", 0)
-        fluid_settings_setint(s, "synth.chorus.active", 0)
+        td_fluid_settings_setint(s, "synth.reverb.active", 0)
+        td_fluid_settings_setint(s, "synth.chorus.active", 0)
         settings = s
-        guard let made = new_fluid_synth(s) else {
+        guard let made = td_new_fluid_synth(s) else {
             fontProblem = "FluidSynth could not start"
             return
         }
         synth = made
         GMSynthNode.lastError.withMemoryRebound(to: CChar.self, capacity: GMSynthNode.errorCapacity) { $0[0] = 0 }
-        if fluid_synth_sfload(made, font, 1) == FLUID_FAILED {
+        if td_fluid_synth_sfload(made, font, 1) == FLUID_FAILED {
             let why = GMSynthNode.takeLastError()
             fontProblem = "SoundFont \(font) could not be loaded\(why.isEmpty ? "" : ": " + why)"
-            delete_fluid_synth(made)
+            td_delete_fluid_synth(made)
             synth = nil
             return
         }
@@ -126,12 +130,12 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
         if force || level != appliedLevel {
             appliedLevel = level
             // FluidSynth's own default gain is 0.2; 0 dB here is that.
-            fluid_synth_set_gain(synth, Float(0.2 * pow(10, level / 20)))
+            td_fluid_synth_set_gain(synth, Float(0.2 * pow(10, level / 20)))
         }
         let program = Int(parameters.value(1))
         if force || program != appliedProgram {
             appliedProgram = program
-            for channel in 0..<16 where channel != 9 { fluid_synth_program_change(synth, Int32(channel), Int32(program)) }
+            for channel in 0..<16 where channel != 9 { td_fluid_synth_program_change(synth, Int32(channel), Int32(program)) }
         }
     }
 
@@ -149,7 +153,7 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
                 e += 1
             }
             let end = e < events.count ? min(max(Int(events[e].frameOffset), frame + 1), n) : n
-            fluid_synth_write_float(synth, Int32(end - frame), l + frame, 0, 1, r + frame, 0, 1)
+            td_fluid_synth_write_float(synth, Int32(end - frame), l + frame, 0, 1, r + frame, 0, 1)
             frame = end
         }
         let channels = context.output.count
@@ -170,13 +174,13 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
         let channel = Int32(event.status & 0x0F)
         let d1 = Int32(event.data1 & 0x7F), d2 = Int32(event.data2 & 0x7F)
         switch event.status & 0xF0 {
-        case 0x80: fluid_synth_noteoff(synth, channel, d1)
-        case 0x90: if d2 == 0 { fluid_synth_noteoff(synth, channel, d1) } else { fluid_synth_noteon(synth, channel, d1, d2) }
-        case 0xA0: fluid_synth_key_pressure(synth, channel, d1, d2)
-        case 0xB0: fluid_synth_cc(synth, channel, d1, d2)
-        case 0xC0: fluid_synth_program_change(synth, channel, d1)
-        case 0xD0: fluid_synth_channel_pressure(synth, channel, d1)
-        case 0xE0: fluid_synth_pitch_bend(synth, channel, d2 << 7 | d1)
+        case 0x80: td_fluid_synth_noteoff(synth, channel, d1)
+        case 0x90: if d2 == 0 { td_fluid_synth_noteoff(synth, channel, d1) } else { td_fluid_synth_noteon(synth, channel, d1, d2) }
+        case 0xA0: td_fluid_synth_key_pressure(synth, channel, d1, d2)
+        case 0xB0: td_fluid_synth_cc(synth, channel, d1, d2)
+        case 0xC0: td_fluid_synth_program_change(synth, channel, d1)
+        case 0xD0: td_fluid_synth_channel_pressure(synth, channel, d1)
+        case 0xE0: td_fluid_synth_pitch_bend(synth, channel, d2 << 7 | d1)
         default: break
         }
     }
@@ -184,23 +188,23 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
     /// Audio thread: every voice off at once (a locate, a stop).
     public func reset() {
         guard let synth else { return }
-        fluid_synth_all_sounds_off(synth, -1)
+        td_fluid_synth_all_sounds_off(synth, -1)
     }
 
     /// Off the audio thread: back to a freshly prepared synth (controllers and programs reset,
     /// then this node's program again).
     public func restart() {
         guard let synth else { return }
-        fluid_synth_system_reset(synth)
+        td_fluid_synth_system_reset(synth)
         // The warm-up's note (velocity 1) would otherwise ring on, far below hearing but on the meters.
-        fluid_synth_all_sounds_off(synth, -1)
+        td_fluid_synth_all_sounds_off(synth, -1)
         applySettings(force: true)
     }
 
     /// Off the audio thread.
     public func release() {
-        if let synth { delete_fluid_synth(synth) }
-        if let settings { delete_fluid_settings(settings) }
+        if let synth { td_delete_fluid_synth(synth) }
+        if let settings { td_delete_fluid_settings(settings) }
         synth = nil
         settings = nil
         left?.deallocate()
@@ -210,7 +214,16 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
         capacityFrames = 0
     }
 
-    // MARK: - FluidSynth's log
+    // MARK: - FluidSynth's library and log
+
+    /// Loads libfluidsynth (see `CFluidSynth.h`: not linked, so that the forty libraries it
+    /// pulls in cost nothing to the many commands and sessions that never play `gm`). Nil
+    /// when loaded, else why not. Any thread; loads once.
+    static func loadFluidSynth() -> String? {
+        var why = [CChar](repeating: 0, count: 512)
+        guard tapedeck_fluid_load(&why, why.count) != 1 else { return nil }
+        return String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 
     private static let errorCapacity = 512
     /// The last error FluidSynth logged (a fixed buffer: the log may be called from the audio thread).
@@ -226,11 +239,11 @@ public final class GMSynthNode: BuiltInNode, TextParameterNode, @unchecked Senda
             while i < GMSynthNode.errorCapacity - 1 && message[i] != 0 { out[i] = message[i]; i += 1 }
             out[i] = 0
         }
-        fluid_set_log_function(Int32(FLUID_PANIC.rawValue), keep, nil)
-        fluid_set_log_function(Int32(FLUID_ERR.rawValue), keep, nil)
-        fluid_set_log_function(Int32(FLUID_WARN.rawValue), nil, nil)
-        fluid_set_log_function(Int32(FLUID_INFO.rawValue), nil, nil)
-        fluid_set_log_function(Int32(FLUID_DBG.rawValue), nil, nil)
+        td_fluid_set_log_function(Int32(FLUID_PANIC.rawValue), keep, nil)
+        td_fluid_set_log_function(Int32(FLUID_ERR.rawValue), keep, nil)
+        td_fluid_set_log_function(Int32(FLUID_WARN.rawValue), nil, nil)
+        td_fluid_set_log_function(Int32(FLUID_INFO.rawValue), nil, nil)
+        td_fluid_set_log_function(Int32(FLUID_DBG.rawValue), nil, nil)
     }
 
     private static func takeLastError() -> String {

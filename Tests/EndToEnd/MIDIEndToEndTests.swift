@@ -245,6 +245,15 @@ final class MIDIEndToEndTests: XCTestCase {
         XCTAssertEqual(mix.status, 0, mix.stderr)
         let audio = try Signals.read(wav)
         XCTAssertGreaterThan(Signals.rms(audio.channels[0], 0..<12000), 0.001, "the GM instrument plays the file")
+        // FluidSynth is loaded when `gm` is first prepared, not linked: without it the export
+        // still completes, silent on those tracks, and says why in one line per track.
+        let bare = dir.appendingPathComponent("bare.wav").path
+        let missing = try Tapedeck.run(["export", session, "-o", bare],
+                                       environment: ["TAPEDECK_FLUIDSYNTH_LIBRARY": dir.appendingPathComponent("nowhere.so").path])
+        XCTAssertEqual(missing.status, 0, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("FluidSynth could not be loaded (install libfluidsynth3)")
+                      && missing.stderr.contains("nowhere.so"), missing.stderr)
+        XCTAssertLessThan(Signals.rms(try Signals.read(bare).channels[0], 0..<12000), 1e-6, "no instrument, no sound")
     }
 
     func testTheScreenSaysWhyAMIDITrackHearsNoInput() throws {
