@@ -81,6 +81,13 @@ public final class AudioFileReader {
         }
     }
 
+    /// Whether the file holds integer PCM (8 to 32 bits, in any container, FLAC included):
+    /// its samples read as floats are always finite, so no NaN scan is needed on them.
+    public var holdsIntegerSamples: Bool {
+        [SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8, SF_FORMAT_PCM_16, SF_FORMAT_PCM_24, SF_FORMAT_PCM_32]
+            .map { Int32($0) }.contains(sndfileFormat & Int32(SF_FORMAT_SUBMASK))
+    }
+
     /// The open libsndfile handle (nil once closed), for metadata queries.
     var sndfileHandle: OpaquePointer? { handle }
 

@@ -42,6 +42,26 @@ public enum MixKernels {
         while i < frameCount { destination[i] += source[i] * (startGain + step * Float(i)); i += 1 }
     }
 
+    /// Writes `source × gain` to `destination` (what ``accumulate(_:into:frameCount:startGain:endGain:)``
+    /// adds to a silent buffer, bit for bit, without clearing it first).
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    public static func copy(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>,
+                            frameCount: Int, gain: Float) {
+        if gain == 0 {
+            destination.update(repeating: 0, count: frameCount)
+            return
+        }
+        let g = SIMD8<Float>(repeating: gain)
+        var i = 0
+        while i + 8 <= frameCount {
+            store(load(source, i) * g, destination, i)
+            i += 8
+        }
+        while i < frameCount { destination[i] = source[i] * gain; i += 1 }
+    }
+
     /// Multiplies `buffer` by `gain` in place.
     ///
     /// Audio thread: no allocation, no locks.

@@ -215,10 +215,16 @@ public struct Mixdown {
             let n = current.frames
             if let error = tracks.lazy.compactMap(\.error).first { throw error }
             let bus = buses[block % 2]
-            bus.clear(frameCount: n)
+            if tracks.isEmpty { bus.clear(frameCount: n) }
             for (t, track) in tracks.enumerated() {
-                MixKernels.accumulate(track.output.left, into: bus.channels[0], frameCount: n, startGain: 1, endGain: 1)
-                MixKernels.accumulate(track.output.right, into: bus.channels[1], frameCount: n, startGain: 1, endGain: 1)
+                // The first track is copied onto the bus: the same bits as adding it to silence.
+                if t == 0 {
+                    bus.channels[0].update(from: track.output.left, count: n)
+                    bus.channels[1].update(from: track.output.right, count: n)
+                } else {
+                    MixKernels.accumulate(track.output.left, into: bus.channels[0], frameCount: n, startGain: 1, endGain: 1)
+                    MixKernels.accumulate(track.output.right, into: bus.channels[1], frameCount: n, startGain: 1, endGain: 1)
+                }
                 if !stemWriters.isEmpty, position < request.range.endFrame {
                     let k = Int(min(Int64(n), request.range.endFrame - position))
                     try stemWriters[t].write([UnsafePointer(track.output.left), UnsafePointer(track.output.right)], frameCount: k)

@@ -19,12 +19,15 @@ final class RegionStream {
     /// NaN and infinite samples read from the file and replaced by silence (a file that did
     /// not come through `import`, which cleans them, may hold some).
     private(set) var nonFiniteSampleCount: Int64 = 0
+    /// The file holds integer samples, which cannot be NaN or infinite.
+    private let finiteByFormat: Bool
 
     /// Opens the region's file; throws the reader's error (naming the file) when it cannot.
     init(region: Region, path: String, blockFrames: Int) throws(AudioFileError) {
         self.region = region
         self.reader = try AudioFileReader(path: path, blockFrames: blockFrames)
         self.blockFrames = blockFrames
+        finiteByFormat = reader.holdsIntegerSamples
         scratch = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
         envelope = .allocate(capacity: blockFrames)
     }
@@ -111,7 +114,10 @@ final class RegionStream {
             }
         }
         for ch in scratch where got < n { (ch + got).update(repeating: 0, count: n - got) }
-        for ch in scratch { nonFiniteSampleCount += Int64(NonFiniteSamples.replace(ch, count: got)) }
+        // Integer samples are finite by construction: only float files need the scan.
+        if !finiteByFormat {
+            for ch in scratch { nonFiniteSampleCount += Int64(NonFiniteSamples.replace(ch, count: got)) }
+        }
         nextSourceFrame = sourceFrame + Int64(n)
     }
 

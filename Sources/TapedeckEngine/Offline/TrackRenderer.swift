@@ -91,11 +91,10 @@ final class TrackRenderer: @unchecked Sendable {
         do {
             try renderTrackBuffer(timelineFrame: blockStart + latencyFrames, frameCount: n,
                                   transport: transport.advanced(by: Int(latencyFrames)))
-            output.clear(frameCount: n)
             let l = buffers.channels[0]
             let r = buffers.channelCount > 1 ? buffers.channels[1] : l
-            MixKernels.accumulate(l, into: output.left, frameCount: n, startGain: leftGain, endGain: leftGain)
-            MixKernels.accumulate(r, into: output.right, frameCount: n, startGain: rightGain, endGain: rightGain)
+            MixKernels.copy(l, into: output.left, frameCount: n, gain: leftGain)
+            MixKernels.copy(r, into: output.right, frameCount: n, gain: rightGain)
         } catch {
             self.error = error
             output.clear(frameCount: n)

@@ -35,8 +35,8 @@ enum BenchMixdown {
         })
         let ratio = ours / theirs
         return BenchResult(name: "W8 mixdown (8 × 60 s stereo, gain+lpf+delay)",
-                           measured: "\(BenchSupport.fixed(ours)) s", peer: "ecasound \(BenchSupport.fixed(theirs)) s",
-                           ratio: BenchSupport.fixed(ratio), goal: "≤ \(BenchSupport.fixed(goal))", met: ratio <= goal)
+                           measured: "\(BenchSupport.fixed(ours, 3)) s", peer: "ecasound \(BenchSupport.fixed(theirs, 3)) s",
+                           ratio: BenchSupport.fixed(ratio, 3), goal: "≤ \(BenchSupport.fixed(goal))", met: ratio <= goal)
     }
 
     private static func build(_ session: SessionFolder) throws {
