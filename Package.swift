@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "CFluidSynth", path: "Sources/CFluidSynth", linkerSettings: [.linkedLibrary("dl")]),
         // The git commit `make` writes into commit.h (absent: "unknown"), for --version.
         .target(name: "CBuildInfo", path: "Sources/CBuildInfo"),
+        // Software prefetch for the audio thread's streaming reads (a static inline function).
+        .target(name: "CPrefetch", path: "Sources/CPrefetch"),
         // Test-only C helpers (allocation counting); never linked into the app.
         .target(name: "CTestSupport", path: "Sources/CTestSupport"),
         // Test-only JACK clients that play and hear audio against JACK's transport frame.
@@ -51,7 +53,7 @@ let package = Package(
         // The FluidSynth-backed General MIDI instrument node, apart from the other nodes so
         // that only programs that install it (NodeRegistry.install(type:)) link FluidSynth.
         .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
-        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK"],
+        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK", "CPrefetch"],
                 swiftSettings: optimisedAlways),
         .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
         // Remote control: the control socket every running Tapedeck serves, and the NSM client.

@@ -16,7 +16,7 @@ private final class AllocationProbe: AudioThreadProbe, @unchecked Sendable {
 
 final class AudioThreadAllocationTests: XCTestCase {
     /// A session of `tracks` stereo tracks with chains on every track and the master, an
-    /// armed track, and a mono track with a chain.
+    /// armed track, a mono track with a chain, and a stereo and a mono track without one.
     private func session(in dir: String, tracks: Int) throws -> (Session, SessionFolder) {
         let folder = SessionFolder(path: dir + "/s")
         var session = Session(sampleRate: 48000)
@@ -39,6 +39,12 @@ final class AudioThreadAllocationTests: XCTestCase {
         try tone.withUnsafeBufferPointer { p in try m.write([p.baseAddress!], frameCount: frames) }
         try m.close()
         session.tracks.append(Track(name: "mono", playbackChain: "hpf:80,comp:-18,eq:midGain=-6,gain:-3",
+                                    regions: [Region(file: "audio/m.wav", timelineStartFrame: 0, lengthFrames: Int64(frames))]))
+        // Tracks without a chain, stereo and mono: at speed they are mixed by the fused pass
+        // straight from their rings (StripMixSink).
+        session.tracks.append(Track(name: "plain", pan: -0.4,
+                                    regions: [Region(file: "audio/t.wav", timelineStartFrame: 0, lengthFrames: Int64(frames))]))
+        session.tracks.append(Track(name: "plain mono", pan: 1,
                                     regions: [Region(file: "audio/m.wav", timelineStartFrame: 0, lengthFrames: Int64(frames))]))
         session.masterChain = "eq,limiter"
         return (session, folder)

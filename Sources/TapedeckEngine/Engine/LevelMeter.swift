@@ -77,6 +77,21 @@ final class LevelMeter: @unchecked Sendable {
         advance(frameCount)
     }
 
+    /// Takes `frameCount` frames measured elsewhere (the fused mixing pass of a strip
+    /// without a chain, ``StripMixSink``): per channel the peak (NaN: none) and the sum of
+    /// squares, as ``measure(_:available:frameCount:)`` would have found them.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func add(peaks: (Float, Float), squares: (Double, Double), frameCount: Int) {
+        for c in 0..<min(channelCount, 2) {
+            let peak = c == 0 ? peaks.0 : peaks.1
+            windowPeak[c] = max(windowPeak[c], peak.isNaN ? 0 : peak)
+            windowSquares[c] += c == 0 ? squares.0 : squares.1
+            if peak >= 1 { clips[c].store(true, ordering: .relaxed) }
+        }
+        advance(frameCount)
+    }
+
     /// Counts `frameCount` frames of silence.
     ///
     /// Audio thread: no allocation, no locks.

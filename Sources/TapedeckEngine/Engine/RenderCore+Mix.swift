@@ -213,46 +213,53 @@ extension RenderCore {
     }
 
     /// The time-pitch processors' source: `frameCount` frames of the playing (not monitored)
-    /// tracks' mix from sequence `start` on, in blocks of ``timelineFrames``, each track
-    /// through its chain, fader and pan, into `channels` (two). Chains hear the session's
+    /// tracks' mix from sequence `start` on, each track through its chain, fader and pan,
+    /// straight into `channels` (two). Track by track, so a track without a chain is mixed in
+    /// one fused pass from its ring (``PlaybackStrip/mixDirect(onto:frameCount:rampFrames:seq:soloed:)``:
+    /// at 32× that is 8 192 frames of every track a period) while a track with a chain goes
+    /// through its buffers in blocks of ``timelineFrames``; each output frame still sums the
+    /// tracks in their order with the same gains, so the result is the same either way. A
+    /// fader or pan change glides over the first block, as at 1×. Chains hear the session's
     /// tempo here (they process the material before it is stretched).
     ///
     /// Audio thread: no allocation, no locks.
     func renderTimelineMix(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int, seq start: Int64) {
-        guard let graphRef = graph else {
-            for c in 0..<2 { channels[c].update(repeating: 0, count: frameCount) }
-            return
-        }
+        for c in 0..<2 { channels[c].update(repeating: 0, count: frameCount) }
+        guard let graphRef = graph else { return }
         graphRef._withUnsafeGuaranteedRef { g in
-            var done = 0
-            while done < frameCount {
-                let m = min(timelineFrames, frameCount - done)
-                let at = start + Int64(done)
-                var info = transportInfo(g)
-                info.tempoBPM = g.tempoMap.tempoBPM
-                let timelineFrame = timeline(afterRolling: max(0, at - seq))
-                info.timelineFrame = timelineFrame
-                info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
-                timelineBus[0].update(repeating: 0, count: m)
-                timelineBus[1].update(repeating: 0, count: m)
-                for i in 0..<g.trackCount where monitoredInput(g, track: i, rolling: true).channels == nil && !g.listensToMIDI[i] {
-                    g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+            let rampFrames = min(timelineFrames, frameCount)
+            for i in 0..<g.trackCount where monitoredInput(g, track: i, rolling: true).channels == nil && !g.listensToMIDI[i] {
+                g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                    if strip.mixesDirect {
+                        let missing = strip.mixDirect(onto: channels, frameCount: frameCount, rampFrames: rampFrames, seq: start,
+                                                      soloed: soloedThisCycle)
+                        countUnderrun(missing, track: i)
+                        return
+                    }
+                    var done = 0
+                    while done < frameCount {
+                        let m = min(timelineFrames, frameCount - done)
+                        let at = start + Int64(done)
+                        var info = transportInfo(g)
+                        info.tempoBPM = g.tempoMap.tempoBPM
+                        let timelineFrame = timeline(afterRolling: max(0, at - seq))
+                        info.timelineFrame = timelineFrame
+                        info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
                         // MIDI regions at timeline rate too: their instrument's sound is stretched with the rest.
                         let midi = midiEvents(g, track: i, strip: strip, frameCount: m, from: timelineFrame, speed: 1)
                         let missing = strip.render(frameCount: m, rolling: true, seq: at, transport: info, monitor: nil, monitorChannels: 0,
                                                    midi: midi)
                         countUnderrun(missing, track: i)
-                        fadeAndPan(strip, soloed: soloedThisCycle, frameCount: m, onto: timelineBus)
+                        for c in 0..<2 { timelineTargets[c] = channels[c] + done }
+                        fadeAndPan(strip, soloed: soloedThisCycle, frameCount: m, onto: timelineTargets)
+                        done += m
                     }
                 }
-                // A NaN would poison the stretcher for good: it stops here, as silence, and is counted.
-                let bad = NonFiniteSamples.replace(timelineBus[0], count: m) + NonFiniteSamples.replace(timelineBus[1], count: m)
-                if bad > 0 { shared.board.busNonFiniteSamples.add(Int64(bad), ordering: .relaxed) }
-                (channels[0] + done).update(from: timelineBus[0], count: m)
-                (channels[1] + done).update(from: timelineBus[1], count: m)
-                done += m
             }
         }
+        // A NaN would poison the stretcher for good: it stops here, as silence, and is counted.
+        let bad = NonFiniteSamples.replace(channels[0], count: frameCount) + NonFiniteSamples.replace(channels[1], count: frameCount)
+        if bad > 0 { shared.board.busNonFiniteSamples.add(Int64(bad), ordering: .relaxed) }
     }
 
     /// The input track `i` hears this period, if any (by its monitoring mode: auto hears
@@ -289,16 +296,7 @@ extension RenderCore {
     @inline(__always)
     private func fadeAndPan(_ strip: PlaybackStrip, soloed: Bool, frameCount n: Int,
                             onto target: UnsafeMutablePointer<UnsafeMutablePointer<Float>>) {
-        let controls = strip.controls
-        let audible = !controls.mute && (!soloed || controls.solo)
-        let gain: Float = audible ? controls.gain : 0
-        let pan = PanLaw.gains(channelCount: strip.channelCount, pan: Double(controls.pan))
-        let left = Float(pan.left), right = Float(pan.right)
-        if strip.appliedGain.isNaN {
-            strip.appliedGain = gain
-            strip.appliedLeft = left
-            strip.appliedRight = right
-        }
+        let (gain, left, right) = strip.mixTargets(soloed: soloed)
         let from = strip.appliedGain
         for c in 0..<strip.channelCount { MixKernels.ramp(strip.buffers[c], frameCount: n, from: from, to: gain) }
         strip.appliedGain = gain

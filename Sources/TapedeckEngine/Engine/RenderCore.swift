@@ -78,10 +78,10 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
 
     // Mix.
     let bus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    /// The playing tracks' mix at timeline rate, one block at a time, on its way to the
-    /// time-pitch processors.
-    let timelineBus: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    /// Frames in one block of ``timelineBus``.
+    /// Where a block of a track with a chain is mixed at timeline rate: the time-pitch
+    /// processors' two channels at the block's offset (a pointer table, nothing owned).
+    let timelineTargets: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Frames in one block of a track with a chain at timeline rate (its buffers' size).
     let timelineFrames: Int
     /// Whether any track is soloed this period.
     var soloedThisCycle = false
@@ -136,11 +136,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         }
         bus = buffers(2)
         timelineFrames = Graph.stripFrames(periodFrames: n)
-        timelineBus = .allocate(capacity: 2)
-        for c in 0..<2 {
-            (timelineBus + c).initialize(to: .allocate(capacity: timelineFrames))
-            timelineBus[c].initialize(repeating: 0, count: timelineFrames)
-        }
+        timelineTargets = .allocate(capacity: 2)
+        timelineTargets.initialize(repeating: bus[0], count: 2)
         clickBuffer = buffers(1)
         ringSources = .allocate(capacity: 4)
         ringSources.initialize(repeating: bus[0], count: 4)
@@ -161,12 +158,9 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     }
 
     deinit {
-        for c in 0..<2 {
-            bus[c].deallocate()
-            timelineBus[c].deallocate()
-        }
+        for c in 0..<2 { bus[c].deallocate() }
         bus.deallocate()
-        timelineBus.deallocate()
+        timelineTargets.deallocate()
         clickBuffer[0].deallocate()
         clickBuffer.deallocate()
         ringSources.deallocate()

@@ -183,8 +183,19 @@ final class TrackVoice: @unchecked Sendable {
     /// Audio thread: no allocation, no locks; waits for the disk only when the engine runs
     /// on an unpaced device and asked to (``EngineOptions/waitsForDisk``).
     func pull(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int = 0, frameCount n: Int, seq: Int64) -> Int {
+        var sink = ChannelSink(channels: channels, channelCount: channelCount)
+        return pull(into: &sink, offset: offset, frameCount: n, seq: seq)
+    }
+
+    /// ``pull(into:offset:frameCount:seq:)`` handing the frames to `sink` as they lie in the
+    /// ring (interleaved) and the silence as silence, for a reader that mixes them straight
+    /// from there.
+    ///
+    /// Audio thread: as ``pull(into:offset:frameCount:seq:)``.
+    @inline(__always)
+    func pull<Sink: FrameSink>(into sink: inout Sink, offset: Int = 0, frameCount n: Int, seq: Int64) -> Int {
         guard let ring else {
-            for c in 0..<channelCount { (channels[c] + offset).update(repeating: 0, count: n) }
+            sink.silence(at: offset, count: n)
             return 0
         }
         var done = 0
@@ -197,7 +208,7 @@ final class TrackVoice: @unchecked Sendable {
             let oldLimit = adoptIfDue(seq: want, oldAvailable: available, ring: ring)
             if oldLimit == .max { available = ring.availableFrames }
             if activeEpoch < 0 {
-                zero(channels, offset + done, n - done)
+                zero(&sink, offset + done, n - done)
                 return missing
             }
             if ringSeq < want {
@@ -206,7 +217,7 @@ final class TrackVoice: @unchecked Sendable {
                 ringSeq += Int64(k)
                 if ringSeq < want {
                     if waitForDisk(&waited) { continue }
-                    zero(channels, offset + done, n - done)
+                    zero(&sink, offset + done, n - done)
                     if activeEpoch == wantedEpoch { missing += n - done }
                     return missing
                 }
@@ -214,13 +225,13 @@ final class TrackVoice: @unchecked Sendable {
             }
             if ringSeq > want {
                 let k = Int(min(ringSeq - want, Int64(n - done)))
-                zero(channels, offset + done, k)
+                zero(&sink, offset + done, k)
                 done += k
                 continue
             }
             let take = min(n - done, available, oldLimit)
             if take > 0 {
-                let got = ring.pop(into: channels, frameCount: take, destinationOffset: offset + done)
+                let got = ring.pop(into: &sink, frameCount: take, destinationOffset: offset + done)
                 ringSeq += Int64(got)
                 done += got
                 continue
@@ -230,12 +241,12 @@ final class TrackVoice: @unchecked Sendable {
                 // reads ahead of the playhead and can get there early): wait where waiting is
                 // allowed, otherwise play silence and count it, never spin.
                 if waitForDisk(&waited) { continue }
-                zero(channels, offset + done, n - done)
+                zero(&sink, offset + done, n - done)
                 missing += n - done
                 return missing
             }
             if waitForDisk(&waited) { continue }
-            zero(channels, offset + done, n - done)
+            zero(&sink, offset + done, n - done)
             if activeEpoch == wantedEpoch { missing += n - done }
             return missing
         }
@@ -252,9 +263,9 @@ final class TrackVoice: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func zero(_ channels: UnsafePointer<UnsafeMutablePointer<Float>>, _ offset: Int, _ count: Int) {
+    private func zero<Sink: FrameSink>(_ sink: inout Sink, _ offset: Int, _ count: Int) {
         guard count > 0 else { return }
-        for c in 0..<channelCount { (channels[c] + offset).update(repeating: 0, count: count) }
+        sink.silence(at: offset, count: count)
     }
 
     // MARK: - Disk thread

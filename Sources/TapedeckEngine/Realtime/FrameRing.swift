@@ -98,6 +98,29 @@ public final class FrameRing: @unchecked Sendable {
         return n
     }
 
+    /// Pops up to `frameCount` frames and hands them to `sink` where they lie in the ring
+    /// (interleaved, at most two spans: up to the end of the storage, then from its start),
+    /// for `sink` offsets from `destinationOffset` on. Returns the frames popped.
+    ///
+    /// Audio thread (as consumer): no allocation, no locks.
+    @inline(__always) @discardableResult
+    func pop<Sink: FrameSink>(into sink: inout Sink, frameCount: Int, destinationOffset: Int = 0) -> Int {
+        let r = readIndex.load(ordering: .relaxed)
+        let w = writeIndex.load(ordering: .acquiring)
+        let n = min(frameCount, Int(w - r))
+        if n <= 0 { return 0 }
+        var slot = Int(r % Int64(capacityFrames))
+        var done = 0
+        while done < n {
+            let span = min(n - done, capacityFrames - slot)
+            sink.frames(UnsafePointer(storage + slot * channelCount), at: destinationOffset + done, count: span)
+            done += span
+            slot = 0
+        }
+        readIndex.store(r + Int64(n), ordering: .releasing)
+        return n
+    }
+
     /// Copies `frameCount` frames from one buffer per channel (nil: silence) into interleaved
     /// storage. Mono is a plain copy, stereo eight frames a step.
     ///
@@ -169,6 +192,36 @@ public final class FrameRing: @unchecked Sendable {
         for i in 0..<n {
             for ch in 0..<c { channels[ch][destinationOffset + i] = source[i * c + ch] }
         }
+    }
+}
+
+/// Where frames read from a ``FrameRing`` go: the consumer sees them in the ring's own
+/// interleaved memory, so a reader that mixes them (``StripMixSink``) reads that memory once
+/// instead of copying it out first.
+protocol FrameSink {
+    /// `count` frames of `source` (interleaved, the ring's channel count) for offsets
+    /// `offset..<offset + count`. Audio thread: no allocation, no locks.
+    mutating func frames(_ source: UnsafePointer<Float>, at offset: Int, count: Int)
+    /// `count` frames of silence for offsets `offset..<offset + count`. Audio thread: no allocation, no locks.
+    mutating func silence(at offset: Int, count: Int)
+}
+
+/// A ``FrameSink`` that copies into one buffer per channel (``FrameRing/pop(into:frameCount:destinationOffset:)``'s layout).
+struct ChannelSink: FrameSink {
+    let channels: UnsafePointer<UnsafeMutablePointer<Float>>
+    let channelCount: Int
+
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    mutating func frames(_ source: UnsafePointer<Float>, at offset: Int, count: Int) {
+        FrameRing.deinterleave(source, channelCount: channelCount, into: channels, destinationOffset: offset, frameCount: count)
+    }
+
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    mutating func silence(at offset: Int, count: Int) {
+        guard count > 0 else { return }
+        for c in 0..<channelCount { (channels[c] + offset).update(repeating: 0, count: count) }
     }
 }
 
