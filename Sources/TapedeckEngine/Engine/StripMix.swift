@@ -177,6 +177,9 @@ struct StripMixSink: FrameSink {
         let stereo = channelCount == 2
         // A fader held at unity multiplies by 1: the same bits, skipped.
         let scales = fader.glides || fader.start != 1
+        // The meter's sums in locals: the bus stores could alias `self`, which would keep
+        // them in memory through every step.
+        var peak0 = peakLanes.0, peak1 = peakLanes.1, squares0 = squareLanes.0, squares1 = squareLanes.1
         var j = 0
         while j + 8 <= count {
             let f = offset + j
@@ -196,11 +199,11 @@ struct StripMixSink: FrameSink {
                 l *= g
                 r *= g
             }
-            StripMixSink.raise(&peakLanes.0, l)
-            squareLanes.0 += l * l
+            StripMixSink.raise(&peak0, l)
+            squares0 += l * l
             if stereo {
-                StripMixSink.raise(&peakLanes.1, r)
-                squareLanes.1 += r * r
+                StripMixSink.raise(&peak1, r)
+                squares1 += r * r
             }
             if leftOn {
                 let sum = leftBus.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<Float>.self) + l * StripMixSink.gains(panLeft, f)
@@ -212,6 +215,8 @@ struct StripMixSink: FrameSink {
             }
             j += 8
         }
+        peakLanes = (peak0, peak1)
+        squareLanes = (squares0, squares1)
         while j < count {
             let f = offset + j
             let g = StripMixSink.gain(fader, f)
