@@ -68,8 +68,8 @@ extension PlaybackStrip {
 /// element for element, so the bus gets the same bits as through the strip's buffers.
 struct StripMixSink: FrameSink {
     /// A gain over the request: gliding (frame f gets `start + step × (f + lead)`) over
-    /// frames `0..<rampFrames`, `end` after; `silent` when it is 0 throughout (the channel is
-    /// left alone, as the accumulate kernel leaves it).
+    /// frames `0..<rampFrames`, `end` after. A pan gain held at 0 leaves its side of the bus
+    /// alone, as the accumulate kernel does.
     struct Glide {
         let start: Float
         let end: Float

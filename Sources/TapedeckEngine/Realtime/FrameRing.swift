@@ -79,21 +79,13 @@ public final class FrameRing: @unchecked Sendable {
     /// Audio thread (as consumer): no allocation, no locks.
     @discardableResult
     public func pop(into channels: UnsafePointer<UnsafeMutablePointer<Float>>?, frameCount: Int, destinationOffset: Int = 0) -> Int {
-        let r = readIndex.load(ordering: .relaxed)
-        let w = writeIndex.load(ordering: .acquiring)
-        let n = min(frameCount, Int(w - r))
-        if n <= 0 { return 0 }
         if let channels {
-            var slot = Int(r % Int64(capacityFrames))
-            var done = 0
-            while done < n {
-                let span = min(n - done, capacityFrames - slot)
-                FrameRing.deinterleave(storage + slot * channelCount, channelCount: channelCount, into: channels,
-                                       destinationOffset: destinationOffset + done, frameCount: span)
-                done += span
-                slot = 0
-            }
+            var sink = ChannelSink(channels: channels, channelCount: channelCount)
+            return pop(into: &sink, frameCount: frameCount, destinationOffset: destinationOffset)
         }
+        let r = readIndex.load(ordering: .relaxed)
+        let n = min(frameCount, Int(writeIndex.load(ordering: .acquiring) - r))
+        if n <= 0 { return 0 }
         readIndex.store(r + Int64(n), ordering: .releasing)
         return n
     }
