@@ -41,6 +41,9 @@ let package = Package(
         .target(name: "CBuildInfo", path: "Sources/CBuildInfo"),
         // Software prefetch for the audio thread's streaming reads (a static inline function).
         .target(name: "CPrefetch", path: "Sources/CPrefetch"),
+        // The mix pass's inner loop in AVX2, chosen at run time (Swift builds for baseline
+        // SSE2); no FMA contraction, so it gives the Swift loop's bits.
+        .target(name: "CMixKernels", path: "Sources/CMixKernels", cSettings: [.unsafeFlags(["-O2", "-ffp-contract=off"])]),
         // Test-only C helpers (allocation counting); never linked into the app.
         .target(name: "CTestSupport", path: "Sources/CTestSupport"),
         // Test-only JACK clients that play and hear audio against JACK's transport frame.
@@ -53,7 +56,7 @@ let package = Package(
         // The FluidSynth-backed General MIDI instrument node, apart from the other nodes so
         // that only programs that install it (NodeRegistry.install(type:)) link FluidSynth.
         .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
-        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK", "CPrefetch"],
+        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK", "CPrefetch", "CMixKernels"],
                 swiftSettings: optimisedAlways),
         .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
         // Remote control: the control socket every running Tapedeck serves, and the NSM client.

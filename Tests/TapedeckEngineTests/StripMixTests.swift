@@ -5,7 +5,8 @@ import TapedeckDSP
 /// The fused mixing pass of a strip without a chain (`StripMixSink`, what the mix at speed
 /// uses) against the strip's own path (ring → buffers, fader ramp, meter, pan accumulate, in
 /// blocks): the bus must get the same bits and the meter the same peaks, through a fader and
-/// pan glide, silence, the ring's wrap, odd lengths, a hard pan and mono.
+/// pan glide, silence, the ring's wrap, odd lengths, a hard pan and mono — with the AVX2 steps
+/// (`CMixKernels`) and with the Swift ones.
 final class StripMixTests: XCTestCase {
     struct Case {
         var channels = 2
@@ -95,7 +96,18 @@ final class StripMixTests: XCTestCase {
                 (Array(squares.prefix(ch)), Array([levels.squares.0, levels.squares.1].prefix(ch))))
     }
 
+    /// Both ways the fused pass can run its eight-frame steps (AVX2 where the CPU has it, the
+    /// Swift loop always) against the strip's path.
     private func assertSame(_ k: Case, file: StaticString = #filePath, line: UInt = #line) {
+        let available = StripMixSink.usesAVX2
+        defer { StripMixSink.usesAVX2 = available }
+        for avx2 in available ? [true, false] : [false] {
+            StripMixSink.usesAVX2 = avx2
+            assertSameOnce(k, file: file, line: line)
+        }
+    }
+
+    private func assertSameOnce(_ k: Case, file: StaticString = #filePath, line: UInt = #line) {
         let r = run(k)
         for c in 0..<2 {
             let differing = zip(r.reference[c], r.fused[c]).enumerated().filter { $0.element.0.bitPattern != $0.element.1.bitPattern }
