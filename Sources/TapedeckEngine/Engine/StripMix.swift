@@ -118,9 +118,10 @@ struct StripMixSink: FrameSink {
     }
 
     private static let laneIndex = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
-    /// Whether the eight-frame steps run as AVX2 (`CMixKernels`, where the CPU has it: at 32×
-    /// stretch p50 50 → 43 % of a period here) or as this file's Swift loop (baseline SSE2);
-    /// both give the same bits. Tests switch it to check both. Read on the audio thread.
+    /// Whether the eight-frame steps run as AVX2 (`CMixKernels`, where the CPU has it: `bench
+    /// speed` at 32× varispeed, almost all mix, p50 21–24 → 17.5–18 % of a period here, side
+    /// by side) or as this file's Swift loop (baseline SSE2); both give the same bits. Tests
+    /// switch it to check both. Read on the audio thread.
     nonisolated(unsafe) static var usesAVX2 = td_mix_has_avx2() == 1
     /// How far ahead of the loads the ring's memory is fetched (`bench speed` at 32×: varispeed
     /// p50 30 % → 26 % of a period; 1, 2, 4 and 8 KiB ahead measured alike).
