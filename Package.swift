@@ -54,7 +54,7 @@ let package = Package(
                 swiftSettings: optimisedAlways),
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"], swiftSettings: optimisedAlways),
         // The FluidSynth-backed General MIDI instrument node, apart from the other nodes so
-        // that only programs that install it (NodeRegistry.install(type:)) link FluidSynth.
+        // that only programs that install it (NodeRegistry.install(type:)) ever load FluidSynth.
         .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
         .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK", "CPrefetch", "CMixKernels"],
                 swiftSettings: optimisedAlways),
