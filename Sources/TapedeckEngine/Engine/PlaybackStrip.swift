@@ -103,6 +103,9 @@ final class PlaybackStrip: @unchecked Sendable {
         self.fallback = fallback
         fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
         if fallback == nil { handedOver.store(true, ordering: .relaxed) }
+        // The AVX2 question is asked here, on the control thread: a static's first read runs
+        // its initializer under a once-lock, which the audio thread must never meet.
+        _ = StripMixSink.usesAVX2
     }
 
     deinit {
