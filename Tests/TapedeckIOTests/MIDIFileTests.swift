@@ -147,4 +147,32 @@ final class MIDIFileTests: XCTestCase {
                                                  folder: folder, tempoMap: session.tempoMap)
         XCTAssertEqual(again.file, "midi/take-q-2.mid", "quantising again does not pile up -q-q")
     }
+
+    /// A file with as many tempo changes as notes (one of each a tick) converts to frames in
+    /// one walk through the tempo map, each note where `seconds(atTick:)` puts it; walking the
+    /// whole map again for every note took about 10^10 steps here (minutes; a crafted file at
+    /// the size limit, hours). Tempo changes count towards the event limit.
+    func testManyTempoChangesConvertInOneWalk() throws {
+        let count = 150_000
+        var body: [UInt8] = []
+        for i in 0..<count {
+            let micros = 400_000 + (i % 200) * 1000
+            body += [1, 0xFF, 0x51, 3, UInt8(micros >> 16), UInt8((micros >> 8) & 0xFF), UInt8(micros & 0xFF)]
+            body += [0, 0x90, 60, 64]
+        }
+        body += [0, 0xFF, 0x2F, 0]
+        let length = body.count
+        let bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 1, 0, 1, 0x01, 0xE0] + Array("MTrk".utf8)
+            + [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)] + body
+        let file = try StandardMIDIFile.parse(bytes, path: "many-tempos.mid")
+        XCTAssertEqual(file.tempos.count, count)
+        let start = Date()
+        let sequence = file.sequence(track: 0, sampleRate: 48000)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5, "one walk through the tempo map, not one per note")
+        XCTAssertEqual(sequence.events.count, count)
+        for i in stride(from: 0, to: count, by: 997) {
+            let expected = Int64((file.seconds(atTick: Int64(i + 1)) * 48000).rounded())
+            XCTAssertEqual(sequence.events[i].frame, expected, "note \(i)")
+        }
+    }
 }

@@ -45,11 +45,6 @@ public struct MIDIBinding: Codable, Equatable, Sendable, CustomStringConvertible
         self.inputChain = inputChain
     }
 
-    /// Whether a controller message on `channel` (0-based) with number `number` is this one.
-    public func matches(channel messageChannel: Int, controller number: Int) -> Bool {
-        number == controller && (channel == nil || channel! - 1 == messageChannel)
-    }
-
     /// `CC 7 (ch 1) → Vocal fader`, `CC 74 → Synth node 2 cutoff`.
     public var description: String {
         let source = "CC \(controller)" + (channel.map { " (ch \($0))" } ?? "")

@@ -88,7 +88,10 @@ extension RenderCore {
             }
         }
         if hub.capturing.load(ordering: .relaxed) {
-            let played = deviceFrame + Int64(offset) - (g.map { midiLatencyFrames($0) } ?? midiBaseLatencyFrames)
+            // Not `g.map { … }`: a generic call through a closure, which this file avoids on the audio thread.
+            var latency = midiBaseLatencyFrames
+            if let g { latency = midiLatencyFrames(g) }
+            let played = deviceFrame + Int64(offset) - latency
             if !hub.capture.push(CapturedMIDI(playedDeviceFrame: played, status: status, data1: data1, data2: data2)) {
                 hub.droppedMessages.add(1, ordering: .relaxed)
             }

@@ -194,17 +194,19 @@ public final class ALSASequencerInput: @unchecked Sendable {
                 guard r >= 0, let event else { break }
                 let now = monotonicNanoseconds()
                 let n = Int(snd_midi_event_decode(decoder, bytes, 512, event))
-                guard n > 0 else { continue }
-                if bytes[0] == 0xF0 || !sysex.isEmpty {
+                if n > 0 && (bytes[0] == 0xF0 || !sysex.isEmpty) {
                     // SysEx may come in pieces: gather up to its F7.
                     sysex.append(contentsOf: UnsafeBufferPointer(start: bytes, count: n))
                     if sysex.last == 0xF7 || sysex.count > 4096 {
                         sysex.withUnsafeBufferPointer { port.receive($0, atNanoseconds: now) }
                         sysex.removeAll(keepingCapacity: true)
                     }
-                    continue
+                } else if n > 0 {
+                    port.receive(UnsafeBufferPointer(start: bytes, count: n), atNanoseconds: now)
                 }
-                port.receive(UnsafeBufferPointer(start: bytes, count: n), atNanoseconds: now)
+                // After every event, SysEx and port notices included: the sequencer is open
+                // in blocking mode, so reading with nothing buffered would wait for the next
+                // event and never see `quit` (closing hung after an MMC button).
                 if snd_seq_event_input_pending(seq, 0) == 0 { break }
             }
         }

@@ -100,6 +100,27 @@ public struct StandardMIDIFile: Equatable, Sendable {
         return seconds + Double(tick - lastTick) * perQuarter / 1e6 / Double(ticksPerQuarter)
     }
 
+    /// ``seconds(atTick:)`` for ticks asked in rising order: the same sums in the same order,
+    /// walking the tempo changes once for all of them.
+    private struct TickClock {
+        let file: StandardMIDIFile
+        private var next = 0, seconds = 0.0, lastTick: Int64 = 0, perQuarter = 500_000.0
+
+        init(file: StandardMIDIFile) { self.file = file }
+
+        mutating func seconds(atTick tick: Int64) -> Double {
+            if file.ticksPerSecond > 0 { return Double(tick) / Double(file.ticksPerSecond) }
+            while next < file.tempos.count, file.tempos[next].tick < tick {
+                let t = file.tempos[next]
+                seconds += Double(t.tick - lastTick) * perQuarter / 1e6 / Double(file.ticksPerQuarter)
+                lastTick = t.tick
+                perQuarter = Double(t.microsecondsPerQuarter)
+                next += 1
+            }
+            return seconds + Double(tick - lastTick) * perQuarter / 1e6 / Double(file.ticksPerQuarter)
+        }
+    }
+
     /// The file's first tempo in quarter notes per minute (120 when it sets none).
     public var firstTempoBPM: Double {
         guard ticksPerSecond == 0, let t = tempos.first(where: { $0.tick == 0 }) ?? tempos.first else { return 120 }
@@ -113,7 +134,11 @@ public struct StandardMIDIFile: Equatable, Sendable {
         // reach 2^48 at 16.7 s each, far beyond Int64 frames (a trap); the callers refuse
         // anything past the timeline with their own message.
         let limit = Double(SessionLimits.maximumTimelineFrames + 1)
-        func frame(_ tick: Int64) -> Int64 { Int64(min((seconds(atTick: tick) * Double(sampleRate)).rounded(), limit)) }
+        // A track's ticks only rise, so one walk through the tempo changes serves them all
+        // (``seconds(atTick:)`` walks them again for every event: a crafted file with a
+        // million of each took hours to open).
+        var clock = TickClock(file: self)
+        func frame(_ tick: Int64) -> Int64 { Int64(min((clock.seconds(atTick: tick) * Double(sampleRate)).rounded(), limit)) }
         let events = track.events.map { MIDISequence.Event(frame: frame($0.tick), status: $0.status, data1: $0.data1, data2: $0.data2) }
         return MIDISequence(events: events, lengthFrames: frame(track.endTick))
     }
@@ -224,7 +249,14 @@ extension StandardMIDIFile {
                 case 0x51 where length == 3:
                     // A tempo of 0 µs a quarter is no tempo (it would mean every note at once): ignored.
                     let perQuarter = Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2])
-                    if perQuarter > 0 { file.tempos.append(Tempo(tick: tick, microsecondsPerQuarter: perQuarter)) }
+                    if perQuarter > 0 {
+                        // Tempo changes count as events: each one is work for every note after it.
+                        total += 1
+                        guard total <= SessionLimits.maximumMIDIEvents else {
+                            throw r.fail("more than \(SessionLimits.maximumMIDIEvents) events")
+                        }
+                        file.tempos.append(Tempo(tick: tick, microsecondsPerQuarter: perQuarter))
+                    }
                 case 0x58 where length >= 2 && file.timeSignature == nil:
                     let unit = 1 << Int(min(data[1], 5))
                     if data[0] >= 1 && data[0] <= 64 { file.timeSignature = TimeSignature(beatsPerBar: Int(data[0]), beatUnit: unit) }
