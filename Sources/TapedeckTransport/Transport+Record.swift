@@ -246,6 +246,7 @@ extension Transport {
             throw TransportError(.file, "cannot record: \(error)")
         }
         engine.setEndFrame(nil)
+        if !onTheFly && options.waitsForTimePitchToStart { engine.waitForTimePitch() }
         if !onTheFly { engine.play() }
         _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
         pass = RecordingPass(set: set, kind: kind, takes: takes, midiTakes: midiTakes, countInFrames: countIn, speed: timePitch.speed,

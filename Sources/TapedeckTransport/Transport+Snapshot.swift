@@ -7,6 +7,7 @@ extension Transport {
     /// (its takes then wait in ``collectFinishedTakes()``) and reports, once each, the
     /// problems and news since the last snapshot. Control thread; cheap.
     public func snapshot() -> TransportSnapshot {
+        engine.completeTimePitch()
         let status = self.status
         let newEvents = engine.drainEvents()
         events += newEvents
@@ -47,6 +48,7 @@ extension Transport {
         snap.diskFreeBytes = free
         snap.diskSecondsLeft = free.map { diskSecondsLeft(freeBytes: $0) }
         snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil && engine.configuration.captureChannels > 0
+        snap.timePitchPending = engine.isTimePitchPending
         snap.underrunFrames = status.underrunFrames
         snap.deviceStopped = engine.isStarted && !status.deviceRunning
         snap.droppedFrames = status.droppedFrames

@@ -253,6 +253,7 @@ public final class Transport {
         guard pass == nil else { return }
         reopenIfNeeded()
         let start = Transport.clamp(frame)
+        if options.waitsForTimePitchToStart && status.transport == .stopped { engine.waitForTimePitch() }
         // A shared transport (JACK's) may stand elsewhere than the playhead: it is always told.
         if engine.followsHost || status.positionFrame != start || status.transport != .stopped { engine.locate(to: start) }
         engine.setClick(on: clickMode == .always, levelDecibels: clickLevelDecibels)
@@ -294,6 +295,13 @@ public final class Transport {
         punch = range
         punchEnabled = enabled
     }
+
+    /// Starts building the speed and pitch processors in the background, so the first speed
+    /// change is heard at once (see ``Engine/prepareTimePitch()``). Control thread.
+    public func prepareTimePitch() { engine.prepareTimePitch() }
+
+    /// Whether a speed or pitch change is waiting for its processors (heard at 1× until then).
+    public var isTimePitchPending: Bool { engine.isTimePitchPending }
 
     /// Speed, mode and pitch, live.
     public func setTimePitch(_ settings: TimePitchSettings) {

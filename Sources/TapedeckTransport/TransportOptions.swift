@@ -31,6 +31,10 @@ public struct TransportOptions: Sendable {
     public var endFrame: Int64?
     /// MIDI inputs, MIDI thru and surface buttons (none by default).
     public var midi = MIDISetup()
+    /// Whether a start from standing waits for the speed's processors to be built, so the
+    /// first frame is heard at the speed asked for (a headless `play --speed`). The screen
+    /// does not wait: it never blocks its thread, and starts at 1× until they are ready.
+    public var waitsForTimePitchToStart = true
 
     /// Defaults: the session heard, stops at the end, recording at 1× only.
     public init() {}

@@ -100,6 +100,9 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var outputLevels: [ChannelLevel]
     /// Whether the inputs are kept for retroactive capture (an armed track, stopped).
     public var isListening = false
+    /// Whether a speed or pitch change waits for its processors (built in the background;
+    /// the transport goes on at 1× meanwhile).
+    public var timePitchPending = false
     /// News for the message line that is not a problem; shown once.
     public var notice: String?
     /// EBU R128 loudness of the master bus while rolling, since the meters were last reset

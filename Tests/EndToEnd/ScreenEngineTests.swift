@@ -231,16 +231,6 @@ final class ScreenEngineTests: XCTestCase {
         let screen = try open(device: "filetap:OUT=/dev/null")
         screen.waitFor("STOPPED")
         disarmVocal(screen)
-        // The screen measures Rubber Band's start delays on a background thread at startup
-        // (seconds in a debug build); until it ends, the first change would do it on the UI
-        // thread. Wait for that thread to be gone.
-        let pid = try XCTUnwrap(screen.panePID)
-        wait("the time-pitch warm-up", timeout: 90) {
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-            return !tasks.contains { task in
-                ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? "").hasPrefix("tapedeck time")
-            }
-        }
         screen.send("l")
         screen.waitFor("LOOP on")
         screen.send("Space")
@@ -254,6 +244,69 @@ final class ScreenEngineTests: XCTestCase {
         XCTAssertTrue(screen.capture().contains("PLAYING"), "live changes keep it playing")
         screen.send("Space")
         screen.waitFor("STOPPED")
+    }
+
+    /// The first speed change builds Rubber Band's stretchers (seconds of CPU in a debug
+    /// build): in the background, so on a device paced in real time the clock keeps moving
+    /// within 200 ms and the control socket keeps answering within 100 ms meanwhile. (Built on
+    /// the UI thread, it froze both for 4–10 s.)
+    func testTheFirstSpeedChangeNeverFreezesTheClockOrTheControlSocket() throws {
+        let jack = try JackServer.start(self, folder: folder)
+        let run = folder + "/run"
+        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        let env = jack.environment.merging(["XDG_RUNTIME_DIR": run]) { $1 }
+        let screen = try open(device: "jacktap:OUT=/dev/null", environment: env, width: 120)
+        screen.waitFor("STOPPED")
+        disarmVocal(screen)
+        screen.send("l")
+        screen.waitFor("LOOP on")
+        let pid = try XCTUnwrap(screen.panePID)
+        var socketPath = ""
+        wait("the control socket") {
+            socketPath = ((try? FileManager.default.contentsOfDirectory(atPath: run + "/tapedeck")) ?? [])
+                .first { $0.hasSuffix(".sock") }.map { run + "/tapedeck/" + $0 } ?? ""
+            return !socketPath.isEmpty
+        }
+        screen.send("Space")
+        screen.waitFor("PLAYING")
+        XCTAssertNotNil(ControlProbe.status(socketPath), "the socket answers before the change")
+        screen.send(">")
+        // From the key on: every 50 ms the socket answers (timed), and the clock never stands
+        // still for 200 ms, until the stretcher is built and the change is heard.
+        var slowest = 0.0
+        var unanswered = 0
+        var lastPosition = -1, lastMove = Date()
+        var longestStill = 0.0
+        let deadline = Date().addingTimeInterval(8)
+        while Date() < deadline {
+            let asked = Date()
+            guard let answer = ControlProbe.status(socketPath) else { unanswered += 1; usleep(50_000); continue }
+            slowest = max(slowest, Date().timeIntervalSince(asked))
+            if let position = answer["position_frame"] as? Int {
+                if position != lastPosition { lastPosition = position; lastMove = Date() }
+                longestStill = max(longestStill, Date().timeIntervalSince(lastMove))
+            }
+            usleep(50_000)
+        }
+        XCTAssertEqual(unanswered, 0, "the control socket stopped answering after the first speed change")
+        XCTAssertLessThan(slowest, 0.1, "ctl status took \(slowest) s to answer after the first speed change")
+        XCTAssertLessThan(longestStill, 0.2, "the clock stood still for \(longestStill) s after the first speed change")
+        // Then the change is heard: the clock runs at 1.1× (however long the build took).
+        var heard = false
+        let built = Date().addingTimeInterval(90)
+        while !heard && Date() < built {
+            guard let a = ControlProbe.status(socketPath)?["position_frame"] as? Int else { usleep(100_000); continue }
+            let t0 = Date()
+            usleep(500_000)
+            guard let b = ControlProbe.status(socketPath)?["position_frame"] as? Int, b > a else { continue }
+            let rate = Double(b - a) / Date().timeIntervalSince(t0) / Double(self.rate)
+            heard = rate > 1.06 && rate < 1.14
+        }
+        XCTAssertTrue(heard, "the speed change was never heard")
+        let bar = screen.waitFor("the header without the building mark") { $0.contains("1.10x stretch ") }
+        XCTAssertFalse(bar.contains("stretch…"), bar)
+        XCTAssertTrue(screen.isRunning)
+        _ = pid
     }
 
     func testRecordingIsRefusedAtAnotherSpeed() throws {

@@ -32,9 +32,11 @@ public final class Engine: @unchecked Sendable {
     private var servedVoices: [ObjectIdentifier] = []
     /// The fastest transport speed asked for so far: the playback rings hold the mix's
     /// look-ahead at it (never shrunk, so going back and forth rebuilds nothing).
-    private var ringSpeed = 1.0
+    var ringSpeed = 1.0
+    /// The mix's time-pitch, built on a thread of its own (see Engine+TimePitch).
+    let timePitchBuild = TimePitchBuild()
     var takeSets: [TakeSet] = []
-    private var prepared = false
+    private(set) var prepared = false
     private var started = false
     private var closed = false
     private var memoryLocked = false
@@ -141,6 +143,7 @@ public final class Engine: @unchecked Sendable {
         for set in takeSets { outcomes += finish(set) }
         writer.stop()
         reader.stop()
+        timePitchBuild.join()
         return outcomes
     }
 
@@ -283,34 +286,6 @@ public final class Engine: @unchecked Sendable {
     /// Above this speed the live stretcher is Rubber Band's R3 engine whatever the quality
     /// asked for (there it is both cheaper and steadier than R2).
     public static let fineStretchAboveSpeed = MixTimePitch.fineAboveSpeed
-
-    /// Speed, mode and pitch, live. The first change from plain 1× builds the mix's
-    /// stretcher and varispeed here, on the control thread (one stereo pair whatever the
-    /// track count; Rubber Band's engine as ``EngineOptions/liveStretchQuality`` says).
-    public func setTimePitch(_ requested: TimePitchSettings) {
-        // Front-ends validate what users type; the engine still keeps to the range its rings
-        // and processors are sized for (a NaN or out-of-range speed would trap converting).
-        var settings = requested
-        settings.speed = settings.speed.isFinite
-            ? min(max(settings.speed, TimePitchSettings.minimumSpeed), TimePitchSettings.maximumSpeed) : 1
-        settings.pitchSemitones = settings.pitchSemitones.isFinite
-            ? min(max(settings.pitchSemitones, -TimePitchSettings.maximumPitchSemitones), TimePitchSettings.maximumPitchSemitones) : 0
-        if !settings.isIdentity && core.mixTimePitch == nil {
-            core.mixTimePitch = MixTimePitch(sampleRate: configuration.sampleRate, periodFrames: configuration.periodFrames,
-                                             quality: options.liveStretchQuality) { [unowned(unsafe) core] into, frameCount, seq in
-                core.renderTimelineMix(into: into, frameCount: frameCount, seq: seq)
-            }
-            shared.timePitchReady.store(true, ordering: .releasing)
-        }
-        if settings.speed > ringSpeed {
-            // Faster than the rings were built for: every track gets a voice whose ring holds
-            // the mix's look-ahead at this speed (the old ones play until the new have data).
-            ringSpeed = settings.speed
-            if prepared, let spec = graphs.last?.spec { try? apply(spec) }
-        }
-        send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
-                        pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
-    }
 
     /// The metronome: on while rolling, only while recording, until a frame, at a level.
     public func setClick(on: Bool, recordingOnly: Bool = false, untilFrame: Int64? = nil, levelDecibels: Double = -6) {

@@ -48,7 +48,10 @@ public enum TransportBarView {
         x = canvas.put(y, x + 2, "\(tempoText(s.tempoBPM)) BPM", .label)
         x = canvas.put(y, x + 2, s.timeSignature.description, .label)
         // Compact, so the click and count-in fit a 100-column bar.
-        x = canvas.put(y, x + 2, "\(speedText(model.speed)) \(model.mode == .varispeed ? "vari" : "stretch")", model.speed == 1 ? .label : .notice)
+        // "…" while the stretcher is being built (heard at 1× until then).
+        let pending = snap.timePitchPending ? "…" : ""
+        x = canvas.put(y, x + 2, "\(speedText(model.speed)) \(model.mode == .varispeed ? "vari" : "stretch")\(pending)",
+                       model.speed == 1 ? .label : .notice)
         if model.pitchSemitones != 0 {
             x = canvas.put(y, x + 1, "pitch \(model.pitchSemitones > 0 ? "+" : "")\(model.pitchSemitones)", .notice)
         }

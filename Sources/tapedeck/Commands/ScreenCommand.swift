@@ -177,6 +177,7 @@ struct ScreenCommand: Command {
         options.engine.lockMemory = true
         options.retroSeconds = Transport.screenRetroSeconds
         options.midi = midi.setup
+        options.waitsForTimePitchToStart = false
         func offline(_ reason: String?) throws -> (Transport, offlineReason: String?) {
             let device = OfflineClockDevice(sampleRate: session.sampleRate, captureChannels: fake ? 2 : 0, playbackChannels: 2,
                                             periodFrames: 256, capacityPeriods: 0, paced: true, name: ScreenDevice.offlineName)
@@ -193,10 +194,13 @@ struct ScreenCommand: Command {
         provider.tempoMap = session.tempoMap
         let device: AudioDevice
         do { device = try provider.open(name: deviceName, sampleRate: session.sampleRate) } catch { return try offline("\(error)") }
-        TimePitchWarmUp.start(sampleRate: session.sampleRate)
         do {
-            return (try Transport(session: session, folder: folder, device: device, deviceName: deviceName,
-                                  provider: provider, options: options), nil)
+            let transport = try Transport(session: session, folder: folder, device: device, deviceName: deviceName,
+                                          provider: provider, options: options)
+            // Rubber Band takes seconds to build: started now, in the background, so the first
+            // speed change is heard at once (on the offline clock nobody listens: not there).
+            transport.prepareTimePitch()
+            return (transport, nil)
         } catch let error as DeviceError {
             return try offline(error.description)
         }

@@ -1,0 +1,129 @@
+import Foundation
+import Synchronization
+import TapedeckCore
+import TapedeckDSP
+
+/// The mix's time-pitch processors, built on a thread of their own. Rubber Band's stretchers
+/// take seconds of CPU to build and warm up (the first of a process measures their start
+/// delays too); built on the control thread, the first speed change froze the screen and its
+/// control socket for 4–10 s. Now the control thread only starts the build and, once it is
+/// done, hands the processors to the audio thread, which meanwhile plays at 1×.
+final class TimePitchBuild: @unchecked Sendable {
+    private let state = Mutex<(started: Bool, built: MixTimePitch?)>((false, nil))
+    private let done = DispatchSemaphore(value: 0)
+    private var thread: Thread?
+    /// Settings sent before the processors were ready: sent again once they are.
+    var pending: TimePitchSettings?
+    /// Whether the processors have been handed to the audio thread.
+    var installed = false
+
+    /// Starts building with `make` unless a build is under way or done. Control thread.
+    func start(_ make: @escaping @Sendable () -> MixTimePitch) {
+        let first = state.withLock { s -> Bool in
+            if s.started { return false }
+            s.started = true
+            return true
+        }
+        guard first else { return }
+        let t = Thread { [self] in
+            // Below the UI and disk threads (nice 10 for this thread only: Linux nice values
+            // are per thread), but not SCHED_IDLE, which a busy machine never runs.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            let built = make()
+            state.withLock { $0.built = built }
+            done.signal()
+        }
+        t.name = "tapedeck time-pitch build"
+        t.stackSize = 1 << 20
+        thread = t
+        t.start()
+    }
+
+    /// The built processors, once (nil while building or when taken). Control thread.
+    func take() -> MixTimePitch? { state.withLock { s in defer { s.built = nil }; return s.built } }
+
+    /// Waits up to `timeoutSeconds` for the build to end; true when it has. Control thread.
+    func wait(timeoutSeconds: Double) -> Bool {
+        guard state.withLock({ $0.started }) else { return false }
+        if state.withLock({ $0.built != nil }) || installed { return true }
+        guard done.wait(timeout: .now() + timeoutSeconds) == .success else { return false }
+        done.signal()  // for the next waiter
+        return true
+    }
+
+    /// Waits for a build under way to end (the engine is closing). Control thread.
+    func join() {
+        guard state.withLock({ $0.started }), !installed else { return }
+        done.wait()
+        done.signal()
+    }
+}
+
+extension Engine {
+    /// Speed, mode and pitch, live. The first change from plain 1× starts building the mix's
+    /// stretcher and varispeed in the background (one stereo pair whatever the track count;
+    /// Rubber Band's engine as ``EngineOptions/liveStretchQuality`` says); until they are
+    /// ready the transport goes on at 1× and ``isTimePitchPending`` says so, then the change
+    /// is heard (``completeTimePitch()``). Never waits. Control thread.
+    public func setTimePitch(_ requested: TimePitchSettings) {
+        // Front-ends validate what users type; the engine still keeps to the range its rings
+        // and processors are sized for (a NaN or out-of-range speed would trap converting).
+        var settings = requested
+        settings.speed = settings.speed.isFinite
+            ? min(max(settings.speed, TimePitchSettings.minimumSpeed), TimePitchSettings.maximumSpeed) : 1
+        settings.pitchSemitones = settings.pitchSemitones.isFinite
+            ? min(max(settings.pitchSemitones, -TimePitchSettings.maximumPitchSemitones), TimePitchSettings.maximumPitchSemitones) : 0
+        if !settings.isIdentity { prepareTimePitch() }
+        completeTimePitch()
+        if settings.speed > ringSpeed {
+            // Faster than the rings were built for: every track gets a voice whose ring holds
+            // the mix's look-ahead at this speed (the old ones play until the new have data).
+            ringSpeed = settings.speed
+            if prepared, let spec = graphs.last?.spec { try? apply(spec) }
+        }
+        timePitchBuild.pending = timePitchBuild.installed ? nil : settings
+        send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
+                        pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
+    }
+
+    /// Starts building the mix's time-pitch processors in the background, if not built or
+    /// under way: a front-end that expects speed changes calls it early (the screen does at
+    /// start) so that the first one is heard at once. Control thread.
+    public func prepareTimePitch() {
+        let rate = configuration.sampleRate, period = configuration.periodFrames, quality = options.liveStretchQuality
+        let core = self.core
+        timePitchBuild.start { [unowned(unsafe) core] in
+            MixTimePitch(sampleRate: rate, periodFrames: period, quality: quality) { [unowned(unsafe) core] into, frameCount, seq in
+                core.renderTimelineMix(into: into, frameCount: frameCount, seq: seq)
+            }
+        }
+    }
+
+    /// Hands built processors to the audio thread and sends the settings that waited for
+    /// them. Cheap; the transport's snapshot calls it. Control thread.
+    public func completeTimePitch() {
+        guard !timePitchBuild.installed, let built = timePitchBuild.take() else { return }
+        core.mixTimePitch = built
+        shared.timePitchReady.store(true, ordering: .releasing)
+        timePitchBuild.installed = true
+        if let settings = timePitchBuild.pending {
+            timePitchBuild.pending = nil
+            send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
+                            pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
+        }
+    }
+
+    /// Whether a speed or pitch change waits for its processors to be built.
+    public var isTimePitchPending: Bool { timePitchBuild.pending != nil && !timePitchBuild.installed }
+
+    /// Waits (up to `timeoutSeconds`) until a waiting speed or pitch change can be heard, and
+    /// hands it over: for a command that starts playing at a speed, which should be heard from
+    /// its first frame. True when nothing waits any more. Control thread.
+    @discardableResult
+    public func waitForTimePitch(timeoutSeconds: Double = 120) -> Bool {
+        guard isTimePitchPending else { return true }
+        guard timePitchBuild.wait(timeoutSeconds: timeoutSeconds) else { return false }
+        completeTimePitch()
+        return !isTimePitchPending
+    }
+}
