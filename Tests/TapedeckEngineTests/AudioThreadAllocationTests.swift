@@ -69,7 +69,7 @@ final class AudioThreadAllocationTests: XCTestCase {
         let device = XrunLoopbackDevice(periodFrames: 128, delayFrames: 300, xrunCycles: [300, 600])
         let engine = Engine(device: device, options: options)
         try engine.prepare(spec)
-        if let speed { engine.setTimePitch(speed) }
+        if let speed { engine.setTimePitch(speed); engine.waitForTimePitch() }
         let set = try engine.startTakes([TakeRequest(track: 3, channelCount: 1, path: dir + "/take.wav", container: .wav, encoding: .int24)],
                                         gate: TakeGate(recordPoint: 0, latencyFrames: 300))
         engine.play()
@@ -85,6 +85,7 @@ final class AudioThreadAllocationTests: XCTestCase {
         }
         for change in changeTo {
             engine.setTimePitch(change)
+            engine.waitForTimePitch()
             waitFrames(5_000)
         }
         var edited = listening

@@ -110,6 +110,7 @@ final class MIDIEngineTests: XCTestCase {
             let device = PacedRecordingDevice(periodFrames: period, seconds: 3)
             let engine = Engine(device: device)
             engine.setTimePitch(settings)
+            engine.waitForTimePitch()
             try engine.prepare(try GraphSpec(session: session, folder: folder))
             engine.play()
             try engine.start()

@@ -151,6 +151,7 @@ enum BenchEngine {
         if size.speed != 1 {
             // Built (and Rubber Band's delays measured) before the clock starts.
             engine.setTimePitch(TimePitchSettings(speed: size.speed, mode: size.varispeed ? .varispeed : .stretch, pitchSemitones: 0))
+            engine.waitForTimePitch()
         }
         let start = monotonicSeconds()
         try engine.start(spec, position: 0)
