@@ -95,7 +95,7 @@ public final class Transport {
         punchEnabled = session.punchEnabled
         listening = Set(session.tracks.indices.filter { session.tracks[$0].armed })
         spec = GraphSpec(tracks: [], sampleRate: session.sampleRate, tempoMap: session.tempoMap)
-        engine = Engine(device: device, options: options.engine, clickOutputs: options.clickOutputs)
+        engine = Engine(device: device, options: Transport.engineOptions(options, for: device), clickOutputs: options.clickOutputs)
         do { spec = try makeSpec(session) } catch {
             // A session with a missing file still opens (silent where the file was); the
             // problem is the first thing the front-end hears.
@@ -341,12 +341,20 @@ public final class Transport {
         }
     }
 
+    /// The engine's options for `device`: its calibrated latency offset, where the front-end
+    /// gave a way to look it up.
+    static func engineOptions(_ options: TransportOptions, for device: AudioDevice) -> EngineOptions {
+        var engine = options.engine
+        if let offset = options.latencyOffset { engine.latencyOffsetFrames = offset(device.configuration.name) }
+        return engine
+    }
+
     /// Moves to another device: the old engine closes (finishing a pass), a new one starts
     /// where the playhead was. Control thread.
     public func restart(on device: AudioDevice, name: String) throws {
         let position = lastStatus?.positionFrame ?? 0
         close()
-        let next = Engine(device: device, options: options.engine, clickOutputs: options.clickOutputs)
+        let next = Engine(device: device, options: Transport.engineOptions(options, for: device), clickOutputs: options.clickOutputs)
         try next.start(spec, position: position)
         engine = next
         deviceName = name

@@ -31,6 +31,11 @@ public struct TransportOptions: Sendable {
     public var endFrame: Int64?
     /// MIDI inputs, MIDI thru and surface buttons (none by default).
     public var midi = MIDISetup()
+    /// The calibrated latency offset of a device, by its configuration's name (`tapedeck
+    /// calibrate`): asked for every engine the transport makes, so a take from the screen, a
+    /// `ctl record`, MMC or `record` is compensated alike, and a device switch uses the new
+    /// device's. Nil: ``engine``'s `latencyOffsetFrames` as given.
+    public var latencyOffset: (@Sendable (_ deviceName: String) -> Int64)?
     /// Whether a start from standing waits for the speed's processors to be built, so the
     /// first frame is heard at the speed asked for (a headless `play --speed`). The screen
     /// does not wait: it never blocks its thread, and starts at 1× until they are ready.

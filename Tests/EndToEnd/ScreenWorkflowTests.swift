@@ -153,4 +153,43 @@ final class ScreenWorkflowTests: XCTestCase {
                                    "the take is the input from its place or within a buffer after it")
         XCTAssertEqual(take, Array(input[offset..<(offset + 10 * rate)]), "placed at \(start), the input's frame \(offset)")
     }
+
+    /// A take from the screen's `r` is compensated exactly as `record --play`'s on the same
+    /// device, calibrated offset included (the screen ignored `tapedeck calibrate`'s offset, so
+    /// on JACK its takes landed that many frames late and carried no latency line).
+    func testTheScreensTakesUseTheCalibratedLatencyAsRecordDoes() throws {
+        let input = RecordSupport.signal(frames: 20 * rate, channels: 1, bits: 16, seed: 5).map { Float($0) / 32768 }
+        var interleaved = [Float](repeating: 0, count: 2 * input.count)
+        for (i, v) in input.enumerated() { interleaved[2 * i] = v }
+        try interleaved.withUnsafeBufferPointer { Data(buffer: $0) }.write(to: URL(fileURLWithPath: folder + "/in.raw"))
+        let jack = try JackServer.start(self, folder: folder)
+        let device = "jacktap:IN=\(folder)/in.raw"
+        let config = folder + "/xdg"
+        try FileManager.default.createDirectory(atPath: config + "/tapedeck", withIntermediateDirectories: true)
+        try "# tapedeck calibrate\n\(device) = 300\n".write(toFile: config + "/tapedeck/latency", atomically: true, encoding: .utf8)
+        var env = jack.environment
+        env["XDG_CONFIG_HOME"] = config
+
+        let record = try Tapedeck.run(["record", session, "--track", "Vocal", "--play", "--device", device, "--duration", "0.5",
+                                       "--json"], environment: env)
+        XCTAssertEqual(record.status, 0, record.stderr)
+        let done = try XCTUnwrap(RecordSupport.jsonLines(record.stdout).last { $0["event"] as? String == "done" })
+        let recordLatency = try XCTUnwrap(done["latency_frames"] as? Int)
+        XCTAssertGreaterThanOrEqual(recordLatency, 300, "record adds the calibrated 300 frames")
+        let first = try XCTUnwrap(try vocal().regions.last)
+
+        let screen = try open(device: device, environment: env)
+        screen.waitFor("STOPPED")
+        screen.send("r")
+        screen.waitFor("● REC")
+        usleep(700_000)
+        screen.send("Space")
+        screen.waitFor("STOPPED")
+        let regions = try vocal().regions
+        let take = try XCTUnwrap(regions.last, "the screen's take is on the Vocal track")
+        XCTAssertNotEqual(take.file, first.file)
+        let metadata = try XCTUnwrap(try TakeMetadata.read(path: SessionFolder(path: session).absolutePath(of: take.file)),
+                                     "the take says how it was recorded")
+        XCTAssertEqual(Int(metadata.latencyFrames), recordLatency, "the screen compensates as record does, calibration included")
+    }
 }

@@ -158,7 +158,9 @@ struct RecordCommand: Command {
         }
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: target.deviceChannelsNeeded(override: channelsGiven ? channels : nil),
                                   playbackChannels: outputs, tracks: portTracks, tempoMap: tempo)
-        options.engine.latencyOffsetFrames = try LatencyOffsets.load().offset(forDevice: dev.configuration.name)
+        // The calibrated offset, looked up by the transport for its engine as the screen's is.
+        let offsets = try LatencyOffsets.load()
+        options.latencyOffset = { offsets.offset(forDevice: $0) }
         // The device starts once the take is asked for, so its first period records.
         let transport: Transport
         do {

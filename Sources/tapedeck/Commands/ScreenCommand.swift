@@ -178,6 +178,8 @@ struct ScreenCommand: Command {
         options.retroSeconds = Transport.screenRetroSeconds
         options.midi = midi.setup
         options.waitsForTimePitchToStart = false
+        // Takes from the screen are compensated as `record`'s are (they were not on JACK).
+        options.latencyOffset = { name in (try? LatencyOffsets.load())?.offset(forDevice: name) ?? 0 }
         func offline(_ reason: String?) throws -> (Transport, offlineReason: String?) {
             let device = OfflineClockDevice(sampleRate: session.sampleRate, captureChannels: fake ? 2 : 0, playbackChannels: 2,
                                             periodFrames: 256, capacityPeriods: 0, paced: true, name: ScreenDevice.offlineName)
