@@ -39,16 +39,24 @@ extension Transport {
         }
     }
 
-    /// The words for a take that stopped on a refused write, with what it kept.
-    func failureReport(_ f: TakeFailure, of pass: RecordingPass, stoppedPass: Bool) -> TakeFailureReport {
+    /// The words for a take that stopped on a refused write, with what it kept; the reason
+    /// comes first so a clipped message line still says it ("recording stopped: the disk is
+    /// full — kept 00:07.322 (351456 frames) on track 1: audio/take-….wav"). `goesOn`: say
+    /// that the pass's other takes record on.
+    func failureReport(_ f: TakeFailure, of pass: RecordingPass, stoppedPass: Bool, goesOn: Bool = true) -> TakeFailureReport {
         let take = f.index < pass.takes.count ? pass.takes[f.index] : nil
         let track = take?.relativeFile == nil ? nil : take?.track
         let clock = TimeText.clock(frames: f.keptFrames, sampleRate: engine.configuration.sampleRate)
         let onTrack = track.map { " on track \($0 + 1)" } ?? ""
         let others = pass.takes.count - pass.set.failedTakes.count
-        let what = stoppedPass ? "recording stopped: " : "take stopped: "
-        let rest = stoppedPass ? "" : "; recording goes on on \(others) other take\(others == 1 ? "" : "s")"
-        let text = "\(what)\(f.reason) — kept \(clock) (\(f.keptFrames) frames)\(onTrack)\(rest)"
+        let what = stoppedPass ? "recording stopped" : "take stopped"
+        let rest = stoppedPass || !goesOn ? "" : "; recording goes on on \(others) other take\(others == 1 ? "" : "s")"
+        let file = take?.relativeFile ?? f.request.path
+        // The file's error names the file first: "PATH: the disk is full (…)".
+        let prefix = f.request.path + ": "
+        let reason = f.reason.hasPrefix(prefix) ? String(f.reason.dropFirst(prefix.count)) : f.reason
+        let why = f.isDiskFull ? "the disk is full" : reason
+        let text = "\(what): \(why) — kept \(clock) (\(f.keptFrames) frames)\(onTrack): \(file)\(rest)"
         return TakeFailureReport(failure: f, track: track, stoppedPass: stoppedPass, text: text)
     }
 

@@ -327,13 +327,14 @@ extension Transport {
             // Said here, with the takes: once.
             saidDeviceStop = true
         }
-        for (take, outcome) in zip(pass.takes, outcomes) {
-            if let error = outcome.error {
+        for (k, (take, outcome)) in zip(pass.takes, outcomes).enumerated() {
+            if let f = lastPassFailures.first(where: { $0.index == k }) {
+                lastPassProblems.append(failureReport(f, of: pass, stoppedPass: everyTakeFailed, goesOn: false).text)
+            } else if let error = outcome.error {
                 // The file's error names the file.
                 let clock = TimeText.clock(frames: outcome.frameCount, sampleRate: engine.configuration.sampleRate)
                 let onTrack = take.relativeFile == nil ? "" : " on track \(take.track + 1)"
-                let what = everyTakeFailed ? "recording stopped: " : ""
-                lastPassProblems.append("\(what)\(error) — kept \(clock) (\(outcome.frameCount) frames)\(onTrack)")
+                lastPassProblems.append("\(error) — kept \(clock) (\(outcome.frameCount) frames)\(onTrack)")
             }
             if outcome.droppedFrames > 0 {
                 lastPassProblems.append("\(take.path): \(outcome.droppedFrames) input frames were lost to a slow disk (silence there)")
