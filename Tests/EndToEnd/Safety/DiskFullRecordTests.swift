@@ -133,3 +133,40 @@ final class DiskFullRecordTests: XCTestCase {
                        "placed: no crash marker left")
     }
 }
+
+/// The screen recording onto a disk that fills: the take stops by itself, the message line
+/// says the disk is full and what was kept, the transport stops, the take is on its track.
+final class DiskFullScreenTests: XCTestCase {
+    func testTheScreenSaysRecordingStoppedBecauseTheDiskIsFull() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        guard getuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
+        let disk = dir + "/small-disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try Tapedeck.run(["-c", "mount -t tmpfs -o size=12m tmpfs '\(disk)'"], executable: "/bin/sh")
+        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
+        addTeardownBlock { _ = try? Tapedeck.run(["-c", "umount -l '\(disk)'"], executable: "/bin/sh") }
+        let session = disk + "/demo.tapedeck"
+        XCTAssertEqual(try Tapedeck.run(["demo", session, "--samples", Tapedeck.packageRoot.appendingPathComponent("Samples").path]).status, 0)
+        try FileManager.default.createDirectory(atPath: dir + "/config/tapedeck", withIntermediateDirectories: true)
+        let jack = try JackServer.start(self, folder: dir)
+        let screen = try ScreenTmux(self, folder: dir, args: [session, "--device", "jacktap"], environment: jack.environment, width: 120)
+        screen.waitFor("STOPPED")
+        usleep(500_000)  // peaks built on opening settle first
+        // Three seconds of the Vocal's 24-bit mono take (144,000 bytes a second) left.
+        var fs = statvfs()
+        XCTAssertEqual(statvfs(disk, &fs), 0)
+        let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
+        FileManager.default.createFile(atPath: disk + "/filler", contents: Data(count: Int(free - AudioFileWriter.finishingReserveBytes - 3 * 144_000)))
+        let before = try XCTUnwrap(try SessionFolder(path: session).load().tracks.first { $0.name == "Vocal" }).regions.map(\.file)
+        screen.send("r")
+        screen.waitFor("● REC")
+        let text = screen.waitFor("recording stopped: the disk is full", timeout: 15)
+        XCTAssertTrue(text.contains("kept 00:0"), text)
+        screen.waitFor("STOPPED")
+        let vocal = try XCTUnwrap(try SessionFolder(path: session).load().tracks.first { $0.name == "Vocal" })
+        let region = try XCTUnwrap(vocal.regions.first { !before.contains($0.file) }, "the take is on the Vocal track")
+        let path = SessionFolder(path: session).absolutePath(of: region.file)
+        XCTAssertEqual(try AudioFileReader(path: path).frameCount, region.lengthFrames, "the region is what the file holds")
+        XCTAssertEqual(Double(region.lengthFrames) / 48_000, 3, accuracy: 1, "about the room there was")
+    }
+}
