@@ -84,4 +84,39 @@ final class DiskTimeLeftTests: XCTestCase {
         XCTAssertEqual(try AudioFileReader(path: path).frameCount, failure.keptFrames, "the file holds what was kept")
         XCTAssertEqual(Double(failure.keptFrames) / 48_000, 3, accuracy: 0.2, "it wrote until the room was gone")
     }
+
+    func testATakeOnAFullDiskStopsWhileTheTakeOnAnotherDiskRecordsOn() throws {
+        guard getuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
+        let dir = try Fixture.temporaryFolder()
+        let disk = dir + "/small"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        guard system("mount -t tmpfs -o size=4m tmpfs '\(disk)'") == 0 else { throw XCTSkip("cannot mount a tmpfs here") }
+        defer { _ = system("umount -l '\(disk)'"); try? FileManager.default.removeItem(atPath: dir) }
+        var fs = statvfs()
+        XCTAssertEqual(statvfs(disk, &fs), 0)
+        let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
+        FileManager.default.createFile(atPath: disk + "/filler",
+                                       contents: Data(count: Int(free - AudioFileWriter.finishingReserveBytes - 96_000)))
+        let engine = Engine(device: QuickPacedDevice(), options: EngineOptions())
+        try engine.prepare(try Fixture.spec(playing: nil, inputs: [1, 1]))
+        let full = disk + "/full.wav", roomy = dir + "/roomy.wav"
+        let set = try engine.startTakes([TakeRequest(track: 0, channelCount: 1, path: full, container: .wav, encoding: .int16),
+                                         TakeRequest(track: 1, channelCount: 1, path: roomy, container: .wav, encoding: .int16)],
+                                        gate: TakeGate(recordPoint: 0, maxFrames: 3 * 48_000))
+        XCTAssertEqual(set.bytesPerSecond, 2 * 96_000, "both takes' data rate")
+        engine.play()
+        try engine.start()
+        let deadline = Date().addingTimeInterval(20)
+        while !set.hasEnded && Date() < deadline { usleep(10_000) }
+        let failures = set.failedTakes
+        let outcomes = engine.finish(set)
+        engine.close()
+        XCTAssertEqual(failures.map(\.index), [0], "only the take on the full disk stopped")
+        let kept = try XCTUnwrap(failures.first?.keptFrames)
+        XCTAssertEqual(Double(kept) / 48_000, 1, accuracy: 0.2, "it kept the second there was room for")
+        XCTAssertEqual(try AudioFileReader(path: full).frameCount, kept)
+        XCTAssertEqual(outcomes.map(\.frameCount), [kept, 3 * 48_000], "the other take recorded on to its end")
+        XCTAssertNil(outcomes[1].error)
+        XCTAssertEqual(try AudioFileReader(path: roomy).frameCount, 3 * 48_000)
+    }
 }
