@@ -249,6 +249,8 @@ extension Transport {
         if !onTheFly && options.waitsForTimePitchToStart { engine.waitForTimePitch() }
         if !onTheFly { engine.play() }
         _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
+        saidFailedTakes = []
+        warnedDiskSeconds = .infinity
         pass = RecordingPass(set: set, kind: kind, takes: takes, midiTakes: midiTakes, countInFrames: countIn, speed: timePitch.speed,
                              stopsWhenDone: request.stopsWhenDone)
         var monitorLatency: Int64?
@@ -314,13 +316,22 @@ extension Transport {
         let crossfade = session.punchCrossfadeFrames
         var nothing = false
         lastPassProblems = []
+        // Takes whose disk refused a write: closed with what they hold, said once each.
+        lastPassFailures = pass.set.failedTakes
+        let everyTakeFailed = !pass.takes.isEmpty && lastPassFailures.count >= pass.takes.count
+        for f in lastPassFailures where !saidFailedTakes.contains(f.index) {
+            saidFailedTakes.insert(f.index)
+            takeFailures.append(failureReport(f, of: pass, stoppedPass: everyTakeFailed))
+        }
         if !engine.isRunning, let why = engine.status().lastError {
             lastPassProblems.append("the device stopped: \(why) (the takes were kept up to there)")
             // Said here, with the takes: once.
             saidDeviceStop = true
         }
-        for (take, outcome) in zip(pass.takes, outcomes) {
-            if let error = outcome.error {
+        for (k, (take, outcome)) in zip(pass.takes, outcomes).enumerated() {
+            if let f = lastPassFailures.first(where: { $0.index == k }) {
+                lastPassProblems.append(failureReport(f, of: pass, stoppedPass: everyTakeFailed, goesOn: false).text)
+            } else if let error = outcome.error {
                 // The file's error names the file.
                 let clock = TimeText.clock(frames: outcome.frameCount, sampleRate: engine.configuration.sampleRate)
                 let onTrack = take.relativeFile == nil ? "" : " on track \(take.track + 1)"
@@ -366,7 +377,8 @@ extension Transport {
         if engine.isRunning {
             engine.setLoop(loop, enabled: loopEnabled)
             engine.setClick(on: clickMode == .always, levelDecibels: clickLevelDecibels)
-            if pass.stopsWhenDone {
+            // A pass no disk would take any more stops the transport too: it is loud.
+            if pass.stopsWhenDone || everyTakeFailed {
                 engine.stop()
             } else if status.transport != .stopped {
                 // Rolling on after a punch-out: it stops at the end of the material again.

@@ -14,6 +14,7 @@ extension Transport {
         report(newEvents)
         notices += engine.device.drainNotices()
         pollMIDI()
+        watchDisk(status)
         finishPassIfEnded(force: false)
         if engine.isStarted && !status.deviceRunning && !saidDeviceStop {
             saidDeviceStop = true
@@ -46,7 +47,7 @@ extension Transport {
         snap.loudness = engine.loudness()
         let free = diskFreeBytes(measured: status.diskFreeBytes >= 0 ? status.diskFreeBytes : nil)
         snap.diskFreeBytes = free
-        snap.diskSecondsLeft = free.map { diskSecondsLeft(freeBytes: $0) }
+        snap.diskSecondsLeft = free.map { diskSecondsLeft(freeBytes: $0, status: status) }
         snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil && engine.configuration.captureChannels > 0
         snap.timePitchPending = engine.isTimePitchPending
         snap.underrunFrames = status.underrunFrames
@@ -118,11 +119,6 @@ extension Transport {
         return Int64(st.f_bavail) * Int64(st.f_frsize)
     }
 
-    /// Seconds of recording `freeBytes` hold at the armed tracks' data rate (24-bit WAV).
-    func diskSecondsLeft(freeBytes: Int64) -> Double {
-        let channels = max(1, session.tracks.filter(\.armed).reduce(0) { $0 + max(1, min($1.inputChannels.count, 2)) })
-        return Double(freeBytes) / (Double(channels) * 3 * Double(session.sampleRate))
-    }
 
     static func monotonicSeconds() -> Double {
         var ts = timespec()

@@ -58,6 +58,13 @@ public final class Transport {
     /// What went wrong in the last pass that finished (device or disk failures, lost input);
     /// empty when it went well. A headless command turns these into its exit code.
     public internal(set) var lastPassProblems: [String] = []
+    /// Takes of the last finished pass whose disk refused a write (each kept up to there).
+    public internal(set) var lastPassFailures: [TakeFailure] = []
+    /// Every take that stopped on a refused write, as it was said (Transport+Disk.swift).
+    public internal(set) var takeFailures: [TakeFailureReport] = []
+    /// The running pass's failed takes already said, and the lowest "time left" warned of.
+    var saidFailedTakes: Set<Int> = []
+    var warnedDiskSeconds = Double.infinity
     var finishedTakes: [FinishedTake] = []
     var errors: [String] = []
     var notices: [String] = []

@@ -86,7 +86,8 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var xrunCount: Int
     /// Share of each period the audio thread spent working, 0…1.
     public var dspLoad: Double
-    /// Seconds of recording the disk holds at the armed tracks' channel count (nil: unknown).
+    /// Seconds of recording the disk holds: while recording, at the bytes a second of the takes
+    /// being written (the disk that fills first), else at the armed tracks' rate (nil: unknown).
     public var diskSecondsLeft: Double?
     /// Free bytes on the disk holding the session (nil: unknown).
     public var diskFreeBytes: Int64?

@@ -81,6 +81,7 @@ func report(_ error: any Error) -> Int32 {
     case let e as NodeRegistry.UnknownNodeError: (text, code) = (e.description, ExitCode.usage)
     case let e as QuantizeError: (text, code) = (e.description, ExitCode.usage)
     case let e as MIDIError: (text, code) = (e.description, ExitCode.failure)
+    case let e as RecordFailure: (text, code) = (e.description, e.status)
     case let e as CustomStringConvertible: (text, code) = (e.description, ExitCode.failure)
     default: (text, code) = ("\(error)", ExitCode.failure)
     }

@@ -7,7 +7,7 @@ import TapedeckIO
 final class RecordErrorTests: XCTestCase {
     private func assertOneLineFailure(_ r: Tapedeck.Result, mentions: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertNotEqual(r.status, 0, file: file, line: line)
-        let lines = r.stderr.split(separator: "\n").filter { !$0.hasPrefix("recording from") && !$0.contains("REC") && !$0.hasPrefix("recorded ") }
+        let lines = r.stderr.split(separator: "\n").filter { !$0.hasPrefix("recording from") && !$0.contains("REC") && !$0.contains("■ STOP") && !$0.hasPrefix("recorded ") }
         XCTAssertEqual(lines.count, 1, r.stderr, file: file, line: line)
         XCTAssertTrue(r.stderr.contains(mentions), r.stderr, file: file, line: line)
         XCTAssertFalse(r.stderr.contains("Fatal error"), file: file, line: line)

@@ -37,6 +37,8 @@ final class CaptureWriter: @unchecked Sendable {
 
     /// Starts draining `set`. Control thread.
     func add(_ set: TakeSet) {
+        // The last pass's "time left" is not this one's: unknown until measured.
+        board.diskMillisecondsLeft.store(-1, ordering: .relaxed)
         sets.withLock { $0.append(set) }
         wake.signal()
     }
@@ -64,7 +66,7 @@ final class CaptureWriter: @unchecked Sendable {
             let done = pass.withLock { passes -> Bool in
                 passes &+= 1
                 let current = sets.withLock { $0 }
-                for set in current { for lane in set.lanes { drain(lane, total: set) } }
+                for set in current { for lane in set.lanes { drain(lane, of: set) } }
                 let now = monotonicNanoseconds()
                 drainMIDI(current, now: now)
                 if now - lastHeader >= headerInterval {
@@ -74,12 +76,10 @@ final class CaptureWriter: @unchecked Sendable {
                         lane.dryWriter?.updateHeader()
                     } }
                 }
-                if let path = current.first?.lanes.first?.request.path, now - lastSpace >= 1_000_000_000 {
+                // Four times a second: "time left" moves while it records.
+                if !current.isEmpty, now - lastSpace >= 250_000_000 {
                     lastSpace = now
-                    var fs = statvfs()
-                    if statvfs(parentFolderPath(path), &fs) == 0 {
-                        board.diskFreeBytes.store(Int64(fs.f_bavail) * Int64(fs.f_frsize), ordering: .relaxed)
-                    }
+                    measureSpace(current)
                 }
                 return quitting && current.allSatisfy({ set in set.lanes.allSatisfy { $0.ring.availableFrames == 0 } })
             }
@@ -88,9 +88,29 @@ final class CaptureWriter: @unchecked Sendable {
         }
     }
 
+    /// Publishes the free space and the recording time left on the disk that fills first:
+    /// per file system, its free bytes less the writers' finishing reserve, over the bytes a
+    /// second every take still written there adds. Disk thread.
+    private func measureSpace(_ current: [TakeSet]) {
+        var disks: [UInt: (free: Int64, bytesPerSecond: Int64)] = [:]
+        for set in current { for lane in set.lanes where !lane.failed.load(ordering: .relaxed) {
+            var fs = statvfs()
+            guard statvfs(parentFolderPath(lane.request.path), &fs) == 0 else { continue }
+            let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
+            disks[fs.f_fsid, default: (free, 0)].bytesPerSecond += lane.bytesPerSecond
+        } }
+        guard let tightest = disks.values.min(by: {
+            DiskSpace.secondsLeft(freeBytes: $0.free, bytesPerSecond: $0.bytesPerSecond)
+                < DiskSpace.secondsLeft(freeBytes: $1.free, bytesPerSecond: $1.bytesPerSecond)
+        }) else { return }
+        board.diskFreeBytes.store(tightest.free, ordering: .relaxed)
+        let left = DiskSpace.secondsLeft(freeBytes: tightest.free, bytesPerSecond: tightest.bytesPerSecond)
+        board.diskMillisecondsLeft.store(Int64(min(left, 1e12) * 1000), ordering: .relaxed)
+    }
+
     /// Writes everything waiting in `lane`'s ring, with silence where the audio thread
     /// dropped frames. Disk thread.
-    private func drain(_ lane: TakeLane, total set: TakeSet) {
+    private func drain(_ lane: TakeLane, of set: TakeSet) {
         let fill = lane.ring.availableFrames
         if fill > board.captureHighWaterFrames.load(ordering: .relaxed) {
             board.captureHighWaterFrames.store(fill, ordering: .relaxed)
@@ -105,7 +125,7 @@ final class CaptureWriter: @unchecked Sendable {
             // A dropped span due now becomes silence.
             if let gap = lane.gaps.peek(), gap.frame <= written {
                 _ = lane.gaps.pop()
-                writeSilence(lane, frames: gap.count)
+                writeSilence(lane, of: set, frames: gap.count)
                 written += gap.count
                 lane.writtenFrames.store(written, ordering: .releasing)
                 continue
@@ -121,15 +141,23 @@ final class CaptureWriter: @unchecked Sendable {
                         try dry.write((0..<takeChannels).map { UnsafePointer(lane.scratch[takeChannels + $0]) }, frameCount: k)
                     }
                 } catch {
-                    lane.fail(error.description)
-                    board.fail(error.description)
+                    fail(lane, of: set, error.description)
                 }
             }
             lane.writtenFrames.store(written + Int64(k), ordering: .releasing)
         }
     }
 
-    private func writeSilence(_ lane: TakeLane, frames: Int64) {
+    /// A write of `lane` failed: the lane stops with what its file holds, and the set counts
+    /// it, so the audio thread ends the pass once no lane can be written. Disk thread.
+    private func fail(_ lane: TakeLane, of set: TakeSet, _ text: String) {
+        guard lane.fail(text, keptFrames: lane.writer.framesWritten) else { return }
+        set.failedLanes.add(1, ordering: .releasing)
+        board.fail(text)
+        wake.signal()
+    }
+
+    private func writeSilence(_ lane: TakeLane, of set: TakeSet, frames: Int64) {
         let channels = lane.request.channelCount
         for c in 0..<lane.ringChannels { lane.scratch[c].update(repeating: 0, count: lane.scratchFrames) }
         var left = frames
@@ -139,11 +167,20 @@ final class CaptureWriter: @unchecked Sendable {
                 try lane.writer.write((0..<channels).map { UnsafePointer(lane.scratch[$0]) }, frameCount: k)
                 if let dry = lane.dryWriter { try dry.write((0..<channels).map { UnsafePointer(lane.scratch[$0]) }, frameCount: k) }
             } catch {
-                lane.fail(error.description)
-                board.fail(error.description)
+                fail(lane, of: set, error.description)
             }
             left -= Int64(k)
         }
+    }
+}
+
+/// How long a disk's free space lasts a recording.
+public enum DiskSpace {
+    /// Seconds of recording at `bytesPerSecond` before a take writer stops: the free bytes
+    /// less the reserve every writer keeps to finish its file (``AudioFileWriter/finishingReserveBytes``).
+    public static func secondsLeft(freeBytes: Int64, bytesPerSecond: Int64) -> Double {
+        let usable = max(0, freeBytes - AudioFileWriter.finishingReserveBytes)
+        return Double(usable) / Double(max(bytesPerSecond, 1))
     }
 }
 

@@ -340,6 +340,8 @@ public final class Engine: @unchecked Sendable {
             realtime: rt < 0 ? nil : rt == 1,
             memoryLocked: memoryLocked,
             lastError: errorText())
+        let left = board.diskMillisecondsLeft.load(ordering: .relaxed)
+        if left >= 0 && takeSets.contains(where: { $0.bytesPerSecond > 0 }) { status.diskSecondsLeft = Double(left) / 1000 }
         status.nonFiniteSamples = board.busNonFiniteSamples.load(ordering: .relaxed) + chainNonFiniteSamples()
         // A start asked of the shared transport, or the shared transport starting (after a
         // locate while rolling), is under way until it rolls.

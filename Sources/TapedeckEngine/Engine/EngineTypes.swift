@@ -185,6 +185,9 @@ public struct EngineStatus: Sendable {
     public var playbackRingFill: Double
     /// Free bytes on the disk holding the takes (-1 when unknown).
     public var diskFreeBytes: Int64
+    /// While takes are written: seconds of recording left on the disk that fills first, at
+    /// the bytes a second of every take still written there (nil when nothing is written).
+    public var diskSecondsLeft: Double? = nil
     /// Whether the audio thread got SCHED_FIFO (nil until it started).
     public var realtime: Bool?
     /// Whether the process's memory is locked.

@@ -105,6 +105,9 @@ extension RenderCore {
                 set.framesKept.store(set.keptFrames, ordering: .releasing)
                 writer.signal()
             }
+            // Every take's disk refused a write: nothing kept from here on could be written,
+            // so the pass ends now (on an unpaced device the timeline would run on for hours).
+            if set.lanes.count > 0 && set.failedLanes.load(ordering: .acquiring) >= set.lanes.count { ended = true }
             if set.endDevice != .max {
                 let (heard, overflow) = (deviceFrame + Int64(n)).subtractingReportingOverflow(latency)
                 if !overflow && heard >= set.endDevice { ended = true }

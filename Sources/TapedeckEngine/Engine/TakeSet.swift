@@ -90,6 +90,11 @@ final class TakeLane: @unchecked Sendable {
     /// Set by the writer thread when a write failed; nothing more is written.
     let failed = Atomic<Bool>(false)
     let errorText = Mutex<String?>(nil)
+    /// Frames the file holds since its write failed (valid once ``failed``): what was kept.
+    let keptAtFailure = Atomic<Int64>(0)
+    /// Bytes a second of recording adds to the file(s): frames × channels × sample size
+    /// (for FLAC an upper bound), the dry copy included.
+    let bytesPerSecond: Int64
     /// Disk-thread scratch for one block, all channels.
     let scratch: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let scratchFrames: Int
@@ -113,6 +118,7 @@ final class TakeLane: @unchecked Sendable {
             if request.marker != nil { TakeMarker.remove(forAudio: request.path) }
             throw error
         }
+        bytesPerSecond = Int64(sampleRate * request.channelCount * max(1, format.encoding.bits / 8) * (request.dryPath != nil ? 2 : 1))
         scratchFrames = blockFrames
         scratch = .allocate(capacity: channels)
         for c in 0..<channels { (scratch + c).initialize(to: .allocate(capacity: blockFrames)) }
@@ -123,10 +129,44 @@ final class TakeLane: @unchecked Sendable {
         scratch.deallocate()
     }
 
-    func fail(_ text: String) {
-        errorText.withLock { if $0 == nil { $0 = text } }
+    /// Marks the lane failed with `text` (the first failure wins) and `keptFrames` in its
+    /// file; true the first time. Writer thread.
+    @discardableResult
+    func fail(_ text: String, keptFrames: Int64) -> Bool {
+        let first = errorText.withLock { e -> Bool in
+            guard e == nil else { return false }
+            e = text
+            return true
+        }
+        guard first else { return false }
+        keptAtFailure.store(keptFrames, ordering: .relaxed)
         failed.store(true, ordering: .releasing)
+        return true
     }
+}
+
+/// A take of a running pass whose file refused a write: it is closed with what it holds.
+public struct TakeFailure: Sendable, Equatable {
+    /// Its place in the pass (the order of the requests).
+    public var index: Int
+    /// Its request.
+    public var request: TakeRequest
+    /// Why, in words (the file's error: "the disk is full …").
+    public var reason: String
+    /// Frames the file holds: everything written before the refused write.
+    public var keptFrames: Int64
+    /// Whether the disk ran out of room (rather than failing otherwise).
+    public var isDiskFull: Bool { reason.contains("disk is full") }
+
+    /// Creates a failure.
+    public init(index: Int, request: TakeRequest, reason: String, keptFrames: Int64) {
+        self.index = index
+        self.request = request
+        self.reason = reason
+        self.keptFrames = keptFrames
+    }
+
+    public static func == (a: TakeFailure, b: TakeFailure) -> Bool { a.index == b.index && a.keptFrames == b.keptFrames }
 }
 
 /// A span of a take lost to a full ring: the writer writes silence there.
@@ -166,6 +206,9 @@ public final class TakeSet: @unchecked Sendable {
     let startedFlag = Atomic<Bool>(false)
     let endedFlag = Atomic<Bool>(false)
     let framesKept = Atomic<Int64>(0)
+    /// Lanes whose writes failed (a full disk): once every lane has, the audio thread ends the
+    /// pass, since nothing it keeps could be written. Writer thread adds.
+    let failedLanes = Atomic<Int>(0)
     /// The timeline frame where the first kept frame was played (valid once started).
     let recordPointFrame = Atomic<Int64>(0)
 
@@ -195,6 +238,19 @@ public final class TakeSet: @unchecked Sendable {
     public var failure: String? {
         for lane in lanes { if let e = lane.errorText.withLock({ $0 }) { return "\(lane.request.path): \(e)" } }
         return nil
+    }
+    /// The takes whose writes failed so far (a full disk, a failing disk), in lane order:
+    /// each file is whole up to ``TakeFailure/keptFrames``. Any thread.
+    public var failedTakes: [TakeFailure] {
+        lanes.enumerated().compactMap { i, lane in
+            guard lane.failed.load(ordering: .acquiring) else { return nil }
+            return TakeFailure(index: i, request: lane.request, reason: lane.errorText.withLock { $0 } ?? "",
+                               keptFrames: lane.keptAtFailure.load(ordering: .relaxed))
+        }
+    }
+    /// Bytes a second the takes still being written add to the disk. Any thread.
+    public var bytesPerSecond: Int64 {
+        lanes.reduce(0) { $0 + ($1.failed.load(ordering: .relaxed) ? 0 : $1.bytesPerSecond) }
     }
     /// Whether every frame the audio thread kept has been written (or a lane failed). Any thread.
     public var isWritten: Bool {

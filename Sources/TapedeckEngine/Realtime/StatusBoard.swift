@@ -14,6 +14,8 @@ final class StatusBoard: @unchecked Sendable {
     /// -1 unknown, 0 refused, 1 granted.
     let realtime = Atomic<Int>(-1)
     let diskFreeBytes = Atomic<Int64>(-1)
+    /// Recording time left on the disk that fills first, while takes are written (-1: none).
+    let diskMillisecondsLeft = Atomic<Int64>(-1)
     let playbackFillPermille = Atomic<Int>(1000)
     /// The most frames any capture ring has held at once.
     let captureHighWaterFrames = Atomic<Int>(0)

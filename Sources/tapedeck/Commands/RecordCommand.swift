@@ -206,5 +206,7 @@ struct RecordCommand: Command {
 /// A failure while recording; the take is already closed and valid.
 struct RecordFailure: Error, CustomStringConvertible {
     var message: String
+    /// The exit status: 1, or EX_IOERR when a take's disk refused a write.
+    var status: Int32 = ExitCode.failure
     var description: String { message }
 }

@@ -32,6 +32,7 @@ struct HeadlessRecording {
             }
         }
         var seen = 0
+        var failuresSeen = transport.takeFailures.count
         var last = transport.snapshot()
         say(last)
         // `tapedeck ctl` is answered between status lines; its stop is Ctrl-C's.
@@ -44,14 +45,17 @@ struct HeadlessRecording {
             let events = Array(transport.events.dropFirst(seen))
             seen = transport.events.count
             line.update(last, levels: levels(last), events: events, elapsedFrames: transport.recordedFrames)
+            sayFailures(from: &failuresSeen)
             remote.wait(milliseconds: 50)
         }
         remote.close()
+        sayFailures(from: &failuresSeen)
         let takes = transport.collectFinishedTakes()
         let frames = takes.map(\.region.lengthFrames).max() ?? 0
-        // The banner's last word is what happened: a take was recorded.
+        let failures = transport.lastPassFailures
+        // The banner's last word is what happened: a take was recorded (or the disk stopped it).
         var final = last
-        if frames > 0 { final.state = .recording }
+        if frames > 0 { final.state = failures.isEmpty ? .recording : .stopped }
         line.update(final, levels: levels(last), events: Array(transport.events.dropFirst(seen)), elapsedFrames: frames, force: true)
         line.finish()
         do { try target.place(takes) } catch {
@@ -69,7 +73,7 @@ struct HeadlessRecording {
         if json {
             line.emit(["event": "done", "frames": takeFrames, "xruns": line.xruns.count, "xrun_frames": line.xruns,
                        "file": start.paths.first ?? "", "files": start.paths, "latency_frames": start.latencyFrames,
-                       "dropped_frames": last.droppedFrames,
+                       "dropped_frames": last.droppedFrames, "disk_full": failures.contains { $0.isDiskFull },
                        "error": problems.isEmpty ? NSNull() : problems.joined(separator: "; ") as Any])
         } else if takes.isEmpty {
             Terminal.err("nothing was recorded\n")
@@ -82,8 +86,25 @@ struct HeadlessRecording {
                 Terminal.err("recorded \(clock) (\(file.frames) frames, \(file.channels) ch) to \(file.path.terminalSafe)\(onTrack)\(passes)\(xruns)\n")
             }
         }
-        if !problems.isEmpty { throw RecordFailure(message: problems.joined(separator: "; ")) }
+        // A refused write is an I/O error (EX_IOERR), whatever else happened.
+        if !problems.isEmpty {
+            throw RecordFailure(message: problems.joined(separator: "; "), status: failures.isEmpty ? ExitCode.failure : ExitCode.ioError)
+        }
         return ExitCode.ok
+    }
+
+    /// Each take the disk stopped, the moment the transport says so: a JSON event with what
+    /// was kept (the banner's reader gets the line on stderr from ``say(_:)``, or at the end).
+    private func sayFailures(from seen: inout Int) {
+        let reports = transport.takeFailures.dropFirst(seen)
+        seen = transport.takeFailures.count
+        guard json else { return }
+        let rate = Double(max(device.sampleRate, 1))
+        for r in reports {
+            StatusLine.emitLine(["event": "take_stopped", "file": r.failure.request.path, "track": r.track.map { $0 + 1 as Any } ?? NSNull(),
+                       "reason": r.failure.reason, "disk_full": r.failure.isDiskFull, "kept_frames": r.failure.keptFrames,
+                       "kept_seconds": Double(r.failure.keptFrames) / rate, "recording_stopped": r.stoppedPass, "text": r.text])
+        }
     }
 
     /// The recorded tracks' input meters, channel after channel.
