@@ -57,7 +57,7 @@ final class SaveAndLockTests: XCTestCase {
         let fresh = SessionFolder(path: dir + "/fresh.tapedeck")
         try Signals.write([Signals.sine(hertz: 220, amplitude: 0.5, frames: 48000)], to: dir + "/bass.wav", encoding: .int16)
         let screen = try ScreenTmux(self, folder: dir, args: [fresh.path, "--device", "offline"])
-        screen.waitFor("created on the first save")
+        screen.waitFor("No tracks", timeout: 15)
         screen.send("C-s")
         screen.waitFor("saved ")
         let refused = try Tapedeck.run(["import", fresh.path, dir + "/bass.wav"])
