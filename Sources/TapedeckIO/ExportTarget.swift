@@ -1,3 +1,4 @@
+import Foundation
 import TapedeckCore
 #if canImport(Glibc)
 import Glibc
@@ -7,21 +8,44 @@ import Glibc
 /// file the session plays.
 extension SessionFolder {
     /// Why writing the export `output` (a file, or a stems folder when `isFolder`) could
-    /// destroy part of `session`, or nil when it cannot: inside `audio/`, `peaks/` or
-    /// `cache/` (links resolved), or the very file of one of its regions.
-    public func exportProblem(_ output: String, session: Session, isFolder: Bool = false) -> String? {
+    /// destroy part of `session`, or nil when it cannot: inside one of the session's folders
+    /// of recordings, their data, samples, MIDI or plugin state (links resolved), the very
+    /// file of one of its regions or of `referenced` (every file a chain names, by its
+    /// device and inode, so `..` and links are seen through), inside a referenced folder (a
+    /// plugin state), or, for stems, the folder one of those files is in.
+    public func exportProblem(_ output: String, session: Session, isFolder: Bool = false, referenced: [String] = []) -> String? {
         let folderOfOutput = isFolder ? output : parentFolder(of: output)
-        if let dir = SessionFolder.resolved(folderOfOutput) {
-            for (name, protected) in [("audio", audioFolder), ("peaks", peaksFolder), ("cache", path + "/cache")] {
+        let resolvedFolder = SessionFolder.resolved(folderOfOutput)
+        if let dir = resolvedFolder {
+            for (name, protected) in [("audio", audioFolder), ("peaks", peaksFolder), ("cache", path + "/cache"),
+                                      ("samples", path + "/samples"), ("midi", path + "/midi"), ("plugins", pluginStateFolder)] {
                 if let p = SessionFolder.resolved(protected), SessionFolder.isInside(dir, p) {
-                    return "is inside the session's \(name)/ folder, where Tapedeck keeps its recordings and their data; export to exports/ or elsewhere"
+                    return "is inside the session's \(name)/ folder, where Tapedeck keeps its recordings and the files it plays; export to exports/ or elsewhere"
                 }
             }
         }
-        guard !isFolder, let target = FileStamp.identity(of: output) else { return nil }
-        for (t, track) in session.tracks.enumerated() {
-            for region in track.regions where FileStamp.identity(of: absolutePath(of: region.file)) == target {
-                return "is \(region.file.terminalSafe), the audio of a region on track \(t + 1); export never replaces a recording"
+        let regionFiles = session.tracks.enumerated().flatMap { t, track in
+            track.regions.map { (absolutePath(of: $0.file), "\($0.file.terminalSafe), the \($0.isMIDI ? "MIDI" : "audio") of a region on track \(t + 1)") }
+        }
+        let all = regionFiles + referenced.map { ($0, "\($0.terminalSafe), a file the session plays") }
+        if isFolder {
+            // Stems are named after tracks: a folder holding a played file could be written over.
+            guard let dir = resolvedFolder else { return nil }
+            for (file, what) in all {
+                if let parent = SessionFolder.resolved(parentFolder(of: file)), parent == dir {
+                    return "holds \(what); stems never go beside what the session plays"
+                }
+            }
+            return nil
+        }
+        let target = FileStamp.identity(of: output)
+        let resolvedOutput = resolvedFolder.map { $0 + "/" + ((output as NSString).lastPathComponent) }
+        for (file, what) in all {
+            if let target, FileStamp.identity(of: file) == target {
+                return "is \(what); export never replaces what the session plays"
+            }
+            if let out = resolvedOutput, FileSystem.isFolder(file), let p = SessionFolder.resolved(file), SessionFolder.isInside(out, p) {
+                return "is inside \(what); export never writes there"
             }
         }
         return nil

@@ -69,13 +69,15 @@ public struct SessionFolder: Sendable {
     }
 
     /// Creates the folder and its sub-folders and saves `session`. Refuses to overwrite an
-    /// existing session, or to create one in a folder that already holds files.
-    public func create(_ session: Session) throws(SessionError) {
+    /// existing session, or to create one in a folder that already holds files. Returns the
+    /// session lock it took, so a caller that goes on owning the new session (the screen)
+    /// keeps holding it with no moment in which another writer could take it.
+    @discardableResult
+    public func create(_ session: Session) throws(SessionError) -> SessionLock {
         if exists { throw SessionError(path: path, reason: existingReason) }
         try makeFolder(path)
         // Two `new` at once: the lock decides which one creates the session.
         let lock = try SessionLock.acquire(self)
-        defer { withExtendedLifetime(lock) {} }
         if exists { throw SessionError(path: path, reason: existingReason) }
         let strangers = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0 != "session.lock" }
         if !strangers.isEmpty {
@@ -83,6 +85,7 @@ public struct SessionFolder: Sendable {
         }
         for dir in [audioFolder, peaksFolder, exportsFolder] { try makeFolder(dir) }
         try save(session)
+        return lock
     }
 
     private var existingReason: String {

@@ -9,6 +9,9 @@ public final class ScreenModel {
     public internal(set) var document: SessionDocument
     /// Where the session lives; nil for an untitled session not yet saved.
     public internal(set) var folder: SessionFolder?
+    /// The session lock of a session this screen created (Ctrl-S on a new folder): held from
+    /// the first save until the screen closes, as the command holds it for one it opened.
+    var createdLock: SessionLock?
     /// The engine.
     public let link: any TransportLink
     /// Host-supplied behaviour (chain checks, export).
@@ -447,7 +450,7 @@ public final class ScreenModel {
             return false
         }
         do {
-            if folder.exists { try folder.save(session) } else { try folder.create(session) }
+            if folder.exists { try folder.save(session) } else { createdLock = try folder.create(session) }
             document.markSaved()
             say("saved \(folder.path)")
             return true

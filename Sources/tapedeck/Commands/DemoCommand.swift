@@ -52,9 +52,12 @@ struct DemoCommand: Command {
         // failure (a clip missing, a full disk) leaves nothing that would stop a retry.
         let parent = (folder.path as NSString).deletingLastPathComponent
         let base = (folder.path as NSString).lastPathComponent
+        // A killed demo's staging folder goes once its process has; a running one's stays.
+        Leftovers.removeDead(in: parent.isEmpty ? "." : parent, prefix: ".\(base).partial-", suffix: ".tapedeck")
         let staging = SessionFolder(path: (parent.isEmpty ? "." : parent) + "/.\(base).partial-\(getpid()).tapedeck")
         do {
             try build(in: staging, clips: source)
+            TestHooks.killIfAsked(at: "demo-staged")
             if rename(staging.path, folder.path) != 0 {
                 throw SessionError(path: folder.path, reason: "cannot create the session: \(String(cString: strerror(errno)))")
             }
@@ -80,6 +83,7 @@ struct DemoCommand: Command {
         if let found = InstallLayout.dataFolders("samples", sourceName: "Samples").first(where: hasClips) {
             return (found, nil)
         }
+        Leftovers.removeDead(in: NSTemporaryDirectory(), prefix: "tapedeck-demo-clips-")
         let temporary = NSTemporaryDirectory() + "tapedeck-demo-clips-\(getpid())"
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
         do { _ = try SampleSynth.writeAll(to: temporary) } catch {
@@ -92,8 +96,7 @@ struct DemoCommand: Command {
     /// Creates the demo session in `folder` from the clips in `source`.
     private func build(in folder: SessionFolder, clips source: String) throws {
         var session = Session(sampleRate: SampleSynth.sampleRate, tempoBPM: SampleSynth.tempoBPM)
-        try folder.create(session)
-        let lock = try SessionLock.acquire(folder)
+        let lock = try folder.create(session)
         defer { withExtendedLifetime(lock) {} }
         let parts: [(file: String, name: String, gain: Double, pan: Double)] = [
             ("drums.flac", "Drums", -5, 0),

@@ -138,10 +138,10 @@ struct ExportCommand: Command {
             guard end > 0 else { throw UsageError("export: \(folder.path.terminalSafe) has no audio to export") }
             range = FrameRange(startFrame: 0, endFrame: end)
         }
-        if let problem = folder.exportProblem(output, session: session) {
+        if let problem = SessionReferences.exportProblem(output, session: session, folder: folder) {
             throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
         }
-        if let stems, let problem = folder.exportProblem(stems, session: session, isFolder: true) {
+        if let stems, let problem = SessionReferences.exportProblem(stems, session: session, folder: folder, isFolder: true) {
             throw UsageError("export: --stems '\(stems.terminalSafe)' \(problem)")
         }
         try checkSpace(frames: range.frameCount, container: container, files: 1 + (stems == nil ? 0 : session.tracks.count))
@@ -192,7 +192,7 @@ struct ExportCommand: Command {
             }
             range = r
         }
-        if let problem = folder.exportProblem(output, session: session) {
+        if let problem = SessionReferences.exportProblem(output, session: session, folder: folder) {
             throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
         }
         let summary = try MIDIExporter.export(session: session, folder: folder, to: output, range: range)

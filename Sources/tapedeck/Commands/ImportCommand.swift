@@ -55,24 +55,33 @@ struct ImportCommand: Command {
         // Check every file before copying any, so a typo in the last name costs nothing: it
         // opens, holds audio, and ends inside the timeline where it will be placed.
         var end = at
+        // A MIDI file makes a track per playing track: counted here, before anything is
+        // written, so a refusal leaves midi/ as it was.
+        var newTrackCount = 0
         for file in files {
             let frames: Int64
             if ImportCommand.isMIDI(file) {
                 let midi = try StandardMIDIFile.read(path: file)
-                guard midi.tracks.contains(where: { !$0.events.isEmpty }) else {
+                let playing = midi.tracks.filter { !$0.events.isEmpty }.count
+                guard playing > 0 else {
                     throw AudioFileError(path: file, reason: "holds no notes or controllers; nothing imported")
                 }
+                newTrackCount += playing
                 frames = midi.mergedSequence(sampleRate: document.session.sampleRate).lengthFrames
             } else {
                 let reader = try AudioFileReader(path: file)
                 if reader.frameCount == 0 { throw AudioFileError(path: file, reason: "holds no audio (0 frames); nothing imported") }
                 frames = Int64((Double(reader.frameCount) * Double(document.session.sampleRate) / Double(reader.sampleRate)).rounded(.up))
+                newTrackCount += 1
             }
             let fileEnd = (trackIndex == nil ? at : end) + min(frames, SessionLimits.maximumTimelineFrames + 1)
             if fileEnd > SessionLimits.maximumTimelineFrames {
                 throw UsageError("import: \(file.terminalSafe) would end past the end of the timeline (at most \(SessionLimits.timelineLimitText(sampleRate: document.session.sampleRate)))")
             }
             end = max(end, fileEnd)
+        }
+        if trackIndex == nil && trackCount + newTrackCount > SessionLimits.maximumTracks {
+            throw UsageError("import: \(newTrackCount) new tracks would make \(trackCount + newTrackCount); a session holds at most \(SessionLimits.maximumTracks); nothing imported")
         }
         var position = at
         for file in files {
@@ -121,6 +130,9 @@ struct ImportCommand: Command {
     private func importMIDI(_ file: String, at position: Int64, onto track: Int?, document: inout SessionDocument) throws -> Int64 {
         let session = document.session
         let (tracks, fileTempo) = try MIDIImporter.importFile(source: file, folder: folder, tempoMap: session.tempoMap)
+        // A refused edit or save takes back the files this import wrote: nothing refers to them.
+        var placed = false
+        defer { if !placed { for imported in tracks { unlink(folder.absolutePath(of: imported.file)) } } }
         try document.edit("import \(baseName(file))") { (s: inout Session) throws(UsageError) in
             if track == nil && s.tracks.count + tracks.count > SessionLimits.maximumTracks {
                 throw UsageError("import: \(tracks.count) new tracks would pass the limit of \(SessionLimits.maximumTracks)")
@@ -139,6 +151,7 @@ struct ImportCommand: Command {
             }
         }
         try folder.save(document.session)
+        placed = true
         for imported in tracks {
             Terminal.out("imported \(file.terminalSafe) → \(imported.file.terminalSafe): MIDI track \(imported.name.terminalSafe), \(imported.noteCount) note\(imported.noteCount == 1 ? "" : "s"), \(imported.eventCount) event\(imported.eventCount == 1 ? "" : "s"), \(TimeText.clock(frames: imported.lengthFrames, sampleRate: session.sampleRate))")
         }

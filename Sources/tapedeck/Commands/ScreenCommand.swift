@@ -73,7 +73,7 @@ struct ScreenCommand: Command {
         var folder: SessionFolder?
         var session = Session()
         // One writer per session: the screen holds the lock while it is open (a new session
-        // takes it when it is first saved).
+        // takes it when it is first saved, and the screen keeps it from then on).
         var lock: SessionLock?
         defer { withExtendedLifetime(lock) {} }
         // Under a session manager (NSM_URL) it names the session; the screen still needs a
@@ -86,7 +86,7 @@ struct ScreenCommand: Command {
         if let nsm, sessionPath != nil { messages.append("session manager: it names the session, \(nsm.sessionPath.terminalSafe)") }
         SessionFolder.collectNotices()
         do {
-            if let nsm, !SessionFolder(path: nsm.sessionPath).exists { try SessionFolder(path: nsm.sessionPath).create(Session()) }
+            if let nsm, !SessionFolder(path: nsm.sessionPath).exists { lock = try SessionFolder(path: nsm.sessionPath).create(Session()) }
         } catch {
             nsm?.client.fail("/nsm/client/open", code: .createFailed, "\(error)")
             throw error
@@ -217,6 +217,9 @@ struct ScreenCommand: Command {
             export: { session, folderPath, outputPath, progress in
                 guard let container = AudioContainer(pathExtension: outputPath) else {
                     throw UsageError("\(outputPath): must end in .wav or .flac")
+                }
+                if let problem = SessionReferences.exportProblem(outputPath, session: session, folder: SessionFolder(path: folderPath)) {
+                    throw UsageError("\(outputPath.terminalSafe) \(problem)")
                 }
                 let dir = (outputPath as NSString).deletingLastPathComponent
                 try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

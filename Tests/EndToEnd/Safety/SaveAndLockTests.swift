@@ -51,4 +51,25 @@ final class SaveAndLockTests: XCTestCase {
         screen.waitFor("the screen to quit") { _ in !screen.isRunning }
         XCTAssertEqual(try Tapedeck.run(["chain", folder.path, "1", "gain:-3"]).status, 0, "free again once it quits")
     }
+
+    func testAScreenThatCreatedItsSessionHoldsTheLockFromItsFirstSave() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let fresh = SessionFolder(path: dir + "/fresh.tapedeck")
+        try Signals.write([Signals.sine(hertz: 220, amplitude: 0.5, frames: 48000)], to: dir + "/bass.wav", encoding: .int16)
+        let screen = try ScreenTmux(self, folder: dir, args: [fresh.path, "--device", "offline"])
+        screen.waitFor("No tracks", timeout: 15)
+        screen.send("C-s")
+        screen.waitFor("saved ")
+        let refused = try Tapedeck.run(["import", fresh.path, dir + "/bass.wav"])
+        Safety.assertRefused(refused, status: 65, mentions: ["in use by pid", "fresh.tapedeck --device offline"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fresh.audioFolder + "/bass.wav"), "a refused import writes no audio")
+        screen.send("C-s")
+        screen.waitFor("the second save") { $0.contains("saved ") }
+        screen.send("q")
+        screen.waitFor("the screen to quit") { _ in !screen.isRunning }
+        let imported = try Tapedeck.run(["import", fresh.path, dir + "/bass.wav"])
+        XCTAssertEqual(imported.status, 0, "free once the screen quits: \(imported.stderr)")
+        let info = try Tapedeck.run(["info", fresh.path])
+        XCTAssertTrue(info.stdout.contains("bass"), "the import is in the session: \(info.stdout)")
+    }
 }
