@@ -79,7 +79,7 @@ let package = Package(
         // The fuzzers behind `make fuzz` (and the fixed corpus `make test` runs): seeded,
         // each case in a worker process it watches for crashes and hangs.
         .executableTarget(name: "TapedeckFuzz", dependencies: [
-            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI",
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI", "CSndfile",
         ]),
 
         .testTarget(name: "TapedeckCoreTests", dependencies: ["TapedeckCore"]),
@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
-        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "CLiblo"]),
+        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "CLiblo", "CSndfile"]),
         // The command tables against the parser, the man page and the completions.
         .testTarget(name: "CLITests", dependencies: ["tapedeck"]),
     ]

@@ -190,6 +190,11 @@ public enum TimeText {
                 throw fail(unit.isEmpty ? "'\(number)' needs a unit (h, m, s or ms)" : "unknown unit '\(unit)' (use h, m, s or ms)")
             }
             guard rank > lastRank else { throw fail("units go largest first, each once: 1h2m3s, 1s500ms") }
+            // Under a larger unit, 99m or 75s is surely a slip (1h99m is not 2h39m on a clock).
+            let carry: Double = rank == 3 ? 1000 : 60
+            if lastRank >= 0 && value >= carry {
+                throw fail("'\(number)\(unit)' after '\(scales[lastRank].0)' must be below \(Int(carry))")
+            }
             lastRank = rank
             total += value * scales[rank].1
         }
@@ -204,6 +209,9 @@ public enum TimeText {
         for (i, part) in colonParts.enumerated() {
             let isLast = i == colonParts.count - 1
             guard let value = parseDecimal(part, allowFraction: isLast) else {
+                if part.contains(where: { $0 == "e" || $0 == "E" }), Double(part) != nil {
+                    throw fail("'\(part)' has an exponent; write the time in digits")
+                }
                 throw fail("'\(part)' is not a number")
             }
             if i > 0 && value >= 60 { throw fail("'\(part)' must be below 60") }

@@ -1,4 +1,5 @@
 import CSndfile
+import Foundation
 import TapedeckCore
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,8 @@ public final class AudioFileReader {
     public let blockFrames: Int
 
     private var handle: OpaquePointer?
+    /// MP3 (decoded by libmpg123, which writes to stderr).
+    private let isMPEG: Bool
     private let interleaved: UnsafeMutablePointer<Float>
     /// For 16-bit stereo WAV/AIFF: the frames as stored, converted here (see ``readStereo16(into:frameCount:)``).
     private let stereo16: UnsafeMutablePointer<Int16>?
@@ -37,7 +40,7 @@ public final class AudioFileReader {
         // libsndfile happily opens a folder and then fails oddly; say what it is up front.
         if FileSystem.isFolder(path) { throw AudioFileError(path: path, reason: "is a folder, not an audio file") }
         var info = SF_INFO()
-        guard let h = sf_open(path, Int32(SFM_READ), &info) else {
+        guard let h = AudioFileReader.quietOnMainThread({ sf_open(path, Int32(SFM_READ), &info) }) else {
             throw AudioFileError(path: path, reason: AudioFileReader.openFailureReason(path: path))
         }
         guard info.channels > 0, info.channels <= 1024, info.samplerate > 0, info.frames >= 0 else {
@@ -48,8 +51,18 @@ public final class AudioFileReader {
             sf_close(h)
             throw AudioFileError(path: path, reason: problem)
         }
+        var frames = Int64(info.frames)
+        if frames >= AudioFileReader.implausibleFrameCount {
+            // A cut-off Ogg (and other streams without a length) reports SF_COUNT_MAX: count
+            // what really decodes, so every later conversion of the count is of a real length.
+            guard let counted = AudioFileReader.countDecodableFrames(handle: h, channelCount: Int(info.channels)) else {
+                sf_close(h)
+                throw AudioFileError(path: path, reason: "damaged: its length is unknown and it cannot be read back to the start")
+            }
+            frames = counted
+        }
         handle = h
-        frameCount = Int64(info.frames)
+        frameCount = frames
         channelCount = Int(info.channels)
         sampleRate = Int(info.samplerate)
         sndfileFormat = info.format
@@ -57,6 +70,7 @@ public final class AudioFileReader {
         self.blockFrames = max(1, blockFrames)
         interleaved = .allocate(capacity: self.blockFrames * Int(info.channels))
         let major = info.format & Int32(SF_FORMAT_TYPEMASK)
+        isMPEG = major == Int32(SF_FORMAT_MPEG)
         let plain = [SF_FORMAT_WAV, SF_FORMAT_WAVEX, SF_FORMAT_W64, SF_FORMAT_RF64, SF_FORMAT_AIFF].map { Int32($0) }.contains(major)
         stereo16 = info.channels == 2 && plain && info.format & Int32(SF_FORMAT_SUBMASK) == Int32(SF_FORMAT_PCM_16)
             ? .allocate(capacity: 2 * self.blockFrames) : nil
@@ -173,7 +187,10 @@ public final class AudioFileReader {
     func readInterleaved(frameCount wanted: Int) throws(AudioFileError) -> Int {
         guard let h = handle, wanted > 0 else { return 0 }
         let n = min(wanted, blockFrames)
-        return try checked(sf_readf_float(h, interleaved, sf_count_t(n)), of: n, handle: h)
+        // libmpg123 prints notes about damaged frames as it decodes them (see quietOnMainThread).
+        let got = isMPEG ? AudioFileReader.quietOnMainThread { sf_readf_float(h, interleaved, sf_count_t(n)) }
+            : sf_readf_float(h, interleaved, sf_count_t(n))
+        return try checked(got, of: n, handle: h)
     }
 
     /// The frames a read of `wanted` returned; a short read that libsndfile calls an error
@@ -195,6 +212,52 @@ public final class AudioFileReader {
     /// The buffer ``readInterleaved(frameCount:)`` fills.
     var interleavedBuffer: UnsafePointer<Float> { UnsafePointer(interleaved) }
 
+    /// Frame counts at or over this (2^40, about 260 days at 48 kHz) are not a length a file
+    /// can hold: libsndfile's "unknown" (SF_COUNT_MAX) or a damaged header.
+    static let implausibleFrameCount: Int64 = 1 << 40
+
+    /// Reads `h` to its real end (or its first frame that does not decode) and back to the
+    /// start; the frames that decode, or nil when it cannot seek back.
+    static func countDecodableFrames(handle h: OpaquePointer, channelCount: Int) -> Int64? {
+        let block = 4096
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: block * channelCount)
+        defer { scratch.deallocate() }
+        var total: Int64 = 0
+        while total < implausibleFrameCount {
+            let got = sf_readf_float(h, scratch, sf_count_t(block))
+            if got <= 0 { break }
+            total += Int64(got)
+            if got < block { break }
+        }
+        return sf_seek(h, 0, SEEK_SET) == 0 ? total : nil
+    }
+
+    /// Runs `body` with stderr sent to /dev/null when on the main (control) thread, else as is.
+    /// libsndfile has no switch for the libraries under it: libmpg123 prints several lines
+    /// about a damaged MP3 (or a CAF it is handed) before the open fails, and the reason we
+    /// give is the one line the user needs. The swap of fd 2 is process-wide, so it is done
+    /// only where nothing else is expected to write (the control thread opening a file; the
+    /// audio thread never logs), never on a disk thread.
+    static func quietOnMainThread<T>(_ body: () -> T) -> T {
+        guard Thread.isMainThread else { return body() }
+        let saved = dup(2)
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        guard saved >= 0, null >= 0 else {
+            if saved >= 0 { Glibc.close(saved) }
+            if null >= 0 { Glibc.close(null) }
+            return body()
+        }
+        fflush(nil)
+        dup2(null, 2)
+        Glibc.close(null)
+        defer {
+            fflush(nil)
+            dup2(saved, 2)
+            Glibc.close(saved)
+        }
+        return body()
+    }
+
     /// A reason for a failed `sf_open` that a user can act on.
     static func openFailureReason(path: String) -> String {
         var st = stat()
@@ -203,6 +266,11 @@ public final class AudioFileReader {
         if access(path, R_OK) != 0 { return "permission denied" }
         if st.st_size == 0 { return "the file is empty" }
         let message = String(cString: sf_strerror(nil))
+        // libsndfile gives "File does not exist or is not a regular file" for a damaged MP3
+        // that exists (checked above): the file is what is wrong, not its path.
+        if message.hasPrefix("File does not exist") || message.lowercased().contains("mpeg") {
+            return "damaged or not a readable audio file (its contents cannot be decoded)"
+        }
         return "not a readable audio file (\(message))"
     }
 

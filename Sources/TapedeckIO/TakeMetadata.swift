@@ -203,7 +203,8 @@ extension AudioFileReader {
             let description = withUnsafeBytes(of: bext.description) { TakeMetadata.cString($0) }
             if var m = TakeMetadata(text: description) {
                 // The description may have been cut at 256 bytes; the time reference is whole.
-                m.timelineFrame = Int64(UInt64(bext.time_reference_high) << 32 | UInt64(bext.time_reference_low))
+                // Clamped: a crafted reference over Int64.max would trap a plain conversion.
+                m.timelineFrame = Int64(clamping: UInt64(bext.time_reference_high) << 32 | UInt64(bext.time_reference_low))
                 return m
             }
         }

@@ -29,6 +29,26 @@ final class TimeTextTests: XCTestCase {
         XCTAssertEqual(try TimeText.frames(from: "2.1.1", tempoMap: waltz), 3 * 29400)
     }
 
+    func testMinutesOrSecondsOverFiftyNineUnderALargerUnitAreRefusedAsASlip() {
+        for (bad, why) in [("1h99m", "'99m' after 'h' must be below 60"), ("2m60s", "'60s' after 'm' must be below 60"),
+                           ("1s1500ms", "'1500ms' after 's' must be below 1000")] {
+            XCTAssertThrowsError(try TimeText.frames(from: bad, tempoMap: map), bad) { error in
+                XCTAssertTrue("\(error)".contains(why), "\(error)")
+            }
+        }
+        XCTAssertEqual(try TimeText.frames(from: "1h59m", tempoMap: map), (3600 + 59 * 60) * 48000)
+        XCTAssertEqual(try TimeText.frames(from: "99m", tempoMap: map), 99 * 60 * 48000, "alone, a unit may run over")
+    }
+
+    func testAnExponentIsRefusedSayingSoAndANegativeFrameCountAsNegative() {
+        XCTAssertThrowsError(try TimeText.frames(from: "1e308", tempoMap: map)) { error in
+            XCTAssertTrue("\(error)".contains("'1e308' has an exponent; write the time in digits"), "\(error)")
+        }
+        XCTAssertThrowsError(try TimeText.frames(from: "-1f", tempoMap: map)) { error in
+            XCTAssertTrue("\(error)".contains("times cannot be negative"), "\(error)")
+        }
+    }
+
     func testMalformedTimesAreClearErrors() {
         for bad in ["", "abc", "-3", "1:75", "12.5.x", "5.5.1", "0.1.1", "1.2.9", "12ff", "f", "1::2", "1.", "1:2:3:4"] {
             XCTAssertThrowsError(try TimeText.frames(from: bad, tempoMap: map), bad) { error in

@@ -92,4 +92,24 @@ final class TakeMetadataTests: XCTestCase {
         let (back, _) = try roundTrip(.wav, encoding: .int16, long)
         XCTAssertEqual(back?.inputChain, long.inputChain)
     }
+
+    func testABextTimeReferenceOverInt64MaxIsClampedNotTrapped() throws {
+        let path = makeTempFolder(self) + "/crafted.wav"
+        var info = SF_INFO()
+        info.samplerate = 48000
+        info.channels = 1
+        info.format = Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16)
+        let h = try XCTUnwrap(sf_open(path, Int32(SFM_WRITE), &info))
+        var bext = SF_BROADCAST_INFO()
+        withUnsafeMutableBytes(of: &bext.description) { raw in
+            for (i, b) in "timeline_frame=1".utf8.enumerated() { raw[i] = b }
+        }
+        bext.time_reference_high = 0xFFFF_FFFF
+        bext.time_reference_low = 0xFFFF_FFFF
+        XCTAssertEqual(sf_command(h, Int32(SFC_SET_BROADCAST_INFO), &bext, Int32(MemoryLayout<SF_BROADCAST_INFO>.size)), Int32(SF_TRUE))
+        var x = [Float](repeating: 0, count: 100)
+        sf_writef_float(h, &x, 100)
+        sf_close(h)
+        XCTAssertEqual(try TakeMetadata.read(path: path)?.timelineFrame, Int64.max)
+    }
 }

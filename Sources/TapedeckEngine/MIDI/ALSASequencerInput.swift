@@ -178,7 +178,8 @@ public final class ALSASequencerInput: @unchecked Sendable {
     /// The MIDI thread: waits on the sequencer (and the wake pipe), stamps and hands on.
     private func run() {
         guard let seq, let decoder else { return }
-        let count = Int(snd_seq_poll_descriptors_count(seq, Int16(POLLIN)))
+        // A negative count is an error code: poll the wake pipe alone rather than trap.
+        let count = max(0, Int(snd_seq_poll_descriptors_count(seq, Int16(POLLIN))))
         var fds = [pollfd](repeating: pollfd(), count: count + 1)
         _ = fds.withUnsafeMutableBufferPointer { snd_seq_poll_descriptors(seq, $0.baseAddress, UInt32(count), Int16(POLLIN)) }
         fds[count] = pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0)

@@ -132,15 +132,23 @@ public enum TakeRecovery {
     }
 
     /// Re-encodes the decodable prefix of a cut-off FLAC file, so its header states the
-    /// right length and no half frame dangles at the end.
+    /// right length and no half frame dangles at the end, in the file's own depth and with
+    /// its take metadata. A finished file (its STREAMINFO states a length and every frame of
+    /// it decodes) is not a crashed take and is left as it is.
     static func rewriteDecodable(path: String) throws -> Int64 {
+        if let finished = finishedFLACFrameCount(path: path) { return finished }
         let reader = try AudioFileReader(path: path)
-        let sub = reader.sndfileFormat & 0xFFFF
-        let encoding: SampleEncoding = sub == 0x0001 || sub == 0x0002 ? (sub == 0x0001 ? .int16 : .int24) : .int24
+        // 8-bit goes to 16 (no 8-bit FLAC writer here, and 16 holds it exactly).
+        let encoding: SampleEncoding = switch reader.sndfileFormat & 0xFFFF {
+        case 0x0001, 0x0002: .int16
+        default: .int24
+        }
+        let metadata = reader.metadata
         let tmp = path + ".repair.flac"
         let writer = try AudioFileWriter(path: tmp, format: AudioFileFormat(container: .flac, encoding: encoding,
                                                                             sampleRate: reader.sampleRate, channelCount: reader.channelCount),
-                                         expectedFrameCount: reader.frameCount, creation: .replacingLeftover)
+                                         expectedFrameCount: reader.frameCount, metadata: metadata,
+                                         creation: .replacingLeftover)
         let block = 4096
         let bufs = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: block) }
         defer { bufs.forEach { $0.deallocate() } }
@@ -157,5 +165,29 @@ public enum TakeRecovery {
             throw TakeError(path: path, reason: "cannot replace with the repaired file: \(String(cString: strerror(errno)))")
         }
         return frames
+    }
+
+    /// The length a FLAC file's STREAMINFO states, when it states one and that many frames
+    /// decode with no error (a file a clean stop finished); nil for a crashed take.
+    static func finishedFLACFrameCount(path: String) -> Int64? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var head = [UInt8](repeating: 0, count: 42)
+        let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, 42) }
+        close(fd)
+        // "fLaC", a STREAMINFO block header, then 34 bytes whose bits 108..143 are the total.
+        guard n == 42, head[0..<4] == [0x66, 0x4C, 0x61, 0x43], head[4] & 0x7F == 0 else { return nil }
+        let total = Int64(head[21] & 0x0F) << 32 | Int64(head[22]) << 24 | Int64(head[23]) << 16 | Int64(head[24]) << 8 | Int64(head[25])
+        guard total > 0, let reader = try? AudioFileReader(path: path), reader.frameCount == total else { return nil }
+        let block = 4096
+        let bufs = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: block) }
+        defer { bufs.forEach { $0.deallocate() } }
+        var decoded: Int64 = 0
+        while true {
+            guard let got = try? reader.read(into: bufs, frameCount: block) else { return nil }
+            if got == 0 { break }
+            decoded += Int64(got)
+        }
+        return decoded == total ? total : nil
     }
 }

@@ -63,6 +63,15 @@ public enum WAVHeaderRepair {
         guard let data = dataAt else { throw fail("no data chunk") }
         guard blockAlign > 0 else { throw fail("no fmt chunk") }
         let dataStart = data + 8
+        // A finished file (its RIFF size is the file's and its data chunk lies inside it) is
+        // not a crashed take: chunks after the data (LIST, iXML) are not audio to claim.
+        func u64(_ b: [UInt8]) -> Int64 { b.count == 8 ? b.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) } : -1 }
+        let declaredRIFF = magic == "RF64" ? ds64At.map { u64(readAt($0 + 8, 8)) } ?? -1 : Int64(u32(head, 4))
+        let declaredData = magic == "RF64" ? ds64At.map { u64(readAt($0 + 16, 8)) } ?? -1 : Int64(u32(readAt(data, 8), 4))
+        if declaredRIFF + 8 == fileSize, declaredData > 0, declaredData % Int64(blockAlign) == 0,
+           dataStart + declaredData <= fileSize {
+            return Outcome(frameCount: declaredData / Int64(blockAlign), changed: false)
+        }
         let dataBytes = max(0, (fileSize - dataStart) / Int64(blockAlign) * Int64(blockAlign))
         let frames = dataBytes / Int64(blockAlign)
         let riffSize = dataStart - 8 + dataBytes

@@ -142,11 +142,21 @@ struct Arguments {
     mutating func positional() -> String? {
         for i in items.indices where !used[i] {
             if items[i] == "--" { continue }
-            if items[i].hasPrefix("-") && items[i].count > 1 && Double(items[i]) == nil && !afterDoubleDash(i) { continue }
+            // `-1f`, `-2s`, `-0:01`: a negative value (refused by whoever parses it, saying
+            // why), never a flag, since no flag starts with a digit.
+            if items[i].hasPrefix("-") && items[i].count > 1 && Double(items[i]) == nil && !afterDoubleDash(i)
+                && !Arguments.startsLikeANumber(items[i].dropFirst()) { continue }
             used[i] = true
             return items[i]
         }
         return nil
+    }
+
+    /// Whether `rest` (what follows a `-`) starts with a digit or `.digit`.
+    static func startsLikeANumber(_ rest: Substring) -> Bool {
+        let digit: (Character) -> Bool = { $0.isASCII && $0.isNumber }
+        guard let first = rest.first else { return false }
+        return digit(first) || (first == "." && rest.dropFirst().first.map(digit) == true)
     }
 
     /// A required positional argument.

@@ -71,7 +71,10 @@ struct ImportCommand: Command {
             } else {
                 let reader = try AudioFileReader(path: file)
                 if reader.frameCount == 0 { throw AudioFileError(path: file, reason: "holds no audio (0 frames); nothing imported") }
-                frames = Int64((Double(reader.frameCount) * Double(document.session.sampleRate) / Double(reader.sampleRate)).rounded(.up))
+                // The reader's count is a real length (under 2^40), but a 1 Hz header could
+                // still scale it past Int64: compare in Double before converting.
+                let scaled = (Double(reader.frameCount) * Double(document.session.sampleRate) / Double(reader.sampleRate)).rounded(.up)
+                frames = scaled <= Double(SessionLimits.maximumTimelineFrames) ? Int64(scaled) : SessionLimits.maximumTimelineFrames + 1
                 newTrackCount += 1
             }
             let fileEnd = (trackIndex == nil ? at : end) + min(frames, SessionLimits.maximumTimelineFrames + 1)

@@ -12,7 +12,9 @@ struct RecoverCommand: Command {
         details: """
         Finds takes still marked as recording (NAME.wav.recording), repairs their headers from
         the audio on disk (at most the last second before a crash is lost), and puts them on
-        the track they were recorded for. With a FILE, repairs that one take.
+        the track they were recorded for. With a FILE, repairs that one take. A take comes
+        back in its own format and depth with its metadata; a finished file (its header
+        complete) is left exactly as it is.
         """)
 
     var target: String
