@@ -192,4 +192,33 @@ final class ScreenWorkflowTests: XCTestCase {
                                      "the take says how it was recorded")
         XCTAssertEqual(Int(metadata.latencyFrames), recordLatency, "the screen compensates as record does, calibration included")
     }
+
+    /// JACK's transport left at 5 s by another program: the screen opens at its own playhead
+    /// (0) and moves JACK's transport there, rather than opening wherever JACK stood.
+    func testTheScreenOpensAtItsPlayheadAndMovesJacksTransportThere() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_transport"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_showtime") else {
+            throw XCTSkip("jack_transport and jack_showtime (jackd2) are not installed")
+        }
+        let jack = try JackServer.start(self, folder: folder)
+        func jackFrame() throws -> Int? {
+            let shown = try Tapedeck.run(["-c", "timeout -s KILL 1 /usr/bin/jack_showtime | head -1"], executable: "/bin/sh",
+                                         environment: jack.environment)
+            return shown.stdout.split(separator: " ").dropFirst(2).first.flatMap { Int($0) }
+        }
+        let moved = try Tapedeck.run(["-c", "echo 'locate 240000' | timeout 3 /usr/bin/jack_transport"], executable: "/bin/sh",
+                                     environment: jack.environment)
+        XCTAssertEqual(moved.status, 0, moved.stderr)
+        XCTAssertEqual(try jackFrame(), 240_000, "another program left JACK's transport at 5 s")
+        let screen = try open(device: "jack", environment: jack.environment)
+        screen.waitFor("STOPPED")
+        XCTAssertTrue(screen.capture().contains("0:00:00.000"), screen.capture())
+        var frame: Int?
+        for _ in 0..<50 {
+            frame = try jackFrame()
+            if frame == 0 { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(frame, 0, "the screen moved JACK's transport to its playhead")
+    }
 }

@@ -202,6 +202,9 @@ struct ScreenCommand: Command {
             // Rubber Band takes seconds to build: started now, in the background, so the first
             // speed change is heard at once (on the offline clock nobody listens: not there).
             transport.prepareTimePitch()
+            // A shared transport (JACK's) may stand where a previous program left it: the
+            // screen opens at its own playhead and moves the shared transport there.
+            if transport.engine.followsHost { transport.locate(to: 0) }
             return (transport, nil)
         } catch let error as DeviceError {
             return try offline(error.description)
