@@ -24,26 +24,54 @@ extension Region {
     /// edge that overlaps a lower region is lengthened to at least `crossfadeFrames` (at most
     /// half the region), others stay as set. The renderer gives each region its fade envelope
     /// as gain and lowers everything beneath it by `1 − envelope`.
+    ///
+    /// O(n log n): the lower regions seen so far sit in a tree keyed by start frame holding
+    /// the latest end among starts up to each key, so "does any lower region start before x
+    /// and end after y" is one prefix query (a session at the region limit, 100,000 regions
+    /// on one track, asked that of every pair before).
     public static func layered(_ regions: [Region], crossfadeFrames: Int64) -> [Region] {
         var out = regions
         guard regions.count > 1, crossfadeFrames > 0 else { return out }
+        let starts = Array(Set(regions.map(\.timelineStartFrame))).sorted()
+        // Fenwick tree of the maximum end frame, over the sorted distinct start frames.
+        var tree = [Int64](repeating: .min, count: starts.count + 1)
+        func insert(_ r: Region) {
+            var k = lowerBound(starts, r.timelineStartFrame) + 1
+            while k < tree.count { tree[k] = max(tree[k], r.timelineEndFrame); k += k & -k }
+        }
+        /// Whether a region inserted so far starts before `x` and ends after `y`.
+        func anyLower(startingBefore x: Int64, endingAfter y: Int64) -> Bool {
+            var k = lowerBound(starts, x)
+            var best = Int64.min
+            while k > 0 { best = max(best, tree[k]); k -= k & -k }
+            return best > y
+        }
+        insert(regions[0])
         for i in 1..<regions.count {
             let r = regions[i]
+            defer { insert(r) }
             let ramp = min(crossfadeFrames, r.lengthFrames / 2)
             guard ramp > 0 else { continue }
             let start = r.timelineStartFrame, end = r.timelineEndFrame
             let inSpan = max(r.fadeInFrames, ramp), outSpan = max(r.fadeOutFrames, ramp)
-            var overAtStart = false, overAtEnd = false
-            for j in 0..<i {
-                let lower = regions[j]
-                if lower.timelineStartFrame < start + inSpan && lower.timelineEndFrame > start { overAtStart = true }
-                if lower.timelineStartFrame < end && lower.timelineEndFrame > end - outSpan { overAtEnd = true }
-                if overAtStart && overAtEnd { break }
+            if anyLower(startingBefore: start + inSpan, endingAfter: start) {
+                out[i].fadeInFrames = min(r.lengthFrames, max(r.fadeInFrames, ramp))
             }
-            if overAtStart { out[i].fadeInFrames = min(r.lengthFrames, max(r.fadeInFrames, ramp)) }
-            if overAtEnd { out[i].fadeOutFrames = min(r.lengthFrames, max(r.fadeOutFrames, ramp)) }
+            if anyLower(startingBefore: end, endingAfter: end - outSpan) {
+                out[i].fadeOutFrames = min(r.lengthFrames, max(r.fadeOutFrames, ramp))
+            }
         }
         return out
+    }
+
+    /// The index of the first element of sorted `values` not below `x`.
+    private static func lowerBound(_ values: [Int64], _ x: Int64) -> Int {
+        var lo = 0, hi = values.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if values[mid] < x { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
     }
 
     /// The fade envelope at `position` frames into the region: linear fade-in times linear

@@ -406,12 +406,24 @@ extension PeakFile {
     /// Deciding costs a stat of the audio and the peak file's header; audio is read only to
     /// rebuild. Throws ``AudioFileError`` when the audio cannot be read or the peak file
     /// cannot be written.
+    ///
+    /// A peak file of at most ``wholeReadBytes`` is read whole and closed: a session of a
+    /// thousand short regions, each its own file, would otherwise hold a thousand descriptors
+    /// open for its waveforms (and pass the process's limit of open files), for less memory
+    /// than a lazily read file may keep resident anyway.
     public static func ensure(for audioPath: String, peakPath: String) throws(AudioFileError) -> PeakFile {
-        if let now = FileStamp.of(path: audioPath), let peaks = try? open(path: peakPath), peaks.sourceStamp == now {
+        var st = stat()
+        let small = stat(peakPath, &st) == 0 && Int64(st.st_size) <= wholeReadBytes
+        if let now = FileStamp.of(path: audioPath), let peaks = try? (small ? load(path: peakPath) : open(path: peakPath)),
+           peaks.sourceStamp == now {
             return peaks
         }
         return try build(for: audioPath, peakPath: peakPath)
     }
+
+    /// Peak files up to this size are read whole by ``ensure(for:peakPath:)`` (64 KB: about 40 s
+    /// of mono audio), larger ones lazily.
+    public static let wholeReadBytes: Int64 = 64 << 10
 
     /// Rebuilds the peaks of `audioPath` from its audio and saves them to `peakPath`.
     public static func build(for audioPath: String, peakPath: String) throws(AudioFileError) -> PeakFile {

@@ -131,13 +131,15 @@ public struct GraphSpec: Sendable, Equatable {
     }
 
     /// Every track of `session` with its active regions, chains and mixer settings; tracks in
-    /// `listening` (default: the armed ones) get their input. Opens each file once to learn
+    /// `listening` (default: the armed ones) get their input. Opens each distinct file once to learn
     /// its channel count; renders regions with a rate other than 1 into the session's cache
     /// first (once; later specs reuse the render). A chain that does not parse throws
     /// ``ChainContextError``. Control thread.
     public init(session: Session, folder: SessionFolder, listening: Set<Int>? = nil) throws {
         let cache = StretchedRegionCache(folder: folder)
         var tracks: [Track] = []
+        // Channels of each distinct file, learned once however many regions play from it.
+        var widths: [String: Int] = [:]
         for (i, t) in session.tracks.enumerated() {
             var sources: [Source] = []
             // A MIDI track's instrument plays in stereo.
@@ -145,8 +147,12 @@ public struct GraphSpec: Sendable, Equatable {
             // Of each stack of takes only the chosen one plays; a frozen track plays its render.
             for r in (t.frozen.map { [$0.region] } ?? t.activeAudioRegions) where r.lengthFrames > 0 {
                 let (region, path) = try cache.playable(r)
-                let reader = try AudioFileReader(path: path, blockFrames: 16)
-                width = max(width, min(reader.channelCount, 2))
+                if widths[path] == nil {
+                    let reader = try AudioFileReader(path: path, blockFrames: 16)
+                    widths[path] = min(reader.channelCount, 2)
+                    reader.close()
+                }
+                width = max(width, widths[path] ?? 1)
                 sources.append(Source(path: path, region: region))
             }
             let midiSources = t.frozen != nil ? [] : t.activeMIDIRegions.filter { $0.lengthFrames > 0 }.map {

@@ -13,7 +13,9 @@ final class TrackStreamer {
     /// not come through `import` may hold some). Written by the disk thread, read by any.
     let nonFiniteSamples = Atomic<Int64>(0)
 
-    /// Opens every source file. Control thread (before the disk thread sees the voice).
+    /// Probes each distinct source file once (opens and closes it: a missing file throws
+    /// here); the disk thread opens files from ``ReaderPool/shared`` as it reads regions.
+    /// Control thread (before the disk thread sees the voice).
     init(sources: [GraphSpec.Source], channelCount: Int, blockFrames: Int) throws(AudioFileError) {
         self.channelCount = channelCount
         self.blockFrames = blockFrames

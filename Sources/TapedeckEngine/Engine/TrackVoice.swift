@@ -18,8 +18,9 @@ import TapedeckIO
 /// before the mark. Nothing waits on the disk: a frame that is not there is silence, and is
 /// counted and reported.
 ///
-/// Built on the control thread (which opens the files); afterwards the audio thread owns the
-/// read side and the disk thread the write side.
+/// Built on the control thread (which probes the files); afterwards the audio thread owns the
+/// read side and the disk thread the write side (which borrows open files from
+/// ``ReaderPool`` as its regions come up, never the audio thread).
 final class TrackVoice: @unchecked Sendable {
     /// Channels of the track (1 or 2).
     let channelCount: Int
@@ -61,7 +62,7 @@ final class TrackVoice: @unchecked Sendable {
     private var nextEpoch: Int64 = 0
     private let diskScratch: UnsafeMutablePointer<Int64>
 
-    /// Opens every source file and allocates the ring. Control thread.
+    /// Probes every source file and allocates the ring. Control thread.
     init(sources: [GraphSpec.Source], channelCount: Int, ringFrames: Int, blockFrames: Int,
          waitNanoseconds: Int64) throws(AudioFileError) {
         self.channelCount = channelCount

@@ -16,34 +16,51 @@ final class LayeredTrackSource {
     /// Spans of the block the layers drawn so far covered (reused, never reallocated).
     private var covered: [Range<Int>] = []
 
-    /// Opens the regions that have a path (`paths[i]` for `regions[i]`; nil: a region that
-    /// only shapes its neighbours' crossfades, e.g. one outside an export's range). `regions`
-    /// are the track's playing regions, bottom layer first; a region given by its 1× render
-    /// has the same timeline place and fades, which is all layering reads. The crossfade is
-    /// ``Session/layerCrossfadeSeconds`` at `sampleRate` (default: the files' rate, which is
-    /// the session's — imports are resampled to it, takes and renders are written at it).
-    init(regions: [Region], paths: [String?], blockFrames: Int, sampleRate: Int? = nil) throws(AudioFileError) {
+    /// Two channels of read scratch and one of envelope, shared by every region of the track.
+    private let scratch: [UnsafeMutablePointer<Float>]
+    private let envelope: UnsafeMutablePointer<Float>
+    /// Channels of the widest source (0 with none).
+    let channelCount: Int
+
+    /// The regions that have a path (`paths[i]` for `regions[i]`; nil: a region that only
+    /// shapes its neighbours' crossfades, e.g. one outside an export's range). Each distinct
+    /// file is opened once now, to learn its channels and so that a missing or corrupt file
+    /// fails here, and closed again: regions borrow their file from `pool` only while they
+    /// are read. `regions` are the track's playing regions, bottom layer first; a region given
+    /// by its 1× render has the same timeline place and fades, which is all layering reads. The
+    /// crossfade is ``Session/layerCrossfadeSeconds`` at `sampleRate` (default: the files'
+    /// rate, which is the session's — imports are resampled to it, takes and renders are
+    /// written at it). `known` are files already probed (by the graph's spec).
+    init(regions: [Region], paths: [String?], blockFrames: Int, sampleRate: Int? = nil,
+         known: [String: ReaderPool.FileInfo] = [:], pool: ReaderPool = .shared) throws(AudioFileError) {
+        var infos = known
+        for (path, info) in try ReaderPool.probe(paths.lazy.compactMap { $0 }.filter { known[$0] == nil }) { infos[path] = info }
         var open: [(index: Int, stream: RegionStream)] = []
         for (i, path) in paths.enumerated() {
-            guard let path else { continue }
-            open.append((i, try RegionStream(region: regions[i], path: path, blockFrames: blockFrames)))
+            guard let path, let info = infos[path] else { continue }
+            open.append((i, RegionStream(region: regions[i], path: path, channelCount: info.channelCount,
+                                         blockFrames: blockFrames, pool: pool)))
         }
-        let rate = sampleRate ?? open.first?.stream.reader.sampleRate ?? 48000
+        let rate = sampleRate ?? paths.lazy.compactMap { $0 }.first.flatMap { infos[$0]?.sampleRate } ?? 48000
         let layered = Region.layered(regions, crossfadeFrames: Session.layerCrossfadeFrames(sampleRate: rate))
         for (i, stream) in open { stream.region = layered[i] }
         streams = open.map(\.stream)
+        channelCount = streams.map(\.channelCount).max() ?? 0
         self.blockFrames = blockFrames
         transmission = .allocate(capacity: blockFrames)
-        covered.reserveCapacity(streams.count)
+        scratch = (0..<2).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
+        envelope = .allocate(capacity: blockFrames)
+        covered.reserveCapacity(16)
     }
 
-    deinit { transmission.deallocate() }
+    deinit {
+        transmission.deallocate()
+        scratch.forEach { $0.deallocate() }
+        envelope.deallocate()
+    }
 
     /// NaN and infinite samples read from the files and replaced by silence.
     var nonFiniteSampleCount: Int64 { streams.reduce(0) { $0 + $1.nonFiniteSampleCount } }
-
-    /// Channels of the widest source (0 with none).
-    var channelCount: Int { streams.map(\.channelCount).max() ?? 0 }
 
     /// Adds the track's audio for timeline frames `[blockStart, blockStart + frameCount)`
     /// into `track` (which the caller has cleared), top layer first. `frameCount` is at most
@@ -55,7 +72,8 @@ final class LayeredTrackSource {
         for stream in streams.reversed() {
             guard let span = stream.span(blockStart: blockStart, frameCount: n) else { continue }
             let coveredAbove = covered.contains { $0.overlaps(span) }
-            try stream.add(blockStart: blockStart, frameCount: n, into: track, transmission: transmission, coveredAbove: coveredAbove)
+            try stream.add(blockStart: blockStart, frameCount: n, into: track, transmission: transmission, coveredAbove: coveredAbove,
+                           scratch: scratch, envelope: envelope)
             covered.append(span)
         }
     }

@@ -5,40 +5,31 @@ import TapedeckIO
 /// Streams one region's audio from its file, block by block, for offline rendering and the
 /// live disk thread (always through a ``LayeredTrackSource``).
 ///
-/// Keeps the reader positioned so consecutive blocks read sequentially; seeks only when the
-/// render jumps. Frames past the end of the file read as silence.
+/// Holds no file: the file is borrowed from a ``ReaderPool`` for each read, shared with the
+/// other regions of the same file, so open files do not grow with the region count. The
+/// scratch it reads into belongs to its ``LayeredTrackSource`` (one set per track, not per
+/// region). Reads follow on without a seek when the file was left where this read starts.
+/// Frames past the end of the file read as silence.
 final class RegionStream {
     /// The region, with the fades it plays with (``Region/layered(_:crossfadeFrames:)``).
     var region: Region
-    let reader: AudioFileReader
-    /// Per-channel scratch, `blockFrames` each.
-    private let scratch: [UnsafeMutablePointer<Float>]
-    private let envelope: UnsafeMutablePointer<Float>
+    let path: String
+    /// Channels of the source file (learned when the track was probed).
+    let channelCount: Int
     private let blockFrames: Int
-    private var nextSourceFrame: Int64 = -1
+    private let pool: ReaderPool
     /// NaN and infinite samples read from the file and replaced by silence (a file that did
     /// not come through `import`, which cleans them, may hold some).
     private(set) var nonFiniteSampleCount: Int64 = 0
-    /// The file holds integer samples, which cannot be NaN or infinite.
-    private let finiteByFormat: Bool
 
-    /// Opens the region's file; throws the reader's error (naming the file) when it cannot.
-    init(region: Region, path: String, blockFrames: Int) throws(AudioFileError) {
+    /// A region of `path`, whose file has `channelCount` channels; opens nothing yet.
+    init(region: Region, path: String, channelCount: Int, blockFrames: Int, pool: ReaderPool) {
         self.region = region
-        self.reader = try AudioFileReader(path: path, blockFrames: blockFrames)
+        self.path = path
+        self.channelCount = channelCount
         self.blockFrames = blockFrames
-        finiteByFormat = reader.holdsIntegerSamples
-        scratch = (0..<reader.channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
-        envelope = .allocate(capacity: blockFrames)
+        self.pool = pool
     }
-
-    deinit {
-        scratch.forEach { $0.deallocate() }
-        envelope.deallocate()
-    }
-
-    /// Channels of the source file.
-    var channelCount: Int { reader.channelCount }
 
     /// This region's part of the block `[blockStart, blockStart + frameCount)`, as offsets
     /// into the block; nil when it has none.
@@ -56,13 +47,16 @@ final class RegionStream {
     /// above touched it), so a lone region costs no more than before layering. A mono source
     /// feeds every track channel; a stereo source on a mono track is folded to mono at half
     /// level per side.
+    /// `scratch` (two channels) and `envelope` are the track's, `blockFrames` each.
     func add(blockStart: Int64, frameCount: Int, into track: UnsafeBufferPointer<UnsafeMutablePointer<Float>>,
-             transmission: UnsafeMutablePointer<Float>, coveredAbove: Bool) throws(AudioFileError) {
+             transmission: UnsafeMutablePointer<Float>, coveredAbove: Bool,
+             scratch allScratch: [UnsafeMutablePointer<Float>], envelope: UnsafeMutablePointer<Float>) throws(AudioFileError) {
         guard let span = span(blockStart: blockStart, frameCount: frameCount) else { return }
         let n = span.count
         let offset = span.lowerBound
         let positionInRegion = blockStart + Int64(offset) - region.timelineStartFrame
-        let faded = fillEnvelope(positionInRegion: positionInRegion, frameCount: n)
+        let scratch = channelCount > 1 ? allScratch : [allScratch[0]]
+        let faded = fillEnvelope(positionInRegion: positionInRegion, frameCount: n, into: envelope)
         let through = transmission + offset
         var weighted = faded
         if coveredAbove {
@@ -76,12 +70,12 @@ final class RegionStream {
             guard audible else { return }
             weighted = true
         }
-        try readSource(from: region.sourceOffsetFrame + positionInRegion, frameCount: n)
+        try readSource(from: region.sourceOffsetFrame + positionInRegion, frameCount: n, into: scratch)
         if weighted {
             for ch in scratch { for i in 0..<n { ch[i] *= envelope[i] } }
         }
         let gain = Float(Decibels.toLinear(region.gainDecibels))
-        let sourceChannels = channelCount
+        let sourceChannels = scratch.count
         if track.count == 1 && sourceChannels > 1 {
             MixKernels.accumulate(scratch[0], into: track[0] + offset, frameCount: n, startGain: gain / 2, endGain: gain / 2)
             MixKernels.accumulate(scratch[1], into: track[0] + offset, frameCount: n, startGain: gain / 2, endGain: gain / 2)
@@ -93,36 +87,36 @@ final class RegionStream {
         }
         // What lies under this region hears it as a fade: 1 − its own envelope.
         if faded {
-            _ = fillEnvelope(positionInRegion: positionInRegion, frameCount: n)
+            _ = fillEnvelope(positionInRegion: positionInRegion, frameCount: n, into: envelope)
             for i in 0..<n { through[i] *= 1 - envelope[i] }
         } else {
             through.update(repeating: 0, count: n)
         }
     }
 
-    private func readSource(from sourceFrame: Int64, frameCount n: Int) throws(AudioFileError) {
-        if sourceFrame != nextSourceFrame {
-            if sourceFrame < reader.frameCount { try reader.seek(toFrame: sourceFrame) }
-            nextSourceFrame = sourceFrame
-        }
-        var got = 0
-        if sourceFrame < reader.frameCount {
+    private func readSource(from sourceFrame: Int64, frameCount n: Int, into scratch: [UnsafeMutablePointer<Float>]) throws(AudioFileError) {
+        let got = try pool.withReader(path: path, blockFrames: blockFrames) { (lease) throws(AudioFileError) -> Int in
+            let reader = lease.reader
+            guard sourceFrame < reader.frameCount else { return 0 }
+            if sourceFrame != lease.nextFrame { try reader.seek(toFrame: sourceFrame) }
+            var got = 0
             while got < n {
                 let k = try reader.read(into: scratch.map { $0 + got }, frameCount: n - got)
                 if k == 0 { break }
                 got += k
             }
+            lease.nextFrame = sourceFrame + Int64(got)
+            // Integer samples are finite by construction: only float files need the scan.
+            if !reader.holdsIntegerSamples {
+                for ch in scratch { nonFiniteSampleCount += Int64(NonFiniteSamples.replace(ch, count: got)) }
+            }
+            return got
         }
         for ch in scratch where got < n { (ch + got).update(repeating: 0, count: n - got) }
-        // Integer samples are finite by construction: only float files need the scan.
-        if !finiteByFormat {
-            for ch in scratch { nonFiniteSampleCount += Int64(NonFiniteSamples.replace(ch, count: got)) }
-        }
-        nextSourceFrame = sourceFrame + Int64(n)
     }
 
     /// Fills `envelope` for the fades this span touches; false when it is all unity.
-    private func fillEnvelope(positionInRegion p0: Int64, frameCount n: Int) -> Bool {
+    private func fillEnvelope(positionInRegion p0: Int64, frameCount n: Int, into envelope: UnsafeMutablePointer<Float>) -> Bool {
         let length = region.lengthFrames
         let touchesIn = region.fadeInFrames > 0 && p0 < region.fadeInFrames
         let touchesOut = region.fadeOutFrames > 0 && p0 + Int64(n) > length - region.fadeOutFrames
