@@ -56,6 +56,8 @@ struct ImportCommand: Command {
         // opens, holds audio, and ends inside the timeline where it will be placed.
         var end = at
         for file in files {
+            // Before anything opens it: a FIFO would block the first open for ever.
+            if let why = RegularFile.refusal(path: file) { throw AudioFileError(path: file.terminalSafe, reason: why) }
             let frames: Int64
             if ImportCommand.isMIDI(file) {
                 let midi = try StandardMIDIFile.read(path: file)
