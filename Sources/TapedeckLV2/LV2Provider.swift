@@ -92,6 +92,7 @@ public final class LV2Provider: NodeTypeProvider, @unchecked Sendable {
                     info.uri, info.name + runnable]
         }
         let table = NodeRegistry.table(header: ["SHORT NAME", "KIND", "CLASS", "AUTHOR", "VERSION", "URI", "NAME"], rows: rows)
-        return table + "\n\(rows.count) plugins. In chains: lv2:URI or lv2:SHORTNAME (\"-\": the short name is not unique).\n"
+        let problem = world.loadProblem.map { $0 + "\n" } ?? ""
+        return table + "\n\(rows.count) plugins. In chains: lv2:URI or lv2:SHORTNAME (\"-\": the short name is not unique).\n" + problem
     }
 }
