@@ -23,4 +23,22 @@ final class LV2BrokenBundleTests: XCTestCase {
         XCTAssertEqual(amp.stderr, "", amp.stderr)
         XCTAssertFalse(amp.stdout.contains("could not be read"), amp.stdout)
     }
+
+    func testAPluginsNameWithTerminalEscapesIsPrintedEscaped() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let bundle = dir.path + "/lv2/evil.lv2"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try """
+        @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+        @prefix doap: <http://usefulinc.com/ns/doap#> .
+        <urn:evil:plug> a lv2:Plugin ; lv2:binary <evil.so> ; doap:name "Evil\\u001B]0;pwned\\u0007\\u001B[2J" .
+
+        """.write(toFile: bundle + "/manifest.ttl", atomically: true, encoding: .utf8)
+        let env = ["LV2_PATH": dir.path + "/lv2"]
+        for args in [["nodes", "--lv2"], ["nodes", "lv2:urn:evil:plug"]] {
+            let r = try Tapedeck.run(args, environment: env)
+            XCTAssertTrue(r.stdout.contains("Evil"), r.stdout)
+            XCTAssertFalse((r.stdout + r.stderr).unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" }, "no raw escape from \(args)")
+        }
+    }
 }
