@@ -79,7 +79,7 @@ let package = Package(
         // The fuzzers behind `make fuzz` (and the fixed corpus `make test` runs): seeded,
         // each case in a worker process it watches for crashes and hangs.
         .executableTarget(name: "TapedeckFuzz", dependencies: [
-            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI", "CSndfile",
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckUI", "TapedeckRemote", "CSndfile",
         ]),
 
         .testTarget(name: "TapedeckCoreTests", dependencies: ["TapedeckCore"]),

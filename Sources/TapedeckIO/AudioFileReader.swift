@@ -38,6 +38,7 @@ public final class AudioFileReader {
     public init(path: String, blockFrames: Int = 4096) throws(AudioFileError) {
         self.path = path
         // libsndfile happily opens a folder and then fails oddly; say what it is up front.
+        if let why = RegularFile.refusal(path: path) { throw AudioFileError(path: path, reason: why) }
         if FileSystem.isFolder(path) { throw AudioFileError(path: path, reason: "is a folder, not an audio file") }
         var info = SF_INFO()
         guard let h = AudioFileReader.quietOnMainThread({ sf_open(path, Int32(SFM_READ), &info) }) else {

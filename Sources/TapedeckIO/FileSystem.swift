@@ -54,6 +54,7 @@ enum FileSystem {
     /// Reads a whole (small) file. Refuses files above `limitBytes` so a wrong path cannot
     /// make us allocate gigabytes.
     static func readAll(path: String, limitBytes: Int64) throws(AudioFileError) -> [UInt8] {
+        if let why = RegularFile.refusal(path: path) { throw AudioFileError(path: path, reason: why) }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw AudioFileError(path: path, reason: "cannot open: \(errnoText())") }
         defer { close(fd) }
@@ -217,5 +218,25 @@ public enum TestHooks {
     public static func killIfAsked(at point: String) {
         guard let wanted = getenv("TAPEDECK_TEST_KILL_AT"), String(cString: wanted) == point else { return }
         kill(getpid(), SIGKILL)
+    }
+}
+
+/// Files Tapedeck reads from a user's path must be regular files: opening a FIFO waits for
+/// a writer for ever, and a device or socket is no audio file either.
+public enum RegularFile {
+    /// Why `path` is refused (e.g. `is a FIFO (named pipe), not a file`), or nil when it is
+    /// a regular file, a folder, or missing (those have their own messages). Uses `stat`
+    /// only, so it never opens (and never blocks on) anything.
+    public static func refusal(path: String) -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG, S_IFDIR: return nil
+        case S_IFIFO: return "is a FIFO (named pipe), not a file: refused (reading it would wait for a writer)"
+        case S_IFCHR: return "is a character device, not a file: refused"
+        case S_IFBLK: return "is a block device, not a file: refused"
+        case S_IFSOCK: return "is a socket, not a file: refused"
+        default: return "is not a regular file: refused"
+        }
     }
 }

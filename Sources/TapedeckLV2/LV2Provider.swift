@@ -1,3 +1,4 @@
+import TapedeckCore
 import TapedeckDSP
 
 /// Installed LV2 plugins as node types: `lv2:URI` or `lv2:SHORTNAME` in chains, discovered
@@ -48,14 +49,15 @@ public final class LV2Provider: NodeTypeProvider, @unchecked Sendable {
     }
 
     public func detailText(identifier: String) -> String {
-        guard let info = world.info(identifier) else { return "\(identifier): not installed\n" }
+        guard let info = world.info(identifier) else { return "\(identifier.terminalSafe): not installed\n" }
         let d = info.descriptor
         let version = info.version == "0.0" ? "" : " v\(info.version)"
-        var text = "lv2:\(info.uri) — \(info.name) (\(d.kind.rawValue), LV2 plugin\(version))\n"
-        text += "short name: \(info.shortName)\(world.urisByShortName[info.shortName]?.count == 1 ? "" : " (not unique: use the URI)")\n"
-        text += "class: \(info.className)\(info.author.isEmpty ? "" : " · author: \(info.author)")\n"
+        // Everything from the plugin's files is escaped: a URI or name may hold terminal escapes.
+        var text = "lv2:\(info.uri.terminalSafe) — \(info.name.terminalSafe) (\(d.kind.rawValue), LV2 plugin\(version))\n"
+        text += "short name: \(info.shortName.terminalSafe)\(world.urisByShortName[info.shortName]?.count == 1 ? "" : " (not unique: use the URI)")\n"
+        text += "class: \(info.className.terminalSafe)\(info.author.isEmpty ? "" : " · author: \(info.author.terminalSafe)")\n"
         text += "ports: \(portSummary(info))\n"
-        if let latency = info.latencyPort { text += "latency: reported by port '\(latency.symbol)', compensated like the limiter's\n" }
+        if let latency = info.latencyPort { text += "latency: reported by port '\(latency.symbol.terminalSafe)', compensated like the limiter's\n" }
         if info.hasStateInterface { text += "state: saved with the session (a folder in SESSION/plugins/)\n" }
         if !info.missingFeatures.isEmpty {
             text += "cannot run here: needs \(info.missingFeatures.joined(separator: ", "))\n"
@@ -64,7 +66,7 @@ public final class LV2Provider: NodeTypeProvider, @unchecked Sendable {
         let presets = world.presets(of: identifier)
         if !presets.isEmpty {
             text += "\npresets (@preset=NAME):\n"
-            text += NodeRegistry.table(header: ["NAME", "URI"], rows: presets.map { [$0.label, $0.uri] })
+            text += NodeRegistry.table(header: ["NAME", "URI"], rows: presets.map { [$0.label.terminalSafe, $0.uri.terminalSafe] })
         }
         return text
     }
@@ -88,10 +90,11 @@ public final class LV2Provider: NodeTypeProvider, @unchecked Sendable {
             guard let info = world.info(uri) else { return nil }
             let unique = world.urisByShortName[info.shortName]?.count == 1
             let runnable = info.missingFeatures.isEmpty ? "" : " (cannot run here)"
-            return [unique ? info.shortName : "-", info.kind.rawValue, info.className, info.author, info.version,
-                    info.uri, info.name + runnable]
+            return [unique ? info.shortName.terminalSafe : "-", info.kind.rawValue, info.className.terminalSafe, info.author.terminalSafe,
+                    info.version.terminalSafe, info.uri.terminalSafe, info.name.terminalSafe + runnable]
         }
         let table = NodeRegistry.table(header: ["SHORT NAME", "KIND", "CLASS", "AUTHOR", "VERSION", "URI", "NAME"], rows: rows)
-        return table + "\n\(rows.count) plugins. In chains: lv2:URI or lv2:SHORTNAME (\"-\": the short name is not unique).\n"
+        let problem = world.loadProblem.map { $0 + "\n" } ?? ""
+        return table + "\n\(rows.count) plugins. In chains: lv2:URI or lv2:SHORTNAME (\"-\": the short name is not unique).\n" + problem
     }
 }

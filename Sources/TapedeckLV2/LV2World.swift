@@ -1,5 +1,6 @@
 import CLilv
 import Foundation
+import TapedeckCore
 
 /// lilv's world: every installed plugin's description (from `LV2_PATH`, or lilv's default
 /// `~/.lv2:/usr/local/lib/lv2:/usr/lib/lv2`), loaded on first use.
@@ -22,10 +23,17 @@ final class LV2World: @unchecked Sendable {
     let installedURIs: Set<String>
     /// Plugin URIs by lowercased short name.
     let urisByShortName: [String: [String]]
+    /// What lilv complained about while reading the installed bundles (a broken bundle in
+    /// `~/.lv2`), as one line for the commands that list plugins, or nil. lilv 0.24 has no
+    /// log hook of its own and prints to stderr, so the load runs with stderr in a file.
+    let loadProblem: String?
 
     private init() {
-        world = lilv_world_new()
-        lilv_world_load_all(world)
+        let made: OpaquePointer = lilv_world_new()
+        world = made
+        let said = LV2World.withStderrCaptured { lilv_world_load_all(made) }
+        let firstLine = said.split(separator: "\n").first.map(String.init)
+        loadProblem = firstLine.map { "LV2: some installed bundles could not be read (lilv said: \($0.terminalSafe))" }
         var uris: [String] = []
         let plugins = lilv_world_get_all_plugins(world)
         var i = lilv_plugins_begin(plugins)
@@ -38,6 +46,26 @@ final class LV2World: @unchecked Sendable {
         pluginURIs = uris
         installedURIs = Set(uris)
         urisByShortName = Dictionary(grouping: uris, by: { LV2PluginInfo.shortName(of: $0) })
+    }
+
+    /// Runs `body` with file descriptor 2 sent to a temporary file; returns what was
+    /// written there (at most 64 kB). Off the audio thread, at load only.
+    static func withStderrCaptured(_ body: () -> Void) -> String {
+        var template = Array("/tmp/tapedeck-lilv-XXXXXX".utf8CString)
+        let file = mkstemp(&template)
+        guard file >= 0 else { body(); return "" }
+        unlink(String(cString: template))
+        fflush(nil)
+        let saved = dup(2)
+        dup2(file, 2)
+        body()
+        fflush(nil)
+        dup2(saved, 2)
+        close(saved)
+        var bytes = [UInt8](repeating: 0, count: 65536)
+        let n = pread(file, &bytes, bytes.count, 0)
+        close(file)
+        return n > 0 ? String(decoding: bytes[0..<n], as: UTF8.self) : ""
     }
 
     /// Runs `body` with the world locked. Off the audio thread.

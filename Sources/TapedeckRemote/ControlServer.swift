@@ -31,11 +31,14 @@ public final class ControlServer {
         var input: [UInt8] = []
         var output: [UInt8] = []
         var lastActivity: Double
+        /// When the client last took bytes of a reply (or when replies started waiting).
+        var lastDrained: Double
         var closing = false
         init(fd: Int32, peer: Peer, now: Double) {
             self.fd = fd
             self.peer = peer
             lastActivity = now
+            lastDrained = now
         }
     }
 
@@ -45,10 +48,19 @@ public final class ControlServer {
     private var connections: [Connection] = []
     private var closed = false
     /// At most this many clients at once; a line at most this long.
-    static let maximumConnections = 16
+    static let maximumConnections = 32
     static let maximumLineBytes = 4096
     /// A client silent this long is let go.
     static let idleSeconds = 10.0
+    /// Replies waiting for a client that does not read are bounded: past this many bytes, or
+    /// this long without taking any, it is let go (a flood of requests never grows memory).
+    static let maximumPendingReplyBytes = 64 * 1024
+    static let drainSeconds = 2.0
+    /// Lines answered per client per ``service(_:)`` call: a client that sends thousands at
+    /// once waits its turn instead of holding up the loop (and the other clients).
+    static let maximumLinesPerService = 8
+    /// Connections the kernel queues before ``service(_:)`` accepts them.
+    static let listenBacklog: Int32 = 128
 
     /// Makes the folder and the socket (mode 0600) and listens. Control thread.
     public init() throws(RemoteError) {
@@ -72,7 +84,7 @@ public final class ControlServer {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         // The folder is 0700 already; the socket itself is 0600 as well.
-        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 8) == 0 else {
+        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, Self.listenBacklog) == 0 else {
             let why = String(cString: strerror(errno))
             Glibc.close(fd)
             unlink(path)
@@ -98,7 +110,9 @@ public final class ControlServer {
         guard !closed else { return [] }
         var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
         for c in connections {
-            fds.append(pollfd(fd: c.fd, events: Int16(POLLIN) | (c.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
+            // A client whose lines are still queued is not read further until they are answered.
+            let wantsInput = c.input.count <= Self.maximumLineBytes
+            fds.append(pollfd(fd: c.fd, events: (wantsInput ? Int16(POLLIN) : 0) | (c.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
         }
         return fds
     }
@@ -119,7 +133,10 @@ public final class ControlServer {
         acceptWaiting(now: now)
         for c in connections where !c.closing {
             read(c, now: now)
-            while let end = c.input.firstIndex(of: UInt8(ascii: "\n")) {
+            var answered = 0
+            while answered < Self.maximumLinesPerService, c.output.count <= Self.maximumPendingReplyBytes,
+                  let end = c.input.firstIndex(of: UInt8(ascii: "\n")) {
+                answered += 1
                 var bytes = Array(c.input[..<end])
                 c.input.removeSubrange(...end)
                 if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
@@ -134,14 +151,26 @@ public final class ControlServer {
                 }
                 c.output += Array((reply.line + "\n").utf8)
             }
-            if c.input.count > Self.maximumLineBytes {
+            if c.output.count > Self.maximumPendingReplyBytes {
+                // It asks and never reads: nothing more is said to it.
+                c.output = []
+                c.input = []
+                c.closing = true
+            } else if !c.input.contains(UInt8(ascii: "\n")) && c.input.count > Self.maximumLineBytes {
                 c.output += Array("error: a line longer than \(Self.maximumLineBytes) bytes\n".utf8)
                 c.input = []
                 c.closing = true
             }
             if now - c.lastActivity > Self.idleSeconds { c.closing = true }
         }
-        for c in connections { flush(c) }
+        for c in connections {
+            flush(c, now: now)
+            if !c.output.isEmpty && now - c.lastDrained > Self.drainSeconds {
+                // Replies wait this long untaken: the client is not reading.
+                c.output = []
+                c.closing = true
+            }
+        }
         connections.removeAll { c in
             guard c.closing && c.output.isEmpty else { return false }
             Glibc.close(c.fd)
@@ -180,12 +209,11 @@ public final class ControlServer {
 
     private func read(_ c: Connection, now: Double) {
         var buffer = [UInt8](repeating: 0, count: 1024)
-        while true {
+        while c.input.count <= Self.maximumLineBytes {
             let n = buffer.withUnsafeMutableBytes { recv(c.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if n > 0 {
                 c.input += buffer[0..<n]
                 c.lastActivity = now
-                if c.input.count > Self.maximumLineBytes * 4 { return }
                 continue
             }
             if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { c.closing = true }
@@ -193,11 +221,13 @@ public final class ControlServer {
         }
     }
 
-    private func flush(_ c: Connection) {
+    private func flush(_ c: Connection, now: Double) {
+        if c.output.isEmpty { c.lastDrained = now }
         while !c.output.isEmpty {
             let n = c.output.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
             if n > 0 {
                 c.output.removeFirst(n)
+                c.lastDrained = now
                 continue
             }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }

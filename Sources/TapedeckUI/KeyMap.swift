@@ -1,3 +1,5 @@
+import TapedeckCore
+
 /// One key press, as the screen understands it.
 public enum Key: Hashable, Sendable {
     /// A printable character (`r`, `?`, `[`).
@@ -23,7 +25,10 @@ public enum Key: Hashable, Sendable {
             guard let c = lower.last, c.isLetter, c.isASCII else { return nil }
             self = .ctrl(c); return
         }
-        if name.count == 1, let c = name.first, !c.isWhitespace { self = .char(c); return }
+        // A control, unprintable or bidi character is no key anyone can see or press.
+        if name.count == 1, let c = name.first, !c.isWhitespace, !c.unicodeScalars.contains(where: SafeText.needsEscape) {
+            self = .char(c); return
+        }
         return nil
     }
 
@@ -267,7 +272,12 @@ public struct KeyMap: Equatable, Sendable {
     }
 
     /// The action bound to `key`, if any.
-    public func action(for key: Key) -> Action? { actionForKey[key] }
+    /// Ctrl-C always quits (as the screen's quit: it asks when unsaved), whatever a keys
+    /// file says, so no file can leave the screen without a way out.
+    public func action(for key: Key) -> Action? { key == KeyMap.fixedQuitKey ? .quit : actionForKey[key] }
+
+    /// The key that quits whatever the keys file binds.
+    public static let fixedQuitKey = Key.ctrl("c")
 
     /// The keys bound to `action`, in a stable order (for the help overlay).
     public func keys(for action: Action) -> [Key] {
@@ -315,7 +325,18 @@ public struct KeyMap: Equatable, Sendable {
             for n in names {
                 if let k = Key(name: n) { keys.append(k) } else { bad = n; break }
             }
-            if let bad { report("unknown key '\(bad)' for '\(name)'"); continue }
+            if let bad {
+                if bad.count == 1, bad.unicodeScalars.contains(where: SafeText.needsEscape) {
+                    report("'\(bad)' for '\(name)' is a control, unprintable or bidi character, not a key (skipped)")
+                } else {
+                    report("unknown key '\(bad)' for '\(name)'")
+                }
+                continue
+            }
+            if action != .quit, keys.contains(KeyMap.fixedQuitKey) {
+                report("ctrl-c always quits; it cannot be bound to '\(name)' (skipped)")
+                continue
+            }
             // Taking an action's last key unbinds it: say so, never silently.
             for k in keys {
                 if let old = map.action(for: k), old != action, map.keys(for: old) == [k] {

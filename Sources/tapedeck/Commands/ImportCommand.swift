@@ -59,6 +59,8 @@ struct ImportCommand: Command {
         // written, so a refusal leaves midi/ as it was.
         var newTrackCount = 0
         for file in files {
+            // Before anything opens it: a FIFO would block the first open for ever.
+            if let why = RegularFile.refusal(path: file) { throw AudioFileError(path: file.terminalSafe, reason: why) }
             let frames: Int64
             if ImportCommand.isMIDI(file) {
                 let midi = try StandardMIDIFile.read(path: file)

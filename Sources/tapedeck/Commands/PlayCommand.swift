@@ -123,6 +123,9 @@ struct PlayCommand: Command {
         }
         transport.setTimePitch(timePitch)
         if loop { transport.setLoop(FrameRange(startFrame: from, endFrame: end), enabled: true) }
+        // --to ends playback whatever the session's loop says: a loop left on in the session
+        // would stretch the end to its own and play for ever.
+        else if to != nil, transport.loopEnabled { transport.setLoop(session.loopRange, enabled: false) }
         if !json { Terminal.err("playing on \(dev.configuration)\n") }
         var line = StatusLine(label: "playing", file: target, sampleRate: session.sampleRate, json: json)
         transport.play(from: from)

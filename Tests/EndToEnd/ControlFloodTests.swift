@@ -1,0 +1,106 @@
+import Foundation
+import XCTest
+
+/// Clients that flood the control socket and never read cannot delay the recorder: a good
+/// `ctl status` still answers quickly, SIGTERM is honoured at once, memory stays bounded,
+/// and the take is bit for bit its input.
+final class ControlFloodTests: XCTestCase {
+    /// One flooding client: connects, sends `status` lines as fast as the socket takes
+    /// them, never reads, and connects again when it is let go.
+    private final class Flooder: @unchecked Sendable {
+        let path: String
+        private let stop = NSLock()
+        private var stopped = false
+        private(set) var connections = 0
+        init(path: String) { self.path = path }
+
+        var isStopped: Bool { stop.lock(); defer { stop.unlock() }; return stopped }
+        func finish() { stop.lock(); stopped = true; stop.unlock() }
+
+        func run() {
+            let chunk = Array(String(repeating: "status\n", count: 500).utf8)
+            while !isStopped {
+                let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                guard fd >= 0 else { usleep(10_000); continue }
+                var address = sockaddr_un()
+                address.sun_family = sa_family_t(AF_UNIX)
+                let bytes = Array(path.utf8)
+                withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes); $0[bytes.count] = 0 }
+                let ok = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+                if ok == 0 {
+                    connections += 1
+                    while !isStopped {
+                        let n = chunk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                        if n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { break }
+                        if n < 0 { usleep(1000) }
+                    }
+                }
+                close(fd)
+                usleep(1000)
+            }
+        }
+    }
+
+    private func residentKilobytes(_ pid: pid_t) -> Int {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = text.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    func testSixteenFloodingClientsNeitherDelayTheRecorderNorGrowItsMemory() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let run = dir.path + "/run"
+        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        let env = RecordSupport.environment.merging(["XDG_RUNTIME_DIR": run]) { $1 }
+        let jack = try JackServer.start(self, folder: dir.path)
+        let input = RecordSupport.signal(frames: 48_000 * 60, channels: 1, bits: 16, seed: 24)
+        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
+        let take = dir.path + "/take.wav"
+        let out = dir.path + "/out.jsonl"
+        let child = try SpawnedChild([Tapedeck.binary, "record", "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16",
+                                      "--bits", "16", "--out", take, "--json"],
+                                     environment: env.merging(jack.environment) { $1 }, stdoutPath: out, stderrPath: dir.path + "/err.txt")
+        let path = run + "/tapedeck/\(child.pid).sock"
+        for _ in 0..<500 where !FileManager.default.fileExists(atPath: path) { usleep(10_000) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path))
+        usleep(500_000)
+        let before = residentKilobytes(child.pid)
+
+        let flooders = (0..<16).map { _ in Flooder(path: path) }
+        let threads = flooders.map { f in Thread { f.run() } }
+        threads.forEach { $0.start() }
+        defer { flooders.forEach { $0.finish() } }
+        usleep(1_000_000)
+        var slowest = 0.0
+        for _ in 0..<12 {
+            let started = Date()
+            let status = try Tapedeck.run(["ctl", "status"], environment: env, timeout: 10)
+            slowest = max(slowest, Date().timeIntervalSince(started))
+            XCTAssertEqual(status.status, 0, status.stderr)
+            XCTAssertTrue(status.stdout.contains("\"recording\""), status.stdout)
+            usleep(500_000)
+        }
+        XCTAssertLessThan(slowest, 1.0, "a good client is answered within a second under the flood")
+        let during = residentKilobytes(child.pid)
+        XCTAssertLessThan(during - before, 20_000, "memory stays bounded (\(before) kB → \(during) kB)")
+
+        let asked = Date()
+        kill(child.pid, SIGTERM)
+        let ended = child.wait(timeoutSeconds: 10)
+        let took = Date().timeIntervalSince(asked)
+        flooders.forEach { $0.finish() }
+        if ended == nil { _ = child.kill(SIGKILL) }
+        XCTAssertLessThan(took, 2.0, "SIGTERM ends the recorder within 2 s under the flood")
+        XCTAssertEqual(ended.map { ($0 >> 8) & 0xff }, 0, (try? String(contentsOfFile: dir.path + "/err.txt", encoding: .utf8)) ?? "")
+        XCTAssertGreaterThan(flooders.map(\.connections).reduce(0, +), 16, "the flooders were let go and came back (\(flooders.map(\.connections)))")
+
+        let lines = RecordSupport.jsonLines((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")
+        let frames = try XCTUnwrap(lines.last { $0["event"] as? String == "done" }?["frames"] as? Int)
+        let got = try RecordSupport.readInts(take, bits: 16)
+        XCTAssertEqual(got.frames, frames)
+        XCTAssertGreaterThan(frames, 48_000)
+        XCTAssertTrue(got.values == Array(input[0..<frames]), "the take is bit for bit its input")
+    }
+}
