@@ -185,6 +185,15 @@ struct ChainParser {
     func parse() throws(ChainError) -> [Chain.Entry] {
         let all = trimmed(0..<characters.count)
         if all.isEmpty { return [] }
+        // No name, URI, file or value holds a control or format character (ESC, BEL, NUL,
+        // a bidi override): such text is a terminal escape waiting to be printed, never a
+        // chain, so it is refused before it can be stored.
+        if let bad = characters.indices.first(where: { i in
+            characters[i].unicodeScalars.contains { [.control, .format].contains($0.properties.generalCategory) }
+        }) {
+            let code = characters[bad].unicodeScalars.first.map { String($0.value, radix: 16, uppercase: true) } ?? "?"
+            throw fail(.malformed("a chain cannot hold control characters (U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code) here)"), bad)
+        }
         var entries: [Chain.Entry] = []
         for piece in split(0..<characters.count, at: ",") {
             entries.append(try parseEntry(piece))

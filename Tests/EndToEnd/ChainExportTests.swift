@@ -92,6 +92,22 @@ final class ChainExportTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("x.wav")))
     }
 
+    /// A plugin URI (or any chain text) carrying terminal escapes is refused before it is
+    /// stored, and what is printed about it holds no raw control character.
+    func testAChainWithTerminalEscapesIsRefusedAndNothingRawIsPrinted() throws {
+        try importFile([Signals.sine(hertz: 1000, amplitude: 0.5, frames: 4800)], "t.wav")
+        let before = try String(contentsOfFile: path("s.tapedeck/session.json"), encoding: .utf8)
+        for hostile in ["lv2:http://x\u{1B}]0;PWNED\u{07}\u{1B}[2J/y", "sampler:file=<a\u{202E}vaw.wav>", "gain:-3\u{07}"] {
+            let r = try Tapedeck.run(["chain", path("s.tapedeck"), "1", hostile])
+            XCTAssertEqual(r.status, 64, r.stderr)
+            XCTAssertTrue(r.stderr.contains("a chain cannot hold control characters"), r.stderr)
+            let raw = (r.stdout + r.stderr).unicodeScalars.filter { $0.properties.generalCategory == .control && $0 != "\n" }
+            XCTAssertTrue(raw.isEmpty, "raw control characters printed: \(raw.map { $0.value })")
+            XCTAssertFalse((r.stdout + r.stderr).unicodeScalars.contains("\u{202E}"), "a bidi override printed")
+            XCTAssertEqual(try String(contentsOfFile: path("s.tapedeck/session.json"), encoding: .utf8), before, "nothing stored")
+        }
+    }
+
     func testNodesListsEveryNodeAndShowsOneWithItsParameters() throws {
         let all = try Tapedeck.run(["nodes"])
         XCTAssertEqual(all.status, 0)

@@ -68,7 +68,7 @@ struct ChainCommand: Command {
             Terminal.out(current.isEmpty ? "(no effects)" : current.terminalSafe)
             if let chain = try? Chain(parsing: current) {
                 for (i, entry) in chain.entries.enumerated() where entry.isMissing {
-                    Terminal.out("  node \(i + 1) (\(NodeReference.text(ofNode: entry.node))) is not installed here: passed through")
+                    Terminal.out("  node \(i + 1) (\(NodeReference.text(ofNode: entry.node).terminalSafe)) is not installed here: passed through")
                 }
             }
             return ExitCode.ok
@@ -89,7 +89,7 @@ struct ChainCommand: Command {
         SessionPluginStates.removeUnreferenced(in: folder)
         let place = index.map { "track \($0 + 1) (\(document.session.tracks[$0].name.terminalSafe)) \(input ? "input" : "playback")" } ?? "master"
         Terminal.out("\(place) chain: \(chain.text.isEmpty ? "(no effects)" : chain.text)")
-        for problem in problems { Terminal.err("tapedeck: warning: \(problem)\n") }
+        for problem in problems { Terminal.err("tapedeck: warning: \(problem.terminalSafe)\n") }
         return ExitCode.ok
     }
 
