@@ -153,7 +153,7 @@ public final class ChainInstance: @unchecked Sendable {
     /// thread, after `prepare`.
     public var problems: [String] {
         nodes.enumerated().compactMap { i, node in
-            node.problem.map { "node \(i + 1) (\(NodeReference.text(ofNode: node.descriptor.name))): \($0)" }
+            (node.problem ?? node.warning).map { "node \(i + 1) (\(NodeReference.text(ofNode: node.descriptor.name))): \($0)" }
         }
     }
 

@@ -97,6 +97,10 @@ public protocol Node: AnyObject, Sendable {
     /// not installed, or failed to start), or nil when it works. Off the audio thread, after
     /// `prepare`.
     var problem: String? { get }
+    /// Something the node does that the user should hear of although it works (a plugin
+    /// reporting an absurd latency, which is then not compensated), or nil. Off the audio
+    /// thread, after `prepare`.
+    var warning: String? { get }
     /// Allocates everything `process` will need for `format` and blocks of up to `maxFrames`.
     /// Off the audio thread.
     func prepare(format: NodeFormat, maxFrames: Int)
@@ -126,6 +130,8 @@ extension Node {
     public var latencyFrames: Int { 0 }
     /// Nodes work unless they say otherwise.
     public var problem: String? { nil }
+    /// Nothing to tell unless a node says otherwise.
+    public var warning: String? { nil }
     /// A reset is all most nodes need.
     public func restart() { reset() }
 }

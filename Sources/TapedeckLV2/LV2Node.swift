@@ -107,6 +107,19 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
 
     var latencyFrames: Int { instances.isEmpty ? 0 : reportedLatency.load(ordering: .relaxed) }
 
+    /// The most latency a plugin may report and have compensated: 4 s (linear-phase plugins
+    /// report up to about 1.5 s; more is a broken plugin).
+    static let maximumLatencySeconds = 4.0
+    private var maximumLatencyFrames = 192_000
+    /// The latency last reported over the bound (0: none), for ``warning``.
+    private let absurdLatency = Atomic<Int>(0)
+
+    var warning: String? {
+        let frames = absurdLatency.load(ordering: .relaxed)
+        guard frames > 0 else { return nil }
+        return "reports \(frames) frames of latency, more than the \(Int(Self.maximumLatencySeconds)) s a plugin may have: not compensated"
+    }
+
     /// Off the audio thread: instantiates (one instance per channel for a mono plugin on a
     /// wider track), restores the preset and saved state, and activates. A failure leaves no
     /// instance at all and says why in ``problem``.
@@ -114,6 +127,8 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
         release()
         channelCount = format.channelCount
         isRealtime = format.isRealtime
+        maximumLatencyFrames = Int(format.sampleRate * Self.maximumLatencySeconds)
+        absurdLatency.store(0, ordering: .relaxed)
         perChannel = info.audioInputs.count == 1 && info.audioOutputs.count == 1 && channelCount > 1
         var made: [LV2Instance] = []
         do {
@@ -202,7 +217,14 @@ final class LV2Node: StatefulNode, @unchecked Sendable {
         }
         if latencyPortIndex >= 0 {
             let frames = instances[0].controls[latencyPortIndex]
-            reportedLatency.store(frames.isFinite ? Int(min(max(frames, 0), 16_777_216).rounded()) : 0, ordering: .relaxed)
+            if frames.isFinite && frames > Float(maximumLatencyFrames) {
+                // Compensating it would shift the whole mix by minutes (an export of silence):
+                // not compensated, and said (``warning``).
+                absurdLatency.store(Int(min(frames, 1e12)), ordering: .relaxed)
+                reportedLatency.store(0, ordering: .relaxed)
+            } else {
+                reportedLatency.store(frames.isFinite ? Int(max(frames, 0).rounded()) : 0, ordering: .relaxed)
+            }
         }
     }
 

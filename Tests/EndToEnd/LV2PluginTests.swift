@@ -160,6 +160,52 @@ final class LV2PluginTests: XCTestCase {
         XCTAssertEqual(mix.count, rate)
     }
 
+    /// A plugin that reports 10^8 frames of latency (half an hour) is not compensated — which
+    /// would shift the whole export into silence — and the export says so in one line.
+    func testAnAbsurdReportedLatencyIsNotCompensatedAndIsSaid() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else { throw XCTSkip("no C compiler") }
+        let bundle = dir.appendingPathComponent("lv2/latent.lv2")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try """
+        #include <lv2/core/lv2.h>
+        #include <stdlib.h>
+        typedef struct { float *in, *out, *latency; } P;
+        static LV2_Handle make(const LV2_Descriptor *d, double rate, const char *path, const LV2_Feature *const *f) { return calloc(1, sizeof(P)); }
+        static void connect(LV2_Handle h, uint32_t port, void *data) {
+            P *p = h; if (port == 0) p->in = data; else if (port == 1) p->out = data; else p->latency = data;
+        }
+        static void run(LV2_Handle h, uint32_t n) {
+            P *p = h; for (uint32_t i = 0; i < n; i++) p->out[i] = p->in[i];
+            if (p->latency) *p->latency = 1e8f;
+        }
+        static void cleanup(LV2_Handle h) { free(h); }
+        static const LV2_Descriptor descriptor = { "urn:tapedeck-test:latent", make, connect, NULL, run, NULL, cleanup, NULL };
+        LV2_SYMBOL_EXPORT const LV2_Descriptor *lv2_descriptor(uint32_t i) { return i == 0 ? &descriptor : NULL; }
+        """.write(to: bundle.appendingPathComponent("latent.c"), atomically: true, encoding: .utf8)
+        let cc = try Tapedeck.run(["-shared", "-fPIC", "-o", bundle.appendingPathComponent("latent.so").path,
+                                   bundle.appendingPathComponent("latent.c").path], executable: "/usr/bin/cc")
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        try """
+        @prefix doap: <http://usefulinc.com/ns/doap#> .
+        @prefix lv2: <http://lv2plug.in/ns/lv2core#> .
+        <urn:tapedeck-test:latent> a lv2:Plugin, lv2:AmplifierPlugin ;
+            lv2:binary <latent.so> ;
+            doap:name "Latent" ;
+            lv2:port [ a lv2:InputPort, lv2:AudioPort ; lv2:index 0 ; lv2:symbol "in" ; lv2:name "In" ] ,
+                     [ a lv2:OutputPort, lv2:AudioPort ; lv2:index 1 ; lv2:symbol "out" ; lv2:name "Out" ] ,
+                     [ a lv2:OutputPort, lv2:ControlPort ; lv2:index 2 ; lv2:symbol "latency" ; lv2:name "Latency" ;
+                       lv2:designation lv2:latency ; lv2:portProperty lv2:reportsLatency ] .
+        """.write(to: bundle.appendingPathComponent("manifest.ttl"), atomically: true, encoding: .utf8)
+        let environment = ["LV2_PATH": dir.appendingPathComponent("lv2").path + ":/usr/lib/lv2"]
+        try importFile([click(at: 0, count: 4800, level: 0.1)], "click.wav", at: "30000f")
+        let set = try chain("1", "lv2:urn:tapedeck-test:latent", environment: environment)
+        XCTAssertEqual(set.status, 0, set.stderr)
+        let (mix, warnings) = try export(["--range", "0-1"], environment: environment)
+        XCTAssertEqual(peakFrame(mix), 30000, "the click stays where it is: the absurd latency is not compensated")
+        XCTAssertTrue(warnings.contains("node 1 (lv2:urn:tapedeck-test:latent): reports 100000000 frames of latency"), warnings)
+        XCTAssertTrue(warnings.contains("not compensated"), warnings)
+    }
+
     func testMistakesInPluginChainsAreRefusedBeforeAnythingIsSaved() throws {
         for text in ["lv2:ampp:3", "lv2:amp:gain=100", "lv2:amp:@preset=nothing", "lv2:<http://x", "lv2:xfade"] {
             let r = try chain("master", text)
