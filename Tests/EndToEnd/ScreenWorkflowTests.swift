@@ -18,6 +18,16 @@ final class ScreenWorkflowTests: XCTestCase {
         try ScreenTmux(self, folder: folder, args: [session, "--device", device], environment: environment, width: 110)
     }
 
+    /// Writes `folder/in.raw`: float, two channels, a signal on input 1 (multiples of 2^-15,
+    /// exact in a 24-bit take); returns the signal.
+    private func writeInput(seconds: Int, seed: UInt64) throws -> [Float] {
+        let input = RecordSupport.signal(frames: seconds * rate, channels: 1, bits: 16, seed: seed).map { Float($0) / 32768 }
+        var interleaved = [Float](repeating: 0, count: 2 * input.count)
+        for (i, v) in input.enumerated() { interleaved[2 * i] = v }
+        try interleaved.withUnsafeBufferPointer { Data(buffer: $0) }.write(to: URL(fileURLWithPath: folder + "/in.raw"))
+        return input
+    }
+
     private func vocal() throws -> Track {
         try XCTUnwrap(try SessionFolder(path: session).load().tracks.first { $0.name == "Vocal" })
     }
@@ -128,10 +138,7 @@ final class ScreenWorkflowTests: XCTestCase {
     func testTheRetroKeyKeepsTheLastTenSecondsWhereTheyWerePlayed() throws {
         // Float, two channels (the screen opens the inputs its tracks use: Keys listens to
         // 1-2), the signal on input 1. Multiples of 2^-15 are exact in the 24-bit take.
-        let input = RecordSupport.signal(frames: 30 * rate, channels: 1, bits: 16, seed: 11).map { Float($0) / 32768 }
-        var interleaved = [Float](repeating: 0, count: 2 * input.count)
-        for (i, v) in input.enumerated() { interleaved[2 * i] = v }
-        try interleaved.withUnsafeBufferPointer { Data(buffer: $0) }.write(to: URL(fileURLWithPath: folder + "/in.raw"))
+        let input = try writeInput(seconds: 30, seed: 11)
         let jack = try JackServer.start(self, folder: folder)
         let screen = try open(device: "jacktap:IN=\(folder)/in.raw", environment: jack.environment)
         screen.waitFor("LISTENING", timeout: 10)
@@ -158,10 +165,7 @@ final class ScreenWorkflowTests: XCTestCase {
     /// device, calibrated offset included (the screen ignored `tapedeck calibrate`'s offset, so
     /// on JACK its takes landed that many frames late and carried no latency line).
     func testTheScreensTakesUseTheCalibratedLatencyAsRecordDoes() throws {
-        let input = RecordSupport.signal(frames: 20 * rate, channels: 1, bits: 16, seed: 5).map { Float($0) / 32768 }
-        var interleaved = [Float](repeating: 0, count: 2 * input.count)
-        for (i, v) in input.enumerated() { interleaved[2 * i] = v }
-        try interleaved.withUnsafeBufferPointer { Data(buffer: $0) }.write(to: URL(fileURLWithPath: folder + "/in.raw"))
+        _ = try writeInput(seconds: 20, seed: 5)
         let jack = try JackServer.start(self, folder: folder)
         let device = "jacktap:IN=\(folder)/in.raw"
         let config = folder + "/xdg"
