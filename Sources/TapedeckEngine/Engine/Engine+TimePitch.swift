@@ -17,19 +17,34 @@ final class TimePitchBuild: @unchecked Sendable {
     /// Whether the processors have been handed to the audio thread.
     var installed = false
 
-    /// Starts building with `make` unless a build is under way or done. Control thread.
-    func start(_ make: @escaping @Sendable () -> MixTimePitch) {
+    /// Starts building with `make` unless a build is under way or done. An `eager` build (a
+    /// front-end preparing ahead, before anyone asked for a speed) runs at SCHED_IDLE, on CPU
+    /// time nothing else wants, so that opening the screen costs the music nothing; once a
+    /// speed is asked for (`eager` false), a build under way is raised to normal scheduling at
+    /// nice 10 (SCHED_IDLE alone may never run on a busy machine). Control thread.
+    func start(eager: Bool, _ make: @escaping @Sendable () -> MixTimePitch) {
         let first = state.withLock { s -> Bool in
             if s.started { return false }
             s.started = true
             return true
         }
-        guard first else { return }
+        guard first else {
+            if !eager { urge() }
+            return
+        }
+        let idle = eager
         let t = Thread { [self] in
-            // Below the UI and disk threads (nice 10 for this thread only: Linux nice values
-            // are per thread), but not SCHED_IDLE, which a busy machine never runs.
+            // Nice values are per thread on Linux: this one only.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            handle.withLock { h in
+                h = pthread_self()
+                if idle && !urged {
+                    var param = sched_param()
+                    pthread_setschedparam(pthread_self(), 5 /* SCHED_IDLE */, &param)
+                }
+            }
             let built = make()
+            handle.withLock { $0 = nil }
             state.withLock { $0.built = built }
             done.signal()
         }
@@ -37,6 +52,20 @@ final class TimePitchBuild: @unchecked Sendable {
         t.stackSize = 1 << 20
         thread = t
         t.start()
+    }
+
+    /// The building thread while it runs (to raise it), and whether it was raised.
+    private let handle = Mutex<pthread_t?>(nil)
+    private var urged = false
+
+    /// Raises a build started at SCHED_IDLE to normal scheduling (nice 10 stays). Control thread.
+    private func urge() {
+        handle.withLock { h in
+            urged = true
+            guard let h else { return }
+            var param = sched_param()
+            pthread_setschedparam(h, 0 /* SCHED_OTHER */, &param)
+        }
     }
 
     /// The built processors, once (nil while building or when taken). Control thread.
@@ -73,7 +102,7 @@ extension Engine {
             ? min(max(settings.speed, TimePitchSettings.minimumSpeed), TimePitchSettings.maximumSpeed) : 1
         settings.pitchSemitones = settings.pitchSemitones.isFinite
             ? min(max(settings.pitchSemitones, -TimePitchSettings.maximumPitchSemitones), TimePitchSettings.maximumPitchSemitones) : 0
-        if !settings.isIdentity { prepareTimePitch() }
+        if !settings.isIdentity { buildTimePitch(eager: false) }
         completeTimePitch()
         if settings.speed > ringSpeed {
             // Faster than the rings were built for: every track gets a voice whose ring holds
@@ -88,11 +117,14 @@ extension Engine {
 
     /// Starts building the mix's time-pitch processors in the background, if not built or
     /// under way: a front-end that expects speed changes calls it early (the screen does at
-    /// start) so that the first one is heard at once. Control thread.
-    public func prepareTimePitch() {
+    /// start) so that the first one is heard at once. It builds on idle CPU time only until a
+    /// speed is asked for. Control thread.
+    public func prepareTimePitch() { buildTimePitch(eager: true) }
+
+    private func buildTimePitch(eager: Bool) {
         let rate = configuration.sampleRate, period = configuration.periodFrames, quality = options.liveStretchQuality
         let core = self.core
-        timePitchBuild.start { [unowned(unsafe) core] in
+        timePitchBuild.start(eager: eager) { [unowned(unsafe) core] in
             MixTimePitch(sampleRate: rate, periodFrames: period, quality: quality) { [unowned(unsafe) core] into, frameCount, seq in
                 core.renderTimelineMix(into: into, frameCount: frameCount, seq: seq)
             }
