@@ -81,7 +81,7 @@ final class JACKTransportTests: XCTestCase {
     }
 
     func testAsTimebaseMasterTapedeckPublishesTheSessionsBarsAndBeats() throws {
-        _ = try JackFixture.start(self)
+        _ = try JackFixture.start(self, synchronous: true)
         let dir = try TransportFixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let map = TempoMap(sampleRate: 48000, tempoBPM: 90, timeSignature: TimeSignature(beatsPerBar: 3, beatUnit: 4))
@@ -119,7 +119,7 @@ final class JACKTransportTests: XCTestCase {
     /// Tapedeck's click, a node reading the host's transport info, beats at 150, not at the
     /// session's 120.
     func testUnderAnotherTimebaseMasterNodesKeepItsTempo() throws {
-        _ = try JackFixture.start(self)
+        _ = try JackFixture.start(self, synchronous: true)
         let dir = try TransportFixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let fast = TempoMap(sampleRate: 48000, tempoBPM: 150, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))

@@ -19,16 +19,16 @@ struct JackFixture {
     static let processServerName = "tdtr\(getpid())"
 
     /// Starts the process's server for `test`, stopped (SIGTERM, reaped) when it ends.
-    static func start(_ test: XCTestCase) throws -> JackFixture {
-        try startOwned(test)
+    static func start(_ test: XCTestCase, synchronous: Bool = false) throws -> JackFixture {
+        try startOwned(test, synchronous: synchronous)
     }
 
     /// Starts the process's server as this process's own child, so a test that kills it
     /// (SIGKILL) can reap it and hand its registry entry back.
-    static func startOwned(_ test: XCTestCase) throws -> JackFixture {
+    static func startOwned(_ test: XCTestCase, synchronous: Bool = false) throws -> JackFixture {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { throw XCTSkip("jackd2 is not installed") }
         let name = processServerName
-        guard let pid = spawnServer(name) else { throw XCTSkip("the private JACK server did not start") }
+        guard let pid = spawnServer(name, synchronous: synchronous) else { throw XCTSkip("the private JACK server did not start") }
         setenv("JACK_DEFAULT_SERVER", name, 1)
         setenv("JACK_NO_START_SERVER", "1", 1)
         let fixture = JackFixture(name: name, pid: pid)
@@ -53,8 +53,13 @@ struct JackFixture {
     }
 
     /// Starts `jackd -d dummy` named `name` as a child and waits until it answers.
-    static func spawnServer(_ name: String) -> pid_t? {
-        let args = ["/usr/bin/jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"]
+    /// `synchronous` (`jackd -S`): the server waits for every client each cycle. In JACK2's
+    /// default asynchronous mode a client that finishes after the server's cycle has its
+    /// results — a timebase master's bars and beats among them — used one cycle late, so
+    /// what another client reads lags the frame by a period on a busy machine: JACK2's
+    /// scheduling, not Tapedeck's numbers, which the timebase tests check.
+    static func spawnServer(_ name: String, synchronous: Bool = false) -> pid_t? {
+        let args = ["/usr/bin/jackd"] + (synchronous ? ["-S"] : []) + ["-n", name, "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"]
         guard let pid = spawn(args, stdoutPath: "/dev/null", environment: ["JACK_NO_AUDIO_RESERVATION=1", "PATH=/usr/bin:/bin"]) else {
             return nil
         }

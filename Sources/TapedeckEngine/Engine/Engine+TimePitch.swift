@@ -75,14 +75,18 @@ final class TimePitchBuild: @unchecked Sendable {
     func wait(timeoutSeconds: Double) -> Bool {
         guard state.withLock({ $0.started }) else { return false }
         if state.withLock({ $0.built != nil }) || installed { return true }
+        urge()  // someone waits for it now
         guard done.wait(timeout: .now() + timeoutSeconds) == .success else { return false }
         done.signal()  // for the next waiter
         return true
     }
 
-    /// Waits for a build under way to end (the engine is closing). Control thread.
+    /// Waits for a build under way to end (the engine is closing), raised first so that an
+    /// early build on idle time cannot hold a quitting screen up on a busy machine. Control
+    /// thread.
     func join() {
         guard state.withLock({ $0.started }), !installed else { return }
+        urge()
         done.wait()
         done.signal()
     }
