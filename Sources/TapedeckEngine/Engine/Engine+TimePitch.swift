@@ -114,7 +114,8 @@ extension Engine {
             ringSpeed = settings.speed
             if prepared, let spec = graphs.last?.spec { try? apply(spec) }
         }
-        timePitchBuild.pending = timePitchBuild.installed ? nil : settings
+        // Only a change the processors must carry waits for them (1× with no shift needs none).
+        timePitchBuild.pending = timePitchBuild.installed || settings.isIdentity ? nil : settings
         send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
                         pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
     }
