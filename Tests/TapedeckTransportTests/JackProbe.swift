@@ -38,6 +38,28 @@ final class JackProbe {
         return (s, f)
     }
 
+    /// What ``heard(input:)`` holds, less the samples JACK itself is unsure of: a cycle that
+    /// ran late can read the clock and transport of the cycle after it (JACK2 switches them
+    /// each period whether or not every client has finished), so the stamps on either side
+    /// of a break in the listener's own transport frames or frame times may be a period off.
+    /// Samples within `margin` frames of such a break are left out; `uncertain` says how many.
+    func heardWhereJackIsSure(input: Int = 0, margin: Int = 1024) -> (samples: [Float], frames: [Int64], uncertain: Int) {
+        let heard = heard(input: input), clock = clock()
+        var keep = [Bool](repeating: true, count: heard.frames.count)
+        for i in 1..<max(heard.frames.count, 1) {
+            let steady = heard.frames[i] - heard.frames[i - 1] == 1 && clock[i] - clock[i - 1] == 1
+            let standing = heard.frames[i] < 0 && heard.frames[i - 1] < 0
+            if steady || standing { continue }
+            for j in max(0, i - margin)..<min(keep.count, i + margin) { keep[j] = false }
+        }
+        var samples: [Float] = [], frames: [Int64] = []
+        for i in keep.indices where keep[i] {
+            samples.append(heard.samples[i])
+            frames.append(heard.frames[i])
+        }
+        return (samples, frames, keep.count - samples.count)
+    }
+
     /// The JACK frame time of every sample kept (as many as ``heard(input:)`` has).
     func clock() -> [Int64] {
         Array(UnsafeBufferPointer(start: td_jack_probe_clock(raw), count: Int(td_jack_probe_count(raw))))

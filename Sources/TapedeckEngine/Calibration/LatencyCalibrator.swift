@@ -228,7 +228,13 @@ private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
     }
 
     /// Audio thread.
-    func deviceDidXrun(lostFrames: Int64) {
+    func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) {
+        sawXrun = true
+        finished.store(true, ordering: .releasing)
+    }
+
+    /// Audio thread: frames lost spoil the measurement as an xrun does.
+    func deviceSkipped(frames: Int64) {
         sawXrun = true
         finished.store(true, ordering: .releasing)
     }

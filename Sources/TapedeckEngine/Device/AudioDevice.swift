@@ -52,12 +52,25 @@ public protocol AudioDeviceClient: AnyObject {
     func renderCycle(input: UnsafePointer<UnsafeMutablePointer<Float>>, output: UnsafePointer<UnsafeMutablePointer<Float>>,
                      frameCount: Int)
     /// The device over- or under-ran and recovered: `lostFrames` of device time passed
-    /// without audio moving (0 when unknown). Called between cycles.
-    func deviceDidXrun(lostFrames: Int64)
+    /// without audio moving (0 when unknown); of them, `skippingNow` are skipped here and the
+    /// rest were given to ``deviceSkipped(frames:)`` before (a device that could not tell at
+    /// once whether its clock ran ahead or frames were lost). Counted once. Called between cycles.
+    func deviceDidXrun(lostFrames: Int64, skippingNow: Int64)
+    /// Part of an xrun not told yet: `frames` of device time passed unheard and are skipped
+    /// now (takes get silence, a rolling playhead moves on); nothing is counted. Called
+    /// between cycles.
+    func deviceSkipped(frames: Int64)
     /// The device failed for good (`code`: negative errno); no cycle follows.
     func deviceDidFail(code: Int32)
     /// Called once on the audio thread after its last cycle.
     func audioThreadEnds()
+}
+
+extension AudioDeviceClient {
+    /// An xrun whose whole cost is known at once: counted, and all of it skipped now.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func deviceDidXrun(lostFrames: Int64) { deviceDidXrun(lostFrames: lostFrames, skippingNow: lostFrames) }
 }
 
 /// What one device read or write did.

@@ -17,6 +17,11 @@ public struct HostClockFrame: Sendable, Equatable, BitwiseCopyable {
     public var state: State
     /// The shared transport's frame (JACK's frame, at the device's rate).
     public var frame: Int64
+    /// Frames the rolling transport may have been read ahead by (JACK's readings of a late
+    /// cycle can already be the next cycle's): held by the device until the next cycle says
+    /// whether they were lost. A frame this far ahead of where the engine expects it is
+    /// not a locate; the engine plays on from its own frame meanwhile.
+    public var aheadFrames: Int64 = 0
     /// Whether another program publishes musical time (a timebase master); the fields below
     /// hold it then.
     public var hasMusicalTime = false

@@ -91,6 +91,8 @@ final class JACKCycle: @unchecked Sendable {
     private var xrunsSeen = 0
     /// Xruns counted from a gap in JACK's frame time before the server's report came.
     private var xrunsAhead = 0
+    /// Gaps in JACK's clock, a late cycle's reading held until the next says what it was.
+    private var gaps = JACKClockGaps()
 
     init(jack: OpaquePointer, inputs: [OpaquePointer], outputs: [OpaquePointer], midiInputs: [OpaquePointer] = [],
          midiOutputs: [OpaquePointer] = [], enginePeriod: Int, sampleRate: Int, followsTransport: Bool, timebaseMaster: Bool) {
@@ -196,29 +198,30 @@ final class JACKCycle: @unchecked Sendable {
         return 0
     }
 
-    /// Xruns: the server's reports count them; a gap in JACK's frame time between two cycles
-    /// says how much device time passed unheard, so the engine keeps takes and transport at
-    /// their device times as on ALSA. One report per xrun, whichever comes first. While the
-    /// engine follows JACK's rolling transport (`transportFrame`), the time lost is what the
-    /// transport moved on meanwhile instead — a buffer-size change stops the clock but not the
-    /// transport — so the playhead stays on JACK's frame.
+    /// Xruns: the server's reports count them; what JACK's clock moved on between two cycles
+    /// beyond the frames heard says how much device time passed unheard, so the engine keeps
+    /// takes and transport at their device times as on ALSA. While the engine follows JACK's
+    /// rolling transport (`transportFrame`), that is what the transport moved on meanwhile
+    /// instead — a buffer-size change stops the clock but not the transport — so the playhead
+    /// stays on JACK's frame.
+    ///
+    /// A late cycle's readings may be the next cycle's: see ``JACKClockGaps``.
     ///
     /// Audio thread: no allocation, no locks.
     private func reportXruns(_ client: any AudioDeviceClient, frames: UInt32, transportFrame: Int64?) {
         let start = jack_last_frame_time(jack)
-        var lost: Int64 = 0
-        var gapped = false
+        var delta: Int64 = 0
         if haveLastCycle {
-            // Frame time wraps at 2^32; the difference of two readings does not.
-            let gap = Int64(start &- lastCycleStart) - Int64(lastFrames)
-            if gap > 0 && gap < Int64(sampleRate) * 60 {
-                gapped = true
-                lost = gap
+            // Frame time wraps at 2^32; the signed difference of two readings does not.
+            let gap = Int64(Int32(bitPattern: start &- lastCycleStart)) - Int64(lastFrames)
+            if abs(gap) < Int64(sampleRate) * 60 {
+                delta = gap
                 if let now = transportFrame, lastTransportFrame >= 0 {
-                    // Moved on by less than the gap (or not at all): that much was lost. More,
-                    // or backwards, is a locate, which the engine follows as one.
+                    // Moved on by no more than the gap (or not at all, or back by what is
+                    // held): that is the clock's. More, or further back, is a locate, which
+                    // the engine follows as one.
                     let moved = now - lastTransportFrame - Int64(lastFrames)
-                    if moved >= 0 && moved <= gap { lost = moved }
+                    if moved >= -gaps.heldFrames && moved <= max(gap, 0) { delta = moved }
                 }
             }
         }
@@ -226,12 +229,17 @@ final class JACKCycle: @unchecked Sendable {
         lastCycleStart = start
         lastFrames = frames
         lastTransportFrame = transportFrame ?? -1
+        let step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames))
         let reported = xrunCallbacks.load(ordering: .relaxed)
         var fresh = reported - xrunsSeen
         xrunsSeen = reported
-        if gapped {
+        if step.freshGap {
             if fresh > 0 { fresh -= 1 } else { xrunsAhead += 1 }
-            client.deviceDidXrun(lostFrames: lost)
+        }
+        if step.tell {
+            client.deviceDidXrun(lostFrames: step.lostFrames, skippingNow: step.skipFrames)
+        } else if step.skipFrames > 0 {
+            client.deviceSkipped(frames: step.skipFrames)
         }
         while fresh > 0 {
             fresh -= 1
@@ -246,6 +254,7 @@ final class JACKCycle: @unchecked Sendable {
     private func followTransport(_ follower: any HostClockClient, state: jack_transport_state_t, position pos: jack_position_t,
                                  frameCount n: Int) {
         var host = HostClockFrame(state: JACKCycle.state(state), frame: Int64(pos.frame))
+        host.aheadFrames = gaps.heldFrames
         if !timebaseMaster && pos.valid.rawValue & JackPositionBBT.rawValue != 0 { JACKCycle.readMusicalTime(pos, into: &host) }
         let reply = follower.followHost(host, frameCount: n)
         readyFrame.store(reply.readyToRoll ? host.frame : -1, ordering: .relaxed)

@@ -48,10 +48,17 @@ struct HostFollow {
 /// so its own loop and speed stay its own.
 extension RenderCore: HostClockClient {
     /// Audio thread: no allocation, no locks.
-    func followHost(_ host: HostClockFrame, frameCount n: Int) -> HostFollowReply {
+    func followHost(_ reading: HostClockFrame, frameCount n: Int) -> HostFollowReply {
         let asked = shared.hostAsked
         let was = hostFollow.state
         let first = !hostFollow.seen
+        var host = reading
+        // A rolling transport read ahead by what the device holds (see
+        // ``HostClockFrame/aheadFrames``) is where the engine expects it, one cycle early.
+        if host.aheadFrames > 0 && !first && was == .rolling && host.state == .rolling
+            && host.frame == hostFollow.expectedFrame + host.aheadFrames {
+            host.frame = hostFollow.expectedFrame
+        }
         let jumped = !first && host.frame != hostFollow.expectedFrame
         hostFollow.seen = true
         hostFollow.state = host.state

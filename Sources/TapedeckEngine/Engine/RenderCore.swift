@@ -52,6 +52,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var seq: Int64 = 0
     /// Device frames since the start, xruns included.
     var deviceFrame: Int64 = 0
+    /// Where the playhead stood when frames of an xrun not told yet were first skipped (-1: none).
+    private var untoldXrunFrame: Int64 = -1
     var fraction = 0.0
     var state = EngineTransportState.stopped
     var holdSince: Int64 = 0
@@ -237,15 +239,31 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         }
     }
 
+    /// An xrun: counted, told with all it cost (`lostFrames`), and what is left of it skipped.
+    /// (A device that had to wait a cycle to know tells it where the playhead is by then: a
+    /// period or so after it began.)
+    ///
+    /// Audio thread: no allocation, no locks.
+    func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) {
+        shared.board.xrunCount.add(1, ordering: .relaxed)
+        let began = lostFrames > skippingNow && untoldXrunFrame >= 0 ? untoldXrunFrame : position
+        shared.events.push(EngineEvent(kind: .deviceXrun, frame: began, frames: lostFrames))
+        deviceSkipped(frames: skippingNow)
+        // What was skipped for this xrun is told now (an xrun that cost nothing leaves
+        // another's untold frames alone).
+        if lostFrames > 0 { untoldXrunFrame = -1 }
+    }
+
     /// The device lost `lost` frames of time: the transport moves on by as much, takes get
     /// silence there and the retroactive memory too, so everything stays at its device time.
     ///
     /// Audio thread: no allocation, no locks.
-    func deviceDidXrun(lostFrames lost: Int64) {
-        let board = shared.board
-        board.xrunCount.add(1, ordering: .relaxed)
-        shared.events.push(EngineEvent(kind: .deviceXrun, frame: position, frames: lost))
-        guard lost > 0 else { return }
+    func deviceSkipped(frames lost: Int64) {
+        guard lost > 0 else {
+            publish()
+            return
+        }
+        if untoldXrunFrame < 0 { untoldXrunFrame = position }
         let seqBefore = seq
         if let graphRef = graph {
             graphRef._withUnsafeGuaranteedRef { g in
