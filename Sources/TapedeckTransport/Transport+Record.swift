@@ -228,11 +228,19 @@ extension Transport {
         let until = countIn > 0 && clickMode == .off ? recordPoint : nil
         engine.setClick(on: clickMode != .off || countIn > 0, recordingOnly: clickMode == .recording, untilFrame: until,
                         levelDecibels: clickLevelDecibels)
+        // A count-in from before JACK's frame 0 runs on the engine's own clock, from a whole
+        // number of periods before 0 (so that it reaches 0 on a period's edge), and JACK's
+        // transport joins it at 0.
+        let preRolls = !onTheFly && engine.followsHost && transportStart < 0
+        let period = Int64(max(engine.hostCycleFrames, config.periodFrames, 1))
+        let preRollStart = -((-transportStart + period - 1) / period) * period
         if !onTheFly {
             if rolling { engine.stop() }
             // Already there (a command line starts the transport where its take begins): no
             // seek, so the first period rolls.
-            if rolling || engine.followsHost || status.positionFrame != transportStart { engine.locate(to: transportStart) }
+            if !preRolls && (rolling || engine.followsHost || status.positionFrame != transportStart) {
+                engine.locate(to: transportStart)
+            }
         }
         switch kind {
         case .loop(let l): engine.setLoop(l, enabled: true)
@@ -247,7 +255,11 @@ extension Transport {
         }
         engine.setEndFrame(nil)
         if !onTheFly && options.waitsForTimePitchToStart { engine.waitForTimePitch() }
-        if !onTheFly { engine.play() }
+        if preRolls {
+            engine.play(from: preRollStart, joiningHostAt: 0)
+        } else if !onTheFly {
+            engine.play()
+        }
         _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
         saidFailedTakes = []
         warnedDiskSeconds = .infinity

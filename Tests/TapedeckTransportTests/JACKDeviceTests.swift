@@ -32,8 +32,12 @@ final class JACKDeviceTests: XCTestCase {
         XCTAssertTrue(listing.contains("tapedeck:Keys_in_L\n   system:capture_2"), listing)
         XCTAssertEqual(device.configuration.captureChannels, 3)
         XCTAssertEqual(device.configuration.periodFrames, 256, "the server's buffer size")
-        // The dummy server reports 256 frames of capture and 512 of playback latency.
-        XCTAssertEqual(device.configuration.roundTripLatencyFrames, 768)
+        // The dummy server reports 256 frames of capture and 512 of playback latency — once
+        // JACK has passed them on to the new ports, on its own thread (a moment on a busy
+        // machine); what places takes is what the device says now.
+        let settled = Date().addingTimeInterval(3)
+        while device.currentRoundTripLatencyFrames != 768 && Date() < settled { usleep(10_000) }
+        XCTAssertEqual(device.currentRoundTripLatencyFrames, 768)
         device.stop()
         XCTAssertFalse(JackTools.run(["/usr/bin/jack_lsp"]).contains("tapedeck:"), "stopping the device removes its ports")
     }
@@ -98,9 +102,20 @@ final class JACKDeviceTests: XCTestCase {
         XCTAssertEqual(take.region.timelineStartFrame, 24000, "JACK reports no latency between two programs")
         let recorded = try JackTools.firstChannel(folder.absolutePath(of: take.region.file))
         XCTAssertEqual(JackTools.onset(recorded), 48000, "the tone begins at JACK frame 72000 = 48000 frames into a take from 24000")
-        let after = recorded[48000..<min(recorded.count, 72000)]
-        XCTAssertEqual(JackTools.frequency(after), 1000, accuracy: 2)
-        XCTAssertEqual(Double(after.map { abs($0) }.max() ?? 0), 0.25, accuracy: 0.001)
+        // Every sample from there is the source's tone at its JACK frame — but where JACK's
+        // clock skipped frames nobody heard (an xrun on a busy machine, counted with what it
+        // cost), which are silence; and beside an xrun, where neither client can tell its
+        // cycle's frame within a period (see JACKClockGaps), a period may be off.
+        let xruns = transport.events.filter { $0.kind == .deviceXrun }
+        let lost = xruns.reduce(Int64(0)) { $0 + $1.frames }
+        var silent = 0, wrong = 0
+        for k in 48000..<min(recorded.count, 72000) {
+            let want = Float(0.25 * cos(2 * Double.pi * 1000 * Double(k - 48000) / 48000))
+            if abs(recorded[k] - want) < 1e-3 { continue }
+            if recorded[k] == 0 { silent += 1 } else { wrong += 1 }
+        }
+        XCTAssertLessThanOrEqual(Int64(silent), lost, "silence only for frames JACK lost: \(xruns)")
+        XCTAssertLessThanOrEqual(wrong, 2 * 256 * xruns.count, "no sample off its JACK frame but beside an xrun: \(xruns)")
 
         let heard = listener.heard()
         guard let first = JackTools.onset(heard.samples, threshold: 0.1) else { return XCTFail("the listener heard no tone") }

@@ -186,7 +186,7 @@ final class JACKFailureTests: XCTestCase {
 }
 
 /// Opens Tapedeck's JACK client (one input, "Vocal") whenever the transport asks.
-private final class JackProvider: DeviceProvider {
+final class JackProvider: DeviceProvider {
     func catalog(current: String) -> [String] { [current] }
     func open(name: String, sampleRate: Int) throws -> AudioDevice {
         try JackTools.device(inputs: 1, outputs: 2, tracks: [("Vocal", [1])])

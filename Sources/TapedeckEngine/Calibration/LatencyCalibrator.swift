@@ -108,7 +108,9 @@ public enum LatencyCalibrator {
         for _ in 0..<max(attempts, 1) {
             switch run(device: device, clicks: clicks, maxLag: maxLag, amplitude: settings.amplitude, channel: settings.inputChannel - 1) {
             case .recorded(let input):
-                return try analyse(input, clicks: clicks, maxLag: maxLag, reported: config.roundTripLatencyFrames,
+                // What the device says now: JACK settles its latencies after the ports connect,
+                // on its own thread, and the takes are placed with what it says then.
+                return try analyse(input, clicks: clicks, maxLag: maxLag, reported: device.currentRoundTripLatencyFrames,
                                    minimumLevel: settings.minimumLevel)
             case .xrun: xruns += 1
             case .failed(let code): throw .deviceFailed(code: code)

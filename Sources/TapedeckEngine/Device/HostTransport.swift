@@ -60,6 +60,9 @@ public struct HostFollowReply: Sendable, Equatable {
     /// The engine stopped by itself while the shared transport rolls on a start of its own:
     /// stop the shared transport too.
     public var stopHost: Bool
+    /// A count-in running ahead of the shared transport is nearly where it joins: start the
+    /// shared transport (it is already there, standing).
+    public var startHost = false
 }
 
 
@@ -80,4 +83,6 @@ public protocol HostTransportDevice: AudioDevice {
     /// The tempo map Tapedeck publishes as bar, beat and tick when it is the timebase master.
     /// Control thread.
     func publishTempo(_ map: TempoMap)
+    /// Frames in one of the server's cycles now (JACK's buffer size). Any thread.
+    var hostCycleFrames: Int { get }
 }

@@ -259,6 +259,8 @@ final class JACKCycle: @unchecked Sendable {
         let reply = follower.followHost(host, frameCount: n)
         readyFrame.store(reply.readyToRoll ? host.frame : -1, ordering: .relaxed)
         if reply.stopHost { jack_transport_stop(jack) }
+        // (JACK's start and stop only set a request the server reads at its next cycle.)
+        if reply.startHost { jack_transport_start(jack) }
     }
 
     /// Bar, beat, tick and tempo another program published, when they make sense: they come

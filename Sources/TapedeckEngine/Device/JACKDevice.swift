@@ -264,6 +264,8 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
 
     public func publishTempo(_ map: TempoMap) { Self.store(map, in: cycle) }
 
+    public var hostCycleFrames: Int { cycle.bufferFrames.load(ordering: .relaxed) }
+
     private static func store(_ map: TempoMap, in cycle: JACKCycle) {
         cycle.tempoBits.store(map.tempoBPM.bitPattern, ordering: .relaxed)
         cycle.beatsPerBar.store(max(1, map.timeSignature.beatsPerBar), ordering: .relaxed)

@@ -228,6 +228,11 @@ public final class Engine: @unchecked Sendable {
     /// follows, in step with the other programs on it.
     public var followsHost: Bool { host != nil }
 
+    /// Frames in one cycle of the shared transport's server (JACK's buffer size), else the
+    /// device's period: a count-in joined by the shared transport starts a whole number of
+    /// them before it, so it gets there on a cycle's edge.
+    public var hostCycleFrames: Int { host?.hostCycleFrames ?? configuration.periodFrames }
+
     /// Rolls from the playhead (as soon as every track's disk stream is ready). Following a
     /// shared transport, asks it to roll: the engine rolls with it (once every slow-sync
     /// program is ready, this one included).
@@ -238,6 +243,21 @@ public final class Engine: @unchecked Sendable {
             return
         }
         send(.play(serial: nextSerial()))
+    }
+
+    /// Rolls from `frame` and, following a shared transport that cannot go there (JACK's has
+    /// no frame below 0), rolls on the engine's own clock until `joinFrame`, where the shared
+    /// transport waits and then rolls on with it in step (see ``PreRoll``). Otherwise the
+    /// same as locating to `frame` and playing.
+    public func play(from frame: Int64, joiningHostAt joinFrame: Int64) {
+        guard let host, frame < joinFrame else {
+            locate(to: frame)
+            play()
+            return
+        }
+        shared.hostAsked.locate.store(joinFrame, ordering: .releasing)
+        host.requestHostLocate(to: joinFrame)
+        send(.preRoll(from: frame, join: joinFrame, serial: nextSerial()))
     }
 
     /// EBU R128 loudness of the master bus: what played while rolling since the engine started

@@ -88,6 +88,9 @@ enum EngineCommand: BitwiseCopyable {
     case play(serial: UInt64)
     /// Move the playhead (rolling or not).
     case locate(frame: Int64, serial: UInt64)
+    /// Roll from `from` on the engine's own clock until `join`, where the shared transport
+    /// waits and then rolls on with the engine (a count-in below JACK's frame 0).
+    case preRoll(from: Int64, join: Int64, serial: UInt64)
     /// The loop: wrap from `end` to `start` when `loops`.
     case route(start: Int64, end: Int64, loops: Bool, serial: UInt64)
     /// Stop rolling at this frame on the way (not when looping). Int64.max: never.
@@ -105,7 +108,7 @@ enum EngineCommand: BitwiseCopyable {
 
     var serial: UInt64 {
         switch self {
-        case .play(let s), .locate(_, let s), .route(_, _, _, let s), .endFrame(_, let s),
+        case .play(let s), .locate(_, let s), .preRoll(_, _, let s), .route(_, _, _, let s), .endFrame(_, let s),
              .timePitch(_, _, _, let s), .click(_, _, _, let s), .startTakes(_, let s), .endTakes(let s): s
         }
     }

@@ -67,6 +67,16 @@ extension RenderCore: HostClockClient {
         // Tapedeck's own locate on its way: until the shared transport gets there, a frame
         // elsewhere is from before it and is not followed.
         let pending = ownLocate(asked, arrivedAt: host.frame)
+        if preRoll.joinFrame >= 0 && (pending < 0 || pending == preRoll.joinFrame) {
+            if pending >= 0 && host.frame != pending {
+                // The join frame is on its way to the shared transport: the count-in rolls on.
+                hostFollow.seen = true
+                hostFollow.state = host.state
+                hostFollow.expectedFrame = host.frame
+                return HostFollowReply(readyToRoll: false, stopHost: false)
+            }
+            if let reply = followDuringPreRoll(host, frameCount: n) { return reply }
+        }
         var reply = HostFollowReply(readyToRoll: true, stopHost: false)
         if pending >= 0 && host.frame != pending {
             // What the shared transport does before it gets there is not followed.
@@ -203,7 +213,7 @@ extension RenderCore: HostClockClient {
     }
 
     /// Audio thread: no allocation, no locks.
-    private func streamsReadyNow(frameCount n: Int) -> Bool {
+    func streamsReadyNow(frameCount n: Int) -> Bool {
         guard let graphRef = graph else { return true }
         return graphRef._withUnsafeGuaranteedRef { streamsReady($0, frameCount: n) }
     }

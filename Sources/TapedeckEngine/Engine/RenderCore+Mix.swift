@@ -389,6 +389,7 @@ extension RenderCore {
             position = endFrame
             stopAtEnd()
         }
+        if preRoll.joinFrame >= 0 && position >= preRoll.joinFrame && state == .rolling { holdForHost() }
     }
 
     /// The transport reached its end frame: it stops there.

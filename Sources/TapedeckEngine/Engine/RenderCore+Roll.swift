@@ -51,6 +51,7 @@ extension RenderCore {
     /// Audio thread: no allocation, no locks.
     func stopRolling() {
         endTakes()
+        preRoll = PreRoll()
         guard state != .stopped else { return }
         state = .stopped
         if let next = pendingRoute { route = next; pendingRoute = nil }

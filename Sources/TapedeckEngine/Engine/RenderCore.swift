@@ -70,6 +70,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var stalled = false
     /// The shared transport this engine follows, if its device has one (RenderCore+Host).
     var hostFollow = HostFollow()
+    /// A count-in the shared transport joins later (RenderCore+PreRoll).
+    var preRoll = PreRoll()
 
     // Takes.
     var takes: Unmanaged<TakeSet>?
@@ -368,6 +370,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
                 holdSince = deviceFrame
             }
             jump(to: frame)
+        case .preRoll(let from, let join, _):
+            beginPreRoll(from: from, joiningAt: join)
         case .route(let start, let end, let loops, _):
             changeRoute(to: PlayRoute(loopStart: start, loopEnd: end, loops: loops))
         case .endFrame(let frame, _):
