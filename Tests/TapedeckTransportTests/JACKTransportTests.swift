@@ -149,6 +149,31 @@ final class JACKTransportTests: XCTestCase {
         let gaps = zip(onsets.dropFirst(), onsets).map { $0 - $1 }
         for gap in gaps { XCTAssertEqual(Double(gap), 19200, accuracy: 2, "a beat at 150 BPM is 19200 frames: \(gaps)") }
     }
+
+    /// Home then Space at once, as a person presses them: the play starts from "the
+    /// playhead", which must already be where Home put it — JACK's transport moves a cycle
+    /// or two after it is asked, and a play from the old place would undo the locate.
+    func testALocateAndAPlayFromThePlayheadAtOncePlayFromWhereTheLocateWent() throws {
+        _ = try JackFixture.start(self)
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let transport = try transport(in: dir)
+        defer { transport.close() }
+        for round in 1...3 {
+            transport.play(from: 0)
+            TransportFixture.waitFor(transport) { $0.positionFrame > 48000 }
+            transport.stop()
+            let stopped = TransportFixture.waitFor(transport) { $0.state == .stopped }
+            XCTAssertGreaterThan(stopped.positionFrame, 48000)
+            transport.locate(to: 0)
+            XCTAssertEqual(transport.snapshot().positionFrame, 0, "round \(round): the playhead is where the locate went")
+            transport.play(from: transport.snapshot().positionFrame)
+            let rolling = TransportFixture.waitFor(transport) { $0.state == .playing && $0.positionFrame > 0 }
+            XCTAssertLessThan(rolling.positionFrame, 24000, "round \(round): played from 0, not from \(stopped.positionFrame)")
+            transport.stop()
+            TransportFixture.waitFor(transport) { $0.state == .stopped }
+        }
+    }
 }
 
 /// Bar, beat and tempo come from any program on the server: nonsense is ignored, never trapped on.

@@ -331,10 +331,18 @@ public final class Engine: @unchecked Sendable {
     @discardableResult
     public func waitUntilApplied(timeoutSeconds: Double = 2) -> Bool {
         let deadline = monotonicNanoseconds() + Int64(timeoutSeconds * 1e9)
-        while shared.board.appliedSerial.load(ordering: .acquiring) < serial {
+        var followedHost = false
+        while shared.board.appliedSerial.load(ordering: .acquiring) < serial
+                // A locate sent to the shared transport is applied once the engine has followed
+                // it there (a cycle or two): until then a snapshot still shows the old place,
+                // and a play from "the playhead" at once (Home then Space) would undo it.
+                || host != nil && shared.hostAsked.locate.load(ordering: .acquiring) >= 0 {
             if !isRunning || monotonicNanoseconds() > deadline { return false }
             usleep(500)
+            followedHost = host != nil
         }
+        // The engine publishes where it went at the end of the cycle it followed in.
+        if followedHost { usleep(useconds_t(max(1, configuration.periodFrames) * 1_000_000 / max(1, configuration.sampleRate))) }
         return true
     }
 
