@@ -39,6 +39,19 @@ final class JACKClockGapsTests: XCTestCase {
         XCTAssertEqual(r.skips.reduce(0, +), 2560, "every frame lost is skipped")
     }
 
+    func testAfterItsOwnOverrunOnlyOnePeriodIsHeld() {
+        var gaps = JACKClockGaps()
+        _ = gaps.cycle(deltaFrames: 0, periodFrames: 256)
+        XCTAssertEqual(gaps.cycle(deltaFrames: 2560, periodFrames: 256, afterOverrun: true).skipFrames, 2304)
+        let last = gaps.cycle(deltaFrames: 0, periodFrames: 256)
+        XCTAssertEqual(last.skipFrames, 256)
+        XCTAssertEqual(last.lostFrames, 2560)
+        // A 16 ms stall read a period ahead: +512, then -256 given back.
+        var again = JACKClockGaps()
+        let first = again.cycle(deltaFrames: 512, periodFrames: 256, afterOverrun: true).skipFrames
+        XCTAssertEqual(first + again.cycle(deltaFrames: -256, periodFrames: 256).skipFrames, 256)
+    }
+
     func testAStallReadAheadGivesBackWhatItReadTooFar() {
         // A 16 ms stall: +512 then -256; the source said 256 were lost.
         let r = run([0, 512, -256, 0])

@@ -21,7 +21,8 @@ final class JACKFailureTests: XCTestCase {
     /// slip that lasts longer is still seen.
     private func assertHeardTheToneAtItsFrames(_ listener: JackProbe, from: Int64, file: StaticString = #filePath, line: UInt = #line) {
         let heard = listener.heardWhereJackIsSure()
-        XCTAssertLessThan(heard.uncertain, 48000 / 2, "JACK's readings broke in few places", file: file, line: line)
+        XCTAssertLessThan(heard.uncertain, (heard.samples.count + heard.uncertain) / 4, "JACK's readings broke in few places",
+                          file: file, line: line)
         var compared = 0
         var worst: (error: Float, frame: Int64) = (0, -1)
         for (s, f) in zip(heard.samples, heard.frames) where f >= from && f < 470_000 {

@@ -34,7 +34,11 @@ struct JACKClockGaps {
     /// One cycle: `deltaFrames` is how far JACK's clock (or its rolling transport) moved on
     /// since the last cycle beyond the frames that cycle had, negative when it gave some
     /// back; `periodFrames` is this cycle's length.
-    mutating func cycle(deltaFrames delta: Int64, periodFrames: Int64) -> Step {
+    ///
+    /// `afterOverrun`: the last cycle itself ran longer than two periods, so JACK2 ran on
+    /// without it and the gap is lost frames; only the one period a cycle that starts late
+    /// can read ahead is held.
+    mutating func cycle(deltaFrames delta: Int64, periodFrames: Int64, afterOverrun: Bool = false) -> Step {
         var step = Step()
         let owed = heldFrames + delta
         if owed <= 0 {
@@ -42,7 +46,7 @@ struct JACKClockGaps {
         } else {
             let confirmed = min(heldFrames, owed)
             let fresh = owed - confirmed
-            let hold = min(fresh, 2 * periodFrames)
+            let hold = min(fresh, (afterOverrun ? 1 : 2) * periodFrames)
             step.skipFrames = confirmed + fresh - hold
             heldFrames = hold
         }

@@ -93,6 +93,8 @@ final class JACKCycle: @unchecked Sendable {
     private var xrunsAhead = 0
     /// Gaps in JACK's clock, a late cycle's reading held until the next says what it was.
     private var gaps = JACKClockGaps()
+    /// Whether the last cycle took longer than two periods to render (JACK2's timeout).
+    private var lastCycleOverran = false
 
     init(jack: OpaquePointer, inputs: [OpaquePointer], outputs: [OpaquePointer], midiInputs: [OpaquePointer] = [],
          midiOutputs: [OpaquePointer] = [], enginePeriod: Int, sampleRate: Int, followsTransport: Bool, timebaseMaster: Bool) {
@@ -182,6 +184,7 @@ final class JACKCycle: @unchecked Sendable {
         for c in 0..<outputCount {
             outBase[c] = jack_port_get_buffer(outPorts[c], nframes).assumingMemoryBound(to: Float.self)
         }
+        let renderStart = jack_get_time()
         var offset = 0
         while offset < n {
             let k = min(enginePeriod, n - offset)
@@ -194,6 +197,8 @@ final class JACKCycle: @unchecked Sendable {
             if let midiClient { midi.sendThru(from: midiClient, at: offset, frameCount: n) }
             offset += k
         }
+        // Microseconds: two periods of n frames.
+        lastCycleOverran = (jack_get_time() &- renderStart) > 2 * UInt64(n) * 1_000_000 / UInt64(max(sampleRate, 1))
         gate.store(0, ordering: .releasing)
         return 0
     }
@@ -229,7 +234,7 @@ final class JACKCycle: @unchecked Sendable {
         lastCycleStart = start
         lastFrames = frames
         lastTransportFrame = transportFrame ?? -1
-        let step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames))
+        let step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames), afterOverrun: lastCycleOverran)
         let reported = xrunCallbacks.load(ordering: .relaxed)
         var fresh = reported - xrunsSeen
         xrunsSeen = reported

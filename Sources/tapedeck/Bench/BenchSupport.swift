@@ -123,7 +123,7 @@ enum BenchSupport {
     /// `1.234` with `digits` decimals.
     static func fixed(_ v: Double, _ digits: Int = 2) -> String {
         let scale = pow(10.0, Double(digits))
-        let r = (v * scale).rounded() / scale
+        let r = (v * scale).rounded() / scale + 0  // + 0: no "-0.0"
         var s = "\(r)"
         if let dot = s.firstIndex(of: ".") {
             let decimals = s.distance(from: dot, to: s.endIndex) - 1
