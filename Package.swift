@@ -46,7 +46,8 @@ let package = Package(
         .target(name: "CMixKernels", path: "Sources/CMixKernels", cSettings: [.unsafeFlags(["-O2", "-ffp-contract=off"])]),
         // Test-only C helpers (allocation counting); never linked into the app.
         .target(name: "CTestSupport", path: "Sources/CTestSupport"),
-        // Test-only JACK clients that play and hear audio against JACK's transport frame.
+        // JACK clients that play and hear audio against JACK's transport frame: for the tests,
+        // and for `bench jack`'s stall row (the app itself never opens one).
         .target(name: "CJACKProbe", path: "Sources/CJACKProbe", linkerSettings: [.linkedLibrary("jack"), .linkedLibrary("m")]),
 
         .target(name: "TapedeckCore", swiftSettings: optimisedAlways),
@@ -74,6 +75,8 @@ let package = Package(
             "TapedeckFluidSynth",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
+            // Only for `bench jack`: a JACK client that plays a sine by JACK's transport frame.
+            "CJACKProbe",
         ]),
 
         // The fuzzers behind `make fuzz` (and the fixed corpus `make test` runs): seeded,

@@ -58,11 +58,20 @@ final class BenchSmokeTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         for period in [64, 256, 1024] {
             let line = row("JACK round trip, \(period)-frame period", in: r.stdout)
-            XCTAssertTrue(line.contains("\(period).0 frames through Tapedeck"), line)
-            XCTAssertTrue(line.contains("\(period).0 frames jack_iodelay looped"), line)
-            XCTAssertTrue(line.contains("+0.0 frames"), line)
+            // jack_iodelay reads a fraction of a frame either way on a busy machine.
+            let through = number(before: " frames through Tapedeck", after: "\(period)-frame period", in: line)
+            let looped = number(before: " frames jack_iodelay looped", after: "Tapedeck", in: line)
+            XCTAssertEqual(through ?? 0, Double(period), accuracy: 0.5, line)
+            XCTAssertEqual(looped ?? 0, Double(period), accuracy: 0.5, line)
+            XCTAssertFalse(line.contains("-0.0"), "no negative zero: \(line)")
             XCTAssertTrue(line.hasSuffix("yes"), line)
         }
+        // Under a busy process per core with a 60 ms stall: silence exactly where frames were
+        // lost, nothing else off its frame.
+        let stalls = row("JACK take under load, a 60 ms stall", in: r.stdout)
+        XCTAssertTrue(stalls.contains("; 0 off their frame"), stalls)
+        XCTAssertTrue(stalls.contains("0 misplaced"), stalls)
+        XCTAssertTrue(stalls.hasSuffix("yes"), stalls)
     }
 
     func testCaptureRecordsEveryFrameAndDeletesTheTake() throws {

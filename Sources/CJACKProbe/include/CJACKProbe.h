@@ -1,9 +1,9 @@
 #ifndef TAPEDECK_CJACKPROBE_H
 #define TAPEDECK_CJACKPROBE_H
 #include <stdint.h>
-/* Test-only JACK clients (never linked into the app): a generator and a recorder that know
-   JACK's transport frame of every sample they play or hear, so tests can check Tapedeck's
-   audio against JACK's clock to the frame. */
+/* JACK clients for the tests and `bench jack` (the app itself never opens one): a generator
+   and a recorder that know JACK's transport frame of every sample they play or hear, so
+   Tapedeck's audio can be checked against JACK's clock to the frame. */
 typedef struct td_jack_probe td_jack_probe;
 
 /* Opens and activates a client `name` on the running server (JACK_DEFAULT_SERVER), with

@@ -81,7 +81,7 @@ enum BenchJack {
 
 /// A `jackd -d dummy` server of the benchmark's own, named after the process, that clients of
 /// this process (JACK_DEFAULT_SERVER) and the JACK tools it spawns use.
-private struct PrivateServer {
+struct PrivateServer {
     let name: String
     let pid: pid_t
 
