@@ -24,16 +24,28 @@ extension SessionFolder {
                 }
             }
         }
-        let regionFiles = session.tracks.enumerated().flatMap { t, track in
-            track.regions.map { (absolutePath(of: $0.file), "\($0.file.terminalSafe), the \($0.isMIDI ? "MIDI" : "audio") of a region on track \(t + 1)") }
+        // Each distinct file is looked at once (the first region that plays it names it):
+        // a session at the region limit plays 100,000 regions from a few files, and a stat
+        // and a description for every region was a third of an export's start.
+        var all: [(file: String, what: () -> String)] = []
+        var seen: Set<String> = []
+        for (t, track) in session.tracks.enumerated() {
+            for region in track.regions {
+                let file = absolutePath(of: region.file)
+                guard seen.insert(file).inserted else { continue }
+                all.append((file, { "\(region.file.terminalSafe), the \(region.isMIDI ? "MIDI" : "audio") of a region on track \(t + 1)" }))
+            }
         }
-        let all = regionFiles + referenced.map { ($0, "\($0.terminalSafe), a file the session plays") }
+        for file in referenced where seen.insert(file).inserted {
+            all.append((file, { "\(file.terminalSafe), a file the session plays" }))
+        }
         if isFolder {
             // Stems are named after tracks: a folder holding a played file could be written over.
             guard let dir = resolvedFolder else { return nil }
-            for (file, what) in all {
+            var parents: Set<String> = []
+            for (file, what) in all where parents.insert(parentFolder(of: file)).inserted {
                 if let parent = SessionFolder.resolved(parentFolder(of: file)), parent == dir {
-                    return "holds \(what); stems never go beside what the session plays"
+                    return "holds \(what()); stems never go beside what the session plays"
                 }
             }
             return nil
@@ -42,10 +54,10 @@ extension SessionFolder {
         let resolvedOutput = resolvedFolder.map { $0 + "/" + ((output as NSString).lastPathComponent) }
         for (file, what) in all {
             if let target, FileStamp.identity(of: file) == target {
-                return "is \(what); export never replaces what the session plays"
+                return "is \(what()); export never replaces what the session plays"
             }
             if let out = resolvedOutput, FileSystem.isFolder(file), let p = SessionFolder.resolved(file), SessionFolder.isInside(out, p) {
-                return "is inside \(what); export never writes there"
+                return "is inside \(what()); export never writes there"
             }
         }
         return nil

@@ -7,7 +7,8 @@ import Glibc
 /// (see ``RemoteCommand``). It never blocks and owns no thread: the front-end waits on
 /// ``pollDescriptors`` beside its own input (the screen's keyboard) and calls ``service(_:)``
 /// from its own loop, so commands are carried out on the thread that owns the transport —
-/// exactly as its keys are.
+/// exactly as its keys are. A loop that must not spend its time on clients (a recorder) uses
+/// ``ControlServerThread`` instead, which runs this server's I/O on a thread of its own.
 public final class ControlServer {
     /// Who is on the other end of a connection (from the kernel: `SO_PEERCRED`).
     public struct Peer: Sendable, CustomStringConvertible {
@@ -25,7 +26,19 @@ public final class ControlServer {
         }
     }
 
+    /// A line read from a client, parsed, and waiting for its answer from the thread that owns
+    /// the transport (see ``serviceDeferred(_:)``).
+    public struct Request: Sendable {
+        /// The command, or why the line is not one (answered as an error, in its turn).
+        public let command: Result<RemoteCommand, RemoteError>
+        /// Who asked.
+        public let peer: Peer
+        /// The connection the answer goes to (see ``deliver(_:to:)``).
+        public let connection: Int
+    }
+
     private final class Connection {
+        let id: Int
         let fd: Int32
         let peer: Peer
         var input: [UInt8] = []
@@ -34,7 +47,12 @@ public final class ControlServer {
         /// When the client last took bytes of a reply (or when replies started waiting).
         var lastDrained: Double
         var closing = false
-        init(fd: Int32, peer: Peer, now: Double) {
+        /// Requests handed out by ``serviceDeferred(_:)`` and not answered yet.
+        var awaiting = 0
+        /// Let go whatever it still waits for (it left, or never reads).
+        var dead = false
+        init(id: Int, fd: Int32, peer: Peer, now: Double) {
+            self.id = id
             self.fd = fd
             self.peer = peer
             lastActivity = now
@@ -47,6 +65,7 @@ public final class ControlServer {
     private let listener: Int32
     private var connections: [Connection] = []
     private var closed = false
+    private var nextConnection = 0
     /// At most this many clients at once; a line at most this long.
     static let maximumConnections = 32
     static let maximumLineBytes = 4096
@@ -59,6 +78,9 @@ public final class ControlServer {
     /// Lines answered per client per ``service(_:)`` call: a client that sends thousands at
     /// once waits its turn instead of holding up the loop (and the other clients).
     static let maximumLinesPerService = 8
+    /// Requests of one client handed out by ``serviceDeferred(_:)`` and not yet answered: a
+    /// client that pipelines thousands has this many in the owner's queue, never more.
+    static let maximumAwaitingPerClient = 4
     /// Connections the kernel queues before ``service(_:)`` accepts them.
     static let listenBacklog: Int32 = 128
 
@@ -128,38 +150,68 @@ public final class ControlServer {
     /// Accepts whoever waits, answers every complete line with `handle`'s reply, sends what
     /// is pending and lets go of clients that left or idled. Never blocks.
     public func service(_ handle: (RemoteCommand, Peer) -> RemoteReply) {
+        pump(ready: { _ in true }) { c, command in
+            let reply: RemoteReply
+            switch command {
+            case .success(let command): reply = handle(command, c.peer)
+            case .failure(let error): reply = .error(error.description)
+            }
+            c.output += Array((reply.line + "\n").utf8)
+        }
+    }
+
+    /// As ``service(_:)``, but nothing is answered here: each complete line becomes a
+    /// ``Request`` handed to `take` (at most ``maximumAwaitingPerClient`` per client waiting at
+    /// once), and its answer comes later through ``deliver(_:to:)``, in the order asked. For a
+    /// server whose I/O runs on a thread that does not own the transport. Never blocks.
+    public func serviceDeferred(_ take: (Request) -> Void) {
+        pump(ready: { $0.awaiting < Self.maximumAwaitingPerClient }) { c, command in
+            c.awaiting += 1
+            take(Request(command: command, peer: c.peer, connection: c.id))
+        }
+    }
+
+    /// The answer to a request ``serviceDeferred(_:)`` handed out, queued to be sent (by the
+    /// next ``serviceDeferred(_:)``). A client that left meanwhile is not answered.
+    public func deliver(_ reply: RemoteReply, to connection: Int) {
+        guard let c = connections.first(where: { $0.id == connection }) else { return }
+        c.awaiting = max(0, c.awaiting - 1)
+        guard !c.dead else { return }
+        c.output += Array((reply.line + "\n").utf8)
+    }
+
+    /// The one pass both ways of serving make: accept, read, hand each complete line to
+    /// `take` while the client is `ready` for more, send, let go.
+    private func pump(ready: (Connection) -> Bool, take: (Connection, Result<RemoteCommand, RemoteError>) -> Void) {
         guard !closed else { return }
         let now = Self.seconds()
         acceptWaiting(now: now)
         for c in connections where !c.closing {
             read(c, now: now)
             var answered = 0
-            while answered < Self.maximumLinesPerService, c.output.count <= Self.maximumPendingReplyBytes,
+            while answered < Self.maximumLinesPerService, c.output.count <= Self.maximumPendingReplyBytes, ready(c),
                   let end = c.input.firstIndex(of: UInt8(ascii: "\n")) {
                 answered += 1
                 var bytes = Array(c.input[..<end])
                 c.input.removeSubrange(...end)
                 if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-                let reply: RemoteReply
                 if let line = String(validating: bytes, as: UTF8.self) {
-                    switch RemoteCommand.parse(line) {
-                    case .success(let command): reply = handle(command, c.peer)
-                    case .failure(let error): reply = .error(error.description)
-                    }
+                    take(c, RemoteCommand.parse(line))
                 } else {
-                    reply = .error("the line is not UTF-8 text")
+                    take(c, .failure(RemoteError("the line is not UTF-8 text")))
                 }
-                c.output += Array((reply.line + "\n").utf8)
             }
             if c.output.count > Self.maximumPendingReplyBytes {
                 // It asks and never reads: nothing more is said to it.
                 c.output = []
                 c.input = []
                 c.closing = true
+                c.dead = true
             } else if !c.input.contains(UInt8(ascii: "\n")) && c.input.count > Self.maximumLineBytes {
                 c.output += Array("error: a line longer than \(Self.maximumLineBytes) bytes\n".utf8)
                 c.input = []
                 c.closing = true
+                c.dead = true
             }
             if now - c.lastActivity > Self.idleSeconds { c.closing = true }
         }
@@ -169,17 +221,22 @@ public final class ControlServer {
                 // Replies wait this long untaken: the client is not reading.
                 c.output = []
                 c.closing = true
+                c.dead = true
             }
+            // A client that hung up after asking is still answered, unless the answer never comes.
+            if c.closing && now - c.lastActivity > Self.idleSeconds { c.dead = true }
         }
         connections.removeAll { c in
-            guard c.closing && c.output.isEmpty else { return false }
+            guard c.closing && c.output.isEmpty && (c.awaiting == 0 || c.dead) else { return false }
             Glibc.close(c.fd)
             return true
         }
     }
 
     private func acceptWaiting(now: Double) {
-        while true {
+        // Bounded: clients that reconnect as fast as they are refused cannot keep one pass
+        // accepting for ever (the rest wait in the backlog for the next pass).
+        for _ in 0..<Self.maximumConnections * 2 {
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { return }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -203,7 +260,8 @@ public final class ControlServer {
                 Glibc.close(fd)
                 continue
             }
-            connections.append(Connection(fd: fd, peer: peer, now: now))
+            nextConnection += 1
+            connections.append(Connection(id: nextConnection, fd: fd, peer: peer, now: now))
         }
     }
 
@@ -234,6 +292,7 @@ public final class ControlServer {
             // The client went away: nothing more to say to it.
             c.output = []
             c.closing = true
+            c.dead = true
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 
-/// Clients that flood the control socket and never read cannot delay the recorder: a good
+/// Clients that flood the control socket and never read cannot delay the recorder: its
+/// status lines keep their pace (the socket's I/O is not the recorder's loop), a good
 /// `ctl status` still answers quickly, SIGTERM is honoured at once, memory stays bounded,
 /// and the take is bit for bit its input.
 final class ControlFloodTests: XCTestCase {
@@ -43,6 +44,38 @@ final class ControlFloodTests: XCTestCase {
         }
     }
 
+    /// Notes when each `status` line of a `--json` run appears in its output file (read every
+    /// 20 ms): the recorder's loop writes one a second, so a gap between them is its stall.
+    private final class StatusWatch: @unchecked Sendable {
+        let path: String
+        private let lock = NSLock()
+        private var stopped = false
+        private var times: [Date] = []
+        init(path: String) { self.path = path }
+
+        func finish() -> [Date] { lock.lock(); defer { lock.unlock() }; stopped = true; return times }
+
+        func run() {
+            var seen = 0
+            while true {
+                lock.lock()
+                if stopped { lock.unlock(); return }
+                lock.unlock()
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                // Only whole lines count: a line half written is seen on the next read.
+                let count = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+                    .filter { $0.contains("\"event\":\"status\"") }.count
+                if count > seen {
+                    lock.lock()
+                    times += Array(repeating: Date(), count: count - seen)
+                    lock.unlock()
+                    seen = count
+                }
+                usleep(20_000)
+            }
+        }
+    }
+
     private func residentKilobytes(_ pid: pid_t) -> Int {
         let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let line = text.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
@@ -68,6 +101,8 @@ final class ControlFloodTests: XCTestCase {
         usleep(500_000)
         let before = residentKilobytes(child.pid)
 
+        let watch = StatusWatch(path: out)
+        Thread { watch.run() }.start()
         let flooders = (0..<16).map { _ in Flooder(path: path) }
         let threads = flooders.map { f in Thread { f.run() } }
         threads.forEach { $0.start() }
@@ -83,6 +118,12 @@ final class ControlFloodTests: XCTestCase {
             usleep(500_000)
         }
         XCTAssertLessThan(slowest, 1.0, "a good client is answered within a second under the flood")
+        let times = watch.finish()
+        let gaps = zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
+        print("status line gaps under the flood: \(gaps.map { (($0 * 100).rounded() / 100) })")
+        XCTAssertGreaterThan(times.count, 8, "status lines kept coming under the flood")
+        XCTAssertLessThan(gaps.max() ?? 99, 1.5,
+                          "the status line keeps its 1 s pace under the flood (gaps: \(gaps.map { (($0 * 100).rounded() / 100) }))")
         let during = residentKilobytes(child.pid)
         XCTAssertLessThan(during - before, 20_000, "memory stays bounded (\(before) kB → \(during) kB)")
 

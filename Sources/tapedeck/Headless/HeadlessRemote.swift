@@ -7,7 +7,9 @@ import TapedeckUI
 
 /// `record` and `play` answering their control socket (`tapedeck ctl`) from their own loop,
 /// with the transport calls their own stop (Ctrl-C) makes: no second thread touches the
-/// transport.
+/// transport. The socket's I/O runs on the server's own thread (``ControlServerThread``): the
+/// loop only answers requests already read, a bounded number per pass, so clients that flood
+/// or never read cannot delay the status line, a stop or the take.
 final class HeadlessRemote {
     /// What the command is doing.
     enum Role: String {
@@ -24,7 +26,7 @@ final class HeadlessRemote {
     let sessionPath: String?
     /// The range `play --loop` loops over (else the session's loop range).
     var loopRange: FrameRange?
-    private let server: ControlServer?
+    private let server: ControlServerThread?
     /// A stop asked for remotely, for a loop that ends on it.
     private(set) var stopRequested = false
 
@@ -34,7 +36,7 @@ final class HeadlessRemote {
         self.role = role
         self.transport = transport
         self.sessionPath = sessionPath
-        do { server = try ControlServer() } catch {
+        do { server = try ControlServerThread() } catch {
             server = nil
             let text = "remote control is off: \(error)"
             if json { StatusLine.emitLine(["event": "notice", "text": text]) } else { Terminal.err(text + "\n") }
@@ -43,7 +45,7 @@ final class HeadlessRemote {
 
     deinit { server?.close() }
 
-    /// Waits up to `milliseconds` (instead of sleeping) and carries out what arrived.
+    /// Waits `milliseconds` (instead of sleeping), carrying out what arrives meanwhile.
     func wait(milliseconds: Int) {
         guard let server else {
             usleep(useconds_t(milliseconds * 1000))
