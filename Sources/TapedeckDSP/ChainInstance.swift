@@ -21,6 +21,8 @@ public final class ChainInstance: @unchecked Sendable {
     /// NaN and infinite samples found at node outputs (and replaced by silence) so far.
     private let nonFiniteCounter = Atomic<Int64>(0)
     private var wasBypassed = UnsafeStorage<Bool>()
+    /// Whether ``release()`` ran (it runs once: at the latest when the chain is freed).
+    private var released = false
     /// The format and block size of the last `prepare`.
     public private(set) var format = NodeFormat(sampleRate: 48000, channelCount: 0)
     /// Largest block `process` accepts.
@@ -37,6 +39,9 @@ public final class ChainInstance: @unchecked Sendable {
     }
 
     deinit {
+        // The last owner let go (a graph replaced by an edit, an engine closed): the nodes'
+        // buffers go too. Off the audio thread: it holds chains unretained and never frees.
+        if !released { for node in nodes { node.release() } }
         nodeTable.deinitialize(count: nodes.count)
         nodeTable.deallocate()
         bypassFlags.deinitialize(count: max(nodes.count, 1))
@@ -133,6 +138,8 @@ public final class ChainInstance: @unchecked Sendable {
 
     /// Frees every node's buffers. Off the audio thread, once the audio thread cannot reach it.
     public func release() {
+        guard !released else { return }
+        released = true
         for node in nodes { node.release() }
         wasBypassed.free()
     }

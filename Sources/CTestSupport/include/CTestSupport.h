@@ -7,4 +7,7 @@
 void td_alloc_count_begin(void);
 /* Stops counting on this thread and returns how many allocations it saw. */
 int64_t td_alloc_count_end(void);
+/* Hands the heap memory malloc keeps for reuse back to the system (glibc's malloc_trim), so
+   that resident memory shows what is live: for tests that look for leaks. */
+void td_malloc_trim(void);
 #endif

@@ -197,8 +197,12 @@ final class Graph: @unchecked Sendable {
     }
 
     /// Sets every parameter of `instance` to what `chain` says (defaults where it says
-    /// nothing). Nodes smooth the change. Control thread (parameters are atomics).
+    /// nothing), and bypasses the nodes it marks `!`. Nodes smooth the change. Control thread
+    /// (parameters and bypass flags are atomics).
     static func retune(_ instance: ChainInstance, to chain: Chain) {
+        for (index, entry) in chain.entries.enumerated() where index < instance.nodes.count {
+            instance.setBypassed(index, entry.bypassed)
+        }
         for (node, entry) in zip(instance.nodes, chain.entries) {
             let parameters = node.parameters
             for (index, definition) in parameters.definitions.enumerated() {
