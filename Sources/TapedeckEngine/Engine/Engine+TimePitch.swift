@@ -8,26 +8,14 @@ import TapedeckDSP
 /// delays too); built on the control thread, the first speed change froze the screen and its
 /// control socket for 4–10 s. Now the control thread only starts the build and, once it is
 /// done, hands the processors to the audio thread, which meanwhile plays at 1×.
-///
-/// The build has two steps: the processors most speeds use (R2, varispeed), then — only when
-/// asked for, by a setting that needs it or a front-end preparing ahead — the R3 stretcher,
-/// which alone took most of the 3 s `play --speed 2` waited before its first frame.
 final class TimePitchBuild: @unchecked Sendable {
     private let state = Mutex<(started: Bool, built: MixTimePitch?)>((false, nil))
     private let done = DispatchSemaphore(value: 0)
+    private var thread: Thread?
     /// Settings sent before the processors were ready: sent again once they are.
     var pending: TimePitchSettings?
     /// Whether the processors have been handed to the audio thread.
     var installed = false
-
-    /// The R3 step: whether it is wanted and started, and the processors it completes.
-    private struct Fine {
-        var wanted = false
-        var started = false
-        var mix: MixTimePitch?
-    }
-    private let fine = Mutex(Fine())
-    private let fineDone = DispatchSemaphore(value: 0)
 
     /// Starts building with `make` unless a build is under way or done. An `eager` build (a
     /// front-end preparing ahead, before anyone asked for a speed) runs at SCHED_IDLE, on CPU
@@ -56,25 +44,13 @@ final class TimePitchBuild: @unchecked Sendable {
                 }
             }
             let built = make()
+            handle.withLock { $0 = nil }
             state.withLock { $0.built = built }
             done.signal()
-            // Whoever wanted R3 before this step ended left it to this thread.
-            let goOn = fine.withLock { f -> Bool in
-                f.mix = built
-                guard f.wanted, !f.started else { return false }
-                f.started = true
-                return true
-            }
-            if goOn {
-                built.buildFineStretcher()
-                fineDone.signal()
-            }
-            handle.withLock { $0 = nil }
         }
         t.name = "tapedeck time-pitch build"
         t.stackSize = 1 << 20
-        // Not kept: a thread held here would hold this object, and through ``fine`` the
-        // processors, after the engine closed.
+        thread = t
         t.start()
     }
 
@@ -90,40 +66,6 @@ final class TimePitchBuild: @unchecked Sendable {
             var param = sched_param()
             pthread_setschedparam(h, 0 /* SCHED_OTHER */, &param)
         }
-    }
-
-    /// Asks for the R3 stretcher: built after the rest (by the build's own thread when it is
-    /// still under way, else by one of its own). Control thread.
-    func wantFine() {
-        let mix = fine.withLock { f -> MixTimePitch? in
-            f.wanted = true
-            guard !f.started, let mix = f.mix else { return nil }
-            f.started = true
-            return mix
-        }
-        guard let mix else { return }
-        let t = Thread { [self] in
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-            mix.buildFineStretcher()
-            fineDone.signal()
-        }
-        t.name = "tapedeck time-pitch build"
-        t.stackSize = 1 << 20
-        t.start()
-    }
-
-    /// Whether the R3 stretcher is built. Control thread.
-    var fineBuilt: Bool { fine.withLock { $0.mix?.hasFineStretcher ?? false } }
-
-    /// Waits up to `timeoutSeconds` for the R3 stretcher once asked for; true when it is
-    /// built. Control thread.
-    func waitFine(timeoutSeconds: Double) -> Bool {
-        if fineBuilt { return true }
-        guard fine.withLock({ $0.wanted }) else { return false }
-        urge()
-        guard fineDone.wait(timeout: .now() + timeoutSeconds) == .success else { return false }
-        fineDone.signal()
-        return fineBuilt
     }
 
     /// The built processors, once (nil while building or when taken). Control thread.
@@ -143,17 +85,10 @@ final class TimePitchBuild: @unchecked Sendable {
     /// early build on idle time cannot hold a quitting screen up on a busy machine. Control
     /// thread.
     func join() {
-        guard state.withLock({ $0.started }) else { return }
+        guard state.withLock({ $0.started }), !installed else { return }
         urge()
-        if !installed {
-            done.wait()
-            done.signal()
-        }
-        // An R3 step under way ends too: its C++ must not be left running into exit.
-        let building = fine.withLock { $0.started || ($0.wanted && $0.mix == nil) }
-        guard building else { return }
-        fineDone.wait()
-        fineDone.signal()
+        done.wait()
+        done.signal()
     }
 }
 
@@ -172,8 +107,6 @@ extension Engine {
         settings.pitchSemitones = settings.pitchSemitones.isFinite
             ? min(max(settings.pitchSemitones, -TimePitchSettings.maximumPitchSemitones), TimePitchSettings.maximumPitchSemitones) : 0
         if !settings.isIdentity { buildTimePitch(eager: false) }
-        let needsFine = MixTimePitch.needsFineStretcher(settings)
-        if needsFine { timePitchBuild.wantFine() }
         completeTimePitch()
         if settings.speed > ringSpeed {
             // Faster than the rings were built for: every track gets a voice whose ring holds
@@ -182,11 +115,7 @@ extension Engine {
             if prepared, let spec = graphs.last?.spec { try? apply(spec) }
         }
         // Only a change the processors must carry waits for them (1× with no shift needs none).
-        let waitsForFine = needsFine && !timePitchBuild.fineBuilt
-        timePitchBuild.pending = (timePitchBuild.installed && !waitsForFine) || settings.isIdentity ? nil : settings
-        // Settings only R3 can carry are held back until it is built (R2 would allocate on
-        // the audio thread shifting pitch): the audio thread goes on as it was meanwhile.
-        if waitsForFine { return }
+        timePitchBuild.pending = timePitchBuild.installed || settings.isIdentity ? nil : settings
         send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
                         pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
     }
@@ -195,10 +124,7 @@ extension Engine {
     /// under way: a front-end that expects speed changes calls it early (the screen does at
     /// start) so that the first one is heard at once. It builds on idle CPU time only until a
     /// speed is asked for. Control thread.
-    public func prepareTimePitch() {
-        buildTimePitch(eager: true)
-        timePitchBuild.wantFine()
-    }
+    public func prepareTimePitch() { buildTimePitch(eager: true) }
 
     private func buildTimePitch(eager: Bool) {
         let rate = configuration.sampleRate, period = configuration.periodFrames, quality = options.liveStretchQuality
@@ -213,20 +139,19 @@ extension Engine {
     /// Hands built processors to the audio thread and sends the settings that waited for
     /// them. Cheap; the transport's snapshot calls it. Control thread.
     public func completeTimePitch() {
-        if !timePitchBuild.installed, let built = timePitchBuild.take() {
-            core.mixTimePitch = built
-            shared.timePitchReady.store(true, ordering: .releasing)
-            timePitchBuild.installed = true
+        guard !timePitchBuild.installed, let built = timePitchBuild.take() else { return }
+        core.mixTimePitch = built
+        shared.timePitchReady.store(true, ordering: .releasing)
+        timePitchBuild.installed = true
+        if let settings = timePitchBuild.pending {
+            timePitchBuild.pending = nil
+            send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
+                            pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
         }
-        guard timePitchBuild.installed, let settings = timePitchBuild.pending else { return }
-        if MixTimePitch.needsFineStretcher(settings) && !timePitchBuild.fineBuilt { return }
-        timePitchBuild.pending = nil
-        send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
-                        pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
     }
 
     /// Whether a speed or pitch change waits for its processors to be built.
-    public var isTimePitchPending: Bool { timePitchBuild.pending != nil }
+    public var isTimePitchPending: Bool { timePitchBuild.pending != nil && !timePitchBuild.installed }
 
     /// Waits (up to `timeoutSeconds`) until a waiting speed or pitch change can be heard, and
     /// hands it over: for a command that starts playing at a speed, which should be heard from
@@ -236,11 +161,6 @@ extension Engine {
         guard isTimePitchPending else { return true }
         guard timePitchBuild.wait(timeoutSeconds: timeoutSeconds) else { return false }
         completeTimePitch()
-        if isTimePitchPending {
-            // It needs R3, asked for when the change was made.
-            guard timePitchBuild.waitFine(timeoutSeconds: timeoutSeconds) else { return false }
-            completeTimePitch()
-        }
         return !isTimePitchPending
     }
 }

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 import TapedeckCore
 import TapedeckDSP
 
@@ -24,10 +23,8 @@ import TapedeckDSP
 /// ``restart(atSeq:)`` (see ``LiveStretcher``), so the first frame heard after a start or
 /// locate is the timeline frame the playhead shows.
 ///
-/// Built off the audio thread when speed or pitch first leaves 1× (Rubber Band warms up
-/// there); afterwards the audio thread owns it. At `.fast` quality the R3 stretcher, which
-/// takes seconds to build and only a speed above ``fineAboveSpeed`` or a pitch shift uses, is
-/// built after the rest (``buildFineStretcher()``), so that 0.5× or 2× starts without it.
+/// Built on the control thread when speed or pitch first leaves 1× (Rubber Band warms up
+/// there); afterwards the audio thread owns it.
 final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     /// Renders `frameCount` frames of the timeline mix from sequence `seq` into `into`
     /// (two channels). Audio thread.
@@ -40,10 +37,7 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     private(set) var stretcher: LiveStretcher!
     /// R2, when the quality asked for is `.fast`.
     private var fastStretcher: LiveStretcher?
-    /// R3: built with the rest at `.best` quality, else afterwards by ``buildFineStretcher()``
-    /// and read by the audio thread only once ``fineReady`` says so.
-    private var fineStretcher: LiveStretcher?
-    private let fineReady = Atomic<Bool>(false)
+    private var fineStretcher: LiveStretcher!
     private(set) var varispeed: Varispeed?
     /// Above this speed the R3 engine stretches even at `.fast` quality.
     static let fineAboveSpeed = 4.0
@@ -89,7 +83,6 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     /// engine) and the FIFO. `renderMix` must not keep this object alive. Control thread.
     init(sampleRate: Int, periodFrames: Int, quality: StretchQuality, renderMix: @escaping MixRenderer) {
         maxFrames = periodFrames
-        self.sampleRate = sampleRate
         self.renderMix = renderMix
         func table(_ frames: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
             let t = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
@@ -108,33 +101,9 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
         if quality == .fast {
             fastStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .fast)
         }
-        if quality != .fast {
-            fineStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .best)
-            fineReady.store(true, ordering: .releasing)
-        }
+        fineStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .best)
         stretcher = fastStretcher ?? fineStretcher
         varispeed = Varispeed(channelCount: 2, source: self, maxOutputFrames: periodFrames, realtime: true)
-    }
-
-    private let sampleRate: Int
-
-    /// Whether the R3 stretcher is built (always, at `.best` quality). Any thread.
-    var hasFineStretcher: Bool { fineReady.load(ordering: .acquiring) }
-
-    /// Builds the R3 stretcher if it is not built yet; the audio thread may already be using
-    /// this object meanwhile, and sees the stretcher only once it is whole. Builder thread,
-    /// once.
-    func buildFineStretcher() {
-        guard !hasFineStretcher else { return }
-        fineStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: maxFrames, source: self, quality: .best)
-        fineReady.store(true, ordering: .releasing)
-    }
-
-    /// Whether `settings` can only be heard through the R3 stretcher (R2 shifting pitch would
-    /// allocate on the audio thread, and above ``fineAboveSpeed`` it is the costlier one).
-    static func needsFineStretcher(_ settings: TimePitchSettings) -> Bool {
-        settings.mode == .stretch && !settings.isIdentity
-            && (settings.speed > fineAboveSpeed || settings.pitchSemitones != 0)
     }
 
     deinit {
@@ -257,12 +226,8 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     ///
     /// Audio thread: no allocation.
     private func stretcher(for speed: Double, pitchScale: Double) -> LiveStretcher {
-        guard let fastStretcher else { return fineStretcher! }
-        // The engine holds back settings that need R3 until it is built (see
-        // ``needsFineStretcher(_:)``); until then R2 is the only one there is.
-        guard speed > MixTimePitch.fineAboveSpeed || pitchScale != 1, fineReady.load(ordering: .acquiring),
-              let fineStretcher else { return fastStretcher }
-        return fineStretcher
+        guard let fastStretcher, speed <= MixTimePitch.fineAboveSpeed, pitchScale == 1 else { return fineStretcher }
+        return fastStretcher
     }
 
     /// Whether `speed` and `pitchScale` need the other stretcher (and so a restart).
