@@ -74,6 +74,9 @@ final class LiveMixerTests: XCTestCase {
         let prefill = 768
         let played = try TransportFixture.stereo(out)
         XCTAssertGreaterThanOrEqual(played.left.count - prefill, seconds * rate, "the full length, no gap")
+        // With an xrun the output's frames are not where the comparison looks for them (and a
+        // short file would be read past its end): the failures above say so.
+        guard end.xrunCount == 0, played.left.count - prefill >= seconds * rate else { return }
         var compared = 0
         for (k, change) in changes.enumerated() {
             let from = change.frame + change.settle
