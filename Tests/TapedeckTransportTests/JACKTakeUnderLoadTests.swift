@@ -43,7 +43,9 @@ final class JACKTakeUnderLoadTests: XCTestCase {
         let recorded = try JackTools.firstChannel(folder.absolutePath(of: take.region.file))
         XCTAssertEqual(recorded.count, 192_000)
         let xruns = transport.events.filter { $0.kind == EngineEvent.Kind.deviceXrun }
-        let lost = xruns.reduce(Int64(0)) { $0 + $1.frames }
+        // What xruns cost inside the take (one while JACK's transport was still starting, at
+        // frame 0, or after the take's end costs the take nothing).
+        let lost = xruns.filter { $0.frame > 0 && $0.frame < Int64(recorded.count) }.reduce(Int64(0)) { $0 + $1.frames }
         let stall = xruns.filter { $0.frames >= 2048 }.min { abs($0.frame - 96000) < abs($1.frame - 96000) }
         XCTAssertNotNil(stall, "the 60 ms stall is an xrun that cost its frames: \(xruns)")
         var silent = 0, wrong = 0

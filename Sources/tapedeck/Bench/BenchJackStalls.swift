@@ -56,7 +56,9 @@ enum BenchJackStalls {
             recorded += UnsafeBufferPointer(start: channels[0], count: n)
         }
         let xruns = transport.events.filter { $0.kind == .deviceXrun }
-        let lost = xruns.reduce(Int64(0)) { $0 + $1.frames }
+        // What xruns cost inside the take (one while JACK's transport was still starting, at
+        // frame 0, or after the take's end costs the take nothing).
+        let lost = xruns.filter { $0.frame > 0 && $0.frame < Int64(recorded.count) }.reduce(Int64(0)) { $0 + $1.frames }
         var silent = 0, beside = 0, elsewhere = 0
         for (k, s) in recorded.enumerated() {
             let want = Float(0.25 * cos(2 * Double.pi * 997 * Double(k) / Double(BenchJack.sampleRate)))
