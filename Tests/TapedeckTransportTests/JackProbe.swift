@@ -133,6 +133,19 @@ enum JackTools {
         return (from..<samples.count).first { abs(samples[$0]) > threshold }
     }
 
+    /// A take of a probe's tone (`hz`, `amplitude`, from transport frame 0) judged at every
+    /// frame from `from`: samples that are silence (frames an xrun cost), and samples neither
+    /// the tone at their frame nor silence. (A 24-bit take holds the tone's zero crossings
+    /// as 0 too: those are the tone's.)
+    static func judgeTone(_ recorded: [Float], hz: Double, amplitude: Double, from: Int = 0) -> (silent: Int, wrong: Int) {
+        var silent = 0, wrong = 0
+        for k in from..<recorded.count {
+            let want = Float(amplitude * cos(2 * Double.pi * hz * Double(k) / 48000))
+            if recorded[k] == 0 && abs(want) > 1e-5 { silent += 1 } else if abs(recorded[k] - want) >= 1e-4 { wrong += 1 }
+        }
+        return (silent, wrong)
+    }
+
     /// Zero crossings per second over `samples` at 48 kHz, halved: the frequency of a tone.
     static func frequency(_ samples: ArraySlice<Float>) -> Double {
         var crossings = 0

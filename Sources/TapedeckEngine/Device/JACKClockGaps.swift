@@ -5,9 +5,10 @@
 /// switches them each period whether or not every client has finished), and the next cycle
 /// reads them again: a gap that is given back. A cycle can be read that far ahead only while
 /// JACK2 waits for a late client — two periods, after which the graph runs on without it and
-/// the frames are lost to it — so of a fresh gap two periods are held until the next cycle
-/// (skipped then, as far as the clock did not give them back) and the rest is skipped at
-/// once; the xrun is told once nothing of it is held. Measured on JACK2's dummy driver: under
+/// the frames are lost to it — so of a fresh gap two periods are held for two cycles
+/// (skipped then, as far as the clock did not give them back: a cycle late twice in a row
+/// reads ahead twice, +256, 0, −256, seen in CI) and the rest is skipped at once; the xrun is
+/// told once nothing of it is held. Measured on JACK2's dummy driver: under
 /// load, a gap of one period followed by one of minus a period, and one of two followed by
 /// one of minus one, with the source's samples unbroken; a 60 ms stall of the client, a gap of
 /// 2560 frames and 2560 of the source's samples missed; a 16 ms stall, +512 then −256 and
@@ -26,8 +27,12 @@ struct JACKClockGaps {
         var freshGap = false
     }
 
-    /// Frames of a fresh gap not skipped yet: JACK's clock may give them back next cycle.
-    private(set) var heldFrames: Int64 = 0
+    /// Frames of a gap not skipped yet: JACK's clock may still give them back.
+    var heldFrames: Int64 { heldOld + heldNew }
+    /// Held since the last cycle, and held for one cycle already (skipped at the next, unless
+    /// given back: a cycle can run late two cycles in a row, reading ahead in both).
+    private var heldNew: Int64 = 0
+    private var heldOld: Int64 = 0
     private var open = false
     private var skipped: Int64 = 0
 
@@ -40,15 +45,19 @@ struct JACKClockGaps {
     /// can read ahead is held.
     mutating func cycle(deltaFrames delta: Int64, periodFrames: Int64, afterOverrun: Bool = false) -> Step {
         var step = Step()
-        let owed = heldFrames + delta
+        let owed = heldOld + heldNew + delta
         if owed <= 0 {
-            heldFrames = 0
+            heldOld = 0
+            heldNew = 0
         } else {
-            let confirmed = min(heldFrames, owed)
-            let fresh = owed - confirmed
+            // Oldest first: what has stood two cycles is lost; what has stood one waits one more.
+            let confirmed = min(heldOld, owed)
+            let kept = min(heldNew, owed - confirmed)
+            let fresh = owed - confirmed - kept
             let hold = min(fresh, (afterOverrun ? 1 : 2) * periodFrames)
             step.skipFrames = confirmed + fresh - hold
-            heldFrames = hold
+            heldOld = kept
+            heldNew = hold
         }
         if delta > 0 && !open {
             open = true
