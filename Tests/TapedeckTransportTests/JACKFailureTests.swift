@@ -171,7 +171,7 @@ final class JACKFailureTests: XCTestCase {
             let lost = xruns.filter { $0.frame > 0 }.reduce(Int64(0)) { $0 + $1.frames }
             // (Up to a few cycles before the end: the server was killed in the middle of one.)
             let judged = JackTools.judgeTone(Array(recorded.dropLast(1024)), hz: 1000, amplitude: 0.25)
-            XCTAssertLessThanOrEqual(Int64(judged.silent), lost, "silence only where frames were lost: \(xruns)")
+            XCTAssertLessThanOrEqual(Int64(judged.silent), lost, "silence only where frames were lost: \(judged.runs); \(xruns)")
             XCTAssertLessThanOrEqual(judged.wrong, 2 * 256 * xruns.count + 1024, "on its frames: \(judged), \(xruns)")
         }
         // A play tries the server again, and says why it cannot.
