@@ -117,17 +117,29 @@ public final class LiveStretcher: @unchecked Sendable {
     /// (measured: one analysis window more at 1×, and it varies with the ratio when slowing
     /// down), so the delay is measured instead: for speeds across the whole range, a short
     /// burst after the start pad, and where its energy comes out. Measured once per sample rate,
-    /// channel count and engine (every stretcher with those behaves the same) and kept.
+    /// channel count and engine (every stretcher with those behaves the same) and kept, in
+    /// memory and in ``StretchDelayCache``, so that a later run starts without measuring.
     private func measureStartDelays() -> [Double] {
         let key = DelayTableKey(sampleRate: sampleRate, channelCount: channelCount, quality: quality)
         if let known = LiveStretcher.delayTables.withLock({ $0[key] }) { return known }
+        let cache = LiveStretcher.delayCache.withLock { $0 }
+        let count = LiveStretcher.delayTableSteps.count
+        if let kept = cache?.load(sampleRate: sampleRate, channelCount: channelCount, quality: quality, count: count) {
+            LiveStretcher.delayTables.withLock { $0[key] = kept }
+            return kept
+        }
         var table: [Double] = []
         for step in LiveStretcher.delayTableSteps {
             table.append(measureStartDelay(speed: LiveStretcher.speed(atStep: step)))
         }
         LiveStretcher.delayTables.withLock { $0[key] = table }
+        cache?.store(table, sampleRate: sampleRate, channelCount: channelCount, quality: quality)
         return table
     }
+
+    /// Where measured start delays are kept between runs (nil: measured in every process).
+    /// Tests point it at a folder of their own.
+    public static let delayCache = Mutex<StretchDelayCache?>(StretchDelayCache.standard())
 
     private func measureStartDelay(speed: Double) -> Double {
         rubberband_reset(state)
