@@ -34,22 +34,39 @@ public final class LiveStretcher: @unchecked Sendable {
     private var pitchScale = 1.0
     private var sourceEnded = false
     private var needsPriming = true
-    /// Measured output delay after the start pad, at each of ``delayTableSteps``.
-    private var startDelays: [Double] = []
+    /// Measured output delay after the start pad, at each of ``StretchDelayTable/steps``:
+    /// shared with every stretcher of this kind, and filled in the background.
+    private let delays: StretchDelayTable
+    /// Rubber Band's reported start delay at each step, and what the measurement added to it
+    /// at the speed this stretcher started at: a step not measured yet is estimated from them.
+    private var reportedDelays: [Double] = []
+    private var delayCorrection = 0.0
     private let sampleRate: Int
     /// Which Rubber Band engine runs.
     public let quality: StretchQuality
 
     /// Prepares a stretcher pulling from `source`; `maxFrames` bounds one render call. The
-    /// stretcher does not keep `source` alive: its owner must outlive it.
+    /// stretcher does not keep `source` alive: its owner must outlive it. `startSpeed` is the
+    /// speed it will first play at: its start delay is measured now if this machine has not
+    /// measured it before, the other speeds' in the background (see ``StretchDelayTable``).
     /// Off the audio thread.
-    public init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource, quality: StretchQuality = .fast) {
+    public convenience init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource,
+                            quality: StretchQuality = .fast, startSpeed: Double = 1) {
+        self.init(sampleRate: sampleRate, channelCount: channelCount, maxFrames: maxFrames, source: source,
+                  quality: quality, measuringFrom: startSpeed)
+    }
+
+    /// `measuringFrom` nil: measures nothing (the background measurer itself).
+    fileprivate init(sampleRate: Int, channelCount: Int, maxFrames: Int, source: TimePitchSource, quality: StretchQuality,
+                 measuringFrom startSpeed: Double?) {
         self.channelCount = channelCount
         self.sampleRate = sampleRate
         self.quality = quality
         self.maxFrames = maxFrames
         self.source = source
         chunkFrames = 512
+        delays = StretchDelayTable.table(for: StretchDelayTable.Key(sampleRate: sampleRate, channelCount: channelCount, quality: quality),
+                                         cache: LiveStretcher.delayCache.withLock { $0 })
         let engine = quality == .best ? RubberBandOptionEngineFiner.rawValue : RubberBandOptionEngineFaster.rawValue
         let options = RubberBandOptionProcessRealTime.rawValue | engine
             | RubberBandOptionThreadingNever.rawValue | RubberBandOptionChannelsTogether.rawValue
@@ -74,6 +91,13 @@ public final class LiveStretcher: @unchecked Sendable {
         output.initialize(repeating: input[0], count: channelCount)
         discard = buffers(chunkFrames)
         warmUp()
+        reportedDelays = StretchDelayTable.steps.map { step in
+            rubberband_set_time_ratio(state, 1 / StretchDelayTable.speed(atStep: step))
+            return Double(rubberband_get_start_delay(state))
+        }
+        rubberband_set_time_ratio(state, 1)
+        rubberband_reset(state)
+        if let startSpeed { measureStartDelays(startSpeed: startSpeed) }
     }
 
     deinit {
@@ -110,38 +134,67 @@ public final class LiveStretcher: @unchecked Sendable {
         }
         rubberband_set_pitch_scale(state, 1)
         rubberband_reset(state)
-        startDelays = measureStartDelays()
     }
 
     /// Rubber Band's reported start delay does not match what it does after the warm-up
     /// (measured: one analysis window more at 1×, and it varies with the ratio when slowing
     /// down), so the delay is measured instead: for speeds across the whole range, a short
-    /// burst after the start pad, and where its energy comes out. Measured once per sample rate,
-    /// channel count and engine (every stretcher with those behaves the same) and kept, in
-    /// memory and in ``StretchDelayCache``, so that a later run starts without measuring.
-    private func measureStartDelays() -> [Double] {
-        let key = DelayTableKey(sampleRate: sampleRate, channelCount: channelCount, quality: quality)
-        if let known = LiveStretcher.delayTables.withLock({ $0[key] }) { return known }
+    /// burst after the start pad, and where its energy comes out. Measured once per sample
+    /// rate, channel count and engine (every stretcher with those behaves the same) and kept,
+    /// in memory and in ``StretchDelayCache``, so that a later run starts without measuring.
+    /// Here only the steps `startSpeed` falls between; the rest on another thread.
+    ///
+    /// Always on a stretcher of its own, never this one: Rubber Band's output depends a little
+    /// on what it processed before (a reset does not clear everything), so a stretcher that
+    /// had measured played other samples than one built from the cache.
+    private func measureStartDelays(startSpeed: Double) {
         let cache = LiveStretcher.delayCache.withLock { $0 }
-        let count = LiveStretcher.delayTableSteps.count
-        if let kept = cache?.load(sampleRate: sampleRate, channelCount: channelCount, quality: quality, count: count) {
-            LiveStretcher.delayTables.withLock { $0[key] = kept }
-            return kept
+        let (lower, fraction) = LiveStretcher.bracket(speed: startSpeed)
+        var needed: [Int] = []
+        if fraction < 1 { needed.append(lower) }
+        if fraction > 0 { needed.append(lower + 1) }
+        let key = delays.key
+        var measurer: DelayMeasurer?
+        for step in needed where delays.measured(step: step) == nil {
+            let m = measurer ?? DelayMeasurer(key)
+            measurer = m
+            delays.record(m.measure(step: step), step: step, cache: cache)
         }
-        var table: [Double] = []
-        for step in LiveStretcher.delayTableSteps {
-            table.append(measureStartDelay(speed: LiveStretcher.speed(atStep: step)))
+        if let step = needed.first, let measured = delays.measured(step: step) {
+            delayCorrection = measured - reportedDelays[step - StretchDelayTable.steps.lowerBound]
         }
-        LiveStretcher.delayTables.withLock { $0[key] = table }
-        cache?.store(table, sampleRate: sampleRate, channelCount: channelCount, quality: quality)
-        return table
+        let started = measurer
+        delays.measureRestInBackground(cache: cache) {
+            let m = started ?? DelayMeasurer(key)
+            return { m.measure(step: $0) }
+        }
+    }
+
+    /// Whether the start delay at `speed` is measured rather than estimated; when it is not,
+    /// the measuring thread is asked to measure it next. A front-end holds a speed change back
+    /// until it is (tens of milliseconds), so that playback starts where the playhead says.
+    /// Off the audio thread.
+    public func hasMeasuredDelay(speed: Double) -> Bool {
+        let (lower, fraction) = LiveStretcher.bracket(speed: speed)
+        var missing: [Int] = []
+        if fraction < 1 && delays.measured(step: lower) == nil { missing.append(lower) }
+        if fraction > 0 && delays.measured(step: lower + 1) == nil { missing.append(lower + 1) }
+        for step in missing { delays.want(step: step) }
+        return missing.isEmpty
+    }
+
+    /// Waits (up to `timeoutSeconds`) until every speed's start delay is measured: for a
+    /// benchmark, whose timings the measuring thread would disturb. Off the audio thread.
+    @discardableResult
+    public func waitUntilDelaysMeasured(timeoutSeconds: Double = 60) -> Bool {
+        delays.waitUntilMeasured(timeoutSeconds: timeoutSeconds)
     }
 
     /// Where measured start delays are kept between runs (nil: measured in every process).
     /// Tests point it at a folder of their own.
     public static let delayCache = Mutex<StretchDelayCache?>(StretchDelayCache.standard())
 
-    private func measureStartDelay(speed: Double) -> Double {
+    fileprivate func measureStartDelay(speed: Double) -> Double {
         rubberband_reset(state)
         rubberband_set_time_ratio(state, 1 / speed)
         let reported = Int(rubberband_get_start_delay(state))
@@ -196,23 +249,28 @@ public final class LiveStretcher: @unchecked Sendable {
         return Float(window * sin(2 * Double.pi * 1000 * Double(i) / Double(sampleRate)))
     }
 
-    /// The measured start delay at `speed`, interpolated between measured speeds.
+    /// The measured start delay at `speed`, interpolated between measured speeds (a step not
+    /// measured yet estimated from Rubber Band's report and this stretcher's first measurement).
     ///
-    /// Audio thread safe: arithmetic on a preallocated table.
+    /// Audio thread safe: arithmetic and atomic loads on preallocated tables.
     private func startDelay(speed: Double) -> Int {
-        let position = log2(speed) * 2
-        let lower = max(LiveStretcher.delayTableSteps.lowerBound, min(Int(position.rounded(.down)), LiveStretcher.delayTableSteps.upperBound - 1))
-        let fraction = min(max(position - Double(lower), 0), 1)
-        let i = lower - LiveStretcher.delayTableSteps.lowerBound
-        return Int((startDelays[i] * (1 - fraction) + startDelays[i + 1] * fraction).rounded())
+        let (lower, fraction) = LiveStretcher.bracket(speed: speed)
+        let i = lower - StretchDelayTable.steps.lowerBound
+        let below = delays.measured(step: lower) ?? reportedDelays[i] + delayCorrection
+        let above = delays.measured(step: lower + 1) ?? reportedDelays[i + 1] + delayCorrection
+        return Int((below * (1 - fraction) + above * fraction).rounded())
     }
 
-    /// Speeds are measured at 2^(step/2): 1/32× … 32× in half-octave steps.
-    static let delayTableSteps = -10...10
-    static func speed(atStep step: Int) -> Double { exp2(Double(step) / 2) }
-
-    struct DelayTableKey: Hashable { var sampleRate: Int; var channelCount: Int; var quality: StretchQuality }
-    static let delayTables = Mutex<[DelayTableKey: [Double]]>([:])
+    /// The measured step at or below `speed` (never the last) and how far `speed` lies
+    /// towards the next (0…1). Audio thread safe: arithmetic.
+    static func bracket(speed: Double) -> (lower: Int, fraction: Double) {
+        let steps = StretchDelayTable.steps
+        // Clamped before converting: a speed of 0, infinity or NaN must not trap here.
+        let raw = log2(speed) * 2
+        let position = raw.isNaN ? 0 : min(max(raw, Double(steps.lowerBound)), Double(steps.upperBound))
+        let lower = min(Int(position.rounded(.down)), steps.upperBound - 1)
+        return (lower, min(max(position - Double(lower), 0), 1))
+    }
 
     /// Output frames of delay the stretcher has at the current speed, measured (already
     /// compensated at every restart; reported so the engine and UI can show it).
@@ -340,4 +398,21 @@ public final class LiveStretcher: @unchecked Sendable {
             rubberband_process(state, $0, UInt32(n), 0)
         }
     }
+}
+
+/// A stretcher that only measures start delays (see ``LiveStretcher/measureStartDelays(startSpeed:)``),
+/// with the silent source it is built on (the stretcher holds its source unowned).
+private final class DelayMeasurer: TimePitchSource, @unchecked Sendable {
+    private var stretcher: LiveStretcher?
+
+    init(_ key: StretchDelayTable.Key) {
+        stretcher = LiveStretcher(sampleRate: key.sampleRate, channelCount: key.channelCount, maxFrames: 512, source: self,
+                                  quality: key.quality, measuringFrom: nil)
+    }
+
+    /// The start delay at `step`. One thread at a time.
+    func measure(step: Int) -> Double { stretcher!.measureStartDelay(speed: StretchDelayTable.speed(atStep: step)) }
+
+    /// Nothing: the measurement feeds its own probe.
+    func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> Int { 0 }
 }

@@ -35,24 +35,30 @@ public struct StretchDelayCache: Sendable {
         "\(folder)/stretch-delays-rubberband-\(RUBBERBAND_VERSION)-m\(StretchDelayCache.method)-\(sampleRate)-\(channelCount)ch-\(quality.rawValue)"
     }
 
-    /// The table kept for this kind, if it is there and whole: `count` finite values, each a
-    /// delay no stretcher has reached (within a million frames either way).
-    func load(sampleRate: Int, channelCount: Int, quality: StretchQuality, count: Int) -> [Double]? {
+    /// The table kept for this kind, if it is there and sound: `count` entries, each a
+    /// finite delay no stretcher has reached (within a million frames either way) or `-` for
+    /// a step not measured yet (nil).
+    func load(sampleRate: Int, channelCount: Int, quality: StretchQuality, count: Int) -> [Double?]? {
         let file = path(sampleRate: sampleRate, channelCount: channelCount, quality: quality)
         guard let data = FileManager.default.contents(atPath: file), data.count < 4096,
               let text = String(data: data, encoding: .utf8) else { return nil }
-        let values = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).map { Double($0) }
-        guard values.count == count, values.allSatisfy({ $0.map { $0.isFinite && abs($0) < 1_000_000 } ?? false }) else { return nil }
-        return values.map { $0! }
+        var table: [Double?] = []
+        for word in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+            if word == "-" { table.append(nil); continue }
+            guard let value = Double(word), value.isFinite, abs(value) < 1_000_000 else { return nil }
+            table.append(value)
+        }
+        return table.count == count ? table : nil
     }
 
-    /// Keeps `table` for this kind: written beside the file and renamed over it, so a reader
-    /// never meets half a table. Failures are ignored (see the type's comment).
-    func store(_ table: [Double], sampleRate: Int, channelCount: Int, quality: StretchQuality) {
+    /// Keeps `table` for this kind (nil: not measured yet): written beside the file and
+    /// renamed over it, so a reader never meets half a table. Failures are ignored (see the
+    /// type's comment).
+    func store(_ table: [Double?], sampleRate: Int, channelCount: Int, quality: StretchQuality) {
         let file = path(sampleRate: sampleRate, channelCount: channelCount, quality: quality)
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let partial = "\(file).\(getpid()).partial"
-        let text = table.map { "\($0)" }.joined(separator: " ") + "\n"
+        let text = table.map { $0.map { "\($0)" } ?? "-" }.joined(separator: " ") + "\n"
         guard FileManager.default.createFile(atPath: partial, contents: Data(text.utf8)) else { return }
         if rename(partial, file) != 0 { unlink(partial) }
     }

@@ -16,6 +16,9 @@ final class TimePitchBuild: @unchecked Sendable {
     var pending: TimePitchSettings?
     /// Whether the processors have been handed to the audio thread.
     var installed = false
+    /// Settings held back until the stretchers' start delay at their speed is measured (a
+    /// machine's first run: see ``StretchDelayTable``); the speed before them plays meanwhile.
+    var awaitingDelay: TimePitchSettings?
 
     /// Starts building with `make` unless a build is under way or done. An `eager` build (a
     /// front-end preparing ahead, before anyone asked for a speed) runs at SCHED_IDLE, on CPU
@@ -106,7 +109,7 @@ extension Engine {
             ? min(max(settings.speed, TimePitchSettings.minimumSpeed), TimePitchSettings.maximumSpeed) : 1
         settings.pitchSemitones = settings.pitchSemitones.isFinite
             ? min(max(settings.pitchSemitones, -TimePitchSettings.maximumPitchSemitones), TimePitchSettings.maximumPitchSemitones) : 0
-        if !settings.isIdentity { buildTimePitch(eager: false) }
+        if !settings.isIdentity { buildTimePitch(eager: false, speed: settings.speed) }
         completeTimePitch()
         if settings.speed > ringSpeed {
             // Faster than the rings were built for: every track gets a voice whose ring holds
@@ -116,21 +119,34 @@ extension Engine {
         }
         // Only a change the processors must carry waits for them (1× with no shift needs none).
         timePitchBuild.pending = timePitchBuild.installed || settings.isIdentity ? nil : settings
+        timePitchBuild.awaitingDelay = nil
+        if timePitchBuild.installed && !delayIsMeasured(for: settings) {
+            timePitchBuild.awaitingDelay = settings
+            return
+        }
         send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
                         pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
+    }
+
+    /// Whether the stretchers know their start delay at `settings`' speed, so that it starts
+    /// where the playhead says (asking the measuring thread for it first when not). Varispeed
+    /// and plain 1× use no stretcher. Control thread.
+    private func delayIsMeasured(for settings: TimePitchSettings) -> Bool {
+        guard !settings.isIdentity, settings.mode != .varispeed, let mix = core.mixTimePitch else { return true }
+        return mix.hasMeasuredDelays(speed: settings.speed)
     }
 
     /// Starts building the mix's time-pitch processors in the background, if not built or
     /// under way: a front-end that expects speed changes calls it early (the screen does at
     /// start) so that the first one is heard at once. It builds on idle CPU time only until a
     /// speed is asked for. Control thread.
-    public func prepareTimePitch() { buildTimePitch(eager: true) }
+    public func prepareTimePitch() { buildTimePitch(eager: true, speed: 1) }
 
-    private func buildTimePitch(eager: Bool) {
+    private func buildTimePitch(eager: Bool, speed: Double) {
         let rate = configuration.sampleRate, period = configuration.periodFrames, quality = options.liveStretchQuality
         let core = self.core
         timePitchBuild.start(eager: eager) { [unowned(unsafe) core] in
-            MixTimePitch(sampleRate: rate, periodFrames: period, quality: quality) { [unowned(unsafe) core] into, frameCount, seq in
+            MixTimePitch(sampleRate: rate, periodFrames: period, quality: quality, startSpeed: speed) { [unowned(unsafe) core] into, frameCount, seq in
                 core.renderTimelineMix(into: into, frameCount: frameCount, seq: seq)
             }
         }
@@ -139,19 +155,32 @@ extension Engine {
     /// Hands built processors to the audio thread and sends the settings that waited for
     /// them. Cheap; the transport's snapshot calls it. Control thread.
     public func completeTimePitch() {
+        if let waiting = timePitchBuild.awaitingDelay {
+            if delayIsMeasured(for: waiting) {
+                timePitchBuild.awaitingDelay = nil
+                send(.timePitch(speed: waiting.speed, varispeed: waiting.mode == .varispeed,
+                                pitchSemitones: waiting.pitchSemitones, serial: nextSerial()))
+            }
+            return
+        }
         guard !timePitchBuild.installed, let built = timePitchBuild.take() else { return }
         core.mixTimePitch = built
         shared.timePitchReady.store(true, ordering: .releasing)
         timePitchBuild.installed = true
         if let settings = timePitchBuild.pending {
             timePitchBuild.pending = nil
+            // Changed again while the processors were built: maybe to a speed not measured yet.
+            guard delayIsMeasured(for: settings) else { timePitchBuild.awaitingDelay = settings; return }
             send(.timePitch(speed: settings.speed, varispeed: settings.mode == .varispeed,
                             pitchSemitones: settings.pitchSemitones, serial: nextSerial()))
         }
     }
 
-    /// Whether a speed or pitch change waits for its processors to be built.
-    public var isTimePitchPending: Bool { timePitchBuild.pending != nil && !timePitchBuild.installed }
+    /// Whether a speed or pitch change waits for its processors to be built, or for their
+    /// start delay at its speed to be measured.
+    public var isTimePitchPending: Bool {
+        (timePitchBuild.pending != nil && !timePitchBuild.installed) || timePitchBuild.awaitingDelay != nil
+    }
 
     /// Waits (up to `timeoutSeconds`) until a waiting speed or pitch change can be heard, and
     /// hands it over: for a command that starts playing at a speed, which should be heard from
@@ -159,8 +188,17 @@ extension Engine {
     @discardableResult
     public func waitForTimePitch(timeoutSeconds: Double = 120) -> Bool {
         guard isTimePitchPending else { return true }
-        guard timePitchBuild.wait(timeoutSeconds: timeoutSeconds) else { return false }
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        if !timePitchBuild.installed {
+            guard timePitchBuild.wait(timeoutSeconds: timeoutSeconds) else { return false }
+        }
         completeTimePitch()
+        // A delay being measured takes tens of milliseconds (the measuring thread does the
+        // asked speed next).
+        while timePitchBuild.awaitingDelay != nil && Date() < deadline {
+            usleep(5_000)
+            completeTimePitch()
+        }
         return !isTimePitchPending
     }
 }

@@ -80,8 +80,10 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     }
 
     /// Builds both processors for stereo at `sampleRate` (the stretcher with `quality`'s
-    /// engine) and the FIFO. `renderMix` must not keep this object alive. Control thread.
-    init(sampleRate: Int, periodFrames: Int, quality: StretchQuality, renderMix: @escaping MixRenderer) {
+    /// engine) and the FIFO. `renderMix` must not keep this object alive. `startSpeed` is the
+    /// speed asked for, whose start delay the stretchers measure before they are ready (the
+    /// rest after: see ``StretchDelayTable``). Control thread.
+    init(sampleRate: Int, periodFrames: Int, quality: StretchQuality, startSpeed: Double = 1, renderMix: @escaping MixRenderer) {
         maxFrames = periodFrames
         self.renderMix = renderMix
         func table(_ frames: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
@@ -99,9 +101,11 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
         offsetTable = .allocate(capacity: 2)
         offsetTable.initialize(repeating: fifo[0], count: 2)
         if quality == .fast {
-            fastStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .fast)
+            fastStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .fast,
+                                          startSpeed: startSpeed)
         }
-        fineStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .best)
+        fineStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .best,
+                                      startSpeed: startSpeed)
         stretcher = fastStretcher ?? fineStretcher
         varispeed = Varispeed(channelCount: 2, source: self, maxOutputFrames: periodFrames, realtime: true)
     }
@@ -228,6 +232,14 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     private func stretcher(for speed: Double, pitchScale: Double) -> LiveStretcher {
         guard let fastStretcher, speed <= MixTimePitch.fineAboveSpeed, pitchScale == 1 else { return fineStretcher }
         return fastStretcher
+    }
+
+    /// Whether both stretchers know their start delay at `speed` (asking for it when not).
+    /// Off the audio thread.
+    func hasMeasuredDelays(speed: Double) -> Bool {
+        let fast = fastStretcher?.hasMeasuredDelay(speed: speed) ?? true
+        let fine = fineStretcher.hasMeasuredDelay(speed: speed)
+        return fast && fine
     }
 
     /// Whether `speed` and `pitchScale` need the other stretcher (and so a restart).

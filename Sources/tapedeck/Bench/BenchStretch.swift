@@ -38,7 +38,11 @@ enum BenchStretch {
     static func liveCost(speed: Double, quality: StretchQuality) -> (mean: Double, p99: Double, worst: Double) {
         let source = LoopSource(seconds: 4)
         defer { withExtendedLifetime(source) {} }
-        let stretcher = LiveStretcher(sampleRate: rate, channelCount: 2, maxFrames: blockFrames, source: source, quality: quality)
+        let stretcher = LiveStretcher(sampleRate: rate, channelCount: 2, maxFrames: blockFrames, source: source, quality: quality,
+                                      startSpeed: speed)
+        // On a machine's first run the other speeds are measured on another thread: not
+        // while this one is timed.
+        stretcher.waitUntilDelaysMeasured()
         stretcher.set(speed: speed, pitchScale: 1)
         let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2)
         table[0] = .allocate(capacity: blockFrames)
