@@ -136,6 +136,9 @@ public final class ChainInstance: @unchecked Sendable {
     /// loop: an unspecialised iterator (debug builds) allocates.
     public func reset() { for i in 0..<nodes.count { nodeTable[i].node.reset() } }
 
+    /// Whether ``release()`` has run.
+    public var isReleased: Bool { released }
+
     /// Frees every node's buffers. Off the audio thread, once the audio thread cannot reach it.
     public func release() {
         guard !released else { return }

@@ -29,6 +29,8 @@ public final class Engine: @unchecked Sendable {
     /// Graphs the audio thread may be rendering or about to (the installed one and newer).
     private(set) var graphs: [Graph] = []
     private var generation = 0
+    /// Every chain instance a graph has held and that is not released yet (see Engine+Chains).
+    var chainsMade: [ObjectIdentifier: ChainInstance] = [:]
     private var servedVoices: [ObjectIdentifier] = []
     /// The fastest transport speed asked for so far: the playback rings hold the mix's
     /// look-ahead at it (never shrunk, so going back and forth rebuilds nothing).
@@ -89,6 +91,7 @@ public final class Engine: @unchecked Sendable {
         let first = try build(spec)
         setMasterGain(decibels: spec.masterGainDecibels)
         graphs = [first]
+        noteChains(of: first)
         core.graph = Unmanaged.passUnretained(first)
         core.position = position
         // Before the device runs the control thread may act as the audio thread.
@@ -143,6 +146,7 @@ public final class Engine: @unchecked Sendable {
         for set in takeSets { outcomes += finish(set) }
         writer.stop()
         reader.stop()
+        releaseAllChains()
         timePitchBuild.join()
         return outcomes
     }
@@ -164,6 +168,7 @@ public final class Engine: @unchecked Sendable {
         let graph = try build(spec)
         setMasterGain(decibels: spec.masterGainDecibels)
         graphs.append(graph)
+        noteChains(of: graph)
         serveVoices()
         let old = shared.pendingGraph.exchange(Unmanaged.passUnretained(graph).toOpaque(), ordering: .acquiringAndReleasing)
         // A pending graph the audio thread never took is simply dropped (it never ran).
@@ -190,6 +195,7 @@ public final class Engine: @unchecked Sendable {
             graphs.removeAll { $0.generation < installed && $0 !== last }
         }
         for g in graphs { for s in g.strips { s.dropFallbackIfDone(); s.midi.collect(installed: installed) } }
+        releaseUnreachableChains()
         core.loudness.collect()
         serveVoices()
     }
