@@ -31,6 +31,17 @@ final class DiskReader: @unchecked Sendable {
         while list.contains(where: { $0.service(fail: { [board] in board.fail($0) }) }) {}
     }
 
+    /// ``fillNow()`` with each voice's reads on one of `workers`' threads (voices share
+    /// nothing but the reader pool, which lends a reader to one thread at a time). A
+    /// freewheeling export's, between periods.
+    func fillNow(on workers: FreewheelWorkers) {
+        let list = voices.withLock { $0 }
+        let board = self.board
+        workers.run(count: list.count) { i in
+            while list[i].service(fail: { board.fail($0) }) {}
+        }
+    }
+
     /// Wakes the thread. Audio thread: one atomic increment.
     @inline(__always)
     func signal() { wake.signal() }

@@ -64,6 +64,9 @@ public final class Engine: @unchecked Sendable {
         core = RenderCore(shared: shared, reader: reader, writer: writer, configuration: device.configuration,
                           options: options, clickOutputs: clickOutputs, startFrame: 0)
         writer.midiHub = core.midi
+        if options.rendersOffline && options.freewheelWorkerCount > 1 {
+            core.freewheelWorkers = FreewheelWorkers(workerCount: options.freewheelWorkerCount)
+        }
     }
 
     deinit { _ = close() }
@@ -103,7 +106,9 @@ public final class Engine: @unchecked Sendable {
         reader.fillNow()
         // Still acting as the audio thread: every voice takes up what was just read.
         for strip in first.strips { strip.voice.settle(seq: 0) }
-        guard reader.start(), writer.start() else {
+        // Freewheeling, the exporting thread reads the disk itself between periods
+        // (``fillRingsInline()``): a disk thread would leave the render waiting on it.
+        guard options.rendersOffline || reader.start(), writer.start() else {
             reader.stop()
             writer.stop()
             throw DeviceError(device: configuration.name, reason: "cannot start the disk threads")
@@ -147,6 +152,8 @@ public final class Engine: @unchecked Sendable {
         writer.stop()
         reader.stop()
         releaseAllChains()
+        // Freewheel helpers hold their object: without this they would wait for ever.
+        core.freewheelWorkers?.stop()
         timePitchBuild.join()
         return outcomes
     }
@@ -183,7 +190,7 @@ public final class Engine: @unchecked Sendable {
             ringFrames: Int(options.playbackRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames + options.diskBlockFrames
                 + (ringSpeed > 1 ? MixTimePitch.lookaheadFrames(speed: ringSpeed, periodFrames: configuration.periodFrames) : 0),
             blockFrames: options.diskBlockFrames, meterWindowFrames: core.meterWindowFrames,
-            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0)
+            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0, isRealtime: !options.rendersOffline)
         return try Graph.build(spec, previous: graphs.last, generation: generation, context: context)
     }
 

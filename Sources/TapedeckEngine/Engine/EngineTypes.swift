@@ -32,6 +32,14 @@ public struct EngineOptions: Sendable {
     /// (``DeviceConfiguration/isPaced`` false: file taps, the unpaced offline clock), where
     /// waiting costs nothing; never on a real device, where waiting is a dropout.
     public var waitsForDisk = false
+    /// Nodes are told they render offline (``NodeFormat/isRealtime`` false), as an export
+    /// tells them: an LV2 plugin's worker then runs in line, so a convolver has its impulse
+    /// response from the first frame instead of some periods in. Only for freewheeling
+    /// (``FreewheelDevice``), where nothing waits for a period.
+    public var rendersOffline = false
+    /// Threads sharing each freewheeling period's tracks (disk reads and chains), the
+    /// calling one included; only with ``rendersOffline``.
+    public var freewheelWorkerCount = 1
     /// Frames of round trip this device has beyond what ALSA reports, measured by
     /// `tapedeck calibrate` (``LatencyOffsets``); added to every overdub's compensation.
     public var latencyOffsetFrames: Int64 = 0

@@ -105,6 +105,8 @@ final class Graph: @unchecked Sendable {
         var blockFrames: Int
         var meterWindowFrames: Int
         var waitNanoseconds: Int64
+        /// What nodes are told: false while freewheeling (``EngineOptions/rendersOffline``).
+        var isRealtime = true
     }
 
     /// Builds the graph for `spec`, reusing what `previous` has: a strip whose track has the
@@ -141,7 +143,7 @@ final class Graph: @unchecked Sendable {
             let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
                                       maxFrames: Graph.stripFrames(periodFrames: context.periodFrames),
                                       meterWindowFrames: context.meterWindowFrames, fallback: fallback, stateFolder: spec.pluginStateFolder,
-                                      files: files)
+                                      files: files, isRealtime: context.isRealtime)
             strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
             strips.append(strip)
         }
@@ -180,7 +182,8 @@ final class Graph: @unchecked Sendable {
             master = old
         } else if !spec.masterChain.entries.isEmpty {
             let instance = spec.masterChain.instantiate(stateFolder: spec.pluginStateFolder, files: files)
-            instance.prepare(format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2), maxFrames: context.periodFrames)
+            instance.prepare(format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2, isRealtime: context.isRealtime),
+                             maxFrames: context.periodFrames)
             master = instance
         }
         return Graph(generation: generation, spec: spec, strips: strips, inputs: inputs, inputTracks: inputTracks,

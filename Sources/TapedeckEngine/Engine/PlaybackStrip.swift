@@ -76,10 +76,14 @@ final class PlaybackStrip: @unchecked Sendable {
     var appliedGain: Float = .nan
     var appliedLeft: Float = 0
     var appliedRight: Float = 0
+    /// Freewheeling on several threads: this period's strip was rendered ahead by a worker,
+    /// and this is what it missed (−1: not rendered ahead). Audio thread.
+    var prerenderedMissing = -1
 
     /// Builds the strip (instantiating and preparing its chain). Control thread.
     init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, maxFrames: Int,
-         meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil, files: (any NodeFiles)? = nil) {
+         meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil, files: (any NodeFiles)? = nil,
+         isRealtime: Bool = true) {
         self.voice = voice
         channelCount = voice.channelCount
         chainSpec = spec
@@ -90,7 +94,8 @@ final class PlaybackStrip: @unchecked Sendable {
             chain = nil
         } else {
             let instance = spec.instantiate(stateFolder: stateFolder, files: files)
-            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: maxFrames)
+            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount, isRealtime: isRealtime),
+                             maxFrames: maxFrames)
             chain = instance
         }
         latencyFrames = chain?.latencyFrames ?? 0

@@ -187,12 +187,19 @@ extension RenderCore {
         // Under time-pitch the material is rendered ahead and when the processors ask for
         // it (while waiting to roll, the FIFO fills: see rollWhenReady).
         let mix = timePitch.engaged && state != .stopped ? mixTimePitch : nil
+        if let workers = freewheelWorkers, rolling, mix == nil { prerender(g, workers: workers, frameCount: n, transport: transport) }
         for i in 0..<g.trackCount {
             let monitor = monitoredInput(g, track: i, rolling: rolling)
             // Live input — audio monitored, or MIDI to an armed instrument — is played at
             // device rate, never stretched; the rest goes through the mix's processors.
             if mix != nil && monitor.channels == nil && !g.listensToMIDI[i] { continue }
             g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                if strip.prerenderedMissing >= 0 {
+                    countUnderrun(strip.prerenderedMissing, track: i)
+                    strip.prerenderedMissing = -1
+                    fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus)
+                    return
+                }
                 // A monitored track plays its input, not its chain's MIDI: none is collected.
                 let midi = monitor.channels == nil
                     ? midiEvents(g, track: i, strip: strip, frameCount: n, from: position, speed: speedFactor)
@@ -213,6 +220,22 @@ extension RenderCore {
         for i in 0..<g.trackCount { lowest = min(lowest, g.stripTable[i]._withUnsafeGuaranteedRef { $0.voice.fill }) }
         shared.board.playbackFillPermille.store(Int(lowest * 1000), ordering: .relaxed)
         if lowest < 0.5 { reader.signal() }
+    }
+
+    /// Freewheeling on several threads: every track that plays only its audio regions (no
+    /// MIDI, no input) renders through its chain on the workers; ``mixTracks(_:frameCount:transport:)``
+    /// then sums them in track order as always, so the mix is the same bits as on one thread.
+    ///
+    /// Freewheel only: waits for the worker threads (see ``FreewheelWorkers``).
+    private func prerender(_ g: Graph, workers: FreewheelWorkers, frameCount n: Int, transport: TransportInfo) {
+        let seq = self.seq
+        workers.run(count: g.trackCount) { i in
+            guard g.inputForTrack[i] < 0, !g.listensToMIDI[i], g.playlists[i] == nil else { return }
+            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                strip.prerenderedMissing = strip.render(frameCount: n, rolling: true, seq: seq, transport: transport,
+                                                        monitor: nil, monitorChannels: 0)
+            }
+        }
     }
 
     /// The time-pitch processors' source: `frameCount` frames of the playing (not monitored)
@@ -303,7 +326,7 @@ extension RenderCore {
         let from = strip.appliedGain
         for c in 0..<strip.channelCount { MixKernels.ramp(strip.buffers[c], frameCount: n, from: from, to: gain) }
         strip.appliedGain = gain
-        strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n)
+        if !rendersOffline { strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n) }
         let second = strip.channelCount > 1 ? strip.buffers[1] : strip.buffers[0]
         MixKernels.accumulate(strip.buffers[0], into: target[0], frameCount: n, startGain: strip.appliedLeft, endGain: left)
         MixKernels.accumulate(second, into: target[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
@@ -325,11 +348,17 @@ extension RenderCore {
             chain.process(&context)
         }
         let target = Float(bitPattern: shared.masterGainBits.load(ordering: .relaxed))
+        // The first period plays at the fader (a glide from unity swelled the start of every
+        // play with the master below 0 dB).
+        if appliedMasterGain.isNaN { appliedMasterGain = target }
         MixKernels.ramp(bus[0], frameCount: n, from: appliedMasterGain, to: target)
         MixKernels.ramp(bus[1], frameCount: n, from: appliedMasterGain, to: target)
         appliedMasterGain = target
-        masterMeter.measure(bus, available: 2, frameCount: n)
-        if state == .rolling { loudness.measure(bus, frameCount: n) }
+        // Freewheeling, no one reads the meters (the loudness meter was half an export's time).
+        if !rendersOffline {
+            masterMeter.measure(bus, available: 2, frameCount: n)
+            if state == .rolling { loudness.measure(bus, frameCount: n) }
+        }
         if playbackChannels == 1 {
             for i in 0..<n { output[0][i] = (bus[0][i] + bus[1][i]) * 0.5 }
             output[1].update(repeating: 0, count: n)

@@ -39,6 +39,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     let sampleRate: Int
     let playbackChannels: Int
     let waitsForDisk: Bool
+    /// Freewheeling for an export (``EngineOptions/rendersOffline``): nothing reads the
+    /// meters.
+    let rendersOffline: Bool
+    /// Freewheeling on several threads: they render the tracks' chains of each period.
+    var freewheelWorkers: FreewheelWorkers?
     let handoverFrames: Int64
     let holdLimitFrames: Int64
     let stallAtFrame: Int64
@@ -89,7 +94,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     let timelineFrames: Int
     /// Whether any track is soloed this period.
     var soloedThisCycle = false
-    var appliedMasterGain: Float = 1
+    var appliedMasterGain: Float = .nan
     let masterMeter: LevelMeter
     /// EBU R128 of the master bus while rolling.
     let loudness: LoudnessHandoff
@@ -123,6 +128,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         sampleRate = configuration.sampleRate
         playbackChannels = configuration.playbackChannels
         waitsForDisk = options.waitsForDisk || !configuration.isPaced
+        rendersOffline = options.rendersOffline
         handoverFrames = max(options.handoverFrames, Int64(configuration.periodFrames))
         holdLimitFrames = waitsForDisk ? .max : (options.holdLimitFrames ?? Int64(configuration.sampleRate))
         stallAtFrame = options.stallAtFrame ?? .max

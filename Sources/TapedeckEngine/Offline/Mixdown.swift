@@ -112,6 +112,9 @@ public struct Mixdown {
         let scratch = ScratchFiles(prefix: request.outputPath)
         defer { scratch.removeAll() }
         let stretched = request.timePitch.isIdentity == false
+        // The mix alone at 1× is the live engine's, freewheeled: what plays is what is
+        // exported. (Stems and exports at another speed still render here, for now.)
+        if !stretched && request.stemsFolder == nil { return try runFreewheel(format: finalFormat, progress: progress) }
         let mixShare = stretched ? 0.3 : 1.0
         let tracks = try openTracks()
         let master = try Mixdown.masterChain(request.masterChain, sampleRate: request.session.sampleRate,
@@ -153,6 +156,24 @@ public struct Mixdown {
         } catch {
             unlink(request.outputPath + ".partial")
             for p in stemPaths { unlink(p + ".partial") }
+            throw error
+        }
+    }
+
+    /// The mix through ``FreewheelMix`` into a `.partial` file renamed into place.
+    private func runFreewheel(format: AudioFileFormat, progress: (Double) -> Void) throws -> Summary {
+        let partial = request.outputPath + ".partial"
+        do {
+            let writer = try AudioFileWriter(path: partial, format: format, blockFrames: FreewheelMix.periodFrames,
+                                             expectedFrameCount: request.range.frameCount, creation: .replacingLeftover)
+            let result = try FreewheelMix(request: request).render(into: writer, progress: progress)
+            try writer.close()
+            try Mixdown.moveIntoPlace(partial, request.outputPath)
+            return Summary(frameCount: request.range.frameCount, peakDecibels: Decibels.fromLinear(Double(writer.peakAmplitude)),
+                           overCount: writer.overCount, stemPaths: [], warnings: result.warnings,
+                           nonFiniteSampleCount: result.nonFiniteSampleCount, oversWereClipped: request.encoding != .float32)
+        } catch {
+            unlink(partial)
             throw error
         }
     }

@@ -1,0 +1,111 @@
+import Foundation
+import XCTest
+import TapedeckCore
+import TapedeckIO
+@testable import TapedeckEngine
+
+/// The export's mix is the live engine freewheeled on a ``FreewheelDevice``: every frame of
+/// the range, in place, whatever the range's edges are against the engine's periods; the
+/// master section as playback has it from the first frame; the master chain's delay made up.
+final class FreewheelMixTests: XCTestCase {
+    private var folder: SessionFolder!
+
+    override func setUpWithError() throws {
+        let path = try Fixture.temporaryFolder() + "/s.tapedeck"
+        folder = SessionFolder(path: path)
+        try folder.create(Session())
+        addTeardownBlock { [path] in try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+    }
+
+    private func write(_ samples: [Float], name: String) throws {
+        let writer = try AudioFileWriter(path: folder.audioFolder + "/" + name,
+                                         format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: 48000, channelCount: 1))
+        try samples.withUnsafeBufferPointer { try writer.write([$0.baseAddress!], frameCount: samples.count) }
+        try writer.close()
+    }
+
+    /// One track of `samples`, panned hard left (unity on the left, nothing on the right).
+    private func session(_ samples: [Float]) throws -> Session {
+        try write(samples, name: "a.wav")
+        var s = Session()
+        s.tracks = [Track(name: "A", pan: -1, regions: [Region(file: "audio/a.wav", timelineStartFrame: 0, lengthFrames: Int64(samples.count))])]
+        return s
+    }
+
+    private func export(_ session: Session, range: FrameRange, masterChain: String? = nil) throws -> (left: [Float], right: [Float], summary: Mixdown.Summary) {
+        let out = folder.exportsFolder + "/mix-\(UUID().uuidString).wav"
+        let summary = try Mixdown(Mixdown.Request(session: session, folder: folder, range: range, outputPath: out,
+                                                  container: .wav, encoding: .float32, masterChain: masterChain)).run()
+        let reader = try AudioFileReader(path: out)
+        var left: [Float] = [], right: [Float] = []
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
+        defer { l.deallocate(); r.deallocate() }
+        while true {
+            let n = try reader.read(into: [l, r], frameCount: 4096)
+            if n == 0 { break }
+            left += UnsafeBufferPointer(start: l, count: n)
+            right += UnsafeBufferPointer(start: r, count: n)
+        }
+        return (left, right, summary)
+    }
+
+    /// A ramp: every frame's value says which frame it is.
+    private let ramp = (0..<200_000).map { Float($0) / 200_000 }
+
+    func testEveryFrameOfARangeIsExportedInPlaceWhateverItsEdges() throws {
+        let s = try session(ramp)
+        // Edges on, just off and far off the engine's 1024-frame periods, one frame, and a
+        // range running past the material (silence there).
+        for (start, end) in [(0, 48000), (777, 100_001), (1023, 1025), (1024, 2048), (5, 6), (199_000, 201_000)] as [(Int64, Int64)] {
+            let mix = try export(s, range: FrameRange(startFrame: start, endFrame: end))
+            XCTAssertEqual(mix.left.count, Int(end - start), "\(start)-\(end): every frame")
+            XCTAssertEqual(mix.summary.frameCount, end - start)
+            var misplaced = 0
+            for (k, v) in mix.left.enumerated() {
+                let frame = Int(start) + k
+                let want: Float = frame < ramp.count ? ramp[frame] : 0
+                if abs(v - want) > 1e-6 { misplaced += 1 }
+            }
+            XCTAssertEqual(misplaced, 0, "\(start)-\(end): each frame its own (first \(mix.left.prefix(3)))")
+            XCTAssertEqual(mix.right.map(abs).max() ?? 0, 0, "hard left")
+        }
+    }
+
+    /// Playback glided the master fader from unity over its first period, so every play and
+    /// (now that export is playback) every export began with a swell.
+    func testTheMasterFaderHoldsFromTheFirstFrame() throws {
+        var s = try session([Float](repeating: 0.5, count: 48000))
+        s.masterGainDecibels = -20
+        let mix = try export(s, range: FrameRange(startFrame: 0, endFrame: 48000))
+        let want = Float(0.5 * Decibels.toLinear(-20))
+        XCTAssertEqual(mix.left.first ?? 0, want, accuracy: 1e-6, "the first frame at the fader")
+        XCTAssertEqual(mix.left.prefix(2048).map { abs($0 - want) }.max() ?? 1, 0, accuracy: 1e-6, "the first periods too")
+    }
+
+    /// The limiter looks ahead: its delay is rendered past the range's end and dropped from
+    /// its front, so a click lands on its frame.
+    func testTheMasterChainsDelayIsMadeUp() throws {
+        var click = [Float](repeating: 0, count: 96000)
+        click[24000] = 0.5
+        let s = try session(click)
+        let mix = try export(s, range: FrameRange(startFrame: 0, endFrame: 96000), masterChain: "limiter")
+        XCTAssertEqual(mix.left.count, 96000)
+        let peak = mix.left.indices.max { abs(mix.left[$0]) < abs(mix.left[$1]) }
+        XCTAssertEqual(peak, 24000, "the click on its frame through a chain that delays")
+    }
+
+    /// A chain that does not parse, and a node that cannot work (a sampler whose file is
+    /// gone), are said, as before; a muted track's problems are not the mix's.
+    func testChainProblemsAreReported() throws {
+        var s = try session([Float](repeating: 0.1, count: 4800))
+        s.tracks[0].playbackChain = "gain:0,sampler:file=samples/gone.wav"
+        s.tracks.append(Track(name: "B", mute: true, playbackChain: "sampler:file=samples/gone.wav"))
+        let mix = try export(s, range: FrameRange(startFrame: 0, endFrame: 4800))
+        XCTAssertEqual(mix.summary.warnings.count, 1, "\(mix.summary.warnings)")
+        XCTAssertTrue(mix.summary.warnings.first?.hasPrefix("track 1 (A) chain: node 2 (sampler)") ?? false, "\(mix.summary.warnings)")
+        s.tracks[0].playbackChain = "lpf:cutoff=banana"
+        XCTAssertThrowsError(try export(s, range: FrameRange(startFrame: 0, endFrame: 4800))) { error in
+            XCTAssertTrue("\(error)".contains("track 1 (A) chain"), "\(error)")
+        }
+    }
+}
