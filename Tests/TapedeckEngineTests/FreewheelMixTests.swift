@@ -108,4 +108,58 @@ final class FreewheelMixTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("track 1 (A) chain"), "\(error)")
         }
     }
+
+    /// Stems come from the same freewheeled render: each audible track after its chain, fader
+    /// and pan, from the range's first frame (the master chain's delay is the mix's alone),
+    /// the range's length; a muted track has none; scaled by the master fader they sum to
+    /// the mix to the rounding of one addition.
+    func testStemsAreTheTracksOfTheSameRenderInPlace() throws {
+        try write(ramp, name: "a.wav")
+        let tone = (0..<200_000).map { Float(0.2 * sin(Double($0) * 0.01)) }
+        try write(tone, name: "b.wav")
+        var s = Session()
+        s.tracks = [
+            Track(name: "A", gainDecibels: -6, pan: -1, regions: [Region(file: "audio/a.wav", timelineStartFrame: 0, lengthFrames: 200_000)]),
+            Track(name: "B", pan: 0.3, playbackChain: "delay:1/8", regions: [Region(file: "audio/b.wav", timelineStartFrame: 0, lengthFrames: 200_000)]),
+            Track(name: "C", mute: true, regions: [Region(file: "audio/b.wav", timelineStartFrame: 100, lengthFrames: 1000)]),
+        ]
+        s.masterGainDecibels = -3
+        let stems = folder.path + "/stems-out"
+        try FileManager.default.createDirectory(atPath: stems, withIntermediateDirectories: true)
+        let range = FrameRange(startFrame: 777, endFrame: 100_001)
+        let out = folder.exportsFolder + "/mix-stems.wav"
+        // A limiter far below its threshold: unity, but it delays the mix by its look-ahead.
+        let summary = try Mixdown(Mixdown.Request(session: s, folder: folder, range: range, outputPath: out, container: .wav,
+                                                  encoding: .float32, stemsFolder: stems, masterChain: "limiter")).run()
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: stems).sorted(), ["01-A.wav", "02-B.wav"], "no stem for the muted track")
+        XCTAssertEqual(summary.stemPaths.count, 2)
+        func read(_ path: String) throws -> [[Float]] {
+            let reader = try AudioFileReader(path: path)
+            var left: [Float] = [], right: [Float] = []
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
+            defer { l.deallocate(); r.deallocate() }
+            while true {
+                let n = try reader.read(into: [l, r], frameCount: 4096)
+                if n == 0 { break }
+                left += UnsafeBufferPointer(start: l, count: n)
+                right += UnsafeBufferPointer(start: r, count: n)
+            }
+            return [left, right]
+        }
+        let a = try read(stems + "/01-A.wav"), b = try read(stems + "/02-B.wav"), mix = try read(out)
+        XCTAssertEqual(a[0].count, Int(range.frameCount))
+        XCTAssertEqual(b[0].count, Int(range.frameCount))
+        // A: the ramp at -6 dB, hard left, frame for frame from the range's start.
+        let half = Float(pow(10, -6.0 / 20))
+        for i in stride(from: 0, to: a[0].count, by: 331) {
+            XCTAssertEqual(a[0][i], ramp[777 + i] * half, accuracy: 1e-6, "stem A at \(i)")
+            XCTAssertEqual(a[1][i], 0)
+        }
+        let master = Float(pow(10, -3.0 / 20))
+        var worst: Float = 0
+        for c in 0..<2 {
+            for i in 0..<mix[c].count { worst = max(worst, abs((a[c][i] + b[c][i]) * master - mix[c][i])) }
+        }
+        XCTAssertLessThan(worst, 1e-6, "stems × master fader = the mix (the limiter's delay made up in the mix)")
+    }
 }

@@ -197,7 +197,7 @@ extension RenderCore {
                 if strip.prerenderedMissing >= 0 {
                     countUnderrun(strip.prerenderedMissing, track: i)
                     strip.prerenderedMissing = -1
-                    fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus)
+                    fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus, stem: stemTaps?.pair(track: i))
                     return
                 }
                 // A monitored track plays its input, not its chain's MIDI: none is collected.
@@ -207,7 +207,7 @@ extension RenderCore {
                 let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, transport: transport,
                                            monitor: monitor.channels, monitorChannels: monitor.count, midi: midi)
                 countUnderrun(missing, track: i)
-                fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus)
+                fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus, stem: stemTaps?.pair(track: i))
             }
         }
         if let mix, rolling {
@@ -316,18 +316,26 @@ extension RenderCore {
         shared.events.push(EngineEvent(kind: .playbackUnderrun, frame: position, frames: Int64(missing), track: i))
     }
 
-    /// Fader (with mute and solo) in place, the post-fader meter, then pan onto `target`.
+    /// Fader (with mute and solo) in place, the post-fader meter, then pan onto `target` (and,
+    /// exporting stems, into the track's `stem` pair alone, with the same gains).
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
     private func fadeAndPan(_ strip: PlaybackStrip, soloed: Bool, frameCount n: Int,
-                            onto target: UnsafeMutablePointer<UnsafeMutablePointer<Float>>) {
+                            onto target: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
+                            stem: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
         let (gain, left, right) = strip.mixTargets(soloed: soloed)
         let from = strip.appliedGain
         for c in 0..<strip.channelCount { MixKernels.ramp(strip.buffers[c], frameCount: n, from: from, to: gain) }
         strip.appliedGain = gain
         if !rendersOffline { strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n) }
         let second = strip.channelCount > 1 ? strip.buffers[1] : strip.buffers[0]
+        if let stem {
+            stem[0].update(repeating: 0, count: n)
+            stem[1].update(repeating: 0, count: n)
+            MixKernels.accumulate(strip.buffers[0], into: stem[0], frameCount: n, startGain: strip.appliedLeft, endGain: left)
+            MixKernels.accumulate(second, into: stem[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
+        }
         MixKernels.accumulate(strip.buffers[0], into: target[0], frameCount: n, startGain: strip.appliedLeft, endGain: left)
         MixKernels.accumulate(second, into: target[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
         strip.appliedLeft = left

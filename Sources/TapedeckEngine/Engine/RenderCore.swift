@@ -44,6 +44,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     let rendersOffline: Bool
     /// Freewheeling on several threads: they render the tracks' chains of each period.
     var freewheelWorkers: FreewheelWorkers?
+    /// Freewheeling for stems: each tapped track's own output, every period.
+    var stemTaps: StemTaps?
     let handoverFrames: Int64
     let holdLimitFrames: Int64
     let stallAtFrame: Int64

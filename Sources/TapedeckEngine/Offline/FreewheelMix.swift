@@ -30,9 +30,11 @@ struct FreewheelMix {
 
     let request: Mixdown.Request
 
-    /// Renders the request's range into `writer` (already open, stereo at the session's rate).
-    /// `progress` gets the fraction done. Export thread.
-    func render(into writer: AudioFileWriter, progress: (Double) -> Void) throws -> Result {
+    /// Renders the request's range into `writer` (already open, stereo at the session's rate),
+    /// and each of `stems`' tracks, after its chain, fader and pan (before the master), into
+    /// its writer. `progress` gets the fraction done. Export thread.
+    func render(into writer: AudioFileWriter, stems: [(track: Int, writer: AudioFileWriter)] = [],
+                progress: (Double) -> Void) throws -> Result {
         let session = request.session
         var spec = try GraphSpec(session: session, folder: request.folder, listening: [])
         do { spec.masterChain = try Chain(parsing: request.masterChain) } catch {
@@ -54,6 +56,9 @@ struct FreewheelMix {
         }
         let range = request.range
         try engine.prepare(spec, position: range.startFrame)
+        let taps = stems.isEmpty ? nil : StemTaps(tracks: stems.map(\.track), trackCount: session.tracks.count,
+                                                   frames: FreewheelMix.periodFrames)
+        engine.core.stemTaps = taps
         try engine.start()
         let warnings = engine.chainProblems(trackNames: session.tracks.map(\.name)) { session.isAudible(trackIndex: $0) }
         // The master chain delays the mix: that many frames more are rendered and as many
@@ -63,12 +68,18 @@ struct FreewheelMix {
         engine.setEndFrame(overflow ? nil : renderEnd)
         engine.play()
         let out = OverlappedWriter(writer, frames: FreewheelMix.periodFrames)
-        defer { out.drain() }
+        let stemOuts = stems.map { OverlappedWriter($0.writer, frames: FreewheelMix.periodFrames) }
+        defer {
+            out.drain()
+            for s in stemOuts { s.drain() }
+        }
         var toDrop = masterLatency
         var left = range.frameCount
+        // Stems are not delayed by the master chain: each period's first frames are theirs.
+        var stemLeft = stems.isEmpty ? 0 : range.frameCount
         var idle = 0
         var position = engine.status().positionFrame
-        while left > 0 {
+        while left > 0 || stemLeft > 0 {
             engine.fillRingsInline()
             guard device.cycle() else {
                 // The play command is applied in the first cycle; an engine that goes idle
@@ -87,6 +98,14 @@ struct FreewheelMix {
             let rolled = Int(status.positionFrame - position)
             position = status.positionFrame
             guard rolled > 0 else { continue }
+            if stemLeft > 0, let taps {
+                let k = Int(min(Int64(rolled), stemLeft))
+                for (s, stem) in zip(stemOuts, stems) {
+                    guard let pair = taps.pair(track: stem.track) else { continue }
+                    try s.write(pair[0], pair[1], frameCount: k)
+                }
+                stemLeft -= Int64(k)
+            }
             let skip = Int(min(toDrop, Int64(rolled)))
             toDrop -= Int64(skip)
             let k = Int(min(Int64(rolled - skip), left))
@@ -97,6 +116,8 @@ struct FreewheelMix {
             progress(Double(range.frameCount - left) / Double(max(range.frameCount, 1)))
         }
         try out.finish()
+        for s in stemOuts { try s.finish() }
+        withExtendedLifetime(taps) {}
         return Result(nonFiniteSampleCount: engine.status().nonFiniteSamples, warnings: warnings)
     }
 }

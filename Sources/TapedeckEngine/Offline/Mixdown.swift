@@ -112,9 +112,9 @@ public struct Mixdown {
         let scratch = ScratchFiles(prefix: request.outputPath)
         defer { scratch.removeAll() }
         let stretched = request.timePitch.isIdentity == false
-        // The mix alone at 1× is the live engine's, freewheeled: what plays is what is
-        // exported. (Stems and exports at another speed still render here, for now.)
-        if !stretched && request.stemsFolder == nil { return try runFreewheel(format: finalFormat, progress: progress) }
+        // At 1× the mix and its stems are the live engine's, freewheeled: what plays is what
+        // is exported. (Exports at another speed still render here, for now.)
+        if !stretched { return try runFreewheel(format: finalFormat, progress: progress) }
         let mixShare = stretched ? 0.3 : 1.0
         let tracks = try openTracks()
         let master = try Mixdown.masterChain(request.masterChain, sampleRate: request.session.sampleRate,
@@ -160,20 +160,33 @@ public struct Mixdown {
         }
     }
 
-    /// The mix through ``FreewheelMix`` into a `.partial` file renamed into place.
+    /// The mix (and the audible tracks' stems) through ``FreewheelMix`` into `.partial` files
+    /// renamed into place when all are done.
     private func runFreewheel(format: AudioFileFormat, progress: (Double) -> Void) throws -> Summary {
+        let session = request.session
         let partial = request.outputPath + ".partial"
+        let stemTracks = request.stemsFolder == nil ? [] : session.tracks.indices.filter { session.isAudible(trackIndex: $0) }
+        let stemPaths = request.stemsFolder.map { folder in
+            stemTracks.map { folder + "/" + Mixdown.stemFileName(session.tracks[$0].name, index: $0, container: request.container) }
+        } ?? []
         do {
-            let writer = try AudioFileWriter(path: partial, format: format, blockFrames: FreewheelMix.periodFrames,
-                                             expectedFrameCount: request.range.frameCount, creation: .replacingLeftover)
-            let result = try FreewheelMix(request: request).render(into: writer, progress: progress)
+            func open(_ path: String) throws -> AudioFileWriter {
+                try AudioFileWriter(path: path, format: format, blockFrames: FreewheelMix.periodFrames,
+                                    expectedFrameCount: request.range.frameCount, creation: .replacingLeftover)
+            }
+            let writer = try open(partial)
+            let stems = try zip(stemTracks, stemPaths).map { (track: $0.0, writer: try open($0.1 + ".partial")) }
+            let result = try FreewheelMix(request: request).render(into: writer, stems: stems, progress: progress)
             try writer.close()
+            for stem in stems { try stem.writer.close() }
             try Mixdown.moveIntoPlace(partial, request.outputPath)
+            for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
             return Summary(frameCount: request.range.frameCount, peakDecibels: Decibels.fromLinear(Double(writer.peakAmplitude)),
-                           overCount: writer.overCount, stemPaths: [], warnings: result.warnings,
+                           overCount: writer.overCount, stemPaths: stemPaths, warnings: result.warnings,
                            nonFiniteSampleCount: result.nonFiniteSampleCount, oversWereClipped: request.encoding != .float32)
         } catch {
             unlink(partial)
+            for p in stemPaths { unlink(p + ".partial") }
             throw error
         }
     }
