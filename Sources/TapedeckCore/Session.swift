@@ -160,6 +160,17 @@ public struct Track: Codable, Equatable, Sendable {
     /// The track's render when frozen (nil: not frozen): it plays in place of the regions and
     /// the playback chain.
     public var frozen: FrozenAudio?
+    /// True for a bus: a strip with no regions and no input that other strips send or output
+    /// to (see Routing.swift). Nil for a track.
+    public var bus: Bool?
+    /// A bus's channels, 1 or 2 (nil: stereo). Unused on tracks.
+    public var busChannels: Int?
+    /// Sends to buses, in the order they were added.
+    public var sends: [Send] = []
+    /// Where the strip's output goes (the master unless routed elsewhere).
+    public var output: StripOutput = .master
+    /// A bus that stays heard whatever is soloed (nil: not solo-safe).
+    public var soloSafe: Bool?
 
     /// Creates an empty mono track at unity gain, centred.
     public init(name: String, inputChannels: [Int] = [1], armed: Bool = false, mute: Bool = false,
@@ -197,6 +208,11 @@ public struct Track: Codable, Equatable, Sendable {
 }
 
 extension Track {
+    private enum CodingKeys: String, CodingKey {
+        case name, inputChannels, armed, mute, solo, gainDecibels, pan, inputChain, playbackChain, regions, monitoring,
+             activeTakes, midi, frozen, bus, busChannels, sends, output, soloSafe
+    }
+
     /// Decodes a track; `monitoring` and `activeTakes` may be absent (sessions written
     /// before take lanes), and then are `auto` and none.
     public init(from decoder: any Decoder) throws {
@@ -224,6 +240,36 @@ extension Track {
         activeTakes = try c.decodeIfPresent([TakeChoice].self, forKey: .activeTakes) ?? []
         midi = try c.decodeIfPresent(Bool.self, forKey: .midi)
         frozen = try c.decodeIfPresent(FrozenAudio.self, forKey: .frozen)
+        bus = try c.decodeIfPresent(Bool.self, forKey: .bus)
+        busChannels = try c.decodeIfPresent(Int.self, forKey: .busChannels)
+        sends = try c.decodeIfPresent([Send].self, forKey: .sends) ?? []
+        output = try c.decodeIfPresent(StripOutput.self, forKey: .output) ?? .master
+        soloSafe = try c.decodeIfPresent(Bool.self, forKey: .soloSafe)
+    }
+
+    /// Encodes a track; routing left at its defaults (no sends, the master) is not written,
+    /// so a session without routing reads as it did before routing existed.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(inputChannels, forKey: .inputChannels)
+        try c.encode(armed, forKey: .armed)
+        try c.encode(mute, forKey: .mute)
+        try c.encode(solo, forKey: .solo)
+        try c.encode(gainDecibels, forKey: .gainDecibels)
+        try c.encode(pan, forKey: .pan)
+        try c.encode(inputChain, forKey: .inputChain)
+        try c.encode(playbackChain, forKey: .playbackChain)
+        try c.encode(regions, forKey: .regions)
+        try c.encode(monitoring, forKey: .monitoring)
+        try c.encode(activeTakes, forKey: .activeTakes)
+        try c.encodeIfPresent(midi, forKey: .midi)
+        try c.encodeIfPresent(frozen, forKey: .frozen)
+        try c.encodeIfPresent(bus, forKey: .bus)
+        try c.encodeIfPresent(busChannels, forKey: .busChannels)
+        if !sends.isEmpty { try c.encode(sends, forKey: .sends) }
+        if output != .master { try c.encode(output, forKey: .output) }
+        try c.encodeIfPresent(soloSafe, forKey: .soloSafe)
     }
 }
 
@@ -329,13 +375,5 @@ public struct Session: Codable, Equatable, Sendable {
     /// The tempo map for this session's tempo and signature.
     public var tempoMap: TempoMap {
         TempoMap(sampleRate: sampleRate, tempoBPM: tempoBPM, timeSignature: timeSignature)
-    }
-
-    /// Whether `track` is heard, given mute and every track's solo.
-    public func isAudible(trackIndex: Int) -> Bool {
-        let track = tracks[trackIndex]
-        if track.mute { return false }
-        if tracks.contains(where: \.solo) { return track.solo }
-        return true
     }
 }

@@ -26,6 +26,8 @@ public enum SessionLimits {
     public static let maximumTakeNumber = 1_000_000
     /// Device channels a track may record from.
     public static let maximumInputChannels = 256
+    /// Sends on one strip.
+    public static let maximumSends = 64
     /// MIDI learn bindings in one session.
     public static let maximumMIDIBindings = 10_000
     /// Events in one MIDI region's file (about 30 hours of dense playing).

@@ -38,6 +38,7 @@ public enum SessionValidator {
         for (t, track) in session.tracks.enumerated() {
             if let p = trackProblem(track, at: "tracks[\(t)]", limits) { return p }
         }
+        if let p = session.routingProblem() { return "routing: " + p }
         if session.midiBindings.count > SessionLimits.maximumMIDIBindings {
             return "midiBindings: \(session.midiBindings.count) bindings, at most \(SessionLimits.maximumMIDIBindings)"
         }
@@ -84,6 +85,13 @@ public enum SessionValidator {
         }
         if let p = gainProblem(track.gainDecibels, "\(at).gainDecibels") { return p }
         if !(track.pan >= -1 && track.pan <= 1) { return "\(at).pan: \(track.pan) is outside -1...1" }
+        for (s, send) in track.sends.enumerated() {
+            if let p = nameProblem(send.bus, "\(at).sends[\(s)].bus") { return p }
+            if let p = gainProblem(send.levelDecibels, "\(at).sends[\(s)].levelDecibels") { return p }
+            if !(send.pan >= -1 && send.pan <= 1) { return "\(at).sends[\(s)].pan: \(send.pan) is outside -1...1" }
+        }
+        if let c = track.busChannels, c != 1 && c != 2 { return "\(at).busChannels: \(c) is not 1 or 2" }
+        if track.isBus && (track.armed || track.isMIDI) { return "\(at): a bus is never armed and holds no MIDI" }
         for (name, chain) in [("inputChain", track.inputChain), ("playbackChain", track.playbackChain)]
         where chain.count > SessionLimits.maximumChainLength {
             return "\(at).\(name): \(chain.count) characters, at most \(SessionLimits.maximumChainLength)"

@@ -209,11 +209,15 @@ public final class Transport {
         }
     }
 
-    /// Every track's fader, pan, mute and solo, and the master fader, to the engine (atomics).
+    /// Every strip's fader, pan, mute, solo and send levels, and the master fader, to the
+    /// engine (atomics).
     func pushMixer() {
         engine.setMasterGain(decibels: session.masterGainDecibels)
         for (i, t) in session.tracks.enumerated() {
             engine.setMixer(track: i, gainDecibels: t.gainDecibels, pan: t.pan, mute: t.mute, solo: t.solo)
+            for (k, send) in t.sends.enumerated() {
+                engine.setSend(track: i, index: k, levelDecibels: send.levelDecibels, pan: send.pan)
+            }
         }
     }
 
@@ -222,7 +226,7 @@ public final class Transport {
         do { return try Chain(parsing: text) } catch { throw ChainContextError(place: place, error: error) }
     }
 
-    /// Whether two sessions sound the same but for the mixer values (and markers, loop and
+    /// Whether two sessions sound the same but for the mixer values and send levels (and markers, loop and
     /// punch ranges, which the transport follows on its own).
     static func sameMaterial(_ a: Session, _ b: Session) -> Bool {
         func stripped(_ s: Session) -> Session {
@@ -232,6 +236,10 @@ public final class Transport {
                 s.tracks[i].pan = 0
                 s.tracks[i].mute = false
                 s.tracks[i].solo = false
+                for k in s.tracks[i].sends.indices {
+                    s.tracks[i].sends[k].levelDecibels = 0
+                    s.tracks[i].sends[k].pan = 0
+                }
             }
             s.masterGainDecibels = 0
             s.markers = []

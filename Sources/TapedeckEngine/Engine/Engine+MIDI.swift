@@ -7,7 +7,7 @@ import TapedeckDSP
 extension Engine {
     /// Frames from a played MIDI message to the engine placing it: one period, the output
     /// latency and the master chain's look-ahead. A MIDI take is shifted back by this much.
-    public var midiLatencyFrames: Int64 { core.midiBaseLatencyFrames + Int64(masterLatencyFrames) }
+    public var midiLatencyFrames: Int64 { core.midiBaseLatencyFrames + Int64(outputLatencyFrames) }
 
     /// Starts draining `port` into every period (at most eight ports). The engine keeps the
     /// port alive until it closes. Returns false when all slots are taken.

@@ -7,13 +7,14 @@ import TapedeckIO
 extension Engine {
 
     /// Frames an overdub's input lags what it heard: the device's round trip, the calibrated
-    /// offset and the master chain's look-ahead.
+    /// offset and the graph's output latency (the master chain's look-ahead and the slowest
+    /// path into the master, ``RouteTable``).
     public var overdubLatencyFrames: Int64 {
-        device.currentRoundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.masterLatencyFrames ?? 0)
+        device.currentRoundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.outputLatencyFrames ?? 0)
     }
 
-    /// Frames the master chain delays the mix by.
-    var masterLatencyFrames: Int { graphs.last?.masterLatencyFrames ?? 0 }
+    /// Frames the master's output lags the timeline (delay compensation included).
+    public var outputLatencyFrames: Int { graphs.last?.outputLatencyFrames ?? 0 }
 
     /// Frames the input chain of `track` delays its input.
     public func inputLatencyFrames(track: Int) -> Int {

@@ -332,6 +332,14 @@ public final class Engine: @unchecked Sendable {
         g.strips[track].controls.set(gainDecibels: gainDecibels, pan: pan, mute: mute, solo: solo)
     }
 
+    /// Send `index` (in the session's order) of strip `track`: its level and pan, heard at the
+    /// next period (atomics, no graph).
+    public func setSend(track: Int, index: Int, levelDecibels: Double, pan: Double) {
+        guard let g = graphs.last, g.routes.sendStates.indices.contains(track),
+              g.routes.sendStates[track].indices.contains(index) else { return }
+        g.routes.sendStates[track][index].controls.set(levelDecibels: levelDecibels, pan: pan)
+    }
+
     /// The master fader.
     public func setMasterGain(decibels: Double) {
         let linear = decibels.isFinite ? Float(Decibels.toLinear(decibels)) : (decibels < 0 ? 0 : 1)

@@ -28,8 +28,11 @@ final class Graph: @unchecked Sendable {
     let trackOfInput: UnsafeMutablePointer<Int>
     let trackCount: Int
     let inputCount: Int
-    /// Frames the master chain delays the mix by.
-    let masterLatencyFrames: Int
+    /// Frames the master's output lags the timeline: the master chain and the slowest path
+    /// into the master (``RouteTable/outputLatencyFrames``).
+    let outputLatencyFrames: Int
+    /// Who feeds whom, in what order, with which delays.
+    let routes: RouteTable
     /// The session's tempo and meter (a plain value the audio thread copies).
     let tempoMap: TempoMap
     /// For each track, whether it hears the MIDI inputs (armed).
@@ -40,7 +43,8 @@ final class Graph: @unchecked Sendable {
     private(set) var bindings: BindingTable?
 
     private init(generation: Int, spec: GraphSpec, strips: [PlaybackStrip], inputs: [InputStrip], inputTracks: [Int],
-                 masterChain: ChainInstance?, playlists: [MIDIPlaylist?]) {
+                 masterChain: ChainInstance?, playlists: [MIDIPlaylist?], routes: RouteTable) {
+        self.routes = routes
         self.generation = generation
         self.spec = spec
         self.strips = strips
@@ -60,7 +64,7 @@ final class Graph: @unchecked Sendable {
             inputForTrack[t] = i
             trackOfInput[i] = t
         }
-        masterLatencyFrames = masterChain?.latencyFrames ?? 0
+        outputLatencyFrames = routes.outputLatencyFrames
         tempoMap = spec.tempoMap
         self.playlists = playlists
         listensToMIDI = .allocate(capacity: max(strips.count, 1))
@@ -119,7 +123,8 @@ final class Graph: @unchecked Sendable {
         var unused = previous?.strips ?? []
         var strips: [PlaybackStrip] = []
         for (i, track) in spec.tracks.enumerated() {
-            if let at = unused.firstIndex(where: { $0.voice.sources == track.sources && $0.channelCount == track.channelCount
+            if let at = unused.firstIndex(where: { $0.isBus == track.isBus && $0.voice.sources == track.sources
+                && $0.channelCount == track.channelCount
                 && ($0.voice.ring?.capacityFrames ?? .max) >= context.ringFrames
                 && Graph.canRetune($0.chainSpec, to: track.chain, instance: $0.chain) }) {
                 let strip = unused.remove(at: at)
@@ -136,14 +141,15 @@ final class Graph: @unchecked Sendable {
                                        blockFrames: context.blockFrames, waitNanoseconds: context.waitNanoseconds)
             // The same track (by name, at the same place) plays its old material until the new is read.
             var fallback: PlaybackStrip?
-            if let previous, i < previous.strips.count, previous.spec.tracks[i].name == track.name {
+            if !track.isBus, let previous, i < previous.strips.count, previous.spec.tracks[i].name == track.name,
+               !previous.strips[i].isBus {
                 fallback = previous.strips[i]
                 fallback?.dropFallbackIfDone()
             }
             let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
                                       maxFrames: Graph.stripFrames(periodFrames: context.periodFrames),
                                       meterWindowFrames: context.meterWindowFrames, fallback: fallback, stateFolder: spec.pluginStateFolder,
-                                      files: files, isRealtime: context.isRealtime)
+                                      files: files, isRealtime: context.isRealtime, isBus: track.isBus)
             strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
             strips.append(strip)
         }
@@ -186,8 +192,10 @@ final class Graph: @unchecked Sendable {
                              maxFrames: context.periodFrames)
             master = instance
         }
+        let routes = RouteTable(spec: spec, strips: strips, masterLatencyFrames: master?.latencyFrames ?? 0,
+                                maxFrames: Graph.stripFrames(periodFrames: context.periodFrames), previous: previous?.routes)
         return Graph(generation: generation, spec: spec, strips: strips, inputs: inputs, inputTracks: inputTracks,
-                     masterChain: master, playlists: playlists)
+                     masterChain: master, playlists: playlists, routes: routes)
     }
 
     /// Whether a live `instance` of chain `old` can become `new` by setting parameters: the

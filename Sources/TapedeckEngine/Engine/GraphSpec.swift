@@ -54,6 +54,37 @@ public struct GraphSpec: Sendable, Equatable {
         }
     }
 
+    /// A send of a strip to a bus: level and pan are values the engine glides to (atomics),
+    /// the target and the tap point shape the graph.
+    public struct Send: Sendable, Equatable {
+        /// The bus, by strip index.
+        public var target: Int
+        /// Taken before the fader (and mute and solo).
+        public var preFader: Bool
+        /// Level in dB.
+        public var levelDecibels: Double
+        /// −1 … +1.
+        public var pan: Double
+
+        /// Creates a send.
+        public init(target: Int, preFader: Bool = false, levelDecibels: Double = 0, pan: Double = 0) {
+            self.target = target
+            self.preFader = preFader
+            self.levelDecibels = levelDecibels
+            self.pan = pan
+        }
+    }
+
+    /// Where a strip's output goes.
+    public enum Output: Sendable, Equatable {
+        /// The master bus.
+        case master
+        /// A bus, by strip index.
+        case strip(Int)
+        /// Device outputs, 1-based (one, or a pair).
+        case device([Int])
+    }
+
     /// One track.
     public struct Track: Sendable, Equatable {
         /// Display name.
@@ -79,6 +110,14 @@ public struct GraphSpec: Sendable, Equatable {
         /// Whether it hears the MIDI inputs (armed): its chain then gets them instead of its
         /// MIDI regions.
         public var listensToMIDI = false
+        /// A bus: no material of its own, it plays what other strips send or output to it.
+        public var isBus = false
+        /// Heard whatever is soloed.
+        public var soloSafe = false
+        /// Its sends, each to a bus strip.
+        public var sends: [Send] = []
+        /// Where its output goes.
+        public var output: Output = .master
 
         /// Creates a track.
         public init(name: String, sources: [Source], channelCount: Int, chain: Chain = Chain(), gainDecibels: Double = 0,
@@ -140,7 +179,20 @@ public struct GraphSpec: Sendable, Equatable {
         var tracks: [Track] = []
         // Channels of each distinct file, learned once however many regions play from it.
         var widths: [String: Int] = [:]
+        if let problem = session.routingProblem() { throw RoutingError(problem) }
         for (i, t) in session.tracks.enumerated() {
+            if t.isBus {
+                let chain: Chain
+                do { chain = try Chain(parsing: t.playbackChain) } catch {
+                    throw ChainContextError(place: "bus \(i + 1) (\(t.name)) chain", error: error)
+                }
+                var bus = Track(name: t.name, sources: [], channelCount: t.busChannelCount, chain: chain,
+                                gainDecibels: t.gainDecibels, pan: t.pan, mute: t.mute, solo: t.solo)
+                bus.isBus = true
+                bus.soloSafe = t.isSoloSafe
+                tracks.append(bus)
+                continue
+            }
             var sources: [Source] = []
             // A MIDI track's instrument plays in stereo.
             var width = t.isMIDI ? 2 : 1
@@ -178,6 +230,19 @@ public struct GraphSpec: Sendable, Equatable {
             track.midiSources = midiSources
             track.listensToMIDI = listens && t.frozen == nil
             tracks.append(track)
+        }
+        // Routing, by strip index (the names were checked above).
+        for (i, t) in session.tracks.enumerated() {
+            switch t.output {
+            case .master: tracks[i].output = .master
+            case .bus(let name): tracks[i].output = session.busIndex(named: name).map { .strip($0) } ?? .master
+            case .device(let channels): tracks[i].output = .device(channels)
+            }
+            tracks[i].sends = t.sends.compactMap { send in
+                session.busIndex(named: send.bus).map {
+                    Send(target: $0, preFader: send.preFader, levelDecibels: send.levelDecibels, pan: send.pan)
+                }
+            }
         }
         self.init(tracks: tracks, sampleRate: session.sampleRate, tempoMap: session.tempoMap)
         pluginStateFolder = folder.pluginStateFolder

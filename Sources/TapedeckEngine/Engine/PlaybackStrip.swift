@@ -72,10 +72,10 @@ final class PlaybackStrip: @unchecked Sendable {
     /// Underrun frames so far (the audio thread adds).
     let underrunFrames = Atomic<Int64>(0)
 
-    // Audio thread: the fader and pan gains reached at the end of the last period.
-    var appliedGain: Float = .nan
-    var appliedLeft: Float = 0
-    var appliedRight: Float = 0
+    /// A bus: no material, its buffers are where what is routed to it is summed.
+    let isBus: Bool
+    /// The fader (x) and pan gains (y left, z right) as they glide. Audio thread.
+    var mixGlide = GainGlide()
     /// Freewheeling on several threads: this period's strip was rendered ahead by a worker,
     /// and this is what it missed (−1: not rendered ahead). Audio thread.
     var prerenderedMissing = -1
@@ -83,8 +83,9 @@ final class PlaybackStrip: @unchecked Sendable {
     /// Builds the strip (instantiating and preparing its chain). Control thread.
     init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, maxFrames: Int,
          meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil, files: (any NodeFiles)? = nil,
-         isRealtime: Bool = true) {
+         isRealtime: Bool = true, isBus: Bool = false) {
         self.voice = voice
+        self.isBus = isBus
         channelCount = voice.channelCount
         chainSpec = spec
         self.maxFrames = maxFrames
@@ -162,6 +163,22 @@ final class PlaybackStrip: @unchecked Sendable {
         processChain(frameCount: n, transport: transport, midi: midi)
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
         return missing
+    }
+
+    /// A bus: runs its chain over what was summed into its buffers this block (`frameCount`
+    /// frames), rolling or not, so tails ring out.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func renderBus(frameCount n: Int, transport: TransportInfo) {
+        processChain(frameCount: n, transport: transport, midi: UnsafeBufferPointer(start: nil, count: 0))
+    }
+
+    /// Clears a bus's buffers for the next block's sums.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    func clearBus(frameCount n: Int) {
+        for c in 0..<channelCount { buffers[c].update(repeating: 0, count: n) }
     }
 
     /// After the voice took a new seek (a locate, the start of play), feeds the chain its

@@ -195,6 +195,7 @@ extension RenderCore: HostClockClient {
         if let next = pendingRoute { route = next; pendingRoute = nil }
         position = frame
         fraction = 0
+        if let graphRef = graph { graphRef._withUnsafeGuaranteedRef { flushRouting($0) } }
         seekAll(seqStart: seq, timeline: position, route: route, continuesOld: false)
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: state == .rolling ? speedFactor : 0)
     }

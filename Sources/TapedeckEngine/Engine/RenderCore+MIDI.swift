@@ -14,7 +14,7 @@ extension RenderCore {
     ///
     /// Audio thread: arithmetic only.
     @inline(__always)
-    func midiLatencyFrames(_ g: Graph) -> Int64 { midiBaseLatencyFrames + Int64(g.masterLatencyFrames) }
+    func midiLatencyFrames(_ g: Graph) -> Int64 { midiBaseLatencyFrames + Int64(g.outputLatencyFrames) }
 
     /// Takes this period's MIDI: the device's own (delivered this cycle at their frames) and
     /// every input port's messages that arrived before `now`, placed at

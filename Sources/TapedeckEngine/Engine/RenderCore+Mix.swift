@@ -170,25 +170,37 @@ extension RenderCore {
         writer.signal()
     }
 
-    /// Renders every track and mixes it onto the bus: the monitored input or the material,
-    /// fader (mute and solo included) ramped over the period so a change never clicks, the
-    /// post-fader meter, pan. At another speed the material goes through the mix's time-pitch
-    /// processors, which pull it at timeline rate (``renderTimelineMix(into:frameCount:seq:)``);
-    /// monitored inputs stay at device rate and are never stretched.
+    /// Renders every strip and routes it (``routeStrip(_:strip:frameCount:targets:)``): tracks
+    /// play the monitored input or their material through their chains, buses their sums
+    /// through theirs, in render order, onto the master bus and the device outputs. At
+    /// another speed the material and the buses go through the mix's time-pitch processors,
+    /// which pull them at timeline rate (``renderTimelineMix(into:frameCount:seq:)``); live
+    /// strips (a monitored input, an armed instrument) stay at device rate, never stretched,
+    /// straight to the master.
     ///
     /// Audio thread: no allocation, no locks.
     func mixTracks(_ g: Graph, frameCount n: Int, transport: TransportInfo) {
         bus[0].update(repeating: 0, count: n)
         bus[1].update(repeating: 0, count: n)
-        var soloed = false
-        for i in 0..<g.trackCount where !soloed { soloed = g.stripTable[i]._withUnsafeGuaranteedRef { $0.controls.solo } }
-        soloedThisCycle = soloed
+        if g.routes.hasDeviceOutputs { for c in 0..<directOutputCount { directOutputs[c].update(repeating: 0, count: n) } }
+        updateAudibility(g)
         let rolling = state == .rolling
         // Under time-pitch the material is rendered ahead and when the processors ask for
         // it (while waiting to roll, the FIFO fills: see rollWhenReady).
         let mix = timePitch.engaged && state != .stopped ? mixTimePitch : nil
         if let workers = freewheelWorkers, rolling, mix == nil { prerender(g, workers: workers, frameCount: n, transport: transport) }
-        for i in 0..<g.trackCount {
+        if mix == nil { clearBuses(g, frameCount: n) }
+        let targets = StripTargets(master: UnsafePointer(bus), devices: UnsafePointer(directOutputs), deviceCount: directOutputCount,
+                                   throughBuses: mix == nil)
+        let order = g.routes.order
+        for k in 0..<g.trackCount {
+            let i = order[k]
+            if g.routes.isBus[i] {
+                guard mix == nil else { continue }
+                g.stripTable[i]._withUnsafeGuaranteedRef { $0.renderBus(frameCount: n, transport: transport) }
+                routeStrip(g, strip: i, frameCount: n, targets: targets)
+                continue
+            }
             let monitor = monitoredInput(g, track: i, rolling: rolling)
             // Live input — audio monitored, or MIDI to an armed instrument — is played at
             // device rate, never stretched; the rest goes through the mix's processors.
@@ -197,7 +209,6 @@ extension RenderCore {
                 if strip.prerenderedMissing >= 0 {
                     countUnderrun(strip.prerenderedMissing, track: i)
                     strip.prerenderedMissing = -1
-                    fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus, stem: stemTaps?.pair(track: i))
                     return
                 }
                 // A monitored track plays its input, not its chain's MIDI: none is collected.
@@ -207,8 +218,8 @@ extension RenderCore {
                 let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, transport: transport,
                                            monitor: monitor.channels, monitorChannels: monitor.count, midi: midi)
                 countUnderrun(missing, track: i)
-                fadeAndPan(strip, soloed: soloed, frameCount: n, onto: bus, stem: stemTaps?.pair(track: i))
             }
+            routeStrip(g, strip: i, frameCount: n, targets: targets)
         }
         if let mix, rolling {
             mix.renderAhead(frameCount: MixTimePitch.budget(speed: timePitch.speed, frameCount: n), timePitch: timePitch)
@@ -224,13 +235,13 @@ extension RenderCore {
 
     /// Freewheeling on several threads: every track that plays only its audio regions (no
     /// MIDI, no input) renders through its chain on the workers; ``mixTracks(_:frameCount:transport:)``
-    /// then sums them in track order as always, so the mix is the same bits as on one thread.
+    /// then routes them in order as always, so the mix is the same bits as on one thread.
     ///
     /// Freewheel only: waits for the worker threads (see ``FreewheelWorkers``).
     private func prerender(_ g: Graph, workers: FreewheelWorkers, frameCount n: Int, transport: TransportInfo) {
         let seq = self.seq
         workers.run(count: g.trackCount) { i in
-            guard g.inputForTrack[i] < 0, !g.listensToMIDI[i], g.playlists[i] == nil else { return }
+            guard !g.routes.isBus[i], g.inputForTrack[i] < 0, !g.listensToMIDI[i], g.playlists[i] == nil else { return }
             g.stripTable[i]._withUnsafeGuaranteedRef { strip in
                 strip.prerenderedMissing = strip.render(frameCount: n, rolling: true, seq: seq, transport: transport,
                                                         monitor: nil, monitorChannels: 0)
@@ -238,49 +249,63 @@ extension RenderCore {
         }
     }
 
-    /// The time-pitch processors' source: `frameCount` frames of the playing (not monitored)
-    /// tracks' mix from sequence `start` on, each track through its chain, fader and pan,
-    /// straight into `channels` (two). Track by track, so a track without a chain is mixed in
-    /// one fused pass from its ring (``PlaybackStrip/mixDirect(onto:frameCount:rampFrames:seq:soloed:)``:
-    /// at 32× that is 8 192 frames of every track a period) while a track with a chain goes
-    /// through its buffers in blocks of ``timelineFrames``; each output frame still sums the
-    /// tracks in their order with the same gains, so the result is the same either way. A
-    /// fader or pan change glides over the first block, as at 1×. Chains hear the session's
-    /// tempo here (they process the material before it is stretched).
+    /// The time-pitch processors' source: `frameCount` frames of the playing (not live)
+    /// strips' mix from sequence `start` on, walked in blocks of ``timelineFrames`` (a bus sums
+    /// a block of everything that feeds it), straight into `channels` (two). A track without
+    /// a chain, sends or a delayed path is mixed in one fused pass from its ring
+    /// (``PlaybackStrip/mixDirect(onto:frameCount:seq:start:end:rampFrames:)``: at 32× that is
+    /// 8 192 frames of every track a period); each output frame still sums the strips in
+    /// their order with the same gains, so the result is the same either way. Chains hear
+    /// the session's tempo here (they process the material before it is stretched).
     ///
     /// Audio thread: no allocation, no locks.
     func renderTimelineMix(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int, seq start: Int64) {
         for c in 0..<2 { channels[c].update(repeating: 0, count: frameCount) }
         guard let graphRef = graph else { return }
         graphRef._withUnsafeGuaranteedRef { g in
-            let rampFrames = min(timelineFrames, frameCount)
-            for i in 0..<g.trackCount where monitoredInput(g, track: i, rolling: true).channels == nil && !g.listensToMIDI[i] {
-                g.stripTable[i]._withUnsafeGuaranteedRef { strip in
-                    if strip.mixesDirect {
-                        let missing = strip.mixDirect(onto: channels, frameCount: frameCount, rampFrames: rampFrames, seq: start,
-                                                      soloed: soloedThisCycle)
-                        countUnderrun(missing, track: i)
-                        return
+            let r = g.routes
+            var done = 0
+            while done < frameCount {
+                let m = min(timelineFrames, frameCount - done)
+                let at = start + Int64(done)
+                var info = transportInfo(g)
+                info.tempoBPM = g.tempoMap.tempoBPM
+                let timelineFrame = timeline(afterRolling: max(0, at - seq))
+                info.timelineFrame = timelineFrame
+                info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
+                for c in 0..<2 { timelineTargets[c] = channels[c] + done }
+                let targets = StripTargets(master: UnsafePointer(timelineTargets), devices: nil, deviceCount: 0, throughBuses: true)
+                clearBuses(g, frameCount: m)
+                for k in 0..<g.trackCount {
+                    let i = r.order[k]
+                    if r.isBus[i] {
+                        g.stripTable[i]._withUnsafeGuaranteedRef { $0.renderBus(frameCount: m, transport: info) }
+                        routeStrip(g, strip: i, frameCount: m, targets: targets)
+                        continue
                     }
-                    var done = 0
-                    while done < frameCount {
-                        let m = min(timelineFrames, frameCount - done)
-                        let at = start + Int64(done)
-                        var info = transportInfo(g)
-                        info.tempoBPM = g.tempoMap.tempoBPM
-                        let timelineFrame = timeline(afterRolling: max(0, at - seq))
-                        info.timelineFrame = timelineFrame
-                        info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
+                    if monitoredInput(g, track: i, rolling: true).channels != nil || g.listensToMIDI[i] { continue }
+                    let fused = g.stripTable[i]._withUnsafeGuaranteedRef { strip -> Bool in
+                        let output = r.paths[r.first[i]]
+                        guard r.pathCount[i] == 1, output.target == RoutePath.master, output.delayFrames == 0,
+                              strip.mixesDirect else { return false }
+                        strip.mixGlide.aim(strip.mixTarget(audible: r.audible[i]))
+                        let (from, to, ramp) = strip.mixGlide.advance(frameCount: m)
+                        let missing = strip.mixDirect(onto: UnsafePointer(timelineTargets), frameCount: m, seq: at,
+                                                      start: from, end: to, rampFrames: ramp)
+                        countUnderrun(missing, track: i)
+                        return true
+                    }
+                    if fused { continue }
+                    g.stripTable[i]._withUnsafeGuaranteedRef { strip in
                         // MIDI regions at timeline rate too: their instrument's sound is stretched with the rest.
                         let midi = midiEvents(g, track: i, strip: strip, frameCount: m, from: timelineFrame, speed: 1)
                         let missing = strip.render(frameCount: m, rolling: true, seq: at, transport: info, monitor: nil, monitorChannels: 0,
                                                    midi: midi)
                         countUnderrun(missing, track: i)
-                        for c in 0..<2 { timelineTargets[c] = channels[c] + done }
-                        fadeAndPan(strip, soloed: soloedThisCycle, frameCount: m, onto: timelineTargets)
-                        done += m
                     }
+                    routeStrip(g, strip: i, frameCount: m, targets: targets)
                 }
+                done += m
             }
         }
         // A NaN would poison the stretcher for good: it stops here, as silence, and is counted.
@@ -316,34 +341,9 @@ extension RenderCore {
         shared.events.push(EngineEvent(kind: .playbackUnderrun, frame: position, frames: Int64(missing), track: i))
     }
 
-    /// Fader (with mute and solo) in place, the post-fader meter, then pan onto `target` (and,
-    /// exporting stems, into the track's `stem` pair alone, with the same gains).
-    ///
-    /// Audio thread: no allocation, no locks.
-    @inline(__always)
-    private func fadeAndPan(_ strip: PlaybackStrip, soloed: Bool, frameCount n: Int,
-                            onto target: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
-                            stem: UnsafeMutablePointer<UnsafeMutablePointer<Float>>? = nil) {
-        let (gain, left, right) = strip.mixTargets(soloed: soloed)
-        let from = strip.appliedGain
-        for c in 0..<strip.channelCount { MixKernels.ramp(strip.buffers[c], frameCount: n, from: from, to: gain) }
-        strip.appliedGain = gain
-        if !rendersOffline { strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n) }
-        let second = strip.channelCount > 1 ? strip.buffers[1] : strip.buffers[0]
-        if let stem {
-            stem[0].update(repeating: 0, count: n)
-            stem[1].update(repeating: 0, count: n)
-            MixKernels.accumulate(strip.buffers[0], into: stem[0], frameCount: n, startGain: strip.appliedLeft, endGain: left)
-            MixKernels.accumulate(second, into: stem[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
-        }
-        MixKernels.accumulate(strip.buffers[0], into: target[0], frameCount: n, startGain: strip.appliedLeft, endGain: left)
-        MixKernels.accumulate(second, into: target[1], frameCount: n, startGain: strip.appliedRight, endGain: right)
-        strip.appliedLeft = left
-        strip.appliedRight = right
-    }
-
     /// The master chain and fader on the bus, the master meter, then the device's outputs
-    /// (a mono device gets the two sides folded; outputs beyond two are silent).
+    /// (a mono device gets the two sides folded), and what strips route straight to device
+    /// outputs added on top.
     ///
     /// Audio thread: no allocation, no locks.
     func master(_ g: Graph, output: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int) {
@@ -378,6 +378,10 @@ extension RenderCore {
         while c < playbackChannels {
             output[c].update(repeating: 0, count: n)
             c += 1
+        }
+        guard g.routes.hasDeviceOutputs else { return }
+        for c in 0..<min(max(playbackChannels, 2), directOutputCount) {
+            MixKernels.accumulate(directOutputs[c], into: output[c], frameCount: n, startGain: 1, endGain: 1)
         }
     }
 

@@ -94,6 +94,14 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     let timelineTargets: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Frames in one block of a track with a chain at timeline rate (its buffers' size).
     let timelineFrames: Int
+    /// Where a delayed path is gathered before its delay (two channels of a strip block).
+    let pathScratch: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Outputs routed straight to the device this period (one buffer per device output),
+    /// added to the device's outputs after the master.
+    let directOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let directOutputCount: Int
+    /// A pointer table aimed at two of ``directOutputs`` (a path's pair).
+    let deviceTargets: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Whether any track is soloed this period.
     var soloedThisCycle = false
     var appliedMasterGain: Float = .nan
@@ -148,6 +156,15 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         }
         bus = buffers(2)
         timelineFrames = Graph.stripFrames(periodFrames: n)
+        pathScratch = .allocate(capacity: 2)
+        for c in 0..<2 {
+            (pathScratch + c).initialize(to: .allocate(capacity: timelineFrames))
+            pathScratch[c].initialize(repeating: 0, count: timelineFrames)
+        }
+        directOutputCount = max(configuration.playbackChannels, 2)
+        directOutputs = buffers(directOutputCount)
+        deviceTargets = .allocate(capacity: 2)
+        deviceTargets.initialize(repeating: directOutputs[0], count: 2)
         timelineTargets = .allocate(capacity: 2)
         timelineTargets.initialize(repeating: bus[0], count: 2)
         clickBuffer = buffers(1)
@@ -172,6 +189,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     deinit {
         for c in 0..<2 { bus[c].deallocate() }
         bus.deallocate()
+        for c in 0..<2 { pathScratch[c].deallocate() }
+        pathScratch.deallocate()
+        for c in 0..<directOutputCount { directOutputs[c].deallocate() }
+        directOutputs.deallocate()
+        deviceTargets.deallocate()
         timelineTargets.deallocate()
         clickBuffer[0].deallocate()
         clickBuffer.deallocate()

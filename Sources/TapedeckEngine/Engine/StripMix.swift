@@ -3,22 +3,14 @@ import CPrefetch
 import TapedeckDSP
 
 extension PlaybackStrip {
-    /// The fader gain and the two pan gains this strip should reach now (mute and solo
-    /// applied); the first time, also where it starts from (no glide in from nothing).
+    /// The fader (with mute and solo: `audible`) and the two pan gains this strip glides to,
+    /// as ``mixGlide`` holds them (x fader, y left, z right).
     ///
     /// Audio thread: relaxed loads, arithmetic.
     @inline(__always)
-    func mixTargets(soloed: Bool) -> (gain: Float, left: Float, right: Float) {
-        let audible = !controls.mute && (!soloed || controls.solo)
-        let gain: Float = audible ? controls.gain : 0
+    func mixTarget(audible: Bool) -> SIMD4<Float> {
         let pan = PanLaw.gains(channelCount: channelCount, pan: Double(controls.pan))
-        let left = Float(pan.left), right = Float(pan.right)
-        if appliedGain.isNaN {
-            appliedGain = gain
-            appliedLeft = left
-            appliedRight = right
-        }
-        return (gain, left, right)
+        return SIMD4(audible ? controls.gain : 0, Float(pan.left), Float(pan.right), 0)
     }
 
     /// Whether the fused pass may mix this strip: nothing between its ring and its fader (no
@@ -27,31 +19,29 @@ extension PlaybackStrip {
     ///
     /// Audio thread: relaxed loads.
     var mixesDirect: Bool {
-        chain == nil && channelCount <= 2 && midi.currentPlaylist() == nil && handedOver.load(ordering: .relaxed)
+        !isBus && chain == nil && channelCount <= 2 && midi.currentPlaylist() == nil && handedOver.load(ordering: .relaxed)
     }
 
     /// Mixes `frameCount` frames of this strip's material from sequence `seq` on onto `bus`
     /// (two channels) in one pass over the ring's memory: fader, the post-fader meter and pan
     /// as ``render(frameCount:rolling:seq:transport:monitor:monitorChannels:midi:)`` then
     /// fader, meter and pan over the strip's buffers would (the same arithmetic, sample for
-    /// sample), the fader and pan gliding to their new values over the first `rampFrames`
-    /// as over one block there. Only for ``mixesDirect``. Returns the underrun frames.
+    /// sample), the gains gliding from `start` to `end` (x fader, y left, z right) over the
+    /// first `rampFrames` and holding `end` after. Only for ``mixesDirect``. Returns the
+    /// underrun frames.
     ///
     /// Audio thread: no allocation, no locks.
-    func mixDirect(onto bus: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, rampFrames: Int, seq: Int64,
-                   soloed: Bool) -> Int {
-        let (gain, left, right) = mixTargets(soloed: soloed)
+    func mixDirect(onto bus: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, seq: Int64,
+                   start: SIMD4<Float>, end: SIMD4<Float>, rampFrames: Int) -> Int {
+        let ramp = max(rampFrames, 1)
         var sink = StripMixSink(left: bus[0], right: bus[1], channelCount: channelCount, rampFrames: rampFrames,
-                                fader: StripMixSink.Glide(fader: appliedGain, to: gain, over: rampFrames),
-                                panLeft: StripMixSink.Glide(pan: appliedLeft, to: left, over: rampFrames),
-                                panRight: StripMixSink.Glide(pan: appliedRight, to: right, over: rampFrames))
+                                fader: StripMixSink.Glide(fader: start.x, to: end.x, over: ramp),
+                                panLeft: StripMixSink.Glide(pan: start.y, to: end.y, over: ramp),
+                                panRight: StripMixSink.Glide(pan: start.z, to: end.z, over: ramp))
         let missing = voice.pull(into: &sink, frameCount: n, seq: seq)
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
         let levels = sink.levels()
         meter.add(peaks: levels.peaks, squares: levels.squares, frameCount: n)
-        appliedGain = gain
-        appliedLeft = left
-        appliedRight = right
         return missing
     }
 }

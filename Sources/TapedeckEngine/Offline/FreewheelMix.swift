@@ -56,14 +56,20 @@ struct FreewheelMix {
         }
         let range = request.range
         try engine.prepare(spec, position: range.startFrame)
+        // Every stem lines up with the mix: held back by what its strip's path lacks of the
+        // output's latency.
+        let latency = engine.outputLatencyFrames
+        let stemDelays = (engine.graphs.last?.routes.outputDelayFrames ?? []).map { latency - $0 }
         let taps = stems.isEmpty ? nil : StemTaps(tracks: stems.map(\.track), trackCount: session.tracks.count,
-                                                   frames: FreewheelMix.periodFrames)
+                                                   frames: FreewheelMix.periodFrames, delayFrames: stemDelays)
         engine.core.stemTaps = taps
         try engine.start()
-        let warnings = engine.chainProblems(trackNames: session.tracks.map(\.name)) { session.isAudible(trackIndex: $0) }
-        // The master chain delays the mix: that many frames more are rendered and as many
-        // dropped from the front, as the playback strips do for their own chains.
-        let masterLatency = Int64(engine.masterLatencyFrames)
+        let audible = session.audibleStrips()
+        let warnings = engine.chainProblems(trackNames: session.tracks.map(\.name)) { audible[$0] }
+        // The master chain and the slowest path delay the mix: that many frames more are
+        // rendered and as many dropped from the front, as the playback strips do for their own
+        // chains.
+        let masterLatency = Int64(latency)
         let (renderEnd, overflow) = range.endFrame.addingReportingOverflow(masterLatency + Int64(FreewheelMix.periodFrames))
         engine.setEndFrame(overflow ? nil : renderEnd)
         engine.play()
@@ -75,7 +81,7 @@ struct FreewheelMix {
         }
         var toDrop = masterLatency
         var left = range.frameCount
-        // Stems are not delayed by the master chain: each period's first frames are theirs.
+        var stemToDrop = masterLatency
         var stemLeft = stems.isEmpty ? 0 : range.frameCount
         var idle = 0
         var position = engine.status().positionFrame
@@ -99,12 +105,16 @@ struct FreewheelMix {
             position = status.positionFrame
             guard rolled > 0 else { continue }
             if stemLeft > 0, let taps {
-                let k = Int(min(Int64(rolled), stemLeft))
-                for (s, stem) in zip(stemOuts, stems) {
-                    guard let pair = taps.pair(track: stem.track) else { continue }
-                    try s.write(pair[0], pair[1], frameCount: k)
+                let skip = Int(min(stemToDrop, Int64(rolled)))
+                stemToDrop -= Int64(skip)
+                let k = Int(min(Int64(rolled - skip), stemLeft))
+                if k > 0 {
+                    for (s, stem) in zip(stemOuts, stems) {
+                        guard let pair = taps.pair(track: stem.track) else { continue }
+                        try s.write(pair[0] + skip, pair[1] + skip, frameCount: k)
+                    }
+                    stemLeft -= Int64(k)
                 }
-                stemLeft -= Int64(k)
             }
             let skip = Int(min(toDrop, Int64(rolled)))
             toDrop -= Int64(skip)

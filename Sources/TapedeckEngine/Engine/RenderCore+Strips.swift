@@ -1,0 +1,249 @@
+import TapedeckCore
+import TapedeckDSP
+
+/// The walk through the strips: every strip in render order (tracks, then each bus once all
+/// that feeds it is summed), and for each its pre-fader sends, its fader with mute and solo,
+/// its meter, its post-fader sends and its output — onto a bus, the master, or device
+/// outputs — each path held back by its delay compensation. Live playback (at the period's
+/// frames) and the time-pitch path (at timeline frames, in blocks) walk the same way; an
+/// export is live playback freewheeled, so all three share this.
+extension RenderCore {
+    /// What a walk reaches: a block's master and device outputs, and whether buses and sends
+    /// are in it (not for live strips while the mix is stretched: they are heard at device
+    /// rate, straight to the master, while the buses run at timeline rate).
+    struct StripTargets {
+        /// The master bus's two channels for this block.
+        var master: UnsafePointer<UnsafeMutablePointer<Float>>
+        /// Device outputs, or nil when this walk does not reach them (timeline rate).
+        var devices: UnsafePointer<UnsafeMutablePointer<Float>>?
+        /// How many ``devices`` there are (a path to one past them is not heard).
+        var deviceCount: Int
+        /// Whether sends and bus outputs are followed (false: outputs to buses go to the master).
+        var throughBuses: Bool
+    }
+
+    /// This cycle's audibility of every strip from mutes and solos along the routing: with any
+    /// strip soloed, a strip is heard when it is soloed, solo-safe, feeds a soloed strip or is
+    /// fed by one; a muted strip never is.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func updateAudibility(_ g: Graph) {
+        let r = g.routes
+        var anySolo = false
+        for i in 0..<g.trackCount where !anySolo { anySolo = g.stripTable[i]._withUnsafeGuaranteedRef { $0.controls.solo } }
+        soloedThisCycle = anySolo
+        guard anySolo else {
+            for i in 0..<g.trackCount { r.audible[i] = !g.stripTable[i]._withUnsafeGuaranteedRef { $0.controls.mute } }
+            return
+        }
+        for i in 0..<g.trackCount { r.soloFlags[i] = g.stripTable[i]._withUnsafeGuaranteedRef { $0.controls.solo } }
+        r.markSoloPaths()
+        for i in 0..<g.trackCount {
+            let (mute, solo) = g.stripTable[i]._withUnsafeGuaranteedRef { ($0.controls.mute, $0.controls.solo) }
+            r.audible[i] = !mute && (solo || r.soloSafe[i] || r.isOnSoloPath(i))
+        }
+    }
+
+    /// A locate: what the delays hold and the buses' chains remember belongs to the old place.
+    /// (Stopping keeps them, so a bus's reverb rings out as a track's does.)
+    ///
+    /// Audio thread: no allocation, no locks (writes the delays' frames).
+    func flushRouting(_ g: Graph) {
+        let r = g.routes
+        for p in 0..<r.totalPaths {
+            r.paths[p].state._withUnsafeGuaranteedRef { state in
+                state.delay?.reset()
+                state.glide.settle()
+            }
+        }
+        for i in 0..<g.trackCount where r.isBus[i] { g.stripTable[i]._withUnsafeGuaranteedRef { $0.chain?.reset() } }
+    }
+
+    /// Clears every bus for a block of `frameCount` frames.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    func clearBuses(_ g: Graph, frameCount n: Int) {
+        let r = g.routes
+        for i in 0..<g.trackCount where r.isBus[i] { g.stripTable[i]._withUnsafeGuaranteedRef { $0.clearBus(frameCount: n) } }
+    }
+
+    /// Strip `i`'s rendered pre-fader signal (in its buffers) on its way: pre-fader sends,
+    /// fader with mute and solo, meter, stem tap, post-fader sends, output.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func routeStrip(_ g: Graph, strip i: Int, frameCount n: Int, targets: StripTargets) {
+        let r = g.routes
+        let first = r.first[i], count = r.pathCount[i]
+        g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+            let source = UnsafePointer(strip.buffers)
+            if targets.throughBuses {
+                for p in first..<(first + count) where r.paths[p].kind == .preFaderSend {
+                    send(g, path: p, from: source, frameCount: n, targets: targets)
+                }
+            }
+            strip.mixGlide.aim(strip.mixTarget(audible: r.audible[i]))
+            let (start, end, k) = strip.mixGlide.advance(frameCount: n)
+            for c in 0..<strip.channelCount { RenderCore.glide(strip.buffers[c], frameCount: n, from: start.x, to: end.x, over: k) }
+            if !rendersOffline { strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n) }
+            if let stem = stemTaps?.pair(track: i) {
+                stem[0].update(repeating: 0, count: n)
+                stem[1].update(repeating: 0, count: n)
+                let second = strip.channelCount > 1 ? source[1] : source[0]
+                RenderCore.accumulate(source[0], into: stem[0], frameCount: n, from: start.y, to: end.y, over: k)
+                RenderCore.accumulate(second, into: stem[1], frameCount: n, from: start.z, to: end.z, over: k)
+                stemTaps?.delay(track: i, frameCount: n)
+            }
+            if targets.throughBuses {
+                for p in first..<(first + count) where r.paths[p].kind == .postFaderSend {
+                    send(g, path: p, from: source, frameCount: n, targets: targets)
+                }
+            }
+            output(g, path: first + count - 1, from: source, frameCount: n, pan: (start.y, start.z, end.y, end.z), over: k,
+                   targets: targets)
+        }
+    }
+
+    /// A send: the source × the send's level and pan (gliding) into its bus, held back by its
+    /// delay.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func send(_ g: Graph, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
+                      targets: StripTargets) {
+        let path = g.routes.paths[p]
+        path.state._withUnsafeGuaranteedRef { state in
+            let level = state.controls.level
+            let gains: SIMD4<Float>
+            if path.targetChannels == 2 {
+                let pan = PanLaw.gains(channelCount: path.sourceChannels, pan: Double(state.controls.pan))
+                gains = SIMD4(level * Float(pan.left), level * Float(pan.right), 0, 0)
+            } else {
+                let g = path.sourceChannels == 2 ? level * 0.5 : level
+                gains = SIMD4(g, g, 0, 0)
+            }
+            state.glide.aim(gains)
+            let (start, end, k) = state.glide.advance(frameCount: n)
+            let destination = g.stripTable[path.target]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
+            land(path, state: state, from: source, into: destination, frameCount: n, gains: (start.x, start.y, end.x, end.y), over: k)
+        }
+    }
+
+    /// A strip's output, post-fader: panned (the strip's glide) onto the master or a bus, or to
+    /// device outputs, held back by its delay. Outputs to buses go to the master when the
+    /// walk does not reach buses; outputs to devices are not heard when it does not reach them.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func output(_ g: Graph, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
+                        pan: (Float, Float, Float, Float), over k: Int, targets: StripTargets) {
+        let path = g.routes.paths[p]
+        var gains = pan
+        if path.targetChannels == 1 {
+            let fold: Float = path.sourceChannels == 2 ? 0.5 : 1
+            gains = (fold, fold, fold, fold)
+        }
+        path.state._withUnsafeGuaranteedRef { state in
+            switch path.target {
+            case RoutePath.device:
+                guard let devices = targets.devices, path.deviceLeft < targets.deviceCount,
+                      path.deviceRight < targets.deviceCount else { return }
+                deviceTargets[0] = devices[path.deviceLeft]
+                deviceTargets[1] = devices[max(path.deviceRight, path.deviceLeft)]
+                land(path, state: state, from: source, into: UnsafePointer(deviceTargets), frameCount: n, gains: gains, over: k)
+            case RoutePath.master:
+                land(path, state: state, from: source, into: targets.master, frameCount: n, gains: gains, over: k)
+            default:
+                if targets.throughBuses {
+                    let destination = g.stripTable[path.target]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
+                    land(path, state: state, from: source, into: destination, frameCount: n, gains: gains, over: k)
+                } else {
+                    // Heard at once, beside the stretched buses: the strip's own pan onto the master.
+                    let second = path.sourceChannels > 1 ? source[1] : source[0]
+                    RenderCore.accumulate(source[0], into: targets.master[0], frameCount: n, from: pan.0, to: pan.2, over: k)
+                    RenderCore.accumulate(second, into: targets.master[1], frameCount: n, from: pan.1, to: pan.3, over: k)
+                }
+            }
+        }
+    }
+
+    /// Adds `source` × `gains` (left from .0 to .2, right from .1 to .3 over the first `k`
+    /// frames) into `destination`, through the path's delay when it has one.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    private func land(_ path: RoutePath, state: PathState, from source: UnsafePointer<UnsafeMutablePointer<Float>>,
+                      into destination: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
+                      gains: (Float, Float, Float, Float), over k: Int) {
+        let second = path.sourceChannels > 1 ? source[1] : source[0]
+        let delayed = state.delay != nil
+        let to = delayed ? UnsafePointer(pathScratch) : destination
+        if delayed { for c in 0..<path.targetChannels { pathScratch[c].update(repeating: 0, count: n) } }
+        if path.targetChannels == 2 {
+            RenderCore.accumulate(source[0], into: to[0], frameCount: n, from: gains.0, to: gains.2, over: k)
+            RenderCore.accumulate(second, into: to[1], frameCount: n, from: gains.1, to: gains.3, over: k)
+        } else {
+            RenderCore.accumulate(source[0], into: to[0], frameCount: n, from: gains.0, to: gains.2, over: k)
+            if path.sourceChannels > 1 {
+                RenderCore.accumulate(source[1], into: to[0], frameCount: n, from: gains.1, to: gains.3, over: k)
+            }
+        }
+        guard let delay = state.delay else { return }
+        delay.process(UnsafePointer(pathScratch), channelCount: path.targetChannels, frameCount: n)
+        for c in 0..<path.targetChannels {
+            MixKernels.accumulate(pathScratch[c], into: destination[c], frameCount: n, startGain: 1, endGain: 1)
+        }
+    }
+
+    /// Multiplies `buffer` in place by a gain gliding from `from` to `to` over the first `k`
+    /// frames (as ``MixKernels/ramp(_:frameCount:from:to:)``) and holding `to` after.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    static func glide(_ buffer: UnsafeMutablePointer<Float>, frameCount n: Int, from: Float, to: Float, over k: Int) {
+        if k > 0 { MixKernels.ramp(buffer, frameCount: k, from: from, to: to) }
+        if n > k && to != 1 { MixKernels.scale(buffer + k, frameCount: n - k, gain: to) }
+    }
+
+    /// Adds `source` × a gain gliding from `from` to `to` over the first `k` frames (as
+    /// ``MixKernels/accumulate(_:into:frameCount:startGain:endGain:)``) and holding `to` after.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    static func accumulate(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>, frameCount n: Int,
+                           from: Float, to: Float, over k: Int) {
+        if k > 0 { MixKernels.accumulate(source, into: destination, frameCount: k, startGain: from, endGain: to) }
+        if n > k { MixKernels.accumulate(source + k, into: destination + k, frameCount: n - k, startGain: to, endGain: to) }
+    }
+}
+
+extension RouteTable {
+    /// Marks, for this cycle, the strips fed by a soloed strip (forward along the order) and
+    /// those feeding one (backward), from ``soloFlags`` as the caller filled them.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func markSoloPaths() {
+        for i in 0..<stripCount {
+            fedFlags[i] = false
+            feedsFlags[i] = false
+        }
+        for k in 0..<stripCount {
+            let i = order[k]
+            guard soloFlags[i] || fedFlags[i] else { continue }
+            for p in first[i]..<(first[i] + pathCount[i]) where paths[p].target >= 0 { fedFlags[paths[p].target] = true }
+        }
+        var k = stripCount - 1
+        while k >= 0 {
+            let i = order[k]
+            for p in first[i]..<(first[i] + pathCount[i]) {
+                let t = paths[p].target
+                if t >= 0 && (soloFlags[t] || feedsFlags[t]) { feedsFlags[i] = true }
+            }
+            k -= 1
+        }
+    }
+
+    /// Whether strip `i` is fed by or feeds a soloed strip this cycle (after ``markSoloPaths(_:)``).
+    ///
+    /// Audio thread: loads.
+    @inline(__always)
+    func isOnSoloPath(_ i: Int) -> Bool { fedFlags[i] || feedsFlags[i] }
+}
