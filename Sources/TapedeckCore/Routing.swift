@@ -210,24 +210,8 @@ extension Session {
     /// The strips in an order where every strip comes before the buses it feeds: tracks in
     /// session order, then buses (a bus after every bus feeding it). Nil when there is a cycle.
     public func renderOrder() -> [Int]? {
-        var feeders = [Int](repeating: 0, count: tracks.count)
-        for i in tracks.indices { for t in targets(of: i) { feeders[t] += 1 } }
-        var order = tracks.indices.filter { !tracks[$0].isBus }
-        var ready = tracks.indices.filter { tracks[$0].isBus && feeders[$0] == 0 }
-        var k = 0
-        // Tracks first (they feed, nothing feeds them), then buses as their feeders are done.
-        for i in order { for t in targets(of: i) { feeders[t] -= 1; if feeders[t] == 0 { ready.append(t) } } }
-        ready = Array(Set(ready)).sorted()
-        while k < ready.count {
-            let b = ready[k]
-            k += 1
-            order.append(b)
-            for t in targets(of: b) {
-                feeders[t] -= 1
-                if feeders[t] == 0 { ready.append(t) }
-            }
-        }
-        return order.count == tracks.count ? order : nil
+        let (order, complete) = RenderOrder.of(count: tracks.count, isBus: { tracks[$0].isBus }, targets: targets(of:))
+        return complete ? order : nil
     }
 
     /// Renames strip `index`, carrying its MIDI bindings and every send and output that named
@@ -286,5 +270,37 @@ extension Session {
             let t = tracks[i]
             return !t.mute && (t.solo || t.isSoloSafe || fed[i] || feeds[i])
         }
+    }
+}
+
+/// The order strips are rendered in, whatever holds the routing (a session, a graph spec).
+public enum RenderOrder {
+    /// Strips `0..<count` with every strip before the buses it feeds (`targets`): tracks in
+    /// their order, then each bus once every strip feeding it is placed. Strips caught in a
+    /// cycle come last, and `complete` is false.
+    public static func of(count n: Int, isBus: (Int) -> Bool, targets: (Int) -> [Int]) -> (order: [Int], complete: Bool) {
+        var feeders = [Int](repeating: 0, count: n)
+        for i in 0..<n { for t in targets(i) where t >= 0 && t < n { feeders[t] += 1 } }
+        var ordered = (0..<n).filter { !isBus($0) }
+        var placed = [Bool](repeating: false, count: n)
+        for i in ordered {
+            placed[i] = true
+            for t in targets(i) where t >= 0 && t < n { feeders[t] -= 1 }
+        }
+        var queue = (0..<n).filter { isBus($0) && feeders[$0] == 0 }
+        var k = 0
+        while k < queue.count {
+            let b = queue[k]
+            k += 1
+            ordered.append(b)
+            placed[b] = true
+            for t in targets(b) where t >= 0 && t < n {
+                feeders[t] -= 1
+                if feeders[t] == 0 { queue.append(t) }
+            }
+        }
+        let complete = ordered.count == n
+        for i in 0..<n where !placed[i] { ordered.append(i) }
+        return (ordered, complete)
     }
 }

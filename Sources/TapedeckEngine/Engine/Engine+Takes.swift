@@ -13,6 +13,9 @@ extension Engine {
         device.currentRoundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.outputLatencyFrames ?? 0)
     }
 
+    /// The newest graph's delay compensation: each strip's output delay and the total.
+    public var delayCompensation: DelayCompensation? { graphs.last?.routes.compensation }
+
     /// Frames the master's output lags the timeline (delay compensation included).
     public var outputLatencyFrames: Int { graphs.last?.outputLatencyFrames ?? 0 }
 

@@ -97,6 +97,8 @@ final class RouteTable: @unchecked Sendable {
     /// chain's latency and the slowest path into the master. Takes and MIDI are placed by it,
     /// and an export drops that many frames from its start.
     let outputLatencyFrames: Int
+    /// The numbers behind the delays.
+    let compensation: DelayCompensation
     /// Each strip's sends' states in send order (for ``Engine/setSend``).
     let sendStates: [[PathState]]
     private let states: [PathState]
@@ -124,55 +126,16 @@ final class RouteTable: @unchecked Sendable {
         let n = spec.tracks.count
         stripCount = n
         let tracks = spec.tracks
-        // Render order: tracks in session order, then buses once every bus feeding them is placed.
-        func targets(_ i: Int) -> [Int] {
-            var out: [Int] = []
-            if case .strip(let b) = tracks[i].output, tracks.indices.contains(b) { out.append(b) }
-            for s in tracks[i].sends where tracks.indices.contains(s.target) && !out.contains(s.target) { out.append(s.target) }
-            return out
-        }
-        var feeders = [Int](repeating: 0, count: n)
-        for i in 0..<n { for t in targets(i) { feeders[t] += 1 } }
-        var ordered = (0..<n).filter { !tracks[$0].isBus }
-        var placed = [Bool](repeating: false, count: n)
-        for i in ordered { placed[i] = true }
-        var queue: [Int] = []
-        for i in ordered { for t in targets(i) { feeders[t] -= 1 } }
-        for i in 0..<n where tracks[i].isBus && feeders[i] == 0 { queue.append(i) }
-        var k = 0
-        while k < queue.count {
-            let b = queue[k]
-            k += 1
-            ordered.append(b)
-            placed[b] = true
-            for t in targets(b) {
-                feeders[t] -= 1
-                if feeders[t] == 0 { queue.append(t) }
-            }
-        }
-        // A cycle cannot reach here (the session refuses it); should one, its buses play last, unfed.
-        for i in 0..<n where !placed[i] { ordered.append(i) }
-
-        // Latencies along the order.
-        var outDelay = [Int](repeating: 0, count: n)
-        var arrival = [Int](repeating: 0, count: n)
-        for i in ordered {
-            if tracks[i].isBus { outDelay[i] = arrival[i] + strips[i].latencyFrames }
-            for t in targets(i) { arrival[t] = max(arrival[t], outDelay[i]) }
-        }
-        var master = 0, direct = 0
-        for i in 0..<n {
-            switch tracks[i].output {
-            case .master: master = max(master, outDelay[i])
-            case .strip(let b) where !tracks.indices.contains(b): master = max(master, outDelay[i])
-            case .device: direct = max(direct, outDelay[i])
-            default: break
-            }
-        }
-        master = max(master, direct - masterLatencyFrames)
+        let ordered = DelayCompensation.renderOrder(tracks)
+        let compensation = DelayCompensation(tracks: tracks, chainLatencyFrames: strips.map(\.latencyFrames),
+                                             masterLatencyFrames: masterLatencyFrames, order: ordered)
+        let outDelay = compensation.outputDelayFrames
+        let arrival = compensation.arrivalFrames
+        let master = compensation.masterArrivalFrames
         masterArrivalFrames = master
-        outputLatencyFrames = master + masterLatencyFrames
+        outputLatencyFrames = compensation.outputLatencyFrames
         outputDelayFrames = outDelay
+        self.compensation = compensation
 
         // Paths, each strip's pre-fader sends, post-fader sends, then output.
         var old: [PathKey: PathState] = [:]
