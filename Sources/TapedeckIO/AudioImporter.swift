@@ -36,7 +36,7 @@ public struct ImportedTracks: Equatable, Sendable {
     public var layout: ChannelLayout
 
     /// Whether the source was split into a file per channel.
-    public var isSplit: Bool { layout.channelCount > 2 }
+    public var isSplit: Bool { files.contains { $0.channelName != nil } }
     /// Frames of each file (they are all as long).
     public var frameCount: Int64 { files.first?.frameCount ?? 0 }
     /// Whether the sample rate was converted.
