@@ -16,6 +16,9 @@ public final class AudioFileReader {
     public let frameCount: Int64
     /// Channels in the file.
     public let channelCount: Int
+    /// What each channel is, as far as the file says (positions are looked for only in files
+    /// wider than stereo).
+    public let channelLayout: ChannelLayout
     /// Frames per second.
     public let sampleRate: Int
     /// Human-readable format, e.g. `WAV (Microsoft) 24-bit PCM`.
@@ -65,6 +68,8 @@ public final class AudioFileReader {
         handle = h
         frameCount = frames
         channelCount = Int(info.channels)
+        channelLayout = ChannelLayout(channelCount: Int(info.channels),
+                                      positions: AudioFileReader.channelPositions(handle: h, channelCount: Int(info.channels)))
         sampleRate = Int(info.samplerate)
         sndfileFormat = info.format
         formatDescription = AudioFileReader.describe(format: info.format)

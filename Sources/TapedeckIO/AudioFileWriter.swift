@@ -82,15 +82,21 @@ public final class AudioFileWriter {
     /// Why part of the metadata could not be stored, if so. Never fatal: a take without its
     /// description is still a take.
     public private(set) var metadataProblem: String?
+    /// Whether the header states the channel positions asked for (WAV only, and only in an
+    /// order WAVE_FORMAT_EXTENSIBLE can say: front left, right, centre, LFE, rear, …, side).
+    public private(set) var storesChannelLayout = false
 
     /// Creates (or truncates) `path`. With a `peakPath`, the file's peaks are built as it is
     /// written and saved there on ``close()`` and ``updateHeader()``. Throws
     /// ``AudioFileError`` naming the file and the reason (folder missing, permission denied,
     /// unsupported format). With `metadata`, the file describes itself (``TakeMetadata``):
     /// it is stored here because libsndfile fixes chunks and strings at the first write.
+    /// With `channelLayout` (one position per channel), a WAV states where each channel goes
+    /// (WAVE_FORMAT_EXTENSIBLE's channel mask; see ``storesChannelLayout``), so a file wider
+    /// than stereo keeps its layout; without one, a WAV of known length stays classic.
     public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096, peakPath: String? = nil,
                 expectedFrameCount: Int64? = nil, metadata: TakeMetadata? = nil,
-                creation: Creation = .new) throws(AudioFileError) {
+                channelLayout: [ChannelPosition]? = nil, creation: Creation = .new) throws(AudioFileError) {
         self.path = path
         self.format = format
         self.peakPath = peakPath
@@ -102,7 +108,9 @@ public final class AudioFileWriter {
         // Classic WAV only when the data surely stays below the 4 GB RIFF limit (2 GB margin).
         let bytesPerFrame = Int64(format.channelCount * format.encoding.bits / 8)
         let classic = format.container == .wav && (expectedFrameCount.map { $0 * bytesPerFrame < Int64(1) << 31 } ?? false)
-        info.format = classic ? format.classicWAVFormat : format.sndfileFormat
+        let positions = channelLayout.flatMap { $0.count == format.channelCount && format.container == .wav ? $0 : nil }
+        // Classic WAV has no place for positions; the extensible header has (and RF64 writes it).
+        info.format = classic ? (positions == nil ? format.classicWAVFormat : format.extensibleWAVFormat) : format.sndfileFormat
         guard sf_format_check(&info) == SF_TRUE else {
             throw AudioFileError(path: path, reason: "libsndfile cannot write \(format.container.rawValue) \(format.encoding.rawValue)-bit with \(format.channelCount) channels")
         }
@@ -131,6 +139,12 @@ public final class AudioFileWriter {
         peaks = peakPath == nil ? nil : PeakBuilder(channelCount: format.channelCount)
         // Still before the first write, which is when libsndfile writes the header.
         if let metadata { store(metadata, handle: h) }
+        if let positions {
+            var map = positions.map(\.rawValue)
+            storesChannelLayout = map.withUnsafeMutableBytes { bytes in
+                sf_command(h, Int32(SFC_SET_CHANNEL_MAP_INFO), bytes.baseAddress, Int32(bytes.count))
+            } == SF_TRUE
+        }
     }
 
     deinit {
@@ -180,6 +194,21 @@ public final class AudioFileWriter {
             for ch in 0..<c {
                 convert(channel: ch, from: interleaved + done * c + ch, stride: c, count: n)
             }
+            try writeConverted(frameCount: n)
+            done += n
+        }
+    }
+
+    /// Appends `frameCount` frames to a mono file from every `stride`-th float of `samples`:
+    /// one channel of interleaved frames (for the importer, splitting a wide file).
+    func write(channel samples: UnsafePointer<Float>, stride: Int, frameCount: Int) throws(AudioFileError) {
+        guard format.channelCount == 1 else {
+            throw AudioFileError(path: path, reason: "got one channel for a \(format.channelCount)-channel file")
+        }
+        var done = 0
+        while done < frameCount {
+            let n = min(blockFrames, frameCount - done)
+            convert(channel: 0, from: samples + done * stride, stride: stride, count: n)
             try writeConverted(frameCount: n)
             done += n
         }

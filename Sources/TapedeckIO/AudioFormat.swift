@@ -64,6 +64,10 @@ public struct AudioFileFormat: Equatable, Sendable {
     /// The libsndfile format word for plain RIFF WAV of this encoding.
     var classicWAVFormat: Int32 { Int32(SF_FORMAT_WAV) | (sndfileFormat & Int32(SF_FORMAT_SUBMASK)) }
 
+    /// The libsndfile format word for WAV with the extensible header (which states channel
+    /// positions) of this encoding.
+    var extensibleWAVFormat: Int32 { Int32(SF_FORMAT_WAVEX) | (sndfileFormat & Int32(SF_FORMAT_SUBMASK)) }
+
     /// The libsndfile format word.
     var sndfileFormat: Int32 {
         let major: Int32 = container == .wav ? Int32(SF_FORMAT_RF64) : Int32(SF_FORMAT_FLAC)

@@ -204,18 +204,32 @@ extension ScreenModel {
     }
 
     /// Imports `path` into the session's audio folder onto a new track named after the file,
-    /// at the playhead (as `tapedeck import` makes a track per file).
+    /// at the playhead (as `tapedeck import` makes a track per file); a file wider than stereo
+    /// becomes a mono track per channel (``ImportedTracks/tracks(named:at:)``), one undo step.
+    /// Refused, with nothing written, when the new tracks would pass the session's limit.
     public func importFile(_ path: String) {
         guard let folder else { say("save the session first", error: true); return }
         do {
-            let imported = try AudioImporter.importFile(source: path, destinationFolder: folder.audioFolder,
-                                                        peaksFolder: folder.peaksFolder, sessionSampleRate: session.sampleRate)
-            let region = Region(file: "audio/" + imported.fileName, timelineStartFrame: playheadFrame, lengthFrames: imported.frameCount)
-            let channels = Array(1...max(1, min(imported.channelCount, 2)))
+            // Counted before anything is copied: a 5.1 file is six new tracks.
+            let channels = try AudioFileReader(path: path, blockFrames: 16).channelCount
+            let newTracks = channels > 2 ? channels : 1
+            if session.tracks.count + newTracks > SessionLimits.maximumTracks {
+                say("cannot import: \(newTracks) new track\(newTracks == 1 ? "" : "s") would make \(session.tracks.count + newTracks); a session holds at most \(SessionLimits.maximumTracks); nothing imported", error: true)
+                return
+            }
+            let imported = try AudioImporter.importTracks(source: path, destinationFolder: folder.audioFolder,
+                                                          peaksFolder: folder.peaksFolder, sessionSampleRate: session.sampleRate)
             let name = uniqueTrackName(for: path)
-            edit("import \(imported.fileName)") { $0.tracks.append(Track(name: name, inputChannels: channels, regions: [region])) }
-            selectTrack(session.tracks.count - 1)
-            say("imported \(imported.fileName) onto a new track \(name) at \(clock(region.timelineStartFrame))\(imported.wasResampled ? " (resampled)" : "")")
+            let tracks = imported.tracks(named: name, at: playheadFrame)
+            let first = session.tracks.count
+            edit("import \(imported.files.first?.fileName ?? name)") { $0.tracks.append(contentsOf: tracks) }
+            selectTrack(first)
+            let resampled = imported.wasResampled ? " (resampled)" : ""
+            if imported.isSplit {
+                say("imported \(URL(fileURLWithPath: path).lastPathComponent): \(imported.channelText), at \(clock(playheadFrame))\(resampled)")
+            } else {
+                say("imported \(imported.files[0].fileName) onto a new track \(name) at \(clock(playheadFrame))\(resampled)")
+            }
         } catch {
             say("cannot import: \(error.description)", error: true)
         }

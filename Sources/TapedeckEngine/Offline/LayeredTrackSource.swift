@@ -16,10 +16,12 @@ final class LayeredTrackSource {
     /// Spans of the block the layers drawn so far covered (reused, never reallocated).
     private var covered: [Range<Int>] = []
 
-    /// Two channels of read scratch and one of envelope, shared by every region of the track.
+    /// Read scratch (two channels, or one per channel of the widest file) and one channel of
+    /// envelope, shared by every region of the track.
     private let scratch: [UnsafeMutablePointer<Float>]
     private let envelope: UnsafeMutablePointer<Float>
-    /// Channels of the widest source (0 with none).
+    /// Channels the track's audio comes in: those of the widest source, at most 2 (a wider
+    /// file is folded by its downmix as it is read); 0 with none.
     let channelCount: Int
 
     /// The regions that have a path (`paths[i]` for `regions[i]`; nil: a region that only
@@ -39,16 +41,17 @@ final class LayeredTrackSource {
         for (i, path) in paths.enumerated() {
             guard let path, let info = infos[path] else { continue }
             open.append((i, RegionStream(region: regions[i], path: path, channelCount: info.channelCount,
-                                         blockFrames: blockFrames, pool: pool)))
+                                         downmix: info.downmix, blockFrames: blockFrames, pool: pool)))
         }
         let rate = sampleRate ?? paths.lazy.compactMap { $0 }.first.flatMap { infos[$0]?.sampleRate } ?? 48000
         let layered = Region.layered(regions, crossfadeFrames: Session.layerCrossfadeFrames(sampleRate: rate))
         for (i, stream) in open { stream.region = layered[i] }
         streams = open.map(\.stream)
-        channelCount = streams.map(\.channelCount).max() ?? 0
+        let widest = streams.map(\.channelCount).max() ?? 0
+        channelCount = min(widest, 2)
         self.blockFrames = blockFrames
         transmission = .allocate(capacity: blockFrames)
-        scratch = (0..<2).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
+        scratch = (0..<max(2, widest)).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
         envelope = .allocate(capacity: blockFrames)
         covered.reserveCapacity(16)
     }

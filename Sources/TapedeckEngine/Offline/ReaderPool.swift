@@ -124,6 +124,8 @@ final class ReaderPool: @unchecked Sendable {
     struct FileInfo {
         var channelCount: Int
         var sampleRate: Int
+        /// For a file wider than stereo: how its channels fold onto a track's two.
+        var downmix: StereoDownmix?
     }
 
     /// Opens each distinct path of `paths` once (and closes it): the channel count and rate
@@ -133,7 +135,8 @@ final class ReaderPool: @unchecked Sendable {
         var out: [String: FileInfo] = [:]
         for path in paths where out[path] == nil {
             let reader = try AudioFileReader(path: path, blockFrames: 16)
-            out[path] = FileInfo(channelCount: reader.channelCount, sampleRate: reader.sampleRate)
+            out[path] = FileInfo(channelCount: reader.channelCount, sampleRate: reader.sampleRate,
+                                 downmix: reader.channelCount > 2 ? StereoDownmix(layout: reader.channelLayout) : nil)
             reader.close()
         }
         return out

@@ -16,17 +16,29 @@ final class RegionStream {
     let path: String
     /// Channels of the source file (learned when the track was probed).
     let channelCount: Int
+    /// For a file wider than stereo, each channel's gain into the track's left and right
+    /// (``StereoDownmix``); nil for mono and stereo files, which play as they are.
+    private let downmix: (left: [Float], right: [Float])?
     private let blockFrames: Int
     private let pool: ReaderPool
     /// NaN and infinite samples read from the file and replaced by silence (a file that did
     /// not come through `import`, which cleans them, may hold some).
     private(set) var nonFiniteSampleCount: Int64 = 0
 
-    /// A region of `path`, whose file has `channelCount` channels; opens nothing yet.
-    init(region: Region, path: String, channelCount: Int, blockFrames: Int, pool: ReaderPool) {
+    /// A region of `path`, whose file has `channelCount` channels (folded to the track's by
+    /// `downmix` when there are more than two); opens nothing yet.
+    init(region: Region, path: String, channelCount: Int, downmix: StereoDownmix? = nil, blockFrames: Int, pool: ReaderPool) {
         self.region = region
         self.path = path
         self.channelCount = channelCount
+        if channelCount > 2 {
+            // A file that came without its downmix (never from the pool's probe) still loses no
+            // channel: the rule for a file that names no layout.
+            let rule = downmix ?? StereoDownmix(layout: ChannelLayout(channelCount: channelCount, positions: nil))
+            self.downmix = (rule.leftGains, rule.rightGains)
+        } else {
+            self.downmix = nil
+        }
         self.blockFrames = blockFrames
         self.pool = pool
     }
@@ -46,8 +58,12 @@ final class RegionStream {
     /// `coveredAbove` false promises `transmission` is all 1 over this region's span (nothing
     /// above touched it), so a lone region costs no more than before layering. A mono source
     /// feeds every track channel; a stereo source on a mono track is folded to mono at half
-    /// level per side.
-    /// `scratch` (two channels) and `envelope` are the track's, `blockFrames` each.
+    /// level per side; a wider source is folded by its downmix (``StereoDownmix``: every
+    /// channel at its stated gain into left and right, and on a mono track their mean).
+    /// `scratch` (at least two channels, and one per channel of the widest file) and
+    /// `envelope` are the track's, `blockFrames` each.
+    ///
+    /// Disk thread and export workers (it reads the file), never the audio thread.
     func add(blockStart: Int64, frameCount: Int, into track: UnsafeBufferPointer<UnsafeMutablePointer<Float>>,
              transmission: UnsafeMutablePointer<Float>, coveredAbove: Bool,
              scratch allScratch: [UnsafeMutablePointer<Float>], envelope: UnsafeMutablePointer<Float>) throws(AudioFileError) {
@@ -55,7 +71,7 @@ final class RegionStream {
         let n = span.count
         let offset = span.lowerBound
         let positionInRegion = blockStart + Int64(offset) - region.timelineStartFrame
-        let scratch = channelCount > 1 ? allScratch : [allScratch[0]]
+        let scratch = channelCount == allScratch.count ? allScratch : Array(allScratch.prefix(channelCount))
         let faded = fillEnvelope(positionInRegion: positionInRegion, frameCount: n, into: envelope)
         let through = transmission + offset
         var weighted = faded
@@ -76,7 +92,18 @@ final class RegionStream {
         }
         let gain = Float(Decibels.toLinear(region.gainDecibels))
         let sourceChannels = scratch.count
-        if track.count == 1 && sourceChannels > 1 {
+        if let downmix {
+            for c in 0..<sourceChannels {
+                let left = downmix.left[c] * gain, right = downmix.right[c] * gain
+                if track.count == 1 {
+                    let both = (left + right) / 2
+                    if both != 0 { MixKernels.accumulate(scratch[c], into: track[0] + offset, frameCount: n, startGain: both, endGain: both) }
+                    continue
+                }
+                if left != 0 { MixKernels.accumulate(scratch[c], into: track[0] + offset, frameCount: n, startGain: left, endGain: left) }
+                if right != 0 { MixKernels.accumulate(scratch[c], into: track[1] + offset, frameCount: n, startGain: right, endGain: right) }
+            }
+        } else if track.count == 1 && sourceChannels > 1 {
             MixKernels.accumulate(scratch[0], into: track[0] + offset, frameCount: n, startGain: gain / 2, endGain: gain / 2)
             MixKernels.accumulate(scratch[1], into: track[0] + offset, frameCount: n, startGain: gain / 2, endGain: gain / 2)
         } else {

@@ -30,8 +30,10 @@ public enum TimePitchRender {
                               destinationPath: String, encoding: SampleEncoding = .float32,
                               container: AudioContainer = .wav, settings: TimePitchSettings, quality: StretchQuality,
                               progress: (Double) -> Void = { _ in }) throws -> Summary {
-        let output = OutputSpec(container: container, encoding: encoding)
         let probe = try AudioFileReader(path: sourcePath)
+        // A wide file's render keeps its channel positions, so it is heard with the same
+        // downmix as the file (a region stretched into the cache plays like one at 1×).
+        let output = OutputSpec(container: container, encoding: encoding, channelLayout: probe.channelLayout.positions)
         let count = frameCount ?? max(0, probe.frameCount - startFrame)
         let rate = probe.sampleRate, channels = probe.channelCount
         probe.close()
@@ -71,7 +73,7 @@ public enum TimePitchRender {
         let writer = try AudioFileWriter(path: destinationPath, format: AudioFileFormat(container: output.container, encoding: output.encoding,
                                          sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames,
                                          expectedFrameCount: Int64((Double(frameCount) * timeRatio).rounded(.up)) + Int64(blockFrames),
-                                         creation: .replacingLeftover)
+                                         channelLayout: output.channelLayout, creation: .replacingLeftover)
         try span.rewind()
         while let n = try span.next() {
             try stretcher.process(span.pointers, frameCount: n, isFinal: span.isFinished) { out, k in
@@ -92,7 +94,7 @@ public enum TimePitchRender {
         let expected = Int64((Double(frameCount) / speed).rounded())
         let writer = try AudioFileWriter(path: destinationPath, format: AudioFileFormat(container: output.container, encoding: output.encoding,
                                          sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames,
-                                         expectedFrameCount: expected, creation: .replacingLeftover)
+                                         expectedFrameCount: expected, channelLayout: output.channelLayout, creation: .replacingLeftover)
         let out = (0..<channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: blockFrames) }
         defer { out.forEach { $0.deallocate() } }
         var written: Int64 = 0
@@ -112,10 +114,11 @@ public enum TimePitchRender {
     }
 }
 
-/// Container and encoding of a rendered file.
+/// Container and encoding of a rendered file, and its channels' positions when it keeps them.
 struct OutputSpec {
     var container: AudioContainer
     var encoding: SampleEncoding
+    var channelLayout: [ChannelPosition]? = nil
 }
 
 /// Reads a span of a file block by block, for two-pass processing and as a varispeed source.

@@ -19,6 +19,10 @@ struct ImportCommand: Command {
         Without --track each file gets a new track named after it; with --track every file goes
         onto that track, one after another, laid over whatever is there (the newest region
         plays on top).
+        A file of more than two channels (5.1, 7.1, …) keeps every channel: a mono track per
+        channel, all at --at, named from the file's channel layout (NAME L, NAME R, NAME C,
+        NAME LFE, NAME Ls, NAME Rs; NAME 1 … NAME N when it states none) and panned where each
+        channel sits; it cannot go onto one --track (refused, nothing imported).
         A Standard MIDI File (.mid) becomes MIDI: each of its tracks that plays anything gets a
         MIDI track of its own (named by the file's track names) playing through the General
         MIDI instrument (gm), its events copied into SESSION/midi/ in real time through the
@@ -73,11 +77,17 @@ struct ImportCommand: Command {
             } else {
                 let reader = try AudioFileReader(path: file)
                 if reader.frameCount == 0 { throw AudioFileError(path: file, reason: "holds no audio (0 frames); nothing imported") }
+                if reader.channelCount > 2 && trackIndex != nil {
+                    // Onto one track the file would have to be folded to two channels: say so
+                    // rather than choose for the user which channels they lose.
+                    throw UsageError("import: \(file.terminalSafe) has \(reader.channelCount) channels (\(reader.channelLayout.summary)) and a track plays one or two; leave out --track to import it as \(reader.channelCount) mono tracks; nothing imported")
+                }
                 // The reader's count is a real length (under 2^40), but a 1 Hz header could
                 // still scale it past Int64: compare in Double before converting.
                 let scaled = (Double(reader.frameCount) * Double(document.session.sampleRate) / Double(reader.sampleRate)).rounded(.up)
                 frames = scaled <= Double(SessionLimits.maximumTimelineFrames) ? Int64(scaled) : SessionLimits.maximumTimelineFrames + 1
-                newTrackCount += 1
+                // A file wider than stereo makes a mono track per channel.
+                newTrackCount += reader.channelCount > 2 ? reader.channelCount : 1
             }
             let fileEnd = (trackIndex == nil ? at : end) + min(frames, SessionLimits.maximumTimelineFrames + 1)
             if fileEnd > SessionLimits.maximumTimelineFrames {
@@ -95,27 +105,31 @@ struct ImportCommand: Command {
                 continue
             }
             var bar = ProgressBar(label: "importing \(baseName(file).terminalSafe)")
-            let imported = try AudioImporter.importFile(source: file, destinationFolder: folder.audioFolder,
-                                                         peaksFolder: folder.peaksFolder,
-                                                         sessionSampleRate: document.session.sampleRate) { bar.update($0) }
+            let imported = try AudioImporter.importTracks(source: file, destinationFolder: folder.audioFolder,
+                                                           peaksFolder: folder.peaksFolder,
+                                                           sessionSampleRate: document.session.sampleRate) { bar.update($0) }
             bar.finish()
-            let region = Region(file: "audio/" + imported.fileName, timelineStartFrame: position,
-                                lengthFrames: imported.frameCount)
+            let tracks = imported.tracks(named: trackName(file), at: position)
+            // A refused save takes back the files this import wrote: nothing refers to them.
+            var kept = false
+            defer { if !kept { imported.removeFiles(from: folder) } }
             document.edit("import \(baseName(file))") { (s: inout Session) in
                 if let t = trackIndex {
-                    s.tracks[t].regions.append(region)
+                    s.tracks[t].regions.append(contentsOf: tracks.flatMap(\.regions))
                 } else {
-                    let channels = Array(1...max(1, min(imported.channelCount, 2)))
-                    s.tracks.append(Track(name: trackName(file), inputChannels: channels, regions: [region]))
+                    s.tracks.append(contentsOf: tracks)
                 }
             }
             // Saved file by file: what was copied is on its track even if a later file fails.
             try folder.save(document.session)
+            kept = true
             if trackIndex != nil { position += imported.frameCount }
             let rate = document.session.sampleRate
             let cleaned = imported.nonFiniteSampleCount == 0 ? ""
                 : "; \(imported.nonFiniteSampleCount) NaN/infinite sample\(imported.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
-            Terminal.out("imported \(file.terminalSafe) → \(region.file.terminalSafe): \(imported.channelCount) ch, \(TimeText.clock(frames: imported.frameCount, sampleRate: rate))\(imported.wasResampled ? ", resampled to \(rate) Hz" : "")\(cleaned)")
+            let files = imported.files.map { "audio/" + $0.fileName }
+            let target = files.count > 1 ? "\(files[0]) … \(files[files.count - 1])" : files.first ?? ""
+            Terminal.out("imported \(file.terminalSafe) → \(target.terminalSafe): \(imported.channelText), \(TimeText.clock(frames: imported.frameCount, sampleRate: rate))\(imported.wasResampled ? ", resampled to \(rate) Hz" : "")\(cleaned)")
         }
         return ExitCode.ok
     }

@@ -68,7 +68,7 @@ struct InfoCommand: Command {
         file      \(file.terminalSafe)
         format    \(reader.formatDescription.terminalSafe)
         rate      \(reader.sampleRate) Hz
-        channels  \(reader.channelCount)
+        channels  \(reader.channelCount)\(reader.channelCount > 2 ? " (\(reader.channelLayout.summary)); on a track: \(StereoDownmix(layout: reader.channelLayout).description)" : "")
         length    \(TimeText.clock(frames: reader.frameCount, sampleRate: reader.sampleRate)) (\(reader.frameCount) frames)
         peak      \(peakText) dBFS sample peak, \(Decibels.text(report.truePeakDecibels)) dBTP true peak\(nonFinite == 0 ? "" : " (and \(nonFinite) NaN/infinite samples, which play as silence)")
         loudness  \(Decibels.text(report.integratedLUFS)) LUFS integrated, \(Decibels.text(report.rangeLU)) LU range
@@ -109,6 +109,7 @@ struct InfoCommand: Command {
             "master    fader \(Fader.text(session.masterGainDecibels)) dB, \(session.masterChain.isEmpty ? "no effects" : session.masterChain.terminalSafe)",
             "tracks    \(session.tracks.count)",
         ] + (session.midiBindings.isEmpty ? [] : ["MIDI      " + session.midiBindings.map(\.description).joined(separator: ", ")])
+        let downmixes = InfoCommand.downmixes(session: session, folder: folder)
         for (i, t) in session.tracks.enumerated() {
             var flags = [String]()
             if t.armed { flags.append("armed") }
@@ -127,10 +128,32 @@ struct InfoCommand: Command {
                 if let g = r.takeGroup, let n = r.takeNumber { extra += "  take \(g).\(n)\(t.isActive(r) ? " (active)" : "")" }
                 if let v = r.recordedSpeed { extra += "  recorded at \(v)×" }
                 if r.isMIDI { extra += "  MIDI" }
+                if !r.isMIDI, let d = downmixes[r.file] { extra += "  \(d.layout.channelCount) ch, downmixed to stereo" }
                 lines.append("       \(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))  \(r.file.terminalSafe)  (from \(r.sourceOffsetFrame), \(r.lengthFrames) frames)\(extra)")
             }
         }
+        // Each wide file once, with the gains it is heard at (the regions above say which).
+        for file in downmixes.keys.sorted() {
+            guard let d = downmixes[file] else { continue }
+            lines.append("downmix   \(file.terminalSafe): \(d.layout.channelCount) ch (\(d.layout.summary)) → stereo, \(d.description)")
+        }
         Terminal.out(lines.joined(separator: "\n"))
+    }
+
+    /// The downmix of every audio region's file that is wider than stereo, by the region's
+    /// file name. Each distinct file is opened once; one that cannot be opened is left out
+    /// (`info` describes a session whatever state its files are in).
+    static func downmixes(session: Session, folder: SessionFolder) -> [String: StereoDownmix] {
+        var out: [String: StereoDownmix] = [:]
+        var seen = Set<String>()
+        for track in session.tracks {
+            for region in track.regions where !region.isMIDI && seen.insert(region.file).inserted {
+                guard let reader = try? AudioFileReader(path: folder.absolutePath(of: region.file), blockFrames: 16) else { continue }
+                if reader.channelCount > 2 { out[region.file] = StereoDownmix(layout: reader.channelLayout) }
+                reader.close()
+            }
+        }
+        return out
     }
 }
 

@@ -44,6 +44,19 @@ enum Signals {
         return (out, reader.sampleRate)
     }
 
+    /// The peak level of a steady `hertz` tone in `x[range]` (Goertzel; exact when the range
+    /// holds whole cycles of it).
+    static func toneLevel(_ hertz: Double, in x: [Float], _ range: Range<Int>, sampleRate: Int = 48000) -> Double {
+        let c = 2 * cos(2 * Double.pi * hertz / Double(sampleRate))
+        var s1 = 0.0, s2 = 0.0
+        for i in range {
+            let s = Double(x[i]) + c * s1 - s2
+            s2 = s1
+            s1 = s
+        }
+        return 2 * max(0, s1 * s1 + s2 * s2 - c * s1 * s2).squareRoot() / Double(range.count)
+    }
+
     /// Root-mean-square level of `x[range]`.
     static func rms(_ x: [Float], _ range: Range<Int>) -> Double {
         let s = x[range].reduce(0.0) { $0 + Double($1) * Double($1) }
