@@ -82,6 +82,36 @@ final class MIDIEngineTests: XCTestCase {
         XCTAssertEqual(status.xrunCount, 0)
     }
 
+    /// The audio thread woken late, as on a busy machine — once by 40 ms (8 periods: more
+    /// than any smoothing of wake-ups lets through), once by 15 ms just before a note is due —
+    /// while the device's clock runs on: the notes still sound exactly a period after they
+    /// were played, since they are placed by the device's clock, not the thread's wake-ups.
+    func testNotesKeepTheirFramesWhenTheAudioThreadWakesLate() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (session, folder) = try clickSession(dir, sequence: nil, armed: true)
+        // 48_123 is taken by the period from 48_128 (woken 40 ms late); 60_001 by the period
+        // from 60_160, which renders straight after the one from 59_648 (woken 15 ms late).
+        let device = PacedRecordingDevice(periodFrames: period, seconds: 3,
+                                          lateWakeUps: [(frame: 48_128, nanoseconds: 40_000_000), (frame: 59_648, nanoseconds: 15_000_000)])
+        let engine = Engine(device: device)
+        let port = MIDIInputPort(name: "test")
+        XCTAssertTrue(engine.attach(midiInput: port))
+        try engine.start(try GraphSpec(session: session, folder: folder))
+        let played: [Int64] = [24_000, 48_123, 60_001, 96_200]
+        for f in played {
+            port.receive(status: 0x90, data1: 60, data2: 127, atNanoseconds: device.nanoseconds(atFrame: f))
+            port.receive(status: 0x80, data1: 60, data2: 0, atNanoseconds: device.nanoseconds(atFrame: f + 100))
+        }
+        waitFrames(engine, until: 120_000)
+        engine.close()
+        let onsets = MIDIFixture.onsets(device.played, threshold: 0.5).map(Int64.init)
+        XCTAssertEqual(onsets.count, played.count, "\(onsets)")
+        for (sent, heard) in zip(played, onsets) {
+            XCTAssertEqual(heard - sent, Int64(period), "sent at \(sent), heard at \(heard): a period later, to the frame")
+        }
+    }
+
     func testRegionNotesSoundOnTheirExactFramesAndStopWhenTheTransportStops() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
