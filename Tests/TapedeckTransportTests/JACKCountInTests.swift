@@ -34,6 +34,22 @@ final class JACKCountInTests: XCTestCase {
         try countIn(jackBufferFrames: 1024)
     }
 
+    /// Tapedeck's thread stalls 40 ms in the cycle it tells JACK it will be at 0 in two (a
+    /// busy machine): JACK hears it only after the stall, when the count-in has reached 0,
+    /// so the engine waits there and JACK rolls late — the count-in bar is longer by what
+    /// the stall cost, and the take is whole, at 0, on JACK's frames.
+    func testAnXrunAsTheCountInTellsJackItIsReadyMakesTheBarLongerNotTheTakeShorter() throws {
+        try countIn(jackBufferFrames: nil, stallAtFrame: -512)
+    }
+
+    /// The stall comes a cycle later, as JACK rolls from 0: JACK's transport rolls on
+    /// through the frames the stall cost, unseen. That is an xrun at the take's start — the
+    /// take still starts at 0 with those frames silent and the rest on JACK's frames — not
+    /// another program moving the transport (which would end the take).
+    func testAnXrunAsJacksTransportRollsFromZeroIsSilenceInTheTakeNotAMove() throws {
+        try countIn(jackBufferFrames: nil, stallAtFrame: -256)
+    }
+
     private func countIn(jackBufferFrames: Int?, stallAtFrame: Int64? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
         _ = try JackFixture.start(self)
         let dir = try TransportFixture.temporaryFolder()

@@ -256,11 +256,24 @@ final class JACKCycle: @unchecked Sendable {
                 }
             }
         }
+        let startsRolling = haveLastCycle && transportFrame != nil && lastTransportFrame < 0
         haveLastCycle = true
         lastCycleStart = start
         lastFrames = frames
         lastTransportFrame = transportFrame ?? -1
-        let step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames), afterOverrun: lastCycleOverran)
+        var step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames), afterOverrun: lastCycleOverran)
+        if startsRolling {
+            // The followed transport is seen rolling for the first time: a gap held so far was
+            // measured while it stood, and the next readings, of a rolling transport, cannot
+            // give it back. Skipped now, before the engine sees the transport roll: held on, it
+            // would be skipped once the engine rolls and carry the playhead past JACK's.
+            let settled = gaps.settle()
+            step.skipFrames += settled.skipFrames
+            if settled.tell {
+                step.tell = true
+                step.lostFrames = settled.lostFrames
+            }
+        }
         let reported = xrunCallbacks.load(ordering: .relaxed)
         var fresh = reported - xrunsSeen
         xrunsSeen = reported
