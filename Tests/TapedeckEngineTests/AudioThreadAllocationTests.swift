@@ -353,4 +353,10 @@ private final class XrunLoopbackDevice: PeriodDevice, @unchecked Sendable {
         writeFrame += frameCount
         return .ok
     }
+
+    /// Its clock, told exactly one cycle and as a coarse reading the next, so stamped MIDI
+    /// is placed both ways (against the device's clock, through the delay-locked loop).
+    func periodTime(frameCount: Int) -> DevicePeriodTime? {
+        DevicePeriodTime(beganNanoseconds: monotonicNanoseconds(), isExact: cycle % 2 == 0)
+    }
 }

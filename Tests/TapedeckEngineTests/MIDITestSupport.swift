@@ -8,7 +8,13 @@ import TapedeckIO
 /// A playback device paced by the monotonic clock, like a sound card: the period holding
 /// device frames [k·n, (k+1)·n) is due when they have passed, at `startNanoseconds + (k+1)·n/rate`.
 /// So device frame f is "now" at `startNanoseconds + f/rate`, which is how a test turns a
-/// frame into the moment to send a MIDI message. It keeps everything played (left channel).
+/// frame into the moment to send a MIDI message. It keeps everything played (left channel),
+/// and tells the engine its schedule (``periodTime(frameCount:)``), as a card tells its
+/// timestamps.
+///
+/// `lateWakeUps` makes the audio thread late as a busy machine does, deterministically: the
+/// period starting at device frame `frame` is handed over `nanoseconds` after it is due (the
+/// periods behind it then follow at once until the schedule is caught up; no frame is lost).
 final class PacedRecordingDevice: PeriodDevice, @unchecked Sendable {
     var configuration: DeviceConfiguration
     let driver = PeriodDriver()
@@ -20,7 +26,11 @@ final class PacedRecordingDevice: PeriodDevice, @unchecked Sendable {
     let startNanoseconds = Atomic<Int64>(0)
     let framesWritten = Atomic<Int>(0)
 
-    init(periodFrames: Int = 256, seconds: Double = 10, sampleRate: Int = 48000) {
+    private let lateWakeUps: [(frame: Int64, nanoseconds: Int64)]
+
+    init(periodFrames: Int = 256, seconds: Double = 10, sampleRate: Int = 48000,
+         lateWakeUps: [(frame: Int64, nanoseconds: Int64)] = []) {
+        self.lateWakeUps = lateWakeUps
         configuration = DeviceConfiguration(name: "paced", sampleRate: sampleRate, captureChannels: 0, playbackChannels: 2,
                                             periodFrames: periodFrames, periodCount: 2, bufferFrames: periodFrames * 2,
                                             captureFormat: nil, playbackFormat: .float32,
@@ -41,11 +51,20 @@ final class PacedRecordingDevice: PeriodDevice, @unchecked Sendable {
     }
 
     func read(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
-        let due = nanoseconds(atFrame: (periods + 1) * Int64(configuration.periodFrames))
+        let next = (periods + 1) * Int64(configuration.periodFrames)
+        var due = nanoseconds(atFrame: next)
+        for late in lateWakeUps where late.frame == next { due += late.nanoseconds }
         let wait = due - monotonicNanoseconds()
         if wait > 0 { sleepNanoseconds(wait) }
         periods += 1
         return .ok
+    }
+
+    /// The period about to render began when its first frame was due on the schedule,
+    /// whenever the thread got to it. (Capture-less, the period k renders after the read
+    /// that waited for frame k·n.)
+    func periodTime(frameCount: Int) -> DevicePeriodTime? {
+        DevicePeriodTime(beganNanoseconds: nanoseconds(atFrame: periods * Int64(configuration.periodFrames)), isExact: true)
     }
 
     func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {

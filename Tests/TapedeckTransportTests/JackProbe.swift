@@ -44,20 +44,31 @@ final class JackProbe {
     /// of a break in the listener's own transport frames or frame times may be a period off.
     /// Samples within `margin` frames of such a break are left out; `uncertain` says how many.
     func heardWhereJackIsSure(input: Int = 0, margin: Int = 1024) -> (samples: [Float], frames: [Int64], uncertain: Int) {
-        let heard = heard(input: input), clock = clock()
-        var keep = [Bool](repeating: true, count: heard.frames.count)
-        for i in 1..<max(heard.frames.count, 1) {
-            let steady = heard.frames[i] - heard.frames[i - 1] == 1 && clock[i] - clock[i - 1] == 1
-            let standing = heard.frames[i] < 0 && heard.frames[i - 1] < 0
-            if steady || standing { continue }
-            for j in max(0, i - margin)..<min(keep.count, i + margin) { keep[j] = false }
-        }
+        let heard = heard(input: input)
+        let keep = sure(margin: margin)
         var samples: [Float] = [], frames: [Int64] = []
         for i in keep.indices where keep[i] {
             samples.append(heard.samples[i])
             frames.append(heard.frames[i])
         }
         return (samples, frames, keep.count - samples.count)
+    }
+
+    /// For every sample kept, whether JACK is sure of its stamps (see
+    /// ``heardWhereJackIsSure(input:margin:)``): false within `margin` frames of a break in
+    /// the listener's own frame times, or in its transport frames other than while the
+    /// transport stands. `clockWhileStanding`: a break in the frame times while the
+    /// transport stands counts too (for a test that times what it hears then by the clock).
+    func sure(margin: Int = 1024, clockWhileStanding: Bool = false) -> [Bool] {
+        let frames = heard().frames, clock = clock()
+        var keep = [Bool](repeating: true, count: frames.count)
+        for i in 1..<max(frames.count, 1) {
+            let steady = frames[i] - frames[i - 1] == 1 && clock[i] - clock[i - 1] == 1
+            let standing = frames[i] < 0 && frames[i - 1] < 0 && (!clockWhileStanding || clock[i] - clock[i - 1] == 1)
+            if steady || standing { continue }
+            for j in max(0, i - margin)..<min(keep.count, i + margin) { keep[j] = false }
+        }
+        return keep
     }
 
     /// The JACK frame time of every sample kept (as many as ``heard(input:)`` has).

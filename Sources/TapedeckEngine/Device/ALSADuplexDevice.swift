@@ -24,6 +24,9 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
     /// Whether the clock is anchored to the first period that arrived; the start itself
     /// (JACK connecting, a card waking up) is not audio time and must not count as lost.
     private var anchored = false
+    /// ``DeviceConfiguration/isPaced``, kept apart so the audio thread does not copy the
+    /// configuration (and retain its name) to read it.
+    private let paced: Bool
 
     /// Opens `request.name` with the global config or `config`. Control thread.
     public init(request: DeviceRequest, config: ALSAConfig? = nil) throws(DeviceError) {
@@ -56,6 +59,7 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
             captureFormat: cap?.format, playbackFormat: play?.format,
             captureLatencyFrames: 0, playbackLatencyFrames: Int64(play?.bufferFrames ?? 0), linked: isLinked)
         configuration.isPaced = [cap, play].compactMap { $0 }.allSatisfy(\.isPaced)
+        paced = configuration.isPaced
     }
 
     /// Prefills playback and starts both streams together. Control thread.
@@ -120,6 +124,15 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
             return .ok
         }
         return recover(code)
+    }
+
+    /// Where the period about to render began on the card's clock: read off the capture
+    /// stream when there is one (its read opened the cycle), else the playback stream.
+    ///
+    /// Audio thread: no allocation (see ``ALSAStream/periodBegan()``).
+    public func periodTime(frameCount: Int) -> DevicePeriodTime? {
+        guard paced else { return nil }
+        return (capture ?? playback)?.periodBegan()
     }
 
     /// Restarts both streams after an xrun and works out how much device time went by unheard.

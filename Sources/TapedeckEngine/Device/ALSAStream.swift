@@ -20,6 +20,12 @@ final class ALSAStream: @unchecked Sendable {
     /// Whether a clock paces the stream. A stream with ALSA's null PCM behind it (a file tap,
     /// a test device) has none: it moves as fast as it is asked.
     let isPaced: Bool
+    /// Whether the stream's timestamps are the hardware's own (a `hw` PCM at the end of a
+    /// chain of plugins that pass its timestamp on): then ``periodBegan()`` is exact.
+    /// Plugins that stamp the moment they are asked (a JACK or other I/O plugin, the null
+    /// PCM) or convert the pointer (rate, dmix and friends) give readings no finer than
+    /// their own steps.
+    let hasHardwareTimestamps: Bool
     /// Kept alive while the PCM is open: ALSA reads it lazily.
     private let config: ALSAConfig?
     private let raw: UnsafeMutableRawPointer
@@ -129,10 +135,16 @@ final class ALSAStream: @unchecked Sendable {
             snd_pcm_sw_params_get_boundary(swp, &boundary)
             snd_pcm_sw_params_set_start_threshold(pcm, swp, boundary)
             snd_pcm_sw_params_set_avail_min(pcm, swp, period)
+            // A CLOCK_MONOTONIC stamp with every pointer update: MIDI is stamped with that clock.
+            snd_pcm_sw_params_set_tstamp_mode(pcm, swp, SND_PCM_TSTAMP_ENABLE)
+            snd_pcm_sw_params_set_tstamp_type(pcm, swp, SND_PCM_TSTAMP_TYPE_MONOTONIC)
             snd_pcm_sw_params(pcm, swp)
             snd_pcm_sw_params_free(swp)
         }
-        isPaced = !ALSAStream.chainHasNullPCM(pcm)
+        let chain = ALSAStream.chainDescription(pcm)
+        isPaced = snd_pcm_type(pcm) != SND_PCM_TYPE_NULL && !chain.contains("Null PCM")
+        hasHardwareTimestamps = snd_pcm_type(pcm) == SND_PCM_TYPE_HW
+            || (chain.contains("Hardware PCM card") && !ALSAStream.plugsWithTheirOwnTimes.contains { chain.contains($0) })
         raw = .allocate(byteCount: max(periodFrames, request.periodFrames, 4096) * channelCount * 4, alignment: 16)
         code = snd_pcm_prepare(pcm)
         if code < 0 {
@@ -234,18 +246,43 @@ final class ALSAStream: @unchecked Sendable {
         return 0
     }
 
-    /// Whether ALSA's null PCM is anywhere in the chain behind `pcm` (its own dump names
-    /// every plugin it goes through).
-    static func chainHasNullPCM(_ pcm: OpaquePointer) -> Bool {
-        if snd_pcm_type(pcm) == SND_PCM_TYPE_NULL { return true }
+    /// What the chain behind `pcm` is made of: its own dump, which names every plugin it goes
+    /// through ("" when it cannot be had). Control thread.
+    static func chainDescription(_ pcm: OpaquePointer) -> String {
         var output: OpaquePointer?
-        guard snd_output_buffer_open(&output) == 0, let output else { return false }
+        guard snd_output_buffer_open(&output) == 0, let output else { return "" }
         defer { snd_output_close(output) }
         snd_pcm_dump(pcm, output)
         var text: UnsafeMutablePointer<CChar>?
         let length = snd_output_buffer_string(output, &text)
-        guard length > 0, let text else { return false }
-        return String(cString: text).contains("Null PCM")
+        guard length > 0, let text else { return "" }
+        return String(cString: text)
+    }
+
+    /// Plugins (as their dumps name them) whose `snd_pcm_htimestamp` is not the hardware's
+    /// stamp of its pointer: they stamp the moment they are asked, against a pointer of
+    /// their own (alsa-lib 1.2: ioplug, extplug, null, share, shm, multi), or convert it.
+    static let plugsWithTheirOwnTimes = ["IO-PCM Plugin", "External PCM Plugin", "Null PCM", "Rate conversion PCM",
+                                         "Direct Stream Mixing", "Direct Snoop", "Direct Share", "Share PCM", "Shm PCM",
+                                         "Multi PCM"]
+
+    /// When the period just read (capture) or about to be written (playback) began on the
+    /// device's clock: the time of the last pointer update less the frames that were ready
+    /// beyond it then (`snd_pcm_htimestamp`, CLOCK_MONOTONIC). After a blocking read the
+    /// frames captured since the period was complete, before a write the room freed since
+    /// the last write filled the buffer: either way, how late the thread is. Nil when ALSA
+    /// cannot say (the stream stopped, an xrun).
+    ///
+    /// Audio thread: no allocation; alsa-lib's lock on the PCM, which only this thread
+    /// takes while it runs (its reads and writes take it too).
+    func periodBegan() -> DevicePeriodTime? {
+        var avail: snd_pcm_uframes_t = 0
+        var stamp = timespec()
+        guard snd_pcm_htimestamp(pcm, &avail, &stamp) == 0, stamp.tv_sec > 0 || stamp.tv_nsec > 0,
+              Int(avail) <= bufferFrames else { return nil }
+        let stampNanoseconds = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec)
+        let readyNanoseconds = Int64(avail) * 1_000_000_000 / Int64(max(sampleRate, 1))
+        return DevicePeriodTime(beganNanoseconds: stampNanoseconds - readyNanoseconds, isExact: hasHardwareTimestamps)
     }
 
     static func alsaFormat(_ f: DeviceSampleFormat) -> snd_pcm_format_t {

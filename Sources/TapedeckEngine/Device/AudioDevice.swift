@@ -46,6 +46,13 @@ public protocol AudioDeviceClient: AnyObject {
     /// records); a device with no clock of its own skips an idle cycle altogether — neither
     /// reads nor writes — and keeps real time instead of spinning.
     func beginCycle() -> Bool
+    /// Where the period about to render lies on the device's clock, told by a device that
+    /// can tell (see ``DevicePeriodTime``), after ``beginCycle()`` and before
+    /// ``renderCycle(input:output:frameCount:)``; once per block when a device renders its
+    /// cycle as several blocks. A device that cannot tell never calls it.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func devicePeriodBegan(_ time: DevicePeriodTime)
     /// One cycle (after ``beginCycle()``): `input` holds `frameCount` captured frames for each capture channel (none
     /// when the device does not capture); the client fills `frameCount` frames of every
     /// playback channel in `output` (at least two channel buffers are always given).

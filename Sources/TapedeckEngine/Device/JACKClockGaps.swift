@@ -72,4 +72,22 @@ struct JACKClockGaps {
         }
         return step
     }
+
+    /// Everything held is lost, now: the reading that could give it back is gone (the
+    /// transport it was measured against started rolling since). The xrun is told if this
+    /// was the last of it.
+    mutating func settle() -> Step {
+        var step = Step()
+        step.skipFrames = heldOld + heldNew
+        heldOld = 0
+        heldNew = 0
+        skipped += step.skipFrames
+        if open {
+            open = false
+            step.tell = true
+            step.lostFrames = skipped
+            skipped = 0
+        }
+        return step
+    }
 }

@@ -185,6 +185,7 @@ final class JACKCycle: @unchecked Sendable {
             outBase[c] = jack_port_get_buffer(outPorts[c], nframes).assumingMemoryBound(to: Float.self)
         }
         let renderStart = jack_get_time()
+        let clock = cycleClock(frames: nframes)
         var offset = 0
         while offset < n {
             let k = min(enginePeriod, n - offset)
@@ -193,6 +194,12 @@ final class JACKCycle: @unchecked Sendable {
             // Outputs JACK does not have are scratch, written and dropped.
             for c in outputCount..<tableOutputs { outputTable[c] = scratch + (c - outputCount + 1) * enginePeriod }
             if let midiClient { midi.deliver(to: midiClient, from: offset, until: offset + k) }
+            if let clock {
+                // Each block takes its share of the cycle before this one: the last block's
+                // window ends where this cycle began (the blocks all render now).
+                let began = clock.startNanoseconds - Int64(n - offset - k) * clock.cycleNanoseconds / Int64(max(n, 1))
+                client.devicePeriodBegan(DevicePeriodTime(beganNanoseconds: began, isExact: true))
+            }
             client.renderCycle(input: inputTable, output: outputTable, frameCount: k)
             if let midiClient { midi.sendThru(from: midiClient, at: offset, frameCount: n) }
             offset += k
@@ -201,6 +208,25 @@ final class JACKCycle: @unchecked Sendable {
         lastCycleOverran = (jack_get_time() &- renderStart) > 2 * UInt64(n) * 1_000_000 / UInt64(max(sampleRate, 1))
         gate.store(0, ordering: .releasing)
         return 0
+    }
+
+    /// When this cycle began on JACK's clock (its delay-locked loop over the driver's
+    /// wake-ups, which every client shares) and how long it lasts, in CLOCK_MONOTONIC
+    /// nanoseconds: JACK's clock is CLOCK_MONOTONIC_RAW in microseconds, mapped onto ours
+    /// through both read now. Nil when JACK cannot say (no cycle times yet).
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func cycleClock(frames: UInt32) -> (startNanoseconds: Int64, cycleNanoseconds: Int64)? {
+        var frameTime: jack_nframes_t = 0
+        var current: jack_time_t = 0, next: jack_time_t = 0
+        var periodMicroseconds: Float = 0
+        guard jack_get_cycle_times(jack, &frameTime, &current, &next, &periodMicroseconds) == 0, current > 0 else { return nil }
+        let offset = monotonicNanoseconds() - Int64(bitPattern: jack_get_time()) * 1000
+        let span = Int64(bitPattern: next &- current)
+        // The cycle's own length, as JACK's loop measures it, when it is sane; else nominal.
+        let nominal = Int64(frames) * 1_000_000_000 / Int64(max(sampleRate, 1))
+        let length = span > 0 && abs(span * 1000 - nominal) < nominal / 2 ? span * 1000 : nominal
+        return (Int64(bitPattern: current) * 1000 + offset, length)
     }
 
     /// Xruns: the server's reports count them; what JACK's clock moved on between two cycles
@@ -230,11 +256,24 @@ final class JACKCycle: @unchecked Sendable {
                 }
             }
         }
+        let startsRolling = haveLastCycle && transportFrame != nil && lastTransportFrame < 0
         haveLastCycle = true
         lastCycleStart = start
         lastFrames = frames
         lastTransportFrame = transportFrame ?? -1
-        let step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames), afterOverrun: lastCycleOverran)
+        var step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames), afterOverrun: lastCycleOverran)
+        if startsRolling {
+            // The followed transport is seen rolling for the first time: a gap held so far was
+            // measured while it stood, and the next readings, of a rolling transport, cannot
+            // give it back. Skipped now, before the engine sees the transport roll: held on, it
+            // would be skipped once the engine rolls and carry the playhead past JACK's.
+            let settled = gaps.settle()
+            step.skipFrames += settled.skipFrames
+            if settled.tell {
+                step.tell = true
+                step.lostFrames = settled.lostFrames
+            }
+        }
         let reported = xrunCallbacks.load(ordering: .relaxed)
         var fresh = reported - xrunsSeen
         xrunsSeen = reported

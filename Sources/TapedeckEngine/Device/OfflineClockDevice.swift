@@ -29,6 +29,9 @@ public final class OfflineClockDevice: PeriodDevice, @unchecked Sendable {
     /// Whether periods keep real time (otherwise they run back to back).
     public let isPaced: Bool
     private var nextDeadline: Int64 = 0
+    /// The deadline the period being rendered waited for (paced): when it began on this
+    /// device's clock.
+    private var periodDeadline: Int64 = 0
     private let periodDurationNanoseconds: Int64
     /// How many periods can be stamped.
     public let capacityPeriods: Int
@@ -75,7 +78,8 @@ public final class OfflineClockDevice: PeriodDevice, @unchecked Sendable {
     public func startStreams() throws(DeviceError) {
         stamped = 0
         overflow = 0
-        nextDeadline = monotonicNanoseconds() + periodDurationNanoseconds
+        periodDeadline = monotonicNanoseconds()
+        nextDeadline = periodDeadline + periodDurationNanoseconds
     }
 
     /// Nothing to release. Control thread, after the audio thread ended.
@@ -90,9 +94,18 @@ public final class OfflineClockDevice: PeriodDevice, @unchecked Sendable {
         guard isPaced else { return }
         var ts = timespec(tv_sec: Int(nextDeadline / 1_000_000_000), tv_nsec: Int(nextDeadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+        periodDeadline = nextDeadline
         nextDeadline += periodDurationNanoseconds
         let now = monotonicNanoseconds()
         if nextDeadline < now { nextDeadline = now + periodDurationNanoseconds }
+    }
+
+    /// Paced, the deadline the period waited for: the clock is the schedule, not the
+    /// wake-up. Unpaced, no clock.
+    ///
+    /// Audio thread: no allocation, no locks.
+    public func periodTime(frameCount: Int) -> DevicePeriodTime? {
+        isPaced ? DevicePeriodTime(beganNanoseconds: periodDeadline, isExact: true) : nil
     }
 
     /// Fills every capture channel with silence and, when capture is open, stamps the period.

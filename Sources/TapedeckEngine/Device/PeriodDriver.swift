@@ -26,6 +26,13 @@ public protocol PeriodDevice: AudioDevice {
     /// Audio thread: no allocation, no locks, no logging, no throwing.
     func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult
 
+    /// Where the period about to render began on the device's clock (see
+    /// ``DevicePeriodTime``): asked after the period was read (a capturing device) or, for
+    /// playback only, before it is written. Nil when the device cannot tell.
+    ///
+    /// Audio thread: no allocation, no locks, no logging, no throwing.
+    func periodTime(frameCount: Int) -> DevicePeriodTime?
+
     /// Stops the streams, dropping what is queued. Control thread, after the driver's thread ended.
     func stopStreams()
 }
@@ -159,6 +166,7 @@ public final class PeriodDriver: @unchecked Sendable {
                         break cycle
                     }
                 }
+                if let time = device.periodTime(frameCount: frames) { client.devicePeriodBegan(time) }
                 client.renderCycle(input: input, output: output, frameCount: frames)
                 if plays {
                     switch device.write(from: output, frameCount: frames) {

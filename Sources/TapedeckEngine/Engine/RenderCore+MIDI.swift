@@ -16,31 +16,61 @@ extension RenderCore {
     @inline(__always)
     func midiLatencyFrames(_ g: Graph) -> Int64 { midiBaseLatencyFrames + Int64(g.outputLatencyFrames) }
 
+    /// The device's clock for the period about to render (see ``DevicePeriodTime``).
+    ///
+    /// Audio thread: one store.
+    func devicePeriodBegan(_ time: DevicePeriodTime) { midi.devicePeriod = time }
+
+    /// Which stamps this period takes (see ``MIDIWindow``): the period before the one the
+    /// device says this is on its own clock, when it says so exactly; otherwise the period
+    /// before this one's start as the delay-locked loop estimates it from the device's
+    /// coarse reading or, lacking one, from the thread's wake-up `now`. A late wake-up moves
+    /// neither an exact reading nor (much) the loop, so the notes keep their frames.
+    ///
+    /// Audio thread: arithmetic only.
+    private func midiWindow(frameCount n: Int, now: Int64) -> MIDIWindow {
+        let hub = midi
+        let told = hub.devicePeriod
+        hub.devicePeriod = nil
+        let periodNanoseconds = Int64(n) * 1_000_000_000 / Int64(max(sampleRate, 1))
+        let elapsedFrames = hub.clockDeviceFrame < 0 ? Int64(n) : max(deviceFrame - hub.clockDeviceFrame, 1)
+        hub.clockDeviceFrame = deviceFrame
+        if let told, told.isExact {
+            return MIDIWindow(startNanoseconds: told.beganNanoseconds - periodNanoseconds, endNanoseconds: told.beganNanoseconds)
+        }
+        hub.clock.tick(now: told?.beganNanoseconds ?? now, elapsedNanoseconds: elapsedFrames * 1_000_000_000 / Int64(max(sampleRate, 1)),
+                       periodNanoseconds: periodNanoseconds)
+        return hub.clock.window
+    }
+
     /// Takes this period's MIDI: the device's own (delivered this cycle at their frames) and
-    /// every input port's messages that arrived before `now`, placed at
-    /// `(arrival − last period's start) ÷ (this period's start − last period's start)` of the
-    /// period, the starts smoothed by ``CycleClock``.
+    /// every input port's messages stamped before this period's window ends (see
+    /// ``midiWindow(frameCount:now:)``), each at the frame of the period where its stamp
+    /// falls in the window.
     ///
     /// Audio thread: no allocation, no locks.
     func gatherMIDI(_ g: Graph?, frameCount n: Int, now: Int64) {
         let hub = midi
-        hub.clock.tick(now: now, nominal: periodNanoseconds)
-        let previous = Int64(hub.clock.previous)
-        let span = max(Int64(hub.clock.current - hub.clock.previous), 1)
+        let window = midiWindow(frameCount: n, now: now)
+        let start = window.startNanoseconds
+        let span = window.endNanoseconds - start
         hub.liveCount = 0
         for i in 0..<hub.deliveredCount {
             let e = hub.delivered[i]
             route(g, status: e.status, data1: e.data1, data2: e.data2, offset: Int(e.frameOffset), frameCount: n,
-                  nanoseconds: now + Int64(e.frameOffset) * 1_000_000_000 / Int64(max(sampleRate, 1)))
+                  nanoseconds: window.endNanoseconds + Int64(e.frameOffset) * 1_000_000_000 / Int64(max(sampleRate, 1)))
         }
         hub.deliveredCount = 0
         for slot in 0..<MIDIHub.inputCapacity {
             guard let raw = hub.inputs[slot].load(ordering: .acquiring) else { continue }
             let port = Unmanaged<MIDIInputPort>.fromOpaque(raw)
             port._withUnsafeGuaranteedRef { port in
-                while let m = port.messages.peek(), m.nanoseconds <= now {
+                // One stamped at or after the window's end was played during this period: it
+                // waits for the next (a late wake-up must not pull it in early).
+                while let m = port.messages.peek(), m.nanoseconds < window.endNanoseconds {
                     _ = port.messages.pop()
-                    let into = m.nanoseconds <= previous ? 0 : (m.nanoseconds - previous) * Int64(n) / span
+                    // To the nearest frame (a stamp a nanosecond short of its frame is that frame).
+                    let into = m.nanoseconds <= start ? 0 : ((m.nanoseconds - start) * Int64(n) * 2 + span) / (2 * span)
                     route(g, status: m.status, data1: m.data1, data2: m.data2, offset: Int(min(max(into, 0), Int64(n - 1))),
                           frameCount: n, nanoseconds: m.nanoseconds)
                 }

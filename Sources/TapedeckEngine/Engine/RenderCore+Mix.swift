@@ -116,6 +116,40 @@ extension RenderCore {
         if ended { endTakes() }
     }
 
+    /// The takes, not started yet, start at their record point `recordPoint`, which was
+    /// played at device frame `played`, in the past: the input kept since is lost (an xrun
+    /// hid it) and becomes silence, so the take still starts on its record point and keeps
+    /// its length. The rest of the period is kept as usual by ``keepTakes(_:frameCount:silence:)``.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func startTakes(recordPoint: Int64, playedAtDevice played: Int64) {
+        guard let takesRef = takes, let g = graph else { return }
+        takesRef._withUnsafeGuaranteedRef { set in
+            guard set.startDevice == .max else { return }
+            set.startDevice = played
+            set.recordPointFrame.store(recordPoint, ordering: .relaxed)
+            if let maxFrames = set.gate.maxFrames {
+                let (end, overflow) = played.addingReportingOverflow(maxFrames)
+                set.endDevice = min(set.endDevice, overflow ? .max : end)
+            }
+            set.startDeviceFrame.store(played, ordering: .releasing)
+            // Input arrives `latency` after what it was played against: what of it came before now.
+            let lost = Int(max(0, min(deviceFrame - (played + set.gate.latencyFrames), Int64(Int32.max))))
+            guard lost > 0 else { return }
+            g._withUnsafeGuaranteedRef { graph in
+                for l in 0..<set.lanes.count {
+                    set.laneTable[l]._withUnsafeGuaranteedRef { lane in
+                        push(lane, graph: graph, from: 0, count: lost, keptBefore: set.keptFrames, silence: true)
+                    }
+                }
+            }
+            set.startedFlag.store(true, ordering: .releasing)
+            set.keptFrames += Int64(lost)
+            set.framesKept.store(set.keptFrames, ordering: .releasing)
+            writer.signal()
+        }
+    }
+
     /// Pushes `count` frames from `from` of the lane's track input (wet, dry or both) into
     /// its ring; what does not fit is dropped and recorded as a gap.
     ///
@@ -407,6 +441,7 @@ extension RenderCore {
     ///
     /// Audio thread: no allocation, no locks.
     func advance(deviceFrames: Int64) {
+        let from = position
         let exact = Double(deviceFrames) * speedFactor + fraction
         let whole = exact.rounded(.down)
         fraction = exact - whole
@@ -430,7 +465,9 @@ extension RenderCore {
             position = endFrame
             stopAtEnd()
         }
-        if preRoll.joinFrame >= 0 && position >= preRoll.joinFrame && state == .rolling { holdForHost() }
+        if preRoll.joinFrame >= 0 && position >= preRoll.joinFrame && state == .rolling {
+            holdForHost(reachedAtDevice: deviceFrame + Int64((Double(max(preRoll.joinFrame - from, 0)) / speedFactor).rounded(.up)))
+        }
     }
 
     /// The transport reached its end frame: it stops there.

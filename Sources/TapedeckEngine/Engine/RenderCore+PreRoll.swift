@@ -10,6 +10,9 @@ struct PreRoll {
     var joinFrame: Int64 = -1
     /// Whether the shared transport was asked to roll.
     var startAsked = false
+    /// The device frame at which the engine reached the join frame and began to wait there
+    /// (-1: it has not).
+    var heldSinceDevice: Int64 = -1
     /// Cycles before the join that the shared transport is asked to roll: enough for it to
     /// reach "starting" (a cycle or two), far inside JACK's two-second sync timeout.
     static let leadCycles: Int64 = 8
@@ -34,7 +37,8 @@ extension RenderCore {
     /// here: rolling on needs no seek.
     ///
     /// Audio thread: no allocation, no locks.
-    func holdForHost() {
+    func holdForHost(reachedAtDevice reached: Int64) {
+        preRoll.heldSinceDevice = reached
         position = preRoll.joinFrame
         state = .stopped
         shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: 0)
@@ -69,6 +73,20 @@ extension RenderCore {
             // kept yet): the usual following takes it from here, as Tapedeck's own start.
             preRoll = PreRoll()
             return nil
+        case .rolling where missedJoin(host, frameCount: n):
+            // It rolled from the join as asked while an xrun kept this thread away (the
+            // engine got there during the frames lost and waited): the take starts at the
+            // join all the same, the frames the shared transport rolled through unseen are
+            // silence in it, and the engine rolls on from where the transport is — an xrun,
+            // not another program's move.
+            let lostDevice = Int64((Double(host.frame - join) / speedFactor).rounded())
+            // (No `takes.map { … }`: a generic call through a closure allocates in a debug build.)
+            var point: Int64?
+            if let t = takes { point = t._withUnsafeGuaranteedRef { $0.gate.recordPoint } }
+            if let point, point == join { startTakes(recordPoint: point, playedAtDevice: deviceFrame - lostDevice) }
+            jump(to: host.frame)
+            preRoll = PreRoll()
+            return nil
         default:
             // Another program moved or started the shared transport: it rules.
             preRoll = PreRoll()
@@ -80,5 +98,19 @@ extension RenderCore {
         hostFollow.engineRolled = false
         asked.hostStarting.store(host.state == .starting, ordering: .relaxed)
         return reply
+    }
+
+    /// Whether the shared transport, rolling at `host.frame` past the join, rolled from the
+    /// join on Tapedeck's own start while the engine waited there unseeing: it was asked to
+    /// roll, the engine reached the join and waits, and the transport is no further on than
+    /// the device time since then (two cycles more: JACK may roll the cycles before it
+    /// hears the engine is there, and read a cycle ahead).
+    ///
+    /// Audio thread: arithmetic only.
+    private func missedJoin(_ host: HostClockFrame, frameCount n: Int) -> Bool {
+        let join = preRoll.joinFrame
+        guard preRoll.startAsked, preRoll.heldSinceDevice >= 0, state == .stopped, position == join, host.frame > join else { return false }
+        let waited = Double(deviceFrame - preRoll.heldSinceDevice) * speedFactor
+        return Double(host.frame - join) <= waited + Double(host.aheadFrames) + Double(2 * n)
     }
 }

@@ -38,8 +38,13 @@ final class MIDIHub: @unchecked Sendable {
     /// Messages the device delivered for this period (its own MIDI ports), before routing.
     let delivered: UnsafeMutablePointer<MIDIEvent>
     var deliveredCount = 0
-    /// When periods begin, smoothed (see ``CycleClock``).
+    /// When periods begin, smoothed (see ``CycleClock``), for a device that cannot say.
     var clock = CycleClock()
+    /// The device's clock for the period about to render, when it told it (see
+    /// ``DevicePeriodTime``); taken, and cleared, as the period gathers its MIDI.
+    var devicePeriod: DevicePeriodTime?
+    /// ``RenderCore/deviceFrame`` when ``clock`` last ticked (-1: never).
+    var clockDeviceFrame: Int64 = -1
 
     init() {
         inputs = .allocate(capacity: MIDIHub.inputCapacity)
@@ -66,36 +71,59 @@ struct ControllerMoveRecord: BitwiseCopyable {
     var value: UInt8
 }
 
-/// When the audio thread's periods begin, with the jitter of its wake-ups filtered out: a
-/// delay-locked loop (as JACK keeps its own: F. Adriaensen, "Using a DLL to filter time")
-/// follows the period starts the thread sees, so messages are placed against a steady grid
-/// and keep the spacing they were played with. A jump (an xrun, a stall, the first period)
-/// starts it afresh.
+/// Where the period being rendered takes its live MIDI from: messages stamped in
+/// `[startNanoseconds, endNanoseconds)` (CLOCK_MONOTONIC) are placed at the same fraction of
+/// the period; earlier ones (late arrivals) at its first frame; later ones wait.
+struct MIDIWindow: BitwiseCopyable {
+    var startNanoseconds: Int64
+    var endNanoseconds: Int64
+}
+
+/// When the audio thread's periods begin, for a device that cannot say (see
+/// ``DevicePeriodTime``): a delay-locked loop (as JACK keeps its own: F. Adriaensen, "Using
+/// a DLL to filter time") follows the period starts the thread sees — its wake-ups, or a
+/// device's coarse readings — so messages are placed against a steady grid and keep the
+/// spacing they were played with. It is told how much device time passed since the last
+/// period (more than a period when an xrun skipped frames), so an xrun is not taken for
+/// jitter; a jump it cannot explain (a stall, the first period) starts it afresh.
 struct CycleClock {
     /// Filtered start of the previous period and of this one (CLOCK_MONOTONIC ns).
     private(set) var previous: Double = 0
     private(set) var current: Double = 0
-    private var period: Double = 0
+    /// Measured nanoseconds per nominal nanosecond of the device's clock.
+    private var ratio = 1.0
     private var b = 0.0, c = 0.0
 
-    /// Takes the start of a period seen at `now`, `nominal` ns after the last.
+    /// Takes the start of a period seen at `now`, `elapsedNanoseconds` of device time after
+    /// the last one began (nominally); `periodNanoseconds` is one period's nominal length.
     ///
     /// Audio thread: arithmetic only.
-    mutating func tick(now: Int64, nominal: Int64) {
+    mutating func tick(now: Int64, elapsedNanoseconds: Int64, periodNanoseconds: Int64) {
         let t = Double(now)
-        let error = t - (current + period)
-        if current == 0 || abs(error) > 4 * Double(nominal) {
+        let period = Double(max(periodNanoseconds, 1))
+        let predicted = current + ratio * Double(elapsedNanoseconds)
+        let error = t - predicted
+        if current == 0 || abs(error) > 4 * period {
             // Start afresh: a bandwidth of about 1 Hz suits a period of a few milliseconds.
-            let omega = 2 * Double.pi * 1.0 * Double(nominal) / 1e9
+            let omega = 2 * Double.pi * 1.0 * period / 1e9
             b = 2.0.squareRoot() * omega
             c = omega * omega
-            period = Double(nominal)
+            ratio = 1
             previous = t - period
             current = t
             return
         }
-        previous = current
-        current += period + b * error
-        period += c * error
+        let next = predicted + b * error
+        // The window runs on from the last one; after skipped frames, it is the last period only.
+        previous = elapsedNanoseconds > periodNanoseconds ? next - ratio * period : current
+        current = next
+        ratio += c * error / period
+    }
+
+    /// This period's window, from the filtered starts.
+    ///
+    /// Audio thread: arithmetic only.
+    var window: MIDIWindow {
+        MIDIWindow(startNanoseconds: Int64(previous), endNanoseconds: max(Int64(current), Int64(previous) + 1))
     }
 }
