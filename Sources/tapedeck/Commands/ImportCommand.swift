@@ -47,7 +47,10 @@ struct ImportCommand: Command {
         var document = SessionDocument(session: try folder.load())
         var at: Int64 = 0
         if let atText { at = try TimeText.frames(from: atText, tempoMap: document.session.tempoMap, field: "import: --at") }
-        let trackIndex = try trackText.map { text throws(UsageError) in try TrackSelector.index(of: text, in: document.session, command: "import") }
+        let trackIndex = try trackText.map { text throws(UsageError) in
+            try TrackSelector.material(of: text, in: document.session, command: "import",
+                                       doing: "has no regions to import onto (import onto a track, or without --track for a new one)")
+        }
         let trackCount = document.session.tracks.count
         if trackIndex == nil && trackCount + files.count > SessionLimits.maximumTracks {
             throw UsageError("import: \(files.count) new tracks would make \(trackCount + files.count); a session holds at most \(SessionLimits.maximumTracks)")
@@ -106,7 +109,11 @@ struct ImportCommand: Command {
                     s.tracks[t].regions.append(region)
                 } else {
                     let channels = Array(1...max(1, min(imported.channelCount, 2)))
-                    s.tracks.append(Track(name: trackName(file), inputChannels: channels, regions: [region]))
+                    // Never a second strip of one name: a bus called like the file keeps its name.
+                    var name = trackName(file)
+                    var n = 2
+                    while NameMatch.index(of: name, in: s.tracks.map(\.name)) != nil { name = "\(trackName(file)) \(n)"; n += 1 }
+                    s.tracks.append(Track(name: name, inputChannels: channels, regions: [region]))
                 }
             }
             // Saved file by file: what was copied is on its track even if a later file fails.
