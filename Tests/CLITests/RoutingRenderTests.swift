@@ -73,4 +73,35 @@ final class RoutingRenderTests: RoutingTestCase {
         XCTAssertEqual(try exportPeaks(), [nil, nil], "the cue goes to outputs 3-4, not into the stereo mix")
         XCTAssertTrue(try ok(["info", session]).contains("       output: out:3-4"))
     }
+
+    /// `play` on the unpaced file device, every output channel as floats, one array each.
+    private func playOutputs(channels: Int) throws -> [[Float]] {
+        let out = path("out-\(UUID().uuidString).raw")
+        let r = try CLIRun.run(["play", session, "--device", "filetap:OUT=\(out)", "--device-format", "float"], environment: CLIRun.alsaEnvironment)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("out \(channels) ch"), "the device opens every routed output: \(r.stderr)")
+        let raw = try Data(contentsOf: URL(fileURLWithPath: out))
+        let all = raw.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        return (0..<channels).map { c in stride(from: c, to: all.count, by: channels).map { all[$0] } }
+    }
+
+    func testPlayOpensTheCueOutputsAndTheCueCarriesOnlyItsPreFaderSendsWhateverTheFadersDo() throws {
+        try addToneTrack("Tone")
+        try ok(["bus", session, "add", "Cue"])
+        try ok(["track", session, "cue", "--output", "out:3-4"])
+        try ok(["send", session, "tone", "cue", "--pre", "--level", "-6"])
+        let up = try playOutputs(channels: 4)
+        XCTAssertGreaterThan(up[0].map(abs).max() ?? 0, 0.3, "the track plays on the master")
+        let cuePeak = up[2].map(abs).max() ?? 0
+        XCTAssertEqual(Double(cuePeak), 0.5 * pow(10, -6.0 / 20) * pow(0.5, 0.5), accuracy: 0.02, "the send, centred, on out 3")
+        XCTAssertEqual(up[2], up[3], "a mono source centred: both cue outputs alike")
+
+        // The main fader and mute move nothing in the cue.
+        try ok(["track", session, "tone", "--gain", "-inf", "--mute"])
+        try ok(["track", session, "master", "--gain", "-20"])
+        let down = try playOutputs(channels: 4)
+        XCTAssertEqual(down[0].map(abs).max(), 0, "the master is silent")
+        XCTAssertEqual(down[2], up[2], "the cue is the same, sample for sample")
+        XCTAssertEqual(down[3], up[3])
+    }
 }

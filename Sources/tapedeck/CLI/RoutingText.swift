@@ -43,6 +43,15 @@ enum RoutingText {
         return list.isEmpty ? "nothing" : list.joined(separator: ", ")
     }
 
+    /// The strips routed to device outputs, each with the highest output it names: what a
+    /// device must open for every strip to be heard.
+    static func deviceOutputs(of session: Session) -> [(name: String, output: StripOutput, highest: Int)] {
+        session.tracks.compactMap { t in
+            guard case .device(let channels) = t.output, let highest = channels.max() else { return nil }
+            return (t.name, t.output, highest)
+        }
+    }
+
     /// The JSON spelling of a level: a number of dB, or null for −∞ (JSON has no infinity).
     static func decibels(_ db: Double) -> Any {
         Fader.isSilent(db) || !db.isFinite ? NSNull() : (db * 100).rounded() / 100
