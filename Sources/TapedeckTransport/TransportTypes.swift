@@ -187,8 +187,11 @@ extension Session {
     /// The track `take` belongs to now: its index if the name still matches there, else the
     /// track of that name; nil when it is gone.
     public func trackIndex(for take: FinishedTake) -> Int? {
-        if tracks.indices.contains(take.trackIndex) && tracks[take.trackIndex].name == take.trackName { return take.trackIndex }
-        return tracks.firstIndex { $0.name == take.trackName }
+        // A bus never takes a take, even one that came to bear the track's name meanwhile.
+        if tracks.indices.contains(take.trackIndex) && tracks[take.trackIndex].name == take.trackName && !tracks[take.trackIndex].isBus {
+            return take.trackIndex
+        }
+        return tracks.firstIndex { $0.name == take.trackName && !$0.isBus }
     }
 
     /// Puts `take` on track `track` as its placement says: added, punched in with

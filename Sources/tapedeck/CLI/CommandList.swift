@@ -11,6 +11,8 @@ enum CommandList {
     ChainCommand.self,
     LearnCommand.self,
     TrackCommand.self,
+    BusCommand.self,
+    SendCommand.self,
     RegionCommand.self,
     MarkerCommand.self,
     LoopCommand.self,

@@ -32,6 +32,17 @@ enum ManPage {
             ".SH TIMES",
             escape(HelpText.times.replacingOccurrences(of: "times: ", with: "Wherever a time is asked for: ")
                    + ". A range is START-END; START- runs to the end."),
+            ".SH ROUTING",
+            escape("""
+            Tracks and buses are strips. A bus (bus SESSION add NAME) has no regions and no input: \
+            it sums what strips send to it (send SESSION TRACK BUS, before or after their faders) \
+            or route their output to (track SESSION N --output bus:NAME), runs its chain, fader \
+            and pan, and goes to its own output: the master, another bus, or device outputs \
+            (out:3-4, past the master, as a headphone cue mix). A bus answers to track and chain \
+            by its name. A send to a track or to itself, or a routing that loops, is refused with \
+            a line naming it. Paths through latent nodes are lined up where they meet; info shows \
+            the output's total latency.
+            """),
             ".SH ENVIRONMENT",
             ".TP", ".B TAPEDECK_ALSA_CONFIG", escape("Open audio devices through this ALSA configuration file only."),
             ".TP", ".B XDG_CONFIG_HOME", escape("Where tapedeck/keys, tapedeck/config, tapedeck/themes/ and tapedeck/latency live (default ~/.config)."),

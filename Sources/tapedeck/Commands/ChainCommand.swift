@@ -5,18 +5,19 @@ import TapedeckEngine
 import TapedeckIO
 import TapedeckTransport
 
-/// `tapedeck chain`: sets or shows a track's (or the master) effect chain.
+/// `tapedeck chain`: sets or shows a track's, a bus's or the master's effect chain.
 struct ChainCommand: Command {
     static let spec = CommandSpec(
-        name: "chain", summary: "set or show a track's input or playback chain, or the master chain",
-        synopsis: ["chain SESSION TRACK|master [--input] [CHAIN]"],
+        name: "chain", summary: "set or show a track's input or playback chain, a bus's chain, or the master chain",
+        synopsis: ["chain SESSION TRACK|BUS|master [--input] [CHAIN]"],
         positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("TRACK|master", complete: .none),
                       PositionalSpec("CHAIN", complete: .none)],
         options: [OptionSpec(flag: "--input", "set or show the chain recording goes through, not the playback chain")],
         details: """
         TRACK is a 1-based number or a track name. Without --input the playback chain is set
         (it runs on the track before its fader); with --input, the chain recording goes through.
-        `master` sets the chain on the mix. Without CHAIN the current one is printed; an empty
+        `master` sets the chain on the mix. A bus is named like a track and has one chain (it
+        runs on what the bus sums, before its fader; a bus has no input chain). Without CHAIN the current one is printed; an empty
         CHAIN ('') clears it. The chain is checked before anything is saved and the session
         stores it in canonical form.
 
@@ -34,6 +35,7 @@ struct ChainCommand: Command {
         examples: ["tapedeck chain song.tapedeck 2 'hpf:80,comp:threshold=-18:ratio=4'",
                    "tapedeck chain song.tapedeck Vocal --input 'gate:-50,hpf:100'",
                    "tapedeck chain song.tapedeck master 'limiter:ceiling=-1'",
+                   "tapedeck chain song.tapedeck Reverb 'reverb:size=0.8:mix=1'",
                    "tapedeck chain song.tapedeck 1 'lv2:amp:-3,lv2:zeroconvolv-mono:@preset=No-OP Mono'",
                    "tapedeck chain song.tapedeck drums 'sampler:file=kick.wav:root=36:mode=oneshot'",
                    "tapedeck chain song.tapedeck piano 'gm:program=0,reverb'"])
@@ -58,6 +60,7 @@ struct ChainCommand: Command {
         let isMaster = trackText == "master"
         if isMaster && input { throw UsageError("chain: the master has no input chain") }
         let index = isMaster ? nil : try TrackSelector.index(of: trackText, in: document.session, command: "chain")
+        if let index, input { try TrackSelector.refuseBus(index, in: document.session, command: "chain", "has no input, so no input chain (its one chain runs on what it sums)") }
         guard let chainText else {
             let current: String
             if let index {
@@ -87,7 +90,9 @@ struct ChainCommand: Command {
         }
         try folder.save(document.session)
         SessionPluginStates.removeUnreferenced(in: folder)
-        let place = index.map { "track \($0 + 1) (\(document.session.tracks[$0].name.terminalSafe)) \(input ? "input" : "playback")" } ?? "master"
+        let place = index.map { i in
+            document.session.tracks[i].isBus ? RoutingText.label(document.session, i) : "\(RoutingText.label(document.session, i)) \(input ? "input" : "playback")"
+        } ?? "master"
         Terminal.out("\(place) chain: \(chain.text.isEmpty ? "(no effects)" : chain.text)")
         for problem in problems { Terminal.err("tapedeck: warning: \(problem.terminalSafe)\n") }
         return ExitCode.ok

@@ -51,7 +51,10 @@ struct ImportCommand: Command {
         var document = SessionDocument(session: try folder.load())
         var at: Int64 = 0
         if let atText { at = try TimeText.frames(from: atText, tempoMap: document.session.tempoMap, field: "import: --at") }
-        let trackIndex = try trackText.map { text throws(UsageError) in try TrackSelector.index(of: text, in: document.session, command: "import") }
+        let trackIndex = try trackText.map { text throws(UsageError) in
+            try TrackSelector.material(of: text, in: document.session, command: "import",
+                                       doing: "has no regions to import onto (import onto a track, or without --track for a new one)")
+        }
         let trackCount = document.session.tracks.count
         if trackIndex == nil && trackCount + files.count > SessionLimits.maximumTracks {
             throw UsageError("import: \(files.count) new tracks would make \(trackCount + files.count); a session holds at most \(SessionLimits.maximumTracks)")
@@ -117,7 +120,13 @@ struct ImportCommand: Command {
                 if let t = trackIndex {
                     s.tracks[t].regions.append(contentsOf: tracks.flatMap(\.regions))
                 } else {
-                    s.tracks.append(contentsOf: tracks)
+                    // Never a second strip of one name: a bus or track called like the file keeps its name.
+                    for var track in tracks {
+                        let base = track.name
+                        var n = 2
+                        while NameMatch.index(of: track.name, in: s.tracks.map(\.name)) != nil { track.name = "\(base) \(n)"; n += 1 }
+                        s.tracks.append(track)
+                    }
                 }
             }
             // Saved file by file: what was copied is on its track even if a later file fails.

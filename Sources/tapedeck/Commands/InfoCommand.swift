@@ -1,3 +1,4 @@
+import Foundation
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
@@ -6,25 +7,33 @@ import TapedeckUI
 /// `tapedeck info SESSION|FILE`: describes an audio file or a session.
 struct InfoCommand: Command {
     static let spec = CommandSpec(
-        name: "info", summary: "describe an audio file (format, peak, loudness, a plot) or a session (tracks, regions)",
-        synopsis: ["info SESSION|FILE [--width COLUMNS]"],
+        name: "info", summary: "describe an audio file (format, peak, loudness, a plot) or a session (tracks, buses, routing, latency)",
+        synopsis: ["info SESSION|FILE [--width COLUMNS] [--json]"],
         positionals: [PositionalSpec("SESSION|FILE", complete: .file)],
-        options: [OptionSpec("--width", value: "COLUMNS", "width of the file's plots (default: the terminal's, else 72)")],
+        options: [OptionSpec("--width", value: "COLUMNS", "width of the file's plots (default: the terminal's, else 72)"),
+                  OptionSpec(flag: "--json", "the same as one JSON document (frames as numbers, levels in dB, null for -inf)")],
         details: """
         For an audio file: format, rate, channels, length, sample peak, and its loudness as
         EBU R128 measures it (libebur128): integrated loudness (LUFS), loudness range (LU) and
         true peak (dBTP); then a one-line waveform overview (peak per column) and a small plot
         of the momentary loudness over time. The plots use block characters in a UTF-8 locale
         and ASCII otherwise. A Tapedeck take also shows where it belongs.
-        For a session: rate, tempo, meter, ranges, and every track with its regions.
+        For a session: rate, tempo, meter, ranges, and every track and bus with its regions,
+        output (when not the master), sends (level, pre- or post-fader, pan) and, for a bus,
+        what feeds it; then the delay compensation: the output's total latency from the
+        timeline (the slowest path through the buses plus the master chain) in frames and ms,
+        and each strip whose output runs late (a bus with a look-ahead limiter or a latent
+        plugin), which the mix lines up where it is summed.
         """,
-        examples: ["tapedeck info song.tapedeck", "tapedeck info take.wav"])
+        examples: ["tapedeck info song.tapedeck", "tapedeck info take.wav", "tapedeck info song.tapedeck --json"])
 
     let target: String
     let width: Int?
+    let json: Bool
 
     init(arguments: inout Arguments) throws {
         width = try arguments.intOption("--width", in: 30...1000)
+        json = arguments.flag("--json")
         target = try arguments.required("a session folder or an audio file")
     }
 
@@ -59,6 +68,22 @@ struct InfoCommand: Command {
             throw AudioFileError(path: file, reason: "truncated: the header promises \(reader.frameCount) frames, only \(frames) could be read")
         }
         let report = loudness.finish()
+        if json {
+            var o: [String: Any] = [
+                "file": file, "format": reader.formatDescription, "sample_rate": reader.sampleRate, "channels": reader.channelCount,
+                "length_frames": reader.frameCount, "non_finite_samples": nonFinite,
+                "peak_dbfs": peaks.map { RoutingText.decibels(Decibels.fromLinear(Double($0))) },
+                "true_peak_dbtp": RoutingText.decibels(report.truePeakDecibels),
+                "integrated_lufs": RoutingText.decibels(report.integratedLUFS), "loudness_range_lu": RoutingText.decibels(report.rangeLU),
+            ]
+            if let m = reader.metadata {
+                o["take"] = ["session": m.session, "track_number": m.trackNumber ?? NSNull(), "track_name": m.trackName,
+                             "take_number": m.takeNumber ?? NSNull(), "timeline_frame": m.timelineFrame, "latency_frames": m.latencyFrames,
+                             "speed": m.speed, "device": m.device, "device_channels": m.deviceChannels, "input_chain": m.inputChain,
+                             "started_at": m.startedAt] as [String: Any]
+            }
+            return try RoutingText.printJSON(o)
+        }
         let peakText = peaks.map { Decibels.text(Decibels.fromLinear(Double($0))) }.joined(separator: " ")
         let glyphs = Terminal.localeIsUTF8 ? Glyphs.unicode : Glyphs.ascii
         let levels = LevelPlot.columns(report.momentaryLUFS, columns: plotColumns, stepFrames: Int64(max(1, reader.sampleRate / 10)),
@@ -89,55 +114,6 @@ struct InfoCommand: Command {
             if !m.startedAt.isEmpty { lines.append("recorded  \(m.startedAt.terminalSafe)") }
             Terminal.out(lines.joined(separator: "\n"))
         }
-    }
-
-    private func describe(session: Session, folder: SessionFolder) throws {
-        let map = session.tempoMap
-        func clock(_ f: Int64) -> String { TimeText.clock(frames: f, sampleRate: session.sampleRate) }
-        func range(_ r: FrameRange?, _ on: Bool) -> String {
-            guard let r else { return "none" }
-            return "\(clock(r.startFrame))-\(clock(r.endFrame))\(on ? " (on)" : " (off)")"
-        }
-        var lines = [
-            "session   \(folder.path.terminalSafe)",
-            "rate      \(session.sampleRate) Hz",
-            "tempo     \(session.tempoBPM) BPM, \(session.timeSignature)",
-            "length    \(clock(session.endFrame)) (\(session.endFrame) frames, bar \(map.barsBeatsTicks(ofFrame: session.endFrame)))",
-            "loop      \(range(session.loopRange, session.loopEnabled))",
-            "punch     \(range(session.punchRange, session.punchEnabled))",
-            "markers   \(session.markers.isEmpty ? "none" : session.markers.map { "\($0.name.terminalSafe)@\(clock($0.frame))" }.joined(separator: ", "))",
-            "master    fader \(Fader.text(session.masterGainDecibels)) dB, \(session.masterChain.isEmpty ? "no effects" : session.masterChain.terminalSafe)",
-            "tracks    \(session.tracks.count)",
-        ] + (session.midiBindings.isEmpty ? [] : ["MIDI      " + session.midiBindings.map(\.description).joined(separator: ", ")])
-        let downmixes = InfoCommand.downmixes(session: session, folder: folder)
-        for (i, t) in session.tracks.enumerated() {
-            var flags = [String]()
-            if t.armed { flags.append("armed") }
-            if t.mute { flags.append("muted") }
-            if t.solo { flags.append("solo") }
-            if let f = t.frozen { flags.append("frozen: \(f.file.terminalSafe)") }
-            let input = t.isMIDI ? "MIDI" : InputChannels.text(t.inputChannels)
-            lines.append("  \(i + 1). \(t.name.terminalSafe)  \(input)  \(Fader.text(t.gainDecibels)) dB  pan \(Pan.text(t.pan))\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")")
-            if !t.inputChain.isEmpty { lines.append("       input chain: \(t.inputChain.terminalSafe)") }
-            if !t.playbackChain.isEmpty { lines.append("       chain: \(t.playbackChain.terminalSafe)") }
-            for r in RegionCommand.timelineOrder(t).map({ t.regions[$0] }) {
-                var extra = ""
-                if r.gainDecibels != 0 { extra += "  \(Fader.text(r.gainDecibels)) dB" }
-                if r.fadeInFrames > 0 || r.fadeOutFrames > 0 { extra += "  fades \(clock(r.fadeInFrames))/\(clock(r.fadeOutFrames))" }
-                if r.rate != 1 { extra += "  rate \(r.rate)×" }
-                if let g = r.takeGroup, let n = r.takeNumber { extra += "  take \(g).\(n)\(t.isActive(r) ? " (active)" : "")" }
-                if let v = r.recordedSpeed { extra += "  recorded at \(v)×" }
-                if r.isMIDI { extra += "  MIDI" }
-                if !r.isMIDI, let d = downmixes[r.file] { extra += "  \(d.layout.channelCount) ch, downmixed to stereo" }
-                lines.append("       \(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))  \(r.file.terminalSafe)  (from \(r.sourceOffsetFrame), \(r.lengthFrames) frames)\(extra)")
-            }
-        }
-        // Each wide file once, with the gains it is heard at (the regions above say which).
-        for file in downmixes.keys.sorted() {
-            guard let d = downmixes[file] else { continue }
-            lines.append("downmix   \(file.terminalSafe): \(d.layout.channelCount) ch (\(d.layout.summary)) → stereo, \(d.description)")
-        }
-        Terminal.out(lines.joined(separator: "\n"))
     }
 
     /// The downmix of every audio region's file that is wider than stereo, by the region's

@@ -116,6 +116,7 @@ struct LearnCommand: Command {
                 throw UsageError("learn: --param '\(text ?? "")' must be TRACK:NODE:PARAM (node 1-based, e.g. synth:2:cutoff)")
             }
             let t = try TrackSelector.index(of: parts.dropLast(2).joined(separator: ":"), in: session, command: "learn")
+            if inputChain { try TrackSelector.refuseBus(t, in: session, command: "learn", "has no input, so no input chain") }
             let track = session.tracks[t]
             let chainText = inputChain ? track.inputChain : track.playbackChain
             let chain = try Chain(parsing: chainText)

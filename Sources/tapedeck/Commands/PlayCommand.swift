@@ -109,7 +109,7 @@ struct PlayCommand: Command {
         }
         options.endFrame = end
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: 0,
-                                  playbackChannels: max(2, click?.outputChannels.max() ?? 0), tempoMap: tempo)
+                                  playbackChannels: max(2, click?.outputChannels.max() ?? 0), routing: session, tempoMap: tempo)
         // The device starts after everything is asked for, so its first period plays `from`.
         let transport: Transport
         do {

@@ -157,7 +157,7 @@ struct RecordCommand: Command {
             (name: session.tracks[t].name, channels: channelsGiven ? channels : session.tracks[t].inputChannels)
         }
         let dev = try device.open(sampleRate: session.sampleRate, captureChannels: target.deviceChannelsNeeded(override: channelsGiven ? channels : nil),
-                                  playbackChannels: outputs, tracks: portTracks, tempoMap: tempo)
+                                  playbackChannels: outputs, routing: session, tracks: portTracks, tempoMap: tempo)
         // The calibrated offset, looked up by the transport for its engine as the screen's is.
         let offsets = try LatencyOffsets.load()
         options.latencyOffset = { offsets.offset(forDevice: $0) }

@@ -118,7 +118,8 @@ struct RegionCommand: Command {
         let lock = edit != nil ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
         var document = SessionDocument(session: try folder.load())
-        let t = try TrackSelector.index(of: trackText, in: document.session, command: "region")
+        let t = try TrackSelector.material(of: trackText, in: document.session, command: "region",
+                                           doing: "has no regions (it sums what is sent or routed to it)")
         guard let number, let edit else {
             Terminal.out(RegionCommand.listing(document.session, track: t))
             return ExitCode.ok

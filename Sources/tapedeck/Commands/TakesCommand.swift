@@ -45,7 +45,8 @@ struct TakesCommand: Command {
         let lock = cycle != nil || choose != nil ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
         var document = SessionDocument(session: try folder.load())
-        let track = try TrackSelector.index(of: trackText, in: document.session, command: "takes")
+        let track = try TrackSelector.material(of: trackText, in: document.session, command: "takes",
+                                               doing: "has no takes (nothing is recorded onto it)")
         if let group = cycle {
             _ = try document.cycleTake(track: track, group: group)
             try folder.save(document.session)

@@ -4,11 +4,12 @@ import TapedeckDSP
 import TapedeckIO
 import TapedeckEngine
 
-/// `tapedeck track`: a track's mixer settings from the command line; adds and removes tracks.
+/// `tapedeck track`: a track's (or a bus's) mixer settings and output from the command line;
+/// adds and removes tracks.
 struct TrackCommand: Command {
     static let spec = CommandSpec(
-        name: "track", summary: "show or set a track's fader, pan, name, input, arm/mute/solo, monitoring; freeze it; add or remove tracks",
-        synopsis: ["track SESSION N|NAME|master [--gain DB] [--pan P] [--name NAME] [--input CH] [--arm|--disarm] [--mute|--unmute] [--solo|--unsolo] [--monitor MODE] [--freeze|--unfreeze]",
+        name: "track", summary: "show or set a track's or bus's fader, pan, name, input, arm/mute/solo, monitoring, output; freeze it; add or remove tracks",
+        synopsis: ["track SESSION N|NAME|master [--gain DB] [--pan P] [--name NAME] [--input CH] [--arm|--disarm] [--mute|--unmute] [--solo|--unsolo] [--monitor MODE] [--output OUT] [--solo-safe on|off] [--freeze|--unfreeze]",
                    "track SESSION add [NAME] [--midi] [the same options]",
                    "track SESSION remove N|NAME"],
         positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("N|NAME|master|add|remove", complete: .none)],
@@ -27,10 +28,17 @@ struct TrackCommand: Command {
             OptionSpec(flag: "--midi", "add: a MIDI track (armed, it hears and records MIDI); its chain starts with the General MIDI instrument, gm"),
             OptionSpec(flag: "--freeze", "render the track (its MIDI through its instrument, its chain) to audio, which then plays in their place"),
             OptionSpec(flag: "--unfreeze", "play the track's regions and chain again (the render is deleted)"),
+            OptionSpec("--output", value: "OUT", "where the strip goes: master, bus:NAME (a bus) or out:3-4 (device outputs, past the master; out:3 for one)"),
+            OptionSpec("--solo-safe", value: "on|off", "a bus only: stay heard whatever is soloed (a reverb return)", allowed: ["on", "off"]),
         ],
         details: """
         Without options, prints the track's settings. A track is named by its 1-based number or
         its name, in any case (an unknown name suggests the nearest). `master` is the master fader.
+        A bus (see `tapedeck bus`) is named the same way and takes --gain, --pan, --name, --mute,
+        --solo, --output and --solo-safe; it has no input, so --input, --arm, --monitor and
+        --freeze are refused. --output routes the strip: a cycle (a bus feeding what feeds it) is
+        refused with a line naming it, and nothing is saved. remove on a bus sends what went to
+        it to the master and says so.
         --freeze renders the track offline exactly as export would (before its fader), with its
         instrument's and effects' tails, into SESSION/audio/freeze-NAME.wav; a frozen track
         plays that file, its regions and chain cannot be edited until --unfreeze.
@@ -40,7 +48,9 @@ struct TrackCommand: Command {
                    "tapedeck track song.tapedeck add Guitar --input 2",
                    "tapedeck track song.tapedeck add Piano --midi --arm",
                    "tapedeck track song.tapedeck piano --freeze",
-                   "tapedeck track song.tapedeck master --gain -1.5"])
+                   "tapedeck track song.tapedeck master --gain -1.5",
+                   "tapedeck track song.tapedeck drums --output bus:Group",
+                   "tapedeck track song.tapedeck Reverb --gain -6 --solo-safe on"])
 
     let folder: SessionFolder
     let target: String
@@ -54,6 +64,8 @@ struct TrackCommand: Command {
     let monitoring: MonitoringMode?
     let midi: Bool
     let freeze: Bool?
+    let output: StripOutput?
+    let soloSafe: Bool?
 
     init(arguments: inout Arguments) throws {
         if let text = try arguments.option("--gain") {
@@ -77,6 +89,10 @@ struct TrackCommand: Command {
         soloed = try TrackCommand.toggle(&arguments, on: "--solo", off: "--unsolo")
         freeze = try TrackCommand.toggle(&arguments, on: "--freeze", off: "--unfreeze")
         midi = arguments.flag("--midi")
+        if let text = try arguments.option("--output") {
+            do { output = try StripOutput.parse(text) } catch { throw UsageError("track: --output \(error.description)") }
+        } else { output = nil }
+        soloSafe = try arguments.option("--solo-safe").map { $0.lowercased() == "on" }
         let renamed = try arguments.option("--name")
         folder = SessionFolder(path: try arguments.required("a session folder"))
         target = try arguments.required("a track number or name, master, add or remove")
@@ -89,7 +105,9 @@ struct TrackCommand: Command {
         }
         if midi && target != "add" { throw UsageError("track: --midi makes a new MIDI track (track SESSION add NAME --midi)") }
         if freeze != nil && target == "add" { throw UsageError("track: a new track has nothing to freeze") }
-        if target == "master" && (pan != nil || input != nil || armed != nil || muted != nil || soloed != nil || monitoring != nil || newName != nil || freeze != nil) {
+        if soloSafe != nil && target == "add" { throw UsageError("track: --solo-safe is for buses (tapedeck bus SESSION add NAME makes one)") }
+        if target == "master" && (pan != nil || input != nil || armed != nil || muted != nil || soloed != nil || monitoring != nil || newName != nil || freeze != nil
+                                  || output != nil || soloSafe != nil) {
             throw UsageError("track: the master has only a fader (--gain)")
         }
         removing = target == "remove" ? try arguments.required("the track to remove (number or name)") : nil
@@ -106,7 +124,7 @@ struct TrackCommand: Command {
 
     private var changesSomething: Bool {
         gain != nil || pan != nil || input != nil || armed != nil || muted != nil || soloed != nil || monitoring != nil || newName != nil
-            || freeze != nil
+            || freeze != nil || output != nil || soloSafe != nil
     }
 
     func run() throws -> Int32 {
@@ -125,9 +143,13 @@ struct TrackCommand: Command {
         if let removing {
             let index = try TrackSelector.index(of: removing, in: document.session, command: "track")
             let gone = document.session.tracks[index]
-            document.edit("remove track") { $0.tracks.remove(at: index) }
+            // A removed bus takes its sends and outputs along (to the master), said line by line.
+            var said: [String] = []
+            document.edit(gone.isBus ? "remove bus" : "remove track") { said = $0.removeStrip(index) }
             try folder.save(document.session)
-            Terminal.out("removed track \(index + 1) (\(gone.name), \(gone.regions.count) region\(gone.regions.count == 1 ? "" : "s"); its audio stays in audio/)")
+            let what = gone.isBus ? "removed bus \(index + 1) (\(gone.name))"
+                : "removed track \(index + 1) (\(gone.name), \(gone.regions.count) region\(gone.regions.count == 1 ? "" : "s"); its audio stays in audio/)"
+            Terminal.out(([what] + said.map { "  " + $0 }).joined(separator: "\n"))
             return ExitCode.ok
         }
         let index: Int
@@ -135,12 +157,22 @@ struct TrackCommand: Command {
             var n = document.session.tracks.count + 1
             while NameMatch.index(of: "Track \(n)", in: document.session.tracks.map(\.name)) != nil { n += 1 }
             let name = newName ?? "Track \(n)"
-            try check(name: name, index: -1, in: document.session)
+            try TrackSelector.checkName(name, index: -1, bus: false, in: document.session, command: "track")
             document.edit("add track") { $0.tracks.append(midi ? Track(name: name, playbackChain: "gm", isMIDI: true) : Track(name: name)) }
             index = document.session.tracks.count - 1
         } else {
             index = try TrackSelector.index(of: target, in: document.session, command: "track")
-            if let newName { try check(name: newName, index: index, in: document.session) }
+            let strip = document.session.tracks[index]
+            if let newName { try TrackSelector.checkName(newName, index: index, bus: strip.isBus, in: document.session, command: "track") }
+            if strip.isBus { try refuseOnBus(strip) }
+            if soloSafe != nil && !strip.isBus {
+                throw UsageError("track: --solo-safe is for buses; \(strip.name.terminalSafe) is a track (solo it, or route it to a solo-safe bus)")
+            }
+        }
+        // `bus:reverb` is stored as the bus spells itself; a name that is no bus says which are.
+        var routed = output
+        if case .bus(let name) = output {
+            routed = .bus(document.session.tracks[try TrackSelector.bus(of: name, in: document.session, command: "track")].name)
         }
         document.edit("track settings") { s in
             var t = s.tracks[index]
@@ -151,9 +183,14 @@ struct TrackCommand: Command {
             if let muted { t.mute = muted }
             if let soloed { t.solo = soloed }
             if let monitoring { t.monitoring = monitoring }
+            if let routed { t.output = routed }
+            if let soloSafe { t.soloSafe = soloSafe ? true : nil }
             s.tracks[index] = t
-            if let newName { s.renameTrack(index, to: newName.trimmingCharacters(in: .whitespaces)) }
+            // A bus renamed carries the sends and outputs that name it along.
+            if let newName { s.renameStrip(index, to: newName.trimmingCharacters(in: .whitespaces)) }
         }
+        // An output closing a cycle is refused before anything is saved.
+        try TrackSelector.checkRouting(document.session, command: "track")
         var unfrozenFile: String?
         if let freeze {
             let track = document.session.tracks[index]
@@ -182,23 +219,33 @@ struct TrackCommand: Command {
         return ExitCode.ok
     }
 
-    private func check(name: String, index: Int, in session: Session) throws(UsageError) {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        if trimmed.isEmpty { throw UsageError("track: a track needs a name") }
-        if let other = NameMatch.index(of: trimmed, in: session.tracks.map(\.name)), other != index {
-            throw UsageError("track: track \(other + 1) is already called \(session.tracks[other].name) (names are matched ignoring case)")
-        }
+    /// Refuses what only a track can do (record, listen, freeze) on a bus, naming the option.
+    private func refuseOnBus(_ bus: Track) throws(UsageError) {
+        let asked = [(input != nil, "--input"), (armed == true, "--arm"), (armed == false, "--disarm"), (monitoring != nil, "--monitor"),
+                     (freeze == true, "--freeze"), (freeze == false, "--unfreeze")].filter(\.0).map(\.1)
+        guard let first = asked.first else { return }
+        let why = first.hasSuffix("freeze") ? "has no regions to freeze (it sums what is routed to it)"
+            : "has no input (it hears what is sent or routed to it)"
+        throw UsageError("track: \(bus.name.terminalSafe) is a bus: \(first) makes no sense there; a bus \(why)")
     }
 
-    /// One line: number, name, fader, pan, input, flags, monitoring, chains.
+    /// One line: number, name, fader, pan, input, flags, monitoring, output and sends when
+    /// routed, chains. A bus shows its width and output instead of an input and monitoring.
     static func describe(_ t: Track, number: Int) -> String {
         var flags = [String]()
+        if t.isSoloSafe { flags.append("solo-safe") }
         if t.armed { flags.append("armed") }
         if t.mute { flags.append("muted") }
         if t.solo { flags.append("solo") }
         if t.isMIDI { flags.append("MIDI") }
         if t.frozen != nil { flags.append("frozen") }
         let chains = (t.inputChain.isEmpty ? "" : "  input chain \(t.inputChain)") + (t.playbackChain.isEmpty ? "" : "  chain \(t.playbackChain)")
-        return "track \(number) (\(t.name))  fader \(Fader.text(t.gainDecibels)) dB  pan \(Pan.text(t.pan))  \(InputChannels.text(t.inputChannels))  monitor \(t.monitoring.rawValue)\(flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]")\(chains)"
+        let flagText = flags.isEmpty ? "" : "  [" + flags.joined(separator: " ") + "]"
+        let sends = t.sends.isEmpty ? "" : "  sends " + t.sends.map(RoutingText.short).joined(separator: ", ")
+        if t.isBus {
+            return "bus \(number) (\(t.name))  \(RoutingText.width(t))  fader \(Fader.text(t.gainDecibels)) dB  pan \(Pan.text(t.pan))  output \(t.output)\(flagText)\(sends)\(chains)"
+        }
+        let output = t.output == .master ? "" : "  output \(t.output)"
+        return "track \(number) (\(t.name))  fader \(Fader.text(t.gainDecibels)) dB  pan \(Pan.text(t.pan))  \(InputChannels.text(t.inputChannels))  monitor \(t.monitoring.rawValue)\(flagText)\(output)\(sends)\(chains)"
     }
 }

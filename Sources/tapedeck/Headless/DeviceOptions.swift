@@ -57,6 +57,29 @@ struct DeviceOptions {
         return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
     }
 
+    /// Opens the device to play `session`: with `playbackChannels` outputs, raised to the
+    /// highest device output a strip is routed to (a cue mix on out:3-4), since outputs the
+    /// device was not opened with are never heard. A device that cannot open that many is
+    /// opened with `playbackChannels`, and a warning names the strips that go unheard.
+    func open(sampleRate: Int, captureChannels: Int, playbackChannels: Int, routing session: Session,
+              tracks: [(name: String, channels: [Int])] = [], tempoMap: TempoMap? = nil) throws(DeviceError) -> AudioDevice {
+        let routed = RoutingText.deviceOutputs(of: session)
+        guard playbackChannels > 0, let needed = routed.map(\.highest).max(), needed > playbackChannels else {
+            return try open(sampleRate: sampleRate, captureChannels: captureChannels, playbackChannels: playbackChannels,
+                            tracks: tracks, tempoMap: tempoMap)
+        }
+        do {
+            return try open(sampleRate: sampleRate, captureChannels: captureChannels, playbackChannels: needed, tracks: tracks, tempoMap: tempoMap)
+        } catch {
+            let device = try open(sampleRate: sampleRate, captureChannels: captureChannels, playbackChannels: playbackChannels,
+                                  tracks: tracks, tempoMap: tempoMap)
+            let unheard = routed.filter { $0.highest > playbackChannels }.map { "\($0.name.terminalSafe) (\($0.output))" }
+            Terminal.err("tapedeck: warning: \(name.terminalSafe) does not open \(needed) outputs (\(error.description)); "
+                         + "playing on \(playbackChannels), so \(unheard.joined(separator: ", ")) \(unheard.count == 1 ? "is" : "are") not heard\n")
+            return device
+        }
+    }
+
     /// Engine options, with the test hooks: `TAPEDECK_TEST_STALL=FRAME:MS` stalls the audio
     /// thread once (a real xrun on a paced device), `TAPEDECK_TEST_WRITER_STALL=FRAME:MS`
     /// stalls the capture writer once when a take reaches FRAME (a disk that stops

@@ -38,15 +38,19 @@ struct RecordTarget {
             throw UsageError("record: the session runs at \(session.sampleRate) Hz; --sample-rate \(r) does not match")
         }
         if let text = c.trackText {
-            tracks = [try TrackSelector.index(of: text, in: session, command: "record")]
+            tracks = [try TrackSelector.material(of: text, in: session, command: "record", doing: RecordTarget.busRefusal)]
         } else if let text = c.tracksText {
             tracks = try RecordTarget.trackList(text, in: session)
         } else {
-            tracks = session.tracks.indices.filter { session.tracks[$0].armed }
+            // Buses are never armed (a session with one armed does not load): only tracks record.
+            tracks = session.tracks.indices.filter { session.tracks[$0].armed && !session.tracks[$0].isBus }
             if tracks.isEmpty {
                 // Saved once recording really starts (``saveNewTrack()``): a refused or failed
                 // start leaves the session as it was.
-                session.tracks.append(Track(name: "Track \(session.tracks.count + 1)", inputChannels: c.channels))
+                // Named like `track add` names one: never a bus's or another track's name.
+                var n = session.tracks.count + 1
+                while NameMatch.index(of: "Track \(n)", in: session.tracks.map(\.name)) != nil { n += 1 }
+                session.tracks.append(Track(name: "Track \(n)", inputChannels: c.channels))
                 tracks = [session.tracks.count - 1]
                 addsTrack = true
             }
@@ -59,6 +63,9 @@ struct RecordTarget {
         isFileTake = false
     }
 
+    /// Why a bus cannot be recorded onto, after `a bus`.
+    static let busRefusal = "has no input to record (record onto a track; buses are heard, not recorded)"
+
     /// `1,3-5` or track names, comma-separated: the tracks, in the order given.
     static func trackList(_ text: String, in session: Session) throws -> [Int] {
         var out: [Int] = []
@@ -66,9 +73,9 @@ struct RecordTarget {
             let bounds = part.split(separator: "-", maxSplits: 1).map(String.init)
             if bounds.count == 2, let a = Int(bounds[0]), let b = Int(bounds[1]) {
                 guard a <= b else { throw UsageError("record: --tracks '\(text)': \(part) runs backwards") }
-                for n in a...b { out.append(try TrackSelector.index(of: String(n), in: session, command: "record")) }
+                for n in a...b { out.append(try TrackSelector.material(of: String(n), in: session, command: "record", doing: busRefusal)) }
             } else {
-                out.append(try TrackSelector.index(of: part, in: session, command: "record"))
+                out.append(try TrackSelector.material(of: part, in: session, command: "record", doing: busRefusal))
             }
         }
         guard Set(out).count == out.count else { throw UsageError("record: --tracks '\(text)' names a track twice") }
