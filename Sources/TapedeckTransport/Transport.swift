@@ -387,7 +387,10 @@ public final class Transport {
     /// Switches to the device called `name`; nil on success, else why not.
     public func selectDevice(_ name: String) -> String? {
         guard pass == nil, status.transport == .stopped else { return "stop the transport before changing the device" }
-        if name == deviceName && engine.isRunning { return nil }
+        // The same device again is opened again only when the routing names outputs it was
+        // opened without (a cue mix routed to out:3-4 since).
+        let outputsNamed = session.tracks.compactMap { t -> Int? in if case .device(let c) = t.output { return c.max() } else { return nil } }.max() ?? 0
+        if name == deviceName && engine.isRunning && outputsNamed <= engine.configuration.playbackChannels { return nil }
         guard let provider else { return "\(name): no other device can be opened here" }
         do {
             let device = try provider.open(name: name, sampleRate: session.sampleRate)
