@@ -392,6 +392,10 @@ public final class Transport {
         let outputsNamed = session.tracks.compactMap { t -> Int? in if case .device(let c) = t.output { return c.max() } else { return nil } }.max() ?? 0
         if name == deviceName && engine.isRunning && outputsNamed <= engine.configuration.playbackChannels { return nil }
         guard let provider else { return "\(name): no other device can be opened here" }
+        // A sound card opens once at a time (hw:1 is busy while open): the same one is
+        // closed before it opens again. Should that open fail, it stays closed and the next
+        // play opens it again.
+        if name == deviceName { close() }
         do {
             let device = try provider.open(name: name, sampleRate: session.sampleRate)
             try restart(on: device, name: name)
