@@ -76,8 +76,8 @@ extension ScreenModel {
         expandedTracks = Set(expandedTracks.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
         selectTrack(selectedTrack)
         var what: [String] = []
-        if outputs > 0 { what.append("\(outputs) output\(outputs == 1 ? "" : "s") now to the master") }
-        if sends > 0 { what.append("\(sends) send\(sends == 1 ? "" : "s") removed") }
+        if outputs > 0 { what.append("\(outputs) output\(outputs == 1 ? "" : "s") to the master") }
+        if sends > 0 { what.append("\(sends) send\(sends == 1 ? "" : "s") gone") }
         say("removed bus \(name)\(what.isEmpty ? "" : ": " + what.joined(separator: ", ")) (\(keyName(.undo)) brings it back)")
     }
 
@@ -195,7 +195,7 @@ extension ScreenModel {
         edit("\(pre ? "pre" : "post")-fader send \(session.tracks[t].name) to \(session.tracks[t].sends[k].bus)") {
             $0.tracks[t].sends[k].preFader = pre
         }
-        say("send \(describeSend(strip: t, send: k))\(pre ? " (the fader, mute and solo leave it alone)" : "")")
+        say("send \(describeSend(strip: t, send: k))\(pre ? " (the fader leaves it alone)" : "")")
     }
 
     // MARK: Outputs

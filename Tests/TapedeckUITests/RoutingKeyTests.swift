@@ -209,7 +209,7 @@ final class RoutingKeyTests: XCTestCase {
         XCTAssertEqual(model.session.tracks.count, 3)
         XCTAssertEqual(model.session.tracks[0].output, .master)
         XCTAssertTrue(model.session.tracks[0].sends.isEmpty)
-        XCTAssertEqual(model.message?.text, "removed bus Reverb: 1 output now to the master, 1 send removed (u brings it back)")
+        XCTAssertEqual(model.message?.text, "removed bus Reverb: 1 output to the master, 1 send gone (u brings it back)")
         model.handle(.char("u"))
         XCTAssertEqual(model.session, routed)
     }
