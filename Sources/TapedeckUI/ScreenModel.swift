@@ -352,11 +352,12 @@ public final class ScreenModel {
         readLink()
     }
 
-    private func record() {
+    /// Starts a pass over the armed tracks, or stops the one running. `refusingBus`: the
+    /// record key with a bus selected, where the user thinks of recording onto it, says why
+    /// that cannot be (a remote's record, which never looks at the selection, records).
+    func record(refusingBus: Bool = true) {
         if snapshot.state.isRecordingPass { link.stop(); readLink(); return }
-        // Recording is of the armed tracks, but a bus selected means the user thinks of
-        // recording onto it: say why it cannot be.
-        if isBus(selectedTrack) && !actsOnMaster, requireNonBus("input to record") == nil { return }
+        if refusingBus && isBus(selectedTrack) && !actsOnMaster, requireNonBus("input to record") == nil { return }
         guard session.tracks.contains(where: \.armed) else {
             say("no armed track: arm one with \(keyName(.arm)) first", error: true)
             return

@@ -2,6 +2,7 @@ import XCTest
 import TapedeckCore
 @testable import TapedeckUI
 import TapedeckTransport
+import TapedeckRemote
 
 /// Buses, sends and outputs from the keyboard, on a fake link: each edit one undo step, the
 /// engine told at once, routing problems refused with the session's line, a bus refusing what
@@ -188,8 +189,15 @@ final class RoutingKeyTests: XCTestCase {
         model.handle(.char("/"))
         XCTAssertFalse(model.chainIsInput)
         XCTAssertEqual(model.message?.text, "Reverb is a bus: a bus has no input chain, only the chain it plays through")
-        // A track still records.
+        // A remote's record never looks at the selection: the armed Vocal records.
         model.handle(.named(.tab))
+        if case .success(let command) = RemoteCommand.parse("record") {
+            _ = model.handleRemote(command, from: "test")
+        }
+        XCTAssertEqual(link.state, .recording)
+        model.handle(.char("r"))
+        XCTAssertEqual(link.state, .stopped, "r stops a pass whatever is selected")
+        // With a track selected, r records.
         model.selectTrack(2)
         model.handle(.char("r"))
         XCTAssertEqual(link.state, .recording)
