@@ -111,7 +111,13 @@ final class RoutingKeyTests: XCTestCase {
 
         model.handle(.char("v"))
         model.selectTrack(0)
-        let mixer = ScreenRenderer.render(model, height: 24, width: 80, glyphs: .unicode).text
+        model.handle(.char("j"))
+        let canvas = ScreenRenderer.render(model, height: 24, width: 80, glyphs: .unicode)
+        let mixer = canvas.text
+        // The current send (the first once another strip was chosen; j: the Cue) is highlighted.
+        let sendRow = (0..<24).first { canvas.text(row: $0).hasPrefix("send") } ?? 0
+        XCTAssertEqual(canvas.cell(sendRow, MixerView.scaleWidth).role, .value, canvas.text(row: sendRow))
+        XCTAssertEqual(canvas.cell(sendRow + 1, MixerView.scaleWidth).role, .selected, canvas.text(row: sendRow + 1))
         // A name that does not fit keeps what tells it apart (Reverb A → ReveA); * marks pre-fader.
         for needle in ["Reverb A", "bus 2ch", "ReveA 0.0", "*Cue -3.0", "→out:3-4", "dly 5.0ms", "Master"] {
             XCTAssertTrue(mixer.contains(needle), "mixer lacks \(needle):\n\(mixer)")
