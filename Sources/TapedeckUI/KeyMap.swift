@@ -75,6 +75,11 @@ public enum Action: String, CaseIterable, Sendable {
     case faderDown = "fader-down", faderUp = "fader-up", faderDownCoarse = "fader-down-coarse", faderUpCoarse = "fader-up-coarse"
     case panLeft = "pan-left", panRight = "pan-right", panLeftCoarse = "pan-left-coarse", panRightCoarse = "pan-right-coarse"
     case resetFader = "reset-fader", resetPan = "reset-pan", mixer, resetMeters = "reset-meters", loudness
+    /// Routing (listed after the mixer in the help): buses, sends (added, chosen, stepped,
+    /// typed, pre/post, removed), the strip's output, a bus's solo-safe.
+    case newBus = "new-bus", send, sendNext = "send-next", sendRemove = "send-remove"
+    case sendDown = "send-down", sendUp = "send-up", sendDownCoarse = "send-down-coarse", sendUpCoarse = "send-up-coarse"
+    case sendLevel = "send-level", sendPre = "send-pre", output, soloSafe = "solo-safe"
     /// Regions: selection and editing.
     case selectRegion = "select-region", regionPrevious = "region-previous", regionNext = "region-next"
     case moveLeft = "move-left", moveRight = "move-right", nudgeLeft = "nudge-left", nudgeRight = "nudge-right"
@@ -98,11 +103,6 @@ public enum Action: String, CaseIterable, Sendable {
     case click, countIn = "count-in", take, lanes, monitor, retro
     /// MIDI: a new MIDI track, quantise, freeze, MIDI learn.
     case newMIDITrack = "new-midi-track", quantize, freeze, learn
-    /// Routing: buses, sends (added, chosen, stepped, typed, pre/post, removed), the
-    /// strip's output, a bus's solo-safe.
-    case newBus = "new-bus", send, sendNext = "send-next", sendRemove = "send-remove"
-    case sendDown = "send-down", sendUp = "send-up", sendDownCoarse = "send-down-coarse", sendUpCoarse = "send-up-coarse"
-    case sendLevel = "send-level", sendPre = "send-pre", output, soloSafe = "solo-safe"
 
     /// What the help overlay says the action does.
     public var summary: String {

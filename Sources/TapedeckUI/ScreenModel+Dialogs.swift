@@ -13,10 +13,10 @@ extension ScreenModel {
         case .help(let scroll):
             // Arrows and page keys scroll a list taller than the screen; any other key closes it.
             switch key {
-            case .named(.down): overlay = .help(scroll: scroll + 1)
+            case .named(.down): overlay = .help(scroll: min(helpMaxScroll, scroll + 1))
             case .named(.up): overlay = .help(scroll: max(0, scroll - 1))
-            case .named(.pgdn), .named(.space): overlay = .help(scroll: scroll + 10)
-            case .named(.pgup): overlay = .help(scroll: max(0, scroll - 10))
+            case .named(.pgdn), .named(.space): overlay = .help(scroll: min(helpMaxScroll, scroll + max(1, helpPageRows - 1)))
+            case .named(.pgup): overlay = .help(scroll: max(0, scroll - max(1, helpPageRows - 1)))
             default: overlay = nil
             }
         case .confirm(let question):

@@ -83,6 +83,9 @@ public final class ScreenModel {
     public internal(set) var clickMode = ClickMode.off
     /// Bars of count-in before recording starts (0: none).
     public internal(set) var countInBars = 1
+    /// Rows of the help overlay on screen, and how far it scrolls (set as it is drawn): page
+    /// keys move a page, and never past the end.
+    public var helpPageRows = 10, helpMaxScroll = Int.max
     /// Set when the user has asked to leave.
     public internal(set) var shouldQuit = false
     /// Folder the import browser opens in.

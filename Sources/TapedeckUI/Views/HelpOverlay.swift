@@ -63,6 +63,8 @@ public enum HelpOverlay {
         let perColumn = max(room, (all.count + columns - 1) / columns)
         let maxScroll = max(0, perColumn - room)
         let offset = min(max(0, scroll), maxScroll)
+        model.helpPageRows = room
+        model.helpMaxScroll = maxScroll
         let innerWidth = box.width - 4
         let width = columns == 1 ? innerWidth : columnWidth
         for col in 0..<columns {
