@@ -291,4 +291,16 @@ final class RoutingKeyTests: XCTestCase {
         for line in HelpOverlay.panelLines { XCTAssertTrue(seen.contains(line), "cut: \(line)") }
         XCTAssertTrue(seen.contains("other keys close"))
     }
+
+    func testTheRoutingActionsAreRebindableInTheKeysFile() {
+        let (map, problems) = KeyMap.parse("new-bus = ctrl-b\nsend-down = [\nsolo-safe = f9\n", source: "keys")
+        XCTAssertEqual(problems, ["keys line 2: '[' was loop-start's only key: loop-start has no key now (give it one on its own line)"])
+        XCTAssertEqual(map.action(for: .ctrl("b")), .newBus)
+        XCTAssertEqual(map.action(for: .char("[")), .sendDown)
+        XCTAssertEqual(map.action(for: .function(9)), .soloSafe)
+        XCTAssertNil(map.action(for: .char("B")), "B is free once new-bus moved")
+        let model = ScreenModel(document: SessionDocument(session: ScreenModelTests.makeSession()), folder: nil, link: FakeLink(), keyMap: map)
+        model.handle(.char("b"))
+        XCTAssertEqual(model.message?.text, "no bus to send to: ctrl-b makes one", "hints name the keys as bound")
+    }
 }
