@@ -53,6 +53,11 @@ extension Transport {
         snap.underrunFrames = status.underrunFrames
         snap.deviceStopped = engine.isStarted && !status.deviceRunning
         snap.droppedFrames = status.droppedFrames
+        if let compensation = engine.delayCompensation {
+            snap.stripOutputDelayFrames = compensation.outputDelayFrames
+            snap.outputLatencyFrames = compensation.outputLatencyFrames
+        }
+        snap.outputChannelCount = engine.configuration.playbackChannels
         if !errors.isEmpty { snap.lastError = errors.joined(separator: "; ") }
         if !notices.isEmpty { snap.notice = notices.joined(separator: "; ") }
         errors = []

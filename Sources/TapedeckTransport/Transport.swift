@@ -387,8 +387,15 @@ public final class Transport {
     /// Switches to the device called `name`; nil on success, else why not.
     public func selectDevice(_ name: String) -> String? {
         guard pass == nil, status.transport == .stopped else { return "stop the transport before changing the device" }
-        if name == deviceName && engine.isRunning { return nil }
+        // The same device again is opened again only when the routing names outputs it was
+        // opened without (a cue mix routed to out:3-4 since).
+        let outputsNamed = session.tracks.compactMap { t -> Int? in if case .device(let c) = t.output { return c.max() } else { return nil } }.max() ?? 0
+        if name == deviceName && engine.isRunning && outputsNamed <= engine.configuration.playbackChannels { return nil }
         guard let provider else { return "\(name): no other device can be opened here" }
+        // A sound card opens once at a time (hw:1 is busy while open): the same one is
+        // closed before it opens again. Should that open fail, it stays closed and the next
+        // play opens it again.
+        if name == deviceName { close() }
         do {
             let device = try provider.open(name: name, sampleRate: session.sampleRate)
             try restart(on: device, name: name)

@@ -119,6 +119,14 @@ public struct TransportSnapshot: Sendable, Equatable {
     /// The device stopped for good (unplugged, its server gone): the next play or record
     /// opens it again.
     public var deviceStopped = false
+    /// Per strip (session order), frames its output lags the timeline through delay
+    /// compensation: a bus behind a latent chain, or fed by one (empty: not known).
+    public var stripOutputDelayFrames: [Int] = []
+    /// Frames the output (master and device outputs) lags the timeline: the slowest path's
+    /// compensation plus the master chain.
+    public var outputLatencyFrames = 0
+    /// Outputs the open device plays (a strip routed to `out:N` beyond them is not heard).
+    public var outputChannelCount = 2
 
     /// Creates a snapshot.
     public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],

@@ -91,6 +91,12 @@ enum Fit {
         return text + String(repeating: " ", count: width - text.count)
     }
 
+    /// The first of `texts` (longest first) that fits in `width` characters, else the last
+    /// one cut: a label that shortens by whole words rather than being cut mid-word.
+    static func first(_ texts: [String], in width: Int) -> String {
+        texts.first { $0.count <= width } ?? String((texts.last ?? "").prefix(max(0, width)))
+    }
+
     /// `text` right-aligned in `width` characters.
     static func right(_ text: String, _ width: Int) -> String {
         guard width > 0 else { return "" }

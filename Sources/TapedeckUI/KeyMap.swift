@@ -75,6 +75,11 @@ public enum Action: String, CaseIterable, Sendable {
     case faderDown = "fader-down", faderUp = "fader-up", faderDownCoarse = "fader-down-coarse", faderUpCoarse = "fader-up-coarse"
     case panLeft = "pan-left", panRight = "pan-right", panLeftCoarse = "pan-left-coarse", panRightCoarse = "pan-right-coarse"
     case resetFader = "reset-fader", resetPan = "reset-pan", mixer, resetMeters = "reset-meters", loudness
+    /// Routing (listed after the mixer in the help): buses, sends (added, chosen, stepped,
+    /// typed, pre/post, removed), the strip's output, a bus's solo-safe.
+    case newBus = "new-bus", send, sendNext = "send-next", sendRemove = "send-remove"
+    case sendDown = "send-down", sendUp = "send-up", sendDownCoarse = "send-down-coarse", sendUpCoarse = "send-up-coarse"
+    case sendLevel = "send-level", sendPre = "send-pre", output, soloSafe = "solo-safe"
     /// Regions: selection and editing.
     case selectRegion = "select-region", regionPrevious = "region-previous", regionNext = "region-next"
     case moveLeft = "move-left", moveRight = "move-right", nudgeLeft = "nudge-left", nudgeRight = "nudge-right"
@@ -122,8 +127,8 @@ public enum Action: String, CaseIterable, Sendable {
         case .solo: "solo track"
         case .arm: "arm track"
         case .newTrack: "new track"
-        case .deleteTrack: "delete track (asks)"
-        case .rename: "rename track"
+        case .deleteTrack: "delete track or bus (asks)"
+        case .rename: "rename track or bus"
         case .input: "track input (1 or 1-2)"
         case .faderDown: "fader -0.5 dB"
         case .faderUp: "fader +0.5 dB"
@@ -190,6 +195,18 @@ public enum Action: String, CaseIterable, Sendable {
         case .quantize: "quantise MIDI region"
         case .freeze: "freeze / unfreeze track"
         case .learn: "MIDI learn (next controller)"
+        case .newBus: "new bus (name, stereo/mono)"
+        case .send: "add a send to a bus"
+        case .sendNext: "next send of the strip"
+        case .sendRemove: "remove the send"
+        case .sendDown: "send level -0.5 dB"
+        case .sendUp: "send level +0.5 dB"
+        case .sendDownCoarse: "send level -3 dB"
+        case .sendUpCoarse: "send level +3 dB"
+        case .sendLevel: "type the send's level"
+        case .sendPre: "send pre-/post-fader"
+        case .output: "strip output (master/bus/out)"
+        case .soloSafe: "bus solo-safe on/off"
         }
     }
 
@@ -213,6 +230,9 @@ public enum Action: String, CaseIterable, Sendable {
             "Markers and view"
         case .nextPanel, .undo, .redo, .save, .quit, .help, .chain, .devices, .importFile, .export:
             "Session"
+        case .newBus, .send, .sendNext, .sendRemove, .sendDown, .sendUp, .sendDownCoarse, .sendUpCoarse, .sendLevel, .sendPre,
+             .output, .soloSafe:
+            "Buses, sends and outputs"
         }
     }
 }
@@ -262,6 +282,13 @@ public struct KeyMap: Equatable, Sendable {
         (.markerRename, [.char("K")]), (.markerDelete, [.ctrl("k")]),
         (.markerPrevious, [.named(.pgup)]), (.markerNext, [.named(.pgdn)]),
         (.newMIDITrack, [.char("N")]), (.quantize, [.char("Q")]), (.freeze, [.ctrl("f")]), (.learn, [.ctrl("l")]),
+        // Routing: b for bus (B a new one), j steps through the strip's sends (J removes one),
+        // h types a send's level (H pre/post), O the output, A keeps a bus heard (solo-safe).
+        // Send levels step on the shifted number row: ! @ (shift-1 2) fine, $ % (shift-4 5)
+        // coarse (# is left alone: it starts a comment in the keys file).
+        (.newBus, [.char("B")]), (.send, [.char("b")]), (.sendNext, [.char("j")]), (.sendRemove, [.char("J")]),
+        (.sendDown, [.char("!")]), (.sendUp, [.char("@")]), (.sendDownCoarse, [.char("$")]), (.sendUpCoarse, [.char("%")]),
+        (.sendLevel, [.char("h")]), (.sendPre, [.char("H")]), (.output, [.char("O")]), (.soloSafe, [.char("A")]),
     ]
 
     /// The built-in key map.

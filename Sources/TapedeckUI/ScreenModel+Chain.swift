@@ -35,6 +35,16 @@ extension ScreenModel {
                                   text: chainText(selectedTrack)))
     }
 
+    /// Switches the panel between the input and the playback chain; a bus has only the one
+    /// it plays through.
+    private func toggleInputChain(_ t: Int) {
+        guard !session.tracks[t].isBus else {
+            say("\(session.tracks[t].name) is a bus: a bus has no input chain, only the chain it plays through", error: true)
+            return
+        }
+        chainIsInput.toggle()
+    }
+
     /// Keys the chain panel takes before the key map. Returns whether the key was used.
     func handleChainKey(_ key: Key) -> Bool {
         let t = selectedTrack
@@ -44,7 +54,7 @@ extension ScreenModel {
             // Only retyping can mend a chain the parser refuses.
             guard key == .named(.enter) || key == .char("/") || key == .named(.up) || key == .named(.down) else { return false }
             if key == .named(.enter) { openChainText() }
-            if key == .char("/") { chainIsInput.toggle() }
+            if key == .char("/") { toggleInputChain(t) }
             return true
         }
         var edited = chain
@@ -82,7 +92,7 @@ extension ScreenModel {
             if chain.entries.indices.contains(chainNode) { overlay = .confirm(.removeNode(track: t, node: chainNode)) }
         case .named(.enter): openChainText()
         case .char("/"):
-            chainIsInput.toggle()
+            toggleInputChain(t)
             chainNode = 0
             chainParameter = 0
         default: return false

@@ -13,10 +13,10 @@ extension ScreenModel {
         case .help(let scroll):
             // Arrows and page keys scroll a list taller than the screen; any other key closes it.
             switch key {
-            case .named(.down): overlay = .help(scroll: scroll + 1)
+            case .named(.down): overlay = .help(scroll: min(helpMaxScroll, scroll + 1))
             case .named(.up): overlay = .help(scroll: max(0, scroll - 1))
-            case .named(.pgdn), .named(.space): overlay = .help(scroll: scroll + 10)
-            case .named(.pgup): overlay = .help(scroll: max(0, scroll - 10))
+            case .named(.pgdn), .named(.space): overlay = .help(scroll: min(helpMaxScroll, scroll + max(1, helpPageRows - 1)))
+            case .named(.pgup): overlay = .help(scroll: max(0, scroll - max(1, helpPageRows - 1)))
             default: overlay = nil
             }
         case .confirm(let question):
@@ -57,6 +57,21 @@ extension ScreenModel {
             default: return
             }
             overlay = .importBrowser(browser)
+        case .choice(var choice):
+            switch key {
+            case .named(.up): choice.selected = max(0, choice.selected - 1)
+            case .named(.down): choice.selected = max(0, min(choice.items.count - 1, choice.selected + 1))
+            case .named(.enter): choose(choice, item: choice.selected); return
+            case .named(.esc): overlay = nil; return
+            case .char(let c):
+                // A bus's width answers to its first letter (s, m), as a y/n question does.
+                if case .busWidth = choice.purpose, let i = choice.items.firstIndex(where: { $0.first == Character(c.lowercased()) }) {
+                    choose(choice, item: i)
+                }
+                return
+            default: return
+            }
+            overlay = .choice(choice)
         case .export(let job, _):
             if case .running = job.status {
                 guard key == .named(.esc) else { return }
@@ -76,6 +91,8 @@ extension ScreenModel {
             else if no { overlay = nil; say("not quitting") }
         case .deleteTrack(let index):
             if yes { overlay = nil; deleteTrack(index) } else if no { overlay = nil }
+        case .deleteBus(let index):
+            if yes { overlay = nil; deleteBus(index) } else if no { overlay = nil }
         case .removeNode(let track, let node):
             if yes {
                 overlay = nil
@@ -111,8 +128,10 @@ extension ScreenModel {
             if let problem = trackNameProblem(input.text, index: t) { refuse(problem); return }
             overlay = nil
             let name = input.text.trimmingWhitespace()
-            edit("rename track") { $0.renameTrack(t, to: name) }
-            say("track \(t + 1) is now \(name)")
+            let what = session.tracks[t].isBus ? "bus" : "track"
+            // Sends and outputs name buses: a renamed bus takes them along.
+            edit("rename \(what)") { $0.renameStrip(t, to: name) }
+            say("\(what) \(t + 1) is now \(name)")
         case .renameMarker(let i):
             let name = input.text
             do { try document.edit("rename marker") { (s: inout Session) throws(MarkerEditError) in try s.renameMarker(i, to: name) } } catch {
@@ -133,6 +152,16 @@ extension ScreenModel {
         case .quantize(let ref):
             if let problem = applyQuantize(input.text, to: ref) { refuse(problem); return }
             overlay = nil
+        case .newBus:
+            if let problem = trackNameProblem(input.text, index: -1, forBus: true) { refuse(problem); return }
+            openBusWidth(name: input.text.trimmingWhitespace())
+        case .sendLevel(let strip, let send):
+            if let problem = applySendLevel(input.text, strip: strip, send: send) { refuse(problem); return }
+            overlay = nil
+        case .output(let strip):
+            // Closed first: a refused routing says why on the message line.
+            overlay = nil
+            if let problem = applyTypedOutput(input.text, strip: strip) { refuse(problem); return }
         case .saveAs:
             let target = SessionFolder(path: input.text.trimmingWhitespace())
             if target.exists {

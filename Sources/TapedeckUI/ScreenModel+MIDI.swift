@@ -52,7 +52,7 @@ extension ScreenModel {
     /// Freezes the selected track (rendered in the background, then put on the track), or
     /// unfreezes it; each is one undoable step (the render stays on disk for undo).
     func toggleFreeze() {
-        guard let t = requireTrack() else { return }
+        guard let t = requireNonBus("regions to freeze") else { return }
         let track = session.tracks[t]
         if track.frozen != nil {
             edit("unfreeze \(track.name)") { $0.tracks[t].frozen = nil }

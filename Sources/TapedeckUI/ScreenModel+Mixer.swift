@@ -66,12 +66,13 @@ extension ScreenModel {
     /// Asks for the selected track's new name.
     func openRename() {
         guard let t = requireTrack() else { return }
-        overlay = .text(TextInput(purpose: .renameTrack(t), prompt: "Name of track \(t + 1):", text: session.tracks[t].name))
+        let what = session.tracks[t].isBus ? "bus" : "track"
+        overlay = .text(TextInput(purpose: .renameTrack(t), prompt: "Name of \(what) \(t + 1):", text: session.tracks[t].name))
     }
 
     /// Asks for the selected track's input channels.
     func openInput() {
-        guard let t = requireTrack() else { return }
+        guard let t = requireNonBus("input") else { return }
         let current = InputChannels.text(session.tracks[t].inputChannels).dropFirst(3)
         overlay = .text(TextInput(purpose: .input(t), prompt: "Input of \(session.tracks[t].name): one channel (3) or a pair (3-4):",
                                   text: String(current)))
@@ -79,11 +80,12 @@ extension ScreenModel {
 
     /// Why `name` cannot be track `index`'s name, or nil when it can: names are how tracks
     /// are found (ignoring case), so two tracks may not share one.
-    func trackNameProblem(_ name: String, index: Int) -> String? {
+    /// (Buses share the names with tracks: sends and outputs find a bus by its name.)
+    func trackNameProblem(_ name: String, index: Int, forBus: Bool = false) -> String? {
         let trimmed = name.trimmingWhitespace()
-        if trimmed.isEmpty { return "a track needs a name" }
+        if trimmed.isEmpty { return forBus || isBus(index) ? "a bus needs a name" : "a track needs a name" }
         if let other = NameMatch.index(of: trimmed, in: session.tracks.map(\.name)), other != index {
-            return "track \(other + 1) is already called \(session.tracks[other].name)"
+            return "\(session.tracks[other].isBus ? "bus" : "track") \(other + 1) is already called \(session.tracks[other].name)"
         }
         return nil
     }
@@ -92,7 +94,7 @@ extension ScreenModel {
     func toggleMixer() {
         showsMixer.toggle()
         masterStripSelected = false
-        say(showsMixer ? "mixer: left/right choose a strip, up/down move its fader (pgup/pgdn coarse); \(keyName(.mixer)) closes"
+        say(showsMixer ? "mixer: left/right strip, up/down fader (pgup/pgdn coarse); \(keyName(.mixer)) closes"
                        : "mixer closed")
     }
 

@@ -27,7 +27,7 @@ extension ScreenModel {
 
     /// The monitoring key: off → input → auto for the selected track, as an undoable edit.
     func cycleMonitoring() {
-        guard let t = requireTrack() else { return }
+        guard let t = requireNonBus("input to monitor") else { return }
         let next = ScreenModel.nextMonitoring(session.tracks[t].monitoring)
         edit("monitoring \(session.tracks[t].name)") { $0.tracks[t].monitoring = next }
         let what = switch next {
@@ -49,7 +49,7 @@ extension ScreenModel {
     /// The take key: makes the next take of the group under the playhead on the selected
     /// track the one that plays, as an undoable edit.
     func cycleActiveTake() {
-        guard let t = requireTrack() else { return }
+        guard let t = requireNonBus("regions or takes") else { return }
         let track = session.tracks[t]
         guard let group = ScreenModel.takeGroup(on: track, at: playheadFrame) else {
             say("no takes under the playhead on \(track.name) (loop recording makes them)", error: true)

@@ -12,7 +12,7 @@ extension ScreenModel {
     /// The region edits act on: the selected one, else the top one under the playhead on the
     /// selected track. Nil (after saying why) when there is none.
     func targetRegion() -> RegionRef? {
-        guard let t = requireTrack() else { return nil }
+        guard let t = requireNonBus("regions") else { return nil }
         if let r = selectedRegion, session.tracks[t].regions.indices.contains(r) { return RegionRef(track: t, region: r) }
         guard let r = session.tracks[t].topRegionIndex(at: playheadFrame) else {
             say("no region under the playhead on \(session.tracks[t].name) (\(keyName(.regionNext)) and \(keyName(.regionPrevious)) step to one)", error: true)
@@ -44,7 +44,7 @@ extension ScreenModel {
     }
 
     func selectRegionAtPlayhead() {
-        guard let t = requireTrack() else { return }
+        guard let t = requireNonBus("regions") else { return }
         guard let r = session.tracks[t].topRegionIndex(at: playheadFrame) else {
             selectedRegion = nil
             say("no region under the playhead on \(session.tracks[t].name)", error: true)
@@ -66,7 +66,7 @@ extension ScreenModel {
     /// Selects the next (or previous) region along the selected track and puts the playhead
     /// at its start.
     func stepRegion(forward: Bool) {
-        guard let t = requireTrack() else { return }
+        guard let t = requireNonBus("regions") else { return }
         let track = session.tracks[t]
         let order = track.regions.indices.filter { track.isActive(track.regions[$0]) }
             .sorted { (track.regions[$0].timelineStartFrame, $0) < (track.regions[$1].timelineStartFrame, $1) }
@@ -203,7 +203,7 @@ extension ScreenModel {
     /// Pastes the copied region at the playhead on the selected track, over what is there.
     func pasteRegion() {
         guard let r = clipboard else { say("nothing copied (\(keyName(.copy)) copies the selected region)", error: true); return }
-        guard let t = requireTrack() else { return }
+        guard let t = requireNonBus("regions") else { return }
         let at = playheadFrame
         if regionEdit("paste region", { (s: inout Session) throws(RegionEditError) in try s.placeRegion(r, track: t, atFrame: at) }) {
             say("pasted at \(clock(at)) on \(session.tracks[t].name), over what was there")
@@ -219,7 +219,7 @@ extension ScreenModel {
 
     /// Shows or folds the selected track's take lanes.
     func toggleLanes() {
-        guard let t = requireTrack() else { return }
+        guard let t = requireNonBus("regions or takes") else { return }
         guard !session.tracks[t].takeGroups.isEmpty else {
             say("\(session.tracks[t].name) has no takes (loop recording stacks them)", error: true)
             return

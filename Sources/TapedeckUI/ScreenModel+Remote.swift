@@ -22,7 +22,7 @@ extension ScreenModel {
             reply = .ok(before == .stopped ? "already stopped" : "stopped")
         case .record:
             let recording = before.isRecordingPass
-            perform(.record)
+            record(refusingBus: false)
             if !recording && !snapshot.state.isRecordingPass {
                 reply = .error(message?.isError == true ? message!.text : "recording did not start")
             } else {

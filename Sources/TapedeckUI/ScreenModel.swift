@@ -69,6 +69,8 @@ public final class ScreenModel {
     public internal(set) var showsMixer = false
     /// In the mixer view: the master strip is selected rather than a track's.
     public internal(set) var masterStripSelected = false
+    /// The selected strip's send the send keys act on (see ``currentSend(of:)``).
+    public internal(set) var selectedSend = 0
     /// Tracks whose take lanes are shown, by index.
     public internal(set) var expandedTracks: Set<Int> = []
     /// Whether the chain panel edits the input chain (else the playback chain).
@@ -81,6 +83,9 @@ public final class ScreenModel {
     public internal(set) var clickMode = ClickMode.off
     /// Bars of count-in before recording starts (0: none).
     public internal(set) var countInBars = 1
+    /// Rows of the help overlay on screen, and how far it scrolls (set as it is drawn): page
+    /// keys move a page, and never past the end.
+    public var helpPageRows = 10, helpMaxScroll = Int.max
     /// Set when the user has asked to leave.
     public internal(set) var shouldQuit = false
     /// Folder the import browser opens in.
@@ -233,7 +238,9 @@ public final class ScreenModel {
         case .punchEnd: setRangeEdge(loop: false, start: false)
         case .mute: editTrack("mute") { $0.mute.toggle() }
         case .solo: editTrack("solo") { $0.solo.toggle() }
-        case .arm: editTrack("arm") { $0.armed.toggle() }
+        case .arm:
+            guard let t = requireNonBus("input to arm") else { return }
+            edit("arm \(session.tracks[t].name)") { $0.tracks[t].armed.toggle() }
         case .newTrack: newTrack()
         case .rename: openRename()
         case .input: openInput()
@@ -264,7 +271,7 @@ public final class ScreenModel {
             snap = snap.next
             say("snap: \(snap.rawValue)\(snap == .off ? " (steps are one column of the timeline)" : "")")
         case .deleteTrack:
-            if session.tracks.indices.contains(selectedTrack) { overlay = .confirm(.deleteTrack(selectedTrack)) }
+            if let t = requireTrack() { overlay = .confirm(session.tracks[t].isBus ? .deleteBus(t) : .deleteTrack(t)) }
         case .nextPanel:
             let all = Panel.allCases
             focus = all[((all.firstIndex(of: focus) ?? 0) + 1) % all.count]
@@ -312,6 +319,17 @@ public final class ScreenModel {
         case .quantize: openQuantize()
         case .freeze: toggleFreeze()
         case .learn: cycleLearning()
+        case .newBus: openNewBus()
+        case .send: openAddSend()
+        case .sendNext: nextSend()
+        case .sendRemove: removeSend()
+        case .sendDown, .sendUp, .sendDownCoarse, .sendUpCoarse:
+            stepSend(steps: action == .sendDown || action == .sendDownCoarse ? -1 : 1,
+                     coarse: action == .sendDownCoarse || action == .sendUpCoarse)
+        case .sendLevel: openSendLevel()
+        case .sendPre: toggleSendPre()
+        case .output: openOutput()
+        case .soloSafe: toggleSoloSafe()
         }
     }
 
@@ -337,8 +355,12 @@ public final class ScreenModel {
         readLink()
     }
 
-    private func record() {
+    /// Starts a pass over the armed tracks, or stops the one running. `refusingBus`: the
+    /// record key with a bus selected, where the user thinks of recording onto it, says why
+    /// that cannot be (a remote's record, which never looks at the selection, records).
+    func record(refusingBus: Bool = true) {
         if snapshot.state.isRecordingPass { link.stop(); readLink(); return }
+        if refusingBus && isBus(selectedTrack) && !actsOnMaster, requireNonBus("input to record") == nil { return }
         guard session.tracks.contains(where: \.armed) else {
             say("no armed track: arm one with \(keyName(.arm)) first", error: true)
             return
@@ -387,7 +409,9 @@ public final class ScreenModel {
         let before = selectedTrack
         selectedTrack = session.tracks.isEmpty ? 0 : min(session.tracks.count - 1, max(0, index))
         masterStripSelected = false
-        if selectedTrack != before { selectedRegion = nil }
+        if selectedTrack != before { selectedRegion = nil; selectedSend = 0 }
+        // A bus has only the one chain it plays through.
+        if isBus(selectedTrack) { chainIsInput = false }
         if let r = selectedRegion, !(session.tracks.indices.contains(selectedTrack) && session.tracks[selectedTrack].regions.indices.contains(r)) {
             selectedRegion = nil
         }
@@ -405,7 +429,7 @@ public final class ScreenModel {
     func deleteTrack(_ index: Int) {
         guard session.tracks.indices.contains(index) else { return }
         let name = session.tracks[index].name
-        edit("delete \(name)") { $0.tracks.remove(at: index) }
+        edit("delete \(name)") { $0.removeStrip(index) }
         expandedTracks = Set(expandedTracks.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
         selectTrack(selectedTrack)
         say("deleted \(name) (\(keyName(.undo)) brings it back)")

@@ -16,6 +16,8 @@ public enum Confirmation: Equatable, Sendable {
     case quitUnsaved
     /// Deleting a track (index).
     case deleteTrack(Int)
+    /// Removing a bus (index): what was routed to it goes to the master, sends to it go.
+    case deleteBus(Int)
     /// Removing a node (track, node index) from the chain being edited.
     case removeNode(track: Int, node: Int)
 
@@ -24,6 +26,7 @@ public enum Confirmation: Equatable, Sendable {
         switch self {
         case .quitUnsaved: "Unsaved changes. Quit anyway?"
         case .deleteTrack: "Delete this track and its regions?"
+        case .deleteBus: "Remove this bus? Sends to it go, outputs to it go to the master."
         case .removeNode: "Remove this node from the chain?"
         }
     }
@@ -33,6 +36,7 @@ public enum Confirmation: Equatable, Sendable {
         switch self {
         case .quitUnsaved: "y quit without saving · s save and quit · n stay"
         case .deleteTrack: "y delete · n keep"
+        case .deleteBus: "y remove · n keep"
         case .removeNode: "y remove · n keep"
         }
     }
@@ -56,6 +60,37 @@ public enum TextPurpose: Equatable, Sendable {
     case stretch(RegionRef)
     /// A MIDI region's quantise grid and strength.
     case quantize(RegionRef)
+    /// A new bus's name (its width is asked next).
+    case newBus
+    /// The level of send `send` of strip `strip`, in dB.
+    case sendLevel(strip: Int, send: Int)
+    /// Device outputs for strip `strip`, typed (`out:5-6`, `5-6`, `5`).
+    case output(strip: Int)
+}
+
+/// A pick from a short list (a bus to send to, an output, a bus's width).
+public struct Choice: Equatable, Sendable {
+    /// What the pick is for.
+    public enum Purpose: Equatable, Sendable {
+        /// A new send from strip `strip`: the items are bus names.
+        case sendTo(strip: Int)
+        /// Strip `strip`'s output: the items are outputs as typed (`master`, `bus:NAME`,
+        /// `out:3-4`), the last one asking for other device outputs.
+        case output(strip: Int)
+        /// The width of a new bus called `name`: `stereo` or `mono`.
+        case busWidth(name: String)
+    }
+
+    /// What it is for.
+    public var purpose: Purpose
+    /// The window's title.
+    public var title: String
+    /// The entries, as shown.
+    public var items: [String]
+    /// The highlighted entry.
+    public var selected: Int
+    /// A line under the list (what the entries mean), or nil.
+    public var note: String?
 }
 
 /// A line being typed in a dialog.
@@ -110,4 +145,6 @@ public enum Overlay: Sendable {
     case importBrowser(Browser)
     /// An export running or finished.
     case export(ExportJob, outputPath: String)
+    /// A pick from a list.
+    case choice(Choice)
 }

@@ -11,6 +11,10 @@ final class FakeLink: TransportLink {
     var calls: [String] = []
     var session = Session()
     var loudness: LoudnessReading?
+    /// Outputs the fake device plays, and the delay compensation it reports.
+    var outputChannelCount = 2
+    var stripOutputDelayFrames: [Int] = []
+    var outputLatencyFrames = 0
 
     func update(session: Session) { self.session = session }
     func play(fromFrame: Int64) { state = .playing; position = fromFrame; calls.append("play \(fromFrame)") }
@@ -31,6 +35,9 @@ final class FakeLink: TransportLink {
                                   trackLevels: session.tracks.map { _ in [ChannelLevel(peakDecibels: -12, rmsDecibels: -15)] },
                                   deviceName: "fake", isOffline: false)
         s.loudness = loudness
+        s.outputChannelCount = outputChannelCount
+        s.stripOutputDelayFrames = stripOutputDelayFrames
+        s.outputLatencyFrames = outputLatencyFrames
         return s
     }
     func devices() -> [String] { ["fake", "other"] }
@@ -273,7 +280,7 @@ final class ScreenModelTests: XCTestCase {
 
     func testUnboundKeysSaySo() {
         let model = ScreenModelTests.makeModel()
-        model.handle(.char("j"))
+        model.handle(.char("V"))
         XCTAssertTrue(model.message?.text.contains("not bound") ?? false)
     }
 }

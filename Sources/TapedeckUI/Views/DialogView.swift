@@ -36,6 +36,13 @@ public enum DialogView {
             if entries.isEmpty { box.line(&canvas, top + 2, "no folder or audio file matches", .dim) }
             drawList(entries, selected: browser.selected, box: box, top: top + 2, canvas: &canvas)
             box.line(&canvas, box.top + box.height - 2, "Enter open folder / import at the playhead · Esc close", .dim)
+        case .choice(let choice):
+            let box = Box(height: min(choice.items.count, 12) + 4 + (choice.note == nil ? 0 : 1), width: min(wide, 50), in: canvas)
+            let top = box.draw(into: &canvas, title: choice.title, glyphs: glyphs)
+            drawList(choice.items, selected: choice.selected, box: box, top: top, canvas: &canvas,
+                     reserved: choice.note == nil ? 0 : 1)
+            if let note = choice.note { box.line(&canvas, box.top + box.height - 3, note, .dim) }
+            box.line(&canvas, box.top + box.height - 2, "up/down choose · Enter ok · Esc cancel", .dim)
         case .export(let job, let path):
             let box = Box(height: 7, width: wide, in: canvas)
             let top = box.draw(into: &canvas, title: "Export", glyphs: glyphs)
@@ -67,11 +74,14 @@ public enum DialogView {
         case .input: "Input"
         case .stretch: "Stretch region"
         case .quantize: "Quantise"
+        case .newBus: "New bus"
+        case .sendLevel: "Send level"
+        case .output: "Output"
         }
     }
 
-    private static func drawList(_ items: [String], selected: Int, box: Box, top: Int, canvas: inout Canvas) {
-        let room = max(1, box.height - 3 - (top - box.top - 1))
+    private static func drawList(_ items: [String], selected: Int, box: Box, top: Int, canvas: inout Canvas, reserved: Int = 0) {
+        let room = max(1, box.height - 3 - reserved - (top - box.top - 1))
         let first = max(0, min(selected - room + 1, items.count - room))
         for i in 0..<min(room, items.count) {
             let index = first + i

@@ -13,18 +13,26 @@ public enum HelpOverlay {
     }
 
     /// Columns of one help column: keys, action name, summary.
-    static let keysWidth = 11, actionWidth = 18, summaryWidth = 31
+    static let keysWidth = 12, actionWidth = 18, summaryWidth = 31
     static var columnWidth: Int { keysWidth + actionWidth + summaryWidth + 2 }
 
     /// Lines about the panels and dialogs, whose keys are fixed.
     public static let panelLines = [
-        "chain panel (Tab): up/down node  , . parameter  left/right fine",
-        "  shift-left/right pgup/pgdn coarse  b bypass  K/J move  x remove",
-        "  Enter edit as text  / input or playback chain",
-        "mixer view: left/right strip (the last is Master)  up/down fader",
-        "  pgup/pgdn coarse; the track keys act on the selected strip",
-        "dialogs: Enter ok  Esc cancel  y/n answer; import: type to filter",
-        "keys file ~/.config/tapedeck/keys: 'action = key, key' per line",
+        // Each under a column's width (62), so no line is cut at 80×24.
+        "chain panel (Tab): up/down node  , . parameter",
+        "  left/right fine, shift-left/right pgup/pgdn coarse",
+        "  b bypass  K/J move  x remove  Enter edit as text",
+        "  / input or playback chain",
+        "mixer view: left/right strip (the last is Master)",
+        "  up/down fader, pgup/pgdn coarse; the track keys act",
+        "  on the selected strip. Under the strips: sends (* is",
+        "  pre-fader; the highlighted one is what the send keys",
+        "  change), output, delay compensation (dly)",
+        "choices (bus, output): up/down, Enter; new bus: s / m",
+        "dialogs: Enter ok  Esc cancel  y/n answer",
+        "  import: type to filter",
+        "keys file ~/.config/tapedeck/keys:",
+        "  'action = key, key' per line",
     ]
 
     /// Every help line: each section's heading and its actions (those with no key too, shown
@@ -55,6 +63,8 @@ public enum HelpOverlay {
         let perColumn = max(room, (all.count + columns - 1) / columns)
         let maxScroll = max(0, perColumn - room)
         let offset = min(max(0, scroll), maxScroll)
+        model.helpPageRows = room
+        model.helpMaxScroll = maxScroll
         let innerWidth = box.width - 4
         let width = columns == 1 ? innerWidth : columnWidth
         for col in 0..<columns {
@@ -65,7 +75,7 @@ public enum HelpOverlay {
                 draw(all[i], y: top + row, x: x, width: width, canvas: &canvas)
             }
         }
-        let footer = maxScroll > 0 ? "up/down pgup/pgdn scroll (\(offset + 1)-\(offset + room) of \(perColumn)) · any other key closes"
+        let footer = maxScroll > 0 ? "up/down pgup/pgdn scroll (\(offset + 1)-\(offset + room) of \(perColumn)) · other keys close"
                                    : "any key closes"
         canvas.put(box.top + box.height - 1, box.left + 2, " \(footer) ", .dim, maxWidth: max(0, box.width - 4))
     }

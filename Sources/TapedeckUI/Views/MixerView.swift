@@ -1,8 +1,10 @@
 import TapedeckCore
 
-/// The mixer view: one vertical strip per track and one for the master — name, input, chain,
-/// M/S/R and monitoring, pan, a fader beside a meter per channel on a dB scale with peak hold
-/// and a clip light, and the fader's and the hold's values.
+/// The mixer view: one vertical strip per track and bus and one for the master — name, input
+/// (a bus: its width), chain, M/S/R and monitoring (a bus: M/S and solo-safe), pan, a fader
+/// beside a meter per channel on a dB scale with peak hold and a clip light, the fader's and
+/// the hold's values, then under the strips their routing (``MixerRouting``): sends, an output
+/// other than the master, delay compensation.
 public enum MixerView {
     /// Columns of one strip, the gap included.
     static let stripWidth = 10
@@ -30,7 +32,14 @@ public enum MixerView {
     /// Draws the mixer in `rows` rows from `y`, full width.
     public static func draw(_ model: ScreenModel, into canvas: inout Canvas, y: Int, rows: Int, glyphs: Glyphs) {
         canvas.fill(y, 0, height: rows, width: canvas.width, " ", .normal)
-        let meterRows = rows - headerRows - footerRows
+        let strips = model.session.tracks.count + 1
+        let visible = max(1, (canvas.width - scaleWidth) / stripWidth)
+        let selected = model.masterStripSelected ? strips - 1 : min(model.selectedTrack, strips - 1)
+        let first = max(0, min(selected - visible + 1, strips - visible))
+        let shown = Array(first..<min(strips, first + visible))
+        // The routing rows take what the meters can spare (they keep at least four rows).
+        let routing = MixerRouting(model, strips: shown.filter { $0 < strips - 1 }, room: rows - headerRows - footerRows - 4)
+        let meterRows = rows - headerRows - footerRows - routing.rows
         guard meterRows >= 3 else {
             canvas.put(y, 1, "the mixer needs a taller terminal (\(model.keyName(.mixer)) closes it)", .notice)
             return
@@ -40,13 +49,11 @@ public enum MixerView {
             let r = meterTop + meterRows - 1 - level(mark, rows: meterRows)
             canvas.put(r, 0, Fit.right(mark > 0 ? "+\(Int(mark))" : "\(Int(mark))", scaleWidth - 1), mark == 0 ? .label : .ruler)
         }
-        let strips = model.session.tracks.count + 1
-        let visible = max(1, (canvas.width - scaleWidth) / stripWidth)
-        let selected = model.masterStripSelected ? strips - 1 : min(model.selectedTrack, strips - 1)
-        let first = max(0, min(selected - visible + 1, strips - visible))
-        for slot in 0..<min(visible, strips - first) {
-            let i = first + slot
+        routing.drawLabels(into: &canvas, y: meterTop + meterRows + footerRows)
+        for (slot, i) in shown.enumerated() {
             let x = scaleWidth + slot * stripWidth
+            routing.draw(model, strip: i == strips - 1 ? nil : i, x: x, y: meterTop + meterRows + footerRows, selected: i == selected,
+                         glyphs: glyphs, canvas: &canvas)
             if i == strips - 1 {
                 drawMaster(model, x: x, y: y, meterTop: meterTop, meterRows: meterRows, selected: i == selected, glyphs: glyphs, canvas: &canvas)
             } else {
@@ -59,13 +66,19 @@ public enum MixerView {
                                   glyphs: Glyphs, canvas: inout Canvas) {
         let track = model.session.tracks[t]
         let w = stripWidth - 1
-        canvas.put(y, x, Fit.pad(track.name, w), selected ? .selected : .trackName)
-        canvas.put(y + 1, x, Fit.pad(InputChannels.text(track.inputChannels), w), .label)
+        canvas.put(y, x, Fit.pad(track.name, w), selected ? .selected : (track.isBus ? .title : .trackName))
+        // A bus has no input, arm or monitoring: its width and solo-safe stand there.
+        let input = track.isBus ? TrackListView.busLabel(track) : InputChannels.text(track.inputChannels)
+        canvas.put(y + 1, x, Fit.pad(input, w), track.isBus ? .title : .label)
         canvas.put(y + 2, x, Fit.pad(TrackListView.chainSummary(track.playbackChain), w), .dim)
         var bx = canvas.put(y + 3, x, track.mute ? "M" : "m", track.mute ? .muted : .dim)
         bx = canvas.put(y + 3, bx + 1, track.solo ? "S" : "s", track.solo ? .solo : .dim)
-        bx = canvas.put(y + 3, bx + 1, track.armed ? "R" : "r", track.armed ? .armed : .dim)
-        canvas.put(y + 3, bx + 1, TrackListView.monitoringLetter(track.monitoring), .label)
+        if track.isBus {
+            if track.isSoloSafe { canvas.put(y + 3, bx + 1, "safe", .solo) }
+        } else {
+            bx = canvas.put(y + 3, bx + 1, track.armed ? "R" : "r", track.armed ? .armed : .dim)
+            canvas.put(y + 3, bx + 1, TrackListView.monitoringLetter(track.monitoring), .label)
+        }
         canvas.put(y + 4, x, Fit.pad("pan " + Pan.text(track.pan), w), .value)
         let readings = t < model.meters.count ? model.meters[t] : []
         drawColumns(fader: track.gainDecibels, meters: readings, x: x, meterTop: meterTop, meterRows: meterRows,

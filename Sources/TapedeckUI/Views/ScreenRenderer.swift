@@ -48,7 +48,9 @@ public enum ScreenRenderer {
             left = " " + loudnessText(model.snapshot.loudness)
             canvas.put(layout.statusRow, 0, left, .value)
         } else {
-            left = " \(s.tracks.count) tracks  zoom \(zoomText)  snap \(model.snap.rawValue)  focus \(model.focus.rawValue)"
+            let buses = s.tracks.filter(\.isBus).count
+            let strips = "\(s.tracks.count - buses) tracks" + (buses == 0 ? "" : " \(buses) bus\(buses == 1 ? "" : "es")")
+            left = " \(strips)  zoom \(zoomText)  snap \(model.snap.rawValue)  focus \(model.focus.rawValue)"
             canvas.put(layout.statusRow, 0, left, .dim)
         }
         if left.count + keys.count + 2 < canvas.width {

@@ -83,6 +83,13 @@ public enum TimelineView {
             let track = tracks[band.track]
             let audible = model.session.isAudible(trackIndex: band.track)
             switch band.kind {
+            case .track where track.isBus:
+                // A bus has no regions: its lane says what it is rather than look empty.
+                let label = Fit.first(["bus: no regions, it plays what is sent or routed to it", "bus: no regions, it plays what is sent to it",
+                                       "bus: plays what is sent to it", "bus: no regions", "bus"], in: width - 2)
+                canvas.put(band.y, x + 1, label, .dim, maxWidth: max(0, width - 2))
+                canvas.fill(band.y + 1, x, height: 1, width: width, glyphs.rule, .dim)
+                if highlighted && band.track == model.selectedTrack { canvas.set(band.y, x, ">", .selected) }
             case .track:
                 drawTrackLane(model, track: band.track, row: band.y, x: x, width: width, glyphs: glyphs, canvas: &canvas)
                 if highlighted && band.track == model.selectedTrack { canvas.set(band.y, x, ">", .selected) }

@@ -1,8 +1,10 @@
 import TapedeckCore
 import TapedeckDSP
 
-/// The track list: number, name, arm/mute/solo, inputs, fader, pan, chain summary, meters;
-/// under a track whose lanes are shown, its takes with the playing one marked.
+/// The track list: number, name, arm/mute/solo, inputs, fader, pan, chain summary, meters
+/// and, beside them, routing other than the plain one (sends, an output, solo-safe); under a
+/// track whose lanes are shown, its takes with the playing one marked. A bus shows `bus 2ch`
+/// (or `1ch`) where a track shows its input, and nothing where a track is armed or monitored.
 public enum TrackListView {
     /// The node names of a chain, `-` when empty; bypassed nodes in parentheses. A chain the
     /// parser refuses is shown as written.
@@ -10,6 +12,32 @@ public enum TrackListView {
         guard let chain = try? Chain(parsing: text) else { return text.isEmpty ? "-" : text }
         if chain.entries.isEmpty { return "-" }
         return chain.entries.map { $0.bypassed ? "(\($0.node))" : $0.node }.joined(separator: ">")
+    }
+
+    /// `bus 2ch` or `bus 1ch`: a bus's width, where a track shows its input.
+    public static func busLabel(_ track: Track) -> String { "bus \(track.busChannelCount)ch" }
+
+    /// A strip's routing in at most `width` characters, or empty when it is the plain one (no
+    /// sends, to the master): `safe` for a solo-safe bus, `»Reverb` for one send (`»2` for
+    /// several, or when the name does not fit), then `→out:3-4` or `→Reverb` for its output.
+    /// Whole words are left out rather than cut, the output last.
+    public static func routingSummary(_ track: Track, glyphs: Glyphs, width: Int = .max) -> String {
+        let send = glyphs == .ascii ? "+" : "»", arrow = glyphs == .ascii ? ">" : "→"
+        var output: String?
+        switch track.output {
+        case .master: break
+        case .bus(let name): output = arrow + name
+        case .device: output = arrow + track.output.description
+        }
+        let sends = track.sends.count == 1 ? send + track.sends[0].bus : track.sends.isEmpty ? nil : "\(send)\(track.sends.count)"
+        let safe = track.isSoloSafe ? "safe" : nil
+        let tries: [[String?]] = [[safe, sends, output], [safe, track.sends.isEmpty ? nil : "\(send)\(track.sends.count)", output],
+                                  [nil, track.sends.isEmpty ? nil : "\(send)\(track.sends.count)", output], [nil, nil, output]]
+        for parts in tries {
+            let text = parts.compactMap { $0 }.joined(separator: " ")
+            if text.count <= width { return text }
+        }
+        return String((output ?? "").prefix(max(0, width)))
     }
 
     /// The monitoring column: `I` input, `A` auto, `-` off.
@@ -45,14 +73,15 @@ public enum TrackListView {
         let selected = t == model.selectedTrack
         if selected { canvas.fill(row, 0, height: 1, width: width, " ", .selected) }
         var x = canvas.put(row, 0, Fit.right("\(t + 1)", 2) + " ", selected ? .selected : .label)
-        x = canvas.put(row, x, Fit.pad(track.name, 12), selected ? .selected : .trackName)
-        x = canvas.put(row, x + 1, track.armed ? "R" : "-", track.armed ? .armed : .dim)
+        x = canvas.put(row, x, Fit.pad(track.name, 12), selected ? .selected : (track.isBus ? .title : .trackName))
+        // A bus cannot be armed or monitored: blanks there, so its row reads differently.
+        x = canvas.put(row, x + 1, track.isBus ? " " : (track.armed ? "R" : "-"), track.armed ? .armed : .dim)
         x = canvas.put(row, x + 1, track.mute ? "M" : "-", track.mute ? .muted : .dim)
         x = canvas.put(row, x + 1, track.solo ? "S" : "-", track.solo ? .solo : .dim)
-        x = canvas.put(row, x + 1, monitoringLetter(track.monitoring), track.monitoring == .off ? .dim : .label)
+        x = canvas.put(row, x + 1, track.isBus ? " " : monitoringLetter(track.monitoring), track.monitoring == .off ? .dim : .label)
         // A MIDI track's input is the MIDI inputs; a frozen track plays its render.
-        let input = track.frozen != nil ? "frozen" : (track.isMIDI ? "MIDI" : InputChannels.text(track.inputChannels))
-        x = canvas.put(row, x + 2, Fit.pad(input, 7), track.frozen != nil ? .dim : .label)
+        let input = track.isBus ? busLabel(track) : track.frozen != nil ? "frozen" : (track.isMIDI ? "MIDI" : InputChannels.text(track.inputChannels))
+        x = canvas.put(row, x + 2, Fit.pad(input, 7), track.isBus ? .title : (track.frozen != nil ? .dim : .label))
         x = canvas.put(row, x, Fit.right(Fader.text(track.gainDecibels), 5) + "dB", .value)
         x = canvas.put(row, x + 1, Fit.pad(Pan.text(track.pan), 4), .value)
         canvas.put(row, x + 1, chainSummary(track.playbackChain), .dim, maxWidth: max(0, width - x - 1))
@@ -62,7 +91,13 @@ public enum TrackListView {
         let readings = t < model.meters.count ? model.meters[t] : []
         let channels = max(1, readings.count)
         let numberWidth = 6
-        let meterSpace = max(4, width - 3 - numberWidth)
+        // Routing takes up to half the meters' room, at the row's end.
+        let routing = routingSummary(track, glyphs: glyphs, width: (width - 3 - numberWidth) / 2)
+        let routingWidth = routing.isEmpty ? 0 : routing.count + 1
+        if !routing.isEmpty {
+            canvas.put(meterRow, width - numberWidth - routingWidth, Fit.pad(routing, routingWidth - 1), .value)
+        }
+        let meterSpace = max(4, width - 3 - numberWidth - routingWidth)
         let each = max(2, (meterSpace - (channels - 1)) / channels)
         for c in 0..<channels {
             MeterRender.draw(into: &canvas, y: meterRow, x: 3 + c * (each + 1), width: each,

@@ -69,8 +69,11 @@ public enum TransportBarView {
         let dsp = "DSP \(Int((snap.dspLoad * 100).rounded()))%"
         let listening = snap.isListening ? "LISTENING" : ""
         let disk = snap.diskSecondsLeft.map { "disk \(durationText($0)) left" } ?? "disk ?"
+        // The delay compensation the routing needs (a latent chain on a bus or the master):
+        // what the output lags the timeline. Shown only when there is some.
+        let latency = snap.outputLatencyFrames > 0 ? "latency " + MixerRouting.milliseconds(snap.outputLatencyFrames, rate: s.sampleRate) : ""
         let name = (model.folder.map { lastComponent($0.path) } ?? "untitled") + (model.document.isDirty ? " *" : "")
-        let fixed = [xruns, dsp, listening, disk].filter { !$0.isEmpty }.reduce(0) { $0 + $1.count + 2 }
+        let fixed = [xruns, dsp, listening, disk, latency].filter { !$0.isEmpty }.reduce(0) { $0 + $1.count + 2 }
         let nameWidth = min(name.count, max(8, canvas.width / 3))
         let deviceRoom = max(6, min(26, canvas.width - 1 - "device ".count - fixed - nameWidth - 3))
         x = canvas.put(row, 1, "device ", .label)
@@ -79,6 +82,7 @@ public enum TransportBarView {
         x = canvas.put(row, x + 2, dsp, snap.dspLoad > 0.8 ? .error : .label)
         if !listening.isEmpty { x = canvas.put(row, x + 2, listening, .notice) }
         x = canvas.put(row, x + 2, disk, (snap.diskSecondsLeft ?? 3600) < 600 ? .error : .label)
+        if !latency.isEmpty { x = canvas.put(row, x + 2, latency, .label) }
         canvas.put(row, max(x + 2, canvas.width - 1 - nameWidth), name, .title, maxWidth: nameWidth)
     }
 

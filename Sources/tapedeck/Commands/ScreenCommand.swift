@@ -190,6 +190,7 @@ struct ScreenCommand: Command {
         let provider: ScreenDevice
         do { provider = ScreenDevice(config: try ALSAConfig.fromEnvironment()) } catch { return try offline(error.description) }
         provider.inputsWanted = max(2, session.tracks.flatMap(\.inputChannels).max() ?? 2)
+        provider.outputsWanted = { ScreenDevice.outputs(for: session) }
         provider.jack = jack
         provider.jack.connectMIDI(midi.setup)
         provider.portTracks = session.tracks.filter { $0.armed && !$0.isMIDI }.map { (name: $0.name, channels: $0.inputChannels) }
@@ -199,6 +200,8 @@ struct ScreenCommand: Command {
         do {
             let transport = try Transport(session: session, folder: folder, device: device, deviceName: deviceName,
                                           provider: provider, options: options)
+            // A device chosen again later opens the outputs the routing names by then.
+            provider.outputsWanted = { [unowned transport] in ScreenDevice.outputs(for: transport.session) }
             // Rubber Band takes seconds to build: started now, in the background, so the first
             // speed change is heard at once (on the offline clock nobody listens: not there).
             transport.prepareTimePitch()

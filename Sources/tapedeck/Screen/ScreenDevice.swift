@@ -17,6 +17,9 @@ final class ScreenDevice: DeviceProvider {
     var periodCount = 3
     /// Inputs to open: the most any track of the session listens to (at least a pair).
     var inputsWanted = 2
+    /// Outputs to open, asked at each open: the highest device output the routing names (a
+    /// cue mix on out:3-4 needs four), at least a pair. A device with fewer opens with two.
+    var outputsWanted: () -> Int = { 2 }
     /// Why the last open could not capture (the device was opened for playback only).
     private(set) var captureProblem: String?
     /// How a JACK client connects and follows the transport (`--connect`, `--timebase`,
@@ -32,35 +35,48 @@ final class ScreenDevice: DeviceProvider {
 
     init(config: ALSAConfig?) { self.config = config }
 
+    /// The device outputs `session`'s routing names, at least 2.
+    static func outputs(for session: Session) -> Int {
+        session.tracks.compactMap { track -> Int? in
+            if case .device(let channels) = track.output { return channels.max() }
+            return nil
+        }.reduce(2, max)
+    }
+
     /// Opens `name` for playback and `inputsWanted` inputs (fewer, then none, when the device
     /// has fewer) at `sampleRate`. libasound prints its own lines on a failed open; they
     /// would scribble over the screen, and the error thrown says the same in one line, so
     /// stderr is silenced meanwhile.
     func open(name: String, sampleRate: Int) throws -> AudioDevice {
         let map = tempoMap ?? TempoMap(sampleRate: sampleRate, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
-        if let request = jack.request(deviceName: name, sampleRate: sampleRate, inputs: inputsWanted, outputs: 2,
+        let outputs = max(2, outputsWanted())
+        if let request = jack.request(deviceName: name, sampleRate: sampleRate, inputs: inputsWanted, outputs: outputs,
                                       tracks: portTracks, tempoMap: map) {
             captureProblem = nil
             return try JACKDevice(request: request)
         }
         var lastError: DeviceError?
-        for inputs in Array(Set([inputsWanted, 2, 1])).sorted(by: >) + [0] {
-            do {
-                let device = try openDevice(name: name, sampleRate: sampleRate, captureChannels: inputs)
-                captureProblem = inputs == 0 ? lastError?.description : nil
-                return device
-            } catch {
-                lastError = error
-                // A device that cannot play at all will not play with fewer inputs either.
-                if inputs == 0 { throw error }
+        // The outputs the routing wants, else the pair every device has (the strips routed
+        // beyond it are then not heard, and the screen says so).
+        for playback in outputs > 2 ? [outputs, 2] : [2] {
+            for inputs in Array(Set([inputsWanted, 2, 1])).sorted(by: >) + [0] {
+                do {
+                    let device = try openDevice(name: name, sampleRate: sampleRate, captureChannels: inputs, playbackChannels: playback)
+                    captureProblem = inputs == 0 ? lastError?.description : nil
+                    return device
+                } catch {
+                    lastError = error
+                    // A device that cannot play at all will not play with fewer inputs either.
+                    if inputs == 0 { break }
+                }
             }
         }
         throw lastError ?? DeviceError(device: name, reason: "cannot be opened")
     }
 
-    private func openDevice(name: String, sampleRate: Int, captureChannels: Int) throws(DeviceError) -> ALSADuplexDevice {
+    private func openDevice(name: String, sampleRate: Int, captureChannels: Int, playbackChannels: Int) throws(DeviceError) -> ALSADuplexDevice {
         let request = DeviceRequest(name: name, sampleRate: sampleRate, captureChannels: captureChannels,
-                                    playbackChannels: 2, periodFrames: periodFrames, periodCount: periodCount)
+                                    playbackChannels: playbackChannels, periodFrames: periodFrames, periodCount: periodCount)
         let config = self.config
         return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
     }
