@@ -155,13 +155,13 @@ extension Session {
     }
 
     /// The first thing wrong with the routing, as one line, or nil: a send or output naming
-    /// no bus, a strip feeding itself, a cycle (named strip by strip: `Reverb → Delay →
-    /// Reverb`), a bus with regions or an input armed.
+    /// no bus (or a track), a strip feeding itself, a cycle (named strip by strip: `Reverb →
+    /// Delay → Reverb`), a bus with regions. (A bus armed or holding MIDI is the validator's.)
     public func routingProblem() -> String? {
         for (i, t) in tracks.enumerated() {
             let who = "\(t.isBus ? "bus" : "track") \(t.name.terminalSafe)"
             if case .bus(let name) = t.output {
-                guard let b = busIndex(named: name) else { return "\(who): output to bus \(name.terminalSafe), which does not exist" }
+                guard let b = busIndex(named: name) else { return "\(who): output to \(missing(name))" }
                 if b == i { return "\(who): a bus cannot output to itself" }
             }
             if case .device(let channels) = t.output,
@@ -170,7 +170,7 @@ extension Session {
             }
             if t.sends.count > SessionLimits.maximumSends { return "\(who): \(t.sends.count) sends, at most \(SessionLimits.maximumSends)" }
             for s in t.sends {
-                guard let b = busIndex(named: s.bus) else { return "\(who): send to bus \(s.bus.terminalSafe), which does not exist" }
+                guard let b = busIndex(named: s.bus) else { return "\(who): send to \(missing(s.bus))" }
                 if b == i { return "\(who): a bus cannot send to itself" }
             }
             if t.isBus && !t.regions.isEmpty { return "\(who): a bus has no regions" }
@@ -179,6 +179,12 @@ extension Session {
             return "routing cycle: " + cycle.map { tracks[$0].name.terminalSafe }.joined(separator: " → ")
         }
         return nil
+    }
+
+    /// `Drums, a track, not a bus` or `bus Verb, which does not exist`.
+    private func missing(_ name: String) -> String {
+        tracks.contains { $0.name.lowercased() == name.lowercased() }
+            ? "\(name.terminalSafe), a track, not a bus" : "bus \(name.terminalSafe), which does not exist"
     }
 
     /// A cycle of strips feeding one another, first strip repeated at the end, or nil.
@@ -228,12 +234,14 @@ extension Session {
         }
     }
 
-    /// Removes strip `index`; when it is a bus, what went to it goes to the master and its
+    /// Removes strip `index` and the MIDI bindings that name it (a later strip of that name
+    /// must not inherit them); when it is a bus, what went to it goes to the master and its
     /// sends are removed. Returns what changed elsewhere, one line each.
     @discardableResult
     public mutating func removeStrip(_ index: Int) -> [String] {
         guard tracks.indices.contains(index) else { return [] }
         let gone = tracks.remove(at: index)
+        midiBindings.removeAll { $0.track?.lowercased() == gone.name.lowercased() }
         guard gone.isBus else { return [] }
         let key = gone.name.lowercased()
         var said: [String] = []

@@ -40,7 +40,12 @@ extension ScreenModel {
             case .named(.enter):
                 overlay = nil
                 guard list.indices.contains(selected) else { return }
-                if let problem = link.selectDevice(list[selected]) { say(problem, error: true) } else { say("device: \(list[selected])") }
+                if let problem = link.selectDevice(list[selected]) { say(problem, error: true) } else {
+                    // What the new device is (its outputs, above all) is known from now on, not
+                    // from the next tick: a key pressed at once sees it.
+                    snapshot = link.snapshot()
+                    say("device: \(list[selected])")
+                }
             case .named(.esc), .char("q"): overlay = nil
             default: break
             }

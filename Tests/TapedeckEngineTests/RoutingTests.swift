@@ -216,6 +216,50 @@ final class RoutingTests: XCTestCase {
         XCTAssertLessThan(peak(out[0][1000...]), Float(Decibels.toLinear(-100)), "dry against two latent buses in a row")
     }
 
+    /// Stems are the strips that reach the master (a track routed into a bus is in the bus's
+    /// stem): at 2× varispeed, through the one speed point, they still sum to the mix.
+    func testStemsAtTwiceSpeedAreWhatReachesTheMasterAndSumToTheMix() throws {
+        var s = Session()
+        var a = Track(name: "A", pan: -0.5, regions: [try region(noise(48000, seed: 5), name: "a.wav")])
+        a.sends = [Send(bus: "FX", levelDecibels: -6)]
+        var b = Track(name: "B", regions: [try region(noise(48000, seed: 9), name: "b.wav")])
+        b.output = .bus("FX")
+        var fx = Track.makeBus(name: "FX")
+        fx.playbackChain = "lpf:cutoff=3000"
+        s.tracks = [a, b, fx]
+        s.masterGainDecibels = -3
+        let stems = folder.path + "/stems"
+        try FileManager.default.createDirectory(atPath: stems, withIntermediateDirectories: true)
+        let out = folder.exportsFolder + "/fast.wav"
+        let summary = try Mixdown(Mixdown.Request(session: s, folder: folder, range: FrameRange(startFrame: 0, endFrame: 48000),
+                                                  outputPath: out, container: .wav, encoding: .float32, stemsFolder: stems,
+                                                  timePitch: TimePitchSettings(speed: 2, mode: .varispeed, pitchSemitones: 0))).run()
+        XCTAssertEqual(summary.frameCount, 24000, "half the length")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: stems).sorted(), ["01-A.wav", "03-FX.wav"],
+                       "B reaches the master through FX")
+        func read(_ path: String) throws -> [[Float]] {
+            let reader = try AudioFileReader(path: path)
+            var l: [Float] = [], r: [Float] = []
+            let lp = UnsafeMutablePointer<Float>.allocate(capacity: 4096), rp = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
+            defer { lp.deallocate(); rp.deallocate() }
+            while true {
+                let n = try reader.read(into: [lp, rp], frameCount: 4096)
+                if n == 0 { break }
+                l += UnsafeBufferPointer(start: lp, count: n)
+                r += UnsafeBufferPointer(start: rp, count: n)
+            }
+            return [l, r]
+        }
+        let mix = try read(out), stemA = try read(stems + "/01-A.wav"), stemFX = try read(stems + "/03-FX.wav")
+        XCTAssertEqual(mix[0].count, 24000)
+        XCTAssertEqual(stemA[0].count, 24000)
+        let master = Float(Decibels.toLinear(-3))
+        var worst: Float = 0
+        for c in 0..<2 { for i in 0..<24000 { worst = max(worst, abs((stemA[c][i] + stemFX[c][i]) * master - mix[c][i])) } }
+        XCTAssertLessThan(worst, 1e-5, "the stems × the master fader are the mix")
+        XCTAssertGreaterThan(peak(stemFX[0][1000...]), 0.01)
+    }
+
     func testACycleIsRefusedWithALineNamingIt() throws {
         var s = Session()
         var one = Track.makeBus(name: "One")

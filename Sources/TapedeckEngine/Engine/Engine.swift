@@ -108,7 +108,7 @@ public final class Engine: @unchecked Sendable {
         for strip in first.strips { strip.voice.settle(seq: 0) }
         // Freewheeling, the exporting thread reads the disk itself between periods
         // (``fillRingsInline()``): a disk thread would leave the render waiting on it.
-        guard options.rendersOffline || reader.start(), writer.start() else {
+        guard options.readsDiskInline || reader.start(), writer.start() else {
             reader.stop()
             writer.stop()
             throw DeviceError(device: configuration.name, reason: "cannot start the disk threads")

@@ -37,6 +37,11 @@ public struct EngineOptions: Sendable {
     /// response from the first frame instead of some periods in. Only for freewheeling
     /// (``FreewheelDevice``), where nothing waits for a period.
     public var rendersOffline = false
+    /// The thread driving a freewheeling device fills every playback ring between periods
+    /// (``Engine/fillRingsInline()``) and no disk thread runs: at 1× a period reads exactly
+    /// its own frames, so it never waits. (At another speed the stretcher pulls in bursts no
+    /// period foretells: there the disk thread reads, and the render waits for it.)
+    public var readsDiskInline = false
     /// Threads sharing each freewheeling period's tracks (disk reads and chains), the
     /// calling one included; only with ``rendersOffline``.
     public var freewheelWorkerCount = 1

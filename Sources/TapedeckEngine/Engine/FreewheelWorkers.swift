@@ -9,7 +9,8 @@ import Synchronization
 /// Freewheel only: waking and waiting for the helpers takes semaphores, which a real device's
 /// audio thread must never do; the engine has these only when it renders offline.
 /// Dedicated threads rather than `DispatchQueue.concurrentPerform`, which on Linux ran the
-/// iterations on one core when called from a queue's block (see ``ParallelTracks``).
+/// iterations on one core when called from a queue's block (measured with the export's old
+/// renderer).
 final class FreewheelWorkers: @unchecked Sendable {
     private var helpers: [Thread] = []
     private let go: [DispatchSemaphore]

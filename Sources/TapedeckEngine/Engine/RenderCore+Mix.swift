@@ -385,11 +385,11 @@ extension RenderCore {
         // the master chain's filters for good: it stops here, as silence, and is counted.
         let bad = NonFiniteSamples.replace(bus[0], count: n) + NonFiniteSamples.replace(bus[1], count: n)
         if bad > 0 { shared.board.busNonFiniteSamples.add(Int64(bad), ordering: .relaxed) }
-        if let chain = g.masterChain {
+        if let chain = g.masterChain, !bypassesMaster {
             var context = RenderContext(inPlace: UnsafeBufferPointer(start: bus, count: 2), frameCount: n, transport: transportInfo(g))
             chain.process(&context)
         }
-        let target = Float(bitPattern: shared.masterGainBits.load(ordering: .relaxed))
+        let target = bypassesMaster ? 1 : Float(bitPattern: shared.masterGainBits.load(ordering: .relaxed))
         // The first period plays at the fader (a glide from unity swelled the start of every
         // play with the master below 0 dB).
         if appliedMasterGain.isNaN { appliedMasterGain = target }

@@ -77,6 +77,9 @@ extension RenderCore {
         let first = r.first[i], count = r.pathCount[i]
         g.stripTable[i]._withUnsafeGuaranteedRef { strip in
             let source = UnsafePointer(strip.buffers)
+            if let taps = stemTaps, taps.preFader, let pair = taps.pair(track: i) {
+                for c in 0..<strip.channelCount { pair[c].update(from: source[c], count: n) }
+            }
             if targets.throughBuses {
                 for p in first..<(first + count) where r.paths[p].kind == .preFaderSend {
                     send(g, path: p, from: source, frameCount: n, targets: targets)
@@ -86,7 +89,7 @@ extension RenderCore {
             let (start, end, k) = strip.mixGlide.advance(frameCount: n)
             for c in 0..<strip.channelCount { RenderCore.glide(strip.buffers[c], frameCount: n, from: start.x, to: end.x, over: k) }
             if !rendersOffline { strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n) }
-            if let stem = stemTaps?.pair(track: i) {
+            if let taps = stemTaps, !taps.preFader, let stem = taps.pair(track: i) {
                 stem[0].update(repeating: 0, count: n)
                 stem[1].update(repeating: 0, count: n)
                 let second = strip.channelCount > 1 ? source[1] : source[0]
@@ -99,7 +102,7 @@ extension RenderCore {
                     send(g, path: p, from: source, frameCount: n, targets: targets)
                 }
             }
-            output(g, path: first + count - 1, from: source, frameCount: n, pan: (start.y, start.z, end.y, end.z), over: k,
+            output(g, strip: i, path: first + count - 1, from: source, frameCount: n, pan: (start.y, start.z, end.y, end.z), over: k,
                    targets: targets)
         }
     }
@@ -133,7 +136,7 @@ extension RenderCore {
     /// walk does not reach buses; outputs to devices are not heard when it does not reach them.
     ///
     /// Audio thread: no allocation, no locks.
-    private func output(_ g: Graph, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
+    private func output(_ g: Graph, strip i: Int, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
                         pan: (Float, Float, Float, Float), over k: Int, targets: StripTargets) {
         let path = g.routes.paths[p]
         var gains = pan
@@ -150,6 +153,7 @@ extension RenderCore {
                 deviceTargets[1] = devices[max(path.deviceRight, path.deviceLeft)]
                 land(path, state: state, from: source, into: UnsafePointer(deviceTargets), frameCount: n, gains: gains, over: k)
             case RoutePath.master:
+                guard isolatedStrip < 0 || isolatedStrip == i else { return }
                 land(path, state: state, from: source, into: targets.master, frameCount: n, gains: gains, over: k)
             default:
                 if targets.throughBuses {

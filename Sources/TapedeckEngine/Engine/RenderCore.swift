@@ -46,6 +46,12 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var freewheelWorkers: FreewheelWorkers?
     /// Freewheeling for stems: each tapped track's own output, every period.
     var stemTaps: StemTaps?
+    /// Freewheeling one stem at another speed: only this strip's path reaches the master
+    /// (−1: every strip's). Set before the device starts.
+    var isolatedStrip = -1
+    /// Freewheeling a stem: the master chain and fader are left out (a stem is what reaches
+    /// the master, not what leaves it). Set before the device starts.
+    var bypassesMaster = false
     let handoverFrames: Int64
     let holdLimitFrames: Int64
     let stallAtFrame: Int64

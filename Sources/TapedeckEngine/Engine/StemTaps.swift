@@ -9,6 +9,9 @@
 final class StemTaps: @unchecked Sendable {
     /// Frames each buffer holds (a period).
     let frames: Int
+    /// Taps taken before the fader, in the strip's own channels (a freeze), rather than its
+    /// output panned to a pair (a stem).
+    let preFader: Bool
     let trackCount: Int
     /// For each track, its pair (a table of two buffers), or nil when it has no stem.
     private let pairs: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<Float>>?>
@@ -18,8 +21,9 @@ final class StemTaps: @unchecked Sendable {
 
     /// Pairs for `tracks` (indices into the session's tracks, below `trackCount`); each
     /// strip's stem is held back by `delayFrames[strip]` (none when absent).
-    init(tracks: [Int], trackCount: Int, frames: Int, delayFrames: [Int] = []) {
+    init(tracks: [Int], trackCount: Int, frames: Int, delayFrames: [Int] = [], preFader: Bool = false) {
         self.frames = frames
+        self.preFader = preFader
         self.trackCount = trackCount
         pairs = .allocate(capacity: max(trackCount, 1))
         pairs.initialize(repeating: nil, count: max(trackCount, 1))

@@ -3,25 +3,13 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 
-/// The export's mix rendered by the live engine itself: the session's graph (the one playback
-/// builds, with its strips, chains, fader glides, pan law and master section) runs on a
-/// ``FreewheelDevice`` as fast as the disk allows, and what the device is handed is what the
-/// file gets — so what is exported is what plays, by construction (Ardour exports the same
-/// way, by freewheeling its engine).
-///
-/// The exporting thread drives the device: for each period it is the engine's audio thread
-/// while the period renders, then writes the period to the file (no real-time thread ever
-/// touches the file). The engine waits for the disk rather than playing silence; should the
-/// disk still not keep up, the export fails rather than write a mix with holes in it.
+/// The export's mix, and its stems, rendered by the live engine itself (``FreewheelRender``):
+/// at 1× and at any other speed or pitch, through the one timeline→device point playback has.
 struct FreewheelMix {
-    /// Frames per period: long enough that a period's fixed costs (waking the workers, the
-    /// disk reads between periods) vanish. (Nothing moves a fader during an export, so the
-    /// one-period glide a live change makes does not arise; automation, issue 26, is a
-    /// per-frame curve.)
-    static let periodFrames = 16384
-
     /// What the render measured beside the file's own peak and overs.
     struct Result {
+        /// Frames written to the mix.
+        var frameCount: Int64
         /// NaN and infinite samples stopped on the bus or in chains.
         var nonFiniteSampleCount: Int64
         /// Chains' problems (a plugin not installed, passed through), one line each.
@@ -30,84 +18,98 @@ struct FreewheelMix {
 
     let request: Mixdown.Request
 
-    /// Renders the request's range into `writer` (already open, stereo at the session's rate),
-    /// and each of `stems`' tracks, after its chain, fader and pan (before the master), into
-    /// its writer. `progress` gets the fraction done. Export thread.
-    func render(into writer: AudioFileWriter, stems: [(track: Int, writer: AudioFileWriter)] = [],
-                progress: (Double) -> Void) throws -> Result {
-        let session = request.session
-        var spec = try GraphSpec(session: session, folder: request.folder, listening: [])
+    /// Frames the export holds: the range at the export's speed.
+    var outputFrameCount: Int64 {
+        let speed = request.timePitch.speed
+        guard speed != 1 else { return request.range.frameCount }
+        return Int64((Double(request.range.frameCount) / speed).rounded(.up))
+    }
+
+    /// The session's graph with the request's master chain, no track listening.
+    private func spec() throws -> GraphSpec {
+        var spec = try GraphSpec(session: request.session, folder: request.folder, listening: [])
         do { spec.masterChain = try Chain(parsing: request.masterChain) } catch {
             throw ChainContextError(place: "master chain", error: error)
         }
-        var options = EngineOptions()
-        options.realtimePriority = false
-        options.waitsForDisk = true
-        options.rendersOffline = true
-        options.freewheelWorkerCount = request.workerCount
-        // Every ring is filled before each period: it needs a period and a disk block, not
-        // the second a real device keeps against a slow disk (1,024 tracks held 790 MB).
-        options.playbackRingSeconds = 0
-        let device = FreewheelDevice(sampleRate: session.sampleRate, playbackChannels: 2, periodFrames: FreewheelMix.periodFrames)
-        let engine = Engine(device: device, options: options, clickOutputs: [])
-        defer {
-            device.stop()
-            _ = engine.close()
+        return spec
+    }
+
+    /// Renders the request's range into `writer` (already open, stereo at the session's rate),
+    /// and each of `stems`' strips — its output as it reaches the master, after its chain,
+    /// fader and pan, before the master section — into its writer. At 1× the stems are tapped
+    /// in the mix's own pass; at another speed each stem is a pass of its own through the
+    /// stretcher with only its strip reaching the master. `progress` gets the fraction done.
+    /// Export thread.
+    func render(into writer: AudioFileWriter, stems: [(track: Int, writer: AudioFileWriter)] = [],
+                progress: (Double) -> Void) throws -> Result {
+        let spec = try spec()
+        let atSpeed = !request.timePitch.isIdentity
+        let passes = Double(1 + (atSpeed ? stems.count : 0))
+        let tapped = atSpeed ? [] : stems
+        var taps: StemTaps?
+        let run = try FreewheelRender(spec: spec, range: request.range, timePitch: request.timePitch, quality: request.quality,
+                                      workerCount: request.workerCount) { engine in
+            guard !tapped.isEmpty else { return nil }
+            // Every stem lines up with the master's input: held back by what its strip's path
+            // lacks of the master's arrival.
+            let arrival = engine.delayCompensation?.masterArrivalFrames ?? 0
+            let delays = (engine.delayCompensation?.outputDelayFrames ?? []).map { arrival - $0 }
+            taps = StemTaps(tracks: tapped.map(\.track), trackCount: spec.tracks.count, frames: FreewheelRender.longPeriodFrames,
+                            delayFrames: delays)
+            return taps
         }
-        let range = request.range
-        try engine.prepare(spec, position: range.startFrame)
-        // Every stem lines up with the mix: held back by what its strip's path lacks of the
-        // output's latency.
-        let latency = engine.outputLatencyFrames
-        let stemDelays = (engine.graphs.last?.routes.outputDelayFrames ?? []).map { latency - $0 }
-        let taps = stems.isEmpty ? nil : StemTaps(tracks: stems.map(\.track), trackCount: session.tracks.count,
-                                                   frames: FreewheelMix.periodFrames, delayFrames: stemDelays)
-        engine.core.stemTaps = taps
-        try engine.start()
-        let audible = session.audibleStrips()
-        let warnings = engine.chainProblems(trackNames: session.tracks.map(\.name)) { audible[$0] }
-        // The master chain and the slowest path delay the mix: that many frames more are
-        // rendered and as many dropped from the front, as the playback strips do for their own
-        // chains.
-        let masterLatency = Int64(latency)
-        let (renderEnd, overflow) = range.endFrame.addingReportingOverflow(masterLatency + Int64(FreewheelMix.periodFrames))
-        engine.setEndFrame(overflow ? nil : renderEnd)
-        engine.play()
-        let out = OverlappedWriter(writer, frames: FreewheelMix.periodFrames)
-        let stemOuts = stems.map { OverlappedWriter($0.writer, frames: FreewheelMix.periodFrames) }
+        defer { run.close() }
+        let audible = request.session.audibleStrips()
+        let warnings = run.engine.chainProblems(trackNames: request.session.tracks.map(\.name)) { audible[$0] }
+        let stemLead = Int64(run.engine.delayCompensation?.masterArrivalFrames ?? 0)
+        try pass(run, into: writer, stems: tapped, taps: taps, stemLead: stemLead) { progress($0 / passes) }
+        var nonFinite = run.nonFiniteSampleCount
+        if atSpeed {
+            for (k, stem) in stems.enumerated() {
+                let solo = try FreewheelRender(spec: spec, range: request.range, timePitch: request.timePitch, quality: request.quality)
+                defer { solo.close() }
+                solo.engine.core.isolatedStrip = stem.track
+                solo.engine.core.bypassesMaster = true
+                try pass(solo, into: stem.writer, stems: [], taps: nil, stemLead: 0, mastered: false) {
+                    progress((Double(k + 1) + $0) / passes)
+                }
+                nonFinite += solo.nonFiniteSampleCount
+            }
+        }
+        return Result(frameCount: outputFrameCount, nonFiniteSampleCount: nonFinite, warnings: warnings)
+    }
+
+    /// One pass: the device's output from the range's first frame on (its lead dropped) into
+    /// `writer`, `outputFrameCount` frames; at 1× each tapped stem alongside. A pass that is
+    /// not `mastered` skips the master section, so its lead is the master's arrival alone.
+    private func pass(_ run: FreewheelRender, into writer: AudioFileWriter, stems: [(track: Int, writer: AudioFileWriter)],
+                      taps: StemTaps?, stemLead: Int64, mastered: Bool = true, progress: (Double) -> Void) throws {
+        let speed = request.timePitch.speed
+        let total = outputFrameCount
+        let out = OverlappedWriter(writer, frames: run.periodFrames)
+        let stemOuts = stems.map { OverlappedWriter($0.writer, frames: run.periodFrames) }
         defer {
             out.drain()
             for s in stemOuts { s.drain() }
         }
-        var toDrop = masterLatency
-        var left = range.frameCount
-        var stemToDrop = masterLatency
-        var stemLeft = stems.isEmpty ? 0 : range.frameCount
-        var idle = 0
-        var position = engine.status().positionFrame
+        var toDrop = mastered ? run.leadFrames(speed: speed)
+            : Int64((Double(run.engine.delayCompensation?.masterArrivalFrames ?? 0) / speed).rounded())
+        var left = total
+        var stemToDrop = stemLead
+        var stemLeft = stems.isEmpty ? 0 : total
+        var rolling = false
         while left > 0 || stemLeft > 0 {
-            engine.fillRingsInline()
-            guard device.cycle() else {
-                // The play command is applied in the first cycle; an engine that goes idle
-                // before the range is done stopped (at an end frame, or the device failed).
-                idle += 1
-                if idle > 2 { throw FreewheelMixError.stopped(at: position, range: range) }
-                continue
-            }
-            let status = engine.status()
-            // A file that stopped reading mid-way (a damaged block, a disk gone): the old
-            // renderer failed the export there too.
-            if let problem = engine.errorText() { throw FreewheelMixError.failed(problem) }
-            if status.underrunFrames > 0 { throw FreewheelMixError.diskTooSlow(frames: status.underrunFrames) }
-            // At 1× a rolling period moves the playhead by its length: those frames are the
-            // range's, in order; a period still waiting to roll moves it by nothing.
-            let rolled = Int(status.positionFrame - position)
-            position = status.positionFrame
-            guard rolled > 0 else { continue }
+            let rolled = try run.next()
+            if rolled > 0 { rolling = true }
+            guard rolling else { continue }
+            // At 1× a period holds exactly the frames it rolled through (the last may stop
+            // short at the end frame); at another speed every rolling period is a whole
+            // period of the device's output.
+            let produced = speed == 1 ? Int(rolled) : run.periodFrames
             if stemLeft > 0, let taps {
-                let skip = Int(min(stemToDrop, Int64(rolled)))
+                let skip = Int(min(stemToDrop, Int64(produced)))
                 stemToDrop -= Int64(skip)
-                let k = Int(min(Int64(rolled - skip), stemLeft))
+                let k = Int(min(Int64(produced - skip), stemLeft))
                 if k > 0 {
                     for (s, stem) in zip(stemOuts, stems) {
                         guard let pair = taps.pair(track: stem.track) else { continue }
@@ -116,19 +118,18 @@ struct FreewheelMix {
                     stemLeft -= Int64(k)
                 }
             }
-            let skip = Int(min(toDrop, Int64(rolled)))
+            let skip = Int(min(toDrop, Int64(produced)))
             toDrop -= Int64(skip)
-            let k = Int(min(Int64(rolled - skip), left))
+            let k = Int(min(Int64(produced - skip), left))
             if k > 0 {
-                try out.write(device.output[0] + skip, device.output[1] + skip, frameCount: k)
+                try out.write(run.device.output[0] + skip, run.device.output[1] + skip, frameCount: k)
                 left -= Int64(k)
             }
-            progress(Double(range.frameCount - left) / Double(max(range.frameCount, 1)))
+            progress(Double(total - left) / Double(max(total, 1)))
         }
         try out.finish()
         for s in stemOuts { try s.finish() }
         withExtendedLifetime(taps) {}
-        return Result(nonFiniteSampleCount: engine.status().nonFiniteSamples, warnings: warnings)
     }
 }
 

@@ -3,8 +3,8 @@ import TapedeckIO
 
 /// One track's regions read as layers: where regions overlap, the upper one plays over what
 /// lies under it with a short crossfade at its edges (``Region/layered(_:crossfadeFrames:)``),
-/// never a sum. Export (``TrackRenderer``) and live playback (the disk thread's
-/// `TrackStreamer`) both read tracks through this, so they render the same samples.
+/// never a sum. The disk thread's `TrackStreamer` reads every track through this, for
+/// playback and for an export (the same engine freewheeled).
 ///
 /// Not for the audio thread: it reads files. One thread at a time.
 final class LayeredTrackSource {

@@ -7,8 +7,8 @@ import Glibc
 
 /// Freezing: one track rendered offline — its audio regions, its MIDI through its instrument,
 /// its whole playback chain, before the fader — to a 32-bit float WAV in the session's
-/// `audio/`, through the renderer export uses (``Mixdown``'s per-track renderer), so a frozen
-/// track sounds exactly as it exported. The render runs on past the last region until the
+/// `audio/`, through the live engine freewheeled as an export is (``FreewheelRender``, the
+/// track tapped before its fader), so a frozen track sounds exactly as it played. The render runs on past the last region until the
 /// instrument's release and the effects' tails have died away (below −90 dBFS), up to 30 s.
 public enum TrackFreeze {
     /// What a freeze wrote.
@@ -36,47 +36,54 @@ public enum TrackFreeze {
             throw TakeError(path: folder.path, reason: "track \(index + 1) does not exist")
         }
         var track = session.tracks[index]
+        guard !track.isBus else { throw TakeError(path: folder.path, reason: "\(track.name.terminalSafe) is a bus: it has no regions to freeze") }
         track.frozen = nil
         let end = track.activeRegions.map(\.timelineEndFrame).max() ?? 0
         guard end > 0 else { throw TakeError(path: folder.path, reason: "\(track.name.terminalSafe) has no regions: nothing to freeze") }
+        // The track alone, heard as it is before its fader: its sends and output play no part.
+        track.sends = []
+        track.output = .master
+        track.mute = false
+        track.solo = false
+        track.armed = false
         var plain = session
-        plain.tracks[index] = track
-        let block = Mixdown.blockFrames
-        let renderer = try Mixdown.renderer(track: index, session: plain, folder: folder, range: FrameRange(startFrame: 0, endFrame: end),
-                                            quality: .best, blockFrames: block)
+        plain.tracks = [track]
+        plain.midiBindings = []
+        plain.masterChain = ""
+        let spec = try GraphSpec(session: plain, folder: folder, listening: [])
+        let channelCount = spec.tracks[0].channelCount
+        let tailLimit = end + Int64(maximumTailSeconds * session.sampleRate)
+        var taps: StemTaps?
+        let run = try FreewheelRender(spec: spec, range: FrameRange(startFrame: 0, endFrame: tailLimit)) { _ in
+            taps = StemTaps(tracks: [0], trackCount: 1, frames: FreewheelRender.longPeriodFrames, preFader: true)
+            return taps
+        }
+        defer { run.close() }
         let relative = try reserveName(for: track.name, in: folder)
         let path = folder.absolutePath(of: relative)
-        let format = AudioFileFormat(container: .wav, encoding: .float32, sampleRate: session.sampleRate, channelCount: renderer.channelCount)
+        let format = AudioFileFormat(container: .wav, encoding: .float32, sampleRate: session.sampleRate, channelCount: channelCount)
         let writer: AudioFileWriter
         do {
-            writer = try AudioFileWriter(path: path, format: format, blockFrames: block, peakPath: folder.peakPath(forAudio: relative),
-                                         creation: .reserved)
+            writer = try AudioFileWriter(path: path, format: format, blockFrames: run.periodFrames,
+                                         peakPath: folder.peakPath(forAudio: relative), creation: .reserved)
         } catch {
             unlink(path)
             throw error
         }
-        let map = session.tempoMap
-        func transport(at frame: Int64) -> TransportInfo {
-            TransportInfo(tempoBPM: session.tempoBPM, beatPosition: Double(frame) / map.framesPerBeat,
-                          beatsPerBar: session.timeSignature.beatsPerBar, beatUnit: session.timeSignature.beatUnit,
-                          sampleRate: Double(session.sampleRate), timelineFrame: frame, isPlaying: true)
-        }
-        let tailLimit = end + Int64(maximumTailSeconds * session.sampleRate)
         var position: Int64 = 0
         do {
-            try renderer.prime(startFrame: 0, transport: transport(at: 0))
             while position < tailLimit {
-                let n = Int(min(Int64(block), tailLimit - position))
-                try renderer.renderPreFader(blockStart: position, frameCount: n, transport: transport(at: position))
-                let channels = renderer.preFader
+                let rolled = try run.next()
+                guard rolled > 0, let pair = taps?.pair(track: 0) else { continue }
+                let n = Int(min(rolled, tailLimit - position))
                 var peak: Float = 0
-                for c in 0..<renderer.channelCount {
-                    _ = NonFiniteSamples.replace(channels[c], count: n)
-                    for i in 0..<n { peak = max(peak, abs(channels[c][i])) }
+                for c in 0..<channelCount {
+                    _ = NonFiniteSamples.replace(pair[c], count: n)
+                    peak = max(peak, MixKernels.peak(pair[c], frameCount: n))
                 }
-                // Past the last region, a silent block is where the tail has ended.
+                // Past the last region, a silent period is where the tail has ended.
                 if position >= end && peak < silence { break }
-                try writer.write((0..<renderer.channelCount).map { UnsafePointer(channels[$0]) }, frameCount: n)
+                try writer.write((0..<channelCount).map { UnsafePointer(pair[$0]) }, frameCount: n)
                 position += Int64(n)
                 progress(min(1, Double(position) / Double(end)))
             }
@@ -88,7 +95,9 @@ public enum TrackFreeze {
             throw error
         }
         return Result(frozen: FrozenAudio(file: relative, lengthFrames: writer.framesWritten), tailFrames: max(0, writer.framesWritten - end),
-                      warnings: renderer.problems.map { "track \(index + 1) (\(track.name)) chain: \($0)" })
+                      warnings: run.engine.chainProblems(trackNames: [track.name]) { _ in true }.map {
+                          $0.replacingOccurrences(of: "track 1 (", with: "track \(index + 1) (")
+                      })
     }
 
     /// A new, empty file `audio/freeze-NAME.wav` (`-2`, `-3`… when taken), created
