@@ -21,6 +21,8 @@ public final class ChainInstance: @unchecked Sendable {
     /// NaN and infinite samples found at node outputs (and replaced by silence) so far.
     private let nonFiniteCounter = Atomic<Int64>(0)
     private var wasBypassed = UnsafeStorage<Bool>()
+    /// Nodes taken over from the chain this one replaced (``Chain/instantiate(reusing:registry:stateFolder:files:format:maxFrames:)``).
+    var borrowed = Set<ObjectIdentifier>()
     /// Whether ``release()`` ran (it runs once: at the latest when the chain is freed).
     private var released = false
     /// The format and block size of the last `prepare`.
@@ -41,7 +43,9 @@ public final class ChainInstance: @unchecked Sendable {
     deinit {
         // The last owner let go (a graph replaced by an edit, an engine closed): the nodes'
         // buffers go too. Off the audio thread: it holds chains unretained and never frees.
-        if !released { for node in nodes { node.release() } }
+        // Nodes taken over from another chain are that chain's to free (an instance dropped
+        // without a release — a graph that failed to build — must not free what plays on).
+        if !released { for node in nodes where !borrowed.contains(ObjectIdentifier(node)) { node.release() } }
         nodeTable.deinitialize(count: nodes.count)
         nodeTable.deallocate()
         bypassFlags.deinitialize(count: max(nodes.count, 1))
@@ -51,33 +55,45 @@ public final class ChainInstance: @unchecked Sendable {
 
     /// Prepares every node for `format` and blocks of up to `maxFrames`. Off the audio thread.
     public func prepare(format: NodeFormat, maxFrames: Int) {
+        prepare(format: format, maxFrames: maxFrames, only: nil)
+    }
+
+    /// Prepares the nodes at `only` (nil: all) for `format` and blocks of up to `maxFrames`;
+    /// the others were prepared so already (kept from a chain this one replaces, with their
+    /// state) and are left alone. Off the audio thread.
+    func prepare(format: NodeFormat, maxFrames: Int, only: Set<Int>?) {
         self.format = format
         self.maxFrames = maxFrames
         wasBypassed.allocate(nodes.count, fill: false)
-        for node in nodes { node.prepare(format: format, maxFrames: maxFrames) }
-        warmUp()
+        let fresh = nodes.indices.filter { only?.contains($0) ?? true }
+        for i in fresh { nodes[i].prepare(format: format, maxFrames: maxFrames) }
+        warmUp(fresh)
         // `restart` (not `reset`) so that plugins, whose sound a reset cannot silence from the
         // audio thread, start clean too; always, so nodes know their warm-up is over.
-        for node in nodes { node.restart() }
+        for i in fresh { nodes[i].restart() }
     }
 
-    /// Runs two silent blocks (one with a MIDI note) through every node.
+    /// Runs two silent blocks (one with a MIDI note) through each node at `indices`, alone.
     /// Why: the Swift runtime instantiates some type metadata lazily, on first use, and that
     /// allocates; doing the first pass here keeps those allocations off the audio thread.
     /// A short block does it as well as a long one (the metadata is made once, whatever the
     /// length): an export's 16384-frame blocks made the warm-up of eight tracks' chains a
-    /// fifth of a short export's time.
-    private func warmUp() {
-        guard maxFrames > 0, format.channelCount > 0 else { return }
+    /// fifth of a short export's time. Nodes kept from another chain are not warmed again
+    /// (they are, and a note into a kept sampler would sound).
+    private func warmUp(_ indices: [Int]) {
+        guard maxFrames > 0, format.channelCount > 0, !indices.isEmpty else { return }
         let frames = min(maxFrames, 256)
         let buffers = ChannelBuffers(channelCount: format.channelCount, capacityFrames: frames)
         let events: [MIDIEvent] = [.noteOn(note: 60, velocity: 1, frameOffset: 0), .noteOff(note: 60, frameOffset: 0)]
         events.withUnsafeBufferPointer { midi in
             for pass in 0..<2 {
-                var context = RenderContext(inPlace: buffers.channels, frameCount: frames,
-                                            midiEvents: pass == 0 ? midi : UnsafeBufferPointer(start: nil, count: 0),
-                                            transport: TransportInfo(sampleRate: format.sampleRate, isPlaying: true))
-                process(&context)
+                for i in indices {
+                    var context = RenderContext(inPlace: buffers.channels, frameCount: frames,
+                                                midiEvents: pass == 0 ? midi : UnsafeBufferPointer(start: nil, count: 0),
+                                                transport: TransportInfo(sampleRate: format.sampleRate, isPlaying: true))
+                    nodes[i].process(&context)
+                    _ = scrub(buffers.channels, frameCount: frames)
+                }
             }
         }
     }
@@ -140,10 +156,15 @@ public final class ChainInstance: @unchecked Sendable {
     public var isReleased: Bool { released }
 
     /// Frees every node's buffers. Off the audio thread, once the audio thread cannot reach it.
-    public func release() {
+    public func release() { release(keeping: []) }
+
+    /// Frees the buffers of every node but those in `kept` (nodes a chain still in use shares
+    /// with this one: see ``Chain/instantiate(reusing:registry:stateFolder:files:format:maxFrames:)``).
+    /// Off the audio thread, once the audio thread cannot reach this chain.
+    public func release(keeping kept: Set<ObjectIdentifier>) {
         guard !released else { return }
         released = true
-        for node in nodes { node.release() }
+        for node in nodes where !kept.contains(ObjectIdentifier(node)) { node.release() }
         wasBypassed.free()
     }
 

@@ -28,20 +28,32 @@ extension Engine {
         for chain in chains(of: graph) { chainsMade[ObjectIdentifier(chain)] = chain }
     }
 
-    /// Releases every remembered chain no current graph holds. Control thread, after the
-    /// graphs the audio thread has left were dropped.
+    /// Releases every remembered chain no current graph holds; nodes a held chain took over
+    /// from it (a chain edit keeps the nodes it did not change) stay. Control thread, after
+    /// the graphs the audio thread has left were dropped.
     func releaseUnreachableChains() {
         var reachable = Set<ObjectIdentifier>()
-        for g in graphs { for chain in chains(of: g) { reachable.insert(ObjectIdentifier(chain)) } }
+        var liveNodes = Set<ObjectIdentifier>()
+        for g in graphs {
+            for chain in chains(of: g) {
+                reachable.insert(ObjectIdentifier(chain))
+                for node in chain.nodes { liveNodes.insert(ObjectIdentifier(node)) }
+            }
+        }
         for (id, chain) in chainsMade where !reachable.contains(id) {
-            chain.release()
+            chain.release(keeping: liveNodes)
             chainsMade[id] = nil
         }
     }
 
-    /// Releases every chain: the audio thread is gone (``close()``). Control thread.
+    /// Releases every chain, each node once: the audio thread is gone (``close()``). Control
+    /// thread.
     func releaseAllChains() {
-        for chain in chainsMade.values { chain.release() }
+        var done = Set<ObjectIdentifier>()
+        for chain in chainsMade.values {
+            chain.release(keeping: done)
+            for node in chain.nodes { done.insert(ObjectIdentifier(node)) }
+        }
         chainsMade = [:]
     }
 }

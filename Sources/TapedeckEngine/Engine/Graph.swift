@@ -125,17 +125,30 @@ final class Graph: @unchecked Sendable {
         for (i, track) in spec.tracks.enumerated() {
             if let at = unused.firstIndex(where: { $0.isBus == track.isBus && $0.voice.sources == track.sources
                 && $0.channelCount == track.channelCount
-                && ($0.voice.ring?.capacityFrames ?? .max) >= context.ringFrames
-                && Graph.canRetune($0.chainSpec, to: track.chain, instance: $0.chain) }) {
-                let strip = unused.remove(at: at)
-                if strip.chainSpec != track.chain, let chain = strip.chain {
-                    Graph.retune(chain, to: track.chain)
-                    strip.chainSpec = track.chain
+                && ($0.voice.ring?.capacityFrames ?? .max) >= context.ringFrames }) {
+                let old = unused[at]
+                if Graph.canRetune(old.chainSpec, to: track.chain, instance: old.chain) {
+                    unused.remove(at: at)
+                    if old.chainSpec != track.chain, let chain = old.chain {
+                        Graph.retune(chain, to: track.chain)
+                        old.chainSpec = track.chain
+                    }
+                    old.dropFallbackIfDone()
+                    old.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+                    strips.append(old)
+                    continue
                 }
-                strip.dropFallbackIfDone()
-                strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
-                strips.append(strip)
-                continue
+                // Another chain on the same material: the nodes it keeps keep their state, and
+                // as long as the chain delays by as much as before, the material plays on
+                // through the same voice (no read, no hand-over).
+                if let next = Graph.successor(of: old, chain: track.chain, context: context, files: files,
+                                              stateFolder: spec.pluginStateFolder, isBus: track.isBus) {
+                    unused.remove(at: at)
+                    old.dropFallbackIfDone()
+                    next.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+                    strips.append(next)
+                    continue
+                }
             }
             let voice = try TrackVoice(sources: track.sources, channelCount: track.channelCount, ringFrames: context.ringFrames,
                                        blockFrames: context.blockFrames, waitNanoseconds: context.waitNanoseconds)
@@ -187,15 +200,42 @@ final class Graph: @unchecked Sendable {
             Graph.retune(old, to: spec.masterChain)
             master = old
         } else if !spec.masterChain.entries.isEmpty {
-            let instance = spec.masterChain.instantiate(stateFolder: spec.pluginStateFolder, files: files)
-            instance.prepare(format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2, isRealtime: context.isRealtime),
-                             maxFrames: context.periodFrames)
-            master = instance
+            // Diffed by node against the master chain playing: what is kept keeps its state.
+            master = spec.masterChain.instantiate(reusing: previous?.masterChain, stateFolder: spec.pluginStateFolder, files: files,
+                                                  format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2,
+                                                                     isRealtime: context.isRealtime),
+                                                  maxFrames: context.periodFrames).instance
         }
         let routes = RouteTable(spec: spec, strips: strips, masterLatencyFrames: master?.latencyFrames ?? 0,
                                 maxFrames: Graph.stripFrames(periodFrames: context.periodFrames), previous: previous?.routes)
         return Graph(generation: generation, spec: spec, strips: strips, inputs: inputs, inputTracks: inputTracks,
                      masterChain: master, playlists: playlists, routes: routes)
+    }
+
+    /// The strip that plays `old`'s material through `chain` instead, its nodes diffed against
+    /// `old`'s (kept nodes keep their state), or nil when the new chain delays by another
+    /// amount than the old (the voice must then read ahead by another amount: a new strip).
+    /// Control thread.
+    static func successor(of old: PlaybackStrip, chain: Chain, context: Context, files: SessionNodeFiles, stateFolder: String?,
+                          isBus: Bool) -> PlaybackStrip? {
+        // A strip still waiting for its material (its fallback playing) is replaced whole.
+        guard old.handedOver.load(ordering: .acquiring) else { return nil }
+        let maxFrames = Graph.stripFrames(periodFrames: context.periodFrames)
+        var instance: ChainInstance?
+        if !chain.entries.isEmpty {
+            instance = chain.instantiate(reusing: old.chain, stateFolder: stateFolder, files: files,
+                                         format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: old.channelCount,
+                                                            isRealtime: context.isRealtime),
+                                         maxFrames: maxFrames).instance
+        }
+        guard (instance?.latencyFrames ?? 0) == old.latencyFrames else {
+            // Built for nothing: its own nodes go, the ones it shares with the old stay.
+            instance?.release(keeping: Set((old.chain?.nodes ?? []).map { ObjectIdentifier($0) }))
+            return nil
+        }
+        return PlaybackStrip(voice: old.voice, chain: chain, reusing: instance, sampleRate: context.sampleRate, maxFrames: maxFrames,
+                             meterWindowFrames: context.meterWindowFrames, fallback: nil, isRealtime: context.isRealtime,
+                             isBus: isBus, predecessor: old)
     }
 
     /// Whether a live `instance` of chain `old` can become `new` by setting parameters: the

@@ -58,7 +58,7 @@ final class PlaybackStrip: @unchecked Sendable {
     let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let controls = MixerControls()
     /// The track's MIDI: its regions' playlist, the notes it holds, this period's events.
-    let midi = StripMIDI()
+    let midi: StripMIDI
     let meter: LevelMeter
     /// Frames the chain delays the track by; the voice reads that far ahead to make up for it.
     let latencyFrames: Int
@@ -80,11 +80,21 @@ final class PlaybackStrip: @unchecked Sendable {
     /// and this is what it missed (−1: not rendered ahead). Audio thread.
     var prerenderedMissing = -1
 
-    /// Builds the strip (instantiating and preparing its chain). Control thread.
+    /// A strip whose chain an edit replaced while its material stayed: it plays on through the
+    /// same voice (no disk read, no hand-over), meter and MIDI; at the swap the audio thread
+    /// takes over its fader and pan glide (``takeOverFromPredecessor()``). Unretained: the
+    /// graph holding it lives until this strip's graph is installed.
+    private var predecessor: Unmanaged<PlaybackStrip>?
+
+    /// Builds the strip (instantiating and preparing its chain unless `instance` is given).
+    /// With `predecessor`, the strip succeeds it: its voice, meter and MIDI are shared and it
+    /// needs no fallback. Control thread.
     init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, maxFrames: Int,
          meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil, files: (any NodeFiles)? = nil,
-         isRealtime: Bool = true, isBus: Bool = false) {
+         isRealtime: Bool = true, isBus: Bool = false, predecessor: PlaybackStrip? = nil) {
         self.voice = voice
+        midi = predecessor?.midi ?? StripMIDI()
+        self.predecessor = predecessor.map { Unmanaged.passUnretained($0) }
         self.isBus = isBus
         channelCount = voice.channelCount
         chainSpec = spec
@@ -105,7 +115,7 @@ final class PlaybackStrip: @unchecked Sendable {
             (buffers + c).initialize(to: .allocate(capacity: maxFrames))
             buffers[c].initialize(repeating: 0, count: maxFrames)
         }
-        meter = LevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames)
+        meter = predecessor?.meter ?? LevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames)
         self.fallback = fallback
         fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
         if fallback == nil { handedOver.store(true, ordering: .relaxed) }
@@ -117,6 +127,17 @@ final class PlaybackStrip: @unchecked Sendable {
     deinit {
         for c in 0..<channelCount { buffers[c].deallocate() }
         buffers.deallocate()
+    }
+
+    /// Takes over the predecessor's fader and pan glide, once, as the graph holding this strip
+    /// is installed (the predecessor's graph is still alive then).
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    func takeOverFromPredecessor() {
+        guard let p = predecessor else { return }
+        predecessor = nil
+        mixGlide = p._withUnsafeGuaranteedRef { $0.mixGlide }
     }
 
     /// Lets go of the fallback once the audio thread has handed over. Control thread.

@@ -351,6 +351,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         ref._withUnsafeGuaranteedRef { g in
             for i in 0..<g.trackCount {
                 g.stripTable[i]._withUnsafeGuaranteedRef { strip in
+                    strip.takeOverFromPredecessor()
                     let voice = strip.voice
                     guard voice.wantedEpoch != epoch else { return }
                     if state == .rolling {
