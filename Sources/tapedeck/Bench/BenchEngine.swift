@@ -49,7 +49,28 @@ enum BenchEngine {
         var speed = 1.0
         var varispeed = false
         var quality = StretchQuality.fast
+        /// Stereo buses each track sends to (0: none), each running ``busChain``.
+        var buses = 0
+        /// Post-fader sends per track, to buses in turn.
+        var sendsPerTrack = 0
+        var busChain = "reverb"
         var channelWord: String { stereo ? "stereo" : "mono" }
+        /// The row's description of the routing, if any.
+        var routingWord: String {
+            buses == 0 ? "" : ", \(sendsPerTrack) post-fader sends each to \(buses) stereo buses × \(busChain)"
+        }
+
+        /// The routing row: 256 mono tracks × 4 nodes, each with two post-fader sends to 8
+        /// stereo buses that each run the reverb, at 32-frame periods (issue 25).
+        static func routing(seconds: Double) -> Size {
+            var size = Size()
+            size.tracks = 256
+            size.periodFrames = 32
+            size.seconds = seconds
+            size.buses = 8
+            size.sendsPerTrack = 2
+            return size
+        }
     }
 
     /// What several runs measured: medians of each run's quantiles.
@@ -85,7 +106,7 @@ enum BenchEngine {
         // The goals: 128 tracks at 64-frame periods (the engine issue), 256 at 32 (issue 17).
         let p999Goal = size.tracks >= 256 && size.periodFrames <= 32 ? 0.8 : goalP999
         return BenchResult(
-            name: "engine headroom (\(size.tracks) \(size.channelWord) tracks × \(size.chain), "
+            name: "engine headroom (\(size.tracks) \(size.channelWord) tracks × \(size.chain)\(size.routingWord), "
                 + "\(size.periodFrames)-frame periods = \(BenchSupport.fixed(ms, 2)) ms, 48 kHz)",
             measured: "DSP load p50 \(pct(stats.cpuP50)), p99.9 \(pct(stats.cpuP999))",
             peer: "no peer; " + notes(stats, size: size),
@@ -211,7 +232,7 @@ enum BenchEngine {
     /// source from its own offset, with short fades (the fade code runs too). session.json
     /// is rewritten every time (cheap), so a different chain or track count is picked up.
     static func prepare(folder: String, size: Size) throws -> SessionFolder {
-        let session = SessionFolder(path: "\(folder)/engine-\(size.channelWord).tapedeck")
+        let session = SessionFolder(path: "\(folder)/engine-\(size.channelWord)\(size.buses > 0 ? "-routed" : "").tapedeck")
         let channels = size.stereo ? 2 : 1
         var s = Session(sampleRate: sampleRate)
         if !session.exists { try session.create(s) }
@@ -237,8 +258,18 @@ enum BenchEngine {
             }
             // Spread across the stereo field and a little below unity, as a mix would be.
             let pan = size.tracks > 1 ? Double(t % 9) / 4 - 1 : 0
-            s.tracks.append(Track(name: "t\(t)", inputChannels: Array(1...channels), gainDecibels: -12, pan: pan,
-                                  playbackChain: size.chain, regions: regions))
+            var track = Track(name: "t\(t)", inputChannels: Array(1...channels), gainDecibels: -12, pan: pan,
+                              playbackChain: size.chain, regions: regions)
+            if size.buses > 0 {
+                track.sends = (0..<size.sendsPerTrack).map { j in Send(bus: "bus\((t + j) % size.buses)", levelDecibels: -12) }
+            }
+            s.tracks.append(track)
+        }
+        for b in 0..<size.buses {
+            var bus = Track.makeBus(name: "bus\(b)")
+            bus.playbackChain = size.busChain
+            bus.gainDecibels = -6
+            s.tracks.append(bus)
         }
         try session.save(s)
         return session

@@ -44,6 +44,8 @@ struct BenchCommand: Command {
                 (goal: 128 mono tracks × 4 built-in nodes at 64-frame periods, 48 kHz:
                 p50 ≤ 50 %, p99.9 < 100 %). --tracks N (128), --chain CHAIN
                 ('hpf:80,comp:-18,eq,gain:-3'), --period FRAMES (64), --seconds S (15), --stereo.
+                Then routing: 256 mono tracks × those 4 nodes, each with two post-fader sends
+                to 8 stereo buses that each run the reverb, at 32-frame periods (goal p99.9 < 80 %).
                 Then --record N (32; 0: skip) tracks record at once from an N-channel device
                 while those tracks play, on the offline clock paced in real time for 10 s
                 (--seconds): DSP load p99.9 < 100 % and 0 dropped input frames
@@ -146,6 +148,9 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "engine" {
             attempt("engine headroom") { [try BenchEngine.run(folder: folder, runs: runs, size: engineSize)] }
+            attempt("engine routing") {
+                [try BenchEngine.run(folder: folder, runs: runs, size: .routing(seconds: min(engineSize.seconds, 10)))]
+            }
             if recordTracks > 0 {
                 var size = engineSize
                 size.seconds = recordSeconds
