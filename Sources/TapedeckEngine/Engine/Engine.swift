@@ -32,6 +32,8 @@ public final class Engine: @unchecked Sendable {
     /// Every chain instance a graph has held and that is not released yet (see Engine+Chains).
     var chainsMade: [ObjectIdentifier: ChainInstance] = [:]
     private var servedVoices: [ObjectIdentifier] = []
+    /// Whether ``collectGarbage()`` found nothing left to free (cleared by every new graph).
+    private var settled = false
     /// The fastest transport speed asked for so far: the playback rings hold the mix's
     /// look-ahead at it (never shrunk, so going back and forth rebuilds nothing).
     var ringSpeed = 1.0
@@ -174,6 +176,7 @@ public final class Engine: @unchecked Sendable {
         collectGarbage()
         let graph = try build(spec)
         setMasterGain(decibels: spec.masterGainDecibels)
+        settled = false
         graphs.append(graph)
         noteChains(of: graph)
         serveVoices()
@@ -197,14 +200,19 @@ public final class Engine: @unchecked Sendable {
     /// Frees graphs the audio thread has left behind and fallbacks it has handed over, and
     /// tells the disk thread which voices are still live. Control thread.
     func collectGarbage() {
+        core.loudness.collect()
+        // One graph, installed, nothing handed over still pending: nothing to free. (A front-end
+        // polls the status every few milliseconds; walking every chain's nodes each time was a
+        // few per cent of a core at 256 tracks.)
+        if settled { return }
         let installed = shared.board.installedGeneration.load(ordering: .acquiring)
         if let last = graphs.last, graphs.count > 1 {
             graphs.removeAll { $0.generation < installed && $0 !== last }
         }
         for g in graphs { for s in g.strips { s.dropFallbackIfDone(); s.midi.collect(installed: installed) } }
         releaseUnreachableChains()
-        core.loudness.collect()
         serveVoices()
+        settled = graphs.count == 1 && graphs[0].generation <= installed && graphs[0].strips.allSatisfy { $0.fallback == nil }
     }
 
     private func serveVoices() {

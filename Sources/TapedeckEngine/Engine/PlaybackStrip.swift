@@ -76,6 +76,8 @@ final class PlaybackStrip: @unchecked Sendable {
     let isBus: Bool
     /// The fader (x) and pan gains (y left, z right) as they glide. Audio thread.
     var mixGlide = GainGlide()
+    /// The pan the pan law's gains were last worked out for, and those gains. Audio thread.
+    var panGains: (pan: Float, left: Float, right: Float) = (.nan, 0, 0)
     /// Freewheeling on several threads: this period's strip was rendered ahead by a worker,
     /// and this is what it missed (−1: not rendered ahead). Audio thread.
     var prerenderedMissing = -1

@@ -118,8 +118,12 @@ extension RenderCore {
             let level = state.controls.level
             let gains: SIMD4<Float>
             if path.targetChannels == 2 {
-                let pan = PanLaw.gains(channelCount: path.sourceChannels, pan: Double(state.controls.pan))
-                gains = SIMD4(level * Float(pan.left), level * Float(pan.right), 0, 0)
+                let pan = state.controls.pan
+                if pan != state.panGains.pan {
+                    let g = PanLaw.gains(channelCount: path.sourceChannels, pan: Double(pan))
+                    state.panGains = (pan, Float(g.left), Float(g.right))
+                }
+                gains = SIMD4(level * state.panGains.left, level * state.panGains.right, 0, 0)
             } else {
                 let g = path.sourceChannels == 2 ? level * 0.5 : level
                 gains = SIMD4(g, g, 0, 0)

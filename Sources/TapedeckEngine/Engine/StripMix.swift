@@ -9,8 +9,14 @@ extension PlaybackStrip {
     /// Audio thread: relaxed loads, arithmetic.
     @inline(__always)
     func mixTarget(audible: Bool) -> SIMD4<Float> {
-        let pan = PanLaw.gains(channelCount: channelCount, pan: Double(controls.pan))
-        return SIMD4(audible ? controls.gain : 0, Float(pan.left), Float(pan.right), 0)
+        let pan = controls.pan
+        // The pan law's cosine and sine only when the pan moved (they were 1–2 % of a
+        // 256-track period, every period).
+        if pan != panGains.pan {
+            let g = PanLaw.gains(channelCount: channelCount, pan: Double(pan))
+            panGains = (pan, Float(g.left), Float(g.right))
+        }
+        return SIMD4(audible ? controls.gain : 0, panGains.left, panGains.right, 0)
     }
 
     /// Whether the fused pass may mix this strip: nothing between its ring and its fader (no

@@ -31,6 +31,9 @@ final class PathState: @unchecked Sendable {
     let controls = SendControls()
     /// The send's gains (left, right) as they glide. Audio thread.
     var glide = GainGlide()
+    /// The pan and the pan law's gains last worked out for it (for a source of
+    /// ``RoutePath/sourceChannels``). Audio thread.
+    var panGains: (pan: Float, left: Float, right: Float) = (.nan, 0, 0)
 
     init(delay: DelayLine?) { self.delay = delay }
 }
