@@ -144,9 +144,11 @@ extension Engine {
 
     private func buildTimePitch(eager: Bool, speed: Double) {
         let rate = configuration.sampleRate, period = configuration.periodFrames, quality = options.liveStretchQuality
+        let varispeedOnly = options.varispeedOnly
         let core = self.core
         timePitchBuild.start(eager: eager) { [unowned(unsafe) core] in
-            MixTimePitch(sampleRate: rate, periodFrames: period, quality: quality, startSpeed: speed) { [unowned(unsafe) core] into, frameCount, seq in
+            MixTimePitch(sampleRate: rate, periodFrames: period, quality: quality, startSpeed: speed,
+                         varispeedOnly: varispeedOnly) { [unowned(unsafe) core] into, frameCount, seq in
                 core.renderTimelineMix(into: into, frameCount: frameCount, seq: seq)
             }
         }

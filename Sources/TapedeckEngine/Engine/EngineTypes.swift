@@ -42,6 +42,9 @@ public struct EngineOptions: Sendable {
     /// its own frames, so it never waits. (At another speed the stretcher pulls in bursts no
     /// period foretells: there the disk thread reads, and the render waits for it.)
     public var readsDiskInline = false
+    /// Speed changes only ever vary the speed like tape (an export in varispeed mode): the
+    /// mix's time-pitch builds no stretcher.
+    public var varispeedOnly = false
     /// Threads sharing each freewheeling period's tracks (disk reads and chains), the
     /// calling one included; only with ``rendersOffline``.
     public var freewheelWorkerCount = 1

@@ -34,10 +34,10 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     /// R3 was asked for), R3 "finer" above and for any pitch shift, where it is both cheaper and steadier (measured, one stereo
     /// stretcher, 256-frame blocks: at 32× R2 averages 74 % of a period with bursts to 300 %,
     /// R3 33 % and at most 50 %; at 8× they cost the same; at 2× R2 costs 6 %, R3 14 %).
-    private(set) var stretcher: LiveStretcher!
+    private(set) var stretcher: LiveStretcher?
     /// R2, when the quality asked for is `.fast`.
     private var fastStretcher: LiveStretcher?
-    private var fineStretcher: LiveStretcher!
+    private var fineStretcher: LiveStretcher?
     private(set) var varispeed: Varispeed?
     /// Above this speed the R3 engine stretches even at `.fast` quality.
     static let fineAboveSpeed = 4.0
@@ -83,7 +83,10 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     /// engine) and the FIFO. `renderMix` must not keep this object alive. `startSpeed` is the
     /// speed asked for, whose start delay the stretchers measure before they are ready (the
     /// rest after: see ``StretchDelayTable``). Control thread.
-    init(sampleRate: Int, periodFrames: Int, quality: StretchQuality, startSpeed: Double = 1, renderMix: @escaping MixRenderer) {
+    /// `varispeedOnly` (an export that never stretches) builds no stretcher at all: Rubber
+    /// Band's engines take seconds to build, for nothing there.
+    init(sampleRate: Int, periodFrames: Int, quality: StretchQuality, startSpeed: Double = 1, varispeedOnly: Bool = false,
+         renderMix: @escaping MixRenderer) {
         maxFrames = periodFrames
         self.renderMix = renderMix
         func table(_ frames: Int) -> UnsafeMutablePointer<UnsafeMutablePointer<Float>> {
@@ -100,12 +103,14 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
         fifo = table(fifoCapacity)
         offsetTable = .allocate(capacity: 2)
         offsetTable.initialize(repeating: fifo[0], count: 2)
-        if quality == .fast {
+        if quality == .fast && !varispeedOnly {
             fastStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .fast,
                                           startSpeed: startSpeed)
         }
-        fineStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .best,
-                                      startSpeed: startSpeed)
+        if !varispeedOnly {
+            fineStretcher = LiveStretcher(sampleRate: sampleRate, channelCount: 2, maxFrames: periodFrames, source: self, quality: .best,
+                                          startSpeed: startSpeed)
+        }
         stretcher = fastStretcher ?? fineStretcher
         varispeed = Varispeed(channelCount: 2, source: self, maxOutputFrames: periodFrames, realtime: true)
     }
@@ -170,6 +175,7 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     func prime(timePitch: LiveTimePitch, until deadline: Int64) -> Bool {
         guard !timePitch.varispeed else { return true }
+        guard let stretcher else { return true }
         stretcher.set(speed: timePitch.speed, pitchScale: timePitch.pitchScale)
         return stretcher.prime(until: { monotonicNanoseconds() >= deadline })
     }
@@ -183,9 +189,11 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
         if timePitch.varispeed, let varispeed {
             let got = varispeed.render(into: output, frameCount: n, speed: timePitch.speed)
             for c in 0..<2 where got < n { (output[c] + got).update(repeating: 0, count: n - got) }
-        } else {
+        } else if let stretcher {
             stretcher.set(speed: timePitch.speed, pitchScale: timePitch.pitchScale)
             stretcher.render(into: output, frameCount: n)
+        } else {
+            for c in 0..<2 { output[c].update(repeating: 0, count: n) }
         }
     }
 
@@ -229,7 +237,7 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     /// sounds better shifted.
     ///
     /// Audio thread: no allocation.
-    private func stretcher(for speed: Double, pitchScale: Double) -> LiveStretcher {
+    private func stretcher(for speed: Double, pitchScale: Double) -> LiveStretcher? {
         guard let fastStretcher, speed <= MixTimePitch.fineAboveSpeed, pitchScale == 1 else { return fineStretcher }
         return fastStretcher
     }
@@ -238,7 +246,7 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
     /// Off the audio thread.
     func hasMeasuredDelays(speed: Double) -> Bool {
         let fast = fastStretcher?.hasMeasuredDelay(speed: speed) ?? true
-        let fine = fineStretcher.hasMeasuredDelay(speed: speed)
+        let fine = fineStretcher?.hasMeasuredDelay(speed: speed) ?? true
         return fast && fine
     }
 
@@ -258,7 +266,7 @@ final class MixTimePitch: TimePitchSource, @unchecked Sendable {
         fifoEnd = 0
         primed = false
         stretcher = stretcher(for: speed, pitchScale: pitchScale)
-        stretcher.restart()
+        stretcher?.restart()
         varispeed?.reset()
     }
 }

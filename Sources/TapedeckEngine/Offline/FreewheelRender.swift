@@ -37,6 +37,7 @@ final class FreewheelRender {
         options.rendersOffline = true
         options.freewheelWorkerCount = timePitch.isIdentity ? workerCount : 1
         options.readsDiskInline = timePitch.isIdentity
+        options.varispeedOnly = timePitch.mode == .varispeed
         options.liveStretchQuality = quality
         // Every ring is filled before each period: it needs a period and a disk block, not
         // the second a real device keeps against a slow disk (1,024 tracks held 790 MB).
