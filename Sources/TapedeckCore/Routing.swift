@@ -231,6 +231,9 @@ extension Session {
         for i in tracks.indices {
             if case .bus(let n) = tracks[i].output, n.lowercased() == old { tracks[i].output = .bus(name) }
             for s in tracks[i].sends.indices where tracks[i].sends[s].bus.lowercased() == old { tracks[i].sends[s].bus = name }
+            for l in tracks[i].automation.indices {
+                if case .send(let bus) = tracks[i].automation[l].parameter, bus.lowercased() == old { tracks[i].automation[l].parameter = .send(name) }
+            }
         }
     }
 
@@ -252,6 +255,10 @@ extension Session {
             }
             let before = tracks[i].sends.count
             tracks[i].sends.removeAll { $0.bus.lowercased() == key }
+            tracks[i].automation.removeAll { lane in
+                if case .send(let bus) = lane.parameter { return bus.lowercased() == key }
+                return false
+            }
             if tracks[i].sends.count != before { said.append("\(tracks[i].name.terminalSafe)'s send to \(gone.name.terminalSafe) removed") }
         }
         return said

@@ -171,6 +171,8 @@ public struct Track: Codable, Equatable, Sendable {
     public var output: StripOutput = .master
     /// A bus that stays heard whatever is soloed (nil: not solo-safe).
     public var soloSafe: Bool?
+    /// Automation lanes: the fader, pan, mute, sends and node parameters over time.
+    public var automation: [AutomationLane] = []
 
     /// Creates an empty mono track at unity gain, centred.
     public init(name: String, inputChannels: [Int] = [1], armed: Bool = false, mute: Bool = false,
@@ -210,7 +212,7 @@ public struct Track: Codable, Equatable, Sendable {
 extension Track {
     private enum CodingKeys: String, CodingKey {
         case name, inputChannels, armed, mute, solo, gainDecibels, pan, inputChain, playbackChain, regions, monitoring,
-             activeTakes, midi, frozen, bus, busChannels, sends, output, soloSafe
+             activeTakes, midi, frozen, bus, busChannels, sends, output, soloSafe, automation
     }
 
     /// Decodes a track; `monitoring` and `activeTakes` may be absent (sessions written
@@ -245,6 +247,7 @@ extension Track {
         sends = try c.decodeIfPresent([Send].self, forKey: .sends) ?? []
         output = try c.decodeIfPresent(StripOutput.self, forKey: .output) ?? .master
         soloSafe = try c.decodeIfPresent(Bool.self, forKey: .soloSafe)
+        automation = try c.decodeIfPresent([AutomationLane].self, forKey: .automation) ?? []
     }
 
     /// Encodes a track; routing left at its defaults (no sends, the master) is not written,
@@ -270,6 +273,7 @@ extension Track {
         if !sends.isEmpty { try c.encode(sends, forKey: .sends) }
         if output != .master { try c.encode(output, forKey: .output) }
         try c.encodeIfPresent(soloSafe, forKey: .soloSafe)
+        if !automation.isEmpty { try c.encode(automation, forKey: .automation) }
     }
 }
 

@@ -26,6 +26,10 @@ public enum SessionLimits {
     public static let maximumTakeNumber = 1_000_000
     /// Device channels a track may record from.
     public static let maximumInputChannels = 256
+    /// Automation points in one session, all lanes together.
+    public static let maximumAutomationPoints = 10_000_000
+    /// Automation lanes on one strip.
+    public static let maximumAutomationLanes = 1_000
     /// Sends on one strip.
     public static let maximumSends = 64
     /// MIDI learn bindings in one session.

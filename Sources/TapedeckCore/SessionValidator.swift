@@ -38,6 +38,10 @@ public enum SessionValidator {
         for (t, track) in session.tracks.enumerated() {
             if let p = trackProblem(track, at: "tracks[\(t)]", limits) { return p }
         }
+        let pointCount = session.tracks.reduce(0) { $0 + $1.automation.reduce(0) { $0 + $1.points.count } }
+        if pointCount > SessionLimits.maximumAutomationPoints {
+            return "tracks: \(pointCount) automation points in all, at most \(SessionLimits.maximumAutomationPoints)"
+        }
         if let p = session.routingProblem() { return "routing: " + p }
         if session.midiBindings.count > SessionLimits.maximumMIDIBindings {
             return "midiBindings: \(session.midiBindings.count) bindings, at most \(SessionLimits.maximumMIDIBindings)"
@@ -75,6 +79,31 @@ public enum SessionValidator {
         return nil
     }
 
+    /// Lanes within the limits, one per parameter, every point on the timeline with a value
+    /// its parameter can take.
+    private static func automationProblem(_ track: Track, at: String, _ limits: Limits) -> String? {
+        if track.automation.count > SessionLimits.maximumAutomationLanes {
+            return "\(at).automation: \(track.automation.count) lanes, at most \(SessionLimits.maximumAutomationLanes)"
+        }
+        var seen = Set<String>()
+        for (l, lane) in track.automation.enumerated() {
+            let field = "\(at).automation[\(l)]"
+            if !seen.insert(lane.parameter.description.lowercased()).inserted { return "\(field): a second lane for \(lane.parameter)" }
+            for (k, point) in lane.points.enumerated() {
+                if point.frame < 0 { return "\(field).points[\(k)]: frame \(point.frame) is negative" }
+                if let p = limits.position(point.frame, "\(field).points[\(k)].frame") { return p }
+                let v = point.value
+                switch lane.parameter {
+                case .gain, .send: if let p = gainProblem(v, "\(field).points[\(k)].value") { return p }
+                case .pan: if !(v >= -1 && v <= 1) { return "\(field).points[\(k)].value: pan \(v) is outside -1...1" }
+                case .mute: if !(v >= 0 && v <= 1) { return "\(field).points[\(k)].value: mute \(v) is not 0 or 1" }
+                case .node: if !v.isFinite { return "\(field).points[\(k)].value: \(v) is not a number" }
+                }
+            }
+        }
+        return nil
+    }
+
     private static func trackProblem(_ track: Track, at: String, _ limits: Limits) -> String? {
         if let p = nameProblem(track.name, "\(at).name") { return p }
         if track.inputChannels.count > SessionLimits.maximumInputChannels {
@@ -91,6 +120,7 @@ public enum SessionValidator {
             if !(send.pan >= -1 && send.pan <= 1) { return "\(at).sends[\(s)].pan: \(send.pan) is outside -1...1" }
         }
         if let c = track.busChannels, c != 1 && c != 2 { return "\(at).busChannels: \(c) is not 1 or 2" }
+        if let p = automationProblem(track, at: at, limits) { return p }
         if track.isBus && (track.armed || track.isMIDI) { return "\(at): a bus is never armed and holds no MIDI" }
         for (name, chain) in [("inputChain", track.inputChain), ("playbackChain", track.playbackChain)]
         where chain.count > SessionLimits.maximumChainLength {

@@ -13,6 +13,7 @@ enum CommandList {
     TrackCommand.self,
     BusCommand.self,
     SendCommand.self,
+    AutomationCommand.self,
     RegionCommand.self,
     MarkerCommand.self,
     LoopCommand.self,
