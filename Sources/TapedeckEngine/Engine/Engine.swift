@@ -106,8 +106,12 @@ public final class Engine: @unchecked Sendable {
         shared.log.append(deviceFrame: 0, timelineFrame: position, speed: 0)
         serveVoices()
         reader.fillNow()
-        // Still acting as the audio thread: every voice takes up what was just read.
-        for strip in first.strips { strip.voice.settle(seq: 0) }
+        // Still acting as the audio thread: every voice takes up what was just read, every
+        // strip its automation.
+        for (i, strip) in first.strips.enumerated() {
+            strip.voice.settle(seq: 0)
+            strip.automation = first.automationTable[i]
+        }
         // Freewheeling, the exporting thread reads the disk itself between periods
         // (``fillRingsInline()``): a disk thread would leave the render waiting on it.
         guard options.readsDiskInline || reader.start(), writer.start() else {

@@ -33,6 +33,10 @@ final class Graph: @unchecked Sendable {
     let outputLatencyFrames: Int
     /// Who feeds whom, in what order, with which delays.
     let routes: RouteTable
+    /// Each strip's automation in this graph (nil: none), kept alive here; the audio thread
+    /// hands each strip its own as the graph is installed.
+    let automations: [StripAutomation?]
+    let automationTable: UnsafeMutablePointer<Unmanaged<StripAutomation>?>
     /// The session's tempo and meter (a plain value the audio thread copies).
     let tempoMap: TempoMap
     /// For each track, whether it hears the MIDI inputs (armed).
@@ -43,8 +47,12 @@ final class Graph: @unchecked Sendable {
     private(set) var bindings: BindingTable?
 
     private init(generation: Int, spec: GraphSpec, strips: [PlaybackStrip], inputs: [InputStrip], inputTracks: [Int],
-                 masterChain: ChainInstance?, playlists: [MIDIPlaylist?], routes: RouteTable) {
+                 masterChain: ChainInstance?, playlists: [MIDIPlaylist?], routes: RouteTable, automations: [StripAutomation?]) {
         self.routes = routes
+        self.automations = automations
+        automationTable = .allocate(capacity: max(strips.count, 1))
+        automationTable.initialize(repeating: nil, count: max(strips.count, 1))
+        for (i, a) in automations.enumerated() where i < strips.count { automationTable[i] = a.map { Unmanaged.passUnretained($0) } }
         self.generation = generation
         self.spec = spec
         self.strips = strips
@@ -78,6 +86,7 @@ final class Graph: @unchecked Sendable {
     }
 
     deinit {
+        automationTable.deallocate()
         listensToMIDI.deallocate()
         stripTable.deallocate()
         inputTable.deallocate()
@@ -208,8 +217,11 @@ final class Graph: @unchecked Sendable {
         }
         let routes = RouteTable(spec: spec, strips: strips, masterLatencyFrames: master?.latencyFrames ?? 0,
                                 maxFrames: Graph.stripFrames(periodFrames: context.periodFrames), previous: previous?.routes)
+        let automations = zip(spec.tracks, strips).map { track, strip in
+            StripAutomation.make(track, chain: strip.chain, maxFrames: Graph.stripFrames(periodFrames: context.periodFrames))
+        }
         return Graph(generation: generation, spec: spec, strips: strips, inputs: inputs, inputTracks: inputTracks,
-                     masterChain: master, playlists: playlists, routes: routes)
+                     masterChain: master, playlists: playlists, routes: routes, automations: automations)
     }
 
     /// The strip that plays `old`'s material through `chain` instead, its nodes diffed against

@@ -118,6 +118,11 @@ public struct GraphSpec: Sendable, Equatable {
         public var sends: [Send] = []
         /// Where its output goes.
         public var output: Output = .master
+        /// The bus each of ``sends`` goes to, by its name in the session (send lanes name it so).
+        public var sendBuses: [String] = []
+        /// Its automation lanes that play (mode play, touch or latch, with points); a send's
+        /// lane names the send by its bus as the session does.
+        public var automation: [AutomationLane] = []
 
         /// Creates a track.
         public init(name: String, sources: [Source], channelCount: Int, chain: Chain = Chain(), gainDecibels: Double = 0,
@@ -238,6 +243,8 @@ public struct GraphSpec: Sendable, Equatable {
             case .bus(let name): tracks[i].output = session.busIndex(named: name).map { .strip($0) } ?? .master
             case .device(let channels): tracks[i].output = .device(channels)
             }
+            tracks[i].automation = t.automation.filter { $0.mode.plays && !$0.points.isEmpty }
+            tracks[i].sendBuses = t.sends.filter { session.busIndex(named: $0.bus) != nil }.map(\.bus)
             tracks[i].sends = t.sends.compactMap { send in
                 session.busIndex(named: send.bus).map {
                     Send(target: $0, preFader: send.preFader, levelDecibels: send.levelDecibels, pan: send.pan)

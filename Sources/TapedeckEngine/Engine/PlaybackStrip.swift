@@ -72,6 +72,14 @@ final class PlaybackStrip: @unchecked Sendable {
     /// Underrun frames so far (the audio thread adds).
     let underrunFrames = Atomic<Int64>(0)
 
+    /// This graph's automation of the strip (set by the audio thread as the graph is
+    /// installed). Audio thread.
+    var automation: Unmanaged<StripAutomation>?
+    /// Pointers into ``buffers`` at a piece's offset, and a piece's MIDI events, for a chain
+    /// processed in pieces (automated parameters).
+    private let pieceTable: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let pieceEvents: UnsafeMutablePointer<MIDIEvent>
+    private let pieceEventCapacity = 1024
     /// A bus: no material, its buffers are where what is routed to it is summed.
     let isBus: Bool
     /// The fader (x) and pan gains (y left, z right) as they glide. Audio thread.
@@ -117,6 +125,10 @@ final class PlaybackStrip: @unchecked Sendable {
             (buffers + c).initialize(to: .allocate(capacity: maxFrames))
             buffers[c].initialize(repeating: 0, count: maxFrames)
         }
+        pieceTable = .allocate(capacity: channelCount)
+        pieceTable.initialize(repeating: buffers[0], count: channelCount)
+        pieceEvents = .allocate(capacity: pieceEventCapacity)
+        pieceEvents.initialize(repeating: MIDIEvent(frameOffset: 0, status: 0, data1: 0, data2: 0), count: pieceEventCapacity)
         meter = predecessor?.meter ?? LevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames)
         self.fallback = fallback
         fallbackRef = fallback.map { Unmanaged.passUnretained($0) }
@@ -129,6 +141,8 @@ final class PlaybackStrip: @unchecked Sendable {
     deinit {
         for c in 0..<channelCount { buffers[c].deallocate() }
         buffers.deallocate()
+        pieceTable.deallocate()
+        pieceEvents.deallocate()
     }
 
     /// Takes over the predecessor's fader and pan glide, once, as the graph holding this strip
@@ -140,6 +154,16 @@ final class PlaybackStrip: @unchecked Sendable {
         guard let p = predecessor else { return }
         predecessor = nil
         mixGlide = p._withUnsafeGuaranteedRef { $0.mixGlide }
+    }
+
+    /// Takes this graph's automation as the graph is installed; a fallback still covering for
+    /// this strip plays on without any (its graph, which holds its automation, may go now).
+    ///
+    /// Audio thread: pointer stores.
+    @inline(__always)
+    func install(automation next: Unmanaged<StripAutomation>?) {
+        automation = next
+        fallbackRef?._withUnsafeGuaranteedRef { $0.automation = nil }
     }
 
     /// Lets go of the fallback once the audio thread has handed over. Control thread.
@@ -230,9 +254,42 @@ final class PlaybackStrip: @unchecked Sendable {
     @inline(__always)
     private func processChain(frameCount n: Int, transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
         guard let chain else { return }
+        if let automation, automation._withUnsafeGuaranteedRef({ !$0.parameters.isEmpty }) {
+            processAutomated(chain, automation: automation, frameCount: n, transport: transport, midi: midi)
+            return
+        }
         var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
                                     frameCount: n, midiEvents: midi, transport: transport)
         chain.process(&context)
+    }
+
+    /// The chain over the block in pieces of ``StripAutomation/anchorFrames``, its automated
+    /// parameters set from their lanes before each (at the piece's timeline frame), each
+    /// piece given its own MIDI events.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func processAutomated(_ chain: ChainInstance, automation: Unmanaged<StripAutomation>, frameCount n: Int,
+                                  transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
+        var done = 0
+        var event = 0
+        while done < n {
+            let k = min(StripAutomation.anchorFrames, n - done)
+            automation._withUnsafeGuaranteedRef { $0.setParameters(at: transport.timelineFrame + Int64(done)) }
+            var count = 0
+            while event < midi.count && Int(midi[event].frameOffset) < done + k && count < pieceEventCapacity {
+                var e = midi[event]
+                e.frameOffset = Int32(max(0, Int(e.frameOffset) - done))
+                pieceEvents[count] = e
+                count += 1
+                event += 1
+            }
+            for c in 0..<channelCount { pieceTable[c] = buffers[c] + done }
+            let piece = transport.advanced(by: done)
+            var context = RenderContext(inPlace: UnsafeBufferPointer(start: pieceTable, count: channelCount), frameCount: k,
+                                        midiEvents: UnsafeBufferPointer(start: pieceEvents, count: count), transport: piece)
+            chain.process(&context)
+            done += k
+        }
     }
 
     /// Copies `channels` into the strip's buffers: mono spreads to both sides, a pair folds

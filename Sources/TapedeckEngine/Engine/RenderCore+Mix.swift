@@ -225,7 +225,7 @@ extension RenderCore {
         if let workers = freewheelWorkers, rolling, mix == nil { prerender(g, workers: workers, frameCount: n, transport: transport) }
         if mix == nil { clearBuses(g, frameCount: n) }
         let targets = StripTargets(master: UnsafePointer(bus), devices: UnsafePointer(directOutputs), deviceCount: directOutputCount,
-                                   throughBuses: mix == nil)
+                                   throughBuses: mix == nil, timelineFrame: position)
         let order = g.routes.order
         for k in 0..<g.trackCount {
             let i = order[k]
@@ -308,7 +308,8 @@ extension RenderCore {
                 info.timelineFrame = timelineFrame
                 info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
                 for c in 0..<2 { timelineTargets[c] = channels[c] + done }
-                let targets = StripTargets(master: UnsafePointer(timelineTargets), devices: nil, deviceCount: 0, throughBuses: true)
+                let targets = StripTargets(master: UnsafePointer(timelineTargets), devices: nil, deviceCount: 0, throughBuses: true,
+                                           timelineFrame: timelineFrame)
                 clearBuses(g, frameCount: m)
                 for k in 0..<g.trackCount {
                     let i = r.order[k]
@@ -321,7 +322,7 @@ extension RenderCore {
                     let fused = g.stripTable[i]._withUnsafeGuaranteedRef { strip -> Bool in
                         let output = r.paths[r.first[i]]
                         guard r.pathCount[i] == 1, output.target == RoutePath.master, output.delayFrames == 0,
-                              strip.mixesDirect else { return false }
+                              strip.automation == nil, strip.mixesDirect else { return false }
                         strip.mixGlide.aim(strip.mixTarget(audible: r.audible[i]))
                         let (from, to, ramp) = strip.mixGlide.advance(frameCount: m)
                         let missing = strip.mixDirect(onto: UnsafePointer(timelineTargets), frameCount: m, seq: at,

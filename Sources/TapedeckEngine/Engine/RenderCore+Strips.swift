@@ -20,6 +20,8 @@ extension RenderCore {
         var deviceCount: Int
         /// Whether sends and bus outputs are followed (false: outputs to buses go to the master).
         var throughBuses: Bool
+        /// The timeline frame of the block's first frame (automation reads its lanes from there).
+        var timelineFrame: Int64
     }
 
     /// This cycle's audibility of every strip from mutes and solos along the routing: with any
@@ -82,28 +84,57 @@ extension RenderCore {
             }
             if targets.throughBuses {
                 for p in first..<(first + count) where r.paths[p].kind == .preFaderSend {
-                    send(g, path: p, from: source, frameCount: n, targets: targets)
+                    send(g, strip: i, path: p, from: source, frameCount: n, targets: targets)
                 }
             }
-            strip.mixGlide.aim(strip.mixTarget(audible: r.audible[i]))
-            let (start, end, k) = strip.mixGlide.advance(frameCount: n)
-            for c in 0..<strip.channelCount { RenderCore.glide(strip.buffers[c], frameCount: n, from: start.x, to: end.x, over: k) }
+            let automation = strip.automation
+            let automated = automation?._withUnsafeGuaranteedRef { $0.movesStrip } ?? false
+            let (start, end, k): (SIMD4<Float>, SIMD4<Float>, Int)
+            if automated, let automation {
+                // The fader, mute and pan from their lanes, frame by frame; mute and solo along
+                // the routing still glide (x), and the pan the lanes leave alone holds.
+                let target = strip.mixTarget(audible: r.audible[i])
+                let gainLane = automation._withUnsafeGuaranteedRef { $0.gain != nil }
+                // A fader lane replaces the fader; without one the fader still glides as ever.
+                strip.mixGlide.aim(SIMD4(gainLane ? (r.audible[i] ? 1 : 0) : target.x, target.y, target.z, 0))
+                (start, end, k) = strip.mixGlide.advance(frameCount: n)
+                automation._withUnsafeGuaranteedRef { a in
+                    a.fillStrip(from: targets.timelineFrame, frameCount: n, fader: 1, panGains: (end.y, end.z),
+                                channelCount: strip.channelCount)
+                    for c in 0..<strip.channelCount {
+                        RenderCore.multiply(strip.buffers[c], by: a.gainCurve, frameCount: n)
+                        RenderCore.glide(strip.buffers[c], frameCount: n, from: start.x, to: end.x, over: k)
+                    }
+                }
+            } else {
+                strip.mixGlide.aim(strip.mixTarget(audible: r.audible[i]))
+                (start, end, k) = strip.mixGlide.advance(frameCount: n)
+                for c in 0..<strip.channelCount { RenderCore.glide(strip.buffers[c], frameCount: n, from: start.x, to: end.x, over: k) }
+            }
             if !rendersOffline { strip.meter.measure(strip.buffers, available: strip.channelCount, frameCount: n) }
             if let taps = stemTaps, !taps.preFader, let stem = taps.pair(track: i) {
                 stem[0].update(repeating: 0, count: n)
                 stem[1].update(repeating: 0, count: n)
                 let second = strip.channelCount > 1 ? source[1] : source[0]
-                RenderCore.accumulate(source[0], into: stem[0], frameCount: n, from: start.y, to: end.y, over: k)
-                RenderCore.accumulate(second, into: stem[1], frameCount: n, from: start.z, to: end.z, over: k)
+                if automated, let automation {
+                    automation._withUnsafeGuaranteedRef { a in
+                        RenderCore.accumulate(source[0], into: stem[0], gains: a.leftCurve, frameCount: n)
+                        RenderCore.accumulate(second, into: stem[1], gains: a.rightCurve, frameCount: n)
+                    }
+                } else {
+                    RenderCore.accumulate(source[0], into: stem[0], frameCount: n, from: start.y, to: end.y, over: k)
+                    RenderCore.accumulate(second, into: stem[1], frameCount: n, from: start.z, to: end.z, over: k)
+                }
                 stemTaps?.delay(track: i, frameCount: n)
             }
             if targets.throughBuses {
                 for p in first..<(first + count) where r.paths[p].kind == .postFaderSend {
-                    send(g, path: p, from: source, frameCount: n, targets: targets)
+                    send(g, strip: i, path: p, from: source, frameCount: n, targets: targets)
                 }
             }
+            let curves = automated ? automation.map { a in a._withUnsafeGuaranteedRef { (UnsafePointer($0.leftCurve), UnsafePointer($0.rightCurve)) } } : nil
             output(g, strip: i, path: first + count - 1, from: source, frameCount: n, pan: (start.y, start.z, end.y, end.z), over: k,
-                   targets: targets)
+                   curves: curves, targets: targets)
         }
     }
 
@@ -111,27 +142,38 @@ extension RenderCore {
     /// delay.
     ///
     /// Audio thread: no allocation, no locks.
-    private func send(_ g: Graph, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
+    private func send(_ g: Graph, strip i: Int, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
                       targets: StripTargets) {
         let path = g.routes.paths[p]
         path.state._withUnsafeGuaranteedRef { state in
             let level = state.controls.level
-            let gains: SIMD4<Float>
+            // The send's pan as two gains (a mono bus takes a pair folded at half each).
+            var panL: Float, panR: Float
             if path.targetChannels == 2 {
                 let pan = state.controls.pan
                 if pan != state.panGains.pan {
                     let g = PanLaw.gains(channelCount: path.sourceChannels, pan: Double(pan))
                     state.panGains = (pan, Float(g.left), Float(g.right))
                 }
-                gains = SIMD4(level * state.panGains.left, level * state.panGains.right, 0, 0)
+                (panL, panR) = (state.panGains.left, state.panGains.right)
             } else {
-                let g = path.sourceChannels == 2 ? level * 0.5 : level
-                gains = SIMD4(g, g, 0, 0)
+                panL = path.sourceChannels == 2 ? 0.5 : 1
+                panR = panL
             }
-            state.glide.aim(gains)
+            state.glide.aim(SIMD4(level * panL, level * panR, 0, 0))
             let (start, end, k) = state.glide.advance(frameCount: n)
             let destination = g.stripTable[path.target]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
-            land(path, state: state, from: source, into: destination, frameCount: n, gains: (start.x, start.y, end.x, end.y), over: k)
+            // A send with a level lane: the lane's level frame by frame, at the send's pan.
+            if let automation = g.stripTable[i]._withUnsafeGuaranteedRef({ $0.automation }),
+               automation._withUnsafeGuaranteedRef({ $0.fillSend(path.sendIndex, from: targets.timelineFrame, frameCount: n,
+                                                                  left: panL, right: panR) }) {
+                automation._withUnsafeGuaranteedRef { a in
+                    land(path, state: state, from: source, into: destination, frameCount: n,
+                         gains: .curves(UnsafePointer(a.sendLeft), UnsafePointer(a.sendRight)))
+                }
+                return
+            }
+            land(path, state: state, from: source, into: destination, frameCount: n, gains: .glide((start.x, start.y, end.x, end.y), k))
         }
     }
 
@@ -141,12 +183,14 @@ extension RenderCore {
     ///
     /// Audio thread: no allocation, no locks.
     private func output(_ g: Graph, strip i: Int, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
-                        pan: (Float, Float, Float, Float), over k: Int, targets: StripTargets) {
+                        pan: (Float, Float, Float, Float), over k: Int,
+                        curves: (UnsafePointer<Float>, UnsafePointer<Float>)?, targets: StripTargets) {
         let path = g.routes.paths[p]
-        var gains = pan
+        var gains = PathGains.glide(pan, k)
+        if let curves { gains = .curves(curves.0, curves.1) }
         if path.targetChannels == 1 {
             let fold: Float = path.sourceChannels == 2 ? 0.5 : 1
-            gains = (fold, fold, fold, fold)
+            gains = .glide((fold, fold, fold, fold), 0)
         }
         path.state._withUnsafeGuaranteedRef { state in
             switch path.target {
@@ -155,50 +199,80 @@ extension RenderCore {
                       path.deviceRight < targets.deviceCount else { return }
                 deviceTargets[0] = devices[path.deviceLeft]
                 deviceTargets[1] = devices[max(path.deviceRight, path.deviceLeft)]
-                land(path, state: state, from: source, into: UnsafePointer(deviceTargets), frameCount: n, gains: gains, over: k)
+                land(path, state: state, from: source, into: UnsafePointer(deviceTargets), frameCount: n, gains: gains)
             case RoutePath.master:
                 guard isolatedStrip < 0 || isolatedStrip == i else { return }
-                land(path, state: state, from: source, into: targets.master, frameCount: n, gains: gains, over: k)
+                land(path, state: state, from: source, into: targets.master, frameCount: n, gains: gains)
             default:
                 if targets.throughBuses {
                     let destination = g.stripTable[path.target]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
-                    land(path, state: state, from: source, into: destination, frameCount: n, gains: gains, over: k)
+                    land(path, state: state, from: source, into: destination, frameCount: n, gains: gains)
                 } else {
                     // Heard at once, beside the stretched buses: the strip's own pan onto the master.
                     let second = path.sourceChannels > 1 ? source[1] : source[0]
-                    RenderCore.accumulate(source[0], into: targets.master[0], frameCount: n, from: pan.0, to: pan.2, over: k)
-                    RenderCore.accumulate(second, into: targets.master[1], frameCount: n, from: pan.1, to: pan.3, over: k)
+                    let own = curves.map { PathGains.curves($0.0, $0.1) } ?? .glide(pan, k)
+                    RenderCore.accumulate(source[0], into: targets.master[0], frameCount: n, gains: own, side: 0)
+                    RenderCore.accumulate(second, into: targets.master[1], frameCount: n, gains: own, side: 1)
                 }
             }
         }
     }
 
-    /// Adds `source` × `gains` (left from .0 to .2, right from .1 to .3 over the first `k`
-    /// frames) into `destination`, through the path's delay when it has one.
+    /// Adds `source` × `gains` into `destination`, through the path's delay when it has one.
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
     private func land(_ path: RoutePath, state: PathState, from source: UnsafePointer<UnsafeMutablePointer<Float>>,
-                      into destination: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
-                      gains: (Float, Float, Float, Float), over k: Int) {
+                      into destination: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, gains: PathGains) {
         let second = path.sourceChannels > 1 ? source[1] : source[0]
         let delayed = state.delay != nil
         let to = delayed ? UnsafePointer(pathScratch) : destination
         if delayed { for c in 0..<path.targetChannels { pathScratch[c].update(repeating: 0, count: n) } }
         if path.targetChannels == 2 {
-            RenderCore.accumulate(source[0], into: to[0], frameCount: n, from: gains.0, to: gains.2, over: k)
-            RenderCore.accumulate(second, into: to[1], frameCount: n, from: gains.1, to: gains.3, over: k)
+            RenderCore.accumulate(source[0], into: to[0], frameCount: n, gains: gains, side: 0)
+            RenderCore.accumulate(second, into: to[1], frameCount: n, gains: gains, side: 1)
         } else {
-            RenderCore.accumulate(source[0], into: to[0], frameCount: n, from: gains.0, to: gains.2, over: k)
-            if path.sourceChannels > 1 {
-                RenderCore.accumulate(source[1], into: to[0], frameCount: n, from: gains.1, to: gains.3, over: k)
-            }
+            RenderCore.accumulate(source[0], into: to[0], frameCount: n, gains: gains, side: 0)
+            if path.sourceChannels > 1 { RenderCore.accumulate(source[1], into: to[0], frameCount: n, gains: gains, side: 1) }
         }
         guard let delay = state.delay else { return }
         delay.process(UnsafePointer(pathScratch), channelCount: path.targetChannels, frameCount: n)
         for c in 0..<path.targetChannels {
             MixKernels.accumulate(pathScratch[c], into: destination[c], frameCount: n, startGain: 1, endGain: 1)
         }
+    }
+
+    /// Adds `source` × side `side` (0 left, 1 right) of `gains` into `destination`.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    static func accumulate(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>, frameCount n: Int,
+                           gains: PathGains, side: Int) {
+        switch gains {
+        case .glide(let g, let k):
+            if side == 0 { accumulate(source, into: destination, frameCount: n, from: g.0, to: g.2, over: k) } else {
+                accumulate(source, into: destination, frameCount: n, from: g.1, to: g.3, over: k)
+            }
+        case .curves(let left, let right):
+            accumulate(source, into: destination, gains: side == 0 ? left : right, frameCount: n)
+        }
+    }
+
+    /// Adds `source` × `gains` (one a frame) into `destination`.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    static func accumulate(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>,
+                           gains: UnsafePointer<Float>, frameCount n: Int) {
+        for i in 0..<n { destination[i] += source[i] * gains[i] }
+    }
+
+    /// Multiplies `buffer` in place by `gains`, one a frame.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    static func multiply(_ buffer: UnsafeMutablePointer<Float>, by gains: UnsafePointer<Float>, frameCount n: Int) {
+        for i in 0..<n { buffer[i] *= gains[i] }
     }
 
     /// Multiplies `buffer` in place by a gain gliding from `from` to `to` over the first `k`
@@ -221,6 +295,15 @@ extension RenderCore {
         if k > 0 { MixKernels.accumulate(source, into: destination, frameCount: k, startGain: from, endGain: to) }
         if n > k { MixKernels.accumulate(source + k, into: destination + k, frameCount: n - k, startGain: to, endGain: to) }
     }
+}
+
+/// The gains a path lands with: gliding from one pair to another over the block's first
+/// frames (the mixer's moves), or given frame by frame (automation).
+enum PathGains {
+    /// Left from .0 to .2, right from .1 to .3, over the first `Int` frames, then held.
+    case glide((Float, Float, Float, Float), Int)
+    /// One gain a frame for each side.
+    case curves(UnsafePointer<Float>, UnsafePointer<Float>)
 }
 
 extension RouteTable {

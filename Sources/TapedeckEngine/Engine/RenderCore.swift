@@ -352,6 +352,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             for i in 0..<g.trackCount {
                 g.stripTable[i]._withUnsafeGuaranteedRef { strip in
                     strip.takeOverFromPredecessor()
+                    strip.install(automation: g.automationTable[i])
                     let voice = strip.voice
                     guard voice.wantedEpoch != epoch else { return }
                     if state == .rolling {

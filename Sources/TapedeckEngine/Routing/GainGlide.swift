@@ -51,6 +51,16 @@ struct GainGlide {
         return (start, current, k)
     }
 
+    /// Stands at `gains` now, going nowhere (automation set them this block: a later change
+    /// glides from there).
+    ///
+    /// Audio thread: arithmetic only.
+    mutating func stand(at gains: SIMD4<Float>) {
+        current = gains
+        target = gains
+        remainingFrames = 0
+    }
+
     /// Jumps to where it was going (a locate: nothing is heard gliding from before it).
     ///
     /// Audio thread: arithmetic only.

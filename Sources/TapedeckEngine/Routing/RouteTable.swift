@@ -63,6 +63,8 @@ struct RoutePath {
     /// Frames it is held back to arrive with the slowest path into the same place.
     var delayFrames: Int
     let state: Unmanaged<PathState>
+    /// For a send, its place among the strip's sends in the session (−1: the output).
+    var sendIndex = -1
 }
 
 /// The routing of one graph, as the audio thread walks it: the strips in an order where
@@ -176,7 +178,8 @@ final class RouteTable: @unchecked Sendable {
                     s.controls.set(levelDecibels: send.levelDecibels, pan: send.pan)
                     perSend[index] = s
                     list.append(RoutePath(kind: kind, target: t, deviceLeft: -1, deviceRight: -1, targetChannels: channels,
-                                          sourceChannels: width, delayFrames: delay, state: Unmanaged.passUnretained(s)))
+                                          sourceChannels: width, delayFrames: delay, state: Unmanaged.passUnretained(s),
+                                          sendIndex: index))
                 }
             }
             sendStates[i] = perSend.map { $0 ?? PathState(delay: nil) }
