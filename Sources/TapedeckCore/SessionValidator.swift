@@ -89,15 +89,27 @@ public enum SessionValidator {
         for (l, lane) in track.automation.enumerated() {
             let field = "\(at).automation[\(l)]"
             if !seen.insert(lane.parameter.description.lowercased()).inserted { return "\(field): a second lane for \(lane.parameter)" }
+            // The messages are built only for a point that fails: a million points must check
+            // in milliseconds.
+            let gains = SessionLimits.gainDecibelsRange
             for (k, point) in lane.points.enumerated() {
+                let v = point.value
+                let frameOK = point.frame >= 0 && point.frame <= SessionLimits.maximumTimelineFrames
+                let valueOK: Bool
+                switch lane.parameter {
+                case .gain, .send: valueOK = v.isFinite && gains.contains(v)
+                case .pan: valueOK = v >= -1 && v <= 1
+                case .mute: valueOK = v >= 0 && v <= 1
+                case .node: valueOK = v.isFinite
+                }
+                if frameOK && valueOK { continue }
                 if point.frame < 0 { return "\(field).points[\(k)]: frame \(point.frame) is negative" }
                 if let p = limits.position(point.frame, "\(field).points[\(k)].frame") { return p }
-                let v = point.value
                 switch lane.parameter {
                 case .gain, .send: if let p = gainProblem(v, "\(field).points[\(k)].value") { return p }
-                case .pan: if !(v >= -1 && v <= 1) { return "\(field).points[\(k)].value: pan \(v) is outside -1...1" }
-                case .mute: if !(v >= 0 && v <= 1) { return "\(field).points[\(k)].value: mute \(v) is not 0 or 1" }
-                case .node: if !v.isFinite { return "\(field).points[\(k)].value: \(v) is not a number" }
+                case .pan: return "\(field).points[\(k)].value: pan \(v) is outside -1...1"
+                case .mute: return "\(field).points[\(k)].value: mute \(v) is not 0 or 1"
+                case .node: return "\(field).points[\(k)].value: \(v) is not a number"
                 }
             }
         }
