@@ -54,10 +54,25 @@ enum BenchEngine {
         /// Post-fader sends per track, to buses in turn.
         var sendsPerTrack = 0
         var busChain = "reverb"
+        /// Every track's fader, pan and compressor threshold automated (a point every 0.1 s).
+        var automated = false
         var channelWord: String { stereo ? "stereo" : "mono" }
-        /// The row's description of the routing, if any.
+        /// The row's description of the routing and automation, if any.
         var routingWord: String {
-            buses == 0 ? "" : ", \(sendsPerTrack) post-fader sends each to \(buses) stereo buses × \(busChain)"
+            (buses == 0 ? "" : ", \(sendsPerTrack) post-fader sends each to \(buses) stereo buses × \(busChain)")
+                + (automated ? ", fader, pan and comp.threshold automated" : "")
+        }
+
+        /// The automation row: 256 mono tracks × 4 nodes with the fader, pan and one node
+        /// parameter automated, at 32-frame periods (issue 26); judged beside the same session
+        /// without automation.
+        static func automation(seconds: Double) -> Size {
+            var size = Size()
+            size.tracks = 256
+            size.periodFrames = 32
+            size.seconds = seconds
+            size.automated = true
+            return size
         }
 
         /// The routing row: 256 mono tracks × 4 nodes, each with two post-fader sends to 8
@@ -113,6 +128,30 @@ enum BenchEngine {
             ratio: "—",
             goal: "p50 ≤ \(Int(goalP50 * 100)) %, p99.9 < \(Int(p999Goal * 100)) %",
             met: stats.cpuP50 <= goalP50 && stats.cpuP999 < p999Goal && stats.xruns == 0)
+    }
+
+    /// The automation row: the automated session and the same without automation, runs
+    /// alternating, judged by p99.9 and by the automated run's cost beside the plain one.
+    static func runAutomation(folder: String, runs: Int, seconds: Double) throws -> BenchResult {
+        let automated = Size.automation(seconds: seconds)
+        var plain = automated
+        plain.automated = false
+        var a: [Stats] = [], p: [Stats] = []
+        for _ in 0..<max(runs, 1) {
+            a.append(try measure(folder: folder, runs: 1, size: automated))
+            p.append(try measure(folder: folder, runs: 1, size: plain))
+        }
+        let ap50 = BenchSupport.median(a.map(\.cpuP50)), ap999 = BenchSupport.median(a.map(\.cpuP999))
+        let pp50 = BenchSupport.median(p.map(\.cpuP50)), pp999 = BenchSupport.median(p.map(\.cpuP999))
+        let ratio = ap50 / max(pp50, 1e-9)
+        let ms = Double(automated.periodFrames) * 1000 / Double(sampleRate)
+        return BenchResult(
+            name: "engine automation (256 mono tracks × \(automated.chain)\(automated.routingWord), 32-frame periods = \(BenchSupport.fixed(ms, 2)) ms)",
+            measured: "DSP load p50 \(pct(ap50)), p99.9 \(pct(ap999))",
+            peer: "the same without automation: p50 \(pct(pp50)), p99.9 \(pct(pp999))",
+            ratio: BenchSupport.fixed(ratio, 2),
+            goal: "p99.9 < 80 %, p50 ≤ 1.10 × without",
+            met: ap999 < 0.8 && ratio <= 1.1)
     }
 
     static func pct(_ v: Double) -> String { "\(BenchSupport.fixed(v * 100, 1)) %" }
@@ -232,7 +271,7 @@ enum BenchEngine {
     /// source from its own offset, with short fades (the fade code runs too). session.json
     /// is rewritten every time (cheap), so a different chain or track count is picked up.
     static func prepare(folder: String, size: Size) throws -> SessionFolder {
-        let session = SessionFolder(path: "\(folder)/engine-\(size.channelWord)\(size.buses > 0 ? "-routed" : "").tapedeck")
+        let session = SessionFolder(path: "\(folder)/engine-\(size.channelWord)\(size.buses > 0 ? "-routed" : "")\(size.automated ? "-automated" : "").tapedeck")
         let channels = size.stereo ? 2 : 1
         var s = Session(sampleRate: sampleRate)
         if !session.exists { try session.create(s) }
@@ -262,6 +301,16 @@ enum BenchEngine {
                               playbackChain: size.chain, regions: regions)
             if size.buses > 0 {
                 track.sends = (0..<size.sendsPerTrack).map { j in Send(bus: "bus\((t + j) % size.buses)", levelDecibels: -12) }
+            }
+            if size.automated {
+                // A point every 0.1 s of each lane, moving all the time.
+                let step = Int64(sampleRate / 10)
+                let count = Int(timelineFrames / step) + 1
+                func lane(_ p: AutomationParameter, _ value: (Int) -> Double) -> AutomationLane {
+                    AutomationLane(parameter: p, points: (0..<count).map { AutomationPoint(frame: Int64($0) * step, value: value($0 + t)) })
+                }
+                track.automation = [lane(.gain) { -12 - Double($0 % 7) }, lane(.pan) { Double($0 % 9) / 4 - 1 },
+                                    lane(.node("comp", "threshold")) { -18 - Double($0 % 5) }]
             }
             s.tracks.append(track)
         }

@@ -46,6 +46,9 @@ struct BenchCommand: Command {
                 ('hpf:80,comp:-18,eq,gain:-3'), --period FRAMES (64), --seconds S (15), --stereo.
                 Then routing: 256 mono tracks × those 4 nodes, each with two post-fader sends
                 to 8 stereo buses that each run the reverb, at 32-frame periods (goal p99.9 < 80 %).
+                Then automation: 256 such tracks with the fader, pan and comp.threshold automated,
+                32-frame periods, beside the same session without (goal p99.9 < 80 % and within
+                10 % of the plain run).
                 Then --record N (32; 0: skip) tracks record at once from an N-channel device
                 while those tracks play, on the offline clock paced in real time for 10 s
                 (--seconds): DSP load p99.9 < 100 % and 0 dropped input frames
@@ -150,6 +153,9 @@ struct BenchCommand: Command {
             attempt("engine headroom") { [try BenchEngine.run(folder: folder, runs: runs, size: engineSize)] }
             attempt("engine routing") {
                 [try BenchEngine.run(folder: folder, runs: runs, size: .routing(seconds: min(engineSize.seconds, 10)))]
+            }
+            attempt("engine automation") {
+                [try BenchEngine.runAutomation(folder: folder, runs: runs, seconds: min(engineSize.seconds, 10))]
             }
             if recordTracks > 0 {
                 var size = engineSize
