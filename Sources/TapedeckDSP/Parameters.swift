@@ -187,6 +187,10 @@ public final class NodeParameters: @unchecked Sendable {
     public let definitions: [ParameterDefinition]
     private let values: UnsafeMutablePointer<Atomic<UInt64>>
     private let syncWholeNotes: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Each parameter's range and default, and whether it takes whole numbers, flat: what
+    /// clamping needs, read on the audio thread without copying a definition (whose strings
+    /// would be retained and released every time).
+    private let ranges: UnsafeMutablePointer<(minimum: Double, maximum: Double, fallback: Double, whole: Bool)>
 
     /// Creates the store with every parameter at its default.
     public init(_ definitions: [ParameterDefinition]) {
@@ -194,6 +198,11 @@ public final class NodeParameters: @unchecked Sendable {
         let n = max(definitions.count, 1)
         values = .allocate(capacity: n)
         syncWholeNotes = .allocate(capacity: n)
+        ranges = .allocate(capacity: n)
+        for i in 0..<n {
+            let d = i < definitions.count ? definitions[i] : nil
+            (ranges + i).initialize(to: (d?.minimum ?? 0, d?.maximum ?? 0, d?.defaultValue ?? 0, d?.unit == .choice))
+        }
         for i in 0..<n {
             let v = i < definitions.count ? definitions[i].defaultValue : 0
             (values + i).initialize(to: Atomic(v.bitPattern))
@@ -207,17 +216,21 @@ public final class NodeParameters: @unchecked Sendable {
         values.deallocate()
         syncWholeNotes.deinitialize(count: n)
         syncWholeNotes.deallocate()
+        ranges.deallocate()
     }
 
     /// Index of the parameter called `id`, if there is one.
     public func index(of id: String) -> Int? { definitions.firstIndex { $0.id == id } }
 
-    /// Sets parameter `index` to `value`, clamped into its range; stops following the tempo.
-    /// Any thread.
+    /// Sets parameter `index` to `value`, clamped into its range (as
+    /// ``ParameterDefinition/clamped(_:)``); stops following the tempo. Any thread, the audio
+    /// thread included (loads and stores only).
     public func set(_ index: Int, _ value: Double) {
-        guard definitions.indices.contains(index) else { return }
+        guard index >= 0 && index < definitions.count else { return }
+        let r = ranges[index]
+        let v = value.isNaN ? r.fallback : min(max(value, r.minimum), r.maximum)
         syncWholeNotes[index].store(Double(0).bitPattern, ordering: .relaxed)
-        values[index].store(definitions[index].clamped(value).bitPattern, ordering: .relaxed)
+        values[index].store((r.whole ? v.rounded() : v).bitPattern, ordering: .relaxed)
     }
 
     /// Sets the parameter called `id`; returns false when there is none. Any thread.

@@ -254,7 +254,7 @@ final class PlaybackStrip: @unchecked Sendable {
     @inline(__always)
     private func processChain(frameCount n: Int, transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
         guard let chain else { return }
-        if let automation, automation._withUnsafeGuaranteedRef({ !$0.parameters.isEmpty }) {
+        if let automation, automation._withUnsafeGuaranteedRef({ $0.parameterCount > 0 }) {
             processAutomated(chain, automation: automation, frameCount: n, transport: transport, midi: midi)
             return
         }

@@ -42,27 +42,34 @@ final class LaneCurve: @unchecked Sendable {
         exponential.deallocate()
     }
 
-    /// The frame of the last point at or before `frame` (Int64.min: none).
+    /// Places the cursor on the segment holding `frame`: `frames[cursor] <= frame <
+    /// frames[cursor + 1]` between the first and last points (at an end, the nearest segment).
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
-    func pointFrame(atOrBefore frame: Int64) -> Int64 {
-        if frame < frames[0] { return .min }
-        _ = value(at: frame)
-        var k = cursor
-        while k + 1 < count && frames[k + 1] <= frame { k += 1 }
-        return frames[k] <= frame ? frames[k] : .min
+    private func seek(_ frame: Int64) {
+        if frame < frames[cursor] {
+            // Back (a locate, a loop): search again.
+            var lo = 0, hi = max(count - 1, 0)
+            while lo + 1 < hi {
+                let mid = (lo + hi) / 2
+                if frames[mid] <= frame { lo = mid } else { hi = mid }
+            }
+            cursor = lo
+        }
+        while cursor + 1 < count - 1 && frames[cursor + 1] <= frame { cursor += 1 }
     }
 
-    /// The frame of the first point after `frame` (Int64.max: none).
+    /// The points around `frame`: the last at or before it (Int64.min: none) and the first
+    /// after it (Int64.max: none).
     ///
-    /// Audio thread: no allocation, no locks (after ``value(at:)`` placed the cursor).
+    /// Audio thread: no allocation, no locks.
     @inline(__always)
-    func nextPointFrame(after frame: Int64) -> Int64 {
-        if frame < frames[0] { return frames[0] }
-        var k = cursor
-        while k < count && frames[k] <= frame { k += 1 }
-        return k < count ? frames[k] : .max
+    func corners(around frame: Int64) -> (before: Int64, after: Int64) {
+        if frame < frames[0] { return (.min, frames[0]) }
+        if frame >= frames[count - 1] { return (frames[count - 1], .max) }
+        seek(frame)
+        return (frames[cursor], frames[cursor + 1])
     }
 
     /// The lane's value at timeline frame `frame` (as ``AutomationLane/value(at:)`` has it).
@@ -71,21 +78,19 @@ final class LaneCurve: @unchecked Sendable {
     func value(at frame: Int64) -> Double {
         if frame <= frames[0] { return values[0] }
         if frame >= frames[count - 1] { return values[count - 1] }
-        if frame < frames[cursor] {
-            // Back (a locate, a loop): search again.
-            var lo = 0, hi = count - 1
-            while lo + 1 < hi {
-                let mid = (lo + hi) / 2
-                if frames[mid] <= frame { lo = mid } else { hi = mid }
-            }
-            cursor = lo
-        }
-        while cursor + 1 < count - 1 && frames[cursor + 1] <= frame { cursor += 1 }
+        seek(frame)
         let a = cursor, b = cursor + 1
         if steps { return values[a] }
         let t = Double(frame - frames[a]) / Double(frames[b] - frames[a])
         return AutomationLane.interpolate(values[a], values[b], t: t, curve: exponential[a] ? .exponential : .linear, isLevel: isLevel)
     }
+}
+
+/// The last value a fill worked out (at a timeline frame), so the next block, which starts
+/// where this one ended, does not work it out again. Audio thread.
+struct AnchorCache {
+    var frame = Int64.min
+    var value: (Float, Float) = (0, 0)
 }
 
 /// A strip's automation in one graph: its fader, pan and mute lanes, its sends' level lanes
@@ -102,15 +107,26 @@ final class StripAutomation: @unchecked Sendable {
     /// Frames between values worked out from the lanes.
     static let anchorFrames = 32
 
-    let gain: LaneCurve?
-    let pan: LaneCurve?
-    let mute: LaneCurve?
-    /// Per send (the session's order), its level lane or nil.
-    let sends: [LaneCurve?]
-    /// Node parameter lanes: the parameters they set (unretained: the chain keeps them) and
-    /// which.
-    let parameters: [(store: Unmanaged<NodeParameters>, index: Int, lane: LaneCurve)]
+    /// The lanes, kept alive here; the audio thread reaches them through the unretained
+    /// references below (taking a class reference out of a property or an array retains and
+    /// releases it: at 256 tracks a period that was a tenth of automation's cost).
+    private let keep: [LaneCurve]
     private let keepNodes: [NodeParameters]
+    let gain: Unmanaged<LaneCurve>?
+    let pan: Unmanaged<LaneCurve>?
+    let mute: Unmanaged<LaneCurve>?
+    /// Per send (the session's order), its level lane or nil.
+    private let sendLanes: UnsafeMutablePointer<Unmanaged<LaneCurve>?>
+    let sendCount: Int
+    /// Node parameter lanes: the parameters they set and which.
+    private let parameterStores: UnsafeMutablePointer<Unmanaged<NodeParameters>>
+    private let parameterIndices: UnsafeMutablePointer<Int>
+    private let parameterLanes: UnsafeMutablePointer<Unmanaged<LaneCurve>>
+    let parameterCount: Int
+    /// Whether the fader, pan or mute move.
+    let movesStrip: Bool
+    /// The last anchors worked out, per curve (gain, pan, then each send). Audio thread.
+    private let caches: UnsafeMutablePointer<AnchorCache>
     /// This block's gains, per frame: the fader (with mute), the pan's two sides.
     let gainCurve: UnsafeMutablePointer<Float>
     let leftCurve: UnsafeMutablePointer<Float>
@@ -119,9 +135,6 @@ final class StripAutomation: @unchecked Sendable {
     let sendLeft: UnsafeMutablePointer<Float>
     let sendRight: UnsafeMutablePointer<Float>
     let maxFrames: Int
-
-    /// Whether the fader, pan or mute move.
-    var movesStrip: Bool { gain != nil || pan != nil || mute != nil }
 
     /// The lanes of `track` that this graph can play on a strip of `channelCount` whose chain
     /// is `chain` (nil when none can). A node or parameter the chain lacks is left out (the
@@ -151,12 +164,25 @@ final class StripAutomation: @unchecked Sendable {
 
     private init(gain: LaneCurve?, pan: LaneCurve?, mute: LaneCurve?, sends: [LaneCurve?], parameters: [(NodeParameters, Int, LaneCurve)],
                  maxFrames: Int) {
-        self.gain = gain
-        self.pan = pan
-        self.mute = mute
-        self.sends = sends
+        keep = [gain, pan, mute].compactMap { $0 } + sends.compactMap { $0 } + parameters.map(\.2)
         keepNodes = parameters.map(\.0)
-        self.parameters = parameters.map { (Unmanaged.passUnretained($0.0), $0.1, $0.2) }
+        self.gain = gain.map { Unmanaged.passUnretained($0) }
+        self.pan = pan.map { Unmanaged.passUnretained($0) }
+        self.mute = mute.map { Unmanaged.passUnretained($0) }
+        movesStrip = gain != nil || pan != nil || mute != nil
+        sendCount = sends.count
+        sendLanes = .allocate(capacity: max(sends.count, 1))
+        sendLanes.initialize(repeating: nil, count: max(sends.count, 1))
+        for (k, lane) in sends.enumerated() { sendLanes[k] = lane.map { Unmanaged.passUnretained($0) } }
+        parameterCount = parameters.count
+        parameterStores = .allocate(capacity: max(parameters.count, 1))
+        parameterIndices = .allocate(capacity: max(parameters.count, 1))
+        parameterLanes = .allocate(capacity: max(parameters.count, 1))
+        for (k, p) in parameters.enumerated() {
+            (parameterStores + k).initialize(to: Unmanaged.passUnretained(p.0))
+            (parameterIndices + k).initialize(to: p.1)
+            (parameterLanes + k).initialize(to: Unmanaged.passUnretained(p.2))
+        }
         let frames = max(maxFrames, 1)
         self.maxFrames = frames
         func buffer() -> UnsafeMutablePointer<Float> {
@@ -164,6 +190,8 @@ final class StripAutomation: @unchecked Sendable {
             b.initialize(repeating: 0, count: frames)
             return b
         }
+        caches = .allocate(capacity: 2 + sends.count)
+        caches.initialize(repeating: AnchorCache(), count: 2 + sends.count)
         gainCurve = buffer()
         leftCurve = buffer()
         rightCurve = buffer()
@@ -172,6 +200,11 @@ final class StripAutomation: @unchecked Sendable {
     }
 
     deinit {
+        sendLanes.deallocate()
+        parameterStores.deallocate()
+        parameterIndices.deallocate()
+        parameterLanes.deallocate()
+        caches.deallocate()
         gainCurve.deallocate()
         leftCurve.deallocate()
         rightCurve.deallocate()
@@ -184,36 +217,40 @@ final class StripAutomation: @unchecked Sendable {
     /// Audio thread: atomic stores.
     @inline(__always)
     func setParameters(at frame: Int64) {
-        for k in 0..<parameters.count {
-            let p = parameters[k]
-            let v = p.lane.value(at: frame)
-            p.store._withUnsafeGuaranteedRef { $0.set(p.index, v) }
+        for k in 0..<parameterCount {
+            let v = parameterLanes[k]._withUnsafeGuaranteedRef { $0.value(at: frame) }
+            let index = parameterIndices[k]
+            parameterStores[k]._withUnsafeGuaranteedRef { $0.set(index, v) }
         }
     }
 
-    /// Fills `into[0..<n]` with `map(lane(frame))` from timeline frame `start` on: worked out at
-    /// every ``anchorFrames``-th frame of the timeline and at every point of the lane (a corner
-    /// is never cut), joined by straight lines. The anchors lie on the timeline, not in the
-    /// block, so a block of any length (a period of 64 frames, an export's 16 384) gets the
-    /// same values frame for frame.
+    /// Fills `left[0..<n]` (and `right`, when given) with `map(lane(frame))` from timeline frame
+    /// `start` on: worked out at every ``anchorFrames``-th frame of the timeline and at every
+    /// point of the lane (a corner is never cut), joined by straight lines. The anchors lie on
+    /// the timeline, not in the block, so a block of any length (a period of 64 frames, an
+    /// export's 16 384) gets the same values frame for frame; the last anchor is kept in
+    /// `cache` for the next block.
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
-    static func fill(_ into: UnsafeMutablePointer<Float>, frameCount n: Int, from start: Int64, lane: LaneCurve,
-                     _ map: (Double) -> Float) {
+    static func fill(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount n: Int, from start: Int64,
+                     lane: LaneCurve, cache: UnsafeMutablePointer<AnchorCache>, _ map: (Double) -> (Float, Float)) {
         let span = Int64(anchorFrames)
         var f = 0
         while f < n {
             let t = start + Int64(f)
-            var a = t - ((t % span) + span) % span
-            a = max(a, lane.pointFrame(atOrBefore: t))
-            var b = a - ((a % span) + span) % span + span
-            b = min(b, lane.nextPointFrame(after: t))
-            let va = map(lane.value(at: a))
+            let corners = lane.corners(around: t)
+            let a = max(t - ((t % span) + span) % span, corners.before)
+            let b = min(a - ((a % span) + span) % span + span, corners.after)
+            let va = cache.pointee.frame == a ? cache.pointee.value : map(lane.value(at: a))
             let vb = map(lane.value(at: b))
-            let step = (vb - va) / Float(b - a)
+            cache.pointee = AnchorCache(frame: b, value: vb)
+            let width = Float(b - a)
+            let stepL = (vb.0 - va.0) / width, stepR = (vb.1 - va.1) / width
             let end = Int(min(Int64(n), b - start))
-            for i in f..<end { into[i] = va + step * Float(start + Int64(i) - a) }
+            let offset = Float(t - a)
+            for i in f..<end { left[i] = va.0 + stepL * (offset + Float(i - f)) }
+            if let right { for i in f..<end { right[i] = va.1 + stepR * (offset + Float(i - f)) } }
             f = max(end, f + 1)
         }
     }
@@ -224,20 +261,26 @@ final class StripAutomation: @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     func fillStrip(from start: Int64, frameCount n: Int, fader: Float, panGains: (Float, Float), channelCount: Int) {
         if let gain {
-            StripAutomation.fill(gainCurve, frameCount: n, from: start, lane: gain) { Float(Decibels.toLinear($0)) }
+            gain._withUnsafeGuaranteedRef { lane in
+                StripAutomation.fill(gainCurve, nil, frameCount: n, from: start, lane: lane, cache: caches) {
+                    (Float(Decibels.toLinear($0)), 0)
+                }
+            }
         } else {
             gainCurve.update(repeating: fader, count: n)
         }
         if let mute {
             // A mute steps where its point is.
-            for i in 0..<n where mute.value(at: start + Int64(i)) >= 0.5 { gainCurve[i] = 0 }
+            mute._withUnsafeGuaranteedRef { lane in
+                for i in 0..<n where lane.value(at: start + Int64(i)) >= 0.5 { gainCurve[i] = 0 }
+            }
         }
         if let pan {
-            StripAutomation.fill(leftCurve, frameCount: n, from: start, lane: pan) {
-                Float(PanLaw.gains(channelCount: channelCount, pan: $0).left)
-            }
-            StripAutomation.fill(rightCurve, frameCount: n, from: start, lane: pan) {
-                Float(PanLaw.gains(channelCount: channelCount, pan: $0).right)
+            pan._withUnsafeGuaranteedRef { lane in
+                StripAutomation.fill(leftCurve, rightCurve, frameCount: n, from: start, lane: lane, cache: caches + 1) {
+                    let g = PanLaw.gains(channelCount: channelCount, pan: $0)
+                    return (Float(g.left), Float(g.right))
+                }
             }
         } else {
             leftCurve.update(repeating: panGains.0, count: n)
@@ -250,8 +293,12 @@ final class StripAutomation: @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     func fillSend(_ index: Int, from start: Int64, frameCount n: Int, left: Float, right: Float) -> Bool {
-        guard index >= 0 && index < sends.count, let lane = sends[index] else { return false }
-        StripAutomation.fill(sendLeft, frameCount: n, from: start, lane: lane) { Float(Decibels.toLinear($0)) }
+        guard index >= 0 && index < sendCount, let lane = sendLanes[index] else { return false }
+        lane._withUnsafeGuaranteedRef { lane in
+            StripAutomation.fill(sendLeft, nil, frameCount: n, from: start, lane: lane, cache: caches + 2 + index) {
+                (Float(Decibels.toLinear($0)), 0)
+            }
+        }
         for i in 0..<n {
             sendRight[i] = sendLeft[i] * right
             sendLeft[i] *= left
@@ -259,4 +306,3 @@ final class StripAutomation: @unchecked Sendable {
         return true
     }
 }
-
