@@ -54,12 +54,15 @@ let package = Package(
         .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate", "CEbur128"],
                 swiftSettings: optimisedAlways),
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"], swiftSettings: optimisedAlways),
+        // Takes on disk: the marker beside a take being recorded, recovery after a crash, WAV
+        // header repair. Below the engine, which writes and removes the markers.
+        .target(name: "TapedeckTakes", dependencies: ["TapedeckCore", "TapedeckIO"]),
         // The FluidSynth-backed General MIDI instrument node, apart from the other nodes so
         // that only programs that install it (NodeRegistry.install(type:)) ever load FluidSynth.
         .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
-        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK", "CPrefetch", "CMixKernels"],
+        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "CALSA", "CJACK", "CPrefetch", "CMixKernels"],
                 swiftSettings: optimisedAlways),
-        .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
+        .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine"]),
         // Remote control: the control socket every running Tapedeck serves, and the NSM client.
         .target(name: "TapedeckRemote", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "CLiblo"]),
         .target(name: "TapedeckLV2", dependencies: ["TapedeckDSP", "CLV2", "CLilv"]),
@@ -71,8 +74,8 @@ let package = Package(
         .executableTarget(name: "tapedeck-lv2-bundle", dependencies: ["TapedeckLV2Export"]),
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "TapedeckIO", "TapedeckRemote", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
-            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2", "TapedeckRemote",
-            "TapedeckFluidSynth",
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2",
+            "TapedeckRemote", "TapedeckFluidSynth",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
             // Only for `bench jack`: a JACK client that plays a sine by JACK's transport frame.
@@ -89,6 +92,7 @@ let package = Package(
         .testTarget(name: "TapedeckDSPTests", dependencies: ["TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "TapedeckFluidSynthTests", dependencies: ["TapedeckFluidSynth", "TapedeckDSP"]),
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
+        .testTarget(name: "TapedeckTakesTests", dependencies: ["TapedeckTakes", "TapedeckCore", "TapedeckIO"]),
         .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport"]),
         .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport", "CJACKProbe"]),
         .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),

@@ -6,6 +6,7 @@ import TapedeckIO
 import TapedeckRemote
 import TapedeckTransport
 import TapedeckUI
+import TapedeckTakes
 
 /// `tapedeck [SESSION] [--theme NAME]` (also `tapedeck open …`): the interactive screen.
 struct ScreenCommand: Command {
