@@ -178,11 +178,3 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         playback?.close()
     }
 }
-
-/// CLOCK_MONOTONIC in nanoseconds. Audio thread safe (a vDSO call).
-@inline(__always)
-func monotonicNanoseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-}
