@@ -7,6 +7,7 @@ import TapedeckRemote
 import TapedeckTransport
 import TapedeckUI
 import TapedeckTakes
+import TapedeckDevices
 
 /// `tapedeck [SESSION] [--theme NAME]` (also `tapedeck open …`): the interactive screen.
 struct ScreenCommand: Command {
