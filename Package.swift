@@ -54,12 +54,25 @@ let package = Package(
         .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate", "CEbur128"],
                 swiftSettings: optimisedAlways),
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"], swiftSettings: optimisedAlways),
+        // Takes on disk: the marker beside a take being recorded, recovery after a crash, WAV
+        // header repair. Below the engine, which writes and removes the markers.
+        .target(name: "TapedeckTakes", dependencies: ["TapedeckCore", "TapedeckIO"]),
         // The FluidSynth-backed General MIDI instrument node, apart from the other nodes so
         // that only programs that install it (NodeRegistry.install(type:)) ever load FluidSynth.
         .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
-        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "CALSA", "CJACK", "CPrefetch", "CMixKernels"],
+        // The render core keeps the device protocols (AudioDevice, PeriodDevice and its driver,
+        // the freewheel device export runs on); CALSA only for DeviceError's words for an errno.
+        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "CALSA", "CPrefetch", "CMixKernels"],
                 swiftSettings: optimisedAlways),
-        .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine"]),
+        // The device backends: ALSA, JACK, the offline clock and the loopback, the MIDI ports
+        // (ALSA sequencer, JACK MIDI), latency calibration. Optimised like the engine: the
+        // sample conversion and the JACK cycle run on the audio thread.
+        .target(name: "TapedeckDevices", dependencies: ["TapedeckCore", "TapedeckIO", "TapedeckEngine", "CALSA", "CJACK"],
+                swiftSettings: optimisedAlways),
+        // The transport opens the MIDI ports (ALSA sequencer, JACK MIDI) and asks a JACK device
+        // for its MIDI port names, hence the backends.
+        .target(name: "TapedeckTransport", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine",
+                                                          "TapedeckDevices"]),
         // Remote control: the control socket every running Tapedeck serves, and the NSM client.
         .target(name: "TapedeckRemote", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "CLiblo"]),
         .target(name: "TapedeckLV2", dependencies: ["TapedeckDSP", "CLV2", "CLilv"]),
@@ -71,8 +84,8 @@ let package = Package(
         .executableTarget(name: "tapedeck-lv2-bundle", dependencies: ["TapedeckLV2Export"]),
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "TapedeckIO", "TapedeckRemote", "CNcurses"]),
         .executableTarget(name: "tapedeck", dependencies: [
-            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport", "TapedeckUI", "TapedeckLV2", "TapedeckRemote",
-            "TapedeckFluidSynth",
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine", "TapedeckDevices", "TapedeckTransport",
+            "TapedeckUI", "TapedeckLV2", "TapedeckRemote", "TapedeckFluidSynth",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
             // Only for `bench jack`: a JACK client that plays a sine by JACK's transport frame.
@@ -89,8 +102,11 @@ let package = Package(
         .testTarget(name: "TapedeckDSPTests", dependencies: ["TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "TapedeckFluidSynthTests", dependencies: ["TapedeckFluidSynth", "TapedeckDSP"]),
         .testTarget(name: "TapedeckIOTests", dependencies: ["TapedeckIO", "CSndfile"]),
-        .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport"]),
-        .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "TapedeckFluidSynth", "CALSA", "CTestSupport", "CJACKProbe"]),
+        .testTarget(name: "TapedeckTakesTests", dependencies: ["TapedeckTakes", "TapedeckCore", "TapedeckIO"]),
+        .testTarget(name: "TapedeckEngineTests", dependencies: ["TapedeckEngine", "TapedeckDevices", "TapedeckFluidSynth", "CALSA", "CTestSupport"]),
+        .testTarget(name: "TapedeckDevicesTests", dependencies: ["TapedeckDevices", "TapedeckEngine", "TapedeckCore", "CALSA"]),
+        .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "TapedeckDevices", "TapedeckFluidSynth", "CALSA",
+                                                               "CTestSupport", "CJACKProbe"]),
         .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
+import TapedeckTakes
 
 /// What takes are called and what they say about themselves, for every front-end alike.
 public enum TakeFiles {

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
+import TapedeckDevices
 
 /// Where MIDI comes from and goes to, as a front-end asks for it (`--midi-in`, `--midi-out`,
 /// `--midi-surface`).

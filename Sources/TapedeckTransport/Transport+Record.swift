@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
+import TapedeckTakes
 
 /// A recording pass under way: its takes and how they go onto the timeline.
 struct RecordingPass {

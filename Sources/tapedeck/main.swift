@@ -4,6 +4,7 @@ import TapedeckDSP
 import TapedeckEngine
 import TapedeckLV2
 import TapedeckFluidSynth
+import TapedeckDevices
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import XCTest
 import TapedeckIO
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// Captures through the test config's unpaced `filetap` device.
 final class ALSACaptureTests: XCTestCase {

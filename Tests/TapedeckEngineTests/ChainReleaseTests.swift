@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// A chain replaced while playing is released (its delay lines and reverb tanks freed) once
 /// the audio thread has left it, and never while anything still plays through it. The live

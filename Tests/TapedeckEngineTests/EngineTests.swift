@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 final class EngineTests: XCTestCase {
 

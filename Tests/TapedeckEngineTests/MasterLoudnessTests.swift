@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// The engine measures EBU R128 loudness on the master bus while rolling; a reset measures
 /// afresh.

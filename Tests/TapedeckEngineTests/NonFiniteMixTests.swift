@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// A file with NaN and infinite samples on a track without effects: the device hears
 /// silence there (never a NaN), the rest of the track plays unchanged, and the engine counts

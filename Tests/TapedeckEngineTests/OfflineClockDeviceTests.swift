@@ -4,6 +4,7 @@ import CTestSupport
 import Synchronization
 import TapedeckIO
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// Counts the audio thread's heap allocations between its first and last period.
 private final class OfflineAllocationProbe: AudioThreadProbe, @unchecked Sendable {

@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckIO
 import TapedeckDSP
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// Punch, count-in and click at the engine, through an in-process loopback of known delay:
 /// what is played comes back `delay` frames later, exactly like a cable.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 final class RingTests: XCTestCase {
     func testFrameRingKeepsFramesInOrderAcrossTheWrap() {

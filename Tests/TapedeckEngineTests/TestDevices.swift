@@ -3,6 +3,7 @@ import TapedeckIO
 import TapedeckCore
 import TapedeckDSP
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// A device that plays into a delay line and captures from it: what is written in one cycle
 /// comes back `delayFrames` later, like a cable from the output to the input.

@@ -3,6 +3,7 @@ import TapedeckCore
 @testable import TapedeckDSP
 import TapedeckIO
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// On a machine's first run the stretchers measure only the asked speed's start delay before
 /// they are ready, the rest in the background (StretchDelayTable). A speed change to a speed

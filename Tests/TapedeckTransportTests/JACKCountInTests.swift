@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckIO
 @testable import TapedeckEngine
 @testable import TapedeckTransport
+@testable import TapedeckDevices
 
 /// A count-in from the session's start on JACK: JACK's transport has no frame below 0, so
 /// Tapedeck counts in on its own clock with JACK's transport waiting at 0, and JACK's

@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
 @testable import TapedeckTransport
+import TapedeckDevices
 
 /// Tapedeck as a JACK client on a private `jackd -d dummy`: its ports, the audio through
 /// them against JACK's clock, and what happens when the server changes or goes away.

@@ -4,6 +4,7 @@ import TapedeckIO
 import TapedeckDSP
 import TapedeckEngine
 @testable import TapedeckTransport
+import TapedeckDevices
 
 /// What the server does to a running Tapedeck — a new buffer size, an xrun, going away — is
 /// heard as little as possible and never costs a recorded frame.

@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
 @testable import TapedeckTransport
+import TapedeckDevices
 
 /// MIDI on the JACK backend's own ports, on a private `jackd -d dummy`: a test client sends
 /// notes at JACK frame times it chooses to `tapedeck:midi_in`; another hears

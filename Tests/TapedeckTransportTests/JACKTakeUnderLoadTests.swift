@@ -4,6 +4,7 @@ import TapedeckCore
 import TapedeckIO
 @testable import TapedeckEngine
 @testable import TapedeckTransport
+@testable import TapedeckDevices
 
 /// A take of another JACK client's sine on a busy machine (a busy process per core, started
 /// here) with one stall of Tapedeck's own thread: judged by the sine's phase at every frame,

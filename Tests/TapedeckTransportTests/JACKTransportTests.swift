@@ -4,6 +4,7 @@ import TapedeckIO
 import CJACK
 @testable import TapedeckEngine
 @testable import TapedeckTransport
+@testable import TapedeckDevices
 
 /// JACK's transport and Tapedeck's are one: another program's start, locate and stop move
 /// Tapedeck; Tapedeck's play, locate and stop move every other program; as timebase master

@@ -3,6 +3,7 @@ import Foundation
 import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
+import TapedeckDevices
 import XCTest
 
 /// A JACK client of the test's own (C, in `CJACKProbe`): it plays a cosine from a transport

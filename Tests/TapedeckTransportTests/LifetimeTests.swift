@@ -4,6 +4,7 @@ import TapedeckIO
 import TapedeckDSP
 @testable import TapedeckEngine
 @testable import TapedeckTransport
+@testable import TapedeckDevices
 
 /// Nothing a session of use does keeps memory: engines, graphs, voices and their
 /// the mix's time-pitch processors are freed when they are done with.

@@ -5,6 +5,7 @@ import TapedeckIO
 import TapedeckDSP
 @testable import TapedeckEngine
 @testable import TapedeckTransport
+@testable import TapedeckDevices
 
 /// Chain edits while playing: what the screen changes is heard, and what an edit replaces is
 /// freed.

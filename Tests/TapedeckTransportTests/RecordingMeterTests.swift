@@ -4,6 +4,7 @@ import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
 @testable import TapedeckTransport
+import TapedeckDevices
 
 /// Meters show what is heard: while a pass records, the tracks that only play keep their
 /// post-fader meters, and the armed track shows its input.

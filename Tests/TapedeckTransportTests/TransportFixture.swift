@@ -4,6 +4,7 @@ import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
 @testable import TapedeckTransport
+import TapedeckDevices
 
 /// Shared helpers for the transport tests: sessions with known signals, the test ALSA
 /// devices (no sound card), reading what a file tap received.

@@ -4,6 +4,7 @@ import TapedeckDSP
 import TapedeckIO
 import TapedeckEngine
 @testable import TapedeckTransport
+import TapedeckDevices
 
 /// MIDI through the one transport: machine control drives it, MIDI learn binds and follows,
 /// a MIDI track records takes like an audio track (count-in, loop passes as take lanes).

@@ -74,10 +74,11 @@ public protocol AudioDeviceClient: AnyObject {
 }
 
 extension AudioDeviceClient {
-    /// An xrun whose whole cost is known at once: counted, and all of it skipped now.
+    /// An xrun whose whole cost is known at once: counted, and all of it skipped now. Public
+    /// for the backends (TapedeckDevices) that tell an xrun this way.
     ///
     /// Audio thread: no allocation, no locks.
-    func deviceDidXrun(lostFrames: Int64) { deviceDidXrun(lostFrames: lostFrames, skippingNow: lostFrames) }
+    public func deviceDidXrun(lostFrames: Int64) { deviceDidXrun(lostFrames: lostFrames, skippingNow: lostFrames) }
 }
 
 /// What one device read or write did.

@@ -23,7 +23,8 @@ public struct DeviceError: Error, CustomStringConvertible, Equatable, Sendable {
     public var description: String { "audio device '\(device)': \(reason)" }
 
     /// An error for a failed ALSA call: names the call's purpose and explains common codes.
-    static func alsa(_ device: String, _ what: String, _ code: Int32) -> DeviceError {
+    /// Public for the ALSA backend (TapedeckDevices). Control thread.
+    public static func alsa(_ device: String, _ what: String, _ code: Int32) -> DeviceError {
         DeviceError(device: device, reason: "\(what): \(DeviceError.explain(code))", code: code)
     }
 

@@ -95,8 +95,9 @@ public final class PeriodDriver: @unchecked Sendable {
         thread = t
     }
 
-    /// Asks the thread to end after its cycle, waits for it, stops the streams. Control thread.
-    func stop(device: some PeriodDevice) {
+    /// Asks the thread to end after its cycle, waits for it, stops the streams. Public for
+    /// backends in other modules, whose `deinit` ends a driver still running. Control thread.
+    public func stop(device: some PeriodDevice) {
         stopRequested.store(true, ordering: .releasing)
         thread?.join()
         thread = nil

@@ -1,6 +1,7 @@
 import Foundation
 import TapedeckCore
 import TapedeckIO
+import TapedeckTakes
 
 /// Recording passes: opening every take's file, starting and ending a pass on the audio
 /// thread, and finishing the files once the capture writer has written the last frames.

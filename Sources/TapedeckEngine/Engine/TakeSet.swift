@@ -1,6 +1,7 @@
 import Synchronization
 import TapedeckCore
 import TapedeckIO
+import TapedeckTakes
 
 /// One take to record: which track's input goes into which file.
 public struct TakeRequest: Sendable {

@@ -3,12 +3,17 @@ import TapedeckCore
 import TapedeckDSP
 
 /// A channel message stamped with when it arrived (CLOCK_MONOTONIC nanoseconds, the clock of
-/// ``monotonicNanoseconds()``).
-struct TimedMIDIMessage: BitwiseCopyable {
-    var nanoseconds: Int64
-    var status: UInt8
-    var data1: UInt8
-    var data2: UInt8
+/// ``monotonicNanoseconds()``). Public because a MIDI output's backend (TapedeckDevices'
+/// JACK MIDI ports) reads them from ``MIDIOutputPort/messages``; any thread may hold one.
+public struct TimedMIDIMessage: BitwiseCopyable {
+    /// When it arrived, or is due to be sent (CLOCK_MONOTONIC nanoseconds).
+    public var nanoseconds: Int64
+    /// The status byte.
+    public var status: UInt8
+    /// The first data byte (0 when the message has none).
+    public var data1: UInt8
+    /// The second data byte (0 when the message has none).
+    public var data2: UInt8
 }
 
 /// Where a MIDI source (the ALSA sequencer's thread, a JACK MIDI port, a test) hands the
@@ -78,7 +83,10 @@ public final class MIDIInputPort: @unchecked Sendable {
 public final class MIDIOutputPort: @unchecked Sendable {
     /// Where it goes, for messages.
     public let name: String
-    let messages = SPSCQueue<TimedMIDIMessage>(capacity: 4096)
+    /// What to send, in order, each with the time it is due. The audio thread pushes; the
+    /// output's own thread (a JACK process callback, in TapedeckDevices) peeks and pops, and
+    /// is the only one that may.
+    public let messages = SPSCQueue<TimedMIDIMessage>(capacity: 4096)
 
     /// A port. Control thread.
     public init(name: String) { self.name = name }

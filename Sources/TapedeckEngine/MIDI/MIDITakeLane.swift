@@ -1,6 +1,7 @@
 import Synchronization
 import TapedeckCore
 import TapedeckIO
+import TapedeckTakes
 
 /// One MIDI take to record: a MIDI track of the pass, into a Standard MIDI File.
 public struct MIDITakeRequest: Sendable {

@@ -1,6 +1,7 @@
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
+import TapedeckTakes
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -4,7 +4,9 @@ import Glibc
 
 /// Starts and joins one thread outside Swift concurrency: the audio thread (SCHED_FIFO
 /// when allowed) or a disk thread (normal scheduling, optionally a better nice value).
-final class RealtimeThread: @unchecked Sendable {
+/// Public for the backends in TapedeckDevices that run a thread of their own (the ALSA
+/// sequencer's MIDI thread).
+public final class RealtimeThread: @unchecked Sendable {
     private var thread: pthread_t?
     private let name: String
     private let body: (Bool) -> Void
@@ -14,15 +16,15 @@ final class RealtimeThread: @unchecked Sendable {
 
     /// Creates a thread that will run `body` once started; `body` learns whether SCHED_FIFO
     /// was granted. Control thread.
-    init(name: String, body: @escaping (Bool) -> Void) {
+    public init(name: String, body: @escaping (Bool) -> Void) {
         self.name = name
         self.body = body
     }
 
     /// Starts the thread; with `realtime`, asks for SCHED_FIFO at `priority` and keeps normal
     /// scheduling when that is refused (the body is told). `nice` is tried for normal threads
-    /// (a negative value needs privilege and is skipped quietly without it).
-    func start(priority: Int32 = 0, realtime: Bool = false, nice: Int32 = 0) -> Bool {
+    /// (a negative value needs privilege and is skipped quietly without it). Control thread.
+    public func start(priority: Int32 = 0, realtime: Bool = false, nice: Int32 = 0) -> Bool {
         wantRealtime = realtime
         wantPriority = priority
         wantNice = nice
@@ -54,18 +56,29 @@ final class RealtimeThread: @unchecked Sendable {
     }
 
     /// Waits for the body to return. Control thread.
-    func join() {
+    public func join() {
         if let t = thread { pthread_join(t, nil) }
         thread = nil
     }
 }
 
-/// Sleeps `nanoseconds` without touching the allocator. Audio or disk thread.
+/// Sleeps `nanoseconds` without touching the allocator. Audio or disk thread, or the control
+/// thread waiting on one (public for TapedeckDevices' latency calibration, which does).
 @inline(__always)
-func sleepNanoseconds(_ nanoseconds: Int64) {
+public func sleepNanoseconds(_ nanoseconds: Int64) {
     var ts = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     var rest = timespec()
     while nanosleep(&ts, &rest) != 0 && errno == EINTR { ts = rest }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock MIDI stamps and device period times are on.
+/// Any thread, the audio thread included (a vDSO call). Public for the device backends
+/// (TapedeckDevices), which stamp with it.
+@inline(__always)
+public func monotonicNanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 
 /// A counting semaphore a disk thread sleeps on and the audio thread signals. `signal` is one

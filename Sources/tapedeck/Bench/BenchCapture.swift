@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
+import TapedeckDevices
 #if canImport(Glibc)
 import Glibc
 #endif

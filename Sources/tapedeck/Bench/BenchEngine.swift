@@ -4,6 +4,7 @@ import TapedeckDSP
 import TapedeckEngine
 import TapedeckIO
 import TapedeckTransport
+import TapedeckDevices
 
 /// Real-time headroom: the real engine (audio thread, disk thread streaming real files from a
 /// generated session, track chains, mix) driven by ``OfflineClockDevice``, which has no clock:

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckEngine
 import TapedeckTransport
+import TapedeckDevices
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -4,6 +4,7 @@ import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
 import TapedeckTransport
+import TapedeckDevices
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
+import TapedeckDevices
 
 /// Recording headroom: `--record N` tracks record at once, each from its own input of an
 /// N-channel device, while the engine benchmark's 128 tracks play — on the offline clock

@@ -4,6 +4,7 @@ import TapedeckEngine
 import TapedeckIO
 import TapedeckTransport
 import TapedeckUI
+import TapedeckDevices
 
 /// Scale: a 32-track × 2-hour session must open (what the screen does before it can draw) in
 /// ≤ 0.5 s with RSS ≤ 150 MB — peak files are read, audio is not.

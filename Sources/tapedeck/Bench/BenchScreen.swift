@@ -4,6 +4,7 @@ import TapedeckEngine
 import TapedeckIO
 import TapedeckTransport
 import TapedeckUI
+import TapedeckDevices
 
 /// The screen's own cost: a `tracks`-track session plays on the offline clock paced in real
 /// time (so meters, the playhead and the waveforms move as they do in use) while this

@@ -1,6 +1,7 @@
 import TapedeckCore
 import TapedeckEngine
 import TapedeckTransport
+import TapedeckDevices
 
 /// The JACK flags `record`, `play` and the screen share: `--connect`, `--timebase`,
 /// `--jack-transport` (read here, declared in ``SharedOptions/jack``).

@@ -1,5 +1,6 @@
 import TapedeckCore
 import TapedeckEngine
+import TapedeckDevices
 
 /// `tapedeck calibrate`: measures a device's true round trip through a loopback and stores
 /// what ALSA does not report, so recorded audio lands where it was played.

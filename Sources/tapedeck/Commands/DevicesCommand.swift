@@ -1,4 +1,5 @@
 import TapedeckEngine
+import TapedeckDevices
 #if canImport(Glibc)
 import Glibc
 #endif

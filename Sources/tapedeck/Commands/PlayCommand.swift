@@ -4,6 +4,7 @@ import TapedeckIO
 import TapedeckEngine
 import TapedeckDSP
 import TapedeckTransport
+import TapedeckTakes
 
 /// `tapedeck play SESSION|FILE`: plays a session's audible tracks (or one file) on a device.
 struct PlayCommand: Command {

@@ -4,6 +4,7 @@ import TapedeckIO
 import TapedeckEngine
 import TapedeckDSP
 import TapedeckTransport
+import TapedeckDevices
 
 /// `tapedeck record` (and `tapedeck --headless --record`): records a take from an ALSA
 /// device into a file or onto a session track, showing that it records until it is stopped.

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckIO
 import TapedeckEngine
+import TapedeckTakes
 
 /// `tapedeck recover SESSION|FILE`: finishes takes a crash or a kill left unfinished.
 struct RecoverCommand: Command {

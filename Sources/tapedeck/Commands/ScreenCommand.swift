@@ -6,6 +6,8 @@ import TapedeckIO
 import TapedeckRemote
 import TapedeckTransport
 import TapedeckUI
+import TapedeckTakes
+import TapedeckDevices
 
 /// `tapedeck [SESSION] [--theme NAME]` (also `tapedeck open …`): the interactive screen.
 struct ScreenCommand: Command {

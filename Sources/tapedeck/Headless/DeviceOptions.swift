@@ -1,5 +1,6 @@
 import TapedeckCore
 import TapedeckEngine
+import TapedeckDevices
 #if canImport(Glibc)
 import Glibc
 #endif

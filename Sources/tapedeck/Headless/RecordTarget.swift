@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
 import TapedeckTransport
+import TapedeckTakes
 
 /// What `record` records into: a session (its armed tracks, or the tracks named) or one file.
 /// Finished takes are placed on their tracks and the session saved.

@@ -1,6 +1,7 @@
 import TapedeckCore
 import TapedeckEngine
 import TapedeckTransport
+import TapedeckDevices
 
 /// How the screen reaches sound devices: the PCM name, the ALSA configuration
 /// (`TAPEDECK_ALSA_CONFIG` or the global one) and the period shape. UI thread.

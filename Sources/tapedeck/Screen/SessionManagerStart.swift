@@ -1,6 +1,7 @@
 import Foundation
 import TapedeckEngine
 import TapedeckRemote
+import TapedeckDevices
 
 /// The screen joining an NSM session when `NSM_URL` is set: announce, then wait for the
 /// manager to name the project before anything (the JACK client above all) is opened, as

@@ -1,6 +1,7 @@
 import CJACK
 import Synchronization
 import TapedeckCore
+import TapedeckEngine
 #if canImport(Glibc)
 import Glibc
 #endif

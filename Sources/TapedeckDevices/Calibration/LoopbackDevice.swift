@@ -1,3 +1,5 @@
+import TapedeckEngine
+
 /// An in-process device whose capture hears its own playback `delayFrames` later, like a
 /// cable from the output to the input: for tests and benches of anything that depends on the
 /// round trip (calibration, overdub alignment, punch edges), with no sound card.

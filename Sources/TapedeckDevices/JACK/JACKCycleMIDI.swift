@@ -1,4 +1,5 @@
 import CJACK
+import TapedeckEngine
 
 /// The JACK client's MIDI ports within a cycle. What the MIDI inputs hold for the cycle is
 /// handed to the engine block by block (``AudioDeviceMIDIClient/receiveMIDI(_:frameOffset:)``)

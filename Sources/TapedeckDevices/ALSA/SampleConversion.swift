@@ -1,3 +1,5 @@
+import TapedeckEngine
+
 /// Conversions between ALSA's interleaved device samples and the engine's non-interleaved
 /// 32-bit float. Integer scaling matches `AudioFileWriter` (divide by 2^(bits−1) in, multiply
 /// and round out), so a captured integer sample written at the same depth is bit-identical.

@@ -1,5 +1,6 @@
 import CJACK
 import TapedeckCore
+import TapedeckEngine
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TapedeckEngine
 
 /// The offline backend: a device with no clock of its own. Reads return silence and writes
 /// go nowhere, as fast as the engine asks, and each period is stamped with the monotonic

@@ -1,7 +1,7 @@
 import XCTest
 import TapedeckCore
 import TapedeckIO
-@testable import TapedeckEngine
+@testable import TapedeckTakes
 
 /// A crash leaves a take whose header is up to a second old and a marker beside it;
 /// recovery must make every written frame readable and put the take on its track, once.

@@ -1,10 +1,11 @@
 import Foundation
 import XCTest
 import TapedeckEngine
+import TapedeckDevices
 
 final class CalibrationTests: XCTestCase {
     /// The library's loopback (this test target has an older one of the same name).
-    private typealias Loop = TapedeckEngine.LoopbackDevice
+    private typealias Loop = TapedeckDevices.LoopbackDevice
 
     func testCalibrationAgainstALoopbackDeviceWithAKnownDelayFindsThatDelayToTheFrame() throws {
         let cases: [(period: Int, delay: Int)] = [(64, 64), (256, 3 * 256 + 17), (1000, 2048), (128, 4801), (32, 23_999), (441, 1234)]

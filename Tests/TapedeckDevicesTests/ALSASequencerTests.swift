@@ -2,6 +2,7 @@ import XCTest
 import CALSA
 import TapedeckCore
 @testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// MIDI input from the ALSA sequencer, against the real kernel sequencer. Machines without it
 /// (no /dev/snd/seq: the snd-seq module is not loaded, as in containers and on CI) skip these

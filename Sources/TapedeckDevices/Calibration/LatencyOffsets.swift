@@ -1,4 +1,5 @@
 import TapedeckIO
+import TapedeckEngine
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import CALSA
+import TapedeckEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -177,12 +178,4 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         capture?.close()
         playback?.close()
     }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds. Audio thread safe (a vDSO call).
-@inline(__always)
-func monotonicNanoseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import TapedeckEngine
 
 /// Measures a device's true round trip: plays a click train, records it back through a
 /// loopback (a cable from an output to an input, or ``LoopbackDevice``), and finds the lag

@@ -1,4 +1,5 @@
 import CALSA
+import TapedeckEngine
 #if canImport(Glibc)
 import Glibc
 #endif

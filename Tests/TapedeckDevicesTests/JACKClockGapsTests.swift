@@ -1,5 +1,5 @@
 import XCTest
-@testable import TapedeckEngine
+@testable import TapedeckDevices
 
 /// The readings of JACK's clock seen on a real JACK2 server (dummy driver, 256-frame periods)
 /// give the lost frames the source's own samples said were lost.
