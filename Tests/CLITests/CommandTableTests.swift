@@ -15,7 +15,7 @@ final class CommandTableTests: XCTestCase {
         "calibrate": [], "play": ["x.wav"], "devices": [], "recover": ["s.tapedeck"], "bench": ["mixdown"],
         "completions": ["bash"], "man": [], "track": ["s.tapedeck", "1"], "region": ["s.tapedeck", "1"],
         "marker": ["s.tapedeck"], "loop": ["s.tapedeck"], "punch": ["s.tapedeck"], "learn": ["s.tapedeck"],
-        "ctl": ["status"], "bus": ["s.tapedeck"], "send": ["s.tapedeck", "1"],
+        "ctl": ["status"], "bus": ["s.tapedeck"], "send": ["s.tapedeck", "1"], "automation": ["s.tapedeck", "1"],
     ]
 
     func testEveryCommandReadsExactlyTheOptionsItsTableDeclares() throws {
