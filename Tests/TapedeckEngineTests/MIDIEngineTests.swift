@@ -209,6 +209,66 @@ final class MIDIEngineTests: XCTestCase {
         XCTAssertEqual(take.events.last.map { $0.isNoteOff && $0.data1 == 67 }, true, "the held note ends with the take")
     }
 
+    /// An xrun (the device refuses the period from 48_128 and plays 9_600 more frames unheard
+    /// while the thread stalls) with notes played in the frames it lost, and a note handed
+    /// over after the period it was played in was rendered: the take keeps each where it was
+    /// played, on the device's clock — the frames the xrun lost are in the take — and the
+    /// notes played before and after the xrun keep theirs. Heard, they sound as soon as the
+    /// engine can: the lost ones at the first frame after the xrun, the late one on arrival.
+    func testNotesPlayedInFramesAnXrunLostOrHandedOverLateAreKeptWhereTheyWerePlayed() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (session, folder) = try clickSession(dir, sequence: nil, armed: true)
+        let lostFrom: Int64 = 48_128, lost: Int64 = 9_600
+        let resumed = lostFrom + Int64(period) + lost
+        let device = PacedRecordingDevice(periodFrames: period, seconds: 3, xruns: [(frame: lostFrom, lostFrames: lost)])
+        let engine = Engine(device: device)
+        let port = MIDIInputPort(name: "test")
+        engine.attach(midiInput: port)
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        try FileManager.default.createDirectory(atPath: folder.midiFolder, withIntermediateDirectories: true)
+        let path = folder.midiFolder + "/take.mid"
+        let recordPoint: Int64 = 12_000
+        let set = try engine.startTakes([], gate: TakeGate(recordPoint: recordPoint, latencyFrames: engine.midiLatencyFrames),
+                                        midi: [MIDITakeRequest(track: 0, path: path, tempoMap: session.tempoMap, trackName: "Keys")])
+        engine.play()
+        try engine.start()
+        // Handed over ahead of time, stamped with their moments (why: see
+        // testANoteSentAtAKnownTimeIsRenderedByTheSamplerAtThatFrameWithinAPeriod); one note
+        // (80_000) is handed over only once the device is well past it.
+        let inTime: [Int64] = [24_000, 50_000, 55_555, 60_000, 72_000]
+        let late: Int64 = 80_000
+        for (k, f) in inTime.enumerated() {
+            port.receive(status: 0x90, data1: UInt8(60 + k), data2: 100, atNanoseconds: device.nanoseconds(atFrame: f))
+            port.receive(status: 0x80, data1: UInt8(60 + k), data2: 0, atNanoseconds: device.nanoseconds(atFrame: f + 100))
+        }
+        waitFrames(engine, until: late + 6_000)
+        port.receive(status: 0x90, data1: 70, data2: 100, atNanoseconds: device.nanoseconds(atFrame: late))
+        port.receive(status: 0x80, data1: 70, data2: 0, atNanoseconds: device.nanoseconds(atFrame: late + 100))
+        waitFrames(engine, until: 110_000)
+        let status = engine.status()
+        engine.endTakes()
+        _ = engine.finish(set)
+        engine.close()
+        XCTAssertEqual(status.xrunCount, 1)
+
+        // The take: every note where it was played.
+        let take = try MIDIRegionFile.read(path: path, sampleRate: 48000)
+        let ons = take.events.filter(\.isNoteOn)
+        let played = inTime + [late]
+        XCTAssertEqual(ons.map(\.data1), (0..<played.count).map { UInt8($0 == played.count - 1 ? 70 : 60 + $0) })
+        for (got, want) in zip(ons, played) {
+            XCTAssertEqual(got.frame, want - recordPoint, "note \(got.data1) played at device frame \(want)")
+        }
+        // Heard: a period after it was played, or (lost, late) as soon as the engine could.
+        let onsets = MIDIFixture.onsets(device.played, threshold: 0.5).map(Int64.init)
+        XCTAssertEqual(onsets.count, played.count - 1, "the two notes played in the lost frames sound together: \(onsets)")
+        XCTAssertEqual(onsets.first, 24_000 + Int64(period))
+        XCTAssertEqual(onsets.dropFirst().first, resumed, "the notes the xrun lost sound at its first frame after")
+        XCTAssertEqual(Array(onsets.dropFirst(2).prefix(2)), [60_000 + Int64(period), 72_000 + Int64(period)])
+        XCTAssertGreaterThan(onsets.last ?? 0, late + 6_000, "the late note sounds when it arrives")
+    }
+
     func testABoundControllerMovesTheFaderAndIsReportedAndLearningTakesTheNextController() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -19,12 +19,8 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
     private let capture: ALSAStream?
     private let playback: ALSAStream?
     private let linked: Bool
-    private var startNanoseconds: Int64 = 0
-    /// Device frames accounted for (moved or declared lost); audio thread only.
-    private var accountedFrames: Int64 = 0
-    /// Whether the clock is anchored to the first period that arrived; the start itself
-    /// (JACK connecting, a card waking up) is not audio time and must not count as lost.
-    private var anchored = false
+    /// What xruns cost (see ``XrunClock``).
+    private let xrunClock: XrunClock
     /// ``DeviceConfiguration/isPaced``, kept apart so the audio thread does not copy the
     /// configuration (and retain its name) to read it.
     private let paced: Bool
@@ -61,6 +57,7 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
             captureLatencyFrames: 0, playbackLatencyFrames: Int64(play?.bufferFrames ?? 0), linked: isLinked)
         configuration.isPaced = [cap, play].compactMap { $0 }.allSatisfy(\.isPaced)
         paced = configuration.isPaced
+        xrunClock = XrunClock(sampleRate: main.sampleRate)
     }
 
     /// Prefills playback and starts both streams together. Control thread.
@@ -71,22 +68,16 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
             if code < 0 { throw DeviceError.alsa(s.name, "cannot prepare", code) }
         }
         try startBothStreams()
-        startNanoseconds = monotonicNanoseconds()
-        accountedFrames = 0
-        anchored = false
+        xrunClock.reset()
     }
 
-    /// Anchors the xrun clock at the end of the first period that moved.
+    /// A cycle's period moved: when its first stream moved it (capture's read, else
+    /// playback's write), as the restart after an xrun is timed.
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
     private func account(_ frameCount: Int) {
-        if !anchored {
-            anchored = true
-            startNanoseconds = monotonicNanoseconds() - Int64(frameCount) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
-            accountedFrames = 0
-        }
-        accountedFrames += Int64(frameCount)
+        xrunClock.moved(frameCount, atNanoseconds: monotonicNanoseconds())
     }
 
     private func startBothStreams() throws(DeviceError) {
@@ -110,10 +101,13 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         guard let cap = capture else { return .ok }
         let code = cap.readPeriod(into: channels, frameCount: frameCount)
         if code == 0 {
-            if playback == nil { account(frameCount) }
+            // A capturing cycle moved once its period came in, as the restart after an xrun
+            // is timed (see ``recover(_:movedFrames:)``).
+            account(frameCount)
             return .ok
         }
-        return recover(code)
+        // The cycle does not render: its frames are part of what was lost.
+        return recover(code, movedFrames: 0)
     }
 
     /// Audio thread: no allocation, no locks, no logging, no throwing.
@@ -121,10 +115,13 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         guard let play = playback else { return .ok }
         let code = play.writePeriod(from: channels, frameCount: frameCount)
         if code == 0 {
-            account(frameCount)
+            if capture == nil { account(frameCount) }
             return .ok
         }
-        return recover(code)
+        // The engine rendered this period and moved its playhead through it whether or not
+        // the device took it: it counts as moved, not again as lost. (With capture, its read
+        // counted it already.)
+        return recover(code, movedFrames: capture == nil ? frameCount : 0)
     }
 
     /// Where the period about to render began on the card's clock: read off the capture
@@ -136,11 +133,19 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         return (capture ?? playback)?.periodBegan()
     }
 
-    /// Restarts both streams after an xrun and works out how much device time went by unheard.
+    /// Restarts both streams after an xrun and works out how much device time went by unheard
+    /// (see ``XrunClock``): `movedFrames` of the cycle went through the engine though the
+    /// device refused them (a period rendered, then not taken).
     ///
-    /// Audio thread: no allocation, no locks, no logging.
-    private func recover(_ code: Int32) -> DeviceIOResult {
+    /// The restart is timed as every period is: when the restarted streams move their first
+    /// frames, not when the restart was asked for — ALSA's JACK plugin, for one, moves at the
+    /// next JACK cycle, up to a period later.
+    ///
+    /// Audio thread: no allocation, no locks, no logging (it waits on the device, at most
+    /// until it moves or the stall timeout).
+    private func recover(_ code: Int32, movedFrames: Int) -> DeviceIOResult {
         guard code == -EPIPE || code == -ESTRPIPE else { return .failed(code: code) }
+        xrunClock.passed(movedFrames)
         for s in [capture, playback] {
             guard let s else { continue }
             var r = snd_pcm_recover(s.pcm, code, 1)
@@ -155,11 +160,16 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
             snd_pcm_prepare(playback!.pcm)
         }
         do { try startBothStreams() } catch { return .failed(code: error.code == 0 ? -EBADFD : error.code) }
-        let elapsed = monotonicNanoseconds() - startNanoseconds
-        let expected = elapsed * Int64(configuration.sampleRate) / 1_000_000_000
         // Unpaced devices run ahead of the clock: nothing measurable was lost there.
-        let lost = anchored ? max(0, expected - accountedFrames) : 0
-        accountedFrames += lost
+        guard xrunClock.isAnchored, paced, let first = capture ?? playback else { return .xrun(lostFrames: 0) }
+        // The cycle's first stream moves its first frames: captured, or room made after the
+        // prefill (a device that does not answer is found out by the read or write that
+        // follows). As many as it says it has (a plugin may move several periods at once).
+        _ = first.waitReady()
+        let now = monotonicNanoseconds()
+        let ready = Int(snd_pcm_avail_update(first.pcm))
+        let moved = ready > 0 ? min(ready, first.bufferFrames) : configuration.periodFrames
+        let lost = xrunClock.restarted(movedFrames: moved, atNanoseconds: now)
         return .xrun(lostFrames: lost)
     }
 

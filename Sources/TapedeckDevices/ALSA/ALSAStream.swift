@@ -179,7 +179,7 @@ final class ALSAStream: @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks (poll on the PCM's descriptors).
     @inline(__always)
-    private func waitReady() -> Int32 {
+    func waitReady() -> Int32 {
         let r = snd_pcm_wait(pcm, stallTimeoutMilliseconds)
         if r == 0 { return -ETIMEDOUT }
         return r < 0 ? Int32(r) : 0

@@ -26,6 +26,12 @@ public final class JACKMIDIPorts: @unchecked Sendable {
     private var inPort: OpaquePointer?
     private var outPort: OpaquePointer?
     private let active = Atomic<Bool>(false)
+    private var sampleRate: Int64 = 48000
+    // JACK's thread.
+    /// When this client's cycles begin on CLOCK_MONOTONIC (see ``process(frames:)``).
+    private var cycleClock = CycleClock()
+    private var lastCycleStart: jack_nframes_t = 0
+    private var haveLastCycle = false
 
     /// Opens the client on the running JACK server (never starts one), registers its two
     /// ports, activates it and connects `midi_in` from each of `sources` and `midi_out` to
@@ -39,6 +45,7 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         }
         client = c
         clientName = String(cString: jack_get_client_name(c))
+        sampleRate = Int64(max(jack_get_sample_rate(c), 1))
         input = MIDIInputPort(name: "JACK \(clientName):midi_in", surface: surface)
         output = MIDIOutputPort(name: "JACK \(clientName):midi_out")
         inPort = jack_port_register(c, "midi_in", JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0)
@@ -103,20 +110,35 @@ public final class JACKMIDIPorts: @unchecked Sendable {
     /// JACK's process callback: incoming messages to the input port, stamped; due outgoing
     /// messages to `midi_out`.
     ///
+    /// A message is stamped with when its frame of this cycle happened: the cycle's start as
+    /// this client's own delay-locked loop follows it (``CycleClock``, fed the moments the
+    /// cycles run and JACK's frame count between them), plus its offset. Not with JACK's
+    /// `jack_frames_to_time`: after JACK's own thread ran late (measured on the dummy
+    /// server under load: a cycle 106 ms after the one before it with only a period's frames
+    /// between them), JACK's filtered mapping put this client's cycles up to 89 ms before
+    /// they ran, off by tens of milliseconds for seconds after (overshooting by 20 ms), and
+    /// so did every note's stamp — while the device the engine plays on, woken by the same
+    /// late cycles, was not. The loop starts afresh on such a jump and follows wake-ups
+    /// otherwise, as the engine's own loop does for a device that cannot tell its clock.
+    ///
     /// JACK's real-time thread: no allocation, no locks.
     private func process(frames: jack_nframes_t) {
         guard active.load(ordering: .acquiring), let client, let inPort, let outPort else { return }
-        // JACK's clock is CLOCK_MONOTONIC_RAW: map its times onto ours through both read now.
-        let offset = monotonicNanoseconds() - Int64(jack_get_time()) * 1000
+        let now = monotonicNanoseconds()
         let cycleStart = jack_last_frame_time(client)
+        // Frame time wraps at 2^32; the signed difference of two readings does not. (A late
+        // cycle may read the next one's frame time, and the next reads it again: 0 frames.)
+        let elapsedFrames = haveLastCycle ? max(0, Int64(Int32(bitPattern: cycleStart &- lastCycleStart))) : Int64(frames)
+        haveLastCycle = true
+        lastCycleStart = cycleStart
+        cycleClock.tick(now: now, elapsedNanoseconds: elapsedFrames * 1_000_000_000 / sampleRate,
+                        periodNanoseconds: Int64(frames) * 1_000_000_000 / sampleRate)
+        let began = cycleClock.window.endNanoseconds
         if let buffer = jack_port_get_buffer(inPort, frames) {
             let count = jack_midi_get_event_count(buffer)
             var event = jack_midi_event_t()
             for i in 0..<count where jack_midi_event_get(&event, buffer, i) == 0 {
-                // Stamped with the time of its frame in this cycle (JACK's own placement): a time
-                // at or after now, so the engine never finds it late and keeps its spacing exactly.
-                let frame = cycleStart &+ event.time
-                let ns = Int64(jack_frames_to_time(client, frame)) * 1000 + offset
+                let ns = began + Int64(event.time) * 1_000_000_000 / sampleRate
                 input.receive(UnsafeBufferPointer(start: event.buffer, count: event.size), atNanoseconds: ns)
             }
         }
@@ -125,12 +147,12 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         var last: jack_nframes_t = 0
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 3) { bytes in
             while let m = output.messages.peek() {
-                let due = jack_time_to_frames(client, jack_time_t(max(0, (m.nanoseconds - offset) / 1000)))
-                let at = due &- cycleStart
+                // Its frame in this cycle, on the clock the inputs are stamped with.
+                let at = (m.nanoseconds - began) * sampleRate / 1_000_000_000
                 // Due in a later cycle: it waits (times past are sent at once).
-                if Int32(bitPattern: at) >= Int32(frames) { break }
+                if at >= Int64(frames) { break }
                 _ = output.messages.pop()
-                let frame = min(max(last, Int32(bitPattern: at) < 0 ? 0 : at), frames - 1)
+                let frame = jack_nframes_t(min(max(Int64(last), at), Int64(frames) - 1))
                 bytes[0] = m.status; bytes[1] = m.data1; bytes[2] = m.data2
                 if jack_midi_event_write(buffer, frame, bytes.baseAddress, 1 + MIDISequence.dataBytes(status: m.status)) == 0 { last = frame }
             }

@@ -52,13 +52,16 @@ extension RenderCore {
     func gatherMIDI(_ g: Graph?, frameCount n: Int, now: Int64) {
         let hub = midi
         let window = midiWindow(frameCount: n, now: now)
-        let start = window.startNanoseconds
-        let span = window.endNanoseconds - start
+        defer {
+            hub.lastWindow = window
+            hub.lastWindowDeviceFrame = deviceFrame
+            hub.lastWindowFrameCount = n
+        }
         hub.liveCount = 0
         for i in 0..<hub.deliveredCount {
             let e = hub.delivered[i]
-            route(g, status: e.status, data1: e.data1, data2: e.data2, offset: Int(e.frameOffset), frameCount: n,
-                  nanoseconds: window.endNanoseconds + Int64(e.frameOffset) * 1_000_000_000 / Int64(max(sampleRate, 1)))
+            route(g, status: e.status, data1: e.data1, data2: e.data2, offset: Int(e.frameOffset), playedOffset: Int64(e.frameOffset),
+                  frameCount: n, nanoseconds: window.endNanoseconds + Int64(e.frameOffset) * 1_000_000_000 / Int64(max(sampleRate, 1)))
         }
         hub.deliveredCount = 0
         for slot in 0..<MIDIHub.inputCapacity {
@@ -70,9 +73,15 @@ extension RenderCore {
                 while let m = port.messages.peek(), m.nanoseconds < window.endNanoseconds {
                     _ = port.messages.pop()
                     // To the nearest frame (a stamp a nanosecond short of its frame is that frame).
-                    let into = m.nanoseconds <= start ? 0 : ((m.nanoseconds - start) * Int64(n) * 2 + span) / (2 * span)
-                    route(g, status: m.status, data1: m.data1, data2: m.data2, offset: Int(min(max(into, 0), Int64(n - 1))),
-                          frameCount: n, nanoseconds: m.nanoseconds)
+                    // One stamped before the window (played in frames an xrun lost, or handed
+                    // over after its period was rendered) is heard at once, at the period's
+                    // first frame, and kept in a take where it was played.
+                    let into = min(window.frame(atNanoseconds: m.nanoseconds, frameCount: n), Int64(n - 1))
+                    let played = into >= 0 ? into
+                        : MIDIWindow.playedFrame(atNanoseconds: m.nanoseconds, window: window, frameCount: n, previous: hub.lastWindow,
+                                                 previousFrameCount: hub.lastWindowFrameCount, framesBefore: deviceFrame - hub.lastWindowDeviceFrame)
+                    route(g, status: m.status, data1: m.data1, data2: m.data2, offset: Int(min(max(played, 0), Int64(n - 1))),
+                          playedOffset: played, frameCount: n, nanoseconds: m.nanoseconds)
                 }
             }
         }
@@ -92,10 +101,13 @@ extension RenderCore {
     }
 
     /// One incoming message: learnt, applied to what it is bound to, or played (to the
-    /// armed tracks, MIDI thru and the takes).
+    /// armed tracks, MIDI thru and the takes) — heard at `offset` in this period, kept in a
+    /// take where it was played, `playedOffset` frames into the period (before it, negative,
+    /// when it was played before the period's window began).
     ///
     /// Audio thread: no allocation, no locks.
-    private func route(_ g: Graph?, status: UInt8, data1: UInt8, data2: UInt8, offset: Int, frameCount n: Int, nanoseconds: Int64) {
+    private func route(_ g: Graph?, status: UInt8, data1: UInt8, data2: UInt8, offset: Int, playedOffset: Int64, frameCount n: Int,
+                       nanoseconds: Int64) {
         let hub = midi
         if status & 0xF0 == 0xB0 {
             if hub.learning.load(ordering: .acquiring) {
@@ -121,7 +133,7 @@ extension RenderCore {
             // Not `g.map { … }`: a generic call through a closure, which this file avoids on the audio thread.
             var latency = midiBaseLatencyFrames
             if let g { latency = midiLatencyFrames(g) }
-            let played = deviceFrame + Int64(offset) - latency
+            let played = deviceFrame + playedOffset - latency
             if !hub.capture.push(CapturedMIDI(playedDeviceFrame: played, status: status, data1: data1, data2: data2)) {
                 hub.droppedMessages.add(1, ordering: .relaxed)
             }

@@ -45,6 +45,11 @@ final class MIDIHub: @unchecked Sendable {
     var devicePeriod: DevicePeriodTime?
     /// ``RenderCore/deviceFrame`` when ``clock`` last ticked (-1: never).
     var clockDeviceFrame: Int64 = -1
+    /// The last period's window, its first device frame and its length (a message handed
+    /// over late is placed in the take through the window it belongs to).
+    var lastWindow: MIDIWindow?
+    var lastWindowDeviceFrame: Int64 = 0
+    var lastWindowFrameCount = 0
 
     init() {
         inputs = .allocate(capacity: MIDIHub.inputCapacity)
@@ -74,56 +79,127 @@ struct ControllerMoveRecord: BitwiseCopyable {
 /// Where the period being rendered takes its live MIDI from: messages stamped in
 /// `[startNanoseconds, endNanoseconds)` (CLOCK_MONOTONIC) are placed at the same fraction of
 /// the period; earlier ones (late arrivals) at its first frame; later ones wait.
-struct MIDIWindow: BitwiseCopyable {
-    var startNanoseconds: Int64
-    var endNanoseconds: Int64
+public struct MIDIWindow: BitwiseCopyable, Equatable, Sendable {
+    public var startNanoseconds: Int64
+    public var endNanoseconds: Int64
+
+    /// A window from `startNanoseconds` to `endNanoseconds` (CLOCK_MONOTONIC).
+    public init(startNanoseconds: Int64, endNanoseconds: Int64) {
+        self.startNanoseconds = startNanoseconds
+        self.endNanoseconds = endNanoseconds
+    }
+
+    /// The frame of a period of `frameCount` frames that this window maps a moment
+    /// `nanoseconds` to, to the nearest frame: negative before the window, `frameCount` or
+    /// more after it.
+    ///
+    /// Audio thread: arithmetic only.
+    @inline(__always)
+    func frame(atNanoseconds nanoseconds: Int64, frameCount n: Int) -> Int64 {
+        let span = max(endNanoseconds - startNanoseconds, 1)
+        let twice = 2 * span
+        let x = (nanoseconds - startNanoseconds) * Int64(n) * 2 + span
+        // Rounded down, not towards zero: a moment before the window is a frame before it.
+        return x >= 0 ? x / twice : -((-x + twice - 1) / twice)
+    }
+
+    /// Where a message stamped `nanoseconds`, before `window` (this period's, `frameCount`
+    /// frames), was played, in frames from the period's first frame: through the window of
+    /// the period before (`previous`, `previousFrameCount` frames, which began `framesBefore`
+    /// device frames before this one) when the stamp falls in it or earlier; in the time
+    /// between the two windows, spread over the device frames between them — those an xrun
+    /// lost. With none between them the device's clock stood still (a starved JACK server's
+    /// does) after the last window, or before this one: a stamp within a period of the last
+    /// window is where that window, run on, puts it (in this period: the device played this
+    /// period's frames, then stood still), one later was played while it stood and is at this
+    /// period's first frame. With no period before, the window is run back.
+    ///
+    /// Audio thread: arithmetic only.
+    static func playedFrame(atNanoseconds x: Int64, window: MIDIWindow, frameCount n: Int, previous: MIDIWindow?,
+                            previousFrameCount: Int, framesBefore: Int64) -> Int64 {
+        guard x < window.startNanoseconds, let previous else { return window.frame(atNanoseconds: x, frameCount: n) }
+        let runOn = previous.frame(atNanoseconds: x, frameCount: previousFrameCount) - framesBefore
+        if x < previous.endNanoseconds { return runOn }
+        let gapFrames = framesBefore - Int64(previousFrameCount)
+        let gapNanoseconds = window.startNanoseconds - previous.endNanoseconds
+        if gapFrames > 0 && gapNanoseconds > 0 {
+            return MIDIWindow(startNanoseconds: previous.endNanoseconds, endNanoseconds: window.startNanoseconds)
+                .frame(atNanoseconds: x, frameCount: Int(gapFrames)) - gapFrames
+        }
+        return runOn >= 0 && runOn < Int64(n) ? runOn : 0
+    }
 }
 
 /// When the audio thread's periods begin, for a device that cannot say (see
-/// ``DevicePeriodTime``): a delay-locked loop (as JACK keeps its own: F. Adriaensen, "Using
-/// a DLL to filter time") follows the period starts the thread sees — its wake-ups, or a
-/// device's coarse readings — so messages are placed against a steady grid and keep the
-/// spacing they were played with. It is told how much device time passed since the last
-/// period (more than a period when an xrun skipped frames), so an xrun is not taken for
-/// jitter; a jump it cannot explain (a stall, the first period) starts it afresh.
-struct CycleClock {
-    /// Filtered start of the previous period and of this one (CLOCK_MONOTONIC ns).
+/// ``DevicePeriodTime``), from what the thread sees — its wake-ups, or a device's coarse
+/// readings — and the device time that passed between them (more than a period when an xrun
+/// skipped frames, so an xrun is not taken for lateness), so messages are placed against a
+/// steady grid and keep the spacing they were played with.
+///
+/// A reading is never early, only late by however late the thread woke: each says the
+/// device's clock started no later than the reading less the device time counted since, and
+/// the earliest of the last ``window`` readings is taken (nominal rate between them). A late
+/// wake-up then moves nothing; a device whose clock stood still for a moment (a JACK plugin
+/// whose client JACK skipped for a cycle) is followed within ``window`` periods, one that
+/// stood still for longer (four periods: a starved JACK server) at once, by starting afresh.
+/// (A delay-locked loop did this before: it took a late reading for a phase error and worked
+/// it off over a second, overshooting — measured on jacktap under load, after the plugin's
+/// client was skipped for a cycle, notes placed up to 305 frames off for a second; after the
+/// JACK server stood still 100 ms, its fresh start on one late reading placed them 88 frames
+/// early, then 51 late.)
+///
+/// Public for the JACK MIDI ports, which stamp their messages with it.
+public struct CycleClock {
+    /// Readings the earliest is taken of.
+    static let window = 8
+    /// Start of the previous period and of this one (CLOCK_MONOTONIC ns).
     private(set) var previous: Double = 0
     private(set) var current: Double = 0
-    /// Measured nanoseconds per nominal nanosecond of the device's clock.
-    private var ratio = 1.0
-    private var b = 0.0, c = 0.0
+    /// Nominal device time from the fresh start to this period's start.
+    private var deviceTime = 0.0
+    /// The last readings less the device time counted at each (a ring).
+    private var starts = InlineArray<8, Double>(repeating: 0)
+    private var count = 0
+    private var next = 0
+
+    /// A clock with no period seen yet.
+    public init() {}
 
     /// Takes the start of a period seen at `now`, `elapsedNanoseconds` of device time after
     /// the last one began (nominally); `periodNanoseconds` is one period's nominal length.
     ///
     /// Audio thread: arithmetic only.
-    mutating func tick(now: Int64, elapsedNanoseconds: Int64, periodNanoseconds: Int64) {
+    public mutating func tick(now: Int64, elapsedNanoseconds: Int64, periodNanoseconds: Int64) {
         let t = Double(now)
         let period = Double(max(periodNanoseconds, 1))
-        let predicted = current + ratio * Double(elapsedNanoseconds)
-        let error = t - predicted
-        if current == 0 || abs(error) > 4 * period {
-            // Start afresh: a bandwidth of about 1 Hz suits a period of a few milliseconds.
-            let omega = 2 * Double.pi * 1.0 * period / 1e9
-            b = 2.0.squareRoot() * omega
-            c = omega * omega
-            ratio = 1
+        let elapsed = Double(max(elapsedNanoseconds, 0))
+        if count == 0 || t - (current + elapsed) > 4 * period {
+            // The first period, or the device's clock stood still (or the thread stalled
+            // without an xrun): the readings before say nothing about this one.
+            deviceTime = 0
+            count = 0
+            next = 0
             previous = t - period
-            current = t
-            return
+        } else {
+            deviceTime += elapsed
         }
-        let next = predicted + b * error
-        // The window runs on from the last one; after skipped frames, it is the last period only.
-        previous = elapsedNanoseconds > periodNanoseconds ? next - ratio * period : current
-        current = next
-        ratio += c * error / period
+        starts[next] = t - deviceTime
+        next = (next + 1) % CycleClock.window
+        count = min(count + 1, CycleClock.window)
+        var earliest = starts[0]
+        for i in 1..<count { earliest = min(earliest, starts[i]) }
+        let start = earliest + deviceTime
+        if count > 1 {
+            // The window runs on from the last one; after skipped frames, it is the last period only.
+            previous = elapsedNanoseconds > periodNanoseconds ? start - period : current
+        }
+        current = start
     }
 
     /// This period's window, from the filtered starts.
     ///
     /// Audio thread: arithmetic only.
-    var window: MIDIWindow {
+    public var window: MIDIWindow {
         MIDIWindow(startNanoseconds: Int64(previous), endNanoseconds: max(Int64(current), Int64(previous) + 1))
     }
 }
