@@ -92,6 +92,10 @@ let package = Package(
             "CJACKProbe",
         ]),
 
+        // A JACK MIDI listener stamping what it hears with JACK's frame time, for the end-to-end
+        // tests (a process of its own: see its source). Built by `swift build`, never installed.
+        .executableTarget(name: "td-jack-midi-clock", linkerSettings: [.linkedLibrary("jack")]),
+
         // The fuzzers behind `make fuzz` (and the fixed corpus `make test` runs): seeded,
         // each case in a worker process it watches for crashes and hangs.
         .executableTarget(name: "TapedeckFuzz", dependencies: [

@@ -23,7 +23,9 @@ struct HeadlessRecording {
                        "channels": channels.first ?? [], "tracks": target.tracks.map { $0 + 1 },
                        "format": device.captureFormat?.rawValue ?? "", "period_frames": device.periodFrames,
                        "periods": device.periodCount, "latency_frames": start.latencyFrames, "file": start.paths.first ?? "",
-                       "files": start.paths, "monitor": monitor.rawValue, "monitor_latency_frames": start.monitorLatencyFrames ?? 0])
+                       "files": start.paths, "monitor": monitor.rawValue, "monitor_latency_frames": start.monitorLatencyFrames ?? 0,
+                       // The MIDI ports a MIDI take listens on (the line the text output prints).
+                       "midi": target.tracks.contains { transport.session.tracks[$0].isMIDI } ? transport.midiInputLine : NSNull()])
         } else {
             Terminal.err("recording from \(device)\n")
             if target.tracks.count > 1 { Terminal.err("recording \(target.tracks.count) tracks at once: \(target.tracks.map { "\($0 + 1)" }.joined(separator: ", "))\n") }
