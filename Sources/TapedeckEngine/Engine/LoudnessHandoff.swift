@@ -85,15 +85,19 @@ final class LoudnessHandoff: @unchecked Sendable {
         try? LoudnessMeter(channelCount: 2, sampleRate: sampleRate, maxFrames: chunkFrames)
     }
 
-    /// Feeds everything the ring holds to the current meter. Any thread but the audio thread.
+    /// Feeds what the ring holds now to the current meter: no more (an unpaced device fills it
+    /// faster than libebur128 empties it, and a reader must not chase it). Any thread but the
+    /// audio thread.
     private func drain() {
         meter.withLock { m in
             m.scratch.withUnsafeBufferPointer { planes in
                 let channels = UnsafePointer(planes.baseAddress!)
-                while true {
-                    let n = ring.pop(into: channels, frameCount: LoudnessHandoff.chunkFrames)
+                var left = ring.availableFrames
+                while left > 0 {
+                    let n = ring.pop(into: channels, frameCount: min(left, LoudnessHandoff.chunkFrames))
                     if n == 0 { break }
                     m.current?.add(channels, frameCount: n)
+                    left -= n
                 }
             }
         }
