@@ -36,7 +36,7 @@ final class JACKSpeedTests: XCTestCase {
 
         let heard = listener.heard()
         guard let first = heard.frames.firstIndex(where: { $0 >= 0 }) else { return XCTFail("JACK's transport never rolled") }
-        XCTAssertEqual(heard.frames[first], 48000, "JACK rolls from where Tapedeck plays from")
+        listener.assertFirstHeardRolling(at: first, from: 48000, "JACK rolls from where Tapedeck plays from")
         let onset = JackTools.onset(heard.samples, threshold: 0.05, from: max(0, first - 4800))
         XCTAssertNotNil(onset, "the stretched mix is heard")
         if let onset {

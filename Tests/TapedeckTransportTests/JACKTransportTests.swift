@@ -73,7 +73,7 @@ final class JACKTransportTests: XCTestCase {
         let frames = listener.heard().frames
         let rolling = frames.indices.filter { frames[$0] >= 0 }
         guard let first = rolling.first, let last = rolling.last else { return XCTFail("JACK's transport never rolled") }
-        XCTAssertEqual(frames[first], 48000, "JACK rolls from where Tapedeck plays from")
+        listener.assertFirstHeardRolling(at: first, from: 48000, "JACK rolls from where Tapedeck plays from")
         XCTAssertTrue(frames.contains(240_000), "Tapedeck's locate moves JACK's transport")
         XCTAssertFalse(frames.contains { $0 > 96000 + 48000 && $0 < 240_000 }, "straight from the old place to the new")
         XCTAssertEqual(frames.last, -1, "Tapedeck's stop stops JACK's transport")

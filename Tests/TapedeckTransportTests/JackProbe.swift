@@ -72,6 +72,25 @@ final class JackProbe {
         return keep
     }
 
+    /// Asserts that the sample at `index`, the first heard with the transport rolling, has
+    /// transport frame `frame`: exactly, unless the listener missed cycles just before it
+    /// (its frame times jump: the dummy server, starved, moves its clock on without running
+    /// every client, and a late cycle reads the next one's stamps), when the transport can be
+    /// at most as far on as the frames it missed, never further and never before `frame`.
+    func assertFirstHeardRolling(at index: Int, from frame: Int64, _ message: String,
+                                 file: StaticString = #filePath, line: UInt = #line) {
+        let frames = heard().frames, clock = clock()
+        guard index < frames.count else { return XCTFail("\(message): nothing heard at \(index)", file: file, line: line) }
+        let missed = index > 0 ? clock[index] - clock[index - 1] - 1 : 0
+        let around = clock[max(0, index - 2)...min(clock.count - 1, index + 1)]
+        if missed == 0 {
+            XCTAssertEqual(frames[index], frame, "\(message) (frame times around it: \(around))", file: file, line: line)
+        } else {
+            XCTAssertTrue((frame...(frame + max(missed, 0))).contains(frames[index]),
+                          "\(message): first heard rolling at \(frames[index]), the listener missed \(missed) frames", file: file, line: line)
+        }
+    }
+
     /// The JACK frame time of every sample kept (as many as ``heard(input:)`` has).
     func clock() -> [Int64] {
         Array(UnsafeBufferPointer(start: td_jack_probe_clock(raw), count: Int(td_jack_probe_count(raw))))
