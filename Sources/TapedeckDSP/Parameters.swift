@@ -222,6 +222,22 @@ public final class NodeParameters: @unchecked Sendable {
     /// Index of the parameter called `id`, if there is one.
     public func index(of id: String) -> Int? { definitions.firstIndex { $0.id == id } }
 
+    /// Parameters (the first 64) a hand holds while automation is written: their lanes rest
+    /// and the value set by hand (a controller) is heard.
+    private let touchedBits = Atomic<UInt64>(0)
+    /// A controller took hold of parameter `index`. Any thread, the audio thread included.
+    @inline(__always) public func touch(_ index: Int) {
+        if index >= 0 && index < 64 { touchedBits.bitwiseOr(1 << UInt64(index), ordering: .relaxed) }
+    }
+    /// The hand let go of parameter `index`: its lane plays again. Any thread.
+    public func release(_ index: Int) {
+        if index >= 0 && index < 64 { touchedBits.bitwiseAnd(~(1 << UInt64(index)), ordering: .relaxed) }
+    }
+    /// Whether parameter `index` is held. Audio thread: one relaxed load.
+    @inline(__always) public func isTouched(_ index: Int) -> Bool {
+        index >= 0 && index < 64 && touchedBits.load(ordering: .relaxed) & (1 << UInt64(index)) != 0
+    }
+
     /// Sets parameter `index` to `value`, clamped into its range (as
     /// ``ParameterDefinition/clamped(_:)``); stops following the tempo. Any thread, the audio
     /// thread included (loads and stores only).

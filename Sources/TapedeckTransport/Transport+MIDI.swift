@@ -50,15 +50,18 @@ public struct MIDIChanges: Sendable, Equatable {
     public var moves: [(binding: MIDIBinding, value: Int)] = []
     /// The loop switched on or off from MIDI.
     public var loopEnabled: Bool?
+    /// Automation written by hand (a controller, a key, a remote command) that finished:
+    /// each replaces its lane's points over its stretch.
+    public var automationWrites: [AutomationWrite] = []
 
     /// Nothing changed.
     public init() {}
 
     /// Whether there is nothing to follow.
-    public var isEmpty: Bool { learned == nil && moves.isEmpty && loopEnabled == nil }
+    public var isEmpty: Bool { learned == nil && moves.isEmpty && loopEnabled == nil && automationWrites.isEmpty }
 
     public static func == (a: MIDIChanges, b: MIDIChanges) -> Bool {
-        a.learned == b.learned && a.loopEnabled == b.loopEnabled
+        a.learned == b.learned && a.loopEnabled == b.loopEnabled && a.automationWrites == b.automationWrites
             && a.moves.count == b.moves.count && zip(a.moves, b.moves).allSatisfy { $0.binding == $1.binding && $0.value == $1.value }
     }
 }
@@ -180,10 +183,11 @@ extension Transport {
             midi.learning = nil
             notices.append("MIDI learn: \(binding)")
         }
-        for move in engine.drainControllerMoves() where spec.midiBindings.indices.contains(move.binding) {
+        for move in engine.drainControllerMoves(everyMove: true) where spec.midiBindings.indices.contains(move.binding) {
             let binding = spec.midiBindings[move.binding].binding
             midi.changes.moves.removeAll { $0.binding == binding }
             midi.changes.moves.append((binding, move.value))
+            writeAutomation(binding, value: move.value, timelineFrame: move.timelineFrame)
         }
         let dropped = engine.droppedMIDIMessages
         if dropped > midi.saidDropped {

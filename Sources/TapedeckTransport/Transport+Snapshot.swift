@@ -14,6 +14,7 @@ extension Transport {
         report(newEvents)
         notices += engine.device.drainNotices()
         pollMIDI()
+        pollAutomation(status)
         watchDisk(status)
         finishPassIfEnded(force: false)
         if engine.isStarted && !status.deviceRunning && !saidDeviceStop {

@@ -81,6 +81,8 @@ public final class Transport {
     public internal(set) var events: [EngineEvent] = []
     /// MIDI sources, learn and what waits for the front-end (Transport+MIDI.swift).
     let midi = TransportMIDI()
+    /// Automation being written by hand (Transport+AutomationWrite).
+    let automation = TransportAutomation()
 
     /// Opens the engine on `device` for `session` (saved in `folder`, or not) with the
     /// playhead at `position`. Armed tracks listen at once (meters, monitoring, retroactive
@@ -179,6 +181,7 @@ public final class Transport {
     public func follow(session new: Session) -> String? {
         let old = session
         session = new
+        writeAutomation(from: old, to: new, at: status.positionFrame)
         if old.tempoMap != new.tempoMap { (engine.device as? any HostTransportDevice)?.publishTempo(new.tempoMap) }
         let armed = Set(new.tracks.indices.filter { new.tracks[$0].armed })
         // A running pass keeps its tracks listening.
@@ -273,6 +276,7 @@ public final class Transport {
         if engine.followsHost || status.positionFrame != start || status.transport != .stopped { engine.locate(to: start) }
         engine.setClick(on: clickMode == .always, levelDecibels: clickLevelDecibels)
         engine.setEndFrame(endFrame(startingAt: start))
+        automation.playFrom = start
         engine.play()
         _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
     }

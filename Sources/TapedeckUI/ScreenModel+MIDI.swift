@@ -135,6 +135,18 @@ extension ScreenModel {
         for move in changes.moves {
             document.editMerging("controller \(move.binding)") { _ = $0.apply(move.binding, value: move.value) }
         }
+        if !changes.automationWrites.isEmpty {
+            // One undo step per pass a hand wrote.
+            let writes = changes.automationWrites
+            let names = Set(writes.map { "\($0.track) \($0.parameter)" }).sorted().joined(separator: ", ")
+            edit("write automation \(names)") { s in
+                for w in writes {
+                    guard let t = s.tracks.firstIndex(where: { $0.name == w.track }), let k = s.tracks[t].laneIndex(w.parameter) else { continue }
+                    s.tracks[t].automation[k].apply(w)
+                }
+            }
+            say("automation written: \(names)")
+        }
         if !changes.moves.isEmpty { link.update(session: session) }
         if let on = changes.loopEnabled, on != session.loopEnabled {
             edit("loop") { $0.loopEnabled = on }

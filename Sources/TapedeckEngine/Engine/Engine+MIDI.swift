@@ -60,16 +60,59 @@ extension Engine {
         return LearnedController(channel: Int(r.key), controller: Int(r.controller), value: Int(r.value))
     }
 
-    /// Bound controllers that moved since the last call, each with its latest value (the
-    /// audio thread has already applied them; the front-end follows in its session).
-    public func drainControllerMoves() -> [ControllerMove] {
-        var latest: [Int: Int] = [:]
-        var order: [Int] = []
+    /// Bound controllers that moved since the last call (the audio thread has already applied
+    /// them; the front-end follows in its session): each binding once with its latest value,
+    /// or (`everyMove`) every move in the order heard, for automation written by hand.
+    public func drainControllerMoves(everyMove: Bool = false) -> [ControllerMove] {
+        var moves: [ControllerMove] = []
         while let r = core.midi.moves.pop() {
-            if latest[Int(r.key)] == nil { order.append(Int(r.key)) }
-            latest[Int(r.key)] = Int(r.value)
+            let move = ControllerMove(binding: Int(r.key), value: Int(r.value), timelineFrame: r.timelineFrame)
+            if !everyMove, let at = moves.firstIndex(where: { $0.binding == move.binding }) {
+                moves[at].value = move.value
+                moves[at].timelineFrame = move.timelineFrame
+            } else {
+                moves.append(move)
+            }
         }
-        return order.map { ControllerMove(binding: $0, value: latest[$0]!) }
+        return moves
+    }
+
+    /// Timeline frames a fader, pan or send move glides over (automation written by hand
+    /// draws the same glide).
+    public static var faderGlideFrames: Int64 { Int64(GainGlide.lengthFrames) }
+
+    /// Lets go of what a hand held on track `track`'s strip (automation written in touch or
+    /// latch): its lane for `parameter` plays again. Control thread.
+    public func releaseTouch(track: Int, parameter: AutomationParameter) {
+        guard let g = graphs.last, g.strips.indices.contains(track) else { return }
+        let strip = g.strips[track]
+        switch parameter {
+        case .gain: strip.controls.release(.gain)
+        case .pan: strip.controls.release(.pan)
+        case .mute: strip.controls.release(.mute)
+        case .send: break
+        case .node(let node, let id):
+            guard let chain = strip.chain, let at = AutomationTargets.nodeIndex(node, in: strip.chainSpec), at < chain.nodes.count,
+                  let p = AutomationTargets.parameterIndex(id, in: chain.nodes[at].parameters) else { return }
+            chain.nodes[at].parameters.release(p)
+        }
+    }
+
+    /// Takes hold of track `track`'s lane for `parameter` from the control thread (a key or a
+    /// remote command moved the control while its lane is written in touch or latch).
+    public func touch(track: Int, parameter: AutomationParameter) {
+        guard let g = graphs.last, g.strips.indices.contains(track) else { return }
+        let strip = g.strips[track]
+        switch parameter {
+        case .gain: strip.controls.touch(.gain)
+        case .pan: strip.controls.touch(.pan)
+        case .mute: strip.controls.touch(.mute)
+        case .send: break
+        case .node(let node, let id):
+            guard let chain = strip.chain, let at = AutomationTargets.nodeIndex(node, in: strip.chainSpec), at < chain.nodes.count,
+                  let p = AutomationTargets.parameterIndex(id, in: chain.nodes[at].parameters) else { return }
+            chain.nodes[at].parameters.touch(p)
+        }
     }
 
     /// MIDI messages lost so far (a period holding more than it can, a full capture queue,

@@ -40,6 +40,24 @@ final class MixerControls: @unchecked Sendable {
     @inline(__always) var mute: Bool { flags.load(ordering: .relaxed) & 1 != 0 }
     /// Audio thread: relaxed loads.
     @inline(__always) var solo: Bool { flags.load(ordering: .relaxed) & 2 != 0 }
+
+    /// Which of the strip's lanes a hand holds (``Touch``): while touched, the control's own
+    /// value is heard, not the lane's (automation being written in touch or latch).
+    private let touchedBits = Atomic<UInt8>(0)
+    /// A lane of the strip's own controls.
+    struct Touch: OptionSet {
+        let rawValue: UInt8
+        static let gain = Touch(rawValue: 1)
+        static let pan = Touch(rawValue: 2)
+        static let mute = Touch(rawValue: 4)
+    }
+    /// A controller (or the control thread, for a key) took hold of `touch`. Any thread, the
+    /// audio thread included: one atomic read-modify-write.
+    @inline(__always) func touch(_ touch: Touch) { touchedBits.bitwiseOr(touch.rawValue, ordering: .relaxed) }
+    /// The hand let go: the lane plays again. Control thread.
+    func release(_ touch: Touch) { touchedBits.bitwiseAnd(~touch.rawValue, ordering: .relaxed) }
+    /// What is held now. Audio thread: one relaxed load.
+    @inline(__always) var touched: Touch { Touch(rawValue: touchedBits.load(ordering: .relaxed)) }
 }
 
 /// One track's playback path inside a graph: its voice (disk → ring), its playback chain, its mixer controls and its post-fader meter.
@@ -84,6 +102,9 @@ final class PlaybackStrip: @unchecked Sendable {
     let isBus: Bool
     /// The fader (x) and pan gains (y left, z right) as they glide. Audio thread.
     var mixGlide = GainGlide()
+    /// Whether a hand held the fader's lane last block (a change glides between the lane's
+    /// value and the hand's). Audio thread.
+    var gainWasTouched = false
     /// The pan the pan law's gains were last worked out for, and those gains. Audio thread.
     var panGains: (pan: Float, left: Float, right: Float) = (.nan, 0, 0)
     /// Freewheeling on several threads: this period's strip was rendered ahead by a worker,

@@ -152,22 +152,40 @@ extension RenderCore {
             let e = table.entries[k]
             guard e.controller == controller, e.channel < 0 || e.channel == channel else { continue }
             bound = true
+            // A lane written by hand: the move takes hold of it (set before the value, so
+            // the lane never plays over the new value; the control thread lets go).
+            let writes = e.writes && state == .rolling
             switch e.target {
             case .fader(let controls):
-                controls._withUnsafeGuaranteedRef { $0.setGain(decibels: MIDIBinding.faderDecibels(controllerValue: value)) }
+                controls._withUnsafeGuaranteedRef {
+                    if writes { $0.touch(.gain) }
+                    $0.setGain(decibels: MIDIBinding.faderDecibels(controllerValue: value))
+                }
             case .pan(let controls):
-                controls._withUnsafeGuaranteedRef { $0.setPan(MIDIBinding.pan(controllerValue: value)) }
+                controls._withUnsafeGuaranteedRef {
+                    if writes { $0.touch(.pan) }
+                    $0.setPan(MIDIBinding.pan(controllerValue: value))
+                }
             case .mute(let controls):
-                controls._withUnsafeGuaranteedRef { $0.setMute(MIDIBinding.mute(controllerValue: value)) }
+                controls._withUnsafeGuaranteedRef {
+                    if writes { $0.touch(.mute) }
+                    $0.setMute(MIDIBinding.mute(controllerValue: value))
+                }
             case .master:
                 let dB = MIDIBinding.faderDecibels(controllerValue: value)
                 shared.masterGainBits.store(Float(Decibels.toLinear(dB)).bitPattern, ordering: .relaxed)
             case .parameter(let parameters, let index, let minimum, let maximum, let logarithmic, let steps):
                 let v = MIDIBinding.parameterValue(controllerValue: value, minimum: minimum, maximum: maximum,
                                                    logarithmic: logarithmic, steps: steps > 1 ? steps : nil)
-                parameters._withUnsafeGuaranteedRef { $0.set(index, v) }
+                parameters._withUnsafeGuaranteedRef {
+                    if writes { $0.touch(index) }
+                    $0.set(index, v)
+                }
             }
-            _ = midi.moves.push(ControllerMoveRecord(key: Int32(e.binding), controller: UInt8(controller), value: UInt8(value)))
+            // Where the move is heard from: this period's first timeline frame (the fader
+            // glides from there), or nowhere while the transport stands.
+            _ = midi.moves.push(ControllerMoveRecord(key: Int32(e.binding), controller: UInt8(controller), value: UInt8(value),
+                                                     timelineFrame: state == .rolling ? position : -1))
         }
         return bound
     }

@@ -94,13 +94,29 @@ extension RenderCore {
                 // The fader, mute and pan from their lanes, frame by frame; mute and solo along
                 // the routing still glide (x), and the pan the lanes leave alone holds.
                 let target = strip.mixTarget(audible: r.audible[i])
-                let gainLane = automation._withUnsafeGuaranteedRef { $0.gain != nil }
-                // A fader lane replaces the fader; without one the fader still glides as ever.
+                let touched = strip.controls.touched
+                let hasGainLane = automation._withUnsafeGuaranteedRef { $0.gain != nil }
+                let gainLane = hasGainLane && !touched.contains(.gain)
+                if hasGainLane && gainLane == strip.gainWasTouched {
+                    // A hand takes hold of the fader's lane or lets go: the gain glides from the
+                    // lane's value to the hand's, or back (x carries what the lane does not).
+                    let laneGain = automation._withUnsafeGuaranteedRef { a in
+                        a.gain.map { lane in lane._withUnsafeGuaranteedRef { Float(Decibels.toLinear($0.value(at: targets.timelineFrame))) } } ?? 1
+                    }
+                    let now = strip.mixGlide.current
+                    if !now.x.isNaN {
+                        let x: Float = gainLane ? (laneGain > 0 ? now.x / laneGain : 1) : now.x * laneGain
+                        strip.mixGlide.stand(at: SIMD4(x.isFinite ? x : 1, now.y, now.z, 0))
+                    }
+                    strip.gainWasTouched = !gainLane
+                }
+                // A fader lane replaces the fader; without one (or held by hand) the fader
+                // glides as ever.
                 strip.mixGlide.aim(SIMD4(gainLane ? (r.audible[i] ? 1 : 0) : target.x, target.y, target.z, 0))
                 (start, end, k) = strip.mixGlide.advance(frameCount: n)
                 automation._withUnsafeGuaranteedRef { a in
                     a.fillStrip(from: targets.timelineFrame, frameCount: n, fader: 1, panGains: (end.y, end.z),
-                                channelCount: strip.channelCount)
+                                channelCount: strip.channelCount, touched: touched)
                     for c in 0..<strip.channelCount {
                         RenderCore.multiply(strip.buffers[c], by: a.gainCurve, frameCount: n)
                         RenderCore.glide(strip.buffers[c], frameCount: n, from: start.x, to: end.x, over: k)

@@ -74,6 +74,8 @@ struct ControllerMoveRecord: BitwiseCopyable {
     var key: Int32
     var controller: UInt8
     var value: UInt8
+    /// The timeline frame it was heard from (-1: the transport stood).
+    var timelineFrame: Int64 = -1
 }
 
 /// Where the period being rendered takes its live MIDI from: messages stamped in

@@ -123,6 +123,16 @@ public struct ControllerMove: Sendable, Equatable {
     public var binding: Int
     /// The controller's value, 0…127.
     public var value: Int
+    /// The timeline frame the move was heard from (the first of the period that applied it),
+    /// -1 when the transport stood.
+    public var timelineFrame: Int64
+
+    /// A move of binding `binding` to `value`, heard from `timelineFrame`.
+    public init(binding: Int, value: Int, timelineFrame: Int64 = -1) {
+        self.binding = binding
+        self.value = value
+        self.timelineFrame = timelineFrame
+    }
 }
 
 /// A captured message for MIDI takes: when it was played, in device frames (the frame heard

@@ -80,6 +80,9 @@ final class BindingTable: @unchecked Sendable {
         var channel: Int
         var controller: Int
         var target: Target
+        /// Whether the control's lane is being written by hand (touch or latch): a move takes
+        /// hold of it, so the control is heard, not the lane, until the control thread lets go.
+        var writes = false
     }
 
     let entries: UnsafeMutablePointer<Entry>
@@ -87,8 +90,9 @@ final class BindingTable: @unchecked Sendable {
     /// Keeps what the entries point at alive.
     private let owners: [AnyObject]
 
-    /// Compiles `bindings` against the graph's strips. Control thread.
-    init(_ bindings: [GraphSpec.Binding], strips: [PlaybackStrip], inputs: [Int: InputStrip]) {
+    /// Compiles `bindings` against the graph's strips (and `tracks`' lanes, to know which
+    /// moves take hold of a lane being written). Control thread.
+    init(_ bindings: [GraphSpec.Binding], strips: [PlaybackStrip], inputs: [Int: InputStrip], tracks: [GraphSpec.Track] = []) {
         var list: [Entry] = []
         var owners: [AnyObject] = []
         for (i, b) in bindings.enumerated() {
@@ -115,7 +119,21 @@ final class BindingTable: @unchecked Sendable {
                 target = .parameter(Unmanaged.passUnretained(parameters), index: index, minimum: d.minimum, maximum: d.maximum,
                                     logarithmic: sweep.logarithmic, steps: sweep.steps ?? 0)
             }
-            if let target { list.append(Entry(binding: i, channel: channel, controller: spec.controller, target: target)) }
+            guard let target else { continue }
+            var entry = Entry(binding: i, channel: channel, controller: spec.controller, target: target)
+            if let t = b.track, tracks.indices.contains(t), spec.inputChain != true {
+                entry.writes = tracks[t].automation.contains { lane in
+                    guard lane.mode == .touch || lane.mode == .latch else { return false }
+                    switch (lane.parameter, spec.kind) {
+                    case (.gain, .fader), (.pan, .pan), (.mute, .mute): return true
+                    case (.node(let node, let id), .parameter):
+                        return AutomationTargets.nodeIndex(node, in: tracks[t].chain) == (spec.node ?? 0) - 1
+                            && id.lowercased() == spec.parameter?.lowercased()
+                    default: return false
+                    }
+                }
+            }
+            list.append(entry)
         }
         count = list.count
         entries = .allocate(capacity: max(list.count, 1))

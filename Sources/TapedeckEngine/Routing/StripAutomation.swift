@@ -212,14 +212,16 @@ final class StripAutomation: @unchecked Sendable {
         sendRight.deallocate()
     }
 
-    /// Sets every parameter lane's node parameter to its value at `frame`.
+    /// Sets every parameter lane's node parameter to its value at `frame`, but a parameter a
+    /// hand holds (automation written in touch or latch): that keeps the value set by hand.
     ///
     /// Audio thread: atomic stores.
     @inline(__always)
     func setParameters(at frame: Int64) {
         for k in 0..<parameterCount {
-            let v = parameterLanes[k]._withUnsafeGuaranteedRef { $0.value(at: frame) }
             let index = parameterIndices[k]
+            if parameterStores[k]._withUnsafeGuaranteedRef({ $0.isTouched(index) }) { continue }
+            let v = parameterLanes[k]._withUnsafeGuaranteedRef { $0.value(at: frame) }
             parameterStores[k]._withUnsafeGuaranteedRef { $0.set(index, v) }
         }
     }
@@ -256,11 +258,12 @@ final class StripAutomation: @unchecked Sendable {
     }
 
     /// This block's fader (× mute) and pan gains, frame by frame, from `start`: lanes where
-    /// there are, else the strip's own `fader` and pan gains.
+    /// there are and no hand holds them (`touched`), else the strip's own `fader` and pan gains.
     ///
     /// Audio thread: no allocation, no locks.
-    func fillStrip(from start: Int64, frameCount n: Int, fader: Float, panGains: (Float, Float), channelCount: Int) {
-        if let gain {
+    func fillStrip(from start: Int64, frameCount n: Int, fader: Float, panGains: (Float, Float), channelCount: Int,
+                   touched: MixerControls.Touch = []) {
+        if let gain, !touched.contains(.gain) {
             gain._withUnsafeGuaranteedRef { lane in
                 StripAutomation.fill(gainCurve, nil, frameCount: n, from: start, lane: lane, cache: caches) {
                     (Float(Decibels.toLinear($0)), 0)
@@ -269,13 +272,13 @@ final class StripAutomation: @unchecked Sendable {
         } else {
             gainCurve.update(repeating: fader, count: n)
         }
-        if let mute {
+        if let mute, !touched.contains(.mute) {
             // A mute steps where its point is.
             mute._withUnsafeGuaranteedRef { lane in
                 for i in 0..<n where lane.value(at: start + Int64(i)) >= 0.5 { gainCurve[i] = 0 }
             }
         }
-        if let pan {
+        if let pan, !touched.contains(.pan) {
             pan._withUnsafeGuaranteedRef { lane in
                 StripAutomation.fill(leftCurve, rightCurve, frameCount: n, from: start, lane: lane, cache: caches + 1) {
                     let g = PanLaw.gains(channelCount: channelCount, pan: $0)

@@ -1,0 +1,131 @@
+import TapedeckCore
+import TapedeckDSP
+import TapedeckEngine
+
+/// Automation written by hand: what the transport keeps between snapshots.
+final class TransportAutomation {
+    var writer = AutomationWriter(glideFrames: Engine.faderGlideFrames)
+    /// Whether the last snapshot saw the transport roll, and where.
+    var rolling = false
+    var lastRollingFrame: Int64 = 0
+    /// Where the last `play(from:)` rolled from (-1: not known: the pass begins where first seen).
+    var playFrom: Int64 = -1
+}
+
+extension Transport {
+    /// Follows automation being written, every snapshot: write lanes begin when the transport
+    /// rolls, touches let go when idle, and every pass ends when it stops; what they wrote
+    /// goes to the front-end (``MIDIChanges/automationWrites``) and the lanes play again.
+    /// Control thread.
+    func pollAutomation(_ status: EngineStatus) {
+        let a = automation
+        let now = Transport.monotonicNanoseconds()
+        if status.transport != .stopped {
+            if !a.rolling {
+                a.rolling = true
+                let from = a.playFrom >= 0 ? a.playFrom : status.positionFrame
+                for track in session.tracks {
+                    for lane in track.automation where lane.mode == .write {
+                        guard let value = track.controlValue(lane.parameter) else { continue }
+                        a.writer.begin(track: track.name, lane: lane, value: value, at: from, nanoseconds: now)
+                    }
+                }
+            }
+            a.lastRollingFrame = status.positionFrame
+            hand(a.writer.releaseIdle(at: now, frame: status.positionFrame))
+        } else if a.rolling {
+            a.rolling = false
+            a.playFrom = -1
+            // Where it stopped (the playhead stays there), unless it went back to a start.
+            let stopped = status.positionFrame >= a.lastRollingFrame ? status.positionFrame : a.lastRollingFrame
+            hand(a.writer.stop(at: stopped))
+        }
+    }
+
+    /// A bound controller moved while rolling: written to its lane when that is in touch,
+    /// latch or write. Control thread.
+    func writeAutomation(_ binding: MIDIBinding, value: Int, timelineFrame: Int64) {
+        guard timelineFrame >= 0, let target = session.automationTarget(binding, controllerValue: value) else { return }
+        let track = session.tracks[target.track]
+        guard let lane = track.laneIndex(target.parameter).map({ track.automation[$0] }), AutomationWriter.writes(lane.mode) else { return }
+        hand(automation.writer.move(track: track.name, lane: lane, value: target.value, at: timelineFrame,
+                                    nanoseconds: Transport.monotonicNanoseconds()))
+    }
+
+    /// The front-end changed a track's fader, pan or mute (a key, a remote command) while
+    /// rolling: written to its lane when that is in touch, latch or write, and the lane rests
+    /// while the hand holds it. A value a controller already wrote is not written again.
+    /// Control thread.
+    func writeAutomation(from old: Session, to new: Session, at frame: Int64) {
+        guard automation.rolling, frame >= 0 else { return }
+        for (t, track) in new.tracks.enumerated() where !track.automation.isEmpty {
+            guard let before = old.tracks.first(where: { $0.name == track.name }) else { continue }
+            for parameter in [AutomationParameter.gain, .pan, .mute] {
+                guard let value = track.controlValue(parameter), value != before.controlValue(parameter),
+                      let lane = track.laneIndex(parameter).map({ track.automation[$0] }), AutomationWriter.writes(lane.mode),
+                      automation.writer.lastValue(track: track.name, parameter: parameter) != value else { continue }
+                if lane.mode != .write { engine.touch(track: t, parameter: parameter) }
+                hand(automation.writer.move(track: track.name, lane: lane, value: value, at: frame,
+                                            nanoseconds: Transport.monotonicNanoseconds()))
+            }
+        }
+    }
+
+    /// Finished writes: their lanes play again, and the front-end gets them.
+    private func hand(_ writes: [AutomationWrite]) {
+        for w in writes {
+            if let t = session.tracks.firstIndex(where: { $0.name == w.track }) { engine.releaseTouch(track: t, parameter: w.parameter) }
+        }
+        midi.changes.automationWrites += writes
+    }
+
+    static func monotonicNanoseconds() -> Int64 { Int64(monotonicSeconds() * 1e9) }
+}
+
+extension Track {
+    /// The control's own value for `parameter` (what plays when no lane does): the fader in
+    /// dB, the pan, the mute (0 or 1), a node's parameter as the chain sets it or its default.
+    public func controlValue(_ parameter: AutomationParameter) -> Double? {
+        switch parameter {
+        case .gain: return gainDecibels
+        case .pan: return pan
+        case .mute: return mute ? 1 : 0
+        case .send(let bus): return sends.first { $0.bus.lowercased() == bus.lowercased() }?.levelDecibels
+        case .node(let node, let id):
+            guard let chain = try? Chain(parsing: playbackChain), let at = AutomationTargets.nodeIndex(node, in: chain),
+                  let d = NodeRegistry.standard.descriptor(named: chain.entries[at].node)?.parameters.first(where: { $0.id.lowercased() == id.lowercased() })
+            else { return nil }
+            if case .number(let v)? = chain.entries[at].settings.last(where: { $0.parameter.lowercased() == d.id.lowercased() })?.value { return v }
+            return d.defaultValue
+        }
+    }
+}
+
+extension Session {
+    /// What a bound controller at `controllerValue` writes: the track, its lane's parameter, and
+    /// the value in the lane's unit. Nil for the master, an input chain, or a binding that
+    /// names nothing here.
+    func automationTarget(_ binding: MIDIBinding, controllerValue value: Int) -> (track: Int, parameter: AutomationParameter, value: Double)? {
+        guard binding.kind != .master, binding.inputChain != true, let name = binding.track,
+              let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        switch binding.kind {
+        case .fader: return (t, .gain, Fader.stored(MIDIBinding.faderDecibels(controllerValue: value)))
+        case .pan: return (t, .pan, MIDIBinding.pan(controllerValue: value))
+        case .mute: return (t, .mute, MIDIBinding.mute(controllerValue: value) ? 1 : 0)
+        case .master: return nil
+        case .parameter:
+            guard let node = binding.node, let id = binding.parameter, let chain = try? Chain(parsing: tracks[t].playbackChain),
+                  chain.entries.indices.contains(node - 1),
+                  let d = NodeRegistry.standard.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
+            else { return nil }
+            // The lane may name the node by its name or its place.
+            let lane = tracks[t].automation.first { lane in
+                if case .node(let n, let p) = lane.parameter {
+                    return AutomationTargets.nodeIndex(n, in: chain) == node - 1 && p.lowercased() == id.lowercased()
+                }
+                return false
+            }
+            return (t, lane?.parameter ?? .node(String(node), id), d.value(controllerValue: value))
+        }
+    }
+}
