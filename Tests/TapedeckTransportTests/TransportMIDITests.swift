@@ -95,6 +95,60 @@ final class TransportMIDITests: XCTestCase {
         XCTAssertEqual(chain.entries[1].settings.first { $0.parameter == "cutoff" }?.value, .number(20000))
     }
 
+    func testATouchFromAControllerAndALatchFromAKeyAreWrittenWhenLetGoAndAtTheStop() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try self.session(dir, armed: false)
+        session.tracks[0].automation = [
+            AutomationLane(parameter: .gain, mode: .touch, points: [AutomationPoint(frame: 0, value: -20)]),
+            AutomationLane(parameter: .pan, mode: .latch),
+        ]
+        session.midiBindings = [MIDIBinding(controller: 7, channel: 1, kind: .fader, track: "Keys")]
+        try folder.save(session)
+        let port = MIDIInputPort(name: "fader")
+        let t = try transport(session, folder, port: port)
+        defer { t.close() }
+        t.play(from: 0)
+        TransportFixture.waitFor(t) { $0.positionFrame > 12_000 }
+        for v: UInt8 in [60, 80, 100] {
+            send(port, [0xB0, 7, v])
+            usleep(30_000)
+        }
+        // Idle: the touch lets go and its pass comes over.
+        var writes: [AutomationWrite] = []
+        let until = Date().addingTimeInterval(5)
+        while writes.isEmpty && Date() < until {
+            _ = t.snapshot()
+            writes += t.collectMIDIChanges().automationWrites
+            usleep(20_000)
+        }
+        XCTAssertEqual(writes.map(\.parameter), [.gain], "the touch is written once let go, while rolling")
+        let gain = try XCTUnwrap(writes.first)
+        var lane = session.tracks[0].automation[0]
+        lane.apply(gain)
+        XCTAssertEqual(lane.points.map(\.value).filter { $0 != -20 }.suffix(1).first ?? .nan,
+                       Fader.stored(MIDIBinding.faderDecibels(controllerValue: 100)), accuracy: 1e-9, "the hand's last value")
+        XCTAssertEqual(lane.points.last?.value ?? .nan, -20, accuracy: 1e-9, "then back to the lane")
+        XCTAssertGreaterThan(gain.range.startFrame, 12_000, "from where the hand took it")
+
+        // A key moves the pan (latch): held to the stop.
+        let movedAt = t.snapshot().positionFrame
+        session.tracks[0].pan = 0.5
+        XCTAssertNil(t.follow(session: session))
+        usleep(700_000)
+        _ = t.snapshot()
+        XCTAssertTrue(t.collectMIDIChanges().automationWrites.isEmpty, "a latch does not let go when idle")
+        t.stop()
+        let stopped = TransportFixture.waitFor(t) { $0.state == .stopped }
+        _ = t.snapshot()
+        let latched = t.collectMIDIChanges().automationWrites
+        XCTAssertEqual(latched.map(\.parameter), [.pan])
+        var pan = session.tracks[0].automation[1]
+        if let w = latched.first { pan.apply(w) }
+        XCTAssertEqual(pan.value(at: movedAt + 24_000) ?? .nan, 0.5, accuracy: 1e-9)
+        XCTAssertEqual(Double(pan.points.last?.frame ?? 0), Double(stopped.positionFrame), accuracy: 4800, "held to where it stopped")
+    }
+
     func testAMIDILoopPassAfterACountInBecomesTakesOnTheTrack() throws {
         let dir = try TransportFixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
