@@ -17,3 +17,22 @@ public enum AutomationTargets {
         return parameters.definitions.firstIndex { $0.id.lowercased() == key }
     }
 }
+
+extension Track {
+    /// The control's own value for `parameter` (what plays when no lane does): the fader in
+    /// dB, the pan, the mute (0 or 1), a node's parameter as the chain sets it or its default.
+    public func controlValue(_ parameter: AutomationParameter) -> Double? {
+        switch parameter {
+        case .gain: return gainDecibels
+        case .pan: return pan
+        case .mute: return mute ? 1 : 0
+        case .send(let bus): return sends.first { $0.bus.lowercased() == bus.lowercased() }?.levelDecibels
+        case .node(let node, let id):
+            guard let chain = try? Chain(parsing: playbackChain), let at = AutomationTargets.nodeIndex(node, in: chain),
+                  let d = NodeRegistry.standard.descriptor(named: chain.entries[at].node)?.parameters.first(where: { $0.id.lowercased() == id.lowercased() })
+            else { return nil }
+            if case .number(let v)? = chain.entries[at].settings.last(where: { $0.parameter.lowercased() == d.id.lowercased() })?.value { return v }
+            return d.defaultValue
+        }
+    }
+}

@@ -103,6 +103,8 @@ public enum Action: String, CaseIterable, Sendable {
     case click, countIn = "count-in", take, lanes, monitor, retro
     /// MIDI: a new MIDI track, quantise, freeze, MIDI learn.
     case newMIDITrack = "new-midi-track", quantize, freeze, learn
+    /// Automation: lanes shown, a new lane, a lane's mode (points: see ScreenModel+Automation).
+    case automationLanes = "automation-lanes", automationNew = "automation-new", automationMode = "automation-mode"
 
     /// What the help overlay says the action does.
     public var summary: String {
@@ -207,6 +209,9 @@ public enum Action: String, CaseIterable, Sendable {
         case .sendPre: "send pre-/post-fader"
         case .output: "strip output (master/bus/out)"
         case .soloSafe: "bus solo-safe on/off"
+        case .automationLanes: "automation lanes on/off"
+        case .automationNew: "new automation lane"
+        case .automationMode: "lane mode: off…play…write"
         }
     }
 
@@ -233,6 +238,8 @@ public enum Action: String, CaseIterable, Sendable {
         case .newBus, .send, .sendNext, .sendRemove, .sendDown, .sendUp, .sendDownCoarse, .sendUpCoarse, .sendLevel, .sendPre,
              .output, .soloSafe:
             "Buses, sends and outputs"
+        case .automationLanes, .automationNew, .automationMode:
+            "Automation"
         }
     }
 }
@@ -289,6 +296,8 @@ public struct KeyMap: Equatable, Sendable {
         (.newBus, [.char("B")]), (.send, [.char("b")]), (.sendNext, [.char("j")]), (.sendRemove, [.char("J")]),
         (.sendDown, [.char("!")]), (.sendUp, [.char("@")]), (.sendDownCoarse, [.char("$")]), (.sendUpCoarse, [.char("%")]),
         (.sendLevel, [.char("h")]), (.sendPre, [.char("H")]), (.output, [.char("O")]), (.soloSafe, [.char("A")]),
+        // Automation: V beside v (the mixer), E for envelope, Y steps the lane's mode.
+        (.automationLanes, [.char("V")]), (.automationNew, [.char("E")]), (.automationMode, [.char("Y")]),
     ]
 
     /// The built-in key map.

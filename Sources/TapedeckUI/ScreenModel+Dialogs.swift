@@ -167,6 +167,9 @@ extension ScreenModel {
             // Closed first: a refused routing says why on the message line.
             overlay = nil
             if let problem = applyTypedOutput(input.text, strip: strip) { refuse(problem); return }
+        case .automationLane(let t):
+            if let problem = addAutomationLane(input.text, track: t) { refuse(problem); return }
+            overlay = nil
         case .saveAs:
             let target = SessionFolder(path: input.text.trimmingWhitespace())
             if target.exists {

@@ -73,6 +73,10 @@ public final class ScreenModel {
     public internal(set) var selectedSend = 0
     /// Tracks whose take lanes are shown, by index.
     public internal(set) var expandedTracks: Set<Int> = []
+    /// Tracks whose automation lanes are shown, and the selected track's lane selected (nil:
+    /// its own row); see ScreenModel+Automation.
+    public internal(set) var automationShown: Set<Int> = []
+    public internal(set) var selectedLane: Int?
     /// Whether the chain panel edits the input chain (else the playback chain).
     public internal(set) var chainIsInput = false
     /// Selected node in the chain panel.
@@ -219,6 +223,7 @@ public final class ScreenModel {
 
     /// Does what `action` means outside any dialog.
     public func perform(_ action: Action) {
+        if performOnLane(action) { return }
         switch action {
         case .play: togglePlay()
         case .record: record()
@@ -226,8 +231,11 @@ public final class ScreenModel {
         case .end: locate(session.endFrame)
         case .left: locate(stepFrame(from: playheadFrame, steps: -1))
         case .right: locate(stepFrame(from: playheadFrame, steps: 1))
-        case .up: selectTrack(selectedTrack - 1)
-        case .down: selectTrack(selectedTrack + 1)
+        case .automationLanes: toggleAutomationLanes()
+        case .automationNew: openNewAutomationLane()
+        case .automationMode: cycleAutomationMode()
+        case .up: selectUp()
+        case .down: selectDown()
         case .zoomIn: zoom(by: 0.5)
         case .zoomOut: zoom(by: 2)
         case .loop: toggleLoop()
@@ -409,7 +417,7 @@ public final class ScreenModel {
         let before = selectedTrack
         selectedTrack = session.tracks.isEmpty ? 0 : min(session.tracks.count - 1, max(0, index))
         masterStripSelected = false
-        if selectedTrack != before { selectedRegion = nil; selectedSend = 0 }
+        if selectedTrack != before { selectedRegion = nil; selectedSend = 0; selectedLane = nil }
         // A bus has only the one chain it plays through.
         if isBus(selectedTrack) { chainIsInput = false }
         if let r = selectedRegion, !(session.tracks.indices.contains(selectedTrack) && session.tracks[selectedTrack].regions.indices.contains(r)) {
@@ -431,6 +439,7 @@ public final class ScreenModel {
         let name = session.tracks[index].name
         edit("delete \(name)") { $0.removeStrip(index) }
         expandedTracks = Set(expandedTracks.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
+        automationShown = Set(automationShown.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
         selectTrack(selectedTrack)
         say("deleted \(name) (\(keyName(.undo)) brings it back)")
     }

@@ -66,6 +66,8 @@ public enum TextPurpose: Equatable, Sendable {
     case sendLevel(strip: Int, send: Int)
     /// Device outputs for strip `strip`, typed (`out:5-6`, `5-6`, `5`).
     case output(strip: Int)
+    /// A new automation lane's parameter on track `track`.
+    case automationLane(track: Int)
 }
 
 /// A pick from a short list (a bus to send to, an output, a bus's width).

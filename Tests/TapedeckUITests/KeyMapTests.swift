@@ -40,7 +40,7 @@ final class KeyMapTests: XCTestCase {
         mute = shift-banana
 
         solo
-        help = V
+        help = G
         """, source: "keys")
         XCTAssertEqual(problems.count, 3)
         XCTAssertTrue(problems[0].hasPrefix("keys line 2:"), problems[0])
@@ -48,7 +48,7 @@ final class KeyMapTests: XCTestCase {
         XCTAssertTrue(problems[1].hasPrefix("keys line 3:"), problems[1])
         XCTAssertTrue(problems[1].contains("shift-banana"))
         XCTAssertTrue(problems[2].hasPrefix("keys line 5:"), problems[2])
-        XCTAssertEqual(map.action(for: .char("V")), .help)
+        XCTAssertEqual(map.action(for: .char("G")), .help)
         XCTAssertEqual(map.action(for: .char("m")), .mute, "a bad line leaves the default")
     }
 

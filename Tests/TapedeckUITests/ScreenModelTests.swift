@@ -280,7 +280,7 @@ final class ScreenModelTests: XCTestCase {
 
     func testUnboundKeysSaySo() {
         let model = ScreenModelTests.makeModel()
-        model.handle(.char("V"))
+        model.handle(.char("G"))
         XCTAssertTrue(model.message?.text.contains("not bound") ?? false)
     }
 }

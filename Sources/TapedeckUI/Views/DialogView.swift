@@ -77,6 +77,7 @@ public enum DialogView {
         case .newBus: "New bus"
         case .sendLevel: "Send level"
         case .output: "Output"
+        case .automationLane: "Automation lane"
         }
     }
 

@@ -93,6 +93,8 @@ public enum TimelineView {
             case .track:
                 drawTrackLane(model, track: band.track, row: band.y, x: x, width: width, glyphs: glyphs, canvas: &canvas)
                 if highlighted && band.track == model.selectedTrack { canvas.set(band.y, x, ">", .selected) }
+            case .automation(let k):
+                drawAutomationLane(model, track: band.track, lane: k, row: band.y, x: x, width: width, glyphs: glyphs, canvas: &canvas)
             case .take(let group, let number, let index):
                 let active = track.activeTakeNumber(group: group) == number
                 let region = track.regions[index]
@@ -188,6 +190,45 @@ public enum TimelineView {
             let start = max(region.timelineStartFrame, model.viewStartFrame)
             guard start < region.timelineEndFrame, let c = column(of: start, model: model, width: width) else { continue }
             canvas.put(row, x + c, label, .marker, maxWidth: max(0, width - c))
+        }
+    }
+
+    /// An automation lane's row: per column the lane's value at its middle as a bar's height
+    /// (levels from −60 to +6 dB, pan from left to right, a node's parameter over its range),
+    /// a point where one falls in the column; dim where its mode is off.
+    private static func drawAutomationLane(_ model: ScreenModel, track t: Int, lane k: Int, row: Int, x: Int, width: Int, glyphs: Glyphs,
+                                           canvas: inout Canvas) {
+        let track = model.session.tracks[t]
+        let lane = track.automation[k]
+        let selected = t == model.selectedTrack && model.selectedLane == k
+        let role: Role = lane.mode == .off ? .dim : (selected ? .selected : .fade)
+        let range: ClosedRange<Double>
+        switch lane.parameter {
+        case .gain, .send: range = -60...6
+        case .pan: range = -1...1
+        case .mute: range = 0...1
+        case .node(let node, let id):
+            let values = lane.points.map(\.value)
+            range = ScreenModel.parameterRange(track, node: node, id: id)
+                ?? ((values.min() ?? 0)...max(values.max() ?? 1, (values.min() ?? 0) + 1e-9))
+        }
+        let steps = glyphs.levels.count - 1
+        guard !lane.points.isEmpty else {
+            canvas.put(row, x + 1, "no points: enter adds one at the playhead", .dim, maxWidth: max(0, width - 2))
+            return
+        }
+        for col in 0..<width {
+            let from = frame(atColumn: col, model: model), to = from + model.framesPerColumn
+            let first = lane.insertionIndex(from)
+            if first < lane.points.count && lane.points[first].frame < to {
+                canvas.set(row, x + col, glyphs == .ascii ? "o" : "●", selected ? .selected : .marker)
+                continue
+            }
+            let v = lane.value(at: from + model.framesPerColumn / 2) ?? range.lowerBound
+            let level = Fader.isSilent(v) && lane.parameter.isLevel ? 0
+                : min(max((v - range.lowerBound) / max(range.upperBound - range.lowerBound, 1e-12), 0), 1)
+            let ch = glyphs.levels[max(1, Int((level * Double(steps)).rounded()))]
+            canvas.set(row, x + col, ch, role)
         }
     }
 

@@ -64,8 +64,24 @@ public enum TrackListView {
                 let active = track.activeTakeNumber(group: group) == number
                 let mark = active ? (glyphs == .ascii ? ">" : "▶") : " "
                 canvas.put(band.y, 3, "\(mark) take \(group).\(number)\(active ? " plays" : "")", active ? .value : .dim, maxWidth: width - 3)
+            case .automation(let k):
+                drawLane(model, band.track, lane: k, row: band.y, width: width, canvas: &canvas, glyphs: glyphs)
             }
         }
+    }
+
+    /// An automation lane's row: its parameter, mode and value at the playhead (`-` before it
+    /// has a point); the selected lane highlighted.
+    private static func drawLane(_ model: ScreenModel, _ t: Int, lane k: Int, row: Int, width: Int, canvas: inout Canvas, glyphs: Glyphs) {
+        let lane = model.session.tracks[t].automation[k]
+        let selected = t == model.selectedTrack && model.selectedLane == k
+        if selected { canvas.fill(row, 0, height: 1, width: width, " ", .selected) }
+        let mark = selected ? (glyphs == .ascii ? ">" : "▶") : " "
+        var x = canvas.put(row, 3, mark + " " + Fit.pad(lane.parameter.description, 14), selected ? .selected : .label)
+        x = canvas.put(row, x + 1, Fit.pad(lane.mode.rawValue, 5), lane.mode == .off ? .dim : (AutomationWriter.writes(lane.mode) ? .armed : .value))
+        let value = lane.value(at: model.playheadFrame).map { lane.parameter.valueText($0) } ?? "-"
+        x = canvas.put(row, x + 1, Fit.right(value, 7), .value)
+        canvas.put(row, x + 1, "\(lane.points.count) pt", .dim, maxWidth: max(0, width - x - 1))
     }
 
     private static func drawTrack(_ model: ScreenModel, _ t: Int, row: Int, width: Int, canvas: inout Canvas, glyphs: Glyphs) {

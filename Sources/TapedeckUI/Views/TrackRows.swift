@@ -10,6 +10,8 @@ struct TrackBand: Equatable {
         case track
         /// Take `number` of take group `group`, which is region `region` of the track.
         case take(group: Int, number: Int, region: Int)
+        /// Automation lane `lane` of the track.
+        case automation(lane: Int)
     }
 
     /// The track's index.
@@ -36,6 +38,7 @@ enum TrackBands {
         guard !tracks.isEmpty, rows >= Layout.rowsPerTrack else { return [] }
         let heights = tracks.indices.map { t in
             Layout.rowsPerTrack + (model.expandedTracks.contains(t) ? takes(of: tracks[t]).count : 0)
+                + (model.automationShown.contains(t) ? tracks[t].automation.count : 0)
         }
         let selected = min(max(0, model.selectedTrack), tracks.count - 1)
         // The first track shown: the earliest from which the selected track's own rows fit.
@@ -50,6 +53,12 @@ enum TrackBands {
             guard y + Layout.rowsPerTrack <= bottom else { break }
             bands.append(TrackBand(track: t, kind: .track, y: y, height: Layout.rowsPerTrack))
             y += Layout.rowsPerTrack
+            if model.automationShown.contains(t) {
+                for k in tracks[t].automation.indices where y < bottom {
+                    bands.append(TrackBand(track: t, kind: .automation(lane: k), y: y, height: 1))
+                    y += 1
+                }
+            }
             guard model.expandedTracks.contains(t) else { continue }
             for take in takes(of: tracks[t]) where y < bottom {
                 bands.append(TrackBand(track: t, kind: .take(group: take.group, number: take.number, region: take.region), y: y, height: 1))

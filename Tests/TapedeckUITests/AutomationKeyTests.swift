@@ -1,0 +1,90 @@
+import XCTest
+import TapedeckCore
+@testable import TapedeckUI
+import TapedeckTransport
+
+/// Automation on the screen: lanes shown under their track, one selected with the arrows,
+/// points added, stepped, moved and deleted at the playhead on the snap grid, the mode
+/// stepped, a new lane named — each one undo step — and drawn where the points are.
+final class AutomationKeyTests: XCTestCase {
+    private func type(_ text: String, into model: ScreenModel) { for c in text { model.handle(.char(c)) } }
+
+    func testPointsAreAddedSteppedMovedAndDeletedOnTheGridAndEveryEditUndoes() {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        let before = model.session
+        model.handle(.char("E"))
+        type("gain", into: model)
+        model.handle(.named(.enter))
+        XCTAssertNil(model.overlay)
+        XCTAssertEqual(model.session.tracks[0].automation.map(\.parameter), [.gain])
+        XCTAssertEqual(model.selectedLane, 0, "the new lane is shown and selected")
+        XCTAssertEqual(model.session.tracks[0].automation[0].points, [AutomationPoint(frame: 0, value: 0)], "at the fader's value")
+
+        // Two beats on (24 000 frames a beat at 120 BPM), a point there, 1 dB down.
+        model.handle(.named(.right)); model.handle(.named(.right))
+        model.handle(.named(.enter))
+        model.handle(.char("9")); model.handle(.char("9"))
+        XCTAssertEqual(model.session.tracks[0].automation[0].points.last, AutomationPoint(frame: 48_000, value: -1))
+        XCTAssertEqual(model.session.tracks[0].gainDecibels, 0, "the fader keys moved the point, not the fader")
+        XCTAssertEqual(link.session.tracks[0].automation[0].points.count, 2, "the engine plays the edit at once")
+
+        // A beat on, the playhead with it; then deleted.
+        model.handle(.named(.shiftRight))
+        XCTAssertEqual(model.session.tracks[0].automation[0].points.last?.frame, 72_000)
+        XCTAssertEqual(model.playheadFrame, 72_000)
+        let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .ascii)
+        let laneRow = (0..<30).first { canvas.text(row: $0).contains("> gain") }
+        XCTAssertNotNil(laneRow, canvas.text)
+        if let laneRow {
+            XCTAssertTrue(canvas.text(row: laneRow).contains("play"), canvas.text(row: laneRow))
+            XCTAssertTrue(canvas.text(row: laneRow).contains("-1.0"), "the value at the playhead: \(canvas.text(row: laneRow))")
+            XCTAssertEqual(canvas.text(row: laneRow).filter { $0 == "o" }.count, 2, "a point drawn where each is: \(canvas.text(row: laneRow))")
+        }
+        model.handle(.char("x"))
+        XCTAssertEqual(model.session.tracks[0].automation[0].points.count, 1)
+        model.handle(.char("x"))
+        XCTAssertEqual(model.message?.isError, true, "nothing left at the playhead: said")
+
+        model.handle(.char("Y")); model.handle(.char("Y"))
+        XCTAssertEqual(model.session.tracks[0].automation[0].mode, .latch, "play → touch → latch")
+        while model.document.undoName != nil { model.handle(.char("u")) }
+        XCTAssertEqual(model.session, before, "every automation edit undoes exactly")
+    }
+
+    func testTheArrowsWalkThroughShownLanesAndAWrongLaneNameIsRefusedWithTheForms() {
+        let model = ScreenModelTests.makeModel()
+        var session = model.session
+        session.tracks[0].automation = [AutomationLane(parameter: .gain, points: [AutomationPoint(frame: 0, value: -6)]),
+                                        AutomationLane(parameter: .pan, points: [AutomationPoint(frame: 0, value: 0.5)])]
+        model.document.edit("lanes") { $0 = session }
+        model.handle(.char("V"))
+        XCTAssertTrue(model.automationShown.contains(0))
+        model.handle(.named(.down))
+        XCTAssertEqual(model.selectedLane, 0)
+        model.handle(.named(.down))
+        XCTAssertEqual(model.selectedLane, 1)
+        model.handle(.named(.down))
+        XCTAssertEqual(model.selectedTrack, 1, "past the last lane: the next track")
+        XCTAssertNil(model.selectedLane)
+        model.handle(.named(.up))
+        XCTAssertEqual(model.selectedTrack, 0)
+        XCTAssertEqual(model.selectedLane, 1, "up into the track's last lane")
+        model.handle(.char("9"))
+        XCTAssertEqual(model.session.tracks[0].automation[1].points[0].value, 0.45, accuracy: 1e-12, "a pan point steps as the pan keys do")
+        model.handle(.named(.right))
+        model.handle(.char("9"))
+        XCTAssertEqual(model.session.tracks[0].automation[1].points[0].value, 0.45, accuracy: 1e-12, "no point at the playhead: nothing moved")
+        XCTAssertEqual(model.message?.isError, true)
+        model.handle(.char("E"))
+        type("volumee", into: model)
+        model.handle(.named(.enter))
+        guard case .text(let input)? = model.overlay else { return XCTFail("the dialog stays open on a refusal") }
+        XCTAssertTrue(input.problem?.contains("gain (dB), pan, mute, send:BUS or NODE.PARAM") == true, input.problem ?? "")
+        model.handle(.named(.esc))
+        model.handle(.char("V"))
+        XCTAssertNil(model.selectedLane, "hidden lanes cannot stay selected")
+        model.handle(.char("9"))
+        XCTAssertEqual(model.session.tracks[0].gainDecibels, -0.5, "with no lane selected the fader keys move the fader")
+    }
+}
