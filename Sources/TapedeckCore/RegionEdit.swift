@@ -83,12 +83,27 @@ extension Session {
         Int64((Double(timelineFrames) * region.rate).rounded())
     }
 
-    /// Moves the region so it starts at `startFrame`.
-    public mutating func moveRegion(_ ref: RegionRef, toStartFrame startFrame: Int64) throws(RegionEditError) {
+    /// Moves the region so it starts at `startFrame`; `carryingAutomation`: the track's
+    /// automation points under the region go with it (replacing those where it lands), as
+    /// Ardour's "automation follows region moves".
+    public mutating func moveRegion(_ ref: RegionRef, toStartFrame startFrame: Int64, carryingAutomation: Bool = false) throws(RegionEditError) {
         let r = try editable(ref)
         try checkPosition(startFrame, "the region's start")
         try checkPosition(startFrame + r.lengthFrames, "the region's end")
         tracks[ref.track].regions[ref.region].timelineStartFrame = startFrame
+        let delta = startFrame - r.timelineStartFrame
+        guard carryingAutomation, delta != 0 else { return }
+        let under = FrameRange(startFrame: r.timelineStartFrame, endFrame: r.timelineEndFrame)
+        let landing = FrameRange(startFrame: startFrame, endFrame: startFrame + r.lengthFrames)
+        for k in tracks[ref.track].automation.indices {
+            var lane = tracks[ref.track].automation[k]
+            let moving = lane.points.filter { $0.frame >= under.startFrame && $0.frame < under.endFrame }
+            guard !moving.isEmpty else { continue }
+            lane.clear(under)
+            lane.clear(landing)
+            lane.add(contentsOf: moving.map { AutomationPoint(frame: $0.frame + delta, value: $0.value, curve: $0.curve) })
+            tracks[ref.track].automation[k] = lane
+        }
     }
 
     /// Moves the region's start to `frame`, keeping its end: later shortens it, earlier

@@ -87,7 +87,11 @@ extension ScreenModel {
     func moveRegion(steps: Int) {
         guard let ref = targetRegion(), let r = try? session.region(ref) else { return }
         let to = stepFrame(from: r.timelineStartFrame, steps: steps)
-        if regionEdit("move region", { (s: inout Session) throws(RegionEditError) in try s.moveRegion(ref, toStartFrame: to); return ref.region }) {
+        let carry = automationShown.contains(ref.track)
+        if regionEdit("move region", { (s: inout Session) throws(RegionEditError) in
+            try s.moveRegion(ref, toStartFrame: to, carryingAutomation: carry)
+            return ref.region
+        }) {
             say("moved \(describe(ref))")
         }
     }
@@ -97,7 +101,11 @@ extension ScreenModel {
         guard let ref = targetRegion(), let r = try? session.region(ref) else { return }
         let step = Int64((ScreenModel.nudgeSeconds * Double(session.sampleRate)).rounded())
         let to = r.timelineStartFrame + (forward ? step : -step)
-        if regionEdit("nudge region", { (s: inout Session) throws(RegionEditError) in try s.moveRegion(ref, toStartFrame: to); return ref.region }) {
+        let carry = automationShown.contains(ref.track)
+        if regionEdit("nudge region", { (s: inout Session) throws(RegionEditError) in
+            try s.moveRegion(ref, toStartFrame: to, carryingAutomation: carry)
+            return ref.region
+        }) {
             say("nudged \(describe(ref))")
         }
     }

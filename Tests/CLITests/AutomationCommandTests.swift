@@ -26,6 +26,23 @@ final class AutomationCommandTests: RoutingTestCase {
         XCTAssertTrue(try ok(["automation", session, "tone", "gain"]).contains("1 point"))
     }
 
+    func testAMoveWithAutomationCarriesThePointsUnderTheRegionAndOnlyThose() throws {
+        try importTone()  // 2 s from 0
+        try ok(["automation", session, "tone", "gain", "add", "0.5", "-6"])
+        try ok(["automation", session, "tone", "gain", "add", "1.5", "-12"])
+        try ok(["automation", session, "tone", "gain", "add", "3", "-20"])  // past the region: stays
+        try ok(["region", session, "tone", "1", "move", "1", "--with-automation"])
+        let list = try ok(["automation", session, "tone", "gain"])
+        XCTAssertTrue(list.contains("00:01.500  -6.0"), list)
+        XCTAssertTrue(list.contains("00:02.500  -12.0"), list)
+        XCTAssertTrue(list.contains("00:03.000  -20.0"), "a point past the region stays: \(list)")
+        XCTAssertFalse(list.contains("00:00.500"), list)
+        // Without the flag the lane stays where it is.
+        try ok(["region", session, "tone", "1", "move", "0"])
+        XCTAssertTrue(try ok(["automation", session, "tone", "gain"]).contains("00:01.500  -6.0"))
+        try refused(["region", session, "tone", "1", "split", "0.5", "--with-automation"], "--with-automation is for move")
+    }
+
     func testMistakesAreRefusedInOneLineAndChangeNothing() throws {
         try importTone()
         try ok(["automation", session, "tone", "gain", "add", "0", "-6"])

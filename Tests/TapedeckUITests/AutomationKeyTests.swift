@@ -52,6 +52,26 @@ final class AutomationKeyTests: XCTestCase {
         XCTAssertEqual(model.session, before, "every automation edit undoes exactly")
     }
 
+    func testWithItsLanesShownAMovedRegionTakesItsAutomationAlong() {
+        let model = ScreenModelTests.makeModel()
+        var session = model.session
+        session.tracks[1].regions = [Region(file: "audio/b.wav", timelineStartFrame: 0, lengthFrames: 48_000)]
+        session.tracks[1].automation = [AutomationLane(parameter: .gain, points: [AutomationPoint(frame: 24_000, value: -6)])]
+        model.document.edit("setup") { $0 = session }
+        model.handle(.named(.down))
+        model.handle(.named(.enter))
+        model.handle(.named(.shiftRight))
+        XCTAssertEqual(model.session.tracks[1].regions[0].timelineStartFrame, 24_000)
+        XCTAssertEqual(model.session.tracks[1].automation[0].points[0].frame, 24_000, "lanes hidden: the automation stays")
+        model.handle(.char("V"))
+        model.handle(.named(.shiftRight))
+        XCTAssertEqual(model.session.tracks[1].regions[0].timelineStartFrame, 48_000)
+        XCTAssertEqual(model.session.tracks[1].automation[0].points[0].frame, 48_000, "lanes shown: it goes with the region")
+        model.handle(.char("u"))
+        XCTAssertEqual(model.session.tracks[1].automation[0].points[0].frame, 24_000, "one undo step for both")
+        XCTAssertEqual(model.session.tracks[1].regions[0].timelineStartFrame, 24_000)
+    }
+
     func testTheArrowsWalkThroughShownLanesAndAWrongLaneNameIsRefusedWithTheForms() {
         let model = ScreenModelTests.makeModel()
         var session = model.session

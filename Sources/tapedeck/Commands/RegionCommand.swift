@@ -23,11 +23,13 @@ struct RegionCommand: Command {
             OptionSpec("--out", value: "LENGTH", "fade: the fade-out's length"),
             OptionSpec("--length", value: "LENGTH", "rate: stretch the region to last this long"),
             OptionSpec("--strength", value: "S", "quantize: how far notes move towards the grid, 1%...100% (default 100%)"),
+            OptionSpec(flag: "--with-automation", "move: the track's automation points under the region go with it"),
         ],
         details: """
         Without N, lists the track's regions, numbered in timeline order. TRACK is a number or a
         name (any case). N counts the track's regions along the timeline (the listing shows it).
-        move starts region N at TIME; split cuts it in two at TIME (a take splits its stack);
+        move starts region N at TIME (--with-automation: the track's automation points under
+        it go with it, replacing those where it lands); split cuts it in two at TIME (a take splits its stack);
         gain sets the region gain, -inf...+24 dB. Where regions overlap, the upper layer plays
         over what lies under it with 5 ms crossfades: `raise` puts N on top; a duplicate lies on
         top, right after N. `rate R` plays the source at R (0.5, 1/2, 50%: twice as long, pitch
@@ -45,7 +47,7 @@ struct RegionCommand: Command {
 
     /// What to do to the region.
     enum Edit {
-        case move(String), trim(start: String?, end: String?), split(String), fade(fadeIn: String?, fadeOut: String?)
+        case move(String, withAutomation: Bool), trim(start: String?, end: String?), split(String), fade(fadeIn: String?, fadeOut: String?)
         case gain(Double), rate(Double), stretch(String), quantize(grid: String, strength: String?), duplicate, raise, delete
     }
 
@@ -59,10 +61,11 @@ struct RegionCommand: Command {
         let fadeIn = try arguments.option("--in"), fadeOut = try arguments.option("--out")
         let length = try arguments.option("--length")
         let strength = try arguments.option("--strength")
+        let withAutomation = arguments.flag("--with-automation")
         folder = SessionFolder(path: try arguments.required("a session folder"))
         trackText = try arguments.required("a track number or name")
         guard let n = arguments.positional() else {
-            if start != nil || end != nil || fadeIn != nil || fadeOut != nil || length != nil || strength != nil {
+            if start != nil || end != nil || fadeIn != nil || fadeOut != nil || length != nil || strength != nil || withAutomation {
                 throw UsageError("region: name the region (its number in the listing) and what to do")
             }
             number = nil; edit = nil
@@ -77,7 +80,7 @@ struct RegionCommand: Command {
             return v
         }
         switch verb.lowercased() {
-        case "move": edit = .move(try operand("a time (the new start)"))
+        case "move": edit = .move(try operand("a time (the new start)"), withAutomation: withAutomation)
         case "split": edit = .split(try operand("a time (where to cut)"))
         case "trim":
             guard start != nil || end != nil else { throw UsageError("region: trim needs --start TIME, --end TIME or both") }
@@ -105,6 +108,9 @@ struct RegionCommand: Command {
         }
         if strength != nil, case .quantize = edit {} else if strength != nil {
             throw UsageError("region: --strength is for quantize")
+        }
+        if withAutomation, case .move = edit {} else if withAutomation {
+            throw UsageError("region: --with-automation is for move")
         }
     }
 
@@ -134,9 +140,11 @@ struct RegionCommand: Command {
         let fileFrames = { (r: Region) -> Int64? in try? AudioFileReader(path: folder.absolutePath(of: r.file), blockFrames: 16).frameCount }
         var result = ref.region
         switch edit {
-        case .move(let text):
+        case .move(let text, let withAutomation):
             let at = try frames(text)
-            try document.editRegions("move region") { (s: inout Session) throws(RegionEditError) in try s.moveRegion(ref, toStartFrame: at) }
+            try document.editRegions("move region") { (s: inout Session) throws(RegionEditError) in
+                try s.moveRegion(ref, toStartFrame: at, carryingAutomation: withAutomation)
+            }
         case .trim(let start, let end):
             let s0 = try start.map(frames), e0 = try end.map(frames)
             let total = fileFrames(try document.session.region(ref))
