@@ -179,11 +179,17 @@ final class PlaybackStrip: @unchecked Sendable {
 
     /// Takes this graph's automation as the graph is installed; a fallback still covering for
     /// this strip plays on without any (its graph, which holds its automation, may go now).
+    /// A fallback already handed over is not touched: the control thread may have freed it
+    /// (a strip reused by a later graph wrote into freed memory here, corrupting the heap:
+    /// found as a rare crash of the stretching allocation test on a busy machine).
     ///
     /// Audio thread: pointer stores.
     @inline(__always)
     func install(automation next: Unmanaged<StripAutomation>?) {
         automation = next
+        // Only this thread sets `handedOver`, and the control thread frees the fallback only
+        // after it is set: while it is not, the fallback is alive.
+        guard !handedOver.load(ordering: .relaxed) else { return }
         fallbackRef?._withUnsafeGuaranteedRef { $0.automation = nil }
     }
 
