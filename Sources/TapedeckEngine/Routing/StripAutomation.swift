@@ -7,13 +7,20 @@ import TapedeckDSP
 final class LaneCurve: @unchecked Sendable {
     private let frames: UnsafeMutablePointer<Int64>
     private let values: UnsafeMutablePointer<Double>
+    /// A level lane's values as amplitudes (a fade read as gains needs no dB round trip).
+    private let amplitudes: UnsafeMutablePointer<Double>
     private let exponential: UnsafeMutablePointer<Bool>
     let count: Int
     let parameter: AutomationParameter
     private let isLevel: Bool
     private let steps: Bool
-    /// The segment last read: points `cursor` and `cursor + 1`. Audio thread.
-    private var cursor = 0
+    /// The segment last read: points `cursor` and `cursor + 1`. Audio thread. In plain
+    /// memory: a class's stored `var` is checked for exclusive access at every use.
+    private let cursorStorage: UnsafeMutablePointer<Int>
+    private var cursor: Int {
+        @inline(__always) get { cursorStorage.pointee }
+        @inline(__always) set { cursorStorage.pointee = newValue }
+    }
 
     /// The lane's points (it has at least one). Control thread.
     init(_ lane: AutomationLane) {
@@ -23,7 +30,10 @@ final class LaneCurve: @unchecked Sendable {
         if case .mute = lane.parameter { steps = true } else { steps = false }
         frames = .allocate(capacity: count)
         values = .allocate(capacity: count)
+        amplitudes = .allocate(capacity: count)
         exponential = .allocate(capacity: count)
+        cursorStorage = .allocate(capacity: 1)
+        cursorStorage.initialize(to: 0)
         for (i, p) in lane.points.enumerated() {
             frames[i] = p.frame
             values[i] = p.value
@@ -34,12 +44,15 @@ final class LaneCurve: @unchecked Sendable {
             values[0] = 0
             exponential[0] = false
         }
+        for i in 0..<count { amplitudes[i] = Decibels.toLinear(values[i]) }
     }
 
     deinit {
         frames.deallocate()
         values.deallocate()
+        amplitudes.deallocate()
         exponential.deallocate()
+        cursorStorage.deallocate()
     }
 
     /// Places the cursor on the segment holding `frame`: `frames[cursor] <= frame <
@@ -70,6 +83,24 @@ final class LaneCurve: @unchecked Sendable {
         if frame >= frames[count - 1] { return (frames[count - 1], .max) }
         seek(frame)
         return (frames[cursor], frames[cursor + 1])
+    }
+
+    /// A level lane's value at timeline frame `frame` as an amplitude: along a linear segment
+    /// straight in amplitude (no dB round trip), along an exponential one in dB — as
+    /// ``value(at:)`` then ``Decibels/toLinear(_:)`` would give it, without the logarithm.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inline(__always)
+    func amplitude(at frame: Int64) -> Double {
+        if frame <= frames[0] { return amplitudes[0] }
+        if frame >= frames[count - 1] { return amplitudes[count - 1] }
+        seek(frame)
+        let a = cursor, b = cursor + 1
+        let t = Double(frame - frames[a]) / Double(frames[b] - frames[a])
+        if exponential[a] && !Fader.isSilent(values[a]) && !Fader.isSilent(values[b]) {
+            return Decibels.toLinear(values[a] + (values[b] - values[a]) * t)
+        }
+        return amplitudes[a] + (amplitudes[b] - amplitudes[a]) * t
     }
 
     /// The lane's value at timeline frame `frame` (as ``AutomationLane/value(at:)`` has it).
@@ -236,7 +267,7 @@ final class StripAutomation: @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     @inline(__always)
     static func fill(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount n: Int, from start: Int64,
-                     lane: LaneCurve, cache: UnsafeMutablePointer<AnchorCache>, _ map: (Double) -> (Float, Float)) {
+                     lane: LaneCurve, cache: UnsafeMutablePointer<AnchorCache>, _ sample: (Int64) -> (Float, Float)) {
         let span = Int64(anchorFrames)
         var f = 0
         while f < n {
@@ -244,8 +275,8 @@ final class StripAutomation: @unchecked Sendable {
             let corners = lane.corners(around: t)
             let a = max(t - ((t % span) + span) % span, corners.before)
             let b = min(a - ((a % span) + span) % span + span, corners.after)
-            let va = cache.pointee.frame == a ? cache.pointee.value : map(lane.value(at: a))
-            let vb = map(lane.value(at: b))
+            let va = cache.pointee.frame == a ? cache.pointee.value : sample(a)
+            let vb = sample(b)
             cache.pointee = AnchorCache(frame: b, value: vb)
             let width = Float(b - a)
             let stepL = (vb.0 - va.0) / width, stepR = (vb.1 - va.1) / width
@@ -266,7 +297,7 @@ final class StripAutomation: @unchecked Sendable {
         if let gain, !touched.contains(.gain) {
             gain._withUnsafeGuaranteedRef { lane in
                 StripAutomation.fill(gainCurve, nil, frameCount: n, from: start, lane: lane, cache: caches) {
-                    (Float(Decibels.toLinear($0)), 0)
+                    (Float(lane.amplitude(at: $0)), 0)
                 }
             }
         } else {
@@ -281,7 +312,7 @@ final class StripAutomation: @unchecked Sendable {
         if let pan, !touched.contains(.pan) {
             pan._withUnsafeGuaranteedRef { lane in
                 StripAutomation.fill(leftCurve, rightCurve, frameCount: n, from: start, lane: lane, cache: caches + 1) {
-                    let g = PanLaw.gains(channelCount: channelCount, pan: $0)
+                    let g = PanLaw.gains(channelCount: channelCount, pan: lane.value(at: $0))
                     return (Float(g.left), Float(g.right))
                 }
             }
@@ -299,7 +330,7 @@ final class StripAutomation: @unchecked Sendable {
         guard index >= 0 && index < sendCount, let lane = sendLanes[index] else { return false }
         lane._withUnsafeGuaranteedRef { lane in
             StripAutomation.fill(sendLeft, nil, frameCount: n, from: start, lane: lane, cache: caches + 2 + index) {
-                (Float(Decibels.toLinear($0)), 0)
+                (Float(lane.amplitude(at: $0)), 0)
             }
         }
         for i in 0..<n {

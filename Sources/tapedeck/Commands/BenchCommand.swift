@@ -7,7 +7,7 @@ struct BenchCommand: Command {
         name: "bench", summary: "run the benchmarks (against ecasound, sox and rubberband where they apply)",
         synopsis: ["bench [all|mixdown|stretch|speed|scale|engine|capture|screen|jack] [--runs N] [--folder DIR]"],
         positionals: [PositionalSpec("BENCHMARK", complete: .choices,
-                                     choices: ["all", "mixdown", "stretch", "speed", "scale", "engine", "capture", "screen", "jack"])],
+                                     choices: ["all", "mixdown", "stretch", "speed", "scale", "engine", "automation", "capture", "screen", "jack"])],
         options: [
             OptionSpec("--runs", value: "N", "alternating runs per wall time, 1...100 (default 5)"),
             OptionSpec("--folder", value: "DIR", "where generated test material is kept (default bench-out)", complete: .directory),
@@ -48,7 +48,7 @@ struct BenchCommand: Command {
                 to 8 stereo buses that each run the reverb, at 32-frame periods (goal p99.9 < 80 %).
                 Then automation: 256 such tracks with the fader, pan and comp.threshold automated,
                 32-frame periods, beside the same session without (goal p99.9 < 80 % and within
-                10 % of the plain run).
+                10 % of the plain run; `bench automation` runs this row alone).
                 Then --record N (32; 0: skip) tracks record at once from an N-channel device
                 while those tracks play, on the offline clock paced in real time for 10 s
                 (--seconds): DSP load p99.9 < 100 % and 0 dropped input frames
@@ -120,8 +120,8 @@ struct BenchCommand: Command {
         screenTracks = tracks ?? 32
         screenSeconds = seconds ?? 10
         jackSeconds = seconds ?? 3
-        guard ["all", "mixdown", "stretch", "speed", "scale", "scale-open", "engine", "capture", "screen", "jack"].contains(which) else {
-            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, speed, scale, engine, capture, screen, jack)")
+        guard ["all", "mixdown", "stretch", "speed", "scale", "scale-open", "engine", "automation", "capture", "screen", "jack"].contains(which) else {
+            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, speed, scale, engine, automation, capture, screen, jack)")
         }
     }
 
@@ -161,6 +161,12 @@ struct BenchCommand: Command {
                 var size = engineSize
                 size.seconds = recordSeconds
                 attempt("engine recording") { [try BenchRecording.run(folder: folder, size: size, recordTracks: recordTracks)] }
+            }
+        }
+        if which == "automation" {
+            // The automation row alone (it is part of `engine`).
+            attempt("engine automation") {
+                [try BenchEngine.runAutomation(folder: folder, runs: runs, seconds: min(engineSize.seconds, 10))]
             }
         }
         if which == "all" || which == "capture" {
