@@ -68,4 +68,30 @@ final class MasterLoudnessTests: XCTestCase {
         let fresh = try XCTUnwrap(roll(engine, to: 18 * 48000))
         XCTAssertEqual(fresh.integratedLUFS, -33, accuracy: 0.3, "integrated since the reset only")
     }
+
+    /// The audio thread only copies the bus; the meter is fed off it (its thread, or a reader
+    /// first), so a reading right after the audio has everything played.
+    func testTheAudioThreadOnlyCopiesAndAReadingHasEverythingPlayed() throws {
+        let handoff = LoudnessHandoff(sampleRate: 48000, maxFrames: 256)
+        defer { handoff.close() }
+        let amplitude = Float(pow(10, -23.0 / 20))
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: 256), right = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { left.deallocate(); right.deallocate() }
+        var bus = [left, right]
+        var frame = 0
+        // 1.5 s in 256-frame periods, as fast as a loop goes (the ring holds two seconds).
+        while frame < 72_000 {
+            for i in 0..<256 { left[i] = amplitude * Float(sin(2 * Double.pi * 1000 * Double(frame + i) / 48000)) }
+            right.update(from: left, count: 256)
+            bus.withUnsafeBufferPointer { handoff.measure($0.baseAddress!, frameCount: 256, mayWait: false) }
+            frame += 256
+        }
+        let reading = try XCTUnwrap(handoff.reading())
+        XCTAssertEqual(handoff.droppedFrames.load(ordering: .relaxed), 0)
+        XCTAssertEqual(reading.momentaryLUFS, -23, accuracy: 0.2)
+        XCTAssertEqual(reading.integratedLUFS, -23, accuracy: 0.2)
+        // A reset: what was played stays with the old meter.
+        handoff.renew()
+        XCTAssertEqual(try XCTUnwrap(handoff.reading()).integratedLUFS, -.infinity)
+    }
 }

@@ -157,6 +157,7 @@ public final class Engine: @unchecked Sendable {
         for set in takeSets { outcomes += finish(set) }
         writer.stop()
         reader.stop()
+        core.loudness.close()
         releaseAllChains()
         // Freewheel helpers hold their object: without this they would wait for ever.
         core.freewheelWorkers?.stop()

@@ -400,7 +400,7 @@ extension RenderCore {
         // Freewheeling, no one reads the meters (the loudness meter was half an export's time).
         if !rendersOffline {
             masterMeter.measure(bus, available: 2, frameCount: n)
-            if state == .rolling { loudness.measure(bus, frameCount: n) }
+            if state == .rolling { loudness.measure(bus, frameCount: n, mayWait: waitsForDisk) }
         }
         if playbackChannels == 1 {
             for i in 0..<n { output[0][i] = (bus[0][i] + bus[1][i]) * 0.5 }

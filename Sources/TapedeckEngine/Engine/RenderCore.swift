@@ -180,7 +180,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         recordingTracks.initialize(repeating: false, count: recordingTrackCapacity)
         meterWindowFrames = max(configuration.sampleRate / 10, n)
         masterMeter = LevelMeter(channelCount: 2, windowFrames: meterWindowFrames)
-        loudness = LoudnessHandoff(sampleRate: configuration.sampleRate, maxFrames: n)
+        loudness = LoudnessHandoff(sampleRate: configuration.sampleRate, maxFrames: n, threaded: !options.rendersOffline)
         periodNanoseconds = Int64(n) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
         midiBaseLatencyFrames = Int64(n) + configuration.playbackLatencyFrames
         clickNode = MetronomeNode()

@@ -46,7 +46,11 @@ struct HeadlessRecording {
             say(last)
             let events = Array(transport.events.dropFirst(seen))
             seen = transport.events.count
-            line.update(last, levels: levels(last), events: events, elapsedFrames: transport.recordedFrames)
+            // `record` rolls only to record: rolling on after its pass ended (the disk stopped
+            // the take, and an unpaced device rendered ahead of this line) is not playing.
+            var shown = last
+            if shown.state == .playing { shown.state = .stopped }
+            line.update(shown, levels: levels(last), events: events, elapsedFrames: transport.recordedFrames)
             sayFailures(from: &failuresSeen)
             remote.wait(milliseconds: 50)
         }
