@@ -195,6 +195,22 @@ extension ScreenModel {
         return nil
     }
 
+    /// What a fader or pan key steps from: the control's own value, but — rolling, its lane in
+    /// touch or latch playing, and no key holding it (in touch: none in the last half second;
+    /// in latch: none since the transport started) — the lane's value at the playhead, which
+    /// is what is heard: a hand takes a moving fader where it is.
+    func handBase(_ t: Int, _ parameter: AutomationParameter, own: Double) -> Double {
+        if snapshot.state == .stopped { handHeldAt.removeAll() }
+        let track = session.tracks[t]
+        guard snapshot.state != .stopped, let k = track.laneIndex(parameter),
+              track.automation[k].mode == .touch || track.automation[k].mode == .latch,
+              let heard = track.automation[k].value(at: playheadFrame) else { return own }
+        let key = "\(t) \(parameter)", now = MonotonicClock.seconds()
+        let held = handHeldAt[key].map { track.automation[k].mode == .latch || now - $0 < 0.5 } ?? false
+        handHeldAt[key] = now
+        return held ? own : heard
+    }
+
     /// The frame nearest `frame` on the snap grid (itself with snap off).
     private func snapFrame(_ frame: Int64) -> Int64 {
         let back = stepFrame(from: frame + 1, steps: -1), on = stepFrame(from: back, steps: 1)

@@ -15,7 +15,7 @@ extension ScreenModel {
             return
         }
         guard let t = requireTrack() else { return }
-        let next = Fader.stepped(session.tracks[t].gainDecibels, steps: steps, coarse: coarse)
+        let next = Fader.stepped(handBase(t, .gain, own: session.tracks[t].gainDecibels), steps: steps, coarse: coarse)
         editTrack("fader") { $0.gainDecibels = next }
         say("\(session.tracks[t].name) fader \(Fader.text(next)) dB")
     }
@@ -24,7 +24,7 @@ extension ScreenModel {
     func stepPan(steps: Int, coarse: Bool) {
         guard !actsOnMaster else { say("the master has no pan", error: true); return }
         guard let t = requireTrack() else { return }
-        let next = Pan.stepped(session.tracks[t].pan, steps: steps, coarse: coarse)
+        let next = Pan.stepped(handBase(t, .pan, own: session.tracks[t].pan), steps: steps, coarse: coarse)
         editTrack("pan") { $0.pan = next }
         say("\(session.tracks[t].name) pan \(Pan.text(next))")
     }

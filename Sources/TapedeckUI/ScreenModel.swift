@@ -77,6 +77,8 @@ public final class ScreenModel {
     /// its own row); see ScreenModel+Automation.
     public internal(set) var automationShown: Set<Int> = []
     public internal(set) var selectedLane: Int?
+    /// When a key last moved a control whose lane is written by hand (see ``handBase``).
+    var handHeldAt: [String: Double] = [:]
     /// Whether the chain panel edits the input chain (else the playback chain).
     public internal(set) var chainIsInput = false
     /// Selected node in the chain panel.

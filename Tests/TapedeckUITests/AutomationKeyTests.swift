@@ -72,6 +72,23 @@ final class AutomationKeyTests: XCTestCase {
         XCTAssertEqual(model.session.tracks[1].regions[0].timelineStartFrame, 24_000)
     }
 
+    func testRollingOverATouchLaneAFaderKeyTakesTheFaderFromWhereTheLaneHasIt() {
+        let model = ScreenModelTests.makeModel()
+        var session = model.session
+        session.tracks[0].automation = [AutomationLane(parameter: .gain, mode: .touch, points: [AutomationPoint(frame: 0, value: -10)])]
+        model.document.edit("lane") { $0 = session }
+        model.handle(.char("0"))
+        XCTAssertEqual(model.session.tracks[0].gainDecibels, 0.5, "standing, the fader's own value steps")
+        model.handle(.named(.space))
+        model.handle(.char("0"))
+        XCTAssertEqual(model.session.tracks[0].gainDecibels, -9.5, "rolling, from the -10 dB heard")
+        model.handle(.char("0"))
+        XCTAssertEqual(model.session.tracks[0].gainDecibels, -9.0, "then the hand holds it")
+        model.handle(.named(.space))
+        model.handle(.char("0"))
+        XCTAssertEqual(model.session.tracks[0].gainDecibels, -8.5)
+    }
+
     func testTheArrowsWalkThroughShownLanesAndAWrongLaneNameIsRefusedWithTheForms() {
         let model = ScreenModelTests.makeModel()
         var session = model.session
