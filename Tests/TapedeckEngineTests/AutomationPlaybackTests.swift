@@ -66,16 +66,7 @@ final class AutomationPlaybackTests: XCTestCase {
         let out = folder.exportsFolder + "/x-\(UUID().uuidString).wav"
         _ = try Mixdown(Mixdown.Request(session: session, folder: folder, range: FrameRange(startFrame: 0, endFrame: Int64(frames)),
                                         outputPath: out, container: .wav, encoding: .float32, timePitch: timePitch)).run()
-        let reader = try AudioFileReader(path: out)
-        var left: [Float] = []
-        let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-        defer { l.deallocate(); r.deallocate() }
-        while true {
-            let n = try reader.read(into: [l, r], frameCount: 4096)
-            if n == 0 { break }
-            left += UnsafeBufferPointer(start: l, count: n)
-        }
-        return left
+        return try Fixture.readStereo(out).left
     }
 
     /// The worst difference in dB between `out` and 0.5 × the lane, where the lane is above −60 dB.

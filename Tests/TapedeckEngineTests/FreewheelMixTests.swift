@@ -36,16 +36,7 @@ final class FreewheelMixTests: XCTestCase {
         let out = folder.exportsFolder + "/mix-\(UUID().uuidString).wav"
         let summary = try Mixdown(Mixdown.Request(session: session, folder: folder, range: range, outputPath: out,
                                                   container: .wav, encoding: .float32, masterChain: masterChain)).run()
-        let reader = try AudioFileReader(path: out)
-        var left: [Float] = [], right: [Float] = []
-        let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-        defer { l.deallocate(); r.deallocate() }
-        while true {
-            let n = try reader.read(into: [l, r], frameCount: 4096)
-            if n == 0 { break }
-            left += UnsafeBufferPointer(start: l, count: n)
-            right += UnsafeBufferPointer(start: r, count: n)
-        }
+        let (left, right) = try Fixture.readStereo(out)
         return (left, right, summary)
     }
 
@@ -134,16 +125,7 @@ final class FreewheelMixTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: stems).sorted(), ["01-A.wav", "02-B.wav"], "no stem for the muted track")
         XCTAssertEqual(summary.stemPaths.count, 2)
         func read(_ path: String) throws -> [[Float]] {
-            let reader = try AudioFileReader(path: path)
-            var left: [Float] = [], right: [Float] = []
-            let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-            defer { l.deallocate(); r.deallocate() }
-            while true {
-                let n = try reader.read(into: [l, r], frameCount: 4096)
-                if n == 0 { break }
-                left += UnsafeBufferPointer(start: l, count: n)
-                right += UnsafeBufferPointer(start: r, count: n)
-            }
+            let (left, right) = try Fixture.readStereo(path)
             return [left, right]
         }
         let a = try read(stems + "/01-A.wav"), b = try read(stems + "/02-B.wav"), mix = try read(out)

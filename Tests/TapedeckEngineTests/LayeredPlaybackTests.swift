@@ -40,16 +40,7 @@ final class LayeredPlaybackTests: XCTestCase {
         let out = folder.exportsFolder + "/mix-\(UUID().uuidString).wav"
         let summary = try Mixdown(Mixdown.Request(session: session, folder: folder, range: range, outputPath: out,
                                                   container: .wav, encoding: encoding, workerCount: 1)).run()
-        let reader = try AudioFileReader(path: out)
-        var left: [Float] = []
-        let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-        defer { l.deallocate(); r.deallocate() }
-        while true {
-            let n = try reader.read(into: [l, r], frameCount: 4096)
-            if n == 0 { break }
-            left += UnsafeBufferPointer(start: l, count: n)
-        }
-        return (left, summary)
+        return (try Fixture.readStereo(out).left, summary)
     }
 
     func testTheUpperRegionReplacesWhatLiesUnderItWithShortCrossfades() throws {

@@ -70,16 +70,7 @@ final class RoutingTests: XCTestCase {
         let out = folder.exportsFolder + "/mix-\(UUID().uuidString).wav"
         _ = try Mixdown(Mixdown.Request(session: session, folder: folder, range: FrameRange(startFrame: 0, endFrame: Int64(frames)),
                                         outputPath: out, container: .wav, encoding: .float32)).run()
-        let reader = try AudioFileReader(path: out)
-        var left: [Float] = [], right: [Float] = []
-        let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-        defer { l.deallocate(); r.deallocate() }
-        while true {
-            let n = try reader.read(into: [l, r], frameCount: 4096)
-            if n == 0 { break }
-            left += UnsafeBufferPointer(start: l, count: n)
-            right += UnsafeBufferPointer(start: r, count: n)
-        }
+        let (left, right) = try Fixture.readStereo(out)
         return [left, right]
     }
 
@@ -238,16 +229,7 @@ final class RoutingTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: stems).sorted(), ["01-A.wav", "03-FX.wav"],
                        "B reaches the master through FX")
         func read(_ path: String) throws -> [[Float]] {
-            let reader = try AudioFileReader(path: path)
-            var l: [Float] = [], r: [Float] = []
-            let lp = UnsafeMutablePointer<Float>.allocate(capacity: 4096), rp = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
-            defer { lp.deallocate(); rp.deallocate() }
-            while true {
-                let n = try reader.read(into: [lp, rp], frameCount: 4096)
-                if n == 0 { break }
-                l += UnsafeBufferPointer(start: lp, count: n)
-                r += UnsafeBufferPointer(start: rp, count: n)
-            }
+            let (l, r) = try Fixture.readStereo(path)
             return [l, r]
         }
         let mix = try read(out), stemA = try read(stems + "/01-A.wav"), stemFX = try read(stems + "/03-FX.wav")

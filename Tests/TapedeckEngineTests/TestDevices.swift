@@ -94,6 +94,21 @@ enum Fixture {
         return path
     }
 
+    /// Reads a (small) stereo file whole: its two channels (a mono file's one twice).
+    static func readStereo(_ path: String) throws -> (left: [Float], right: [Float]) {
+        let reader = try AudioFileReader(path: path)
+        var left: [Float] = [], right: [Float] = []
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 4096), r = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
+        defer { l.deallocate(); r.deallocate() }
+        while true {
+            let n = try reader.read(into: [l, r], frameCount: 4096)
+            if n == 0 { break }
+            left += UnsafeBufferPointer(start: l, count: n)
+            right += UnsafeBufferPointer(start: reader.channelCount > 1 ? r : l, count: n)
+        }
+        return (left, right)
+    }
+
     /// Reads a (small) mono file whole.
     static func readMono(_ path: String) throws -> [Float] {
         let reader = try AudioFileReader(path: path)
