@@ -57,6 +57,15 @@ public enum TakeRecovery {
                 results.append(item)
                 continue
             }
+            if marker != nil, sub == "audio", let size = fileSize(audioPath), size < minimumHeaderBytes(audioPath) {
+                // Killed between creating the file and writing its header (libsndfile writes
+                // it as it opens): there is no audio in it, only the start of a header.
+                results.append(Recovered(file: item.file, frameCount: 0, trackIndex: nil,
+                                         problem: "the take was stopped before its header was written: it holds no audio (removed)"))
+                unlink(audioPath)
+                done.append(audioPath)
+                continue
+            }
             let alreadyPlaced = session.tracks.contains { $0.regions.contains { $0.file == relative } }
             if alreadyPlaced && marker == nil {
                 // A claim left by a take that was placed (a kept retroactive take): just tidy.
@@ -100,6 +109,22 @@ public enum TakeRecovery {
         if placedAny { try folder.save(session) }
         for path in done { TakeMarker.remove(forAudio: path) }
         return results
+    }
+
+    /// The size of the file at `path` (not following a link), if it is there.
+    private static func fileSize(_ path: String) -> Int64? {
+        var st = stat()
+        return lstat(path, &st) == 0 ? Int64(st.st_size) : nil
+    }
+
+    /// Bytes a take file's container writes before any audio: fewer, and its header was cut
+    /// short as it was written (a WAV's RIFF, fmt and data headers; FLAC's marker and STREAMINFO).
+    private static func minimumHeaderBytes(_ path: String) -> Int64 {
+        switch AudioContainer(pathExtension: path) {
+        case .wav?: return 44
+        case .flac?: return 42
+        case nil: return 0
+        }
     }
 
     private static func isPresent(_ path: String) -> Bool {

@@ -74,6 +74,36 @@ final class TakeRecoveryTests: XCTestCase {
         XCTAssertFalse(audio.contains { $0.hasSuffix(".recording") })
     }
 
+    /// A take killed between creating its file and finishing its header (the clean-clone CI's
+    /// kill matrix hit it once: recover left the marker, as the file was "not a WAVE file")
+    /// holds no audio: recover removes it and its marker and says so; a longer damaged file is
+    /// kept with its marker.
+    func testATakeKilledBeforeItsHeaderWasWrittenIsResolvedAndADamagedOneKept() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let folder = SessionFolder(path: dir + "/s")
+        var session = Session(sampleRate: 48000)
+        session.tracks = [Track(name: "a")]
+        try folder.create(session)
+        let files: [(String, Data)] = [("empty.wav", Data()), ("cut.wav", Data("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8)),
+                                       ("cut.flac", Data("fLaC".utf8)), ("garbage.wav", Data(repeating: 0x55, count: 4096))]
+        for (name, bytes) in files {
+            let path = folder.audioFolder + "/" + name
+            try bytes.write(to: URL(fileURLWithPath: path))
+            try TakeMarker(file: "audio/" + name, session: folder.path, trackIndex: 0, timelineStartFrame: 0,
+                           latencyFrames: 0, sampleRate: 48000, deviceChannels: [1], startedAtSeconds: 0).write(forAudio: path)
+        }
+        let found = try TakeRecovery.recover(session: folder)
+        XCTAssertEqual(found.count, 4)
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.audioFolder).sorted()
+        XCTAssertEqual(left, ["garbage.wav", "garbage.wav.recording"], "only the damaged file (and its marker) stays")
+        for r in found where r.file != "audio/garbage.wav" {
+            XCTAssertTrue(r.problem?.contains("holds no audio") == true, "\(r.file): \(r.problem ?? "")")
+        }
+        XCTAssertTrue(found.first { $0.file == "audio/garbage.wav" }?.problem?.contains("cannot repair") == true)
+        XCTAssertEqual(try folder.load().tracks[0].regions, [], "nothing placed")
+    }
+
     /// A killed take lands where a clean stop would have put it: at its record point, punched
     /// in with crossfades, or as one take per loop pass, scaled for its speed (issue 13).
     func testRecoveryPlacesPunchLoopAndSpeedTakesAsACleanStopWould() throws {
