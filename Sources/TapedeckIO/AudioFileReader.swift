@@ -44,7 +44,7 @@ public final class AudioFileReader {
         if let why = RegularFile.refusal(path: path) { throw AudioFileError(path: path, reason: why) }
         if FileSystem.isFolder(path) { throw AudioFileError(path: path, reason: "is a folder, not an audio file") }
         var info = SF_INFO()
-        guard let h = AudioFileReader.quietOnMainThread({ sf_open(path, Int32(SFM_READ), &info) }) else {
+        guard var h = AudioFileReader.quietOnMainThread({ sf_open(path, Int32(SFM_READ), &info) }) else {
             throw AudioFileError(path: path, reason: AudioFileReader.openFailureReason(path: path))
         }
         guard info.channels > 0, info.channels <= 1024, info.samplerate > 0, info.frames >= 0 else {
@@ -59,11 +59,19 @@ public final class AudioFileReader {
         if frames >= AudioFileReader.implausibleFrameCount {
             // A cut-off Ogg (and other streams without a length) reports SF_COUNT_MAX: count
             // what really decodes, so every later conversion of the count is of a real length.
-            guard let counted = AudioFileReader.countDecodableFrames(handle: h, channelCount: Int(info.channels)) else {
+            let counted = AudioFileReader.countDecodableFrames(handle: h, channelCount: Int(info.channels))
+            if !counted.rewound {
+                // A decoder that met a cut-off frame at the end (a FLAC take still being
+                // written, read for its metadata) may not seek back: open the file again.
                 sf_close(h)
-                throw AudioFileError(path: path, reason: "damaged: its length is unknown and it cannot be read back to the start")
+                var again = SF_INFO()
+                guard let reopened = AudioFileReader.quietOnMainThread({ sf_open(path, Int32(SFM_READ), &again) }),
+                      again.channels == info.channels else {
+                    throw AudioFileError(path: path, reason: "damaged: its length is unknown and it cannot be read back to the start")
+                }
+                h = reopened
             }
-            frames = counted
+            frames = counted.frames
         }
         handle = h
         frameCount = frames
@@ -223,8 +231,8 @@ public final class AudioFileReader {
     static let implausibleFrameCount: Int64 = 1 << 40
 
     /// Reads `h` to its real end (or its first frame that does not decode) and back to the
-    /// start; the frames that decode, or nil when it cannot seek back.
-    static func countDecodableFrames(handle h: OpaquePointer, channelCount: Int) -> Int64? {
+    /// start: the frames that decode, and whether it could seek back.
+    static func countDecodableFrames(handle h: OpaquePointer, channelCount: Int) -> (frames: Int64, rewound: Bool) {
         let block = 4096
         let scratch = UnsafeMutablePointer<Float>.allocate(capacity: block * channelCount)
         defer { scratch.deallocate() }
@@ -235,7 +243,7 @@ public final class AudioFileReader {
             total += Int64(got)
             if got < block { break }
         }
-        return sf_seek(h, 0, SEEK_SET) == 0 ? total : nil
+        return (total, sf_seek(h, 0, SEEK_SET) == 0)
     }
 
     /// Runs `body` with stderr sent to /dev/null when on the main (control) thread, else as is.
