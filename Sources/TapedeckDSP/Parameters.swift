@@ -233,6 +233,8 @@ public final class NodeParameters: @unchecked Sendable {
     public func release(_ index: Int) {
         if index >= 0 && index < 64 { touchedBits.bitwiseAnd(~(1 << UInt64(index)), ordering: .relaxed) }
     }
+    /// Every parameter let go. Any thread.
+    public func releaseAll() { touchedBits.store(0, ordering: .relaxed) }
     /// Whether parameter `index` is held. Audio thread: one relaxed load.
     @inline(__always) public func isTouched(_ index: Int) -> Bool {
         index >= 0 && index < 64 && touchedBits.load(ordering: .relaxed) & (1 << UInt64(index)) != 0

@@ -39,6 +39,8 @@ extension Transport {
             // Where it stopped (the playhead stays there), unless it went back to a start.
             let stopped = status.positionFrame >= a.lastRollingFrame ? status.positionFrame : a.lastRollingFrame
             hand(a.writer.stop(at: stopped))
+            // Whatever a hand still holds (a lane removed or its mode changed mid-pass) is let go.
+            engine.releaseAllTouches()
         }
     }
 

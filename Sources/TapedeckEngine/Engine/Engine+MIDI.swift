@@ -98,6 +98,16 @@ extension Engine {
         }
     }
 
+    /// Lets go of everything any hand holds (the transport stopped: no pass is being written,
+    /// whatever became of the lanes meanwhile). Control thread.
+    public func releaseAllTouches() {
+        guard let g = graphs.last else { return }
+        for strip in g.strips {
+            strip.controls.release([.gain, .pan, .mute])
+            for node in strip.chain?.nodes ?? [] { node.parameters.releaseAll() }
+        }
+    }
+
     /// Takes hold of track `track`'s lane for `parameter` from the control thread (a key or a
     /// remote command moved the control while its lane is written in touch or latch).
     public func touch(track: Int, parameter: AutomationParameter) {

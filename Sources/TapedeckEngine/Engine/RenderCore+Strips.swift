@@ -97,7 +97,10 @@ extension RenderCore {
                 let touched = strip.controls.touched
                 let hasGainLane = automation._withUnsafeGuaranteedRef { $0.gain != nil }
                 let gainLane = hasGainLane && !touched.contains(.gain)
-                if hasGainLane && gainLane == strip.gainWasTouched {
+                if !hasGainLane {
+                    // No lane to go back to (it went while held): nothing to glide from.
+                    strip.gainWasTouched = false
+                } else if gainLane == strip.gainWasTouched {
                     // A hand takes hold of the fader's lane or lets go: the gain glides from the
                     // lane's value to the hand's, or back (x carries what the lane does not).
                     let laneGain = automation._withUnsafeGuaranteedRef { a in
