@@ -19,6 +19,15 @@ public enum AutomationTargets {
 }
 
 extension Track {
+    /// The playback chain's node `node` names (its name or place, as a lane does) and the
+    /// definition of its parameter `id` (any case), if both are there.
+    public func nodeParameter(_ node: String, _ id: String) -> (chain: Chain, entry: Int, definition: ParameterDefinition)? {
+        guard let chain = try? Chain(parsing: playbackChain), let at = AutomationTargets.nodeIndex(node, in: chain),
+              let d = NodeRegistry.standard.descriptor(named: chain.entries[at].node)?.parameters.first(where: { $0.id.lowercased() == id.lowercased() })
+        else { return nil }
+        return (chain, at, d)
+    }
+
     /// The control's own value for `parameter` (what plays when no lane does): the fader in
     /// dB, the pan, the mute (0 or 1), a node's parameter as the chain sets it or its default.
     public func controlValue(_ parameter: AutomationParameter) -> Double? {
@@ -28,9 +37,7 @@ extension Track {
         case .mute: return mute ? 1 : 0
         case .send(let bus): return sends.first { $0.bus.lowercased() == bus.lowercased() }?.levelDecibels
         case .node(let node, let id):
-            guard let chain = try? Chain(parsing: playbackChain), let at = AutomationTargets.nodeIndex(node, in: chain),
-                  let d = NodeRegistry.standard.descriptor(named: chain.entries[at].node)?.parameters.first(where: { $0.id.lowercased() == id.lowercased() })
-            else { return nil }
+            guard let (chain, at, d) = nodeParameter(node, id) else { return nil }
             if case .number(let v)? = chain.entries[at].settings.last(where: { $0.parameter.lowercased() == d.id.lowercased() })?.value { return v }
             return d.defaultValue
         }

@@ -97,9 +97,7 @@ extension Session {
         case .mute: return (t, .mute, MIDIBinding.mute(controllerValue: value) ? 1 : 0)
         case .master: return nil
         case .parameter:
-            guard let node = binding.node, let id = binding.parameter, let chain = try? Chain(parsing: tracks[t].playbackChain),
-                  chain.entries.indices.contains(node - 1),
-                  let d = NodeRegistry.standard.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
+            guard let node = binding.node, let id = binding.parameter, let (chain, _, d) = tracks[t].nodeParameter(String(node), id)
             else { return nil }
             // The lane may name the node by its name or its place.
             let lane = tracks[t].automation.first { lane in

@@ -219,9 +219,7 @@ extension ScreenModel {
 
     /// A node parameter's range (from its definition), if the chain and node know it.
     static func parameterRange(_ track: Track, node: String, id: String) -> ClosedRange<Double>? {
-        guard let chain = try? Chain(parsing: track.playbackChain), let at = AutomationTargets.nodeIndex(node, in: chain),
-              let d = NodeRegistry.standard.descriptor(named: chain.entries[at].node)?.parameters.first(where: { $0.id.lowercased() == id.lowercased() }),
-              d.minimum <= d.maximum else { return nil }
+        guard let d = track.nodeParameter(node, id)?.definition, d.minimum <= d.maximum else { return nil }
         return d.minimum...d.maximum
     }
 

@@ -84,17 +84,10 @@ extension Engine {
     /// Lets go of what a hand held on track `track`'s strip (automation written in touch or
     /// latch): its lane for `parameter` plays again. Control thread.
     public func releaseTouch(track: Int, parameter: AutomationParameter) {
-        guard let g = graphs.last, g.strips.indices.contains(track) else { return }
-        let strip = g.strips[track]
-        switch parameter {
-        case .gain: strip.controls.release(.gain)
-        case .pan: strip.controls.release(.pan)
-        case .mute: strip.controls.release(.mute)
-        case .send: break
-        case .node(let node, let id):
-            guard let chain = strip.chain, let at = AutomationTargets.nodeIndex(node, in: strip.chainSpec), at < chain.nodes.count,
-                  let p = AutomationTargets.parameterIndex(id, in: chain.nodes[at].parameters) else { return }
-            chain.nodes[at].parameters.release(p)
+        switch touchTarget(track: track, parameter: parameter) {
+        case .strip(let controls, let touch)?: controls.release(touch)
+        case .node(let parameters, let index)?: parameters.release(index)
+        case nil: break
         }
     }
 
@@ -111,17 +104,32 @@ extension Engine {
     /// Takes hold of track `track`'s lane for `parameter` from the control thread (a key or a
     /// remote command moved the control while its lane is written in touch or latch).
     public func touch(track: Int, parameter: AutomationParameter) {
-        guard let g = graphs.last, g.strips.indices.contains(track) else { return }
+        switch touchTarget(track: track, parameter: parameter) {
+        case .strip(let controls, let touch)?: controls.touch(touch)
+        case .node(let parameters, let index)?: parameters.touch(index)
+        case nil: break
+        }
+    }
+
+    /// What holds the touch of track `track`'s lane for `parameter` in the newest graph: the
+    /// strip's own controls, or a node's parameters (a send has none). Control thread.
+    private enum TouchTarget {
+        case strip(MixerControls, MixerControls.Touch)
+        case node(NodeParameters, Int)
+    }
+
+    private func touchTarget(track: Int, parameter: AutomationParameter) -> TouchTarget? {
+        guard let g = graphs.last, g.strips.indices.contains(track) else { return nil }
         let strip = g.strips[track]
         switch parameter {
-        case .gain: strip.controls.touch(.gain)
-        case .pan: strip.controls.touch(.pan)
-        case .mute: strip.controls.touch(.mute)
-        case .send: break
+        case .gain: return .strip(strip.controls, .gain)
+        case .pan: return .strip(strip.controls, .pan)
+        case .mute: return .strip(strip.controls, .mute)
+        case .send: return nil
         case .node(let node, let id):
             guard let chain = strip.chain, let at = AutomationTargets.nodeIndex(node, in: strip.chainSpec), at < chain.nodes.count,
-                  let p = AutomationTargets.parameterIndex(id, in: chain.nodes[at].parameters) else { return }
-            chain.nodes[at].parameters.touch(p)
+                  let p = AutomationTargets.parameterIndex(id, in: chain.nodes[at].parameters) else { return nil }
+            return .node(chain.nodes[at].parameters, p)
         }
     }
 
