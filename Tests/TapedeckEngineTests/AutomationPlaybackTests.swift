@@ -144,4 +144,37 @@ final class AutomationPlaybackTests: XCTestCase {
         // The gain node's parameter stepped to −12 dB at 1.5 s; its own 20 ms smoothing joins it.
         XCTAssertEqual(level(110_000), -18, accuracy: 0.05, "the node's parameter moved by its lane")
     }
+
+    /// A pan lane sweeping left to right is heard at the pan law frame by frame, live and in
+    /// export; a mute lane silences exactly the frames between its points.
+    func testAPanLaneAndAMuteLaneAreHeardFrameByFrame() throws {
+        var s = Session()
+        var a = try steadyTrack(seconds: 2)
+        a.pan = 0
+        a.automation = [
+            AutomationLane(parameter: .pan, points: [AutomationPoint(frame: 0, value: -1), AutomationPoint(frame: 48_000, value: 1)]),
+            AutomationLane(parameter: .mute, points: [AutomationPoint(frame: 0, value: 0), AutomationPoint(frame: 60_013, value: 1),
+                                                      AutomationPoint(frame: 70_001, value: 0)]),
+        ]
+        s.tracks = [a]
+        let out = folder.exportsFolder + "/pan.wav"
+        _ = try Mixdown(Mixdown.Request(session: s, folder: folder, range: FrameRange(startFrame: 0, endFrame: 90_000),
+                                        outputPath: out, container: .wav, encoding: .float32)).run()
+        let (left, right) = try Fixture.readStereo(out)
+        var worst = 0.0
+        for f in stride(from: 0, to: 48_000, by: 7) {
+            let want = PanLaw.mono(pan: -1 + 2 * Double(f) / 48_000)
+            worst = max(worst, abs(Double(left[f]) - 0.5 * want.left), abs(Double(right[f]) - 0.5 * want.right))
+        }
+        XCTAssertLessThan(worst, 1e-5, "the pan law along the lane (joined every 32 frames)")
+        XCTAssertEqual(Double(right[50_000]), 0.5 * PanLaw.mono(pan: 1).right, accuracy: 1e-6, "held after the last point")
+        XCTAssertEqual(right[60_012], right[50_000], accuracy: 1e-7, "heard up to the mute's point")
+        XCTAssertEqual(right[60_013], 0, "muted from its point")
+        XCTAssertEqual(right[70_000], 0, "muted up to the next point")
+        XCTAssertEqual(right[70_001], right[50_000], accuracy: 1e-7, "heard again from it")
+        let live = try play(s, frames: 90_000, period: 64)
+        var apart: Float = 0
+        for f in 0..<90_000 { apart = max(apart, abs(live[f] - left[f])) }
+        XCTAssertLessThan(apart, 1e-6, "live as exported")
+    }
 }

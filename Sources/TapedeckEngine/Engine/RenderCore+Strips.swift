@@ -118,13 +118,10 @@ extension RenderCore {
                 strip.mixGlide.aim(SIMD4(gainLane ? (r.audible[i] ? 1 : 0) : target.x, target.y, target.z, 0))
                 (start, end, k) = strip.mixGlide.advance(frameCount: n)
                 automation._withUnsafeGuaranteedRef { a in
-                    a.fillStrip(from: targets.timelineFrame, frameCount: n, fader: 1, panGains: (end.y, end.z),
-                                channelCount: strip.channelCount, touched: touched)
-                    for c in 0..<strip.channelCount {
-                        RenderCore.multiply(strip.buffers[c], by: a.gainCurve, frameCount: n)
-                        RenderCore.glide(strip.buffers[c], frameCount: n, from: start.x, to: end.x, over: k)
-                    }
+                    a.applyStrip(to: UnsafePointer(strip.buffers), channelCount: strip.channelCount, from: targets.timelineFrame,
+                                 frameCount: n, panGains: (end.y, end.z), touched: touched)
                 }
+                for c in 0..<strip.channelCount { RenderCore.glide(strip.buffers[c], frameCount: n, from: start.x, to: end.x, over: k) }
             } else {
                 strip.mixGlide.aim(strip.mixTarget(audible: r.audible[i]))
                 (start, end, k) = strip.mixGlide.advance(frameCount: n)
@@ -137,8 +134,8 @@ extension RenderCore {
                 let second = strip.channelCount > 1 ? source[1] : source[0]
                 if automated, let automation {
                     automation._withUnsafeGuaranteedRef { a in
-                        RenderCore.accumulate(source[0], into: stem[0], gains: a.leftCurve, frameCount: n)
-                        RenderCore.accumulate(second, into: stem[1], gains: a.rightCurve, frameCount: n)
+                        a.panPieces.accumulate(source[0], into: stem[0], side: 0)
+                        a.panPieces.accumulate(second, into: stem[1], side: 1)
                     }
                 } else {
                     RenderCore.accumulate(source[0], into: stem[0], frameCount: n, from: start.y, to: end.y, over: k)
@@ -151,9 +148,9 @@ extension RenderCore {
                     send(g, strip: i, path: p, from: source, frameCount: n, targets: targets)
                 }
             }
-            let curves = automated ? automation.map { a in a._withUnsafeGuaranteedRef { (UnsafePointer($0.leftCurve), UnsafePointer($0.rightCurve)) } } : nil
+            let pieces = automated ? automation.map { a in a._withUnsafeGuaranteedRef { $0.panPieces } } : nil
             output(g, strip: i, path: first + count - 1, from: source, frameCount: n, pan: (start.y, start.z, end.y, end.z), over: k,
-                   curves: curves, targets: targets)
+                   pieces: pieces, targets: targets)
         }
     }
 
@@ -188,7 +185,7 @@ extension RenderCore {
                                                                   left: panL, right: panR) }) {
                 automation._withUnsafeGuaranteedRef { a in
                     land(path, state: state, from: source, into: destination, frameCount: n,
-                         gains: .curves(UnsafePointer(a.sendLeft), UnsafePointer(a.sendRight)))
+                         gains: .pieces(a.sendPieces))
                 }
                 return
             }
@@ -203,10 +200,10 @@ extension RenderCore {
     /// Audio thread: no allocation, no locks.
     private func output(_ g: Graph, strip i: Int, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
                         pan: (Float, Float, Float, Float), over k: Int,
-                        curves: (UnsafePointer<Float>, UnsafePointer<Float>)?, targets: StripTargets) {
+                        pieces: GainPieces?, targets: StripTargets) {
         let path = g.routes.paths[p]
         var gains = PathGains.glide(pan, k)
-        if let curves { gains = .curves(curves.0, curves.1) }
+        if let pieces { gains = .pieces(pieces) }
         if path.targetChannels == 1 {
             let fold: Float = path.sourceChannels == 2 ? 0.5 : 1
             gains = .glide((fold, fold, fold, fold), 0)
@@ -229,7 +226,7 @@ extension RenderCore {
                 } else {
                     // Heard at once, beside the stretched buses: the strip's own pan onto the master.
                     let second = path.sourceChannels > 1 ? source[1] : source[0]
-                    let own = curves.map { PathGains.curves($0.0, $0.1) } ?? .glide(pan, k)
+                    let own = pieces.map { PathGains.pieces($0) } ?? .glide(pan, k)
                     RenderCore.accumulate(source[0], into: targets.master[0], frameCount: n, gains: own, side: 0)
                     RenderCore.accumulate(second, into: targets.master[1], frameCount: n, gains: own, side: 1)
                 }
@@ -272,26 +269,9 @@ extension RenderCore {
             if side == 0 { accumulate(source, into: destination, frameCount: n, from: g.0, to: g.2, over: k) } else {
                 accumulate(source, into: destination, frameCount: n, from: g.1, to: g.3, over: k)
             }
-        case .curves(let left, let right):
-            accumulate(source, into: destination, gains: side == 0 ? left : right, frameCount: n)
+        case .pieces(let pieces):
+            pieces.accumulate(source, into: destination, side: side)
         }
-    }
-
-    /// Adds `source` × `gains` (one a frame) into `destination`.
-    ///
-    /// Audio thread: no allocation, no locks.
-    @inline(__always)
-    static func accumulate(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>,
-                           gains: UnsafePointer<Float>, frameCount n: Int) {
-        for i in 0..<n { destination[i] += source[i] * gains[i] }
-    }
-
-    /// Multiplies `buffer` in place by `gains`, one a frame.
-    ///
-    /// Audio thread: no allocation, no locks.
-    @inline(__always)
-    static func multiply(_ buffer: UnsafeMutablePointer<Float>, by gains: UnsafePointer<Float>, frameCount n: Int) {
-        for i in 0..<n { buffer[i] *= gains[i] }
     }
 
     /// Multiplies `buffer` in place by a gain gliding from `from` to `to` over the first `k`
@@ -317,12 +297,12 @@ extension RenderCore {
 }
 
 /// The gains a path lands with: gliding from one pair to another over the block's first
-/// frames (the mixer's moves), or given frame by frame (automation).
+/// frames (the mixer's moves), or in straight pieces (automation).
 enum PathGains {
     /// Left from .0 to .2, right from .1 to .3, over the first `Int` frames, then held.
     case glide((Float, Float, Float, Float), Int)
-    /// One gain a frame for each side.
-    case curves(UnsafePointer<Float>, UnsafePointer<Float>)
+    /// Automation's pieces, both sides.
+    case pieces(GainPieces)
 }
 
 extension RouteTable {

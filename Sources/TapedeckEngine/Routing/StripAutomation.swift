@@ -126,16 +126,18 @@ struct AnchorCache {
 
 /// A strip's automation in one graph: its fader, pan and mute lanes, its sends' level lanes
 /// (by send), its nodes' parameter lanes (resolved to the node's parameters), and the
-/// per-frame gains worked out from them each block.
+/// gains worked out from them each block, as straight pieces.
 ///
 /// Levels and pan are worked out at every ``anchorFrames``-th frame of a block and joined by
 /// straight lines in amplitude between (a fade's curve within 0.001 dB), so the fader moves
-/// frame by frame; node parameters are set every ``anchorFrames`` frames, the chain processing
+/// frame by frame (applied by the ramp kernels a fader move uses: a gain per frame written
+/// out and read back cost a quarter of automation's time at 256 tracks); node parameters are set every ``anchorFrames`` frames, the chain processing
 /// the block in pieces that long, and the nodes' own smoothing joins them. Built on the
 /// control thread; used by the audio thread (and a freewheeling export's helpers, one strip
 /// each).
 final class StripAutomation: @unchecked Sendable {
-    /// Frames between values worked out from the lanes.
+    /// Frames between values worked out from the lanes (a power of two: anchors are found
+    /// by masking).
     static let anchorFrames = 32
 
     /// The lanes, kept alive here; the audio thread reaches them through the unretained
@@ -158,13 +160,10 @@ final class StripAutomation: @unchecked Sendable {
     let movesStrip: Bool
     /// The last anchors worked out, per curve (gain, pan, then each send). Audio thread.
     private let caches: UnsafeMutablePointer<AnchorCache>
-    /// This block's gains, per frame: the fader (with mute), the pan's two sides.
-    let gainCurve: UnsafeMutablePointer<Float>
-    let leftCurve: UnsafeMutablePointer<Float>
-    let rightCurve: UnsafeMutablePointer<Float>
-    /// A send's two sides this block.
-    let sendLeft: UnsafeMutablePointer<Float>
-    let sendRight: UnsafeMutablePointer<Float>
+    /// This block's fader, pan and send gains as straight pieces (one a frame at most).
+    let gainPieces: GainPieces
+    let panPieces: GainPieces
+    let sendPieces: GainPieces
     let maxFrames: Int
 
     /// The lanes of `track` that this graph can play on a strip of `channelCount` whose chain
@@ -216,18 +215,11 @@ final class StripAutomation: @unchecked Sendable {
         }
         let frames = max(maxFrames, 1)
         self.maxFrames = frames
-        func buffer() -> UnsafeMutablePointer<Float> {
-            let b = UnsafeMutablePointer<Float>.allocate(capacity: frames)
-            b.initialize(repeating: 0, count: frames)
-            return b
-        }
         caches = .allocate(capacity: 2 + sends.count)
         caches.initialize(repeating: AnchorCache(), count: 2 + sends.count)
-        gainCurve = buffer()
-        leftCurve = buffer()
-        rightCurve = buffer()
-        sendLeft = buffer()
-        sendRight = buffer()
+        gainPieces = GainPieces(capacity: frames)
+        panPieces = GainPieces(capacity: frames)
+        sendPieces = GainPieces(capacity: frames)
     }
 
     deinit {
@@ -236,11 +228,9 @@ final class StripAutomation: @unchecked Sendable {
         parameterIndices.deallocate()
         parameterLanes.deallocate()
         caches.deallocate()
-        gainCurve.deallocate()
-        leftCurve.deallocate()
-        rightCurve.deallocate()
-        sendLeft.deallocate()
-        sendRight.deallocate()
+        gainPieces.deallocate()
+        panPieces.deallocate()
+        sendPieces.deallocate()
     }
 
     /// Sets every parameter lane's node parameter to its value at `frame`, but a parameter a
@@ -257,85 +247,99 @@ final class StripAutomation: @unchecked Sendable {
         }
     }
 
-    /// Fills `left[0..<n]` (and `right`, when given) with `map(lane(frame))` from timeline frame
-    /// `start` on: worked out at every ``anchorFrames``-th frame of the timeline and at every
-    /// point of the lane (a corner is never cut), joined by straight lines. The anchors lie on
-    /// the timeline, not in the block, so a block of any length (a period of 64 frames, an
-    /// export's 16 384) gets the same values frame for frame; the last anchor is kept in
-    /// `cache` for the next block.
+    /// Fills `pieces` with `map(lane(frame))` for `n` frames from timeline frame `start`: worked
+    /// out at every ``anchorFrames``-th frame of the timeline and at every point of the lane (a
+    /// corner is never cut), joined by straight pieces. The anchors lie on the timeline, not
+    /// in the block, so a block of any length (a period of 64 frames, an export's 16 384) gets
+    /// the same values frame for frame; the last anchor is kept in `cache` for the next block.
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
-    static func fill(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>?, frameCount n: Int, from start: Int64,
-                     lane: LaneCurve, cache: UnsafeMutablePointer<AnchorCache>, _ sample: (Int64) -> (Float, Float)) {
+    static func fill(_ pieces: GainPieces, frameCount n: Int, from start: Int64, lane: LaneCurve,
+                     cache: UnsafeMutablePointer<AnchorCache>, _ sample: (Int64) -> (Float, Float)) {
         let span = Int64(anchorFrames)
+        pieces.count = 0
         var f = 0
         while f < n {
             let t = start + Int64(f)
             let corners = lane.corners(around: t)
-            let a = max(t - ((t % span) + span) % span, corners.before)
-            let b = min(a - ((a % span) + span) % span + span, corners.after)
+            let a = max(t & ~(span - 1), corners.before)
+            let b = min((a & ~(span - 1)) + span, corners.after)
             let va = cache.pointee.frame == a ? cache.pointee.value : sample(a)
             let vb = sample(b)
             cache.pointee = AnchorCache(frame: b, value: vb)
             let width = Float(b - a)
             let stepL = (vb.0 - va.0) / width, stepR = (vb.1 - va.1) / width
             let end = Int(min(Int64(n), b - start))
-            let offset = Float(t - a)
-            for i in f..<end { left[i] = va.0 + stepL * (offset + Float(i - f)) }
-            if let right { for i in f..<end { right[i] = va.1 + stepR * (offset + Float(i - f)) } }
+            let first = Float(t - a), past = Float(t - a) + Float(end - f)
+            pieces.append(GainPiece(start: f, count: end - f, left: va.0 + stepL * first, leftEnd: va.0 + stepL * past,
+                                    right: va.1 + stepR * first, rightEnd: va.1 + stepR * past))
             f = max(end, f + 1)
         }
     }
 
-    /// This block's fader (× mute) and pan gains, frame by frame, from `start`: lanes where
-    /// there are and no hand holds them (`touched`), else the strip's own `fader` and pan gains.
+    /// Applies this block's fader lane and mute lane to `buffers` in place (the frames from
+    /// timeline frame `start`), unless a hand holds them (`touched`: the strip's own glide
+    /// carries the fader then), and leaves the pan's two sides in ``panPieces``: from the pan
+    /// lane, or `panGains` held when there is none or a hand holds it.
     ///
     /// Audio thread: no allocation, no locks.
-    func fillStrip(from start: Int64, frameCount n: Int, fader: Float, panGains: (Float, Float), channelCount: Int,
-                   touched: MixerControls.Touch = []) {
+    func applyStrip(to buffers: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int, from start: Int64,
+                    frameCount n: Int, panGains: (Float, Float), touched: MixerControls.Touch = []) {
         if let gain, !touched.contains(.gain) {
             gain._withUnsafeGuaranteedRef { lane in
-                StripAutomation.fill(gainCurve, nil, frameCount: n, from: start, lane: lane, cache: caches) {
-                    (Float(lane.amplitude(at: $0)), 0)
+                StripAutomation.fill(gainPieces, frameCount: n, from: start, lane: lane, cache: caches) {
+                    let a = Float(lane.amplitude(at: $0))
+                    return (a, a)
                 }
             }
-        } else {
-            gainCurve.update(repeating: fader, count: n)
+            for c in 0..<channelCount { gainPieces.scale(buffers[c], side: 0) }
         }
         if let mute, !touched.contains(.mute) {
-            // A mute steps where its point is.
+            // A mute steps where its point is: silence over the runs it holds.
             mute._withUnsafeGuaranteedRef { lane in
-                for i in 0..<n where lane.value(at: start + Int64(i)) >= 0.5 { gainCurve[i] = 0 }
+                var f = 0
+                while f < n {
+                    let t = start + Int64(f)
+                    let next = lane.corners(around: t).after
+                    let end = next == .max ? n : Int(min(Int64(n), max(next - start, Int64(f + 1))))
+                    if lane.value(at: t) >= 0.5 {
+                        for c in 0..<channelCount { buffers[c].advanced(by: f).update(repeating: 0, count: end - f) }
+                    }
+                    f = end
+                }
             }
         }
         if let pan, !touched.contains(.pan) {
             pan._withUnsafeGuaranteedRef { lane in
-                StripAutomation.fill(leftCurve, rightCurve, frameCount: n, from: start, lane: lane, cache: caches + 1) {
+                StripAutomation.fill(panPieces, frameCount: n, from: start, lane: lane, cache: caches + 1) {
                     let g = PanLaw.gains(channelCount: channelCount, pan: lane.value(at: $0))
                     return (Float(g.left), Float(g.right))
                 }
             }
         } else {
-            leftCurve.update(repeating: panGains.0, count: n)
-            rightCurve.update(repeating: panGains.1, count: n)
+            panPieces.hold(left: panGains.0, right: panGains.1, frameCount: n)
         }
     }
 
-    /// Send `index`'s level lane as gains into ``sendLeft``/``sendRight`` (× `left`/`right`,
-    /// the send's pan); false when the send has no lane.
+    /// Send `index`'s level lane as pieces into ``sendPieces`` (× `left`/`right`, the send's
+    /// pan); false when the send has no lane.
     ///
     /// Audio thread: no allocation, no locks.
     func fillSend(_ index: Int, from start: Int64, frameCount n: Int, left: Float, right: Float) -> Bool {
         guard index >= 0 && index < sendCount, let lane = sendLanes[index] else { return false }
         lane._withUnsafeGuaranteedRef { lane in
-            StripAutomation.fill(sendLeft, nil, frameCount: n, from: start, lane: lane, cache: caches + 2 + index) {
-                (Float(lane.amplitude(at: $0)), 0)
+            StripAutomation.fill(sendPieces, frameCount: n, from: start, lane: lane, cache: caches + 2 + index) {
+                let a = Float(lane.amplitude(at: $0))
+                return (a, a)
             }
         }
-        for i in 0..<n {
-            sendRight[i] = sendLeft[i] * right
-            sendLeft[i] *= left
+        // The pan applied after: the anchors kept for the next block stay the lane's own.
+        for k in 0..<sendPieces.count {
+            sendPieces.pieces[k].left *= left
+            sendPieces.pieces[k].leftEnd *= left
+            sendPieces.pieces[k].right *= right
+            sendPieces.pieces[k].rightEnd *= right
         }
         return true
     }
