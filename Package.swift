@@ -95,6 +95,8 @@ let package = Package(
         // A JACK MIDI listener stamping what it hears with JACK's frame time, for the end-to-end
         // tests (a process of its own: see its source). Built by `swift build`, never installed.
         .executableTarget(name: "td-jack-midi-clock", linkerSettings: [.linkedLibrary("jack")]),
+        // A JACK MIDI sender, the controller a person turns, for the end-to-end tests.
+        .executableTarget(name: "td-jack-midi-send", linkerSettings: [.linkedLibrary("jack")]),
 
         // The fuzzers behind `make fuzz` (and the fixed corpus `make test` runs): seeded,
         // each case in a worker process it watches for crashes and hangs.

@@ -10,12 +10,37 @@ public enum AutomationCSV {
         for p in lane.points {
             out += secondsText(Double(p.frame) / rate)
             out += ","
-            out += lane.parameter.valueText(p.value)
+            out += valueText(p.value, parameter: lane.parameter)
             out += ","
             out += p.curve.rawValue
             out += "\n"
         }
         return out
+    }
+
+    /// A value as the CSV keeps it: read back to what was written (a level to a millionth of a
+    /// dB, not the 0.1 dB the screen shows; a pan as −1…1), in words the import reads.
+    static func valueText(_ value: Double, parameter: AutomationParameter) -> String {
+        switch parameter {
+        case .gain, .send:
+            return Fader.isSilent(value) ? "-inf" : decimalText(value)
+        case .pan:
+            return decimalText(value)
+        case .mute, .node:
+            return parameter.valueText(value)
+        }
+    }
+
+    /// `value` to six decimals, trailing zeros dropped, never in exponent form.
+    static func decimalText(_ value: Double) -> String {
+        let micros = (value * 1e6).rounded()
+        guard micros.isFinite, abs(micros) < 9e15 else { return "\(value)" }
+        let m = Int64(micros)
+        let whole = String(abs(m) / 1_000_000)
+        var digits = String(abs(m) % 1_000_000)
+        digits = String(repeating: "0", count: 6 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return (m < 0 ? "-" : "") + whole + (digits.isEmpty ? "" : "." + digits)
     }
 
     /// Seconds with nine decimals, trailing zeros dropped (a frame at 768 kHz is 1.3 µs).

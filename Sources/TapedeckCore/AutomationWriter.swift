@@ -188,3 +188,18 @@ extension AutomationLane {
         add(contentsOf: write.points)
     }
 }
+
+extension Session {
+    /// Writes each of `writes` over its track's lane (a track or lane gone since is passed
+    /// over); the names of the lanes written, "TRACK PARAM", sorted, once each.
+    @discardableResult
+    public mutating func apply(_ writes: [AutomationWrite]) -> [String] {
+        var names = Set<String>()
+        for w in writes {
+            guard let t = tracks.firstIndex(where: { $0.name == w.track }), let k = tracks[t].laneIndex(w.parameter) else { continue }
+            tracks[t].automation[k].apply(w)
+            names.insert("\(w.track) \(w.parameter)")
+        }
+        return names.sorted()
+    }
+}

@@ -139,12 +139,7 @@ extension ScreenModel {
             // One undo step per pass a hand wrote.
             let writes = changes.automationWrites
             let names = Set(writes.map { "\($0.track) \($0.parameter)" }).sorted().joined(separator: ", ")
-            edit("write automation \(names)") { s in
-                for w in writes {
-                    guard let t = s.tracks.firstIndex(where: { $0.name == w.track }), let k = s.tracks[t].laneIndex(w.parameter) else { continue }
-                    s.tracks[t].automation[k].apply(w)
-                }
-            }
+            edit("write automation \(names)") { $0.apply(writes) }
             say("automation written: \(names)")
         }
         if !changes.moves.isEmpty { link.update(session: session) }

@@ -27,7 +27,9 @@ struct PlayCommand: Command {
         Plays every audible track (mute and solo respected) through region gain and fades, track
         gain and pan, until the end, --to, or Ctrl-C. MIDI tracks play their regions through
         their instruments; MMC (and --midi-surface buttons) from the MIDI inputs play, stop and
-        locate; armed tracks hear the MIDI inputs live.
+        locate; armed tracks hear the MIDI inputs live. MIDI-learnt controllers move their
+        faders, pans, mutes and parameters; over an automation lane in touch, latch or write
+        what they do is written, and saved into the session when play ends.
 
         \(SharedOptions.alsaEnvironment)
         """)
@@ -132,6 +134,7 @@ struct PlayCommand: Command {
         transport.play(from: from)
         try transport.startDevice()
         var seen = 0
+        var written = HeadlessAutomation()
         var snap: TransportSnapshot
         let remote = HeadlessRemote(role: .play, transport: transport, sessionPath: folder?.path, json: json)
         defer { remote.close() }
@@ -147,12 +150,16 @@ struct PlayCommand: Command {
             }
             line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame)
             seen = transport.events.count
+            written.collect(from: transport)
             if snap.state != .stopped { remote.wait(milliseconds: 50) }
         } while snap.state != .stopped && transport.engine.isRunning
         snap = transport.snapshot()
+        written.collect(from: transport)
         line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame,
                     force: true)
         line.finish()
+        // Controllers that wrote automation while it played (lanes in touch, latch or write).
+        if let folder { HeadlessAutomation.say(try written.save(to: folder), json: json) }
         if !transport.engine.isRunning, let error = transport.engine.status().lastError { throw RecordFailure(message: error) }
         return ExitCode.ok
     }

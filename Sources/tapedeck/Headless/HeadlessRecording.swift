@@ -35,6 +35,7 @@ struct HeadlessRecording {
         }
         var seen = 0
         var failuresSeen = transport.takeFailures.count
+        var written = HeadlessAutomation()
         var last = transport.snapshot()
         say(last)
         // `tapedeck ctl` is answered between status lines; its stop is Ctrl-C's.
@@ -52,10 +53,14 @@ struct HeadlessRecording {
             if shown.state == .playing { shown.state = .stopped }
             line.update(shown, levels: levels(last), events: events, elapsedFrames: transport.recordedFrames)
             sayFailures(from: &failuresSeen)
+            written.collect(from: transport)
             remote.wait(milliseconds: 50)
         }
         remote.close()
         sayFailures(from: &failuresSeen)
+        // The pass's end hands over what controllers wrote while it played.
+        _ = transport.snapshot()
+        written.collect(from: transport)
         let takes = transport.collectFinishedTakes()
         let frames = takes.map(\.region.lengthFrames).max() ?? 0
         let failures = transport.lastPassFailures
@@ -64,11 +69,13 @@ struct HeadlessRecording {
         if frames > 0 { final.state = failures.isEmpty ? .recording : .stopped }
         line.update(final, levels: levels(last), events: Array(transport.events.dropFirst(seen)), elapsedFrames: frames, force: true)
         line.finish()
-        do { try target.place(takes) } catch {
+        let lanes: [String]
+        do { lanes = try target.place(takes, automation: written.writes) } catch {
             // The takes are whole and still marked: `recover` (or the next open) places them.
             let names = takes.map { $0.region.file.terminalSafe }.joined(separator: ", ")
             throw RecordFailure(message: "\(names): recorded and kept, but not placed on \(takes.count == 1 ? "its track" : "their tracks"): \(error); 'tapedeck recover' places \(takes.count == 1 ? "it" : "them")")
         }
+        HeadlessAutomation.say(lanes, json: json)
         let problems = transport.lastPassProblems
         let files = takes.map { take -> (path: String, frames: Int64, channels: Int) in
             let path = target.folder?.absolutePath(of: take.region.file) ?? take.region.file

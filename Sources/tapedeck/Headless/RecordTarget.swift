@@ -104,11 +104,13 @@ struct RecordTarget {
 
     /// Puts finished takes on their tracks in the saved session (read again, so nothing
     /// else saved meanwhile is lost), saves, then lets their crash markers go.
-    func place(_ takes: [FinishedTake]) throws {
-        guard let folder, !takes.isEmpty else {
+    /// Returns the names of the lanes `writes` (automation written while it played) wrote.
+    @discardableResult
+    func place(_ takes: [FinishedTake], automation writes: [AutomationWrite] = []) throws -> [String] {
+        guard let folder, !takes.isEmpty || !writes.isEmpty else {
             // A file take is complete once closed: its crash marker can go.
             for take in takes { if let marker = take.markerPath { unlink(marker) } }
-            return
+            return []
         }
         var saved = try folder.load()
         for take in takes {
@@ -117,7 +119,9 @@ struct RecordTarget {
             }
             saved.place(take, onTrack: t)
         }
+        let names = saved.apply(writes)
         try folder.save(saved)
         for take in takes { if let marker = take.markerPath { unlink(marker) } }
+        return names
     }
 }
