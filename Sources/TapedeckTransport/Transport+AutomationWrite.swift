@@ -54,17 +54,17 @@ extension Transport {
                                     nanoseconds: Transport.monotonicNanoseconds()))
     }
 
-    /// The front-end changed a track's fader, pan or mute (a key, a remote command) while
-    /// rolling: written to its lane when that is in touch, latch or write, and the lane rests
-    /// while the hand holds it. A value a controller already wrote is not written again.
-    /// Control thread.
+    /// The front-end changed a strip's fader, pan, mute, a send's level or a node's parameter
+    /// (a key, a remote command) while rolling: written to its lane when that is in touch,
+    /// latch or write, and the lane rests while the hand holds it. A value a controller
+    /// already wrote is not written again. Control thread.
     func writeAutomation(from old: Session, to new: Session, at frame: Int64) {
         guard automation.rolling, frame >= 0 else { return }
         for (t, track) in new.tracks.enumerated() where !track.automation.isEmpty {
             guard let before = old.tracks.first(where: { $0.name == track.name }) else { continue }
-            for parameter in [AutomationParameter.gain, .pan, .mute] {
+            for lane in track.automation where AutomationWriter.writes(lane.mode) {
+                let parameter = lane.parameter
                 guard let value = track.controlValue(parameter), value != before.controlValue(parameter),
-                      let lane = track.laneIndex(parameter).map({ track.automation[$0] }), AutomationWriter.writes(lane.mode),
                       automation.writer.lastValue(track: track.name, parameter: parameter) != value else { continue }
                 if lane.mode != .write { engine.touch(track: t, parameter: parameter) }
                 hand(automation.writer.move(track: track.name, lane: lane, value: value, at: frame,

@@ -146,4 +146,40 @@ final class AutomationWriteTests: XCTestCase {
         XCTAssertEqual(lane.value(at: 200_000) ?? .nan, 1000, accuracy: 1e-9, "and returns to the lane after the touch")
         XCTAssertTrue(writer.isWriting(track: "a", parameter: .node("lpf", "cutoff")), "the new pass runs on")
     }
+
+    /// A send's level lane in touch: held by hand, the send's own level is heard (gliding from
+    /// the lane's where the hand takes hold, no step), and let go, the lane again (gliding back).
+    func testASendHeldByHandIsHeardInsteadOfItsLaneAndGlidesBothWays() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let lane = AutomationLane(parameter: .send("FX"), mode: .touch, points: [AutomationPoint(frame: 0, value: -30)])
+        var (session, folder) = try self.session(dir, lane: lane)
+        // Only the send is heard: the track's fader shut, a pre-fader send to a bus hard left.
+        session.tracks[0].gainDecibels = Fader.silentDecibels
+        session.tracks[0].sends = [Send(bus: "FX", levelDecibels: -30, preFader: true)]
+        var fx = Track.makeBus(name: "FX")
+        fx.pan = -1
+        session.tracks.append(fx)
+        try folder.save(session)
+        var tookAt: Int64 = 0, letGoAt: Int64 = 0
+        let heard = try play(session, folder, seconds: 2.2) { engine, device, _ in
+            MIDIFixture.sleep(until: device.nanoseconds(atFrame: 24_000))
+            engine.touch(track: 0, parameter: .send("FX"))
+            engine.setSend(track: 0, index: 0, levelDecibels: -6, pan: 0)
+            tookAt = engine.status().positionFrame
+            MIDIFixture.sleep(until: device.nanoseconds(atFrame: 72_000))
+            engine.releaseTouch(track: 0, parameter: .send("FX"))
+            letGoAt = engine.status().positionFrame
+        }
+        let centre = PanLaw.mono(pan: 0).left
+        func level(_ f: Int) -> Double { Decibels.fromLinear(Double(heard[f]) / (0.5 * centre)) }
+        XCTAssertEqual(level(12_000), -30, accuracy: 0.01, "the lane before the hand")
+        XCTAssertEqual(level(Int(tookAt) + 12_000), -6, accuracy: 0.01, "the hand's level while held")
+        XCTAssertEqual(level(Int(letGoAt) + 12_000), -30, accuracy: 0.01, "the lane once let go")
+        // Each change a glide of 256 frames: no step between two frames bigger than a glide's.
+        let glideStep = 0.5 * centre * (Decibels.toLinear(-6) - Decibels.toLinear(-30)) / 256
+        var worst = 0.0
+        for f in 1..<min(heard.count, Int(letGoAt) + 6000) { worst = max(worst, abs(Double(heard[f] - heard[f - 1]))) }
+        XCTAssertLessThan(worst, glideStep * 1.01, "taking hold and letting go glide (worst step \(worst))")
+    }
 }

@@ -149,6 +149,48 @@ final class TransportMIDITests: XCTestCase {
         XCTAssertEqual(Double(pan.points.last?.frame ?? 0), Double(stopped.positionFrame), accuracy: 4800, "held to where it stopped")
     }
 
+    /// A send's level moved by a key (the front-end's session) over its lane in touch is
+    /// written when the hand lets go; a node's parameter moved so over a latch lane, at the stop.
+    func testASendLevelAndANodeParameterMovedByKeysAreWritten() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try self.session(dir, chain: "sampler,lpf", armed: false)
+        session.tracks[0].sends = [Send(bus: "FX", levelDecibels: -30)]
+        session.tracks.append(Track.makeBus(name: "FX"))
+        session.tracks[0].automation = [
+            AutomationLane(parameter: .send("FX"), mode: .touch, points: [AutomationPoint(frame: 0, value: -30)]),
+            AutomationLane(parameter: .node("lpf", "cutoff"), mode: .latch),
+        ]
+        try folder.save(session)
+        let t = try transport(session, folder, port: MIDIInputPort(name: "none"))
+        defer { t.close() }
+        t.play(from: 0)
+        let movedAt = TransportFixture.waitFor(t) { $0.positionFrame > 12_000 }.positionFrame
+        session.tracks[0].sends[0].levelDecibels = -6
+        var chain = try Chain(parsing: session.tracks[0].playbackChain)
+        XCTAssertTrue(chain.set(entry: 1, parameter: "cutoff", to: 2000))
+        session.tracks[0].playbackChain = chain.description
+        XCTAssertNil(t.follow(session: session))
+        var writes: [AutomationWrite] = []
+        let until = Date().addingTimeInterval(5)
+        while writes.isEmpty && Date() < until {
+            _ = t.snapshot()
+            writes += t.collectMIDIChanges().automationWrites
+            usleep(20_000)
+        }
+        XCTAssertEqual(writes.map(\.parameter), [.send("FX")], "the send's touch is written once let go")
+        var send = session.tracks[0].automation[0]
+        if let w = writes.first { send.apply(w) }
+        XCTAssertEqual(send.value(at: movedAt + 2_400) ?? .nan, -6, accuracy: 0.5, "the hand's level where it moved")
+        XCTAssertEqual(send.points.last?.value ?? .nan, -30, accuracy: 1e-9, "then back to the lane")
+        t.stop()
+        TransportFixture.waitFor(t) { $0.state == .stopped }
+        _ = t.snapshot()
+        let latched = t.collectMIDIChanges().automationWrites
+        XCTAssertEqual(latched.map(\.parameter), [.node("lpf", "cutoff")], "the parameter's latch at the stop")
+        XCTAssertEqual(latched.first?.points.last?.value ?? .nan, 2000, accuracy: 1e-9)
+    }
+
     func testAMIDILoopPassAfterACountInBecomesTakesOnTheTrack() throws {
         let dir = try TransportFixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }

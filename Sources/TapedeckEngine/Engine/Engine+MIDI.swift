@@ -87,6 +87,7 @@ extension Engine {
         switch touchTarget(track: track, parameter: parameter) {
         case .strip(let controls, let touch)?: controls.release(touch)
         case .node(let parameters, let index)?: parameters.release(index)
+        case .send(let controls)?: controls.release()
         case nil: break
         }
     }
@@ -99,6 +100,7 @@ extension Engine {
             strip.controls.release([.gain, .pan, .mute])
             for node in strip.chain?.nodes ?? [] { node.parameters.releaseAll() }
         }
+        for states in g.routes.sendStates { for state in states { state.controls.release() } }
     }
 
     /// Takes hold of track `track`'s lane for `parameter` from the control thread (a key or a
@@ -107,15 +109,17 @@ extension Engine {
         switch touchTarget(track: track, parameter: parameter) {
         case .strip(let controls, let touch)?: controls.touch(touch)
         case .node(let parameters, let index)?: parameters.touch(index)
+        case .send(let controls)?: controls.touch()
         case nil: break
         }
     }
 
     /// What holds the touch of track `track`'s lane for `parameter` in the newest graph: the
-    /// strip's own controls, or a node's parameters (a send has none). Control thread.
+    /// strip's own controls, a send's controls, or a node's parameters. Control thread.
     private enum TouchTarget {
         case strip(MixerControls, MixerControls.Touch)
         case node(NodeParameters, Int)
+        case send(SendControls)
     }
 
     private func touchTarget(track: Int, parameter: AutomationParameter) -> TouchTarget? {
@@ -125,7 +129,11 @@ extension Engine {
         case .gain: return .strip(strip.controls, .gain)
         case .pan: return .strip(strip.controls, .pan)
         case .mute: return .strip(strip.controls, .mute)
-        case .send: return nil
+        case .send(let bus):
+            guard g.spec.tracks.indices.contains(track),
+                  let k = g.spec.tracks[track].sendBuses.firstIndex(where: { $0.lowercased() == bus.lowercased() }) else { return nil }
+            let states = g.routes.sendStates.indices.contains(track) ? g.routes.sendStates[track] : []
+            return states.indices.contains(k) ? .send(states[k].controls) : nil
         case .node(let node, let id):
             guard let chain = strip.chain, let at = AutomationTargets.nodeIndex(node, in: strip.chainSpec), at < chain.nodes.count,
                   let p = AutomationTargets.parameterIndex(id, in: chain.nodes[at].parameters) else { return nil }

@@ -176,19 +176,42 @@ extension RenderCore {
                 panL = path.sourceChannels == 2 ? 0.5 : 1
                 panR = panL
             }
-            state.glide.aim(SIMD4(level * panL, level * panR, 0, 0))
-            let (start, end, k) = state.glide.advance(frameCount: n)
             let destination = g.stripTable[path.target]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
             // A send with a level lane: the lane's level frame by frame, at the send's pan.
             if let automation = g.stripTable[i]._withUnsafeGuaranteedRef({ $0.automation }),
                automation._withUnsafeGuaranteedRef({ $0.fillSend(path.sendIndex, from: targets.timelineFrame, frameCount: n,
                                                                   left: panL, right: panR) }) {
-                automation._withUnsafeGuaranteedRef { a in
-                    land(path, state: state, from: source, into: destination, frameCount: n,
-                         gains: .pieces(a.sendPieces))
+                let pieces = automation._withUnsafeGuaranteedRef { $0.sendPieces }
+                if state.controls.isTouched {
+                    // A hand holds the send (its lane written in touch or latch): the level set
+                    // by hand is heard, gliding from the lane's where it takes hold.
+                    if !state.handHeld, pieces.count > 0 {
+                        state.glide.stand(at: SIMD4(pieces.pieces[0].left, pieces.pieces[0].right, 0, 0))
+                        state.handHeld = true
+                    }
+                    state.returnFrames = 0
+                } else if state.handHeld || state.returnFrames > 0 {
+                    // Let go: a glide back to the lane, then the lane.
+                    if state.handHeld {
+                        state.handHeld = false
+                        state.returnFrames = GainGlide.lengthFrames
+                    }
+                    let last = pieces.pieces[max(pieces.count - 1, 0)]
+                    state.glide.aim(SIMD4(last.leftEnd, last.rightEnd, 0, 0))
+                    let (start, end, k) = state.glide.advance(frameCount: n)
+                    state.returnFrames -= n
+                    land(path, state: state, from: source, into: destination, frameCount: n, gains: .glide((start.x, start.y, end.x, end.y), k))
+                    return
+                } else {
+                    // The lane; the glide follows it, for a hand that takes hold next.
+                    let last = pieces.pieces[max(pieces.count - 1, 0)]
+                    state.glide.stand(at: SIMD4(last.leftEnd, last.rightEnd, 0, 0))
+                    land(path, state: state, from: source, into: destination, frameCount: n, gains: .pieces(pieces))
+                    return
                 }
-                return
             }
+            state.glide.aim(SIMD4(level * panL, level * panR, 0, 0))
+            let (start, end, k) = state.glide.advance(frameCount: n)
             land(path, state: state, from: source, into: destination, frameCount: n, gains: .glide((start.x, start.y, end.x, end.y), k))
         }
     }

@@ -7,6 +7,9 @@ import TapedeckDSP
 final class SendControls: @unchecked Sendable {
     private let levelBits = Atomic<UInt32>(Float(1).bitPattern)
     private let panBits = Atomic<UInt32>(Float(0).bitPattern)
+    /// A hand holds the send while its level lane is written in touch or latch: the level
+    /// set here is heard, not the lane's.
+    private let touchedFlag = Atomic<Bool>(false)
 
     /// Stores new values. Control thread.
     func set(levelDecibels: Double, pan: Double) {
@@ -19,6 +22,12 @@ final class SendControls: @unchecked Sendable {
     @inline(__always) var level: Float { Float(bitPattern: levelBits.load(ordering: .relaxed)) }
     /// Audio thread: a relaxed load.
     @inline(__always) var pan: Float { Float(bitPattern: panBits.load(ordering: .relaxed)) }
+
+    /// A hand takes hold of the send's level, or lets go. Control thread.
+    func touch() { touchedFlag.store(true, ordering: .relaxed) }
+    func release() { touchedFlag.store(false, ordering: .relaxed) }
+    /// Audio thread: a relaxed load.
+    @inline(__always) var isTouched: Bool { touchedFlag.load(ordering: .relaxed) }
 }
 
 /// What a path keeps from one graph to the next: the gains it glides through, its
@@ -34,6 +43,10 @@ final class PathState: @unchecked Sendable {
     /// The pan and the pan law's gains last worked out for it (for a source of
     /// ``RoutePath/sourceChannels``). Audio thread.
     var panGains: (pan: Float, left: Float, right: Float) = (.nan, 0, 0)
+    /// Whether the last block heard the hand rather than the level lane, and the frames left
+    /// of the glide back to the lane once it let go. Audio thread.
+    var handHeld = false
+    var returnFrames = 0
 
     init(delay: DelayLine?) { self.delay = delay }
 }
