@@ -195,7 +195,7 @@ extension ScreenModel {
         return nil
     }
 
-    /// What a fader or pan key steps from: the control's own value, but — rolling, its lane in
+    /// What a fader, pan or send-level key steps from: the control's own value, but — rolling, its lane in
     /// touch or latch playing, and no key holding it (in touch: none in the last half second;
     /// in latch: none since the transport started) — the lane's value at the playhead, which
     /// is what is heard: a hand takes a moving fader where it is.

@@ -163,7 +163,9 @@ extension ScreenModel {
     /// Moves the current send's level by fine or coarse steps (on the fader's grid).
     func stepSend(steps: Int, coarse: Bool) {
         guard let (t, k) = requireSend() else { return }
-        let next = Fader.stepped(session.tracks[t].sends[k].levelDecibels, steps: steps, coarse: coarse)
+        // Over its lane in touch or latch, rolling: from the level heard (the lane's).
+        let send = session.tracks[t].sends[k]
+        let next = Fader.stepped(handBase(t, .send(send.bus), own: send.levelDecibels), steps: steps, coarse: coarse)
         edit("send level \(session.tracks[t].name) to \(session.tracks[t].sends[k].bus)") { $0.tracks[t].sends[k].levelDecibels = next }
         say("send \(describeSend(strip: t, send: k))")
     }

@@ -89,6 +89,22 @@ final class AutomationKeyTests: XCTestCase {
         XCTAssertEqual(model.session.tracks[0].gainDecibels, -8.5)
     }
 
+    func testRollingOverASendLaneInLatchASendKeyTakesTheLevelFromWhereTheLaneHasIt() {
+        let model = ScreenModelTests.makeModel()
+        var session = model.session
+        session.tracks[0].sends = [Send(bus: "FX", levelDecibels: -12)]
+        session.tracks.append(Track.makeBus(name: "FX"))
+        session.tracks[0].automation = [AutomationLane(parameter: .send("FX"), mode: .latch, points: [AutomationPoint(frame: 0, value: -20)])]
+        model.document.edit("lane") { $0 = session }
+        model.handle(.char("@"))
+        XCTAssertEqual(model.session.tracks[0].sends[0].levelDecibels, -11.5, "standing, the send's own level steps")
+        model.handle(.named(.space))
+        model.handle(.char("@"))
+        XCTAssertEqual(model.session.tracks[0].sends[0].levelDecibels, -19.5, "rolling, from the -20 dB heard")
+        model.handle(.char("@"))
+        XCTAssertEqual(model.session.tracks[0].sends[0].levelDecibels, -19.0, "then the hand holds it")
+    }
+
     func testTheArrowsWalkThroughShownLanesAndAWrongLaneNameIsRefusedWithTheForms() {
         let model = ScreenModelTests.makeModel()
         var session = model.session
