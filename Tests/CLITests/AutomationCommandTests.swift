@@ -74,6 +74,7 @@ final class AutomationCommandTests: RoutingTestCase {
         try ok(["automation", session, "tone", "pan", "clear"])
         XCTAssertTrue(try ok(["automation", session, "tone", "pan", "import", path("pan.csv")]).contains("3 points"))
         XCTAssertEqual(try ok(["automation", session, "tone", "pan", "csv"]), csv, "the same points, frame for frame")
+        XCTAssertTrue(try ok(["info", session]).contains("automation: pan (play, 3 points)"), "info lists the strip's lanes")
         // A script's own CSV: frames, bars, a comment; a bad line named.
         try "time,value\n# from a script\n96000f,-1\n2.1.1,0.25\n".write(toFile: path("mine.csv"), atomically: true, encoding: .utf8)
         XCTAssertTrue(try ok(["automation", session, "tone", "pan", "import", path("mine.csv"), "--replace"]).contains("2 points"))

@@ -63,6 +63,10 @@ extension InfoCommand {
             if t.isBus { lines.append("       fed by: \(RoutingText.feedersText(of: i, in: session))") }
             if t.output != .master { lines.append("       output: \(t.output.description.terminalSafe)") }
             for send in t.sends { lines.append("       send to \(send.bus.terminalSafe): \(RoutingText.settings(send))") }
+            if !t.automation.isEmpty {
+                let lanes = t.automation.map { "\($0.parameter.description.terminalSafe) (\($0.mode.rawValue), \($0.points.count) point\($0.points.count == 1 ? "" : "s"))" }
+                lines.append("       automation: \(lanes.joined(separator: ", "))")
+            }
             for r in RegionCommand.timelineOrder(t).map({ t.regions[$0] }) {
                 var extra = ""
                 if r.gainDecibels != 0 { extra += "  \(Fader.text(r.gainDecibels)) dB" }
@@ -116,6 +120,7 @@ extension InfoCommand {
                      "fade_in_frames": r.fadeInFrames, "fade_out_frames": r.fadeOutFrames, "midi": r.isMIDI, "active": t.isActive(r)]
                 }
             }
+            o["automation"] = t.automation.map { ["parameter": $0.parameter.description, "mode": $0.mode.rawValue, "points": $0.points.count] as [String: Any] }
             if case .success(let dc) = latency, i < dc.outputDelayFrames.count { o["output_delay_frames"] = dc.outputDelayFrames[i] }
             return o
         }
