@@ -211,6 +211,22 @@ extension ScreenModel {
         return held ? own : heard
     }
 
+    /// What the strip's fader or pan is heard at now: its lane's value at the playhead when
+    /// that lane plays and no hand holds it (in touch: no key in the last half second; in
+    /// latch: none since the transport started), else the control's own value — and whether
+    /// the lane gives it (the track list shows it so, as a moving fader shows it in a DAW).
+    func heardValue(_ t: Int, _ parameter: AutomationParameter, own: Double) -> (value: Double, automated: Bool) {
+        let track = session.tracks[t]
+        guard let k = track.laneIndex(parameter), track.automation[k].mode != .off, track.automation[k].mode != .write,
+              let heard = track.automation[k].value(at: playheadFrame) else { return (own, false) }
+        let mode = track.automation[k].mode
+        if snapshot.state != .stopped, mode == .touch || mode == .latch, let at = handHeldAt["\(t) \(parameter)"],
+           mode == .latch || MonotonicClock.seconds() - at < 0.5 {
+            return (own, false)
+        }
+        return (heard, true)
+    }
+
     /// The frame nearest `frame` on the snap grid (itself with snap off).
     private func snapFrame(_ frame: Int64) -> Int64 {
         let back = stepFrame(from: frame + 1, steps: -1), on = stepFrame(from: back, steps: 1)

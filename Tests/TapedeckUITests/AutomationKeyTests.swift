@@ -105,6 +105,31 @@ final class AutomationKeyTests: XCTestCase {
         XCTAssertEqual(model.session.tracks[0].sends[0].levelDecibels, -19.0, "then the hand holds it")
     }
 
+    func testTheTrackListShowsTheFaderAndPanTheirLanesMoveUntilAHandHoldsThem() {
+        let model = ScreenModelTests.makeModel()
+        var session = model.session
+        session.tracks[0].gainDecibels = 0
+        session.tracks[0].automation = [AutomationLane(parameter: .gain, mode: .touch, points: [AutomationPoint(frame: 0, value: -10)]),
+                                        AutomationLane(parameter: .pan, mode: .off, points: [AutomationPoint(frame: 0, value: -1)])]
+        model.document.edit("lane") { $0 = session }
+        func row() -> (text: String, role: Role?) {
+            let canvas = ScreenRenderer.render(model, height: 30, width: 120, glyphs: .unicode)
+            for y in 0..<30 where canvas.text(row: y).contains(model.session.tracks[0].name) {
+                let text = canvas.text(row: y)
+                guard let r = text.range(of: "dB") else { return (text, nil) }
+                return (text, canvas.cell(y, text.distance(from: text.startIndex, to: r.lowerBound) - 1).role)
+            }
+            return ("", nil)
+        }
+        XCTAssertTrue(row().text.contains("-10.0dB"), "the lane's value, not the fader's 0.0: \(row().text)")
+        XCTAssertEqual(row().role, .playing, "in the playing colour")
+        XCTAssertTrue(row().text.contains(" C "), "a lane that is off leaves the pan's own value: \(row().text)")
+        model.handle(.named(.space))
+        model.handle(.char("0"))
+        XCTAssertTrue(row().text.contains("-9.5dB"), "held by a key: the hand's value \(row().text)")
+        XCTAssertEqual(row().role, .value)
+    }
+
     func testTheArrowsWalkThroughShownLanesAndAWrongLaneNameIsRefusedWithTheForms() {
         let model = ScreenModelTests.makeModel()
         var session = model.session

@@ -79,9 +79,11 @@ public enum MixerView {
             bx = canvas.put(y + 3, bx + 1, track.armed ? "R" : "r", track.armed ? .armed : .dim)
             canvas.put(y + 3, bx + 1, TrackListView.monitoringLetter(track.monitoring), .label)
         }
-        canvas.put(y + 4, x, Fit.pad("pan " + Pan.text(track.pan), w), .value)
+        // Where a lane moves the fader or pan, the strip shows the lane's value (as the track list).
+        let pan = model.heardValue(t, .pan, own: track.pan), gain = model.heardValue(t, .gain, own: track.gainDecibels)
+        canvas.put(y + 4, x, Fit.pad("pan " + Pan.text(pan.value), w), pan.automated ? .playing : .value)
         let readings = t < model.meters.count ? model.meters[t] : []
-        drawColumns(fader: track.gainDecibels, meters: readings, x: x, meterTop: meterTop, meterRows: meterRows,
+        drawColumns(fader: gain.value, meters: readings, x: x, meterTop: meterTop, meterRows: meterRows,
                     selected: selected, glyphs: glyphs, canvas: &canvas)
     }
 

@@ -98,8 +98,10 @@ public enum TrackListView {
         // A MIDI track's input is the MIDI inputs; a frozen track plays its render.
         let input = track.isBus ? busLabel(track) : track.frozen != nil ? "frozen" : (track.isMIDI ? "MIDI" : InputChannels.text(track.inputChannels))
         x = canvas.put(row, x + 2, Fit.pad(input, 7), track.isBus ? .title : (track.frozen != nil ? .dim : .label))
-        x = canvas.put(row, x, Fit.right(Fader.text(track.gainDecibels), 5) + "dB", .value)
-        x = canvas.put(row, x + 1, Fit.pad(Pan.text(track.pan), 4), .value)
+        // A fader or pan its lane moves shows the lane's value, in the playing colour.
+        let gain = model.heardValue(t, .gain, own: track.gainDecibels), pan = model.heardValue(t, .pan, own: track.pan)
+        x = canvas.put(row, x, Fit.right(Fader.text(gain.value), 5) + "dB", gain.automated ? .playing : .value)
+        x = canvas.put(row, x + 1, Fit.pad(Pan.text(pan.value), 4), pan.automated ? .playing : .value)
         canvas.put(row, x + 1, chainSummary(track.playbackChain), .dim, maxWidth: max(0, width - x - 1))
 
         // Second row: one meter per channel, then the loudest peak in dBFS.
