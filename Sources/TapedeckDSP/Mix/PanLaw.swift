@@ -34,3 +34,38 @@ public enum PanLaw {
         channelCount == 1 ? mono(pan: pan) : stereo(pan: pan)
     }
 }
+
+/// The constant-power law from a table, for automation that moves the pan every 32 frames on
+/// the audio thread: cos and sin cost a tenth of automation's time at 256 tracks. Linear
+/// between 4096 steps of the quarter turn, within 2e-8 of ``PanLaw/mono(pan:)`` (below a
+/// Float's resolution at unity).
+public enum PanTable {
+    static let steps = 4096
+    /// cos over [0, π/2] at `steps` + 1 points (sin is the table read backwards).
+    nonisolated(unsafe) private static let table: UnsafeMutablePointer<Float> = {
+        let t = UnsafeMutablePointer<Float>.allocate(capacity: steps + 2)
+        for i in 0...steps { t[i] = Float(cos(Double(i) * Double.pi / 2 / Double(steps))) }
+        t[steps] = 0  // cos(π/2) is 6e-17 in Double: hard over is silence, exactly
+        t[steps + 1] = 0
+        return t
+    }()
+
+    /// Builds the table (allocates once): call on the control thread before the audio thread
+    /// reads it.
+    public static func prepare() { _ = table }
+
+    /// Left and right gains for a mono source at `pan` (−1…+1).
+    ///
+    /// Audio thread (after ``prepare()``): no allocation, no locks.
+    @inline(__always)
+    public static func mono(pan: Double) -> (left: Float, right: Float) {
+        let x = (min(max(pan, -1), 1) + 1) / 2 * Double(steps)
+        let i = min(Int(x), steps - 1)
+        let f = Float(x - Double(i))
+        let t = table
+        let left = t[i] + (t[i + 1] - t[i]) * f
+        let j = steps - i
+        let right = t[j] + (t[j - 1] - t[j]) * f
+        return (left, right)
+    }
+}

@@ -171,6 +171,7 @@ final class StripAutomation: @unchecked Sendable {
     /// lane waits in the session until the chain has it). Control thread.
     static func make(_ track: GraphSpec.Track, chain: ChainInstance?, maxFrames: Int) -> StripAutomation? {
         guard !track.automation.isEmpty else { return nil }
+        PanTable.prepare()
         var gain: LaneCurve?, pan: LaneCurve?, mute: LaneCurve?
         var sends = [LaneCurve?](repeating: nil, count: track.sends.count)
         var parameters: [(NodeParameters, Int, LaneCurve)] = []
@@ -313,7 +314,9 @@ final class StripAutomation: @unchecked Sendable {
         if let pan, !touched.contains(.pan) {
             pan._withUnsafeGuaranteedRef { lane in
                 StripAutomation.fill(panPieces, frameCount: n, from: start, lane: lane, cache: caches + 1) {
-                    let g = PanLaw.gains(channelCount: channelCount, pan: lane.value(at: $0))
+                    let pan = lane.value(at: $0)
+                    if channelCount == 1 { return PanTable.mono(pan: pan) }
+                    let g = PanLaw.stereo(pan: pan)
                     return (Float(g.left), Float(g.right))
                 }
             }
