@@ -235,6 +235,7 @@ extension Session {
                 if case .send(let bus) = tracks[i].automation[l].parameter, bus.lowercased() == old { tracks[i].automation[l].parameter = .send(name) }
             }
         }
+        for b in midiBindings.indices where midiBindings[b].kind == .send && midiBindings[b].bus?.lowercased() == old { midiBindings[b].bus = name }
     }
 
     /// Removes strip `index` and the MIDI bindings that name it (a later strip of that name
@@ -247,6 +248,7 @@ extension Session {
         midiBindings.removeAll { $0.track?.lowercased() == gone.name.lowercased() }
         guard gone.isBus else { return [] }
         let key = gone.name.lowercased()
+        midiBindings.removeAll { $0.kind == .send && $0.bus?.lowercased() == key }
         var said: [String] = []
         for i in tracks.indices {
             if case .bus(let n) = tracks[i].output, n.lowercased() == key {

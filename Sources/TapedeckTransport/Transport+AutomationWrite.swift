@@ -96,6 +96,14 @@ extension Session {
         case .pan: return (t, .pan, MIDIBinding.pan(controllerValue: value))
         case .mute: return (t, .mute, MIDIBinding.mute(controllerValue: value) ? 1 : 0)
         case .master: return nil
+        case .send:
+            guard let bus = binding.bus, tracks[t].sends.contains(where: { $0.bus.lowercased() == bus.lowercased() }) else { return nil }
+            // The lane names the bus as the session's send does.
+            let lane = tracks[t].automation.first { lane in
+                if case .send(let b) = lane.parameter { return b.lowercased() == bus.lowercased() }
+                return false
+            }
+            return (t, lane?.parameter ?? .send(bus), Fader.stored(MIDIBinding.faderDecibels(controllerValue: value)))
         case .parameter:
             guard let node = binding.node, let id = binding.parameter, let (chain, _, d) = tracks[t].nodeParameter(String(node), id)
             else { return nil }

@@ -247,6 +247,9 @@ extension Session {
             else { return false }
             guard chain.set(entry: node - 1, parameter: id, to: d.value(controllerValue: value)) else { return false }
             if binding.inputChain == true { tracks[t].inputChain = chain.text } else { tracks[t].playbackChain = chain.text }
+        case .send:
+            guard let bus = binding.bus, let k = tracks[t].sends.firstIndex(where: { $0.bus.lowercased() == bus.lowercased() }) else { return false }
+            tracks[t].sends[k].levelDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
         }
         return true
     }

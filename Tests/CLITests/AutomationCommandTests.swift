@@ -63,6 +63,18 @@ final class AutomationCommandTests: RoutingTestCase {
         XCTAssertNotEqual(before, chained)
     }
 
+    func testAControllerLearntToASendFollowsTheBusAndGoesWithIt() throws {
+        try importTone()
+        try ok(["bus", session, "add", "FX"])
+        try ok(["send", session, "tone", "FX", "--level", "-12"])
+        XCTAssertTrue(try ok(["learn", session, "--cc", "12", "--send", "tone:fx"]).contains("CC 12 → tone send to FX"))
+        try refused(["learn", session, "--cc", "13", "--send", "tone:Verb"], "learn: tone has no send to 'Verb'")
+        try refused(["learn", session, "--cc", "13", "--send", "tone"], "must be TRACK:BUS")
+        XCTAssertTrue(try ok(["learn", session]).contains("1  CC 12 → tone send to FX"))
+        try ok(["bus", session, "remove", "FX"])
+        XCTAssertFalse(try ok(["learn", session]).contains("send to FX"), "a bus removed takes its sends' controllers with it")
+    }
+
     func testALaneGoesOutAndBackInAsCSVToTheFrame() throws {
         try importTone()
         try ok(["automation", session, "tone", "pan", "add", "0", "L100"])

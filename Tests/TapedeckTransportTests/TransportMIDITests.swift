@@ -191,6 +191,47 @@ final class TransportMIDITests: XCTestCase {
         XCTAssertEqual(latched.first?.points.last?.value ?? .nan, 2000, accuracy: 1e-9)
     }
 
+    /// A controller learnt to a send's level, turned over the send's lane in touch: the send
+    /// follows it and the pass is written when it lets go.
+    func testAControllerLearntToASendWritesItsTouchLane() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try self.session(dir, armed: false)
+        session.tracks[0].sends = [Send(bus: "FX", levelDecibels: -30)]
+        session.tracks.append(Track.makeBus(name: "FX"))
+        session.tracks[0].automation = [AutomationLane(parameter: .send("FX"), mode: .touch, points: [AutomationPoint(frame: 0, value: -30)])]
+        session.midiBindings = [MIDIBinding(controller: 12, channel: 1, kind: .send, track: "Keys", bus: "fx")]
+        try folder.save(session)
+        let port = MIDIInputPort(name: "send")
+        let t = try transport(session, folder, port: port)
+        defer { t.close() }
+        t.play(from: 0)
+        TransportFixture.waitFor(t) { $0.positionFrame > 12_000 }
+        for v: UInt8 in [70, 80, 90] {
+            send(port, [0xB0, 12, v])
+            usleep(30_000)
+        }
+        var writes: [AutomationWrite] = [], moves: [(MIDIBinding, Int)] = []
+        let until = Date().addingTimeInterval(5)
+        while writes.isEmpty && Date() < until {
+            _ = t.snapshot()
+            let changes = t.collectMIDIChanges()
+            writes += changes.automationWrites
+            moves += changes.moves
+            usleep(20_000)
+        }
+        XCTAssertEqual(moves.last?.1, 90, "the moves reach the front-end")
+        var applied = session
+        XCTAssertTrue(applied.apply(session.midiBindings[0], value: 90))
+        XCTAssertEqual(applied.tracks[0].sends[0].levelDecibels, Fader.stored(MIDIBinding.faderDecibels(controllerValue: 90)), accuracy: 1e-9)
+        XCTAssertEqual(writes.map(\.parameter), [.send("FX")], "the touch is written once let go")
+        var lane = session.tracks[0].automation[0]
+        if let w = writes.first { lane.apply(w) }
+        XCTAssertEqual(lane.points.map(\.value).filter { $0 != -30 }.last ?? .nan, Fader.stored(MIDIBinding.faderDecibels(controllerValue: 90)),
+                       accuracy: 1e-9, "the hand's last value")
+        XCTAssertEqual(lane.points.last?.value ?? .nan, -30, accuracy: 1e-9, "then back to the lane")
+    }
+
     func testAMIDILoopPassAfterACountInBecomesTakesOnTheTrack() throws {
         let dir = try TransportFixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -16,6 +16,8 @@ public struct MIDIBinding: Codable, Equatable, Sendable, CustomStringConvertible
         /// A parameter of a node in a track's chain, across its range (a frequency
         /// logarithmically, a choice by steps).
         case parameter
+        /// The level of a strip's send to a bus (``bus``), as a fader's.
+        case send
     }
 
     /// Controller number, 0…127.
@@ -32,10 +34,12 @@ public struct MIDIBinding: Codable, Equatable, Sendable, CustomStringConvertible
     public var parameter: String?
     /// For `parameter`: the node is in the input chain rather than the playback chain.
     public var inputChain: Bool?
+    /// For `send`: the bus the send goes to (by name, any case).
+    public var bus: String?
 
     /// Creates a binding.
     public init(controller: Int, channel: Int? = nil, kind: Kind, track: String? = nil, node: Int? = nil,
-                parameter: String? = nil, inputChain: Bool? = nil) {
+                parameter: String? = nil, inputChain: Bool? = nil, bus: String? = nil) {
         self.controller = controller
         self.channel = channel
         self.kind = kind
@@ -43,6 +47,7 @@ public struct MIDIBinding: Codable, Equatable, Sendable, CustomStringConvertible
         self.node = node
         self.parameter = parameter
         self.inputChain = inputChain
+        self.bus = bus
     }
 
     /// `CC 7 (ch 1) → Vocal fader`, `CC 74 → Synth node 2 cutoff`.
@@ -54,6 +59,7 @@ public struct MIDIBinding: Codable, Equatable, Sendable, CustomStringConvertible
         case .parameter:
             let chain = inputChain == true ? "input chain " : ""
             return "\(source) → \(place)\(chain)node \(node ?? 0) \((parameter ?? "?").terminalSafe)"
+        case .send: return "\(source) → \(place)send to \((bus ?? "?").terminalSafe)"
         default: return "\(source) → \(place)\(kind.rawValue)"
         }
     }

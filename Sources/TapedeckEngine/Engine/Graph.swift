@@ -81,7 +81,7 @@ final class Graph: @unchecked Sendable {
         if !spec.midiBindings.isEmpty {
             var byTrack: [Int: InputStrip] = [:]
             for (i, t) in inputTracks.enumerated() { byTrack[t] = inputs[i] }
-            bindings = BindingTable(spec.midiBindings, strips: strips, inputs: byTrack, tracks: spec.tracks)
+            bindings = BindingTable(spec.midiBindings, strips: strips, inputs: byTrack, tracks: spec.tracks, sendStates: routes.sendStates)
         }
     }
 

@@ -181,6 +181,11 @@ extension RenderCore {
                     if writes { $0.touch(index) }
                     $0.set(index, v)
                 }
+            case .send(let controls):
+                controls._withUnsafeGuaranteedRef {
+                    if writes { $0.touch() }
+                    $0.setLevel(decibels: MIDIBinding.faderDecibels(controllerValue: value))
+                }
             }
             // Where the move is heard from: this period's first timeline frame (the fader
             // glides from there), or nowhere while the transport stands.

@@ -71,6 +71,7 @@ final class BindingTable: @unchecked Sendable {
         case mute(Unmanaged<MixerControls>)
         case master
         case parameter(Unmanaged<NodeParameters>, index: Int, minimum: Double, maximum: Double, logarithmic: Bool, steps: Int)
+        case send(Unmanaged<SendControls>)
     }
 
     struct Entry {
@@ -92,7 +93,8 @@ final class BindingTable: @unchecked Sendable {
 
     /// Compiles `bindings` against the graph's strips (and `tracks`' lanes, to know which
     /// moves take hold of a lane being written). Control thread.
-    init(_ bindings: [GraphSpec.Binding], strips: [PlaybackStrip], inputs: [Int: InputStrip], tracks: [GraphSpec.Track] = []) {
+    init(_ bindings: [GraphSpec.Binding], strips: [PlaybackStrip], inputs: [Int: InputStrip], tracks: [GraphSpec.Track] = [],
+         sendStates: [[PathState]] = []) {
         var list: [Entry] = []
         var owners: [AnyObject] = []
         for (i, b) in bindings.enumerated() {
@@ -118,6 +120,13 @@ final class BindingTable: @unchecked Sendable {
                 let sweep = d.controllerSweep
                 target = .parameter(Unmanaged.passUnretained(parameters), index: index, minimum: d.minimum, maximum: d.maximum,
                                     logarithmic: sweep.logarithmic, steps: sweep.steps ?? 0)
+            case .send:
+                guard let t = b.track, let bus = spec.bus, tracks.indices.contains(t), sendStates.indices.contains(t),
+                      let k = tracks[t].sendBuses.firstIndex(where: { $0.lowercased() == bus.lowercased() }),
+                      sendStates[t].indices.contains(k) else { continue }
+                let controls = sendStates[t][k].controls
+                owners.append(controls)
+                target = .send(Unmanaged.passUnretained(controls))
             }
             guard let target else { continue }
             var entry = Entry(binding: i, channel: channel, controller: spec.controller, target: target)
@@ -126,6 +135,7 @@ final class BindingTable: @unchecked Sendable {
                     guard lane.mode == .touch || lane.mode == .latch else { return false }
                     switch (lane.parameter, spec.kind) {
                     case (.gain, .fader), (.pan, .pan), (.mute, .mute): return true
+                    case (.send(let bus), .send): return bus.lowercased() == spec.bus?.lowercased()
                     case (.node(let node, let id), .parameter):
                         return AutomationTargets.nodeIndex(node, in: tracks[t].chain) == (spec.node ?? 0) - 1
                             && id.lowercased() == spec.parameter?.lowercased()

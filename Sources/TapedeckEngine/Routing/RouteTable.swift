@@ -23,7 +23,17 @@ final class SendControls: @unchecked Sendable {
     /// Audio thread: a relaxed load.
     @inline(__always) var pan: Float { Float(bitPattern: panBits.load(ordering: .relaxed)) }
 
-    /// A hand takes hold of the send's level, or lets go. Control thread.
+    /// Stores a new level, the pan as it was (a controller bound to the send's level).
+    ///
+    /// Audio thread (or control): an atomic store.
+    @inline(__always)
+    func setLevel(decibels: Double) {
+        let linear = Float(Decibels.toLinear(decibels))
+        levelBits.store((linear.isFinite ? max(linear, 0) : 0).bitPattern, ordering: .relaxed)
+    }
+
+    /// A hand takes hold of the send's level, or lets go. Control thread (or the audio
+    /// thread, for a bound controller's move: an atomic store).
     func touch() { touchedFlag.store(true, ordering: .relaxed) }
     func release() { touchedFlag.store(false, ordering: .relaxed) }
     /// Audio thread: a relaxed load.

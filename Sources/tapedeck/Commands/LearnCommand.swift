@@ -6,9 +6,9 @@ import TapedeckIO
 /// (what MIDI learn on the screen makes), listed, added and removed from a script.
 struct LearnCommand: Command {
     static let spec = CommandSpec(
-        name: "learn", summary: "list, bind or remove MIDI controllers moving faders, pans, mutes and node parameters",
+        name: "learn", summary: "list, bind or remove MIDI controllers moving faders, pans, mutes, send levels and node parameters",
         synopsis: ["learn SESSION",
-                   "learn SESSION --cc N [--channel C] --fader TRACK|--pan TRACK|--mute TRACK|--master|--param TRACK:NODE:PARAM [--input-chain]",
+                   "learn SESSION --cc N [--channel C] --fader TRACK|--pan TRACK|--mute TRACK|--master|--param TRACK:NODE:PARAM [--input-chain]|--send TRACK:BUS",
                    "learn SESSION --remove N | --clear"],
         positionals: [PositionalSpec("SESSION", complete: .session)],
         options: [
@@ -20,6 +20,7 @@ struct LearnCommand: Command {
             OptionSpec(flag: "--master", "move the master fader"),
             OptionSpec("--param", value: "TRACK:NODE:PARAM", "move a node's parameter across its range (node 1-based in the chain, e.g. synth:2:cutoff)"),
             OptionSpec(flag: "--input-chain", "with --param: the node is in the track's input chain"),
+            OptionSpec("--send", value: "TRACK:BUS", "move the level of the track's send to BUS, as a fader"),
             OptionSpec("--remove", value: "N", "remove binding N (as listed)"),
             OptionSpec(flag: "--clear", "remove every binding"),
         ],
@@ -32,6 +33,7 @@ struct LearnCommand: Command {
         """,
         examples: ["tapedeck learn song.tapedeck --cc 7 --fader vocal",
                    "tapedeck learn song.tapedeck --cc 74 --channel 1 --param synth:2:cutoff",
+                   "tapedeck learn song.tapedeck --cc 12 --send vocal:Reverb",
                    "tapedeck learn song.tapedeck --remove 2"])
 
     let folder: SessionFolder
@@ -54,13 +56,14 @@ struct LearnCommand: Command {
         if let t = try arguments.option("--mute") { targets.append((.mute, t)) }
         if arguments.flag("--master") { targets.append((.master, nil)) }
         if let t = try arguments.option("--param") { targets.append((.parameter, t)) }
+        if let t = try arguments.option("--send") { targets.append((.send, t)) }
         folder = SessionFolder(path: try arguments.required("a session folder"))
-        if targets.count > 1 { throw UsageError("learn: bind a controller to one thing (--fader, --pan, --mute, --master or --param)") }
+        if targets.count > 1 { throw UsageError("learn: bind a controller to one thing (--fader, --pan, --mute, --master, --param or --send)") }
         target = targets.first.map { (kind: $0.0, text: $0.1) }
         let binding = controller != nil || target != nil
         if binding && (remove != nil || clear) { throw UsageError("learn: bind, --remove or --clear: one at a time") }
         if remove != nil && clear { throw UsageError("learn: --remove N or --clear, not both") }
-        if controller != nil && target == nil { throw UsageError("learn: --cc \(controller!) needs what it moves (--fader TRACK, --pan TRACK, --mute TRACK, --master or --param TRACK:NODE:PARAM)") }
+        if controller != nil && target == nil { throw UsageError("learn: --cc \(controller!) needs what it moves (--fader TRACK, --pan TRACK, --mute TRACK, --master, --param TRACK:NODE:PARAM or --send TRACK:BUS)") }
         if target != nil && controller == nil { throw UsageError("learn: give the controller with --cc N (0...127)") }
         if channel != nil && !binding { throw UsageError("learn: --channel goes with --cc") }
         if inputChain && target?.kind != .parameter { throw UsageError("learn: --input-chain goes with --param") }
@@ -131,6 +134,20 @@ struct LearnCommand: Command {
             }
             return MIDIBinding(controller: controller, channel: channel, kind: .parameter, track: track.name, node: node,
                                parameter: match, inputChain: inputChain ? true : nil)
+        case .send:
+            // TRACK:BUS, where the track's name may itself hold ':' (the last part is the bus).
+            let parts = (text ?? "").split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count >= 2, !parts[parts.count - 1].isEmpty else {
+                throw UsageError("learn: --send '\(text ?? "")' must be TRACK:BUS (vocal:Reverb)")
+            }
+            let t = try TrackSelector.index(of: parts.dropLast().joined(separator: ":"), in: session, command: "learn")
+            let track = session.tracks[t], bus = parts[parts.count - 1]
+            guard let send = track.sends.first(where: { $0.bus.lowercased() == bus.lowercased() }) else {
+                let buses = track.sends.map(\.bus)
+                throw UsageError("learn: \(track.name) has no send to '\(bus)'\(NameMatch.suggestion(bus, in: buses))"
+                                 + (buses.isEmpty ? " (it has no sends: tapedeck send SESSION TRACK BUS)" : " (it sends to \(buses.joined(separator: ", ")))"))
+            }
+            return MIDIBinding(controller: controller, channel: channel, kind: .send, track: track.name, bus: send.bus)
         }
     }
 }
