@@ -191,16 +191,24 @@ extension RenderCore {
                     }
                     state.returnFrames = 0
                 } else if state.handHeld || state.returnFrames > 0 {
-                    // Let go: a glide back to the lane, then the lane.
+                    // Let go: from the hand's level into the lane's over a glide's length (a
+                    // crossfade of the two, so it ends on the lane however the lane moves),
+                    // then the lane.
                     if state.handHeld {
                         state.handHeld = false
                         state.returnFrames = GainGlide.lengthFrames
+                        state.handGains = SIMD2(state.glide.current.x, state.glide.current.y)
                     }
                     let last = pieces.pieces[max(pieces.count - 1, 0)]
-                    state.glide.aim(SIMD4(last.leftEnd, last.rightEnd, 0, 0))
-                    let (start, end, k) = state.glide.advance(frameCount: n)
+                    let length = Float(GainGlide.lengthFrames)
+                    let p = min(1, (length - Float(state.returnFrames) + Float(n)) / length)
+                    let lane = SIMD2(last.leftEnd, last.rightEnd)
+                    let end = state.handGains * (1 - p) + lane * p
+                    let start = state.glide.current
+                    state.glide.stand(at: SIMD4(end.x, end.y, 0, 0))
                     state.returnFrames -= n
-                    land(path, state: state, from: source, into: destination, frameCount: n, gains: .glide((start.x, start.y, end.x, end.y), k))
+                    land(path, state: state, from: source, into: destination, frameCount: n,
+                         gains: .glide((start.x, start.y, end.x, end.y), n))
                     return
                 } else {
                     // The lane; the glide follows it, for a hand that takes hold next.

@@ -57,6 +57,8 @@ final class PathState: @unchecked Sendable {
     /// of the glide back to the lane once it let go. Audio thread.
     var handHeld = false
     var returnFrames = 0
+    /// The send's gains (left, right) where the hand let go.
+    var handGains = SIMD2<Float>(0, 0)
 
     init(delay: DelayLine?) { self.delay = delay }
 }
