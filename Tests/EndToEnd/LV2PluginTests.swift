@@ -160,6 +160,40 @@ final class LV2PluginTests: XCTestCase {
         XCTAssertEqual(mix.count, rate)
     }
 
+    /// The null test through a plugin: a track's dry path against its send through a bus
+    /// running x42's look-ahead limiter (64 frames reported) with its polarity flipped.
+    /// Cancels below -100 dBFS when the dry path is held back by the plugin's latency, in the
+    /// export and live on `filetap` (the same render, freewheeled and paced).
+    func testASendThroughALatentPluginOnABusNullsAgainstTheDryPathLiveAndInExport() throws {
+        var seed: UInt32 = 11
+        let noise = (0..<rate).map { _ -> Float in
+            seed = seed &* 1_664_525 &+ 1_013_904_223
+            return Float(Int32(bitPattern: seed)) / Float(Int32.max) * 0.2
+        }
+        try importFile([noise], "noise.wav")
+        for args in [["bus", session, "add", "Look", "--stereo"], ["chain", session, "Look", "lv2:dpl-stereo,gain:invert=1"],
+                     ["send", session, "1", "Look", "--level", "0"]] {
+            let r = try Tapedeck.run(args)
+            XCTAssertEqual(r.status, 0, r.stderr)
+        }
+        let info = try Tapedeck.run(["info", session])
+        XCTAssertTrue(info.stdout.contains("latency   64 frames"), info.stdout)
+        let floor = Float(pow(10, -100.0 / 20))
+        XCTAssertLessThan(try export().mix.map(abs).max() ?? 1, floor, "export")
+
+        let out = path("live.raw")
+        let r = try Tapedeck.run(["play", session, "--device", "filetap:OUT=\(out)", "--device-format", "float",
+                                  "--period", "256", "--periods", "4"], environment: RecordSupport.environment, timeout: 180)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let live: [Float] = try Data(contentsOf: URL(fileURLWithPath: out)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        XCTAssertGreaterThan(live.count, 2 * rate, "the whole second played")
+        XCTAssertLessThan(live.map(abs).max() ?? 1, floor, "live")
+
+        let muted = try Tapedeck.run(["track", session, "Look", "--mute"])
+        XCTAssertEqual(muted.status, 0, muted.stderr)
+        XCTAssertGreaterThan(try export().mix.map(abs).max() ?? 0, 0.1, "the dry path alone is loud")
+    }
+
     /// A plugin that reports 10^8 frames of latency (half an hour) is not compensated — which
     /// would shift the whole export into silence — and the export says so in one line.
     func testAnAbsurdReportedLatencyIsNotCompensatedAndIsSaid() throws {
