@@ -2,7 +2,8 @@
 ///
 /// Accepted forms:
 /// - seconds: `12.5`
-/// - minutes and seconds: `1:02.5`, hours too: `1:00:00`
+/// - minutes and seconds: `1:02.5`, hours too: `1:00:00` (after a colon always two digits, as a
+///   clock shows them: `1:2:3` is refused, never read as 1:02:03 when bar 1 beat 2 was meant)
 /// - with units: `2s`, `500ms`, `1m30s`, `1h2m3.5s` (h, m, s, ms, each at most once, in that order)
 /// - frames: `90000f`
 /// - bars|beats|ticks as the screen shows them: `3|2|480` (bar 3, beat 2, tick 480 of
@@ -214,6 +215,12 @@ public enum TimeText {
                 }
                 throw fail("'\(part)' is not a number")
             }
+            // After a colon a clock shows two digits: `1:2:3` is no clock time, and was most
+            // likely meant as bar 1, beat 2 (read as 1:02:03 it put a marker an hour away).
+            if i > 0 && part.prefix { $0 != "." }.count != 2 {
+                throw fail("after a colon, minutes and seconds take two digits as a clock shows them (1:02:03, 0:05.5); "
+                           + "a bar position is bars.beats.sixteenths (1.2.3) or bars|beats|ticks (1|2|0)")
+            }
             if i > 0 && value >= 60 { throw fail("'\(part)' must be below 60") }
             seconds = seconds * 60 + value
         }
@@ -245,5 +252,24 @@ extension String {
         while let f = s.first, f.isWhitespace { s.removeFirst() }
         while let l = s.last, l.isWhitespace { s.removeLast() }
         return String(s)
+    }
+}
+
+extension Session {
+    /// Ten minutes, at 48 kHz or any rate: how far past the material a place must lie before
+    /// it looks like a slip.
+    static let farPastEndSeconds: Int64 = 600
+
+    /// One line when `frame` (typed as `text`) lies far past the end of the session's
+    /// material — more than ten minutes past it and more than its whole length again — where
+    /// that is surely a slip (an hour typed where a minute or a bar was meant); nil otherwise.
+    /// An empty session has no end to be far from, but ten minutes. The edit still goes ahead:
+    /// a place on an empty stretch of timeline can be meant.
+    public func farPastEndWarning(_ frame: Int64, typed text: String) -> String? {
+        let end = endFrame
+        let margin = max(Session.farPastEndSeconds * Int64(max(sampleRate, 1)), end)
+        guard frame > end, frame - end > margin else { return nil }
+        return "'\(text.terminalSafe)' is \(clockText(frame)), \(clockText(frame - end)) past the end of the session's "
+            + "material (\(clockText(end))); if that is a slip, move it (bar 1 beat 2 is 1.2.1, one minute two seconds 1:02)"
     }
 }

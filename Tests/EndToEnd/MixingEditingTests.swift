@@ -107,6 +107,27 @@ final class MixingEditingTests: XCTestCase {
         XCTAssertEqual(try Signals.read(path("fixed.wav")).channels[0][100], Float(1.6 * pow(10, -6.0 / 20)), accuracy: 1e-4, "1.6 at -6 dB")
     }
 
+    /// Times people cannot misread (issue 27): `1:2:3` is refused naming the clock and bar
+    /// forms (it put a marker at 1:02:03 in a 10 s session); a place typed far past the
+    /// material is kept and said in one warning line; a near one is not.
+    func testAOneDigitClockTimeIsRefusedAndAFarPlaceIsWarnedAbout() throws {
+        try Signals.write([Signals.sine(hertz: 440, amplitude: 0.1, frames: 480_000)], to: path("ten.wav"))
+        try ok(["import", session, path("ten.wav")])
+        try refused(["marker", session, "add", "1:2:3"], "a bar position is bars.beats.sixteenths (1.2.3)")
+        XCTAssertEqual(try SessionFolder(path: session).load().markers, [], "nothing saved")
+        let far = try Tapedeck.run(["marker", session, "add", "1:02:03", "Late"])
+        XCTAssertEqual(far.status, 0, far.stderr)
+        XCTAssertEqual(far.stderr, "tapedeck: warning: '1:02:03' is 1:02:03.000, 1:01:53.000 past the end of the session's material "
+                       + "(00:10.000); if that is a slip, move it (bar 1 beat 2 is 1.2.1, one minute two seconds 1:02)\n")
+        let near = try Tapedeck.run(["marker", session, "add", "1.2.1", "Early"])
+        XCTAssertEqual(near.status, 0, near.stderr)
+        XCTAssertEqual(near.stderr, "", "bar 1 beat 2 is no slip")
+        XCTAssertEqual(try SessionFolder(path: session).load().markers.map(\.frame), [24000, 3723 * 48000])
+        let moved = try Tapedeck.run(["region", session, "1", "1", "move", "2:00:00"])
+        XCTAssertEqual(moved.status, 0, moved.stderr)
+        XCTAssertTrue(moved.stderr.contains("'2:00:00' is 2:00:00.000"), moved.stderr)
+    }
+
     func testTrackSettingsMarkersAndRangesAreSavedAndNamesMatchIgnoringCase() throws {
         try Signals.write([Signals.sine(hertz: 440, amplitude: 0.1, frames: 4800)], to: path("Vocal.wav"))
         try ok(["import", session, path("Vocal.wav")])

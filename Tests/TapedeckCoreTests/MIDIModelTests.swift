@@ -66,9 +66,15 @@ final class MIDIModelTests: XCTestCase {
         XCTAssertEqual(try frames("bar"), 96000, accuracy: 1e-9)
         XCTAssertEqual(try QuantizeSetting.parse(grid: "1/16", strength: "75%", timeSignature: sig).get().strength, 0.75)
         XCTAssertEqual(try QuantizeSetting.parse(grid: "1/16", strength: "0.5", timeSignature: sig).get().strength, 0.5)
-        for bad in ["1/0", "x", "1/", "1/1000", "-1/4"] {
-            XCTAssertThrowsError(try QuantizeSetting.parse(grid: bad, strength: nil, timeSignature: sig).get(), bad)
+        for bad in ["1/0", "x", "1/", "1/1000", "-1/4", "1/7", "3/16", "2/4", "1/128", "1/12", "1/+4", "1/4tt"] {
+            XCTAssertThrowsError(try QuantizeSetting.parse(grid: bad, strength: nil, timeSignature: sig).get(), bad) { error in
+                XCTAssertTrue("\(error)".contains("1/1, 1/2, 1/4, 1/8, 1/16, 1/32 or 1/64"), "\(error)")
+            }
         }
+        XCTAssertEqual(try frames("1/1"), 96000, accuracy: 1e-9)
+        XCTAssertEqual(try frames("1/64"), 1500, accuracy: 1e-9)
+        XCTAssertEqual(try frames("1/64t"), 1000, accuracy: 1e-9)
+        XCTAssertEqual(try frames("1/2."), 72000, accuracy: 1e-9)
         for bad in ["0", "150%", "nan", "x"] {
             XCTAssertThrowsError(try QuantizeSetting.parse(grid: "1/8", strength: bad, timeSignature: sig).get(), bad)
         }

@@ -126,4 +126,40 @@ final class TimeTextTests: XCTestCase {
         XCTAssertEqual(Decibels.text(-1e308), "-1e+308")
         XCTAssertEqual(Decibels.text(-.infinity), "-inf")
     }
+
+    /// `marker add 1:2:3` put a marker at 1:02:03 in a 10 s session, where bar 1 beat 2 was
+    /// meant: after a colon a clock has two digits, and the refusal names both forms.
+    func testAClockTimeWithOneDigitAfterAColonIsRefusedNamingBothForms() throws {
+        for bad in ["1:2:3", "0:5", "1:2", "1:02:3", "0:5.5", "1:020"] {
+            XCTAssertThrowsError(try TimeText.frames(from: bad, tempoMap: map, field: "marker"), bad) { error in
+                let message = "\(error)"
+                XCTAssertTrue(message.hasPrefix("marker: malformed time '\(bad)'"), message)
+                XCTAssertTrue(message.contains("two digits") && message.contains("1:02:03") && message.contains("bars.beats.sixteenths (1.2.3)"),
+                              message)
+            }
+        }
+        XCTAssertEqual(try TimeText.frames(from: "1:02:03", tempoMap: map), 3723 * 48000)
+        XCTAssertEqual(try TimeText.frames(from: "0:05.5", tempoMap: map), 264_000)
+        XCTAssertEqual(try TimeText.frames(from: "10:00", tempoMap: map), 600 * 48000, "the first part takes any digits")
+        XCTAssertEqual(try TimeText.frames(from: "1.2.3", tempoMap: map), 24000 + 6000 * 2, "bar 1, beat 2, third sixteenth")
+    }
+
+    /// A place more than ten minutes and more than the material's length past its end is
+    /// surely a slip: said, in one line naming where it landed and how far past the end.
+    func testAPlaceFarPastTheMaterialIsWarnedAboutAndANearOneIsNot() throws {
+        var s = Session()
+        XCTAssertNil(s.farPastEndWarning(9 * 60 * 48000, typed: "9:00"), "an empty session: ten minutes of room")
+        XCTAssertNotNil(s.farPastEndWarning(11 * 60 * 48000, typed: "11:00"))
+        s.tracks = [Track(name: "a", regions: [Region(file: "a.wav", timelineStartFrame: 0, sourceOffsetFrame: 0, lengthFrames: 10 * 48000)])]
+        let far = try XCTUnwrap(s.farPastEndWarning(3723 * 48000, typed: "1:02:03"))
+        XCTAssertEqual(far, "'1:02:03' is 1:02:03.000, 1:01:53.000 past the end of the session's material (00:10.000); "
+                       + "if that is a slip, move it (bar 1 beat 2 is 1.2.1, one minute two seconds 1:02)")
+        XCTAssertNil(s.farPastEndWarning(5 * 60 * 48000, typed: "5:00"))
+        XCTAssertNil(s.farPastEndWarning(0, typed: "0"))
+        XCTAssertNotNil(s.farPastEndWarning(.max, typed: "x"), "any Int64 is answered, never trapped")
+        s.tracks[0].regions[0].lengthFrames = 2 * 3600 * 48000
+        XCTAssertNil(s.farPastEndWarning(4 * 3600 * 48000, typed: "4:00:00"), "a two-hour session: two hours of room")
+        XCTAssertNotNil(s.farPastEndWarning(4 * 3600 * 48000 + 1, typed: "4:00:00"))
+    }
 }
+

@@ -7,7 +7,12 @@ public struct QuantizeSetting: Equatable, Sendable, CustomStringConvertible {
     /// The grid as written (`1/16`, `1/8t`, `1/4.`).
     public var gridText: String
 
-    /// Reads a grid (`1/4`, `1/8`, `1/16`, `1/32`, `1/8t` triplet, `1/4.` dotted, `bar`,
+    /// The note values a grid may be (of a whole note).
+    public static let denominators = [1, 2, 4, 8, 16, 32, 64]
+    /// The grids there are, for messages.
+    public static let choices = "1/1, 1/2, 1/4, 1/8, 1/16, 1/32 or 1/64, each also as a triplet (1/8t) or dotted (1/4.), bar or beat"
+
+    /// Reads a grid (`1/1` … `1/64`, each also `1/8t` triplet or `1/4.` dotted, `bar`,
     /// `beat`) and a strength (`100%`, `0.5`, `50%`); nil with the reason when either is wrong.
     public static func parse(grid: String, strength: String?, timeSignature: TimeSignature) -> Result<QuantizeSetting, QuantizeError> {
         let text = grid.lowercased().trimmingWhitespace()
@@ -19,9 +24,12 @@ public struct QuantizeSetting: Equatable, Sendable, CustomStringConvertible {
             var body = Substring(text)
             var factor = 1.0
             if body.hasSuffix(".") { factor = 1.5; body = body.dropLast() } else if body.hasSuffix("t") { factor = 2.0 / 3; body = body.dropLast() }
+            // Musical grids only: a whole note halved up to 64 times. 1/7 or 3/16 are no
+            // note value a player counts, and a grid like that merges neighbouring notes.
             let parts = body.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]), n >= 1, n <= 64, d >= 1, d <= 256 else {
-                return .failure(QuantizeError("'\(grid.terminalSafe)' is not a grid (write 1/16, 1/8t, 1/4., bar or beat)"))
+            guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }),
+                  let n = Int(parts[0]), let d = Int(parts[1]), n == 1, QuantizeSetting.denominators.contains(d) else {
+                return .failure(QuantizeError("'\(grid.terminalSafe)' is not a grid: \(QuantizeSetting.choices)"))
             }
             whole = Double(n) / Double(d) * factor
         }

@@ -160,6 +160,7 @@ struct AutomationCommand: Command {
         case .add(let timeText, let valueText, let curve):
             let frame: Int64
             do { frame = try TimeText.frames(from: timeText, tempoMap: map) } catch { throw UsageError("automation: \(error)") }
+            if let far = session.farPastEndWarning(frame, typed: timeText) { Terminal.err("tapedeck: warning: \(far)\n") }
             let value: Double
             do { value = try parameter.parseValue(valueText) } catch { throw UsageError("automation: \(error.description)") }
             edited.add(AutomationPoint(frame: frame, value: value, curve: curve))

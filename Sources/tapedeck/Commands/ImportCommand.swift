@@ -50,7 +50,10 @@ struct ImportCommand: Command {
         defer { withExtendedLifetime(lock) {} }
         var document = SessionDocument(session: try folder.load())
         var at: Int64 = 0
-        if let atText { at = try TimeText.frames(from: atText, tempoMap: document.session.tempoMap, field: "import: --at") }
+        if let atText {
+            at = try TimeText.frames(from: atText, tempoMap: document.session.tempoMap, field: "import: --at")
+            if let far = document.session.farPastEndWarning(at, typed: atText) { Terminal.err("tapedeck: warning: \(far)\n") }
+        }
         let trackIndex = try trackText.map { text throws(UsageError) in
             try TrackSelector.material(of: text, in: document.session, command: "import",
                                        doing: "has no regions to import onto (import onto a track, or without --track for a new one)")

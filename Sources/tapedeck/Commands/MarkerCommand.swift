@@ -58,6 +58,7 @@ struct MarkerCommand: Command {
         switch edit {
         case .add(let time, let name):
             let at = try TimeText.frames(from: time, tempoMap: map)
+            if let far = document.session.farPastEndWarning(at, typed: time) { Terminal.err("tapedeck: warning: \(far)\n") }
             var index = 0
             try document.edit("add marker") { (s: inout Session) throws(MarkerEditError) in index = try s.addMarker(name, atFrame: at) }
             said = "marker \(document.session.markers[index].name) at \(document.session.clockText(at))"
@@ -68,6 +69,7 @@ struct MarkerCommand: Command {
         case .move(let which, let time):
             let i = try document.session.markerIndex(named: which)
             let at = try TimeText.frames(from: time, tempoMap: map)
+            if let far = document.session.farPastEndWarning(at, typed: time) { Terminal.err("tapedeck: warning: \(far)\n") }
             var index = 0
             try document.edit("move marker") { (s: inout Session) throws(MarkerEditError) in index = try s.moveMarker(i, toFrame: at) }
             said = "marker \(document.session.markers[index].name) at \(document.session.clockText(at))"

@@ -35,7 +35,7 @@ struct RegionCommand: Command {
         top, right after N. `rate R` plays the source at R (0.5, 1/2, 50%: twice as long, pitch
         kept, rendered with Rubber Band R3); `rate --length 8.0` stretches N to last that long.
         `quantize GRID` (a MIDI region) moves each note's start towards the nearest line of GRID
-        (1/4, 1/8, 1/16, 1/32, 1/8t triplet, 1/4. dotted, bar, beat) by --strength, keeping its
+        (1/1 … 1/64, 1/8t triplet, 1/4. dotted, bar, beat) by --strength, keeping its
         length; the notes are written to a new file in midi/ (the old one stays).
         Times and lengths are seconds, m:ss.mmm, frames (90000f) or bar.beat.sixteenth. Saved at
         once.
@@ -142,6 +142,7 @@ struct RegionCommand: Command {
         switch edit {
         case .move(let text, let withAutomation):
             let at = try frames(text)
+            if let far = document.session.farPastEndWarning(at, typed: text) { Terminal.err("tapedeck: warning: \(far)\n") }
             try document.editRegions("move region") { (s: inout Session) throws(RegionEditError) in
                 try s.moveRegion(ref, toStartFrame: at, carryingAutomation: withAutomation)
             }
