@@ -127,11 +127,10 @@ public enum TimeText {
         let beat = smallInt(parts[1]) ?? -1
         let tick = parts.count == 3 ? smallInt(parts[2]) ?? -1 : 0
         guard bar >= 1 else { throw fail("bars count from 1") }
-        try checkBeat(beat, tempoMap, fail)
+        try checkBeat(beat, bar: bar, tempoMap, fail)
         guard tick >= 0, tick < TempoMap.ticksPerBeat else { throw fail("ticks must be 0...\(TempoMap.ticksPerBeat - 1)") }
-        let beats = Double(bar - 1) * Double(tempoMap.timeSignature.beatsPerBar) + Double(beat - 1)
-            + Double(tick) / Double(TempoMap.ticksPerBeat)
-        return try checked(beats * tempoMap.framesPerBeat, text, tempoMap, field)
+        let frame = tempoMap.exactFrame(bar: bar, beat: beat, beatFraction: Double(tick) / Double(TempoMap.ticksPerBeat))
+        return try checked(frame, text, tempoMap, field)
     }
 
     /// `4.2.1` or `4.2.1.120`: bar, beat, sixteenth (all from 1), ticks within the sixteenth.
@@ -147,17 +146,17 @@ public enum TimeText {
         let tick = dotParts.count == 4 ? smallInt(dotParts[3]) ?? -1 : 0
         let ticksPerSixteenth = TempoMap.ticksPerBeat / 4
         guard bar >= 1 else { throw fail("bars count from 1") }
-        try checkBeat(beat, tempoMap, fail)
+        try checkBeat(beat, bar: bar, tempoMap, fail)
         guard sixteenth >= 1, sixteenth <= 4 else { throw fail("sixteenth must be 1...4") }
         guard tick >= 0, tick < ticksPerSixteenth else { throw fail("ticks must be 0...\(ticksPerSixteenth - 1)") }
         let fraction = (Double(sixteenth - 1) + Double(tick) / Double(ticksPerSixteenth)) / 4
-        let beats = Double(bar - 1) * Double(tempoMap.timeSignature.beatsPerBar) + Double(beat - 1) + fraction
-        return try checked(beats * tempoMap.framesPerBeat, text, tempoMap, field)
+        return try checked(tempoMap.exactFrame(bar: bar, beat: beat, beatFraction: fraction), text, tempoMap, field)
     }
 
-    private static func checkBeat(_ beat: Int, _ map: TempoMap, _ fail: (String) -> ParseError) throws(ParseError) {
-        guard beat >= 1, beat <= map.timeSignature.beatsPerBar else {
-            throw fail("beat must be 1...\(map.timeSignature.beatsPerBar) in \(map.timeSignature)")
+    private static func checkBeat(_ beat: Int, bar: Int, _ map: TempoMap, _ fail: (String) -> ParseError) throws(ParseError) {
+        let signature = map.signature(atBar: bar)
+        guard beat >= 1, beat <= signature.beatsPerBar else {
+            throw fail("beat must be 1...\(signature.beatsPerBar) in \(signature)\(map.isConstant ? "" : " (bar \(bar))")")
         }
     }
 

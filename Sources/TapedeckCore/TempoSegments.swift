@@ -1,0 +1,141 @@
+import Foundation
+
+/// A stretch of the tempo map between two changes: one meter, and a tempo that holds or
+/// ramps (linearly in time) from `startBPM` to `endBPM` over its `beatCount` beats.
+public struct TempoSegment: Equatable, Sendable {
+    /// The bar it starts at.
+    public var startBar: Int
+    /// Its meter.
+    public var signature: TimeSignature
+    /// Its first frame (fractional: tempos rarely divide the rate).
+    public var startFrame: Double
+    /// Beats before it, each counted in its own meter.
+    public var startBeat: Double
+    /// The tempo at its start and where it ends (the same unless it ramps).
+    public var startBPM: Double
+    public var endBPM: Double
+    /// Its length in beats (infinite for the last).
+    public var beatCount: Double
+
+    /// The ramp's curvature: tempo = startBPM + 2 × `acceleration` × seconds, so that beats
+    /// = (startBPM × t + acceleration × t²) / 60. Zero when the tempo holds.
+    var acceleration: Double {
+        guard startBPM != endBPM, beatCount.isFinite, beatCount > 0 else { return 0 }
+        let duration = 120 * beatCount / (startBPM + endBPM)
+        return (endBPM - startBPM) / (2 * duration)
+    }
+
+    /// Seconds from its start to `beats` beats in (negative beats count back at the start's
+    /// tempo, for places before bar 1).
+    public func seconds(beats: Double) -> Double {
+        let a = acceleration
+        guard a != 0, beats > 0 else { return 60 * beats / startBPM }
+        // a t² + T0 t − 60 b = 0, solved in the form that keeps its digits when a is small.
+        return 120 * beats / (startBPM + (startBPM * startBPM + 240 * a * beats).squareRoot())
+    }
+
+    /// Beats from its start to `seconds` in.
+    public func beats(seconds t: Double) -> Double {
+        let a = acceleration
+        guard a != 0, t > 0 else { return startBPM * t / 60 }
+        return (startBPM * t + a * t * t) / 60
+    }
+
+    /// The tempo `seconds` in.
+    public func tempo(seconds t: Double) -> Double {
+        let a = acceleration
+        return a == 0 ? startBPM : startBPM + 2 * a * t
+    }
+
+    /// The segment holding bar `bar` (the first for bars before it).
+    static func index(ofBar bar: Int, in segments: [TempoSegment]) -> Int {
+        var lo = 0, hi = segments.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if segments[mid].startBar <= bar { lo = mid } else { hi = mid - 1 }
+        }
+        return lo
+    }
+
+    /// The segment holding `frame` (the first for frames before it).
+    static func index(ofFrame frame: Double, in segments: [TempoSegment]) -> Int {
+        var lo = 0, hi = segments.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if segments[mid].startFrame <= frame { lo = mid } else { hi = mid - 1 }
+        }
+        return lo
+    }
+}
+
+extension TempoMap {
+    /// The map as segments from bar 1, one per stretch between changes (one for a
+    /// constant map).
+    public var segments: [TempoSegment] {
+        var bars = Set([1])
+        for c in tempoChanges where c.bar > 1 { bars.insert(c.bar) }
+        for c in meterChanges where c.bar > 1 { bars.insert(c.bar) }
+        let starts = bars.sorted()
+        let tempos = [TempoChange(bar: 1, bpm: tempoBPM)] + tempoChanges.filter { $0.bar > 1 }.sorted { $0.bar < $1.bar }
+        var segments: [TempoSegment] = []
+        var frame = 0.0, beat = 0.0
+        for (k, start) in starts.enumerated() {
+            let signature = self.signature(atBar: start)
+            let before = tempos.last { $0.bar <= start }!
+            let next = tempos.first { $0.bar > start }
+            let end = k + 1 < starts.count ? starts[k + 1] : nil
+            let count = end.map { Double(($0 - start) * signature.beatsPerBar) } ?? .infinity
+            // A ramp into `next` runs from the change before it; a meter change inside it is
+            // refused (``problem``), so the ramp is this one segment.
+            let ramps = next?.ramp == true && next?.bar == end
+            let s = TempoSegment(startBar: start, signature: signature, startFrame: frame, startBeat: beat,
+                                 startBPM: before.bpm, endBPM: ramps ? next!.bpm : before.bpm, beatCount: count)
+            segments.append(s)
+            if count.isFinite {
+                frame += s.seconds(beats: count) * Double(sampleRate)
+                beat += count
+            }
+        }
+        return segments
+    }
+
+    /// What is wrong with the changes, as one line; nil when the map can be played. Bars
+    /// count from 2 and each holds one change of each kind; tempos lie in 1...999 BPM; a
+    /// meter is 1...64 beats of a 1, 2, 4, 8, 16 or 32 note; a meter change inside a ramp is
+    /// refused (the beat the tempo counts would change halfway through the glide).
+    public var problem: String? {
+        var seen = Set<Int>()
+        for c in tempoChanges {
+            guard c.bar >= 2 else { return "tempo change at bar \(c.bar): changes start at bar 2 (bar 1 has the session's tempo)" }
+            guard seen.insert(c.bar).inserted else { return "two tempo changes at bar \(c.bar)" }
+            guard c.bpm.isFinite, c.bpm >= 1, c.bpm <= 999 else { return "tempo change at bar \(c.bar): \(c.bpm) BPM is outside 1...999" }
+        }
+        seen = []
+        for c in meterChanges {
+            guard c.bar >= 2 else { return "meter change at bar \(c.bar): changes start at bar 2 (bar 1 has the session's signature)" }
+            guard seen.insert(c.bar).inserted else { return "two meter changes at bar \(c.bar)" }
+            if let why = TempoMap.signatureProblem(c.signature) { return "meter change at bar \(c.bar): \(why)" }
+        }
+        let tempos = [TempoChange(bar: 1, bpm: tempoBPM)] + tempoChanges.sorted { $0.bar < $1.bar }
+        for (k, c) in tempos.enumerated() where k > 0 && c.ramp {
+            let from = tempos[k - 1].bar
+            if let m = meterChanges.first(where: { $0.bar > from && $0.bar < c.bar }) {
+                return "the ramp into \(TempoMap.bpmText(c.bpm)) BPM at bar \(c.bar) passes the meter change at bar \(m.bar): "
+                    + "start the ramp at or after it"
+            }
+        }
+        return nil
+    }
+
+    /// Why `signature` is no meter; nil when it is one.
+    public static func signatureProblem(_ signature: TimeSignature) -> String? {
+        guard signature.beatsPerBar >= 1, signature.beatsPerBar <= 64 else { return "\(signature) has \(signature.beatsPerBar) beats: 1...64" }
+        guard [1, 2, 4, 8, 16, 32].contains(signature.beatUnit) else { return "\(signature): the beat is a 1, 2, 4, 8, 16 or 32 note" }
+        return nil
+    }
+
+    /// `120` or `92.5`.
+    public static func bpmText(_ bpm: Double) -> String {
+        bpm == bpm.rounded() && abs(bpm) < 1e9 ? String(Int(bpm)) : String(format: "%.2f", bpm)
+    }
+}
