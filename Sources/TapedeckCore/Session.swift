@@ -306,6 +306,34 @@ extension Session {
         masterGainDecibels = try c.decodeIfPresent(Double.self, forKey: .masterGainDecibels) ?? 0
         tracks = try c.decode([Track].self, forKey: .tracks)
         midiBindings = try c.decodeIfPresent([MIDIBinding].self, forKey: .midiBindings) ?? []
+        tempoChanges = try c.decodeIfPresent([TempoChange].self, forKey: .tempoChanges) ?? []
+        meterChanges = try c.decodeIfPresent([MeterChange].self, forKey: .meterChanges) ?? []
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case schemaVersion, sampleRate, tempoBPM, timeSignature, markers, loopRange, loopEnabled, punchRange, punchEnabled
+        case masterChain, masterGainDecibels, tracks, midiBindings, tempoChanges, meterChanges
+    }
+
+    /// Encodes a session; a map without changes writes no change lists, so a session without
+    /// them reads as it always did.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(schemaVersion, forKey: .schemaVersion)
+        try c.encode(sampleRate, forKey: .sampleRate)
+        try c.encode(tempoBPM, forKey: .tempoBPM)
+        try c.encode(timeSignature, forKey: .timeSignature)
+        try c.encode(markers, forKey: .markers)
+        try c.encodeIfPresent(loopRange, forKey: .loopRange)
+        try c.encode(loopEnabled, forKey: .loopEnabled)
+        try c.encodeIfPresent(punchRange, forKey: .punchRange)
+        try c.encode(punchEnabled, forKey: .punchEnabled)
+        try c.encode(masterChain, forKey: .masterChain)
+        try c.encode(masterGainDecibels, forKey: .masterGainDecibels)
+        try c.encode(tracks, forKey: .tracks)
+        try c.encode(midiBindings, forKey: .midiBindings)
+        if !tempoChanges.isEmpty { try c.encode(tempoChanges, forKey: .tempoChanges) }
+        if !meterChanges.isEmpty { try c.encode(meterChanges, forKey: .meterChanges) }
     }
 }
 
@@ -354,6 +382,10 @@ public struct Session: Codable, Equatable, Sendable {
     public var tracks: [Track]
     /// Controllers bound to faders, pans, mutes and node parameters (MIDI learn).
     public var midiBindings: [MIDIBinding]
+    /// Tempo changes after bar 1 (bar 1 has ``tempoBPM``), in bar order.
+    public var tempoChanges: [TempoChange]
+    /// Meter changes after bar 1 (bar 1 has ``timeSignature``), in bar order.
+    public var meterChanges: [MeterChange]
 
     /// Creates an empty session.
     public init(sampleRate: Int = 48000, tempoBPM: Double = 120,
@@ -371,13 +403,16 @@ public struct Session: Codable, Equatable, Sendable {
         self.masterGainDecibels = 0
         self.tracks = []
         self.midiBindings = []
+        self.tempoChanges = []
+        self.meterChanges = []
     }
 
     /// First timeline frame after the last region of any track.
     public var endFrame: Int64 { tracks.map(\.endFrame).max() ?? 0 }
 
-    /// The tempo map for this session's tempo and signature.
+    /// The tempo map: the session's tempo and signature at bar 1 and its changes.
     public var tempoMap: TempoMap {
-        TempoMap(sampleRate: sampleRate, tempoBPM: tempoBPM, timeSignature: timeSignature)
+        TempoMap(sampleRate: sampleRate, tempoBPM: tempoBPM, timeSignature: timeSignature,
+                 tempoChanges: tempoChanges, meterChanges: meterChanges)
     }
 }

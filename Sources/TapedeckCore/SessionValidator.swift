@@ -14,6 +14,10 @@ public enum SessionValidator {
         let sig = session.timeSignature
         if sig.beatsPerBar < 1 || sig.beatsPerBar > 64 { return "timeSignature.beatsPerBar: \(sig.beatsPerBar) is outside 1...64" }
         if ![1, 2, 4, 8, 16, 32].contains(sig.beatUnit) { return "timeSignature.beatUnit: \(sig.beatUnit) is not 1, 2, 4, 8, 16 or 32" }
+        if session.tempoChanges.count + session.meterChanges.count > SessionLimits.maximumMarkers {
+            return "tempoChanges: \(session.tempoChanges.count + session.meterChanges.count) tempo and meter changes, at most \(SessionLimits.maximumMarkers)"
+        }
+        if let p = session.tempoMap.problem { return "tempoChanges: \(p)" }
         let limits = Limits(sampleRate: session.sampleRate)
         if session.markers.count > SessionLimits.maximumMarkers {
             return "markers: \(session.markers.count) markers, at most \(SessionLimits.maximumMarkers)"

@@ -116,7 +116,13 @@ extension TempoMap {
             guard seen.insert(c.bar).inserted else { return "two meter changes at bar \(c.bar)" }
             if let why = TempoMap.signatureProblem(c.signature) { return "meter change at bar \(c.bar): \(why)" }
         }
-        let tempos = [TempoChange(bar: 1, bpm: tempoBPM)] + tempoChanges.sorted { $0.bar < $1.bar }
+        if tempoChanges.map(\.bar) != tempoChanges.map(\.bar).sorted() { return "tempo changes out of bar order" }
+        if meterChanges.map(\.bar) != meterChanges.map(\.bar).sorted() { return "meter changes out of bar order" }
+        let lastBar = max(tempoChanges.last?.bar ?? 1, meterChanges.last?.bar ?? 1)
+        if !(exactFrame(bar: lastBar, beat: 1) <= Double(SessionLimits.maximumTimelineFrames)) {
+            return "a change at bar \(lastBar) lies past the timeline's end (\(SessionLimits.timelineLimitText(sampleRate: sampleRate)))"
+        }
+        let tempos = [TempoChange(bar: 1, bpm: tempoBPM)] + tempoChanges
         for (k, c) in tempos.enumerated() where k > 0 && c.ramp {
             let from = tempos[k - 1].bar
             if let m = meterChanges.first(where: { $0.bar > from && $0.bar < c.bar }) {

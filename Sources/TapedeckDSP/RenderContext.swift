@@ -79,6 +79,12 @@ public struct TransportInfo: Equatable, Sendable {
     public var isRecording: Bool
     /// Whether the transport loops over a cycle range.
     public var isCycling: Bool
+    /// Beats since the session start at the start of the bar the block starts in (NaN: every
+    /// bar so far had ``beatsPerBar`` beats, so bars start at its multiples).
+    public var barStartBeat = Double.nan
+    /// How fast the tempo moves over the block, BPM a frame (0: it holds; on a ramp of the
+    /// tempo map, the ramp's slope).
+    public var bpmPerFrame = 0.0
 
     /// Creates transport info; defaults describe a stopped 120 BPM 4/4 transport at 48 kHz.
     public init(tempoBPM: Double = 120, beatPosition: Double = 0, beatsPerBar: Int = 4, beatUnit: Int = 4,

@@ -41,10 +41,17 @@ public final class MetronomeNode: BuiltInNode, @unchecked Sendable {
         reset()
     }
 
-    /// The first frame at or after which beat number `beat` falls, given the block's start.
-    @inline(__always) static func frameOffset(ofBeat beat: Int64, blockStartBeat: Double, beatsPerFrame: Double) -> Int {
+    /// The first frame at or after which beat number `beat` falls, given the block's start,
+    /// its beats a frame there and how fast that grows a frame (a tempo ramp, linear in time:
+    /// beats = start + bpf·x + ½·growth·x²).
+    @inline(__always) static func frameOffset(ofBeat beat: Int64, blockStartBeat: Double, beatsPerFrame: Double,
+                                              growth: Double = 0) -> Int {
+        let d = Double(beat) - blockStartBeat
+        // ½·growth·x² + bpf·x − d = 0, in the form that keeps its digits when growth is small.
+        let root = (beatsPerFrame * beatsPerFrame + 2 * growth * d)
+        let x = growth == 0 || root < 0 ? d / beatsPerFrame : 2 * d / (beatsPerFrame + root.squareRoot())
         // The epsilon keeps a beat that lands exactly on a frame from rounding to the next one.
-        max(0, Int(((Double(beat) - blockStartBeat) / beatsPerFrame - 1e-6).rounded(.up)))
+        return max(0, Int((x - 1e-6).rounded(.up)))
     }
 
     /// Audio thread: starts clicks at the beats inside this block, adds them to every channel.
@@ -54,12 +61,13 @@ public final class MetronomeNode: BuiltInNode, @unchecked Sendable {
         let transport = context.transport
         let rolling = transport.isPlaying || transport.isRecording
         let bpf = transport.beatsPerFrame
+        let growth = transport.bpmPerFrame / 60 / transport.sampleRate
         let start = transport.beatPosition
         // A locate or cycle jumped backwards: beats may sound again.
         if lastBeat != Int64.min && start < Double(lastBeat) - 1e-6 { lastBeat = Int64.min }
         var nextBeat = Int64((start - 1e-6).rounded(.up))
         if nextBeat <= lastBeat { nextBeat = lastBeat + 1 }
-        var nextFrame = rolling && bpf > 0 ? Self.frameOffset(ofBeat: nextBeat, blockStartBeat: start, beatsPerFrame: bpf) : Int.max
+        var nextFrame = rolling && bpf > 0 ? Self.frameOffset(ofBeat: nextBeat, blockStartBeat: start, beatsPerFrame: bpf, growth: growth) : Int.max
         let level = gainOf(decibels: parameters.value(0))
         let accent = gainOf(decibels: parameters.value(1))
         let pitch = parameters.value(2)
@@ -67,14 +75,16 @@ public final class MetronomeNode: BuiltInNode, @unchecked Sendable {
         for i in 0..<n {
             if i == nextFrame {
                 let perBar = Int64(max(transport.beatsPerBar, 1))
-                let downbeat = ((nextBeat % perBar) + perBar) % perBar == 0
+                // Bars start where the tempo map's meter puts them (a 7/8 bar after 4/4 ones).
+                let fromBar = transport.barStartBeat.isFinite ? nextBeat - Int64(transport.barStartBeat.rounded()) : nextBeat
+                let downbeat = ((fromBar % perBar) + perBar) % perBar == 0
                 amplitude = downbeat ? level * accent : level
                 increment = (downbeat ? pitch * Self.downbeatPitchFactor : pitch) / sampleRate
                 remaining = clickFrames
                 age = 0
                 lastBeat = nextBeat
                 nextBeat += 1
-                nextFrame = Self.frameOffset(ofBeat: nextBeat, blockStartBeat: start, beatsPerFrame: bpf)
+                nextFrame = Self.frameOffset(ofBeat: nextBeat, blockStartBeat: start, beatsPerFrame: bpf, growth: growth)
             }
             if remaining > 0 {
                 // A quarter-frame phase offset makes the click's first frame non-zero, so its

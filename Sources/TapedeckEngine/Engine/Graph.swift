@@ -37,8 +37,10 @@ final class Graph: @unchecked Sendable {
     /// hands each strip its own as the graph is installed.
     let automations: [StripAutomation?]
     let automationTable: UnsafeMutablePointer<Unmanaged<StripAutomation>?>
-    /// The session's tempo and meter (a plain value the audio thread copies).
+    /// The session's tempo map (control thread; the audio thread reads ``tempoTable``).
     let tempoMap: TempoMap
+    /// The tempo map's segments for the audio thread.
+    let tempoTable: TempoTable
     /// For each track, whether it hears the MIDI inputs (armed).
     let listensToMIDI: UnsafeMutablePointer<Bool>
     /// Each track's MIDI regions as the audio thread reads them (kept alive here).
@@ -74,6 +76,7 @@ final class Graph: @unchecked Sendable {
         }
         outputLatencyFrames = routes.outputLatencyFrames
         tempoMap = spec.tempoMap
+        tempoTable = TempoTable(spec.tempoMap)
         self.playlists = playlists
         listensToMIDI = .allocate(capacity: max(strips.count, 1))
         listensToMIDI.initialize(repeating: false, count: max(strips.count, 1))

@@ -10,11 +10,24 @@ extension RenderCore {
     @inline(__always)
     func transportInfo(_ g: Graph) -> TransportInfo {
         if let host = hostTransportInfo() { return host }
-        let map = g.tempoMap
-        return TransportInfo(tempoBPM: map.tempoBPM * speedFactor, beatPosition: Double(position) / map.framesPerBeat,
-                             beatsPerBar: map.timeSignature.beatsPerBar, beatUnit: map.timeSignature.beatUnit,
-                             sampleRate: Double(sampleRate), timelineFrame: position,
-                             isPlaying: state == .rolling, isRecording: takes != nil, isCycling: route.loops)
+        return transportInfo(g, atTimelineFrame: position)
+    }
+
+    /// The host clock for nodes at timeline frame `frame` (the tempo map there, as heard
+    /// at the transport's speed: tempo × speed, a ramp's slope × speed² a device frame).
+    ///
+    /// Audio thread: arithmetic only.
+    @inline(__always)
+    func transportInfo(_ g: Graph, atTimelineFrame frame: Int64) -> TransportInfo {
+        let speed = speedFactor
+        let p = g.tempoTable.point(atFrame: Double(frame))
+        var info = TransportInfo(tempoBPM: p.bpm * speed, beatPosition: p.beatPosition,
+                                 beatsPerBar: p.beatsPerBar, beatUnit: p.beatUnit,
+                                 sampleRate: Double(sampleRate), timelineFrame: frame,
+                                 isPlaying: state == .rolling, isRecording: takes != nil, isCycling: route.loops)
+        info.barStartBeat = p.barStartBeat
+        info.bpmPerFrame = p.bpmPerFrame * speed * speed
+        return info
     }
 
     /// Every listening track takes its input: chain, meter, retroactive memory.
@@ -302,11 +315,22 @@ extension RenderCore {
             while done < frameCount {
                 let m = min(timelineFrames, frameCount - done)
                 let at = start + Int64(done)
-                var info = transportInfo(g)
-                info.tempoBPM = g.tempoMap.tempoBPM
                 let timelineFrame = timeline(afterRolling: max(0, at - seq))
+                var info = transportInfo(g)
+                if hostTransportInfo() == nil {
+                    // The map at the block's own timeline frame, at the session's tempo.
+                    let p = g.tempoTable.point(atFrame: Double(timelineFrame))
+                    info.tempoBPM = p.bpm
+                    info.beatPosition = p.beatPosition
+                    info.barStartBeat = p.barStartBeat
+                    info.bpmPerFrame = p.bpmPerFrame
+                    info.beatsPerBar = p.beatsPerBar
+                    info.beatUnit = p.beatUnit
+                } else {
+                    info.tempoBPM = g.tempoMap.tempoBPM
+                    info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
+                }
                 info.timelineFrame = timelineFrame
-                info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
                 for c in 0..<2 { timelineTargets[c] = channels[c] + done }
                 let targets = StripTargets(master: UnsafePointer(timelineTargets), devices: nil, deviceCount: 0, throughBuses: true,
                                            timelineFrame: timelineFrame)
@@ -424,11 +448,31 @@ extension RenderCore {
     /// past its end frame). It is added after the master meter and never reaches a take.
     ///
     /// Audio thread: no allocation, no locks.
-    func addClick(output: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, transport: TransportInfo) {
+    func addClick(_ g: Graph, output: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, transport: TransportInfo) {
         guard clickOn, state == .rolling, !clickRecordingOnly || takes != nil, position < clickUntil else { return }
         clickBuffer[0].update(repeating: 0, count: n)
-        var context = RenderContext(inPlace: UnsafeBufferPointer(start: clickBuffer, count: 1), frameCount: n, transport: transport)
+        // Where the tempo map changes inside the block (a bar with a new tempo or meter), the
+        // click runs on from there with the map as it is there, so every beat after the
+        // change lies on its own frame.
+        var split = n
+        if hostTransportInfo() == nil {
+            let next = g.tempoTable.point(atFrame: Double(position)).nextChangeFrame
+            let off = ((next - Double(position) - fraction) / speedFactor).rounded(.up)
+            if off > 0 && off < Double(n) { split = Int(off) }
+        }
+        var context = RenderContext(inPlace: UnsafeBufferPointer(start: clickBuffer, count: 1), frameCount: split, transport: transport)
         clickNode.process(&context)
+        if split < n {
+            let at = Int64((Double(position) + fraction + Double(split) * speedFactor).rounded(.down))
+            var rest = transportInfo(g, atTimelineFrame: at)
+            // The beat position where the rest starts exactly (the change's own beat).
+            rest.beatPosition = g.tempoTable.point(atFrame: Double(position) + fraction + Double(split) * speedFactor).beatPosition
+            // The rest of the buffer, through the same one-entry table.
+            clickBuffer[0] += split
+            var context = RenderContext(inPlace: UnsafeBufferPointer(start: clickBuffer, count: 1), frameCount: n - split, transport: rest)
+            clickNode.process(&context)
+            clickBuffer[0] -= split
+        }
         for i in 0..<clickOutputCount {
             let ch = clickOutputs[i]
             if ch < max(playbackChannels, 2) {

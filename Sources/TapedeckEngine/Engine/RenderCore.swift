@@ -256,7 +256,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             keepTakes(g, frameCount: n, silence: false)
             mixTracks(g, frameCount: n, transport: info)
             master(g, output: output, frameCount: n)
-            addClick(output: output, frameCount: n, transport: info)
+            addClick(g, output: output, frameCount: n, transport: info)
         }
         finishCycle(frameCount: n, began: began)
     }

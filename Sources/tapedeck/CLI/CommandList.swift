@@ -16,6 +16,8 @@ enum CommandList {
     AutomationCommand.self,
     RegionCommand.self,
     MarkerCommand.self,
+    TempoCommand.self,
+    MeterCommand.self,
     LoopCommand.self,
     PunchCommand.self,
     TakesCommand.self,

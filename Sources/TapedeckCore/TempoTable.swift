@@ -1,0 +1,64 @@
+/// Where the tempo map stands at a frame: what the audio thread tells nodes and the click.
+public struct TempoPoint: Equatable, Sendable {
+    /// Beats from bar 1 (each counted in the meter it lies in).
+    public var beatPosition: Double
+    /// Beats from bar 1 to the start of the bar the frame lies in.
+    public var barStartBeat: Double
+    /// The tempo at the frame, beats of the meter a minute.
+    public var bpm: Double
+    /// How fast the tempo moves there: BPM a frame (0 unless on a ramp).
+    public var bpmPerFrame: Double
+    /// The meter there.
+    public var beatsPerBar: Int
+    public var beatUnit: Int
+    /// The frame the next segment starts at (where tempo or meter changes next; infinity
+    /// in the last).
+    public var nextChangeFrame: Double
+}
+
+/// A tempo map's segments in plain memory, for the audio thread: looking up a frame walks a
+/// cursor (a jump searches), never allocates, never touches reference counts. Built on the
+/// control thread with the graph; read by one thread at a time.
+public final class TempoTable: @unchecked Sendable {
+    private let segments: UnsafeMutablePointer<TempoSegment>
+    private let cursor: UnsafeMutablePointer<Int>
+    /// How many segments (at least one).
+    public let count: Int
+    private let sampleRate: Double
+
+    /// The table of `map`. Control thread.
+    public init(_ map: TempoMap) {
+        let list = map.segments
+        count = list.count
+        segments = .allocate(capacity: count)
+        segments.initialize(from: list, count: count)
+        cursor = .allocate(capacity: 1)
+        cursor.initialize(to: 0)
+        sampleRate = Double(max(map.sampleRate, 1))
+    }
+
+    deinit {
+        segments.deinitialize(count: count)
+        segments.deallocate()
+        cursor.deallocate()
+    }
+
+    /// The map at timeline frame `frame` (before bar 1: bar 1's tempo and meter, counted back).
+    ///
+    /// Audio thread: no allocation, no locks.
+    public func point(atFrame frame: Double) -> TempoPoint {
+        var i = cursor.pointee
+        if i >= count || segments[i].startFrame > frame { i = 0 }
+        while i + 1 < count && segments[i + 1].startFrame <= frame { i += 1 }
+        cursor.pointee = i
+        let s = segments[i]
+        let t = (frame - s.startFrame) / sampleRate
+        let beats = s.beats(seconds: t)
+        let perBar = Double(max(s.signature.beatsPerBar, 1))
+        let barStart = s.startBeat + (beats / perBar).rounded(.down) * perBar
+        let slope = s.acceleration == 0 || t < 0 ? 0 : 2 * s.acceleration / sampleRate
+        return TempoPoint(beatPosition: s.startBeat + beats, barStartBeat: barStart, bpm: s.tempo(seconds: max(t, 0)),
+                          bpmPerFrame: slope, beatsPerBar: s.signature.beatsPerBar, beatUnit: s.signature.beatUnit,
+                          nextChangeFrame: i + 1 < count ? segments[i + 1].startFrame : .infinity)
+    }
+}

@@ -1,0 +1,142 @@
+import TapedeckCore
+import TapedeckIO
+
+/// `tapedeck tempo` and `tapedeck meter`: the session's tempo map, listed and edited.
+struct TempoMapCommand {
+    /// Which kind of change.
+    enum Which: String { case tempo, meter }
+    /// What to do.
+    enum Edit { case add(bar: String, value: String, ramp: Bool), remove(bar: String) }
+
+    let which: Which
+    let folder: SessionFolder
+    let edit: Edit?
+
+    init(_ which: Which, arguments: inout Arguments) throws {
+        self.which = which
+        let ramp = which == .tempo && arguments.flag("--ramp")
+        folder = SessionFolder(path: try arguments.required("a session folder"))
+        let name = which.rawValue
+        guard let verb = arguments.positional() else {
+            if ramp { throw UsageError("tempo: --ramp goes with add (tempo SESSION add BAR BPM --ramp)") }
+            edit = nil
+            return
+        }
+        func operand(_ what: String) throws(UsageError) -> String {
+            guard let v = arguments.positional() else { throw UsageError("\(name): \(verb) needs \(what)") }
+            return v
+        }
+        switch verb.lowercased() {
+        case "list": edit = nil
+        case "add", "set": edit = .add(bar: try operand("a bar"), value: try operand(which == .tempo ? "a tempo in BPM" : "a meter N/D"), ramp: ramp)
+        case "remove", "delete": edit = .remove(bar: try operand("a bar"))
+        default:
+            throw UsageError("\(name): unknown action '\(verb)'\(NameMatch.suggestion(verb, in: ["add", "remove", "list"])) (add, remove or list)")
+        }
+        if ramp, case .remove = edit { throw UsageError("tempo: --ramp goes with add") }
+    }
+
+    /// A bar as typed: `17`, `17.1.1` or `17|1|0` (changes sit on a bar's first beat).
+    static func bar(_ text: String, command: String) throws(UsageError) -> Int {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        let parts = t.split(separator: t.contains("|") ? "|" : ".", omittingEmptySubsequences: false)
+        guard let first = parts.first, !first.isEmpty, first.allSatisfy(\.isNumber), first.count <= 9, let bar = Int(first), bar >= 1 else {
+            throw UsageError("\(command): '\(text.terminalSafe)' is not a bar (write 17, 17.1.1 or 17|1|0; bars count from 1)")
+        }
+        let rest = parts.dropFirst()
+        let first1 = rest.first.map { $0 == "1" } ?? true
+        let zeros = rest.dropFirst().allSatisfy { $0.allSatisfy { $0 == "0" } || $0 == "1" }
+        guard rest.count <= 3, first1, zeros else {
+            throw UsageError("\(command): changes sit on a bar's first beat: '\(text.terminalSafe)' is inside bar \(bar) (write \(bar) or \(bar).1.1)")
+        }
+        return bar
+    }
+
+    func run() throws -> Int32 {
+        // One writer per session (see SessionLock): only a change takes the lock; showing reads.
+        let lock = edit != nil ? try SessionLock.acquire(folder) : nil
+        defer { withExtendedLifetime(lock) {} }
+        var document = SessionDocument(session: try folder.load())
+        let name = which.rawValue
+        if let edit {
+            do {
+                switch (which, edit) {
+                case (.tempo, .add(let barText, let value, let ramp)):
+                    let bar = try TempoMapCommand.bar(barText, command: name)
+                    guard let bpm = Double(value.lowercased().replacingOccurrences(of: "bpm", with: "")), bpm.isFinite else {
+                        throw UsageError("tempo: '\(value.terminalSafe)' is not a tempo (write BPM such as 140 or 92.5)")
+                    }
+                    try document.edit("tempo") { (s: inout Session) throws(TempoEditError) in try s.setTempo(atBar: bar, bpm: bpm, ramp: ramp) }
+                case (.meter, .add(let barText, let value, _)):
+                    let bar = try TempoMapCommand.bar(barText, command: name)
+                    let signature = try TempoMapCommand.meter(value)
+                    try document.edit("meter") { (s: inout Session) throws(TempoEditError) in try s.setMeter(atBar: bar, signature) }
+                case (.tempo, .remove(let barText)):
+                    let bar = try TempoMapCommand.bar(barText, command: name)
+                    try document.edit("tempo") { (s: inout Session) throws(TempoEditError) in try s.removeTempo(atBar: bar) }
+                case (.meter, .remove(let barText)):
+                    let bar = try TempoMapCommand.bar(barText, command: name)
+                    try document.edit("meter") { (s: inout Session) throws(TempoEditError) in try s.removeMeter(atBar: bar) }
+                }
+            } catch let error as TempoEditError {
+                throw UsageError("\(name): \(error.description)")
+            }
+            try folder.save(document.session)
+        }
+        Terminal.out(document.session.tempoMapListing)
+        return ExitCode.ok
+    }
+
+    /// `N/D` such as 7/8.
+    static func meter(_ text: String) throws(UsageError) -> TimeSignature {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]),
+              TempoMap.signatureProblem(TimeSignature(beatsPerBar: n, beatUnit: d)) == nil else {
+            throw UsageError("meter: '\(text.terminalSafe)' must be N/D like 4/4 or 7/8 (N 1...64, D 1, 2, 4, 8, 16 or 32)")
+        }
+        return TimeSignature(beatsPerBar: n, beatUnit: d)
+    }
+}
+
+/// `tapedeck tempo SESSION [add BAR BPM [--ramp] | remove BAR | list]`.
+struct TempoCommand: Command {
+    static let spec = CommandSpec(
+        name: "tempo", summary: "list the tempo map, or add or remove a tempo change at a bar",
+        synopsis: ["tempo SESSION [list]", "tempo SESSION add BAR BPM [--ramp]", "tempo SESSION remove BAR"],
+        positionals: [PositionalSpec("SESSION", complete: .session),
+                      PositionalSpec("ACTION", complete: .choices, choices: ["add", "remove", "list"])],
+        options: [OptionSpec(flag: "--ramp", "add: glide into this tempo from the change before (linearly in time)")],
+        details: """
+        Lists the tempo map (each change's bar, where it falls, tempo and meter). add sets the
+        tempo from BAR on (BAR is 17, 17.1.1 or 17|1|0: changes sit on a bar's first beat; bar
+        1 is the session's own tempo); with --ramp the tempo glides there from the change
+        before, arriving at BAR. A tempo counts beats of the meter in force (in 7/8, eighths).
+        The click, bars|beats, typed bar times and what nodes are told follow the map; audio
+        and MIDI regions keep their time on the timeline.
+        """,
+        examples: ["tapedeck tempo song.tapedeck add 17 140", "tapedeck tempo song.tapedeck add 33.1.1 90 --ramp"])
+
+    let command: TempoMapCommand
+
+    init(arguments: inout Arguments) throws { command = try TempoMapCommand(.tempo, arguments: &arguments) }
+    func run() throws -> Int32 { try command.run() }
+}
+
+/// `tapedeck meter SESSION [add BAR N/D | remove BAR | list]`.
+struct MeterCommand: Command {
+    static let spec = CommandSpec(
+        name: "meter", summary: "list the tempo map, or add or remove a meter change at a bar",
+        synopsis: ["meter SESSION [list]", "meter SESSION add BAR N/D", "meter SESSION remove BAR"],
+        positionals: [PositionalSpec("SESSION", complete: .session),
+                      PositionalSpec("ACTION", complete: .choices, choices: ["add", "remove", "list"])],
+        details: """
+        Lists the tempo map. add sets the time signature from BAR on (bar 1: the session's own);
+        a meter change cannot fall inside a tempo ramp.
+        """,
+        examples: ["tapedeck meter song.tapedeck add 33 7/8"])
+
+    let command: TempoMapCommand
+
+    init(arguments: inout Arguments) throws { command = try TempoMapCommand(.meter, arguments: &arguments) }
+    func run() throws -> Int32 { try command.run() }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import XCTest
+
+/// The tempo map from the command line: `tempo` and `meter` edits, refused mistakes, and the
+/// click following the map on the paced live device (`filetap`), every click on its beat's
+/// frame across steps, a meter change and a ramp.
+final class TempoMapTests: XCTestCase {
+    let rate = 48000
+    /// `--period 256 --periods 4`: OUT starts with one buffer of prefill silence.
+    let prefill = 1024
+    var dir: URL!
+
+    override func setUpWithError() throws {
+        dir = try Tapedeck.temporaryFolder(self)
+    }
+
+    private var session: String { dir.appendingPathComponent("t.tapedeck").path }
+
+    @discardableResult
+    private func ok(_ args: [String]) throws -> String {
+        let r = try Tapedeck.run(args)
+        XCTAssertEqual(r.status, 0, "tapedeck \(args.joined(separator: " ")): \(r.stderr)")
+        return r.stdout
+    }
+
+    private func refused(_ args: [String], _ needle: String) throws {
+        let r = try Tapedeck.run(args)
+        XCTAssertEqual(r.status, 64, r.stderr)
+        XCTAssertTrue(r.stderr.contains(needle), "'\(needle)' missing from: \(r.stderr)")
+        XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+    }
+
+    /// 120 → 90 BPM at bar 3, 4/4 → 7/8 at bar 5 (an eighth at 90 a minute), 150 at bar 7,
+    /// ramping to 60 by bar 9; then 60 on.
+    private func makeMap() throws {
+        try ok(["new", session])
+        try ok(["tempo", session, "add", "3", "90"])
+        try ok(["meter", session, "add", "5.1.1", "7/8"])
+        try ok(["tempo", session, "add", "7|1|0", "150"])
+        let listing = try ok(["tempo", session, "add", "9", "60", "--ramp"])
+        XCTAssertEqual(listing, """
+            bar 1    00:00.000   120 BPM  4/4
+            bar 3    00:04.000   90 BPM
+            bar 5    00:09.333   7/8
+            bar 7    00:18.666   150 BPM
+            bar 9    00:26.666   60 BPM (ramp)
+
+            """)
+    }
+
+    /// Beat onsets (seconds) the map puts down: a ramp's beat b at t = 120 b / (T0 + √(T0² + 240 a b)).
+    private func analyticBeats() -> [(seconds: Double, downbeat: Bool)] {
+        var out: [(Double, Bool)] = []
+        var t = 0.0
+        func steady(_ beats: Int, _ perBar: Int, _ bpm: Double) {
+            for b in 0..<beats { out.append((t, b % perBar == 0)); t += 60 / bpm }
+        }
+        steady(8, 4, 120)
+        steady(8, 4, 90)
+        steady(14, 7, 90)
+        let (t0, t1, count) = (150.0, 60.0, 14.0)
+        let duration = 120 * count / (t0 + t1), a = (t1 - t0) / (2 * duration)
+        for b in 0..<14 {
+            let beat = Double(b)
+            out.append((t + (b == 0 ? 0 : 120 * beat / (t0 + (t0 * t0 + 240 * a * beat).squareRoot())), b % 7 == 0))
+        }
+        t += duration
+        steady(8, 7, 60)  // bar 9, and bar 10's downbeat where play stops
+        return out
+    }
+
+    func testTheClickFollowsStepsAMeterChangeAndARampToTheFrame() throws {
+        try makeMap()
+        let out = dir.appendingPathComponent("click.raw").path
+        let r = try Tapedeck.run(["play", session, "--click", "--to", "10.1.1", "--device", "filetap:OUT=\(out)", "--device-format", "float",
+                                  "--period", "256", "--periods", "4"], environment: RecordSupport.environment, timeout: 180)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let raw = try Data(contentsOf: URL(fileURLWithPath: out))
+        let all: [Float] = raw.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let left = stride(from: 0, to: all.count, by: 2).map { all[$0] }
+        // Onsets: the first sounding frame after at least 2000 silent ones (a click is 25 ms).
+        var onsets: [(frame: Int, peak: Float)] = []
+        var lastSound = Int.min / 2
+        for (i, x) in left.enumerated() where x != 0 {
+            if i - lastSound > 2000 { onsets.append((i - prefill, left[i..<min(i + 600, left.count)].map(abs).max() ?? 0)) }
+            lastSound = i
+        }
+        let expected = analyticBeats()
+        XCTAssertEqual(onsets.count, expected.count, "one click a beat to bar 10: \(onsets.map(\.frame))")
+        let loud = onsets.map(\.peak).max() ?? 0
+        for (k, (onset, beat)) in zip(onsets, expected).enumerated() {
+            XCTAssertEqual(Double(onset.frame), beat.seconds * Double(rate), accuracy: 1, "click \(k)")
+            XCTAssertEqual(onset.peak > loud * 0.75, beat.downbeat, "click \(k): accented on a bar's first beat only")
+        }
+    }
+
+    func testMistakesInTheMapAreRefusedAndLeaveItAsItWas() throws {
+        try makeMap()
+        let before = try String(contentsOfFile: session + "/session.json", encoding: .utf8)
+        try refused(["meter", session, "add", "8", "3/4"], "the ramp into 60 BPM at bar 9 passes the meter change at bar 8")
+        try refused(["tempo", session, "add", "3.2.1", "100"], "changes sit on a bar's first beat: '3.2.1' is inside bar 3")
+        try refused(["tempo", session, "remove", "4"], "no tempo change at bar 4 (changes at bars 3, 7, 9)")
+        try refused(["tempo", session, "remove", "1"], "bar 1's tempo can be changed")
+        try refused(["tempo", session, "add", "2", "1000"], "1000.0 BPM is outside 1...999")
+        try refused(["tempo", session, "add", "1", "90", "--ramp"], "bar 1's tempo cannot ramp")
+        try refused(["meter", session, "add", "2", "7/3"], "must be N/D like 4/4 or 7/8")
+        try refused(["tempo", session, "add", "999999999", "120"], "lies past the timeline's end")
+        try refused(["marker", session, "add", "5.8.1"], "beat must be 1...7 in 7/8 (bar 5)")
+        XCTAssertEqual(try String(contentsOfFile: session + "/session.json", encoding: .utf8), before, "nothing saved")
+        try ok(["marker", session, "add", "5.1.1"])
+        XCTAssertTrue(try ok(["marker", session]).contains("00:09.333"), "bar 5 lies where the map puts it")
+        try ok(["tempo", session, "remove", "9"])
+        try ok(["meter", session, "add", "8", "3/4"])
+    }
+}
