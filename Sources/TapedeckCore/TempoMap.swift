@@ -114,6 +114,13 @@ public struct TempoMap: Equatable, Sendable {
         return s.startBeat + s.beats(seconds: (Double(frame) - s.startFrame) / Double(sampleRate))
     }
 
+    /// The length of `bars` bars of count-in into `frame`: bars of the meter and tempo at
+    /// `frame` (a count-in into bar 17 counts bar 17's, whatever lies before it).
+    public func countInFrames(bars: Int, into frame: Int64) -> Int64 {
+        let perBar = Double(signature(atFrame: frame).beatsPerBar) * Double(sampleRate) * 60 / tempo(atFrame: frame)
+        return Int64((Double(bars) * perBar).rounded())
+    }
+
     /// `bars|beats|ticks` text of `frame`, e.g. `3|2|480`.
     public func barsBeatsTicks(ofFrame frame: Int64) -> String {
         let p = position(ofFrame: frame)

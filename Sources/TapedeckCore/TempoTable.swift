@@ -48,9 +48,16 @@ public final class TempoTable: @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     public func point(atFrame frame: Double) -> TempoPoint {
         var i = cursor.pointee
-        if i >= count || segments[i].startFrame > frame { i = 0 }
-        while i + 1 < count && segments[i + 1].startFrame <= frame { i += 1 }
-        cursor.pointee = i
+        if i >= count || segments[i].startFrame > frame || (i + 1 < count && segments[i + 1].startFrame <= frame) {
+            // Not the segment last read (a jump, a locate, the next segment): search.
+            var lo = 0, hi = count - 1
+            while lo < hi {
+                let mid = (lo + hi + 1) / 2
+                if segments[mid].startFrame <= frame { lo = mid } else { hi = mid - 1 }
+            }
+            i = lo
+            cursor.pointee = i
+        }
         let s = segments[i]
         let t = (frame - s.startFrame) / sampleRate
         let beats = s.beats(seconds: t)

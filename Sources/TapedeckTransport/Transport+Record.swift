@@ -113,7 +113,10 @@ extension Transport {
 
         // Where it rolls from and what the takes keep.
         let from = request.fromFrame
-        let countIn = Int64((Double(countInBars) * session.tempoMap.framesPerBar).rounded())
+        // The count-in counts the bars it leads into at their tempo and meter (into bar 17,
+        // bar 17's), wherever the map changes before them.
+        let leadsInto = loopEnabled && !punchEnabled ? (loop.map { $0.frameCount > 0 ? $0.startFrame : from } ?? from) : from
+        let countIn = session.tempoMap.countInFrames(bars: countInBars, into: leadsInto)
         let rolling = status.transport != .stopped
         var kind = RecordingPass.Kind.plain
         var gate = TakeGate(recordPoint: from)
@@ -228,7 +231,7 @@ extension Transport {
         // The click, the route, then roll.
         let until = countIn > 0 && clickMode == .off ? recordPoint : nil
         engine.setClick(on: clickMode != .off || countIn > 0, recordingOnly: clickMode == .recording, untilFrame: until,
-                        levelDecibels: clickLevelDecibels)
+                        levelDecibels: clickLevelDecibels, countIn: countIn > 0 ? (leadsInto - countIn)..<leadsInto : nil)
         // A count-in from before JACK's frame 0 runs on the engine's own clock, from a whole
         // number of periods before 0 (so that it reaches 0 on a period's edge), and JACK's
         // transport joins it at 0.

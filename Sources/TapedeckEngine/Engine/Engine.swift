@@ -333,10 +333,14 @@ public final class Engine: @unchecked Sendable {
     /// asked for (there it is both cheaper and steadier than R2).
     public static let fineStretchAboveSpeed = MixTimePitch.fineAboveSpeed
 
-    /// The metronome: on while rolling, only while recording, until a frame, at a level.
-    public func setClick(on: Bool, recordingOnly: Bool = false, untilFrame: Int64? = nil, levelDecibels: Double = -6) {
+    /// The metronome: on while rolling, only while recording, until a frame, at a level; over
+    /// the timeline frames of `countIn` it counts at the tempo and meter where the count-in
+    /// ends (a count-in into bar 17 counts bar 17's beats, whatever the bars before it hold).
+    public func setClick(on: Bool, recordingOnly: Bool = false, untilFrame: Int64? = nil, levelDecibels: Double = -6,
+                         countIn: Range<Int64>? = nil) {
         core.clickNode.parameters.set(0, levelDecibels)
-        send(.click(on: on, recordingOnly: recordingOnly, untilFrame: untilFrame ?? .max, serial: nextSerial()))
+        send(.click(on: on, recordingOnly: recordingOnly, untilFrame: untilFrame ?? .max, countInFrom: countIn?.lowerBound ?? 0,
+                    countInTo: countIn?.upperBound ?? 0, serial: nextSerial()))
     }
 
     /// A track's fader, pan, mute and solo, heard at the next period (atomics, no graph).

@@ -114,8 +114,10 @@ enum EngineCommand: BitwiseCopyable {
     /// Speed, mode and pitch shift. Rubber Band has no lock, so ratio changes reach it only
     /// this way, on the thread that calls its process.
     case timePitch(speed: Double, varispeed: Bool, pitchSemitones: Double, serial: UInt64)
-    /// The metronome: on (while rolling), only while takes run, until a frame.
-    case click(on: Bool, recordingOnly: Bool, untilFrame: Int64, serial: UInt64)
+    /// The metronome: on (while rolling), only while takes run, until a frame; over the
+    /// count-in's frames `countInFrom..<countInTo` (empty: none) it counts at the tempo and
+    /// meter where the count-in ends.
+    case click(on: Bool, recordingOnly: Bool, untilFrame: Int64, countInFrom: Int64, countInTo: Int64, serial: UInt64)
     /// Begin recording the takes of a ``TakeSet`` (an unretained pointer the control thread
     /// keeps alive).
     case startTakes(UnsafeMutableRawPointer, serial: UInt64)
@@ -125,7 +127,7 @@ enum EngineCommand: BitwiseCopyable {
     var serial: UInt64 {
         switch self {
         case .play(let s), .locate(_, let s), .preRoll(_, _, let s), .route(_, _, _, let s), .endFrame(_, let s),
-             .timePitch(_, _, _, let s), .click(_, _, _, let s), .startTakes(_, let s), .endTakes(let s): s
+             .timePitch(_, _, _, let s), .click(_, _, _, _, _, let s), .startTakes(_, let s), .endTakes(let s): s
         }
     }
 }

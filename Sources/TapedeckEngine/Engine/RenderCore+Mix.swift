@@ -20,7 +20,7 @@ extension RenderCore {
     @inline(__always)
     func transportInfo(_ g: Graph, atTimelineFrame frame: Int64) -> TransportInfo {
         let speed = speedFactor
-        let p = g.tempoTable.point(atFrame: Double(frame))
+        let p = tempoPoint(g, atFrame: Double(frame))
         var info = TransportInfo(tempoBPM: p.bpm * speed, beatPosition: p.beatPosition,
                                  beatsPerBar: p.beatsPerBar, beatUnit: p.beatUnit,
                                  sampleRate: Double(sampleRate), timelineFrame: frame,
@@ -28,6 +28,26 @@ extension RenderCore {
         info.barStartBeat = p.barStartBeat
         info.bpmPerFrame = p.bpmPerFrame * speed * speed
         return info
+    }
+
+    /// The tempo map at timeline frame `frame`; inside the count-in, the map where the
+    /// count-in ends, counted back at its tempo and meter (its beats and bars lined up with
+    /// the ones it leads into).
+    ///
+    /// Audio thread: arithmetic only.
+    @inline(__always)
+    func tempoPoint(_ g: Graph, atFrame frame: Double) -> TempoPoint {
+        let countIn = countInFrames
+        guard frame < Double(countIn.upperBound), frame >= Double(countIn.lowerBound) else { return g.tempoTable.point(atFrame: frame) }
+        let end = g.tempoTable.point(atFrame: Double(countIn.upperBound))
+        let beats = end.beatPosition - (Double(countIn.upperBound) - frame) * end.bpm / 60 / Double(sampleRate)
+        let perBar = Double(max(end.beatsPerBar, 1))
+        var p = end
+        p.beatPosition = beats
+        p.barStartBeat = end.barStartBeat + ((beats - end.barStartBeat) / perBar).rounded(.down) * perBar
+        p.bpmPerFrame = 0
+        p.nextChangeFrame = Double(countIn.upperBound)
+        return p
     }
 
     /// Every listening track takes its input: chain, meter, retroactive memory.
@@ -456,7 +476,7 @@ extension RenderCore {
         // change lies on its own frame.
         var split = n
         if hostTransportInfo() == nil {
-            let next = g.tempoTable.point(atFrame: Double(position)).nextChangeFrame
+            let next = tempoPoint(g, atFrame: Double(position)).nextChangeFrame
             let off = ((next - Double(position) - fraction) / speedFactor).rounded(.up)
             if off > 0 && off < Double(n) { split = Int(off) }
         }
@@ -466,7 +486,7 @@ extension RenderCore {
             let at = Int64((Double(position) + fraction + Double(split) * speedFactor).rounded(.down))
             var rest = transportInfo(g, atTimelineFrame: at)
             // The beat position where the rest starts exactly (the change's own beat).
-            rest.beatPosition = g.tempoTable.point(atFrame: Double(position) + fraction + Double(split) * speedFactor).beatPosition
+            rest.beatPosition = tempoPoint(g, atFrame: Double(position) + fraction + Double(split) * speedFactor).beatPosition
             // The rest of the buffer, through the same one-entry table.
             clickBuffer[0] += split
             var context = RenderContext(inPlace: UnsafeBufferPointer(start: clickBuffer, count: 1), frameCount: n - split, transport: rest)

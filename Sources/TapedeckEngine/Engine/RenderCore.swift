@@ -121,6 +121,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var clickOn = false
     var clickRecordingOnly = false
     var clickUntil: Int64 = .max
+    /// The count-in's timeline frames (empty: none): counted at the tempo where it ends.
+    var countInFrames: Range<Int64> = 0..<0
 
     // MIDI (see RenderCore+MIDI.swift).
     let midi = MIDIHub()
@@ -375,10 +377,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
                 restartAtPlayhead()
             }
             if state == .rolling { shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor) }
-        case .click(let on, let recordingOnly, let until, _):
+        case .click(let on, let recordingOnly, let until, let countInFrom, let countInTo, _):
             clickOn = on
             clickRecordingOnly = recordingOnly
             clickUntil = until
+            countInFrames = countInFrom..<max(countInFrom, countInTo)
         case .startTakes(let raw, _):
             endTakes()
             let ref = Unmanaged<TakeSet>.fromOpaque(raw)

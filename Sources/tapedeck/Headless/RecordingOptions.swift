@@ -69,7 +69,7 @@ struct RecordingOptions {
             }
             point = range.startFrame
         }
-        let countIn = Int64((Double(countInBars) * tempo.framesPerBar).rounded())
+        let countIn = tempo.countInFrames(bars: countInBars, into: point)
         return (point, punch, point - countIn)
     }
 
