@@ -93,7 +93,7 @@ extension Session {
     /// inside out the other edge follows, a bar away; with no range yet, a bar-long one starts
     /// or ends at `frame`. Nil when `frame` is 0 and is to be an end.
     public func rangeEdge(_ range: FrameRange?, start: Bool, at frame: Int64) -> FrameRange? {
-        let bar = max(1, Int64(tempoMap.framesPerBar.rounded()))
+        let bar = max(1, Int64(tempoMap.framesPerBar(atFrame: frame).rounded()))
         if start {
             let end = range.flatMap { $0.endFrame > frame ? $0.endFrame : nil } ?? frame + bar
             return FrameRange(startFrame: frame, endFrame: end)

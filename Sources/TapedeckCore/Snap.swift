@@ -22,6 +22,7 @@ extension TempoMap {
     /// a frame between lines, one step goes to the nearest line in that direction. Nil for
     /// ``Snap/off``. Never before 0.
     public func gridFrame(from frame: Int64, steps: Int, snap: Snap) -> Int64? {
+        if !isConstant && snap != .off { return steps == 0 ? frame : mapGridFrame(from: frame, steps: steps, bars: snap == .bars) }
         let unit: Double
         switch snap {
         case .bars: unit = framesPerBar
@@ -35,5 +36,24 @@ extension TempoMap {
         let base = steps > 0 ? (position + epsilon).rounded(.down) : (position - epsilon).rounded(.up)
         let line = base + Double(steps)
         return max(0, Int64((line * unit).rounded()))
+    }
+
+    /// ``gridFrame(from:steps:snap:)`` through the map's changes: beats are whole song
+    /// positions, bars their own lengths (a 7/8 bar is shorter than the 4/4 before it).
+    private func mapGridFrame(from frame: Int64, steps: Int, bars: Bool) -> Int64 {
+        // A frame within half a frame of a line counts as on it.
+        let at = Double(frame) + (steps > 0 ? 0.5 : -0.5)
+        let line: Double
+        if bars {
+            var bar = position(ofFrame: Int64(max(at, 0).rounded(.down))).bar
+            if exactFrame(bar: bar + 1, beat: 1) <= at { bar += 1 }
+            let base = steps > 0 || exactFrame(bar: bar, beat: 1) >= at ? bar : bar + 1
+            line = exactFrame(bar: max(1, base + steps), beat: 1)
+        } else {
+            let beat = point(atFrame: at).beatPosition
+            let base = steps > 0 ? beat.rounded(.down) : beat.rounded(.up)
+            line = self.frame(atBeatPosition: max(0, base + Double(steps)))
+        }
+        return max(0, Int64(min(line.rounded(), Double(SessionLimits.maximumTimelineFrames))))
     }
 }

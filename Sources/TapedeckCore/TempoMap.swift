@@ -117,8 +117,12 @@ public struct TempoMap: Equatable, Sendable {
     /// The length of `bars` bars of count-in into `frame`: bars of the meter and tempo at
     /// `frame` (a count-in into bar 17 counts bar 17's, whatever lies before it).
     public func countInFrames(bars: Int, into frame: Int64) -> Int64 {
-        let perBar = Double(signature(atFrame: frame).beatsPerBar) * Double(sampleRate) * 60 / tempo(atFrame: frame)
-        return Int64((Double(bars) * perBar).rounded())
+        Int64((Double(bars) * framesPerBar(atFrame: frame)).rounded())
+    }
+
+    /// How long a bar of the meter and tempo at `frame` lasts.
+    public func framesPerBar(atFrame frame: Int64) -> Double {
+        Double(signature(atFrame: frame).beatsPerBar) * Double(sampleRate) * 60 / tempo(atFrame: frame)
     }
 
     /// `bars|beats|ticks` text of `frame`, e.g. `3|2|480`.

@@ -58,14 +58,43 @@ public final class TempoTable: @unchecked Sendable {
             i = lo
             cursor.pointee = i
         }
+        return segments[i].point(atFrame: frame, sampleRate: sampleRate, nextChangeFrame: i + 1 < count ? segments[i + 1].startFrame : .infinity)
+    }
+}
+
+extension TempoSegment {
+    /// The map at `frame`, which lies in this segment (or before bar 1, in the first).
+    ///
+    /// Audio thread: arithmetic only.
+    @inline(__always)
+    func point(atFrame frame: Double, sampleRate: Double, nextChangeFrame: Double) -> TempoPoint {
+        let t = (frame - startFrame) / sampleRate
+        let beats = self.beats(seconds: t)
+        let perBar = Double(max(signature.beatsPerBar, 1))
+        let barStart = startBeat + (beats / perBar).rounded(.down) * perBar
+        let slope = acceleration == 0 || t < 0 ? 0 : 2 * acceleration / sampleRate
+        return TempoPoint(beatPosition: startBeat + beats, barStartBeat: barStart, bpm: tempo(seconds: max(t, 0)),
+                          bpmPerFrame: slope, beatsPerBar: signature.beatsPerBar, beatUnit: signature.beatUnit,
+                          nextChangeFrame: nextChangeFrame)
+    }
+}
+
+extension TempoMap {
+    /// The map at `frame` (as the audio thread's ``TempoTable`` reads it). Control thread.
+    public func point(atFrame frame: Double) -> TempoPoint {
+        let segments = self.segments
+        let i = TempoSegment.index(ofFrame: frame, in: segments)
+        return segments[i].point(atFrame: frame, sampleRate: Double(max(sampleRate, 1)),
+                                 nextChangeFrame: i + 1 < segments.count ? segments[i + 1].startFrame : .infinity)
+    }
+
+    /// The frame (unrounded) where the song position reaches `beats` beats from bar 1.
+    public func frame(atBeatPosition beats: Double) -> Double {
+        if isConstant { return beats * framesPerBeat }
+        let segments = self.segments
+        var i = 0
+        while i + 1 < segments.count && segments[i + 1].startBeat <= beats { i += 1 }
         let s = segments[i]
-        let t = (frame - s.startFrame) / sampleRate
-        let beats = s.beats(seconds: t)
-        let perBar = Double(max(s.signature.beatsPerBar, 1))
-        let barStart = s.startBeat + (beats / perBar).rounded(.down) * perBar
-        let slope = s.acceleration == 0 || t < 0 ? 0 : 2 * s.acceleration / sampleRate
-        return TempoPoint(beatPosition: s.startBeat + beats, barStartBeat: barStart, bpm: s.tempo(seconds: max(t, 0)),
-                          bpmPerFrame: slope, beatsPerBar: s.signature.beatsPerBar, beatUnit: s.signature.beatUnit,
-                          nextChangeFrame: i + 1 < count ? segments[i + 1].startFrame : .infinity)
+        return s.startFrame + s.seconds(beats: beats - s.startBeat) * Double(sampleRate)
     }
 }

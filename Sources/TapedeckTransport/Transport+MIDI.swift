@@ -210,7 +210,7 @@ extension Transport {
         case .recordExit:
             stopRecording()
         case .rewind, .fastForward:
-            let bar = Int64(session.tempoMap.framesPerBar.rounded())
+            let bar = Int64(session.tempoMap.framesPerBar(atFrame: now.positionFrame).rounded())
             locate(to: now.positionFrame + (command == .rewind ? -bar : bar))
         case .toggleLoop:
             guard let range = loop else { errors.append("MIDI cycle: no loop range set"); return }

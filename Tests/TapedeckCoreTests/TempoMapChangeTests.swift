@@ -94,4 +94,29 @@ final class TempoMapChangeTests: XCTestCase {
                        "the ramp into 60 BPM at bar 9 passes the meter change at bar 5: start the ramp at or after it")
         XCTAssertNil(problem([TempoChange(bar: 5, bpm: 100), TempoChange(bar: 9, bpm: 60, ramp: true)], [MeterChange(bar: 5, signature: sevenEight)]))
     }
+
+    /// Snap steps bar by bar (each its own length) and beat by beat through the changes.
+    func testTheSnapGridStepsThroughTheMapsBarsAndBeats() {
+        let map = stepped
+        XCTAssertEqual(map.gridFrame(from: 447_000, steps: 1, snap: .bars), 448_000)
+        XCTAssertEqual(map.gridFrame(from: 448_000, steps: 1, snap: .bars), 672_000, "a 7/8 bar at 90")
+        XCTAssertEqual(map.gridFrame(from: 672_000, steps: -1, snap: .bars), 448_000)
+        XCTAssertEqual(map.gridFrame(from: 671_999, steps: -2, snap: .bars), 320_000, "back to bar 5's start, then bar 4's")
+        XCTAssertEqual(map.gridFrame(from: 190_000, steps: 2, snap: .beats), 224_000, "bar 3's first beat, then a beat at 90")
+        XCTAssertEqual(map.gridFrame(from: 10, steps: -5, snap: .bars), 0, "never before bar 1")
+        XCTAssertEqual(map.frame(atBeatPosition: 17), 448_000 + 32_000, accuracy: 1e-6)
+    }
+
+    /// Quantise lines lie every grid step from each bar's start, in that bar's meter.
+    func testQuantiseLinesFollowTheBarsMeterAndTempo() throws {
+        let map = stepped
+        let eighth = try QuantizeSetting.parse(grid: "1/8", strength: nil, timeSignature: four).get()
+        let quarter = try QuantizeSetting.parse(grid: "1/4", strength: nil, timeSignature: four).get()
+        XCTAssertEqual(eighth.nearestLine(toFrame: 448_000 + 15_000, tempoMap: map), 448_000, accuracy: 1e-6, "an eighth is a beat in 7/8")
+        XCTAssertEqual(eighth.nearestLine(toFrame: 448_000 + 17_000, tempoMap: map), 480_000, accuracy: 1e-6)
+        XCTAssertEqual(quarter.nearestLine(toFrame: 448_000 + 3 * 32_000 + 100, tempoMap: map), 448_000 + 4 * 32_000, accuracy: 1e-6,
+                       "two eighths from the bar's start")
+        XCTAssertEqual(eighth.nearestLine(toFrame: 100_000, tempoMap: map), 96_000, accuracy: 1e-6, "4/4 at 120: an eighth is 12 000")
+    }
 }
+

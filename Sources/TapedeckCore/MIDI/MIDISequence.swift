@@ -147,7 +147,14 @@ public struct MIDISequence: Equatable, Sendable {
     /// `origin`; each note's off moves with it (lengths are kept), other events stay.
     /// Nothing moves before frame 0.
     public func quantized(gridFrames: Double, strength: Double, origin: Int64 = 0) -> MIDISequence {
-        guard gridFrames >= 1, gridFrames.isFinite, strength > 0 else { return self }
+        guard gridFrames >= 1, gridFrames.isFinite else { return self }
+        return quantized(strength: strength, origin: origin) { ($0 / gridFrames).rounded() * gridFrames }
+    }
+
+    /// Each note's start moved by `strength` of the way to `line(timeline frame)` (the grid
+    /// line the caller finds for it), its end with it.
+    public func quantized(strength: Double, origin: Int64 = 0, line: (Double) -> Double) -> MIDISequence {
+        guard strength > 0 else { return self }
         let s = min(strength, 1)
         var shifts: [Int: [Int64]] = [:]   // per channel and pitch: shifts of open notes, in order
         var out: [Event] = []
@@ -157,7 +164,7 @@ public struct MIDISequence: Equatable, Sendable {
             var moved = e
             if e.isNoteOn {
                 let timeline = Double(origin) + Double(e.frame)
-                let target = (timeline / gridFrames).rounded() * gridFrames
+                let target = line(timeline)
                 let shift = max(Int64(((target - timeline) * s).rounded()), -e.frame)
                 moved.frame += shift
                 shifts[key, default: []].append(shift)

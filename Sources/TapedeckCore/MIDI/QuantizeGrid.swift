@@ -53,6 +53,19 @@ public struct QuantizeSetting: Equatable, Sendable, CustomStringConvertible {
         wholeNotes * Double(tempoMap.timeSignature.beatUnit) * tempoMap.framesPerBeat
     }
 
+    /// The grid line nearest timeline frame `frame`: along the map, lines lie every grid
+    /// step from each bar's start (in that bar's meter and at the tempo there).
+    public func nearestLine(toFrame frame: Double, tempoMap: TempoMap) -> Double {
+        if tempoMap.isConstant {
+            let grid = gridFrames(tempoMap)
+            return (frame / grid).rounded() * grid
+        }
+        let p = tempoMap.point(atFrame: frame)
+        let grid = gridText == "bar" ? Double(p.beatsPerBar) : wholeNotes * Double(p.beatUnit)
+        let line = p.barStartBeat + ((p.beatPosition - p.barStartBeat) / grid).rounded() * grid
+        return tempoMap.frame(atBeatPosition: line)
+    }
+
     /// `1/16 at 100%`.
     public var description: String { "\(gridText) at \(Int((strength * 100).rounded()))%" }
 }

@@ -67,7 +67,9 @@ public enum MIDIRegionFile {
                                  tempoMap: TempoMap) throws(AudioFileError) -> Region {
         let whole = try read(path: folder.absolutePath(of: region.file), sampleRate: tempoMap.sampleRate)
         let origin = region.timelineStartFrame - region.sourceOffsetFrame
-        let moved = whole.quantized(gridFrames: setting.gridFrames(tempoMap), strength: setting.strength, origin: origin)
+        let moved = tempoMap.isConstant
+            ? whole.quantized(gridFrames: setting.gridFrames(tempoMap), strength: setting.strength, origin: origin)
+            : whole.quantized(strength: setting.strength, origin: origin) { setting.nearestLine(toFrame: $0, tempoMap: tempoMap) }
         var base = lastComponent(of: region.file)
         if let dot = base.lastIndex(of: ".") { base = String(base[..<dot]) }
         // Quantising again replaces an earlier "-q" (and the "-N" writeNew adds to keep names

@@ -45,8 +45,10 @@ public enum TransportBarView {
         var x = canvas.put(y, 0, " \(word) ", role)
         x = canvas.put(y, x + 1, clockText(snap.positionFrame, sampleRate: s.sampleRate), .value)
         x = canvas.put(y, x + 2, s.tempoMap.barsBeatsTicks(ofFrame: snap.positionFrame), .value)
-        x = canvas.put(y, x + 2, "\(tempoText(s.tempoBPM)) BPM", .label)
-        x = canvas.put(y, x + 2, s.timeSignature.description, .label)
+        // The tempo and meter where the playhead is (the map's, with changes).
+        let map = s.tempoMap
+        x = canvas.put(y, x + 2, "\(tempoText(map.tempo(atFrame: snap.positionFrame))) BPM", .label)
+        x = canvas.put(y, x + 2, map.signature(atFrame: snap.positionFrame).description, .label)
         // Compact, so the click and count-in fit a 100-column bar.
         // "…" while the stretcher is being built (heard at 1× until then).
         let pending = snap.timePitchPending ? "…" : ""

@@ -40,7 +40,8 @@ extension InfoCommand {
         var lines = [
             "session   \(folder.path.terminalSafe)",
             "rate      \(session.sampleRate) Hz",
-            "tempo     \(session.tempoBPM) BPM, \(session.timeSignature)",
+            "tempo     \(session.tempoBPM) BPM, \(session.timeSignature)"
+                + (session.tempoMap.isConstant ? "" : "\n" + session.tempoMapListing.split(separator: "\n").dropFirst().map { "          " + $0 }.joined(separator: "\n")),
             "length    \(clock(session.endFrame)) (\(session.endFrame) frames, bar \(map.barsBeatsTicks(ofFrame: session.endFrame)))",
             "loop      \(range(session.loopRange, session.loopEnabled))",
             "punch     \(range(session.punchRange, session.punchEnabled))",
@@ -136,6 +137,10 @@ extension InfoCommand {
         return [
             "session": folder.path, "sample_rate": session.sampleRate, "tempo_bpm": session.tempoBPM,
             "time_signature": "\(session.timeSignature)", "length_frames": session.endFrame,
+            "tempo_changes": session.tempoChanges.map { ["bar": $0.bar, "bpm": $0.bpm, "ramp": $0.ramp,
+                                                        "frame": session.tempoMap.frame(bar: $0.bar, beat: 1)] as [String: Any] },
+            "meter_changes": session.meterChanges.map { ["bar": $0.bar, "meter": "\($0.signature)",
+                                                        "frame": session.tempoMap.frame(bar: $0.bar, beat: 1)] as [String: Any] },
             "loop": range(session.loopRange, session.loopEnabled), "punch": range(session.punchRange, session.punchEnabled),
             "markers": session.markers.map { ["name": $0.name, "frame": $0.frame] as [String: Any] },
             "master": ["gain_db": RoutingText.decibels(session.masterGainDecibels), "chain": session.masterChain] as [String: Any],
