@@ -8,6 +8,8 @@ public struct TempoPoint: Equatable, Sendable {
     public var bpm: Double
     /// How fast the tempo moves there: BPM a frame (0 unless on a ramp).
     public var bpmPerFrame: Double
+    /// The bar the frame lies in (from 1; before bar 1, 0 and below).
+    public var bar: Int
     /// The meter there.
     public var beatsPerBar: Int
     public var beatUnit: Int
@@ -71,10 +73,12 @@ extension TempoSegment {
         let t = (frame - startFrame) / sampleRate
         let beats = self.beats(seconds: t)
         let perBar = Double(max(signature.beatsPerBar, 1))
-        let barStart = startBeat + (beats / perBar).rounded(.down) * perBar
+        let bars = (beats / perBar).rounded(.down)
+        let barStart = startBeat + bars * perBar
         let slope = acceleration == 0 || t < 0 ? 0 : 2 * acceleration / sampleRate
         return TempoPoint(beatPosition: startBeat + beats, barStartBeat: barStart, bpm: tempo(seconds: max(t, 0)),
-                          bpmPerFrame: slope, beatsPerBar: signature.beatsPerBar, beatUnit: signature.beatUnit,
+                          bpmPerFrame: slope, bar: startBar + Int(min(max(bars, -1e15), 1e15)),
+                          beatsPerBar: signature.beatsPerBar, beatUnit: signature.beatUnit,
                           nextChangeFrame: nextChangeFrame)
     }
 }

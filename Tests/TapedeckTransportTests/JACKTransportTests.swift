@@ -16,6 +16,8 @@ final class JACKTransportTests: XCTestCase {
         if let tempo {
             session.tempoBPM = tempo.tempoBPM
             session.timeSignature = tempo.timeSignature
+            session.tempoChanges = tempo.tempoChanges
+            session.meterChanges = tempo.meterChanges
             try folder.save(session)
         }
         let device = try JackTools.device(outputs: 2, timebase: timebase, tempo: session.tempoMap)
@@ -114,6 +116,37 @@ final class JACKTransportTests: XCTestCase {
               let frame = Int64(line.split(separator: " ")[2]) else { return XCTFail("no BBT after the change:\n\(again)") }
         let p = fast.position(ofFrame: frame)
         XCTAssertTrue(line.hasSuffix(String(format: "%d|%d|%04d", p.bar, p.beat, p.tick)), "\(line)")
+    }
+
+    /// As timebase master over a tempo ramp (120 BPM gliding to 60 by bar 5): every bar,
+    /// beat and tick JACK shows is the map's at that frame (within a tick), and so is the
+    /// tempo published there.
+    func testAsTimebaseMasterTapedeckPublishesTheMapAcrossARamp() throws {
+        _ = try JackFixture.start(self, synchronous: true)
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let map = TempoMap(sampleRate: 48000, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4),
+                           tempoChanges: [TempoChange(bar: 5, bpm: 60, ramp: true)])
+        let transport = try transport(in: dir, tempo: map, timebase: true)
+        defer { transport.close() }
+        transport.play(from: 150_000)
+        TransportFixture.waitFor(transport) { $0.positionFrame > 160_000 }
+        let shown = JackTools.run(["/usr/bin/timeout", "-s", "KILL", "0.8", "/usr/bin/stdbuf", "-oL", "/usr/bin/jack_showtime"])
+        var checked = 0
+        for line in shown.split(separator: "\n") where line.contains("Rolling") && line.contains("BBT:") {
+            guard let frame = Int64(line.split(separator: " ")[2]),
+                  let bbt = line.components(separatedBy: "BBT:").last?.trimmingCharacters(in: .whitespaces)
+                    .split(separator: "\t").first else { continue }
+            let parts = bbt.split(separator: "|").compactMap { Int($0) }
+            guard parts.count == 3 else { continue }
+            XCTAssertLessThan(frame, Int64(map.exactFrame(bar: 5, beat: 1)), "inside the ramp")
+            let p = map.position(ofFrame: frame)
+            let shownTicks = ((parts[0] - 1) * 4 + parts[1] - 1) * 960 + parts[2]
+            let mapTicks = ((p.bar - 1) * 4 + p.beat - 1) * 960 + p.tick
+            XCTAssertEqual(shownTicks, mapTicks, accuracy: 1, "frame \(frame): JACK shows \(bbt), the map \(p)")
+            checked += 1
+        }
+        XCTAssertGreaterThanOrEqual(checked, 10, "jack_showtime saw the ramp's bars and beats:\n\(shown.prefix(400))")
     }
 
     /// Under another program's timebase — a second Tapedeck client publishing 150 BPM —

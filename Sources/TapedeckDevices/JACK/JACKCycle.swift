@@ -81,6 +81,11 @@ final class JACKCycle: @unchecked Sendable {
     let tempoBits = Atomic<UInt64>(120.0.bitPattern)
     let beatsPerBar = Atomic<Int>(4)
     let beatUnit = Atomic<Int>(4)
+    /// The session's tempo map when it has changes (an unretained ``TempoTable``; 0: the
+    /// constant tempo above). The tables stay alive in ``keptTempoTables``.
+    let tempoTableBits = Atomic<UInt>(0)
+    /// Every table published (control thread): one may still be read by the cycle in flight.
+    var keptTempoTables: [TempoTable] = []
 
     // Audio thread only.
     private var begun = false
@@ -337,10 +342,27 @@ final class JACKCycle: @unchecked Sendable {
     }
 
     /// As timebase master: bar, beat, tick and tempo of `pos.frame` from the session's
-    /// (constant) tempo map.
+    /// tempo map.
     ///
     /// Audio thread: arithmetic only.
     func timebase(_ pos: UnsafeMutablePointer<jack_position_t>) {
+        let bits = tempoTableBits.load(ordering: .acquiring)
+        if bits != 0, let raw = UnsafeRawPointer(bitPattern: bits) {
+            // Through the map's changes: the bar, beat and tempo there (a ramp's at that frame).
+            let p = Unmanaged<TempoTable>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.point(atFrame: Double(pos.pointee.frame)) }
+            let ticksPerBeat = Double(TempoMap.ticksPerBeat)
+            let inBar = max(0, p.beatPosition - p.barStartBeat)
+            pos.pointee.valid = jack_position_bits_t(rawValue: pos.pointee.valid.rawValue | JackPositionBBT.rawValue)
+            pos.pointee.bar = Int32(clamping: p.bar)
+            pos.pointee.beat = Int32(clamping: Int(inBar.rounded(.down)) + 1)
+            pos.pointee.tick = Int32(clamping: min(Int(((inBar - inBar.rounded(.down)) * ticksPerBeat).rounded(.down)), TempoMap.ticksPerBeat - 1))
+            pos.pointee.bar_start_tick = p.barStartBeat * ticksPerBeat
+            pos.pointee.beats_per_bar = Float(p.beatsPerBar)
+            pos.pointee.beat_type = Float(p.beatUnit)
+            pos.pointee.ticks_per_beat = ticksPerBeat
+            pos.pointee.beats_per_minute = p.bpm
+            return
+        }
         let bpm = Double(bitPattern: tempoBits.load(ordering: .relaxed))
         let perBar = beatsPerBar.load(ordering: .relaxed)
         let unit = beatUnit.load(ordering: .relaxed)

@@ -269,6 +269,13 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
 
     private static func store(_ map: TempoMap, in cycle: JACKCycle) {
         cycle.tempoBits.store(map.tempoBPM.bitPattern, ordering: .relaxed)
+        if map.isConstant {
+            cycle.tempoTableBits.store(0, ordering: .releasing)
+        } else {
+            let table = TempoTable(map)
+            cycle.keptTempoTables.append(table)
+            cycle.tempoTableBits.store(UInt(bitPattern: Unmanaged.passUnretained(table).toOpaque()), ordering: .releasing)
+        }
         cycle.beatsPerBar.store(max(1, map.timeSignature.beatsPerBar), ordering: .relaxed)
         cycle.beatUnit.store(max(1, map.timeSignature.beatUnit), ordering: .relaxed)
     }
