@@ -48,7 +48,7 @@ public struct TempoSegment: Equatable, Sendable {
     }
 
     /// The segment holding bar `bar` (the first for bars before it).
-    static func index(ofBar bar: Int, in segments: [TempoSegment]) -> Int {
+    public static func index(ofBar bar: Int, in segments: [TempoSegment]) -> Int {
         var lo = 0, hi = segments.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2
@@ -58,7 +58,7 @@ public struct TempoSegment: Equatable, Sendable {
     }
 
     /// The segment holding `frame` (the first for frames before it).
-    static func index(ofFrame frame: Double, in segments: [TempoSegment]) -> Int {
+    public static func index(ofFrame frame: Double, in segments: [TempoSegment]) -> Int {
         var lo = 0, hi = segments.count - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2

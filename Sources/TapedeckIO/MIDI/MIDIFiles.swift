@@ -172,12 +172,12 @@ public enum MIDIExporter {
         let map = session.tempoMap
         for t in session.tracks.indices where !session.tracks[t].activeMIDIRegions.isEmpty {
             let sequence = try timelineSequence(track: t, session: session, folder: folder, range: range)
-            let file = StandardMIDIFile.file(of: sequence, tempoMap: map, name: session.tracks[t].name, ticksPerQuarter: 960)
+            let file = StandardMIDIFile.file(of: sequence, tempoMap: map, from: range?.startFrame ?? 0, name: session.tracks[t].name)
             tracks.append(file.tracks[0])
             count += sequence.events.count
         }
         guard !tracks.isEmpty else { throw AudioFileError(path: folder.path, reason: "has no MIDI regions to export") }
-        var file = StandardMIDIFile.file(of: MIDISequence(), tempoMap: map, name: nil, ticksPerQuarter: 960)
+        var file = StandardMIDIFile.file(of: MIDISequence(), tempoMap: map, from: range?.startFrame ?? 0, name: nil)
         file.format = 1
         // Track 0 is the conductor track (tempo and meter), as other programs expect.
         file.tracks = [StandardMIDIFile.Track()] + tracks

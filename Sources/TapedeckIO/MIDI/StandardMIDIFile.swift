@@ -71,6 +71,16 @@ public struct StandardMIDIFile: Equatable, Sendable {
     public var tempos: [Tempo]
     /// The first time signature (numerator, denominator), if the file has one.
     public var timeSignature: TimeSignature?
+    /// Time signatures after the first, in tick order (a meter change).
+    public var laterTimeSignatures: [MeterAtTick] = []
+
+    /// A time signature from `tick` on.
+    public struct MeterAtTick: Equatable, Sendable {
+        /// Where it takes effect.
+        public var tick: Int64
+        /// The meter.
+        public var signature: TimeSignature
+    }
 
     /// Creates a file.
     public init(format: Int = 1, ticksPerQuarter: Int = 960, tracks: [Track] = [], tempos: [Tempo] = [],
@@ -222,6 +232,7 @@ extension StandardMIDIFile {
         }
         guard !file.tracks.isEmpty else { throw AudioFileError(path: path, reason: "holds no MIDI track") }
         file.tempos.sort { $0.tick < $1.tick }
+        file.laterTimeSignatures.sort { $0.tick < $1.tick }
         return file
     }
 
@@ -257,9 +268,15 @@ extension StandardMIDIFile {
                         }
                         file.tempos.append(Tempo(tick: tick, microsecondsPerQuarter: perQuarter))
                     }
-                case 0x58 where length >= 2 && file.timeSignature == nil:
+                case 0x58 where length >= 2:
                     let unit = 1 << Int(min(data[1], 5))
-                    if data[0] >= 1 && data[0] <= 64 { file.timeSignature = TimeSignature(beatsPerBar: Int(data[0]), beatUnit: unit) }
+                    guard data[0] >= 1 && data[0] <= 64 else { break }
+                    let signature = TimeSignature(beatsPerBar: Int(data[0]), beatUnit: unit)
+                    if file.timeSignature == nil && tick == 0 || file.timeSignature == nil && file.laterTimeSignatures.isEmpty {
+                        file.timeSignature = signature
+                    } else if file.laterTimeSignatures.count < SessionLimits.maximumMarkers {
+                        file.laterTimeSignatures.append(MeterAtTick(tick: tick, signature: signature))
+                    }
                 case 0x2F:
                     track.endTick = tick
                     return track
@@ -363,19 +380,27 @@ extension StandardMIDIFile {
                 let text = Array(name.utf8.prefix(1000))
                 put(0, [0xFF, 0x03] + Self.variableLength(UInt32(text.count)) + text)
             }
+            // Everything in tick order (a delta cannot go back): in the first track the tempos
+            // and meters (the first meter at 0) go before the events of their tick.
+            var metas: [(tick: Int64, bytes: [UInt8])] = []
             if i == 0 {
-                for t in tempos {
+                metas = tempos.map { t in
                     let m = min(max(t.microsecondsPerQuarter, 1), 0xFFFFFF)
-                    put(t.tick, [0xFF, 0x51, 0x03, UInt8(m >> 16), UInt8((m >> 8) & 0xFF), UInt8(m & 0xFF)])
+                    return (t.tick, [0xFF, 0x51, 0x03, UInt8(m >> 16), UInt8((m >> 8) & 0xFF), UInt8(m & 0xFF)])
                 }
-                if let sig = timeSignature {
-                    let power = UInt8(max(0, Int(log2(Double(sig.beatUnit)).rounded())))
-                    put(0, [0xFF, 0x58, 0x04, UInt8(sig.beatsPerBar), power, 24, 8])
+                let meters = (timeSignature.map { [MeterAtTick(tick: 0, signature: $0)] } ?? []) + laterTimeSignatures
+                metas += meters.map { m in
+                    let power = UInt8(max(0, Int(log2(Double(m.signature.beatUnit)).rounded())))
+                    return (m.tick, [0xFF, 0x58, 0x04, UInt8(m.signature.beatsPerBar), power, 24, 8])
                 }
+                metas = metas.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }.map(\.element)
             }
+            var m = 0
             for e in track.events {
+                while m < metas.count && metas[m].tick <= e.tick { put(metas[m].tick, metas[m].bytes); m += 1 }
                 put(e.tick, MIDISequence.dataBytes(status: e.status) == 2 ? [e.status, e.data1 & 0x7F, e.data2 & 0x7F] : [e.status, e.data1 & 0x7F])
             }
+            while m < metas.count { put(metas[m].tick, metas[m].bytes); m += 1 }
             put(max(track.endTick, last), [0xFF, 0x2F, 0x00])
             out += Array("MTrk".utf8) + Self.be32(UInt32(body.count)) + body
         }
