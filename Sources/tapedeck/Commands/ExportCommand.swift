@@ -42,8 +42,8 @@ struct ExportCommand: Command {
         and applies one gain so it reads the target; the gain is lowered when the true peak
         would pass the --true-peak ceiling (then the line says so: add --fx limiter to get
         louder). Stems get the same gain, so they still add up to the mix.
-        --midi writes the MIDI instead: a format-1 Standard MIDI File at the session's tempo and
-        meter (960 ticks a quarter), one track per track with MIDI regions (those that play,
+        --midi writes the MIDI instead: a format-1 Standard MIDI File with the session's tempo
+        map (960 ticks a quarter), one track per track with MIDI regions (those that play,
         layered regions all sounding), named after it, --range cut and moved to start at 0.
         """,
         examples: ["tapedeck export song.tapedeck -o song.flac --bits 24",
