@@ -1,5 +1,7 @@
 import Foundation
 import XCTest
+import TapedeckCore
+import TapedeckIO
 
 /// The tempo map from the command line: `tempo` and `meter` edits, refused mistakes, and the
 /// click following the map on the paced live device (`filetap`), every click on its beat's
@@ -112,4 +114,32 @@ final class TempoMapTests: XCTestCase {
         try ok(["tempo", session, "remove", "9"])
         try ok(["meter", session, "add", "8", "3/4"])
     }
+
+    /// A tempo change before a MIDI region moves it to keep its bars (its notes with it, in
+    /// a new file), where an audio region keeps its time.
+    func testAMIDIRegionKeepsItsBarsWhenTheTempoBeforeItChanges() throws {
+        try ok(["new", session])
+        // 32 quarter notes at 120 BPM, imported at bar 3 (4 s).
+        let events = (0..<32).flatMap { q in
+            [StandardMIDIFile.Event(tick: Int64(q * 480), status: 0x90, data1: 60, data2: 100),
+             StandardMIDIFile.Event(tick: Int64(q * 480 + 100), status: 0x80, data1: 60, data2: 0)]
+        }
+        let source = StandardMIDIFile(format: 0, ticksPerQuarter: 480, tracks: [.init(name: "beats", events: events, endTick: 32 * 480)],
+                                      tempos: [.init(tick: 0, microsecondsPerQuarter: 500_000)])
+        let mid = dir.appendingPathComponent("beats.mid").path
+        try source.write(to: mid)
+        try ok(["import", session, mid, "--at", "3.1.1"])
+        let r = try Tapedeck.run(["tempo", session, "add", "2", "60"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("1 MIDI region moved to keep its bars"), r.stderr)
+        let region = try XCTUnwrap(try SessionFolder(path: session).load().tracks.first?.regions.first)
+        XCTAssertEqual(region.timelineStartFrame, 288_000, "bar 3 now: a bar at 120, a bar at 60")
+        XCTAssertNotEqual(region.file, "midi/beats.mid", "the notes in a new file; the old one stays")
+        let out = dir.appendingPathComponent("out.mid").path
+        try ok(["export", session, "--midi", "-o", out])
+        let file = try StandardMIDIFile.read(path: out)
+        let onsets = file.tracks.flatMap(\.events).filter { $0.status == 0x90 }.map(\.tick)
+        XCTAssertEqual(onsets, (0..<32).map { Int64(8 * 960 + $0 * 960) }, "every note still on its quarter from bar 3")
+    }
 }
+

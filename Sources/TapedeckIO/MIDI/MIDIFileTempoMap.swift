@@ -47,3 +47,35 @@ extension StandardMIDIFile {
         return file
     }
 }
+
+extension MIDIRegionFile {
+    /// `region` kept on its bars and beats as the tempo map goes from `old` to `new`: its
+    /// start, end and every event of its file move to where their bar and beat now lie (the
+    /// beats of each bar counted in its old meter, running on into the next bar where the new
+    /// meter has fewer). The events go to a new file in `midi/` (the old one stays, for
+    /// undo); a region whose place is unchanged is returned as it was.
+    public static func keepingBars(_ region: Region, from old: TempoMap, to new: TempoMap,
+                                   folder: SessionFolder) throws(AudioFileError) -> Region {
+        func moved(_ frame: Double) -> Double {
+            let p = old.point(atFrame: frame)
+            return new.exactFrame(bar: p.bar, beat: 1, beatFraction: p.beatPosition - p.barStartBeat)
+        }
+        let start = Double(region.timelineStartFrame), end = Double(region.timelineEndFrame)
+        guard moved(start).rounded() != start || moved(end).rounded() != end else { return region }
+        let whole = try read(path: folder.absolutePath(of: region.file), sampleRate: old.sampleRate)
+        let origin = start - Double(region.sourceOffsetFrame)
+        let newOrigin = moved(origin)
+        func fileFrame(_ frame: Int64) -> Int64 { max(0, Int64((moved(origin + Double(frame)) - newOrigin).rounded())) }
+        let events = whole.events.map { e -> MIDISequence.Event in var e = e; e.frame = fileFrame(e.frame); return e }
+        let sequence = MIDISequence(events: events, lengthFrames: fileFrame(whole.lengthFrames))
+        var base = lastComponent(of: region.file)
+        if let dot = base.lastIndex(of: ".") { base = String(base[..<dot]) }
+        var out = region
+        out.file = try writeNew(sequence, base: base, name: nil, folder: folder, tempoMap: new)
+        let newStart = Int64(moved(start).rounded())
+        out.timelineStartFrame = newStart
+        out.sourceOffsetFrame = max(0, newStart - Int64(newOrigin.rounded()))
+        out.lengthFrames = max(1, Int64(moved(end).rounded()) - newStart)
+        return out
+    }
+}

@@ -56,6 +56,12 @@ public struct StandardMIDIFile: Equatable, Sendable {
         public var tick: Int64
         /// Microseconds per quarter note (500000 is 120 BPM).
         public var microsecondsPerQuarter: Int
+
+        /// Creates a tempo change.
+        public init(tick: Int64, microsecondsPerQuarter: Int) {
+            self.tick = tick
+            self.microsecondsPerQuarter = microsecondsPerQuarter
+        }
     }
 
     /// 0 (one track) or 1 (several, played together).

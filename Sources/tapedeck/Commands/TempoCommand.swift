@@ -59,6 +59,7 @@ struct TempoMapCommand {
         var document = SessionDocument(session: try folder.load())
         let name = which.rawValue
         if let edit {
+            let before = document.session.tempoMap
             do {
                 switch (which, edit) {
                 case (.tempo, .add(let barText, let value, let ramp)):
@@ -81,7 +82,20 @@ struct TempoMapCommand {
             } catch let error as TempoEditError {
                 throw UsageError("\(name): \(error.description)")
             }
+            // MIDI regions keep their bars and beats (audio regions keep their time).
+            let after = document.session.tempoMap
+            var moved = 0
+            var updated = document.session
+            for t in updated.tracks.indices {
+                for r in updated.tracks[t].regions.indices where updated.tracks[t].regions[r].isMIDI {
+                    let region = updated.tracks[t].regions[r]
+                    let kept = try MIDIRegionFile.keepingBars(region, from: before, to: after, folder: folder)
+                    if kept != region { updated.tracks[t].regions[r] = kept; moved += 1 }
+                }
+            }
+            if moved > 0 { document.edit("tempo") { (s: inout Session) in s = updated } }
             try folder.save(document.session)
+            if moved > 0 { Terminal.err("\(moved) MIDI region\(moved == 1 ? "" : "s") moved to keep \(moved == 1 ? "its" : "their") bars\n") }
         }
         Terminal.out(document.session.tempoMapListing)
         return ExitCode.ok
@@ -111,8 +125,9 @@ struct TempoCommand: Command {
         tempo from BAR on (BAR is 17, 17.1.1 or 17|1|0: changes sit on a bar's first beat; bar
         1 is the session's own tempo); with --ramp the tempo glides there from the change
         before, arriving at BAR. A tempo counts beats of the meter in force (in 7/8, eighths).
-        The click, bars|beats, typed bar times and what nodes are told follow the map; audio
-        and MIDI regions keep their time on the timeline.
+        The click, count-in, snap, quantise, bars|beats, typed bar times, what nodes and JACK
+        are told and export --midi follow the map; audio regions keep their time, MIDI regions
+        their bars and beats (their notes go to a new file).
         """,
         examples: ["tapedeck tempo song.tapedeck add 17 140", "tapedeck tempo song.tapedeck add 33.1.1 90 --ramp"])
 
