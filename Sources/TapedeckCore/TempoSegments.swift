@@ -140,8 +140,13 @@ extension TempoMap {
         return nil
     }
 
-    /// `120` or `92.5`.
+    /// `120`, `92.5` or `92.25`: to a hundredth, without trailing zeros (a MIDI file's
+    /// 666 667 µs a quarter is 90 BPM, not 89.99996).
     public static func bpmText(_ bpm: Double) -> String {
-        bpm == bpm.rounded() && abs(bpm) < 1e9 ? String(Int(bpm)) : String(format: "%.2f", bpm)
+        guard bpm.isFinite, abs(bpm) < 1e9 else { return "\(bpm)" }
+        var text = String(format: "%.2f", bpm)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 }

@@ -141,5 +141,50 @@ final class TempoMapTests: XCTestCase {
         let onsets = file.tracks.flatMap(\.events).filter { $0.status == 0x90 }.map(\.tick)
         XCTAssertEqual(onsets, (0..<32).map { Int64(8 * 960 + $0 * 960) }, "every note still on its quarter from bar 3")
     }
+
+    /// A MIDI file with five tempo changes and a meter change, imported with --tempo-map,
+    /// becomes the session's map and exports back event for event, in ticks and in seconds.
+    func testAMIDIFilesTempoMapImportsOntoTheSessionAndExportsBackEventForEvent() throws {
+        try ok(["new", session])
+        // 120 (bars 1–2), 90 quarters (3–4), then 7/8: 50, 70, 40, 60 quarters a minute (5, 6, 7, 8).
+        let bars: [Int64] = [0, 3840, 7680, 11_520, 15_360, 18_720, 22_080, 25_440, 28_800]
+        let tempos = [(0, 500_000), (7680, 666_667), (15_360, 1_200_000), (18_720, 857_143), (22_080, 1_500_000), (25_440, 1_000_000)]
+            .map { StandardMIDIFile.Tempo(tick: Int64($0.0), microsecondsPerQuarter: $0.1) }
+        var events: [StandardMIDIFile.Event] = []
+        for b in 0..<8 {
+            let step: Int64 = b < 4 ? 960 : 480
+            var tick = bars[b]
+            while tick < bars[b + 1] {
+                events.append(.init(tick: tick, status: 0x90, data1: UInt8(40 + b), data2: 90))
+                events.append(.init(tick: tick + 120, status: 0x80, data1: UInt8(40 + b), data2: 0))
+                tick += step
+            }
+        }
+        var source = StandardMIDIFile(format: 0, ticksPerQuarter: 960, tracks: [.init(name: "song", events: events, endTick: bars[8])],
+                                      tempos: tempos, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
+        source.laterTimeSignatures = [.init(tick: 15_360, signature: TimeSignature(beatsPerBar: 7, beatUnit: 8))]
+        let mid = dir.appendingPathComponent("song.mid").path
+        try source.write(to: mid)
+        try refused(["import", session, mid, "--tempo-map", "--at", "2"], "--tempo-map places the file at bar 1")
+        let imported = try ok(["import", session, mid, "--tempo-map"])
+        XCTAssertTrue(imported.contains("bar 5    00:09.333   100 BPM  7/8"), imported)
+        let map = try SessionFolder(path: session).load().tempoMap
+        XCTAssertEqual(map.tempoChanges.map(\.bar), [3, 5, 6, 7, 8])
+        XCTAssertEqual(map.meterChanges, [MeterChange(bar: 5, signature: TimeSignature(beatsPerBar: 7, beatUnit: 8))])
+
+        let out = dir.appendingPathComponent("out.mid").path
+        try ok(["export", session, "--midi", "-o", out])
+        let back = try StandardMIDIFile.read(path: out)
+        XCTAssertEqual(back.tempos, source.tempos, "tempo for tempo, at their ticks")
+        XCTAssertEqual(back.timeSignature, source.timeSignature)
+        XCTAssertEqual(back.laterTimeSignatures, source.laterTimeSignatures)
+        let exported = back.tracks.flatMap(\.events)
+        XCTAssertEqual(exported.map(\.tick), events.map(\.tick), "event for event, in ticks")
+        XCTAssertEqual(exported.map(\.status), events.map(\.status))
+        for (a, b) in zip(exported, events) {
+            XCTAssertEqual(back.seconds(atTick: a.tick), source.seconds(atTick: b.tick), accuracy: 1e-6, "and in seconds")
+        }
+        try refused(["import", session, mid, "mid.mid", "--tempo-map"], "--tempo-map takes the map of one MIDI file")
+    }
 }
 

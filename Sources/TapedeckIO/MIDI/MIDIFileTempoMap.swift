@@ -79,3 +79,45 @@ extension MIDIRegionFile {
         return out
     }
 }
+
+extension StandardMIDIFile {
+    /// The file's own tempo map as a session's at `sampleRate`: its first tempo and meter at
+    /// bar 1, each later tempo and time signature a change at its bar (tempos in beats of the
+    /// meter there). Fails, naming the place, when a change falls inside a bar (a session's
+    /// map changes on bars) or the file counts time in SMPTE frames.
+    public func tempoMap(sampleRate: Int) -> Result<TempoMap, AudioFileError> {
+        func fail(_ why: String) -> Result<TempoMap, AudioFileError> { .failure(AudioFileError(path: "", reason: why)) }
+        guard ticksPerSecond == 0, ticksPerQuarter > 0 else { return fail("counts time in SMPTE frames: it has no tempo map to take") }
+        let meters = [MeterAtTick(tick: 0, signature: timeSignature ?? TimeSignature(beatsPerBar: 4, beatUnit: 4))]
+            + laterTimeSignatures.filter { $0.tick > 0 }
+        // Bar starts, walked through the meters: the bar (and whether it starts there) at a tick.
+        func bar(atTick tick: Int64) -> (bar: Int, onStart: Bool, signature: TimeSignature) {
+            var bar = 1, from: Int64 = 0
+            for (k, m) in meters.enumerated() {
+                let ticksPerBar = Int64(m.signature.beatsPerBar * ticksPerQuarter * 4 / m.signature.beatUnit)
+                let until = k + 1 < meters.count ? meters[k + 1].tick : Int64.max
+                if tick < until || k + 1 == meters.count {
+                    let bars = (tick - from) / max(ticksPerBar, 1)
+                    return (bar + Int(bars), (tick - from) % max(ticksPerBar, 1) == 0, m.signature)
+                }
+                bar += Int((until - from + ticksPerBar - 1) / max(ticksPerBar, 1))
+                from = until
+            }
+            return (bar, true, meters[0].signature)
+        }
+        var map = TempoMap(sampleRate: sampleRate, tempoBPM: 120, timeSignature: meters[0].signature)
+        for m in meters.dropFirst() {
+            let at = bar(atTick: m.tick)
+            guard at.onStart else { return fail("changes meter inside bar \(at.bar) (tick \(m.tick)): a session's meter changes on a bar") }
+            map.meterChanges.append(MeterChange(bar: at.bar, signature: m.signature))
+        }
+        for t in tempos {
+            let at = bar(atTick: t.tick)
+            guard at.onStart else { return fail("changes tempo inside bar \(at.bar) (tick \(t.tick)): a session's tempo changes on a bar") }
+            let bpm = 60_000_000 / Double(max(t.microsecondsPerQuarter, 1)) * Double(at.signature.beatUnit) / 4
+            if at.bar == 1 { map.tempoBPM = bpm } else { map.tempoChanges.removeAll { $0.bar == at.bar }; map.tempoChanges.append(TempoChange(bar: at.bar, bpm: bpm)) }
+        }
+        if let why = map.problem { return fail("has a tempo map a session cannot hold: \(why)") }
+        return .success(map)
+    }
+}

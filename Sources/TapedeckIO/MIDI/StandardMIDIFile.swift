@@ -86,6 +86,12 @@ public struct StandardMIDIFile: Equatable, Sendable {
         public var tick: Int64
         /// The meter.
         public var signature: TimeSignature
+
+        /// Creates a meter change.
+        public init(tick: Int64, signature: TimeSignature) {
+            self.tick = tick
+            self.signature = signature
+        }
     }
 
     /// Creates a file.

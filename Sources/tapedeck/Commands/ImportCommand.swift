@@ -6,11 +6,12 @@ import Foundation
 struct ImportCommand: Command {
     static let spec = CommandSpec(
         name: "import", summary: "copy audio or MIDI files into a session, a new track per file (or onto --track N|NAME)",
-        synopsis: ["import SESSION FILE... [--track N|NAME] [--at TIME]"],
+        synopsis: ["import SESSION FILE... [--track N|NAME] [--at TIME]", "import SESSION FILE.mid --tempo-map"],
         positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("FILE...", complete: .audioFile)],
         options: [
             OptionSpec("--track", value: "N|NAME", "put every file onto this track (a 1-based number or its name, any case), one after another"),
             OptionSpec("--at", value: "TIME", "where the first file starts (default 0)"),
+            OptionSpec(flag: "--tempo-map", "a MIDI file's tempo and meter changes become the session's (the file at bar 1)"),
         ],
         details: """
         Reads any format libsndfile reads (WAV, RF64, W64, AIFF, FLAC, Ogg, MP3), copies it into
@@ -26,7 +27,10 @@ struct ImportCommand: Command {
         A Standard MIDI File (.mid) becomes MIDI: each of its tracks that plays anything gets a
         MIDI track of its own (named by the file's track names) playing through the General
         MIDI instrument (gm), its events copied into SESSION/midi/ in real time through the
-        file's own tempo map; with --track they go onto that track as MIDI regions.
+        file's own tempo map; with --track they go onto that track as MIDI regions. With
+        --tempo-map the file's tempo map (its tempos and time signatures, each on a bar) becomes
+        the session's first, so its notes land on the session's bars; MIDI regions already
+        there keep their bars, audio regions their time.
         """,
         examples: ["tapedeck import song.tapedeck drums.wav bass.flac",
                    "tapedeck import song.tapedeck vocal.wav --track vocal --at 4.1.1",
@@ -36,13 +40,42 @@ struct ImportCommand: Command {
     let files: [String]
     let trackText: String?
     let atText: String?
+    let takesTempoMap: Bool
 
     init(arguments: inout Arguments) throws {
         trackText = try arguments.option("--track")
         atText = try arguments.option("--at")
+        takesTempoMap = arguments.flag("--tempo-map")
         folder = SessionFolder(path: try arguments.required("a session folder"))
         files = arguments.remainingPositionals()
         if files.isEmpty { throw UsageError("import: name at least one audio file") }
+        if takesTempoMap {
+            guard files.count == 1, ImportCommand.isMIDI(files[0]) else { throw UsageError("import: --tempo-map takes the map of one MIDI file") }
+            if atText != nil { throw UsageError("import: --tempo-map places the file at bar 1, where its map starts: leave out --at") }
+        }
+    }
+
+    /// Makes `file`'s tempo map the session's (MIDI regions already there keep their bars).
+    private func takeTempoMap(of file: String, document: inout SessionDocument) throws {
+        let before = document.session.tempoMap
+        let map: TempoMap
+        switch try StandardMIDIFile.read(path: file).tempoMap(sampleRate: document.session.sampleRate) {
+        case .success(let m): map = m
+        case .failure(let e): throw UsageError("import: \(file.terminalSafe) \(e.reason); import it without --tempo-map to keep its notes at their times")
+        }
+        var updated = document.session
+        updated.tempoBPM = map.tempoBPM
+        updated.timeSignature = map.timeSignature
+        updated.tempoChanges = map.tempoChanges
+        updated.meterChanges = map.meterChanges
+        for t in updated.tracks.indices {
+            for r in updated.tracks[t].regions.indices where updated.tracks[t].regions[r].isMIDI {
+                updated.tracks[t].regions[r] = try MIDIRegionFile.keepingBars(updated.tracks[t].regions[r], from: before, to: updated.tempoMap,
+                                                                             folder: folder)
+            }
+        }
+        document.edit("tempo map") { (s: inout Session) in s = updated }
+        Terminal.out("tempo map from \(file.terminalSafe):\n" + updated.tempoMapListing)
     }
 
     func run() throws -> Int32 {
@@ -105,6 +138,7 @@ struct ImportCommand: Command {
             throw UsageError("import: \(newTrackCount) new tracks would make \(trackCount + newTrackCount); a session holds at most \(SessionLimits.maximumTracks); nothing imported")
         }
         var position = at
+        if takesTempoMap { try takeTempoMap(of: files[0], document: &document) }
         for file in files {
             if ImportCommand.isMIDI(file) {
                 position = try importMIDI(file, at: position, onto: trackIndex, document: &document)
@@ -186,7 +220,7 @@ struct ImportCommand: Command {
         for imported in tracks {
             Terminal.out("imported \(file.terminalSafe) → \(imported.file.terminalSafe): MIDI track \(imported.name.terminalSafe), \(imported.noteCount) note\(imported.noteCount == 1 ? "" : "s"), \(imported.eventCount) event\(imported.eventCount == 1 ? "" : "s"), \(TimeText.clock(frames: imported.lengthFrames, sampleRate: session.sampleRate))")
         }
-        if abs(fileTempo - session.tempoBPM * 4 / Double(session.timeSignature.beatUnit)) > 0.01 {
+        if !takesTempoMap && abs(fileTempo - session.tempoBPM * 4 / Double(session.timeSignature.beatUnit)) > 0.01 {
             Terminal.out("note: the file's tempo is \(formatTempo(fileTempo)) BPM, the session's \(formatTempo(session.tempoBPM)): its notes keep their times (a session at the file's tempo keeps its bars: tapedeck new --tempo \(formatTempo(fileTempo)))")
         }
         return track != nil ? position + (tracks.map(\.lengthFrames).max() ?? 0) : position
