@@ -96,7 +96,7 @@ public enum Action: String, CaseIterable, Sendable {
     case pitchDown = "pitch-down", pitchUp = "pitch-up"
     /// Markers and ruler.
     case marker, markerRename = "marker-rename", markerDelete = "marker-delete"
-    case markerPrevious = "marker-previous", markerNext = "marker-next", rulerMode = "ruler"
+    case markerPrevious = "marker-previous", markerNext = "marker-next", rulerMode = "ruler", tempo
     /// Dialogs.
     case chain, devices, importFile = "import", export
     /// Recording workflow: metronome, count-in, take lanes, input monitoring, retroactive capture.
@@ -177,6 +177,7 @@ public enum Action: String, CaseIterable, Sendable {
         case .pitchUp: "pitch +1 semitone"
         case .marker: "marker at playhead"
         case .markerRename: "rename marker"
+        case .tempo: "tempo/meter change at playhead's bar"
         case .markerDelete: "delete marker"
         case .markerPrevious: "to previous marker"
         case .markerNext: "to next marker"
@@ -231,7 +232,7 @@ public enum Action: String, CaseIterable, Sendable {
             "Regions"
         case .take, .lanes, .click, .countIn, .retro:
             "Recording and takes"
-        case .marker, .markerRename, .markerDelete, .markerPrevious, .markerNext, .rulerMode, .zoomIn, .zoomOut:
+        case .marker, .markerRename, .markerDelete, .markerPrevious, .markerNext, .rulerMode, .tempo, .zoomIn, .zoomOut:
             "Markers and view"
         case .nextPanel, .undo, .redo, .save, .quit, .help, .chain, .devices, .importFile, .export:
             "Session"
@@ -265,7 +266,7 @@ public struct KeyMap: Equatable, Sendable {
         (.quit, [.char("q")]), (.help, [.char("?"), .function(1)]),
         (.speedDown, [.char("<")]), (.speedUp, [.char(">")]), (.mode, [.char("M")]),
         (.pitchDown, [.char("{")]), (.pitchUp, [.char("}")]),
-        (.marker, [.char("k")]), (.rulerMode, [.char("t")]),
+        (.marker, [.char("k")]), (.rulerMode, [.char("t")]), (.tempo, [.char("G")]),
         (.chain, [.char("c")]), (.devices, [.char("d")]),
         (.importFile, [.char("i")]), (.export, [.char("e")]),
         (.click, [.char("C")]), (.countIn, [.char("I")]), (.take, [.char("T")]), (.lanes, [.char("L")]),

@@ -157,6 +157,9 @@ extension ScreenModel {
         case .quantize(let ref):
             if let problem = applyQuantize(input.text, to: ref) { refuse(problem); return }
             overlay = nil
+        case .tempo(let bar):
+            if let problem = applyTempo(input.text, bar: bar) { refuse(problem); return }
+            overlay = nil
         case .newBus:
             if let problem = trackNameProblem(input.text, index: -1, forBus: true) { refuse(problem); return }
             openBusWidth(name: input.text.trimmingWhitespace())

@@ -304,6 +304,7 @@ public final class ScreenModel {
             say("pitch \(pitchSemitones >= 0 ? "+" : "")\(pitchSemitones) semitones\(mode == .varispeed ? " (heard in stretch mode: \(keyName(.mode)))" : "")")
         case .marker: addMarker()
         case .markerRename: openMarkerRename()
+        case .tempo: openTempoEdit()
         case .markerDelete: deleteMarker()
         case .markerPrevious, .markerNext: jumpToMarker(next: action == .markerNext)
         case .rulerMode: rulerInBars.toggle()

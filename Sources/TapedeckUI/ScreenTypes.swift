@@ -68,6 +68,8 @@ public enum TextPurpose: Equatable, Sendable {
     case output(strip: Int)
     /// A new automation lane's parameter on track `track`.
     case automationLane(track: Int)
+    /// A tempo or meter change at bar `bar`.
+    case tempo(bar: Int)
 }
 
 /// A pick from a short list (a bus to send to, an output, a bus's width).

@@ -186,5 +186,40 @@ final class TempoMapTests: XCTestCase {
         }
         try refused(["import", session, mid, "mid.mid", "--tempo-map"], "--tempo-map takes the map of one MIDI file")
     }
+
+    /// On the screen: the tempo key changes the map at the playhead's bar (a refusal is one
+    /// line in the dialog, nothing changed), the ruler names each change, the transport bar
+    /// shows the tempo and meter where the playhead is, and undo takes it back.
+    func testTheTempoKeyEditsTheMapAtThePlayheadsBarAndUndoTakesItBack() throws {
+        try ok(["new", session])
+        try ok(["meter", session, "add", "3", "7/8"])
+        let screen = try ScreenTmux(self, folder: dir.path, args: [session], width: 120)
+        screen.waitFor("120.0 BPM  4/4")
+        screen.waitFor("|3 7/8")
+        screen.send("G")
+        screen.waitFor("Bar 1 (120 BPM 4/4)")
+        screen.send("100 ramp", "Enter")
+        screen.waitFor("bar 1's tempo cannot ramp")
+        for _ in 0..<8 { screen.send("BSpace") }
+        screen.send("100", "Enter")
+        screen.waitFor("bar 1: 100 BPM 4/4 (u undoes it)")
+        screen.waitFor("100.0 BPM  4/4")
+        // Eight beats on (snap beats): bar 3, in 7/8 at 100.
+        for _ in 0..<8 { screen.send("Right") }
+        screen.waitFor("3|1|0  100.0 BPM  7/8")
+        screen.send("G")
+        screen.waitFor("Bar 3 (100 BPM 7/8)")
+        screen.send("150", "Enter")
+        screen.waitFor("|3 150bpm 7/8")
+        screen.waitFor("150.0 BPM  7/8")
+        screen.send("u")
+        screen.waitFor("100.0 BPM  7/8")
+        screen.send("C-s")
+        screen.waitFor("saved")
+        let saved = try SessionFolder(path: session).load()
+        XCTAssertEqual(saved.tempoBPM, 100)
+        XCTAssertEqual(saved.tempoChanges, [], "the change at bar 3 was undone")
+        XCTAssertEqual(saved.meterChanges, [MeterChange(bar: 3, signature: TimeSignature(beatsPerBar: 7, beatUnit: 8))])
+    }
 }
 

@@ -78,6 +78,7 @@ public enum DialogView {
         case .sendLevel: "Send level"
         case .output: "Output"
         case .automationLane: "Automation lane"
+        case .tempo: "Tempo map"
         }
     }
 

@@ -25,10 +25,17 @@ public enum TimelineView {
         var nextFree = 0
         if model.rulerInBars {
             var lastBar = -1
+            // A map with changes: looked up through one table (its segments worked out once),
+            // each change named after its bar number (`|5 100bpm 7/8`, a ramp `~60bpm`).
+            let table = map.isConstant ? nil : TempoTable(map)
             for col in 0..<width {
-                let bar = map.position(ofFrame: frame(atColumn: col, model: model)).bar
+                let at = frame(atColumn: col, model: model)
+                let bar = table?.point(atFrame: Double(at)).bar ?? map.position(ofFrame: at).bar
                 if bar != lastBar && col >= nextFree {
-                    nextFree = canvas.put(y, x + col, "|\(bar)", .ruler) - x + 1
+                    var label = "|\(bar)"
+                    if let t = s.tempoChanges.first(where: { $0.bar == bar }) { label += " \(t.ramp ? "~" : "")\(TempoMap.bpmText(t.bpm))bpm" }
+                    if let m = s.meterChanges.first(where: { $0.bar == bar }) { label += " \(m.signature)" }
+                    nextFree = canvas.put(y, x + col, label, .ruler) - x + 1
                 }
                 lastBar = bar
             }

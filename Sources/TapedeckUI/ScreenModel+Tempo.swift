@@ -1,0 +1,63 @@
+import TapedeckCore
+import TapedeckIO
+
+// MARK: - The tempo map: a tempo or meter change at the playhead's bar
+
+extension ScreenModel {
+    /// Asks what the tempo map does from the bar the playhead is in.
+    func openTempoEdit() {
+        let map = session.tempoMap
+        let bar = max(1, map.position(ofFrame: playheadFrame).bar)
+        let at = map.frame(bar: bar, beat: 1)
+        let now = "\(TempoMap.bpmText(map.tempo(atFrame: at))) BPM \(map.signature(atBar: bar))"
+        overlay = .text(TextInput(purpose: .tempo(bar: bar),
+                                  prompt: "Bar \(bar) (\(now)): tempo (140, 140 ramp), meter (7/8) or - (remove):",
+                                  text: ""))
+    }
+
+    /// Applies `text` at bar `bar` (`140`, `140 ramp`, `7/8`, `-`) as one undoable edit: MIDI
+    /// regions keep their bars (their notes in new files), audio regions their time. Nil
+    /// when done, else why not (nothing changed).
+    func applyTempo(_ text: String, bar: Int) -> String? {
+        let words = text.lowercased().split(separator: " ").map(String.init)
+        guard let first = words.first else { return "write a tempo (140, 140 ramp), a meter (7/8) or -" }
+        var next = session
+        do {
+            if first == "-" {
+                guard bar > 1 else { return "bar 1's tempo and meter can be changed, not removed" }
+                let tempo = next.tempoChanges.contains { $0.bar == bar }, meter = next.meterChanges.contains { $0.bar == bar }
+                guard tempo || meter else { return "no tempo or meter change at bar \(bar)" }
+                if tempo { try next.removeTempo(atBar: bar) }
+                if meter { try next.removeMeter(atBar: bar) }
+            } else if first.contains("/") {
+                let parts = first.split(separator: "/")
+                guard words.count == 1, parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]) else {
+                    return "write a meter as N/D, e.g. 7/8"
+                }
+                try next.setMeter(atBar: bar, TimeSignature(beatsPerBar: n, beatUnit: d))
+            } else {
+                guard let bpm = Double(first.replacingOccurrences(of: "bpm", with: "")), words.count == 1 || (words.count == 2 && words[1] == "ramp") else {
+                    return "write a tempo such as 140 or 140 ramp"
+                }
+                try next.setTempo(atBar: bar, bpm: bpm, ramp: words.count == 2)
+            }
+        } catch {
+            return error.description
+        }
+        let before = session.tempoMap, after = next.tempoMap
+        if next.tracks.contains(where: { $0.regions.contains(where: \.isMIDI) }) {
+            guard let folder else { return "save the session first: MIDI regions keep their bars in new files in its midi/ folder" }
+            for t in next.tracks.indices {
+                for r in next.tracks[t].regions.indices where next.tracks[t].regions[r].isMIDI {
+                    do { next.tracks[t].regions[r] = try MIDIRegionFile.keepingBars(next.tracks[t].regions[r], from: before, to: after, folder: folder) } catch {
+                        return error.description
+                    }
+                }
+            }
+        }
+        edit("tempo map") { $0 = next }
+        let at = after.frame(bar: bar, beat: 1)
+        say("bar \(bar): \(TempoMap.bpmText(after.tempo(atFrame: at))) BPM \(after.signature(atBar: bar)) (\(keyName(.undo)) undoes it)")
+        return nil
+    }
+}
