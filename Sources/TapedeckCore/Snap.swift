@@ -35,14 +35,16 @@ extension TempoMap {
         let epsilon = 0.5 / unit
         let base = steps > 0 ? (position + epsilon).rounded(.down) : (position - epsilon).rounded(.up)
         let line = base + Double(steps)
-        return max(0, Int64((line * unit).rounded()))
+        // Clamped before converting: no frame lies past the timeline (and a Double past
+        // Int64's range would trap).
+        return max(0, Int64(min((line * unit).rounded(), Double(SessionLimits.maximumTimelineFrames))))
     }
 
     /// ``gridFrame(from:steps:snap:)`` through the map's changes: beats are whole song
     /// positions, bars their own lengths (a 7/8 bar is shorter than the 4/4 before it).
     private func mapGridFrame(from frame: Int64, steps: Int, bars: Bool) -> Int64 {
         // A frame within half a frame of a line counts as on it.
-        let at = Double(frame) + (steps > 0 ? 0.5 : -0.5)
+        let at = min(Double(frame), Double(SessionLimits.maximumTimelineFrames)) + (steps > 0 ? 0.5 : -0.5)
         let line: Double
         if bars {
             var bar = position(ofFrame: Int64(max(at, 0).rounded(.down))).bar

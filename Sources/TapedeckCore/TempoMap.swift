@@ -57,7 +57,7 @@ public struct TempoMap: Equatable, Sendable {
         }
         let segments = self.segments
         let s = segments[TempoSegment.index(ofBar: bar, in: segments)]
-        let beats = Double(bar - s.startBar) * Double(s.signature.beatsPerBar) + Double(beat - 1) + beatFraction
+        let beats = (Double(bar) - Double(s.startBar)) * Double(s.signature.beatsPerBar) + (Double(beat) - 1) + beatFraction
         return s.startFrame + s.seconds(beats: beats) * Double(sampleRate)
     }
 

@@ -84,7 +84,8 @@ extension TempoMap {
             let before = tempos.last { $0.bar <= start }!
             let next = tempos.first { $0.bar > start }
             let end = k + 1 < starts.count ? starts[k + 1] : nil
-            let count = end.map { Double(($0 - start) * signature.beatsPerBar) } ?? .infinity
+            // In Double: bars as far as Int goes, times beats, would overflow an Int.
+            let count = end.map { (Double($0) - Double(start)) * Double(signature.beatsPerBar) } ?? .infinity
             // A ramp into `next` runs from the change before it; a meter change inside it is
             // refused (``problem``), so the ramp is this one segment.
             let ramps = next?.ramp == true && next?.bar == end
@@ -104,6 +105,11 @@ extension TempoMap {
     /// meter is 1...64 beats of a 1, 2, 4, 8, 16 or 32 note; a meter change inside a ramp is
     /// refused (the beat the tempo counts would change halfway through the glide).
     public var problem: String? {
+        // Far past any timeline at any tempo (2^40 frames is 4·10^5 bars of 4/4 at 999 BPM at
+        // 8 kHz): refused before any arithmetic on them.
+        if let far = (tempoChanges.map(\.bar) + meterChanges.map(\.bar)).first(where: { $0 > TempoMap.maximumBar }) {
+            return "a change at bar \(far) lies past the timeline's end (\(SessionLimits.timelineLimitText(sampleRate: sampleRate)))"
+        }
         var seen = Set<Int>()
         for c in tempoChanges {
             guard c.bar >= 2 else { return "tempo change at bar \(c.bar): changes start at bar 2 (bar 1 has the session's tempo)" }
@@ -132,6 +138,9 @@ extension TempoMap {
         }
         return nil
     }
+
+    /// Bars beyond this lie past the timeline at any tempo and meter.
+    public static let maximumBar = 1_000_000_000
 
     /// Why `signature` is no meter; nil when it is one.
     public static func signatureProblem(_ signature: TimeSignature) -> String? {

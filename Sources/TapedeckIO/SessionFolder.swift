@@ -316,13 +316,17 @@ public struct SessionFolder: Sendable {
         if regions > SessionLimits.maximumRegions { return "tracks: \(regions) regions in all, at most \(SessionLimits.maximumRegions)" }
         let markers = (object["markers"] as? [Any])?.count ?? 0
         if markers > SessionLimits.maximumMarkers { return "markers: \(markers) markers, at most \(SessionLimits.maximumMarkers)" }
+        let changes = ((object["tempoChanges"] as? [Any])?.count ?? 0) + ((object["meterChanges"] as? [Any])?.count ?? 0)
+        if changes > SessionLimits.maximumMarkers {
+            return "tempoChanges: \(changes) tempo and meter changes, at most \(SessionLimits.maximumMarkers)"
+        }
         return nil
     }
 
     /// Fields that hold whole numbers (frames, counts, indices).
     private static let wholeNumberKeys: Set<String> = [
         "sampleRate", "beatsPerBar", "beatUnit", "frame", "startFrame", "endFrame", "timelineStartFrame", "sourceOffsetFrame",
-        "lengthFrames", "fadeInFrames", "fadeOutFrames", "takeGroup", "takeNumber", "group", "take", "inputChannels",
+        "lengthFrames", "fadeInFrames", "fadeOutFrames", "takeGroup", "takeNumber", "group", "take", "inputChannels", "bar",
     ]
 
     /// The first whole-number field holding a fraction or a number too large for any frame

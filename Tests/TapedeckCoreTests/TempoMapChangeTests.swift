@@ -118,5 +118,24 @@ final class TempoMapChangeTests: XCTestCase {
                        "two eighths from the bar's start")
         XCTAssertEqual(eighth.nearestLine(toFrame: 100_000, tempoMap: map), 96_000, accuracy: 1e-6, "4/4 at 120: an eighth is 12 000")
     }
+
+    /// The largest and smallest values the types allow are refused or answered, never trapped
+    /// (a session file with bar 2^63 − 1 trapped on overflow).
+    func testExtremeBarsAndTempoAreRefusedOrAnsweredNeverTrapped() {
+        for bar in [Int.max, Int.min, TempoMap.maximumBar + 1] {
+            let map = TempoMap(sampleRate: 48000, tempoBPM: 120, timeSignature: four, tempoChanges: [TempoChange(bar: bar, bpm: 90)])
+            XCTAssertNotNil(map.problem, "bar \(bar)")
+        }
+        let map = TempoMap(sampleRate: 768_000, tempoBPM: 1, timeSignature: TimeSignature(beatsPerBar: 64, beatUnit: 32),
+                           tempoChanges: [TempoChange(bar: 2, bpm: 999, ramp: true)], meterChanges: [MeterChange(bar: 3, signature: four)])
+        XCTAssertNil(map.problem)
+        XCTAssertEqual(map.frame(bar: Int.max, beat: 1), SessionLimits.maximumTimelineFrames)
+        XCTAssertEqual(map.frame(bar: Int.min, beat: Int.min), 0)
+        XCTAssertTrue(map.position(ofFrame: .max).bar > 2)
+        XCTAssertTrue(map.position(ofFrame: .min).bar < 1)
+        XCTAssertTrue(map.beatPosition(atFrame: .max).isFinite)
+        XCTAssertTrue(TempoTable(map).point(atFrame: -1e30).beatPosition.isFinite)
+        XCTAssertEqual(map.gridFrame(from: .max, steps: 1, snap: .bars), SessionLimits.maximumTimelineFrames)
+    }
 }
 

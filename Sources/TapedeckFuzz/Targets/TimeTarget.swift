@@ -8,7 +8,11 @@ struct TimeTarget: FuzzTarget {
     let mutator = Mutator(tokens: ["|", ":", ".", "-", "f", "s", "ms", "m", "h", "1", "0", "960", "99999999999999", "1.1.1"].map { Array($0.utf8) })
     let maps = [TempoMap(sampleRate: 48000, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4)),
                 TempoMap(sampleRate: 768_000, tempoBPM: 1, timeSignature: TimeSignature(beatsPerBar: 64, beatUnit: 32)),
-                TempoMap(sampleRate: 1000, tempoBPM: 999, timeSignature: TimeSignature(beatsPerBar: 1, beatUnit: 1))]
+                TempoMap(sampleRate: 1000, tempoBPM: 999, timeSignature: TimeSignature(beatsPerBar: 1, beatUnit: 1)),
+                // A map with a step, a meter change and a ramp: times typed as bars go through it.
+                TempoMap(sampleRate: 48000, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4),
+                         tempoChanges: [TempoChange(bar: 3, bpm: 90), TempoChange(bar: 9, bpm: 999, ramp: true)],
+                         meterChanges: [MeterChange(bar: 5, signature: TimeSignature(beatsPerBar: 7, beatUnit: 8))])]
 
     init() {}
 

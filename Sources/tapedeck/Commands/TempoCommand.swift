@@ -40,7 +40,10 @@ struct TempoMapCommand {
     static func bar(_ text: String, command: String) throws(UsageError) -> Int {
         let t = text.trimmingCharacters(in: .whitespaces)
         let parts = t.split(separator: t.contains("|") ? "|" : ".", omittingEmptySubsequences: false)
-        guard let first = parts.first, !first.isEmpty, first.allSatisfy(\.isNumber), first.count <= 9, let bar = Int(first), bar >= 1 else {
+        if let first = parts.first, first.count > 9, first.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            throw UsageError("\(command): bar \(first) lies past the timeline's end")
+        }
+        guard let first = parts.first, !first.isEmpty, first.allSatisfy({ $0.isASCII && $0.isNumber }), let bar = Int(first), bar >= 1 else {
             throw UsageError("\(command): '\(text.terminalSafe)' is not a bar (write 17, 17.1.1 or 17|1|0; bars count from 1)")
         }
         let rest = parts.dropFirst()
