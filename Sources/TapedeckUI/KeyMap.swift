@@ -177,7 +177,7 @@ public enum Action: String, CaseIterable, Sendable {
         case .pitchUp: "pitch +1 semitone"
         case .marker: "marker at playhead"
         case .markerRename: "rename marker"
-        case .tempo: "tempo/meter change at playhead's bar"
+        case .tempo: "tempo/meter at this bar"
         case .markerDelete: "delete marker"
         case .markerPrevious: "to previous marker"
         case .markerNext: "to next marker"
@@ -266,7 +266,7 @@ public struct KeyMap: Equatable, Sendable {
         (.quit, [.char("q")]), (.help, [.char("?"), .function(1)]),
         (.speedDown, [.char("<")]), (.speedUp, [.char(">")]), (.mode, [.char("M")]),
         (.pitchDown, [.char("{")]), (.pitchUp, [.char("}")]),
-        (.marker, [.char("k")]), (.rulerMode, [.char("t")]), (.tempo, [.char("G")]),
+        (.marker, [.char("k")]), (.rulerMode, [.char("t")]), (.tempo, [.char("|")]),
         (.chain, [.char("c")]), (.devices, [.char("d")]),
         (.importFile, [.char("i")]), (.export, [.char("e")]),
         (.click, [.char("C")]), (.countIn, [.char("I")]), (.take, [.char("T")]), (.lanes, [.char("L")]),

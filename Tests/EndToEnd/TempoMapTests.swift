@@ -196,7 +196,7 @@ final class TempoMapTests: XCTestCase {
         let screen = try ScreenTmux(self, folder: dir.path, args: [session], width: 120)
         screen.waitFor("120.0 BPM  4/4")
         screen.waitFor("|3 7/8")
-        screen.send("G")
+        screen.send("|")
         screen.waitFor("Bar 1 (120 BPM 4/4)")
         screen.send("100 ramp", "Enter")
         screen.waitFor("bar 1's tempo cannot ramp")
@@ -207,7 +207,7 @@ final class TempoMapTests: XCTestCase {
         // Eight beats on (snap beats): bar 3, in 7/8 at 100.
         for _ in 0..<8 { screen.send("Right") }
         screen.waitFor("3|1|0  100.0 BPM  7/8")
-        screen.send("G")
+        screen.send("|")
         screen.waitFor("Bar 3 (100 BPM 7/8)")
         screen.send("150", "Enter")
         screen.waitFor("|3 150bpm 7/8")

@@ -155,12 +155,14 @@ struct AutomationCommand: Command {
         default: break
         }
         var edited = lane
+        // Said only once the point is saved: a refused edit says only why.
+        var farWarning: String?
         let said: String
         switch action {
         case .add(let timeText, let valueText, let curve):
             let frame: Int64
             do { frame = try TimeText.frames(from: timeText, tempoMap: map) } catch { throw UsageError("automation: \(error)") }
-            if let far = session.farPastEndWarning(frame, typed: timeText) { Terminal.err("tapedeck: warning: \(far)\n") }
+            farWarning = session.farPastEndWarning(frame, typed: timeText)
             let value: Double
             do { value = try parameter.parseValue(valueText) } catch { throw UsageError("automation: \(error.description)") }
             edited.add(AutomationPoint(frame: frame, value: value, curve: curve))
@@ -194,6 +196,7 @@ struct AutomationCommand: Command {
         }
         if let problem = SessionValidator.problem(in: document.session) { throw UsageError("automation: \(problem)") }
         try folder.save(document.session)
+        if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
         Terminal.out(said)
         return ExitCode.ok
     }

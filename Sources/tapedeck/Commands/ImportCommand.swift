@@ -83,9 +83,11 @@ struct ImportCommand: Command {
         defer { withExtendedLifetime(lock) {} }
         var document = SessionDocument(session: try folder.load())
         var at: Int64 = 0
+        // Said only once the import is saved: a refused one says only why.
+        var farWarning: String?
         if let atText {
             at = try TimeText.frames(from: atText, tempoMap: document.session.tempoMap, field: "import: --at")
-            if let far = document.session.farPastEndWarning(at, typed: atText) { Terminal.err("tapedeck: warning: \(far)\n") }
+            farWarning = document.session.farPastEndWarning(at, typed: atText)
         }
         let trackIndex = try trackText.map { text throws(UsageError) in
             try TrackSelector.material(of: text, in: document.session, command: "import",
@@ -177,6 +179,7 @@ struct ImportCommand: Command {
             let target = files.count > 1 ? "\(files[0]) … \(files[files.count - 1])" : files.first ?? ""
             Terminal.out("imported \(file.terminalSafe) → \(target.terminalSafe): \(imported.channelText), \(TimeText.clock(frames: imported.frameCount, sampleRate: rate))\(imported.wasResampled ? ", resampled to \(rate) Hz" : "")\(cleaned)")
         }
+        if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
         return ExitCode.ok
     }
 

@@ -55,10 +55,12 @@ struct MarkerCommand: Command {
             return ExitCode.ok
         }
         let said: String
+        // Said only once the edit is saved: a refused one says only why.
+        var farWarning: String?
         switch edit {
         case .add(let time, let name):
             let at = try TimeText.frames(from: time, tempoMap: map)
-            if let far = document.session.farPastEndWarning(at, typed: time) { Terminal.err("tapedeck: warning: \(far)\n") }
+            farWarning = document.session.farPastEndWarning(at, typed: time)
             var index = 0
             try document.edit("add marker") { (s: inout Session) throws(MarkerEditError) in index = try s.addMarker(name, atFrame: at) }
             said = "marker \(document.session.markers[index].name) at \(document.session.clockText(at))"
@@ -69,7 +71,7 @@ struct MarkerCommand: Command {
         case .move(let which, let time):
             let i = try document.session.markerIndex(named: which)
             let at = try TimeText.frames(from: time, tempoMap: map)
-            if let far = document.session.farPastEndWarning(at, typed: time) { Terminal.err("tapedeck: warning: \(far)\n") }
+            farWarning = document.session.farPastEndWarning(at, typed: time)
             var index = 0
             try document.edit("move marker") { (s: inout Session) throws(MarkerEditError) in index = try s.moveMarker(i, toFrame: at) }
             said = "marker \(document.session.markers[index].name) at \(document.session.clockText(at))"
@@ -80,6 +82,7 @@ struct MarkerCommand: Command {
             said = "deleted marker \(m.name) at \(document.session.clockText(m.frame))"
         }
         try folder.save(document.session)
+        if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
         Terminal.out(said)
         return ExitCode.ok
     }

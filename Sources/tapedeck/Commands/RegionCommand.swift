@@ -139,10 +139,12 @@ struct RegionCommand: Command {
         func frames(_ text: String) throws(TimeText.ParseError) -> Int64 { try TimeText.frames(from: text, tempoMap: map) }
         let fileFrames = { (r: Region) -> Int64? in try? AudioFileReader(path: folder.absolutePath(of: r.file), blockFrames: 16).frameCount }
         var result = ref.region
+        // Said only once the move is saved: a refused one says only why.
+        var farWarning: String?
         switch edit {
         case .move(let text, let withAutomation):
             let at = try frames(text)
-            if let far = document.session.farPastEndWarning(at, typed: text) { Terminal.err("tapedeck: warning: \(far)\n") }
+            farWarning = document.session.farPastEndWarning(at, typed: text)
             try document.editRegions("move region") { (s: inout Session) throws(RegionEditError) in
                 try s.moveRegion(ref, toStartFrame: at, carryingAutomation: withAutomation)
             }
@@ -186,6 +188,7 @@ struct RegionCommand: Command {
             return ExitCode.ok
         }
         try folder.save(document.session)
+        if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
         let after = RegionCommand.timelineOrder(document.session.tracks[t])
         let shown = (after.firstIndex(of: result) ?? 0) + 1
         Terminal.out("region \(shown) of track \(t + 1): \(RegionCommand.line(document.session.tracks[t].regions[result], session: document.session))")
