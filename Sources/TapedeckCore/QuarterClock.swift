@@ -30,8 +30,7 @@ public struct QuarterClock: Sendable {
 
     /// The frame (unrounded) `quarters` quarter notes from bar 1.
     public func frame(atQuarters quarters: Double) -> Double {
-        var k = 0
-        while k + 1 < segments.count && startQuarters[k + 1] <= quarters { k += 1 }
+        let k = TempoSegment.lastIndex(startQuarters, atMost: quarters) { $0 }
         let s = segments[k]
         let beats = (quarters - startQuarters[k]) * Double(s.signature.beatUnit) / 4
         return s.startFrame + s.seconds(beats: beats) * sampleRate

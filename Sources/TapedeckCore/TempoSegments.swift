@@ -49,22 +49,27 @@ public struct TempoSegment: Equatable, Sendable {
 
     /// The segment holding bar `bar` (the first for bars before it).
     public static func index(ofBar bar: Int, in segments: [TempoSegment]) -> Int {
-        var lo = 0, hi = segments.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if segments[mid].startBar <= bar { lo = mid } else { hi = mid - 1 }
-        }
-        return lo
+        lastIndex(segments, atMost: Double(bar)) { Double($0.startBar) }
     }
 
     /// The segment holding `frame` (the first for frames before it).
     public static func index(ofFrame frame: Double, in segments: [TempoSegment]) -> Int {
-        var lo = 0, hi = segments.count - 1
+        lastIndex(segments, atMost: frame) { $0.startFrame }
+    }
+
+    /// The last index of `list` (sorted by `key`) whose key is at most `value`; 0 when none
+    /// is. The one search of the map's segments, by bar, frame, beat or quarter note.
+    ///
+    /// Audio thread (through ``TempoTable``): no allocation, no locks.
+    @inline(__always)
+    public static func lastIndex<C: RandomAccessCollection>(_ list: C, atMost value: Double, key: (C.Element) -> Double) -> Int
+    where C.Index == Int {
+        var lo = list.startIndex, hi = list.endIndex - 1
         while lo < hi {
             let mid = (lo + hi + 1) / 2
-            if segments[mid].startFrame <= frame { lo = mid } else { hi = mid - 1 }
+            if key(list[mid]) <= value { lo = mid } else { hi = mid - 1 }
         }
-        return lo
+        return max(lo, list.startIndex)
     }
 }
 
@@ -141,6 +146,16 @@ extension TempoMap {
 
     /// Bars beyond this lie past the timeline at any tempo and meter.
     public static let maximumBar = 1_000_000_000
+
+    /// The meter `text` writes (`N/D`: 4/4, 7/8), nil when it is none (N 1...64, D 1, 2, 4,
+    /// 8, 16 or 32). Every place a meter is typed reads it here.
+    public static func signature(parsing text: String) -> TimeSignature? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+              let n = Int(parts[0]), let d = Int(parts[1]) else { return nil }
+        let signature = TimeSignature(beatsPerBar: n, beatUnit: d)
+        return signatureProblem(signature) == nil ? signature : nil
+    }
 
     /// Why `signature` is no meter; nil when it is one.
     public static func signatureProblem(_ signature: TimeSignature) -> String? {

@@ -52,12 +52,7 @@ public final class TempoTable: @unchecked Sendable {
         var i = cursor.pointee
         if i >= count || segments[i].startFrame > frame || (i + 1 < count && segments[i + 1].startFrame <= frame) {
             // Not the segment last read (a jump, a locate, the next segment): search.
-            var lo = 0, hi = count - 1
-            while lo < hi {
-                let mid = (lo + hi + 1) / 2
-                if segments[mid].startFrame <= frame { lo = mid } else { hi = mid - 1 }
-            }
-            i = lo
+            i = TempoSegment.lastIndex(UnsafeBufferPointer(start: segments, count: count), atMost: frame) { $0.startFrame }
             cursor.pointee = i
         }
         return segments[i].point(atFrame: frame, sampleRate: sampleRate, nextChangeFrame: i + 1 < count ? segments[i + 1].startFrame : .infinity)
@@ -96,9 +91,7 @@ extension TempoMap {
     public func frame(atBeatPosition beats: Double) -> Double {
         if isConstant { return beats * framesPerBeat }
         let segments = self.segments
-        var i = 0
-        while i + 1 < segments.count && segments[i + 1].startBeat <= beats { i += 1 }
-        let s = segments[i]
+        let s = segments[TempoSegment.lastIndex(segments, atMost: beats) { $0.startBeat }]
         return s.startFrame + s.seconds(beats: beats - s.startBeat) * Double(sampleRate)
     }
 }

@@ -30,11 +30,10 @@ extension ScreenModel {
                 if tempo { try next.removeTempo(atBar: bar) }
                 if meter { try next.removeMeter(atBar: bar) }
             } else if first.contains("/") {
-                let parts = first.split(separator: "/")
-                guard words.count == 1, parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]) else {
-                    return "write a meter as N/D, e.g. 7/8"
+                guard words.count == 1, let signature = TempoMap.signature(parsing: first) else {
+                    return "'\(text)' is no meter: write N/D, e.g. 7/8 (N 1...64, D 1, 2, 4, 8, 16 or 32)"
                 }
-                try next.setMeter(atBar: bar, TimeSignature(beatsPerBar: n, beatUnit: d))
+                try next.setMeter(atBar: bar, signature)
             } else {
                 guard let bpm = Double(first.replacingOccurrences(of: "bpm", with: "")), words.count == 1 || (words.count == 2 && words[1] == "ramp") else {
                     return "write a tempo such as 140 or 140 ramp"
@@ -44,16 +43,10 @@ extension ScreenModel {
         } catch {
             return error.description
         }
-        let before = session.tempoMap, after = next.tempoMap
+        let after = next.tempoMap
         if next.tracks.contains(where: { $0.regions.contains(where: \.isMIDI) }) {
             guard let folder else { return "save the session first: MIDI regions keep their bars in new files in its midi/ folder" }
-            for t in next.tracks.indices {
-                for r in next.tracks[t].regions.indices where next.tracks[t].regions[r].isMIDI {
-                    do { next.tracks[t].regions[r] = try MIDIRegionFile.keepingBars(next.tracks[t].regions[r], from: before, to: after, folder: folder) } catch {
-                        return error.description
-                    }
-                }
-            }
+            do { _ = try MIDIRegionFile.keepingBars(in: &next, from: session.tempoMap, folder: folder) } catch { return error.description }
         }
         edit("tempo map") { $0 = next }
         let at = after.frame(bar: bar, beat: 1)

@@ -24,6 +24,18 @@ final class JACKTransportTests: XCTestCase {
         return try Transport(session: session, folder: folder, device: device)
     }
 
+    /// What `jack_showtime` printed over `seconds`, and each rolling line's frame and BBT
+    /// (`frame = 123456  frame_time = … state: Rolling	BBT:   3|2|0480`).
+    private func showtime(seconds: Double) -> (text: String, rolling: [(frame: Int64, bbt: String)]) {
+        let shown = JackTools.run(["/usr/bin/timeout", "-s", "KILL", "\(seconds)", "/usr/bin/stdbuf", "-oL", "/usr/bin/jack_showtime"])
+        let rolling = shown.split(separator: "\n").filter { $0.contains("Rolling") && $0.contains("BBT:") }.compactMap { line -> (Int64, String)? in
+            guard let frame = Int64(line.split(separator: " ")[2]),
+                  let bbt = line.components(separatedBy: "BBT:").last?.trimmingCharacters(in: .whitespaces).split(separator: "\t").first else { return nil }
+            return (frame, String(bbt))
+        }
+        return (shown, rolling)
+    }
+
     func testAnotherProgramsStartLocateAndStopMoveTapedeckAndAreNamed() throws {
         _ = try JackFixture.start(self)
         let dir = try TransportFixture.temporaryFolder()
@@ -92,18 +104,12 @@ final class JACKTransportTests: XCTestCase {
         defer { transport.close() }
         transport.play(from: 100_000)
         TransportFixture.waitFor(transport) { $0.positionFrame > 110_000 }
-        let shown = JackTools.run(["/usr/bin/timeout", "-s", "KILL", "0.8", "/usr/bin/stdbuf", "-oL", "/usr/bin/jack_showtime"])
-        var checked = 0
-        for line in shown.split(separator: "\n") where line.contains("Rolling") && line.contains("BBT:") {
-            // frame = 123456  frame_time = … state: Rolling	BBT:   3|2|0480
-            guard let frame = Int64(line.split(separator: " ")[2]),
-                  let bbt = line.components(separatedBy: "BBT:").last?.trimmingCharacters(in: .whitespaces)
-                    .split(separator: "\t").first else { continue }
+        let (shown, rolling) = showtime(seconds: 0.8)
+        for (frame, bbt) in rolling {
             let p = map.position(ofFrame: frame)
-            XCTAssertEqual(String(bbt), String(format: "%d|%d|%04d", p.bar, p.beat, p.tick), "frame \(frame)")
-            checked += 1
+            XCTAssertEqual(bbt, String(format: "%d|%d|%04d", p.bar, p.beat, p.tick), "frame \(frame)")
         }
-        XCTAssertGreaterThan(checked, 20, "jack_showtime saw Tapedeck's bars and beats:\n\(shown.prefix(400))")
+        XCTAssertGreaterThan(rolling.count, 20, "jack_showtime saw Tapedeck's bars and beats:\n\(shown.prefix(400))")
 
         // A tempo change in the session is published at once.
         var faster = transport.session
@@ -131,12 +137,9 @@ final class JACKTransportTests: XCTestCase {
         defer { transport.close() }
         transport.play(from: 150_000)
         TransportFixture.waitFor(transport) { $0.positionFrame > 160_000 }
-        let shown = JackTools.run(["/usr/bin/timeout", "-s", "KILL", "0.8", "/usr/bin/stdbuf", "-oL", "/usr/bin/jack_showtime"])
+        let (shown, rolling) = showtime(seconds: 0.8)
         var checked = 0
-        for line in shown.split(separator: "\n") where line.contains("Rolling") && line.contains("BBT:") {
-            guard let frame = Int64(line.split(separator: " ")[2]),
-                  let bbt = line.components(separatedBy: "BBT:").last?.trimmingCharacters(in: .whitespaces)
-                    .split(separator: "\t").first else { continue }
+        for (frame, bbt) in rolling {
             let parts = bbt.split(separator: "|").compactMap { Int($0) }
             guard parts.count == 3 else { continue }
             XCTAssertLessThan(frame, Int64(map.exactFrame(bar: 5, beat: 1)), "inside the ramp")

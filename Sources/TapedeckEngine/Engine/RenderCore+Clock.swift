@@ -16,12 +16,13 @@ extension RenderCore {
     }
 
     /// The host clock for nodes at timeline frame `frame` (the tempo map there, as heard
-    /// at the transport's speed: tempo × speed, a ramp's slope × speed² a device frame).
+    /// at `speed`, by default the transport's: tempo × speed, a ramp's slope × speed² a
+    /// frame).
     ///
     /// Audio thread: arithmetic only.
     @inline(__always)
-    func transportInfo(_ g: Graph, atTimelineFrame frame: Int64) -> TransportInfo {
-        let speed = speedFactor
+    func transportInfo(_ g: Graph, atTimelineFrame frame: Int64, speed given: Double? = nil) -> TransportInfo {
+        let speed = given ?? speedFactor
         let p = tempoPoint(g, atFrame: Double(frame))
         var info = TransportInfo(tempoBPM: p.bpm * speed, beatPosition: p.beatPosition,
                                  beatsPerBar: p.beatsPerBar, beatUnit: p.beatUnit,

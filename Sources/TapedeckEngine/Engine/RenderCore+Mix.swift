@@ -288,21 +288,17 @@ extension RenderCore {
                 let m = min(timelineFrames, frameCount - done)
                 let at = start + Int64(done)
                 let timelineFrame = timeline(afterRolling: max(0, at - seq))
-                var info = transportInfo(g)
-                if hostTransportInfo() == nil {
-                    // The map at the block's own timeline frame, at the session's tempo.
-                    let p = tempoPoint(g, atFrame: Double(timelineFrame))
-                    info.tempoBPM = p.bpm
-                    info.beatPosition = p.beatPosition
-                    info.barStartBeat = p.barStartBeat
-                    info.bpmPerFrame = p.bpmPerFrame
-                    info.beatsPerBar = p.beatsPerBar
-                    info.beatUnit = p.beatUnit
+                // The map at the block's own timeline frame, at the session's tempo (the
+                // material before it is stretched).
+                var info: TransportInfo
+                if var host = hostTransportInfo() {
+                    host.tempoBPM = g.tempoMap.tempoBPM
+                    host.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
+                    host.timelineFrame = timelineFrame
+                    info = host
                 } else {
-                    info.tempoBPM = g.tempoMap.tempoBPM
-                    info.beatPosition = Double(timelineFrame) / g.tempoMap.framesPerBeat
+                    info = transportInfo(g, atTimelineFrame: timelineFrame, speed: 1)
                 }
-                info.timelineFrame = timelineFrame
                 for c in 0..<2 { timelineTargets[c] = channels[c] + done }
                 let targets = StripTargets(master: UnsafePointer(timelineTargets), devices: nil, deviceCount: 0, throughBuses: true,
                                            timelineFrame: timelineFrame)

@@ -49,6 +49,22 @@ extension StandardMIDIFile {
 }
 
 extension MIDIRegionFile {
+    /// Every MIDI region of `session` kept on its bars and beats as the tempo map goes from
+    /// `old` to the session's own (``keepingBars(_:from:to:folder:)``); how many moved. What
+    /// every edit of the map calls (`tempo`, `meter`, `import --tempo-map`, the screen).
+    public static func keepingBars(in session: inout Session, from old: TempoMap, folder: SessionFolder) throws(AudioFileError) -> Int {
+        let new = session.tempoMap
+        var moved = 0
+        for t in session.tracks.indices {
+            for r in session.tracks[t].regions.indices where session.tracks[t].regions[r].isMIDI {
+                let region = session.tracks[t].regions[r]
+                let kept = try keepingBars(region, from: old, to: new, folder: folder)
+                if kept != region { session.tracks[t].regions[r] = kept; moved += 1 }
+            }
+        }
+        return moved
+    }
+
     /// `region` kept on its bars and beats as the tempo map goes from `old` to `new`: its
     /// start, end and every event of its file move to where their bar and beat now lie (the
     /// beats of each bar counted in its old meter, running on into the next bar where the new

@@ -68,12 +68,7 @@ struct ImportCommand: Command {
         updated.timeSignature = map.timeSignature
         updated.tempoChanges = map.tempoChanges
         updated.meterChanges = map.meterChanges
-        for t in updated.tracks.indices {
-            for r in updated.tracks[t].regions.indices where updated.tracks[t].regions[r].isMIDI {
-                updated.tracks[t].regions[r] = try MIDIRegionFile.keepingBars(updated.tracks[t].regions[r], from: before, to: updated.tempoMap,
-                                                                             folder: folder)
-            }
-        }
+        _ = try MIDIRegionFile.keepingBars(in: &updated, from: before, folder: folder)
         document.edit("tempo map") { (s: inout Session) in s = updated }
         Terminal.out("tempo map from \(file.terminalSafe):\n" + updated.tempoMapListing)
     }

@@ -37,11 +37,9 @@ struct NewCommand: Command {
 
     /// Reads `N/D` such as 4/4, 6/8, 7/8.
     static func parseMeter(_ text: String) throws(UsageError) -> TimeSignature {
-        let parts = text.split(separator: "/")
-        guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]), (1...64).contains(n),
-              [1, 2, 4, 8, 16, 32].contains(d) else {
+        guard let signature = TempoMap.signature(parsing: text) else {
             throw UsageError("new: --meter '\(text)' must be N/D like 4/4 or 6/8 (N 1...64, D 1, 2, 4, 8, 16 or 32)")
         }
-        return TimeSignature(beatsPerBar: n, beatUnit: d)
+        return signature
     }
 }

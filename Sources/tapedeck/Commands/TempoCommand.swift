@@ -86,16 +86,8 @@ struct TempoMapCommand {
                 throw UsageError("\(name): \(error.description)")
             }
             // MIDI regions keep their bars and beats (audio regions keep their time).
-            let after = document.session.tempoMap
-            var moved = 0
             var updated = document.session
-            for t in updated.tracks.indices {
-                for r in updated.tracks[t].regions.indices where updated.tracks[t].regions[r].isMIDI {
-                    let region = updated.tracks[t].regions[r]
-                    let kept = try MIDIRegionFile.keepingBars(region, from: before, to: after, folder: folder)
-                    if kept != region { updated.tracks[t].regions[r] = kept; moved += 1 }
-                }
-            }
+            let moved = try MIDIRegionFile.keepingBars(in: &updated, from: before, folder: folder)
             if moved > 0 { document.edit("tempo") { (s: inout Session) in s = updated } }
             try folder.save(document.session)
             if moved > 0 { Terminal.err("\(moved) MIDI region\(moved == 1 ? "" : "s") moved to keep \(moved == 1 ? "its" : "their") bars\n") }
@@ -106,12 +98,10 @@ struct TempoMapCommand {
 
     /// `N/D` such as 7/8.
     static func meter(_ text: String) throws(UsageError) -> TimeSignature {
-        let parts = text.split(separator: "/")
-        guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]),
-              TempoMap.signatureProblem(TimeSignature(beatsPerBar: n, beatUnit: d)) == nil else {
+        guard let signature = TempoMap.signature(parsing: text) else {
             throw UsageError("meter: '\(text.terminalSafe)' must be N/D like 4/4 or 7/8 (N 1...64, D 1, 2, 4, 8, 16 or 32)")
         }
-        return TimeSignature(beatsPerBar: n, beatUnit: d)
+        return signature
     }
 }
 
