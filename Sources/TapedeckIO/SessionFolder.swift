@@ -10,10 +10,15 @@ public struct SessionError: Error, CustomStringConvertible, Equatable, Sendable 
     /// What is wrong; for a bad field it starts with the field's path, e.g. `tracks[1].pan`.
     public var reason: String
 
+    /// When the session is held open by a running Tapedeck that takes edits (the screen),
+    /// that process: the command line hands the edit to it (see ``SessionOwner``).
+    public var ownerPid: Int32?
+
     /// Creates an error for `path`.
-    public init(path: String, reason: String) {
+    public init(path: String, reason: String, ownerPid: Int32? = nil) {
         self.path = path
         self.reason = reason
+        self.ownerPid = ownerPid
     }
 
     /// `PATH: REASON`, the path with control characters escaped.
@@ -112,7 +117,9 @@ public struct SessionFolder: Sendable {
     /// `session.json` and fsyncs the folder. A session that breaks ``SessionLimits`` or any
     /// other rule of ``SessionValidator`` is refused, never written. Takes the session lock
     /// for the save (see ``SessionLock``).
-    public func save(_ session: Session) throws(SessionError) {
+    /// The replaced `session.json` becomes an undo step of ``SessionHistory`` (unless
+    /// `keepingHistory` is false: an undo or redo moves its steps itself).
+    public func save(_ session: Session, keepingHistory: Bool = true) throws(SessionError) {
         if let problem = SessionValidator.problem(in: session) {
             throw SessionError(path: sessionFile, reason: "not saved: \(problem)")
         }
@@ -129,6 +136,7 @@ public struct SessionFolder: Sendable {
             throw SessionError(path: sessionFile, reason: "not saved (\(error.reason)); the session on disk is unchanged")
         }
         keepBackup()
+        if keepingHistory && changes(data) { SessionHistory.keep(self, name: SessionHistory.currentLabel(self)) }
         TestHooks.killIfAsked(at: "save-rename")
         if rename(tmp, sessionFile) != 0 {
             let why = FileSystem.errnoText()
@@ -137,6 +145,29 @@ public struct SessionFolder: Sendable {
         }
         TestHooks.killIfAsked(at: "save-renamed")
         DurableFile.syncFolder(path)
+        SessionOwner.didSave(self, session)
+    }
+
+    /// Whether `data` differs from the `session.json` on disk (a save of the same session is
+    /// no step to undo).
+    private func changes(_ data: Data) -> Bool {
+        var st = stat()
+        guard stat(sessionFile, &st) == 0, Int(st.st_size) == data.count else { return true }
+        guard let bytes = try? FileSystem.readAll(path: sessionFile, limitBytes: Int64(data.count) + 1) else { return true }
+        return bytes.count != data.count || !bytes.elementsEqual(data)
+    }
+
+    /// Reverts the last saved change (or, `redo`, brings back the last one reverted), from
+    /// the history kept in the folder (``SessionHistory``), whichever process made it.
+    /// Returns the step's name, nil when there is nothing to undo (or redo).
+    public func undoLastSave(redo: Bool = false) throws(SessionError) -> String? {
+        let lock = try SessionLock.acquire(self)
+        defer { withExtendedLifetime(lock) {} }
+        guard let (session, name) = try SessionHistory.peek(self, undo: !redo) else { return nil }
+        let replaced = SessionHistory.preserveCurrent(self)
+        try save(session, keepingHistory: false)
+        SessionHistory.moved(self, undo: !redo, replacedFile: replaced)
+        return name
     }
 
     /// Makes the current `session.json` the backup, when it is a readable session (a damaged
@@ -162,6 +193,8 @@ public struct SessionFolder: Sendable {
     /// a notice says so (see ``collectNotices()``); a session whose JSON reads but breaks a rule is reported,
     /// not replaced by its backup.
     public func load() throws(SessionError) -> Session {
+        // A command handed to the owner reads the owner's session, not the file (SessionOwner).
+        if let served = SessionOwner.servedSession(self) { return served }
         guard FileSystem.isFolder(path) else {
             throw SessionError(path: path, reason: FileSystem.exists(path) ? "is not a session folder" : "no such session folder")
         }

@@ -97,6 +97,13 @@ public final class SessionLock: @unchecked Sendable {
         return text.isEmpty ? "another Tapedeck process" : text.terminalSafe
     }
 
+    /// The pid the lock file names (`pid 123 (…)`), if it names one.
+    public static func holderPid(_ folder: SessionFolder) -> Int32? {
+        let text = holderText(folder)
+        guard text.hasPrefix("pid ") else { return nil }
+        return Int32(text.dropFirst(4).prefix { $0.isNumber })
+    }
+
     private static func take(_ folder: SessionFolder, command: String, waitSeconds: Double) throws(SessionError) -> SessionLock? {
         guard let key = canonicalPath(folder.path) else {
             throw SessionError(path: folder.path, reason: FileSystem.exists(folder.path) ? "cannot lock: \(FileSystem.errnoText())" : "no such session folder")
@@ -119,6 +126,13 @@ public final class SessionLock: @unchecked Sendable {
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }
+            // Held by a Tapedeck that takes edits (the screen): no use waiting for it to
+            // finish, the edit is handed to it instead (SessionOwner).
+            if code == EWOULDBLOCK, waitedNanoseconds == 0, let takesEdits = SessionOwner.takesEdits,
+               let pid = holderPid(folder), pid != getpid(), takesEdits(pid) {
+                close(fd)
+                throw SessionError(path: folder.path, reason: "held open by \(holderText(folder))", ownerPid: pid)
+            }
             guard code == EWOULDBLOCK, waitedNanoseconds < limit else {
                 close(fd)
                 if code == EWOULDBLOCK { return nil }

@@ -68,7 +68,8 @@ public final class ControlServer {
     private var nextConnection = 0
     /// At most this many clients at once; a line at most this long.
     static let maximumConnections = 32
-    static let maximumLineBytes = 4096
+    /// (A command line handed over with many files to import runs to a few kilobytes.)
+    static let maximumLineBytes = 64 * 1024
     /// A client silent this long is let go.
     static let idleSeconds = 10.0
     /// Replies waiting for a client that does not read are bounded: past this many bytes, or

@@ -1,3 +1,4 @@
+import Foundation
 import TapedeckCore
 import TapedeckDSP
 
@@ -9,6 +10,10 @@ import TapedeckDSP
 /// `record` toggles (starts recording the armed tracks, or stops a recording); `TIME` is any
 /// time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read against the
 /// running session's tempo; `R` is a speed as `--speed` takes it (`0.75`, `3/4`, `75%`).
+///
+/// `cli ["track","/path/S.tapedeck","1","--gain","-6"]` (a JSON array) is a command-line
+/// edit handed to the session's owner (see `SessionOwner`): the owner runs it as that command
+/// would and answers one JSON line, `{"status":0,"out":"…","err":"…"}`.
 public enum RemoteCommand: Equatable, Sendable {
     case play
     case stop
@@ -18,6 +23,8 @@ public enum RemoteCommand: Equatable, Sendable {
     case loop(Bool)
     case speed(Double)
     case status
+    /// A command line (without `tapedeck`), its paths absolute, for the session's owner to run.
+    case commandLine([String])
 
     /// The words the protocol knows, for messages and `tapedeck help ctl`.
     public static let words = ["play", "stop", "record", "rewind", "locate TIME", "loop on|off", "speed R", "status"]
@@ -38,6 +45,13 @@ public enum RemoteCommand: Equatable, Sendable {
         case "record": return none(.record)
         case "rewind": return none(.rewind)
         case "status": return none(.status)
+        case "cli":
+            let json = line.drop { $0 == " " || $0 == "\t" }.dropFirst(3)
+            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
+                  let words = object as? [String], !words.isEmpty, words.count <= 4096 else {
+                return .failure(RemoteError("cli needs a JSON array of the command line's words"))
+            }
+            return .success(.commandLine(words))
         case "locate":
             guard rest.count == 1 else { return .failure(RemoteError("locate needs one time, e.g. 'locate 4.1.1' or 'locate 1:30'")) }
             return .success(.locate(rest[0]))
@@ -70,6 +84,9 @@ public enum RemoteCommand: Equatable, Sendable {
         case .locate(let time): "locate \(time)"
         case .loop(let on): "loop \(on ? "on" : "off")"
         case .speed(let r): "speed \(r)"
+        case .commandLine(let words):
+            "cli " + ((try? JSONSerialization.data(withJSONObject: words, options: [.withoutEscapingSlashes]))
+                .map { String(decoding: $0, as: UTF8.self) } ?? "[]")
         }
     }
 }

@@ -14,10 +14,17 @@ public struct ScreenHooks: Sendable {
     public var freeze: (@Sendable (_ session: Session, _ folderPath: String, _ track: Int,
                                    _ progress: @Sendable (Double) -> Void) throws -> (FrozenAudio, String))?
 
-    /// Hooks that cannot export or freeze, unless given.
+    /// Runs a command line (`marker`, `S`, `add`, `1:00`) as the program would, for a
+    /// command-line edit handed to the screen (see `SessionOwner`); returns its exit status
+    /// and what it printed. Runs on the UI thread, while the session is served from memory.
+    public var commandLine: (@Sendable (_ words: [String]) -> (status: Int32, out: String, err: String))?
+
+    /// Hooks that cannot export, freeze or run command lines, unless given.
     public init(export: (@Sendable (Session, String, String, @Sendable (Double) -> Void) throws -> String)? = nil,
-                freeze: (@Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String))? = nil) {
+                freeze: (@Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String))? = nil,
+                commandLine: (@Sendable ([String]) -> (status: Int32, out: String, err: String))? = nil) {
         self.export = export
         self.freeze = freeze
+        self.commandLine = commandLine
     }
 }

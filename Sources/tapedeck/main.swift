@@ -54,11 +54,22 @@ func runMain(_ argv: [String]) -> Int32 {
         Terminal.out(type.usage)
         return ExitCode.ok
     }
+    // A session held open by the screen takes this edit itself (OwnerForwarding).
+    if OwnerForwarding.commandNames.contains(type.name) { OwnerForwarding.install() }
+    return runCommand(type, args)
+}
+
+/// Parses and runs one command (`args` without its name) and returns its exit status; an
+/// error is reported as one line. A session's owner runs handed-over commands through it too.
+@MainActor
+func runCommand(_ type: any Command.Type, _ args: [String]) -> Int32 {
     do {
         var parsed = Arguments(args, spec: type.spec)
         let command = try type.init(arguments: &parsed)
         try parsed.finish()
         return try command.run()
+    } catch let error as SessionError where error.ownerPid != nil {
+        return OwnerForwarding.forward(type, args, to: error.ownerPid!, refusal: error)
     } catch {
         return report(error)
     }

@@ -21,6 +21,8 @@ enum CommandList {
     LoopCommand.self,
     PunchCommand.self,
     TakesCommand.self,
+    UndoCommand.self,
+    RedoCommand.self,
     DemoCommand.self,
     RecordCommand.self,
     CalibrateCommand.self,

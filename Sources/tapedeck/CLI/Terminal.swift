@@ -5,10 +5,15 @@ import Glibc
 
 /// Small helpers for writing to stdout/stderr and knowing whether they are terminals.
 enum Terminal {
+    /// What a command run for another process wrote (see ``OwnerForwarding``), kept for its
+    /// reply instead of reaching this process's terminal, where the screen is drawn. Only the
+    /// UI thread runs such a command, and nothing else writes while it does.
+    nonisolated(unsafe) static var captured: (out: String, err: String)?
+
     /// Whether stderr is a terminal (progress bars and in-place banners only then).
-    static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
+    static var stderrIsTTY: Bool { captured == nil && isatty(STDERR_FILENO) == 1 }
     /// Whether stdout is a terminal.
-    static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
+    static var stdoutIsTTY: Bool { captured == nil && isatty(STDOUT_FILENO) == 1 }
 
     /// The terminal's width when stdout is one (else `COLUMNS`, else nil).
     static var columns: Int? {
@@ -29,6 +34,7 @@ enum Terminal {
 
     /// Writes `text` to stderr unbuffered.
     static func err(_ text: String) {
+        if captured != nil { captured!.err += text; return }
         var t = text
         t.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
     }
@@ -39,6 +45,7 @@ enum Terminal {
     static func out(_ text: String, newline: Bool = true) {
         var t = text.split(separator: "\n", omittingEmptySubsequences: false).map { SafeText.escaped(String($0)) }
             .joined(separator: "\n") + (newline ? "\n" : "")
+        if captured != nil { captured!.out += t; return }
         t.withUTF8 { buf in
             var offset = 0
             while offset < buf.count {

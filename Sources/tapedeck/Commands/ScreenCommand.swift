@@ -243,7 +243,9 @@ struct ScreenCommand: Command {
                 let length = TimeText.clock(frames: result.frozen.lengthFrames, sampleRate: session.sampleRate)
                 let warnings = result.warnings.isEmpty ? "" : "; " + result.warnings.joined(separator: "; ")
                 return (result.frozen, "froze \(session.tracks[track].name): \(length) in \(result.frozen.file)\(warnings)")
-            })
+            },
+            // Command-line edits handed to the screen run here, as the command would run.
+            commandLine: { words in MainActor.assumeIsolated { OwnerForwarding.run(words) } })
     }
 
     /// Theme folders shipped with the program: beside the installed binary

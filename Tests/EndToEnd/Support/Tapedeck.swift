@@ -35,10 +35,12 @@ enum Tapedeck {
     /// to completion, at most `timeout` seconds, and returns its output.
     @discardableResult
     static func run(_ args: [String], executable: String? = nil, environment: [String: String] = [:],
+                    currentDirectory: String? = nil,
                     timeout: TimeInterval = 120, file: StaticString = #filePath, line: UInt = #line) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable ?? binary)
         process.arguments = args
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env

@@ -1,0 +1,61 @@
+import Foundation
+import TapedeckCore
+import TapedeckIO
+import TapedeckRemote
+
+extension ScreenModel {
+    /// A command-line edit (`tapedeck marker S add 1:00`) handed to the screen because it
+    /// holds the session open (see `SessionOwner`): run as the command would run, on the
+    /// session as it stands here, as one undo step named after the command line and who
+    /// asked; the engine hears it at once, the message line says it, and the session is saved
+    /// as the command's own run would have saved it. `undo` and `redo` are the screen's own
+    /// (the u key's). Answers the command's status and output as one JSON line. UI thread.
+    func handleCommandLine(_ words: [String], from peer: String) -> RemoteReply {
+        guard let folder else { return .error("the screen's session has no folder yet") }
+        let verb = words.first ?? ""
+        // The asker is a command, not `ctl`: `tapedeck marker (pid 4242)`.
+        let who = peer.replacingOccurrences(of: "tapedeck ctl", with: "tapedeck \(verb.terminalSafe)")
+        var status: Int32 = 0
+        var out = ""
+        var err = ""
+        let before = session
+        if verb == "undo" || verb == "redo" {
+            let undoing = verb == "undo"
+            if let name = undoing ? document.undo() : document.redo() {
+                out = "\(undoing ? "undid" : "redid"): \(name)\n"
+                if !save() { status = 1; err = "tapedeck: \(message?.text ?? "cannot save")\n" }
+            } else {
+                out = "nothing to \(verb) on the screen\n"
+            }
+        } else {
+            guard let run = hooks.commandLine else { return .error("this screen does not take command-line edits") }
+            let args = words.dropFirst().filter { SessionOwner.canonicalPath($0) != SessionOwner.canonicalPath(folder.path) }
+            let step = "\(([verb] + args).joined(separator: " ").terminalSafe), asked by \(who)"
+            var stepOpen = false
+            let previousLabel = SessionHistory.label
+            SessionHistory.label = step
+            defer { SessionHistory.label = previousLabel }
+            (status, out, err) = SessionOwner.serving(folder, current: { [unowned self] in self.session }, saved: { [unowned self] saved in
+                // Every save of the command is one undo step (a command may save twice).
+                if stepOpen { document.editMerging(step) { $0 = saved } } else { document.edit(step) { $0 = saved } }
+                stepOpen = true
+                // What was saved is this whole session (the command read it from here).
+                document.markSaved()
+            }) { run(words) }
+        }
+        if session != before {
+            link.update(session: session)
+            link.setLoop(session.loopRange, enabled: session.loopEnabled)
+            link.setPunch(session.punchRange, enabled: session.punchEnabled)
+            selectTrack(selectedTrack)
+        }
+        let said = (status == 0 ? out : err).split(separator: "\n").first.map(String.init) ?? (status == 0 ? "done" : "failed")
+        let trimmed = said.hasPrefix("tapedeck: ") ? String(said.dropFirst(10)) : said
+        say("\(trimmed) — asked by \(who)", error: status != 0)
+        let object: [String: Any] = ["status": Int(status), "out": out, "err": err]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]) else {
+            return .error("cannot encode the reply")
+        }
+        return .json(String(decoding: data, as: UTF8.self))
+    }
+}

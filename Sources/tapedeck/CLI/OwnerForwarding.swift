@@ -1,0 +1,138 @@
+import Foundation
+import TapedeckCore
+import TapedeckIO
+import TapedeckRemote
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Command-line edits of a session that the screen holds open: handed to the screen, which
+/// runs them (see ``SessionOwner``).
+///
+/// The asking side: a command that would take the session lock finds it held by a Tapedeck
+/// serving a control socket; instead of waiting and refusing, it sends its command line
+/// (paths made absolute) and prints what the owner's run of it printed, with its status.
+/// The owner's side: ``run(_:)`` runs the command line as this program would, its output
+/// kept for the reply.
+enum OwnerForwarding {
+    /// The commands whose edits a running owner takes: every plain session edit. Not
+    /// `record` (it opens devices; a take is recorded by its own process), not `recover`.
+    static let commandNames: Set<String> = [
+        "import", "chain", "learn", "track", "bus", "send", "automation", "region", "marker",
+        "tempo", "meter", "loop", "punch", "takes", "undo", "redo",
+    ]
+
+    /// How long the asking side waits for the owner's answer: an import of a long file runs
+    /// in the owner, and is answered when done.
+    static let replySeconds = 600
+
+    /// Lets ``SessionLock`` tell a holder that takes edits (it serves a control socket).
+    static func install() {
+        SessionOwner.takesEdits = { pid in
+            var st = stat()
+            return lstat(ControlFolder.socketPath(pid: pid), &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK
+        }
+    }
+
+    /// Hands `args` (the command line after `type`'s name) to the owner `pid`; prints what it
+    /// printed and returns its status. `refusal` is said when the owner cannot be asked.
+    @MainActor
+    static func forward(_ type: any Command.Type, _ args: [String], to pid: Int32, refusal: SessionError) -> Int32 {
+        let words = [type.name] + absolutePaths(args, spec: type.spec)
+        let reply: String
+        do {
+            reply = try ControlClient.send(RemoteCommand.commandLine(words).line, toPid: pid, timeoutMilliseconds: replySeconds * 1000)
+        } catch {
+            Terminal.err("tapedeck: \(refusal.description.terminalSafe); it cannot be asked to make the edit: \(error.description.terminalSafe)\n")
+            return ExitCode.unavailable
+        }
+        if reply.hasPrefix("error: ") {
+            Terminal.err("tapedeck: \(refusal.path.terminalSafe): \(String(reply.dropFirst(7)).terminalSafe)\n")
+            return ExitCode.unavailable
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any],
+              let status = (object["status"] as? NSNumber)?.int32Value else {
+            Terminal.err("tapedeck: \(refusal.path.terminalSafe): pid \(pid) answered what is not a command's reply\n")
+            return ExitCode.failure
+        }
+        if let out = object["out"] as? String, !out.isEmpty { Terminal.out(out, newline: false) }
+        if let err = object["err"] as? String, !err.isEmpty { Terminal.err(err.terminalSafeLines) }
+        return status
+    }
+
+    /// The owner's side: runs `words` (`marker`, `S`, `add`, `1:00`) as this program would,
+    /// asked by `peer`, and returns its status with what it printed. UI thread.
+    @MainActor
+    static func run(_ words: [String]) -> (status: Int32, out: String, err: String) {
+        guard let name = words.first, commandNames.contains(name),
+              let type = CommandList.all.first(where: { $0.name == name }) else {
+            let known = commandNames.sorted().joined(separator: ", ")
+            return (ExitCode.usage, "", "tapedeck: '\((words.first ?? "").terminalSafe)' is not an edit a running Tapedeck takes (it takes: \(known))\n")
+        }
+        let previous = Terminal.captured
+        Terminal.captured = ("", "")
+        defer { Terminal.captured = previous }
+        let status = runCommand(type, Array(words.dropFirst()))
+        let said = Terminal.captured ?? ("", "")
+        return (status, said.out, said.err)
+    }
+
+    /// `args` with every session, file and folder argument made absolute, so the owner (in
+    /// another working directory) reads the same files. Which arguments are paths comes from
+    /// the command's spec: its positional slots and options that name files.
+    static func absolutePaths(_ args: [String], spec: CommandSpec) -> [String] {
+        let cwd = FileManager.default.currentDirectoryPath
+        func absolute(_ path: String) -> String {
+            path.hasPrefix("/") || path == "-" || path.isEmpty ? path : cwd + "/" + path
+        }
+        func isPath(_ kind: CompletionKind) -> Bool { [.file, .audioFile, .directory, .session].contains(kind) }
+        func optionIsPath(_ o: OptionSpec) -> Bool {
+            isPath(o.completion) || ["FILE", "DIR", "FOLDER", "PATH"].contains { (o.value ?? "").contains($0) }
+        }
+        var out: [String] = []
+        var slot = 0
+        var i = 0
+        var afterDashes = false
+        while i < args.count {
+            let word = args[i]
+            if !afterDashes && word == "--" { afterDashes = true; out.append(word); i += 1; continue }
+            if !afterDashes, word.hasPrefix("-"), word.count > 1, Double(word) == nil,
+               let option = spec.options.first(where: { o in o.names.contains { word == $0 || word.hasPrefix($0 + "=") } }) {
+                if option.takesValue, let equals = word.firstIndex(of: "=") {
+                    let value = String(word[word.index(after: equals)...])
+                    out.append(String(word[...equals]) + (optionIsPath(option) ? absolute(value) : value))
+                } else if option.takesValue, i + 1 < args.count {
+                    out.append(word)
+                    out.append(optionIsPath(option) ? absolute(args[i + 1]) : args[i + 1])
+                    i += 1
+                } else {
+                    out.append(word)
+                }
+                i += 1
+                continue
+            }
+            // `automation S T P import FILE.csv`: a file in a slot the spec leaves to the action.
+            if spec.name == "automation", out.last == "import", slot >= spec.positionals.count {
+                out.append(absolute(word))
+                slot += 1
+                i += 1
+                continue
+            }
+            let kinds = spec.positionals.map(\.completion)
+            let kind = kinds.isEmpty ? CompletionKind.none : kinds[min(slot, kinds.count - 1)]
+            // A last slot repeats only when it is a list (FILE...).
+            let repeats = spec.positionals.last.map { $0.name.hasSuffix("...") } ?? false
+            out.append(isPath(kind) && (slot < kinds.count || repeats) ? absolute(word) : word)
+            slot += 1
+            i += 1
+        }
+        return out
+    }
+}
+
+extension String {
+    /// Each line escaped for the terminal (``String/terminalSafe``), the line ends kept.
+    var terminalSafeLines: String {
+        split(separator: "\n", omittingEmptySubsequences: false).map { String($0).terminalSafe }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import XCTest
+import TapedeckCore
+import TapedeckIO
+
+/// Command-line edits while the screen holds the session open (issue 28): handed to the
+/// screen, which shows them at once, names who asked, and undoes them with u; and the
+/// session folder's own history for `tapedeck undo` and `redo` when no screen runs.
+final class CommandLineOwnerTests: XCTestCase {
+    private func runtime(_ dir: URL) throws -> [String: String] {
+        let run = dir.path + "/run"
+        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        return ["XDG_RUNTIME_DIR": run]
+    }
+
+    private func gain(_ session: String, track: Int) throws -> Double {
+        try SessionFolder(path: session).load().tracks[track].gainDecibels
+    }
+
+    func testEditsFromTheCommandLineReachTheOpenScreenAndUndoThere() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let env = try runtime(dir)
+        let session = dir.path + "/s.tapedeck"
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        for _ in 0..<2 { XCTAssertEqual(try Tapedeck.run(["track", session, "add"]).status, 0) }
+        let screen = try ScreenTmux(self, folder: dir.path, args: [session, "--device", "offline"], environment: env, width: 120)
+        screen.waitFor("Track 2")
+        // From another folder, the session named by a relative path, as a scripter types it.
+        let elsewhere = dir.path + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+
+        let gainSet = try Tapedeck.run(["track", "../s.tapedeck", "1", "--gain", "-6"], environment: env, currentDirectory: elsewhere)
+        XCTAssertEqual(gainSet.status, 0, gainSet.stderr)
+        XCTAssertTrue(gainSet.stdout.contains("fader -6.0 dB"), gainSet.stdout)
+        // At once: drawn within a second of the command's answer (the edit is made before it answers).
+        var text = screen.waitFor("-6.0dB", timeout: 1)
+        XCTAssertTrue(text.contains("asked by tapedeck track (pid "), text)
+        XCTAssertEqual(try gain(session, track: 0), -6, accuracy: 1e-9, "saved as the command's own run saves")
+
+        // u on the screen undoes it, by the command's name.
+        screen.send("u")
+        text = screen.waitFor("undid: track 1 --gain -6, asked by tapedeck track")
+        XCTAssertFalse(text.contains("-6.0dB"), text)
+
+        let marker = try Tapedeck.run(["marker", "../s.tapedeck", "add", "0:03", "Bridge"], environment: env, currentDirectory: elsewhere)
+        XCTAssertEqual(marker.stdout, "marker Bridge at 00:03.000\n", marker.stderr)
+        screen.waitFor("▼Bridge", timeout: 1)
+
+        // A file named relative to the asker's folder is found (the owner works elsewhere).
+        try Signals.write([Signals.sine(hertz: 440, amplitude: 0.5, frames: 48000)], to: elsewhere + "/tone.wav")
+        let imported = try Tapedeck.run(["import", "../s.tapedeck", "tone.wav", "--track", "2", "--at", "0:01"],
+                                        environment: env, currentDirectory: elsewhere)
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual(try SessionFolder(path: session).load().tracks[1].regions.count, 1)
+
+        // undo and redo from the command line are the screen's own.
+        let undo = try Tapedeck.run(["undo", session], environment: env)
+        XCTAssertEqual(undo.status, 0, undo.stderr)
+        XCTAssertTrue(undo.stdout.hasPrefix("undid: import"), undo.stdout)
+        XCTAssertEqual(try SessionFolder(path: session).load().tracks[1].regions.count, 0)
+        XCTAssertEqual(try Tapedeck.run(["redo", session], environment: env).status, 0)
+        XCTAssertEqual(try SessionFolder(path: session).load().tracks[1].regions.count, 1)
+
+        // A refusal is the command's own line and status, and the screen says it too.
+        let refused = try Tapedeck.run(["marker", session, "move", "Nope", "1"], environment: env)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.hasPrefix("tapedeck: ") && refused.stderr.contains("Nope"), refused.stderr)
+        XCTAssertEqual(refused.stderr.split(separator: "\n").count, 1, refused.stderr)
+        screen.waitFor("asked by tapedeck marker (pid ")
+
+        // Recording is not handed over: a take is its own process's; it is refused, naming the holder.
+        let record = try Tapedeck.run(["record", session, "--device", "offline", "--duration", "1"], environment: env)
+        XCTAssertNotEqual(record.status, 0)
+        XCTAssertTrue(record.stderr.contains("in use by pid"), record.stderr)
+
+        // The screen's session on quitting is what the edits made: the marker and the import.
+        let final = try SessionFolder(path: session).load()
+        XCTAssertEqual(final.markers.map(\.name), ["Bridge"])
+    }
+
+    /// Without a screen, the folder keeps one step per save: undo reverts the last command's
+    /// change, redo brings it back, a new change drops redo; the steps cost no copy.
+    func testTheFolderKeepsTheHistoryForUndoAndRedo() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let session = dir.path + "/s.tapedeck"
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add"]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["marker", session, "add", "1:00", "Verse"]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "1", "--gain", "-3"]).status, 0)
+        // Saving what is there already is no step.
+        XCTAssertEqual(try Tapedeck.run(["track", session, "1", "--gain", "-3"]).status, 0)
+
+        let list = try Tapedeck.run(["undo", session, "--list"])
+        XCTAssertEqual(list.stdout, "  undo 1  track 1 --gain -3\n  undo 2  marker add 1:00 Verse\n  undo 3  track add\n", list.stderr)
+
+        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "undid: track 1 --gain -3\n")
+        XCTAssertEqual(try gain(session, track: 0), 0, accuracy: 1e-9)
+        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "undid: marker add 1:00 Verse\n")
+        XCTAssertTrue(try SessionFolder(path: session).load().markers.isEmpty)
+        XCTAssertEqual(try Tapedeck.run(["redo", session]).stdout, "redid: marker add 1:00 Verse\n")
+        XCTAssertEqual(try SessionFolder(path: session).load().markers.map(\.name), ["Verse"])
+        // A new change drops what redo would have brought back.
+        XCTAssertEqual(try Tapedeck.run(["marker", session, "add", "2:00", "Out"]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["redo", session]).stdout, "nothing to redo\n")
+        for _ in 0..<3 { XCTAssertEqual(try Tapedeck.run(["undo", session]).status, 0) }
+        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "nothing to undo\n")
+        XCTAssertEqual(try SessionFolder(path: session).load().tracks.count, 0, "back to the new session")
+
+        // Each kept step is a second name for a session file, not a copy.
+        let history = session + "/history"
+        let steps = try FileManager.default.contentsOfDirectory(atPath: history).filter { $0 != "index.json" }
+        XCTAssertFalse(steps.isEmpty)
+        // A damaged index is no history, never a trap.
+        try "{not json".write(toFile: history + "/index.json", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "nothing to undo\n")
+        XCTAssertEqual(try Tapedeck.run(["marker", session, "add", "3:00", "After"]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "undid: marker add 3:00 After\n")
+    }
+}
