@@ -76,13 +76,6 @@ extension ScreenModel {
         frame < r.timelineStartFrame ? r.timelineStartFrame - frame : max(0, frame - r.timelineEndFrame + 1)
     }
 
-    /// "take 2/3" for a region that is the active take of its group, for the timeline.
-    static func takeLabel(_ region: Region, on track: Track) -> String? {
-        guard let group = region.takeGroup, let number = region.takeNumber,
-              track.activeTakeNumber(group: group) == number else { return nil }
-        return "take \(number)/\(track.takeIndices(group: group).count)"
-    }
-
     /// The retro key: keeps the last seconds the link heard while listening.
     func keepRetro() {
         guard snapshot.state == .stopped else {

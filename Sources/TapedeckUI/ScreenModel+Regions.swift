@@ -127,7 +127,11 @@ extension ScreenModel {
         guard let ref = targetRegion() else { return }
         let at = playheadFrame
         let isTake = (try? session.region(ref))?.takeGroup != nil
+        // A split the user made at the playhead, with no region selected, selects nothing: the
+        // next key acts on whatever part the playhead is in, not on a half picked for them.
+        let hadSelection = selectedRegion != nil
         if regionEdit(isTake ? "split takes" : "split region", { (s: inout Session) throws(RegionEditError) in try s.splitRegion(ref, atFrame: at) }) {
+            if !hadSelection { selectedRegion = nil }
             say(isTake ? "split the takes at \(clock(at)): \(keyName(.take)) now picks the take of each part"
                        : "split at \(clock(at))")
         }

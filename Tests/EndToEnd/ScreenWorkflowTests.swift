@@ -95,7 +95,8 @@ final class ScreenWorkflowTests: XCTestCase {
         XCTAssertEqual(track.regions.compactMap(\.takeNumber).sorted(), [1, 2, 3])
         XCTAssertTrue(track.regions.allSatisfy { $0.timelineStartFrame == 0 }, "every pass sits on the loop")
         XCTAssertEqual(track.activeTakeNumber(group: group), 3, "the last pass plays")
-        screen.waitFor("take 3/3")
+        // Named beside the track's name (the take heard at the playhead), not over its waveform.
+        screen.waitFor("Vocal t3/3")
         // The Vocal is track 4.
         screen.send("Down", "Down", "Down", "Home", "T")
         screen.waitFor("take 1/3 plays on Vocal")

@@ -26,6 +26,11 @@ public enum MixerView {
         return min(1, max(0, (decibels - floorDecibels) / (Fader.maximumDecibels - floorDecibels)))
     }
 
+    /// Which scale marks keep their row when two share one: 0 dB first, then the scale's ends.
+    static func markPriority(_ mark: Double) -> Int {
+        mark == 0 ? 0 : mark == floorDecibels ? 1 : mark == scaleMarks[0] ? 2 : 3 + (scaleMarks.firstIndex(of: mark) ?? 0)
+    }
+
     /// The row offset from the bottom of `decibels` on a scale `rows` high.
     static func level(_ decibels: Double, rows: Int) -> Int { Int((fraction(decibels) * Double(rows - 1)).rounded()) }
 
@@ -45,8 +50,12 @@ public enum MixerView {
             return
         }
         let meterTop = y + headerRows
-        for mark in scaleMarks {
+        // Two marks can fall on one row of a short mixer (at 80×24, −6 took 0's row): 0 dB
+        // wins, then the ends, then the rest from the top; a mark whose row is taken is left out.
+        var taken = Set<Int>()
+        for mark in scaleMarks.sorted(by: { markPriority($0) < markPriority($1) }) {
             let r = meterTop + meterRows - 1 - level(mark, rows: meterRows)
+            guard taken.insert(r).inserted else { continue }
             canvas.put(r, 0, Fit.right(mark > 0 ? "+\(Int(mark))" : "\(Int(mark))", scaleWidth - 1), mark == 0 ? .label : .ruler)
         }
         routing.drawLabels(into: &canvas, y: meterTop + meterRows + footerRows)

@@ -191,13 +191,7 @@ public enum TimelineView {
                 canvas.set(row, x + col, glyphs.levels[min(steps, level)], .fade)
             }
         }
-        for i in playing {
-            guard let label = ScreenModel.takeLabel(track.regions[i], on: track) else { continue }
-            let region = track.regions[i]
-            let start = max(region.timelineStartFrame, model.viewStartFrame)
-            guard start < region.timelineEndFrame, let c = column(of: start, model: model, width: width) else { continue }
-            canvas.put(row, x + c, label, .marker, maxWidth: max(0, width - c))
-        }
+        // (The take heard is named in the track list, not over the waveform.)
     }
 
     /// An automation lane's row: per column the lane's value at its middle as a bar's height

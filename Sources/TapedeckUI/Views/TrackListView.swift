@@ -84,12 +84,28 @@ public enum TrackListView {
         canvas.put(row, x + 1, "\(lane.points.count) pt", .dim, maxWidth: max(0, width - x - 1))
     }
 
+    /// `t2/3` when the region heard at `frame` on `track` is take 2 of 3 (nil otherwise).
+    static func playingTake(_ track: Track, at frame: Int64) -> String? {
+        guard let region = track.regions.last(where: { $0.takeGroup != nil && track.isActive($0)
+                && $0.timelineStartFrame <= frame && frame < $0.timelineEndFrame }),
+              let group = region.takeGroup, let number = region.takeNumber else { return nil }
+        return "t\(number)/\(track.takeIndices(group: group).count)"
+    }
+
     private static func drawTrack(_ model: ScreenModel, _ t: Int, row: Int, width: Int, canvas: inout Canvas, glyphs: Glyphs) {
         let track = model.session.tracks[t]
         let selected = t == model.selectedTrack
         if selected { canvas.fill(row, 0, height: 1, width: width, " ", .selected) }
         var x = canvas.put(row, 0, Fit.right("\(t + 1)", 2) + " ", selected ? .selected : .label)
-        x = canvas.put(row, x, Fit.pad(track.name, 12), selected ? .selected : (track.isBus ? .title : .trackName))
+        // The take heard at the playhead is named here, beside the track's name, not over its
+        // waveform (where it hid the top of the take it named).
+        if let take = playingTake(track, at: model.playheadFrame) {
+            let room = max(1, 12 - take.count - 1)
+            x = canvas.put(row, x, Fit.pad(String(track.name.prefix(room)), room) + " ", selected ? .selected : .trackName)
+            x = canvas.put(row, x, take, selected ? .selected : .marker)
+        } else {
+            x = canvas.put(row, x, Fit.pad(track.name, 12), selected ? .selected : (track.isBus ? .title : .trackName))
+        }
         // A bus cannot be armed or monitored: blanks there, so its row reads differently.
         x = canvas.put(row, x + 1, track.isBus ? " " : (track.armed ? "R" : "-"), track.armed ? .armed : .dim)
         x = canvas.put(row, x + 1, track.mute ? "M" : "-", track.mute ? .muted : .dim)

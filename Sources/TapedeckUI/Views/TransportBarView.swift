@@ -1,3 +1,4 @@
+import Foundation
 import TapedeckTransport
 import TapedeckCore
 
@@ -42,29 +43,39 @@ public enum TransportBarView {
     public static func draw(_ model: ScreenModel, into canvas: inout Canvas, y: Int, glyphs: Glyphs) {
         let s = model.session, snap = model.snapshot
         let (word, role) = stateText(snap.state, glyphs: glyphs)
-        var x = canvas.put(y, 0, " \(word) ", role)
-        x = canvas.put(y, x + 1, clockText(snap.positionFrame, sampleRate: s.sampleRate), .value)
-        x = canvas.put(y, x + 2, s.tempoMap.barsBeatsTicks(ofFrame: snap.positionFrame), .value)
         // The tempo and meter where the playhead is (the map's, with changes).
         let map = s.tempoMap
-        x = canvas.put(y, x + 2, "\(tempoText(map.tempo(atFrame: snap.positionFrame))) BPM", .label)
-        x = canvas.put(y, x + 2, map.signature(atFrame: snap.positionFrame).description, .label)
-        // Compact, so the click and count-in fit a 100-column bar.
         // "…" while the stretcher is being built (heard at 1× until then).
         let pending = snap.timePitchPending ? "…" : ""
-        x = canvas.put(y, x + 2, "\(speedText(model.speed)) \(model.mode == .varispeed ? "vari" : "stretch")\(pending)",
-                       model.speed == 1 ? .label : .notice)
+        var fields: [(text: String, role: Role, gap: Int)] = [
+            (" \(word) ", role, 0),
+            (clockText(snap.positionFrame, sampleRate: s.sampleRate), .value, 1),
+            (map.barsBeatsTicks(ofFrame: snap.positionFrame), .value, 2),
+            ("\(tempoText(map.tempo(atFrame: snap.positionFrame))) BPM", .label, 2),
+            (map.signature(atFrame: snap.positionFrame).description, .label, 2),
+            ("\(speedText(model.speed)) \(model.mode == .varispeed ? "vari" : "stretch")\(pending)", model.speed == 1 ? .label : .notice, 2),
+        ]
         if model.pitchSemitones != 0 {
-            x = canvas.put(y, x + 1, "pitch \(model.pitchSemitones > 0 ? "+" : "")\(model.pitchSemitones)", .notice)
+            fields.append(("pitch \(model.pitchSemitones > 0 ? "+" : "")\(model.pitchSemitones)", .notice, 1))
         }
-        x = canvas.put(y, x + 2, "LOOP \(s.loopEnabled ? "on" : "off")", s.loopEnabled ? .loop : .dim)
-        x = canvas.put(y, x + 2, "PUNCH \(s.punchEnabled ? "on" : "off")", s.punchEnabled ? .punch : .dim)
-        x = canvas.put(y, x + 2, clickText(model.clickMode), model.clickMode == .off ? .dim : .notice)
-        canvas.put(y, x + 2, "COUNT \(model.countInBars)", model.countInBars == 0 ? .dim : .label)
+        let switches: [(text: String, role: Role, on: Bool)] = [
+            ("LOOP \(s.loopEnabled ? "on" : "off")", s.loopEnabled ? .loop : .dim, s.loopEnabled),
+            ("PUNCH \(s.punchEnabled ? "on" : "off")", s.punchEnabled ? .punch : .dim, s.punchEnabled),
+            (clickText(model.clickMode), model.clickMode == .off ? .dim : .notice, model.clickMode != .off),
+            ("COUNT \(model.countInBars)", model.countInBars == 0 ? .dim : .label, model.countInBars != 0),
+        ]
+        // Every field whole or not at all (an 80-column terminal cut "PUNCH o"): the switches
+        // that are off go first, then fields from the right.
+        func width(_ f: [(text: String, role: Role, gap: Int)]) -> Int { f.reduce(0) { $0 + $1.gap + $1.text.count } }
+        var row = fields + switches.map { ($0.text, $0.role, 2) }
+        if width(row) > canvas.width { row = fields + switches.filter(\.on).map { ($0.text, $0.role, 2) } }
+        while row.count > 1 && width(row) > canvas.width { row.removeLast() }
+        var x = 0
+        for f in row { x = canvas.put(y, x + f.gap, f.text, f.role) }
 
         // Second row: the session name is placed first (it must never fall off a narrow
         // terminal), then the device gets what room is left.
-        let row = y + 1
+        let row2 = y + 1
         var device = snap.deviceName
         if snap.isOffline && !device.contains("offline") { device += " (offline)" }
         let xruns = "xruns \(snap.xrunCount)"
@@ -78,14 +89,14 @@ public enum TransportBarView {
         let fixed = [xruns, dsp, listening, disk, latency].filter { !$0.isEmpty }.reduce(0) { $0 + $1.count + 2 }
         let nameWidth = min(name.count, max(8, canvas.width / 3))
         let deviceRoom = max(6, min(26, canvas.width - 1 - "device ".count - fixed - nameWidth - 3))
-        x = canvas.put(row, 1, "device ", .label)
-        x = canvas.put(row, x, device, snap.isOffline ? .notice : .value, maxWidth: deviceRoom)
-        x = canvas.put(row, x + 2, xruns, snap.xrunCount > 0 ? .error : .label)
-        x = canvas.put(row, x + 2, dsp, snap.dspLoad > 0.8 ? .error : .label)
-        if !listening.isEmpty { x = canvas.put(row, x + 2, listening, .notice) }
-        x = canvas.put(row, x + 2, disk, (snap.diskSecondsLeft ?? 3600) < 600 ? .error : .label)
-        if !latency.isEmpty { x = canvas.put(row, x + 2, latency, .label) }
-        canvas.put(row, max(x + 2, canvas.width - 1 - nameWidth), name, .title, maxWidth: nameWidth)
+        x = canvas.put(row2, 1, "device ", .label)
+        x = canvas.put(row2, x, wordsFitting(device, width: deviceRoom), snap.isOffline ? .notice : .value)
+        x = canvas.put(row2, x + 2, xruns, snap.xrunCount > 0 ? .error : .label)
+        x = canvas.put(row2, x + 2, dsp, snap.dspLoad > 0.8 ? .error : .label)
+        if !listening.isEmpty { x = canvas.put(row2, x + 2, listening, .notice) }
+        x = canvas.put(row2, x + 2, disk, (snap.diskSecondsLeft ?? 3600) < 600 ? .error : .label)
+        if !latency.isEmpty { x = canvas.put(row2, x + 2, latency, .label) }
+        canvas.put(row2, max(x + 2, canvas.width - 1 - nameWidth), name, .title, maxWidth: nameWidth)
     }
 
     /// `CLICK off`, `CLICK rec`, `CLICK on`.
@@ -95,6 +106,15 @@ public enum TransportBarView {
         case .recording: "CLICK rec"
         case .always: "CLICK on"
         }
+    }
+
+    /// `text` cut at a word's end to fit `width`, with "…" when cut ("offline (no audio de"
+    /// read as a typo).
+    static func wordsFitting(_ text: String, width: Int) -> String {
+        guard text.count > width, width > 1 else { return String(text.prefix(max(0, width))) }
+        let room = String(text.prefix(width - 1))
+        let cut = room.lastIndex(of: " ").map { String(room[..<$0]) } ?? room
+        return cut.trimmingCharacters(in: CharacterSet(charactersIn: " ,(-")) + "…"
     }
 
     static func tempoText(_ bpm: Double) -> String {
