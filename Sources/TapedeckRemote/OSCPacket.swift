@@ -88,6 +88,11 @@ public enum OSCPacket {
             arguments.reserveCapacity(count)
             for i in 0..<count {
                 let tag = UInt8(bitPattern: types[i])
+                // T and F carry no bytes: liblo may give them no lo_arg.
+                if tag == UInt8(ascii: "T") || tag == UInt8(ascii: "F") {
+                    arguments.append(.bool(tag == UInt8(ascii: "T")))
+                    continue
+                }
                 guard let arg = argv?[i] else {
                     arguments.append(.other(tag))
                     continue

@@ -123,12 +123,13 @@ struct ScreenCommand: Command {
             folder = f
         }
 
+        // Before the screen starts (and before the terminal is asked for), so a port in use is
+        // one line and a failed exit.
+        let oscServer = try osc.open(command: "tapedeck") { messages.insert($0, at: 0) }
         // After the session is read, so a mistyped command or session is named first.
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             throw UsageError("the screen needs a terminal; for scripts use a sub-command (see 'tapedeck help')")
         }
-        // Before the screen starts, so a port in use is one line and a failed exit.
-        let oscServer = try osc.open(command: "tapedeck") { messages.insert($0, at: 0) }
         let config = ScreenConfig(environment: env, bundledThemes: ScreenCommand.bundledThemeFolders())
         let (keyMap, keyProblems) = config.loadKeyMap()
         let (configuredTheme, configProblems) = config.configuredTheme()
