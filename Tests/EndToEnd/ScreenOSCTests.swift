@@ -91,6 +91,51 @@ final class ScreenOSCTests: XCTestCase {
         XCTAssertTrue(screen.isRunning)
     }
 
+    func testTenThousandMalformedDatagramsChangeNothingOnTheScreen() throws {
+        let port = Self.freePort()
+        let screen = try ScreenTmux(self, folder: folder, args: [session, "--device", "offline", "--osc", "\(port)"])
+        let before = screen.waitFor("STOPPED")
+        XCTAssertFalse(before.contains("demo.tapedeck *"))
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var to = sockaddr_in()
+        to.sin_family = sa_family_t(AF_INET)
+        to.sin_port = in_port_t(UInt16(port).bigEndian)
+        to.sin_addr.s_addr = inet_addr("127.0.0.1")
+        // /strip/gain 1 -6.0 as oscsend writes it, then cut, flipped, mistyped or random.
+        let gain: [UInt8] = Array("/strip/gain".utf8) + [0] + Array(",if".utf8) + [0, 0, 0, 0, 1, 0xc0, 0xc0, 0, 0]
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<10_000 {
+            var bytes: [UInt8]
+            switch i % 4 {
+            case 0: bytes = (0..<Int.random(in: 0...120, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            case 1: bytes = Array(gain.prefix(Int.random(in: 0..<gain.count, using: &rng)))
+            case 2 where i % 8 == 2: // a length that is not a multiple of four
+                bytes = gain + (0..<Int.random(in: 1...3, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            case 2: // a type tag that is no number, or none liblo knows
+                bytes = gain
+                var tag = UInt8.random(in: 1...255, using: &rng)
+                while "ifhd".utf8.contains(tag) { tag = UInt8.random(in: 1...255, using: &rng) }
+                bytes[Int.random(in: 13...14, using: &rng)] = tag
+            default: bytes = Array("/strip/gain".utf8) + [0] + Array(",ff".utf8) + [0, 0x7f, 0xc0, 0, 0, 0x7f, 0x80, 0, 0] // NaN, inf
+            }
+            _ = bytes.withUnsafeBytes { data in
+                withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                } }
+            }
+            if i % 500 == 0 { usleep(20_000) } // the socket's buffer is not a test of its size
+        }
+        sleep(1)
+        XCTAssertTrue(screen.isRunning)
+        let after = screen.capture()
+        XCTAssertTrue(after.contains("STOPPED") && !after.contains("demo.tapedeck *"), after)
+        XCTAssertEqual(try SessionFolder(path: session).load().tracks[0].gainDecibels, -5)
+        // And it still answers.
+        oscsend(port, "/strip/gain", "if", "1", "-6.0")
+        screen.waitFor("the fader at -6 dB") { self.line($0, containing: "Drums").contains("-6.0dB") }
+    }
+
     /// Meter lines per strip in oscdump's output so far.
     private func meterCounts(_ path: String) -> [Int: Int] {
         var counts: [Int: Int] = [:]
