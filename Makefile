@@ -16,7 +16,8 @@ LV2_BUNDLE   ?= tapedeck.lv2
 #          jack_iodelay) the JACK tests and `bench jack` use;
 #          swh-lv2, x42-plugins, mda-lv2 are the LV2 plugins the tests host;
 #          lilv-utils (lv2ls, lv2info, lv2apply) checks the bundle `make lv2` builds;
-#          groff checks the generated man page; bash, zsh and fish load the completions.
+#          groff checks the generated man page; bash, zsh and fish load the completions;
+#          liblo-tools (oscsend, oscdump) is the independent OSC client the OSC tests speak through.
 #   libebur128: EBU R128 loudness; libjack (the JACK backend and its MIDI ports); liblo (OSC,
 #          the NSM client); libfluidsynth (the gm instrument); fluid-soundfont-gm is the
 #          SoundFont gm plays by default (a run-time recommendation, and the tests' sounds);
@@ -25,7 +26,7 @@ BUILD_PACKAGES := libasound2-dev libncurses-dev libsndfile1-dev librubberband-de
                   libsamplerate0-dev libebur128-dev liblilv-dev lv2-dev pkg-config \
                   libjack-jackd2-dev liblo-dev libfluidsynth-dev
 TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins swh-lv2 x42-plugins mda-lv2 lilv-utils \
-                  groff-base zsh fish fluid-soundfont-gm midicsv
+                  groff-base zsh fish fluid-soundfont-gm midicsv liblo-tools
 #   deb:   dpkg-shlibdeps (dpkg-dev) names the runtime libraries the binary needs.
 DEB_PACKAGES   := dpkg-dev
 BENCH_PACKAGES := ecasound sox rubberband-cli hyperfine

@@ -2,7 +2,8 @@ import Foundation
 import TapedeckCore
 
 /// Where the screen's settings live and how they are read: `$XDG_CONFIG_HOME/tapedeck/`
-/// (default `~/.config/tapedeck/`) holds `keys`, `config` (`theme = NAME`) and optionally
+/// (default `~/.config/tapedeck/`) holds `keys`, `config` (`theme = NAME`, `osc = PORT`,
+/// `osc-address = ADDR`) and optionally
 /// `themes/NAME.theme`.
 public struct ScreenConfig: Sendable {
     /// The settings folder.
@@ -49,6 +50,8 @@ public struct ScreenConfig: Sendable {
             let parts = line.split(separator: "=", maxSplits: 1).map { String($0).trimmingWhitespace() }
             if parts.count == 2, parts[0] == "theme", !parts[1].isEmpty {
                 theme = parts[1]
+            } else if parts.count == 2, ScreenConfig.otherKeys.contains(parts[0]) {
+                continue // read by its own reader (configuredOSC)
             } else {
                 problems.append("\(configPath.terminalSafe) line \(i + 1): expected 'theme = NAME'")
             }

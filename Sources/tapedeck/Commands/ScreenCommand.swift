@@ -18,7 +18,7 @@ struct ScreenCommand: Command {
         options: [
             OptionSpec("--theme", value: "NAME", "colours: default, light, high-contrast, mono or your own"),
             OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none), or jack (jack:CLIENT) to run as a JACK client"),
-        ] + SharedOptions.jack + SharedOptions.midi,
+        ] + SharedOptions.jack + SharedOptions.midi + SharedOptions.osc,
         details: """
         Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
         not exist yet but ends in .tapedeck is created there on the first save (Ctrl-S). With no
@@ -28,7 +28,7 @@ struct ScreenCommand: Command {
 
         Settings live in $XDG_CONFIG_HOME/tapedeck (default ~/.config/tapedeck):
           keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
-          config   'theme = NAME'
+          config   'theme = NAME', 'osc = PORT' (as --osc), 'osc-address = ADDR'
           themes/  your own NAME.theme files
         --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
         NO_COLOR set in the environment turns colours off.
@@ -57,6 +57,7 @@ struct ScreenCommand: Command {
     let deviceGiven: Bool
     let jack: JACKOptions
     let midi: MIDIOptions
+    let osc: OSCOptions
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
@@ -65,6 +66,7 @@ struct ScreenCommand: Command {
         deviceName = device ?? "default"
         jack = try JACKOptions(arguments: &arguments, deviceName: deviceName)
         midi = try MIDIOptions(arguments: &arguments)
+        osc = try OSCOptions(arguments: &arguments, configured: ScreenConfig(environment: ProcessInfo.processInfo.environment, bundledThemes: []).configuredOSC())
         sessionPath = arguments.positional()
     }
 
@@ -121,6 +123,9 @@ struct ScreenCommand: Command {
             folder = f
         }
 
+        // Before the screen starts (and before the terminal is asked for), so a port in use is
+        // one line and a failed exit.
+        let oscServer = try osc.open(command: "tapedeck") { messages.insert($0, at: 0) }
         // After the session is read, so a mistyped command or session is named first.
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             throw UsageError("the screen needs a terminal; for scripts use a sub-command (see 'tapedeck help')")
@@ -156,6 +161,7 @@ struct ScreenCommand: Command {
         do { services.append(ScreenControl(server: try ControlServer())) } catch {
             messages.append("remote control is off: \(error)")
         }
+        if let oscServer { services.append(ScreenOSC(server: oscServer)) }
         let status = withStderrSilenced {
             ScreenApp.run(model: model, theme: theme, allowColor: allowColor, startupMessages: messages, services: services)
         }
@@ -266,7 +272,7 @@ extension ScreenCommand {
             return isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? [name] : args
         }
         if commandNames.contains(first) || first == "help" { return args }
-        let screenOptions = ["--theme", "--device", "--connect", "--jack-transport", "--timebase", "--midi-in", "--midi-out", "--midi-surface"]
+        let screenOptions = ["--theme", "--device", "--osc", "--osc-address", "--connect", "--jack-transport", "--timebase", "--midi-in", "--midi-out", "--midi-surface"]
         if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
         if !first.hasPrefix("-") && !first.hasSuffix(".tapedeck") && !first.hasSuffix(".tapedeck/")
             && access(first, F_OK) != 0 { return args }

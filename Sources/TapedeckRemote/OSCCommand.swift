@@ -1,0 +1,238 @@
+import TapedeckCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a surface registered for with `/set_surface` (Ardour's arguments, in its order:
+/// `bank_size strip_types feedback fader_mode send_page_size plugin_page_size port`). Tapedeck
+/// has no banks (every strip is sent, as Ardour's bank size 0), so only the feedback bits, the
+/// fader mode and the reply port are kept.
+public struct OSCSurfaceSettings: Equatable, Sendable {
+    /// Ardour's feedback bits Tapedeck honours.
+    public struct Feedback: OptionSet, Equatable, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// 1: mute, solo, record-enable states of the strips.
+        public static let buttons = Feedback(rawValue: 1)
+        /// 2: gain (or fader), pan and send levels of the strips.
+        public static let values = Feedback(rawValue: 2)
+        /// 128: meters (dB, or 0…1 with a positional fader mode).
+        public static let meters = Feedback(rawValue: 128)
+        /// 1024: the playhead as `/position/samples`.
+        public static let samples = Feedback(rawValue: 1024)
+        /// 2048: the playhead as `/position/time`.
+        public static let time = Feedback(rawValue: 2048)
+        /// Everything, for a surface that sends `/set_surface` with no arguments.
+        public static let all: Feedback = [.buttons, .values, .meters, .samples, .time]
+    }
+
+    /// Which feedback the surface gets (names and transport state always).
+    public var feedback: Feedback = .all
+    /// Ardour's gain mode: 0 `/strip/gain` in dB only, 1 and 3 `/strip/fader` 0…1 only,
+    /// 2 (Tapedeck's default) both.
+    public var faderMode = 2
+    /// Where feedback goes: 0 answers the port the registration came from.
+    public var replyPort = 0
+
+    /// Everything, both gain forms, to the sender.
+    public init(feedback: Feedback = .all, faderMode: Int = 2, replyPort: Int = 0) {
+        self.feedback = feedback
+        self.faderMode = faderMode
+        self.replyPort = replyPort
+    }
+
+    /// Whether `/strip/gain` (dB) is sent.
+    public var sendsDecibels: Bool { faderMode == 0 || faderMode == 2 }
+    /// Whether `/strip/fader` (0…1) is sent.
+    public var sendsPosition: Bool { faderMode != 0 }
+}
+
+/// One validated request from an OSC surface, in Ardour's address space. Strip ids are
+/// 1-based in track-list order (Ardour's `ssid`); whether the strip exists is checked by
+/// whoever carries it out, against the session of that moment.
+public enum OSCCommand: Equatable, Sendable {
+    case play, stop, toggleRoll, gotoStart, gotoEnd
+    /// `/locate spos roll`: to frame `frame`, then rolling (true), stopped (false).
+    case locate(frame: Int64, roll: Bool)
+    /// `/rec_enable_toggle`: a recording pass over the armed tracks starts, or stops.
+    case recordToggle
+    case loopToggle
+    case addMarker(name: String?)
+    case nextMarker, previousMarker
+    /// `/set_surface …`: the sender wants feedback.
+    case setSurface(OSCSurfaceSettings)
+    /// `/refresh`, `/strip/list`: the sender wants every name and state (again).
+    case refresh
+    case stripGain(strip: Int, decibels: Double)
+    /// Ardour's fader position 0…1, already turned into dB.
+    case stripFader(strip: Int, decibels: Double)
+    /// Ardour's stereo position 0 (left) … 1 (right), already turned into −1…+1.
+    case stripPan(strip: Int, pan: Double)
+    case stripMute(strip: Int, on: Bool)
+    case stripSolo(strip: Int, on: Bool)
+    case stripRecordEnable(strip: Int, on: Bool)
+    /// `sendid` is 1-based among the strip's sends.
+    case sendGain(strip: Int, send: Int, decibels: Double)
+
+    /// Ids above this are refused before any lookup (no session has as many strips).
+    public static let maximumID = 100_000
+
+    /// The command `message` asks for, or why it cannot be one (one line).
+    public static func parse(_ message: OSCMessage) -> Result<OSCCommand, OSCRefusal> {
+        let a = message.arguments
+        let p = OSCArguments(path: message.path, values: a)
+        do throws(OSCRefusal) {
+            switch message.path {
+            case "/transport_play": return .success(.play)
+            case "/transport_stop": return .success(.stop)
+            case "/toggle_roll": return .success(.toggleRoll)
+            case "/goto_start", "/rewind": return .success(.gotoStart)
+            case "/goto_end", "/ffwd": return .success(.gotoEnd)
+            case "/locate":
+                let frame = try p.integer(0, "spos")
+                guard (0...Int(SessionLimits.maximumTimelineFrames)).contains(frame) else {
+                    throw OSCRefusal("/locate: sample \(frame) is outside 0…\(SessionLimits.maximumTimelineFrames)")
+                }
+                return .success(.locate(frame: Int64(frame), roll: a.count > 1 ? try p.flag(1, "roll") : false))
+            case "/rec_enable_toggle": return .success(.recordToggle)
+            case "/loop_toggle": return .success(.loopToggle)
+            case "/add_marker":
+                if a.isEmpty { return .success(.addMarker(name: nil)) }
+                return .success(.addMarker(name: try p.string(0, "name")))
+            case "/next_marker": return .success(.nextMarker)
+            case "/prev_marker": return .success(.previousMarker)
+            case "/refresh", "/strip/list": return .success(.refresh)
+            case "/set_surface": return .success(.setSurface(try surface(p)))
+            case "/strip/gain":
+                return .success(.stripGain(strip: try p.strip(0), decibels: OSCLaw.clampedDecibels(try p.number(1, "gain"))))
+            case "/strip/fader":
+                return .success(.stripFader(strip: try p.strip(0), decibels: OSCLaw.decibels(position: try p.unit(1, "position"))))
+            case "/strip/pan_stereo_position":
+                return .success(.stripPan(strip: try p.strip(0), pan: try p.unit(1, "position") * 2 - 1))
+            case "/strip/mute": return .success(.stripMute(strip: try p.strip(0), on: try p.flag(1, "mute")))
+            case "/strip/solo": return .success(.stripSolo(strip: try p.strip(0), on: try p.flag(1, "solo")))
+            case "/strip/recenable": return .success(.stripRecordEnable(strip: try p.strip(0), on: try p.flag(1, "recenable")))
+            case "/strip/send/gain":
+                let send = try p.integer(1, "sendid")
+                guard (1...maximumID).contains(send) else { throw OSCRefusal("/strip/send/gain: send id \(send) is not 1 or more") }
+                return .success(.sendGain(strip: try p.strip(0), send: send, decibels: OSCLaw.clampedDecibels(try p.number(2, "gain"))))
+            default:
+                return .failure(OSCRefusal("\(message.path.terminalSafe): not an address Tapedeck answers"))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// `/set_surface` with up to Ardour's nine arguments (each an int or a float).
+    private static func surface(_ p: OSCArguments) throws(OSCRefusal) -> OSCSurfaceSettings {
+        var s = OSCSurfaceSettings()
+        if p.values.count > 2 {
+            let bits = try p.integer(2, "feedback")
+            guard bits >= 0 else { throw OSCRefusal("/set_surface: feedback \(bits) is not a set of bits") }
+            s.feedback = OSCSurfaceSettings.Feedback(rawValue: bits).intersection(.all)
+        }
+        if p.values.count > 3 {
+            s.faderMode = try p.integer(3, "fader_mode")
+            guard (0...3).contains(s.faderMode) else { throw OSCRefusal("/set_surface: fader_mode \(s.faderMode) is not 0…3") }
+        }
+        if p.values.count > 6 {
+            s.replyPort = try p.integer(6, "port")
+            guard (0...65535).contains(s.replyPort) else { throw OSCRefusal("/set_surface: port \(s.replyPort) is not 0…65535") }
+        }
+        return s
+    }
+}
+
+/// Why a message was not carried out: one line.
+public struct OSCRefusal: Error, Equatable, CustomStringConvertible, Sendable {
+    public let text: String
+    public init(_ text: String) { self.text = text }
+    public var description: String { text }
+}
+
+/// Reads a message's arguments the way Ardour's surfaces send them: a number may come as an
+/// int or a float (TouchOSC sends floats for everything), a switch as a number or T/F.
+struct OSCArguments {
+    let path: String
+    let values: [OSCValue]
+
+    private func value(_ i: Int, _ name: String) throws(OSCRefusal) -> OSCValue {
+        guard i < values.count else { throw OSCRefusal("\(path.terminalSafe): needs \(name) (argument \(i + 1))") }
+        return values[i]
+    }
+
+    /// A finite number.
+    func number(_ i: Int, _ name: String) throws(OSCRefusal) -> Double {
+        let v: Double
+        switch try value(i, name) {
+        case .int(let x): v = Double(x)
+        case .int64(let x): v = Double(x)
+        case .float(let x): v = Double(x)
+        case .double(let x): v = x
+        default: throw OSCRefusal("\(path.terminalSafe): \(name) must be a number")
+        }
+        guard v.isFinite else { throw OSCRefusal("\(path.terminalSafe): \(name) must be a finite number") }
+        return v
+    }
+
+    /// A whole number (a float only when it is one).
+    func integer(_ i: Int, _ name: String) throws(OSCRefusal) -> Int {
+        let v = try number(i, name)
+        guard v == v.rounded(), abs(v) <= Double(1 << 53) else { throw OSCRefusal("\(path.terminalSafe): \(name) must be a whole number") }
+        return Int(v)
+    }
+
+    /// A strip id, 1…``OSCCommand/maximumID``.
+    func strip(_ i: Int) throws(OSCRefusal) -> Int {
+        let id = try integer(i, "ssid")
+        guard (1...OSCCommand.maximumID).contains(id) else { throw OSCRefusal("\(path.terminalSafe): strip id \(id) is not 1 or more") }
+        return id
+    }
+
+    /// 0…1 (a little past either end is clamped: faders overshoot).
+    func unit(_ i: Int, _ name: String) throws(OSCRefusal) -> Double {
+        let v = try number(i, name)
+        guard (-0.01...1.01).contains(v) else { throw OSCRefusal("\(path.terminalSafe): \(name) \(v) is not 0…1") }
+        return min(1, max(0, v))
+    }
+
+    /// On or off: T/F, or a number (on from 0.5, so a float button's 1.0 is on).
+    func flag(_ i: Int, _ name: String) throws(OSCRefusal) -> Bool {
+        if case .bool(let b) = try value(i, name) { return b }
+        return try number(i, name) >= 0.5
+    }
+
+    /// A string.
+    func string(_ i: Int, _ name: String) throws(OSCRefusal) -> String {
+        guard case .string(let s) = try value(i, name) else { throw OSCRefusal("\(path.terminalSafe): \(name) must be a string") }
+        return s
+    }
+}
+
+/// Ardour's fader law, so a layout's fader sits where Ardour's would: position 0…1 to gain
+/// `2^((p^(1/8)·198 − 192)/6)` (1 is +6 dB, 0 is −∞).
+public enum OSCLaw {
+    /// Below this Ardour's surfaces mean −∞.
+    public static let silentBelowDecibels = -193.0
+
+    /// dB for a fader position.
+    public static func decibels(position p: Double) -> Double {
+        guard p > 0 else { return Fader.silentDecibels }
+        let exponent = (pow(min(1, p), 1.0 / 8) * 198 - 192) / 6
+        return clampedDecibels(20 * log10(pow(2, exponent)))
+    }
+
+    /// The position for `decibels` (−∞ is 0; above +6 dB, 1).
+    public static func position(decibels: Double) -> Double {
+        guard decibels > silentBelowDecibels, !Fader.isSilent(decibels) else { return 0 }
+        let gain = pow(10, decibels / 20)
+        return min(1, max(0, pow((6 * log2(gain) + 192) / 198, 8)))
+    }
+
+    /// A surface's dB on Tapedeck's fader: −193 and below is −∞, the top is the fader's.
+    public static func clampedDecibels(_ decibels: Double) -> Double {
+        if decibels <= silentBelowDecibels { return Fader.silentDecibels }
+        return min(Fader.maximumDecibels, decibels)
+    }
+}
