@@ -84,10 +84,15 @@ public enum TrackListView {
         canvas.put(row, x + 1, "\(lane.points.count) pt", .dim, maxWidth: max(0, width - x - 1))
     }
 
-    /// `t2/3` when the region heard at `frame` on `track` is take 2 of 3 (nil otherwise).
+    /// `t2/3` when take 2 of 3 plays: of the take group under `frame`, else of the track's
+    /// only take group (nil for a track without takes, or with several and none under `frame`).
     static func playingTake(_ track: Track, at frame: Int64) -> String? {
-        guard let region = track.regions.last(where: { $0.takeGroup != nil && track.isActive($0)
-                && $0.timelineStartFrame <= frame && frame < $0.timelineEndFrame }),
+        let takes = track.regions.filter { $0.takeGroup != nil && track.isActive($0) }
+        let covering = takes.last { r in
+            // The group's span: its longest take, so a last pass stopped early still counts.
+            track.regions.contains { $0.takeGroup == r.takeGroup && $0.timelineStartFrame <= frame && frame < $0.timelineEndFrame }
+        }
+        guard let region = covering ?? (takes.count == 1 ? takes[0] : nil),
               let group = region.takeGroup, let number = region.takeNumber else { return nil }
         return "t\(number)/\(track.takeIndices(group: group).count)"
     }
@@ -100,9 +105,9 @@ public enum TrackListView {
         // The take heard at the playhead is named here, beside the track's name, not over its
         // waveform (where it hid the top of the take it named).
         if let take = playingTake(track, at: model.playheadFrame) {
-            let room = max(1, 12 - take.count - 1)
-            x = canvas.put(row, x, Fit.pad(String(track.name.prefix(room)), room) + " ", selected ? .selected : .trackName)
-            x = canvas.put(row, x, take, selected ? .selected : .marker)
+            let name = String(track.name.prefix(max(1, 12 - take.count - 1)))
+            x = canvas.put(row, x, name + " ", selected ? .selected : .trackName)
+            x = canvas.put(row, x, Fit.pad(take, 12 - name.count - 1), selected ? .selected : .marker)
         } else {
             x = canvas.put(row, x, Fit.pad(track.name, 12), selected ? .selected : (track.isBus ? .title : .trackName))
         }
