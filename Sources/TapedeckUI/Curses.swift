@@ -23,6 +23,13 @@ public final class Curses {
     private let screen: OpaquePointer?
     private var pairs: [Role: (attrs: attr_t, pair: Int16)] = [:]
     private var last: Canvas?
+    /// `TAPEDECK_FRAME_LOG=FILE`: a line (the monotonic time in nanoseconds) for every frame
+    /// sent to the terminal, so a test, or anyone, can count what an idle screen draws.
+    private let frameLog: Int32? = {
+        guard let path = getenv("TAPEDECK_FRAME_LOG").map({ String(cString: $0) }), !path.isEmpty else { return nil }
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        return fd >= 0 ? fd : nil
+    }()
     private var ended = false
     private var quickErrors = 0
     /// Whether the locale is UTF-8 (else the ASCII glyphs are used).
@@ -135,6 +142,10 @@ public final class Curses {
         wnoutrefresh(window)
         doupdate()
         last = canvas
+        if let frameLog {
+            var line = "\(MonotonicClock.nanoseconds())\n"
+            line.withUTF8 { _ = write(frameLog, $0.baseAddress, $0.count) }
+        }
     }
 
     /// Forgets the last frame so the next draw repaints everything.

@@ -7,13 +7,19 @@ import Glibc
 /// so it is a lock-free atomic.
 private let stopSignal = Atomic<Int32>(0)
 
-/// The screen's loop: read the engine ~30 times a second while the transport moves, block on
-/// the keyboard for up to 250 ms when idle, and draw only frames that changed.
+/// The screen's loop. It sleeps until something it shows can have changed: a key, a
+/// request on a socket (the control socket, OSC, the session manager), the engine's activity
+/// signal (``ScreenWake``: a meter, the transport, an xrun, MIDI), or the time a change is
+/// due (a message's end, a meter's held peak falling). While the transport moves it follows
+/// it about 30 times a second. A frame is drawn only when it differs from the last.
 public enum ScreenApp {
     /// Input timeout while playing, recording or exporting (about 30 frames a second).
     public static let movingTimeoutMilliseconds = 33
-    /// Input timeout when idle: long, so an idle screen costs next to no CPU.
-    public static let idleTimeoutMilliseconds = 250
+    /// While a meter shows a level: the engine publishes levels ten times a second.
+    public static let metersTimeoutMilliseconds = 100
+    /// With nothing signalled: a look now and then at what no one signals (the disk's free
+    /// space, a device gone); a frame is drawn only if something changed.
+    public static let idleTimeoutMilliseconds = 2000
 
     /// Runs the screen on the terminal until the user quits, input closes or a signal
     /// (SIGINT, SIGTERM, SIGHUP) arrives; the terminal is restored on every one of those
@@ -25,6 +31,8 @@ public enum ScreenApp {
             return -1
         }
         defer { curses.end() }
+        let wake = ScreenWake()
+        defer { wake?.stop() }
         installStopHandlers()
         curses.apply(theme: theme, allowColor: allowColor)
         let glyphs: Glyphs = curses.isUTF8 ? .unicode : .ascii
@@ -32,37 +40,52 @@ public enum ScreenApp {
             model.say(first + (startupMessages.count > 1 ? " (+\(startupMessages.count - 1) more)" : ""), error: true)
         }
         var lastTick = -1.0
+        // Something happened (a key, a request, the engine): look again and draw.
+        var dirty = true
         // After a key, ncurses may hold more of a burst: the next wait does not block.
         var keysPending = false
         while !model.shouldQuit {
             let signal = stopSignal.load(ordering: .relaxed)
             if signal != 0 { model.link.stop(); return 128 + signal }
             let now = MonotonicClock.seconds()
-            if model.isMoving || now - lastTick >= Double(idleTimeoutMilliseconds) / 1000 * 0.9 {
+            let due = now - lastTick >= Double(timeout(model, now: now)) / 1000 * 0.9
+            if dirty || due || model.isMoving {
                 model.tick(nowSeconds: now)
                 lastTick = now
+                let size = curses.size
+                curses.draw(ScreenRenderer.render(model, height: size.height, width: size.width, glyphs: glyphs))
+                dirty = false
             }
-            let size = curses.size
-            curses.draw(ScreenRenderer.render(model, height: size.height, width: size.width, glyphs: glyphs))
-            var timeout = model.isMoving ? movingTimeoutMilliseconds : idleTimeoutMilliseconds
+            let waitMilliseconds = keysPending ? 0 : timeout(model, now: MonotonicClock.seconds())
+            switch waitForInput(services: services, wake: wake, milliseconds: waitMilliseconds) {
+            case .closed:
+                model.link.stop()
+                return 0
+            case .engine:
+                wake?.drain()
+                dirty = true
+            case .ready:
+                // A key or a request on a socket: what is shown may change.
+                dirty = true
+            case .timeout:
+                break
+            }
             if !services.isEmpty {
-                // Wait for a key or a service together, then serve and read without waiting.
-                if !keysPending && waitForInput(services: services, milliseconds: timeout) == .closed {
-                    model.link.stop()
-                    return 0
-                }
                 for s in services { s.service(model) }
-                timeout = 0
             }
-            let event = curses.read(timeoutMilliseconds: timeout)
+            let event = curses.read(timeoutMilliseconds: 0)
             if case .key = event { keysPending = true } else { keysPending = false }
             switch event {
             case .key(let key):
+                dirty = true
+                let size = curses.size
                 if !Layout(height: size.height, width: size.width).fits && key != .char("q") { continue }
                 if !Layout(height: size.height, width: size.width).fits { model.perform(.quit); continue }
                 model.handle(key)
-            case .resize, .timeout:
-                continue
+            case .resize:
+                dirty = true
+            case .timeout:
+                break
             case .closed:
                 model.link.stop()
                 return 0
@@ -71,15 +94,30 @@ public enum ScreenApp {
         return 0
     }
 
-    private enum Wait { case ready, closed }
+    /// How long the loop may sleep with nothing arriving: until the next change that is due.
+    static func timeout(_ model: ScreenModel, now: Double) -> Int {
+        if model.isMoving { return movingTimeoutMilliseconds }
+        var limit = model.metersShowLevels ? metersTimeoutMilliseconds : idleTimeoutMilliseconds
+        if let end = model.messageEndsAtSeconds {
+            limit = min(limit, max(1, Int(((end - now) * 1000).rounded(.up)) + 5))
+        }
+        return limit
+    }
 
-    /// Polls the keyboard and the services' descriptors for up to `milliseconds`; `.closed`
-    /// when the keyboard's input is gone.
-    private static func waitForInput(services: [ScreenService], milliseconds: Int) -> Wait {
-        var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)] + services.flatMap(\.pollDescriptors)
-        guard poll(&fds, nfds_t(fds.count), Int32(milliseconds)) > 0 else { return .ready }
+    private enum Wait { case ready, engine, timeout, closed }
+
+    /// Polls the keyboard, the engine's wake and the services' descriptors for up to
+    /// `milliseconds`; `.closed` when the keyboard's input is gone.
+    private static func waitForInput(services: [ScreenService], wake: ScreenWake?, milliseconds: Int) -> Wait {
+        var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)]
+        if let wake { fds.append(pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)) }
+        fds += services.flatMap(\.pollDescriptors)
+        let ready = poll(&fds, nfds_t(fds.count), Int32(milliseconds))
+        guard ready > 0 else { return .timeout }
         // The screen runs on a terminal: one that hangs up is gone.
-        return fds[0].revents & Int16(POLLHUP | POLLNVAL | POLLERR) != 0 ? .closed : .ready
+        if fds[0].revents & Int16(POLLHUP | POLLNVAL | POLLERR) != 0 { return .closed }
+        if wake != nil, fds[1].revents & Int16(POLLIN) != 0 { return .engine }
+        return .ready
     }
 
     private static func installStopHandlers() {

@@ -101,8 +101,14 @@ final class LevelMeter: @unchecked Sendable {
     private func advance(_ frameCount: Int) {
         framesInWindow += frameCount
         guard framesInWindow >= windowFrames else { return }
+        // A level a meter shows (above −80 dBFS), or one that just fell below it, wakes the
+        // screen; a silent meter staying silent does not.
+        var visible = false
         for c in 0..<channelCount {
             let peak = windowPeak[c]
+            if peak > LevelMeter.visiblePeak || Float(bitPattern: peakBits[c].load(ordering: .relaxed)) > LevelMeter.visiblePeak {
+                visible = true
+            }
             peakBits[c].store(peak.bitPattern, ordering: .relaxed)
             let rms = Float((windowSquares[c] / Double(framesInWindow)).squareRoot())
             rmsBits[c].store((rms.isFinite ? rms : 0).bitPattern, ordering: .relaxed)
@@ -115,7 +121,11 @@ final class LevelMeter: @unchecked Sendable {
             windowSquares[c] = 0
         }
         framesInWindow = 0
+        if visible { EngineActivity.shared.signal() }
     }
+
+    /// −80 dBFS: below every meter's floor on the screen.
+    static let visiblePeak: Float = 1e-4
 
     /// The levels now; resets the since-last-read peaks. Control thread (one reader).
     func read() -> [MeterReading] {

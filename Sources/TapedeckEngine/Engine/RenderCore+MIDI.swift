@@ -113,6 +113,7 @@ extension RenderCore {
             if hub.learning.load(ordering: .acquiring) {
                 if hub.learned.push(ControllerMoveRecord(key: Int32(status & 0x0F), controller: data1, value: data2)) {
                     hub.learning.store(false, ordering: .releasing)
+                    EngineActivity.shared.signal()
                 }
                 return
             }
@@ -191,6 +192,7 @@ extension RenderCore {
             // glides from there), or nowhere while the transport stands.
             _ = midi.moves.push(ControllerMoveRecord(key: Int32(e.binding), controller: UInt8(controller), value: UInt8(value),
                                                      timelineFrame: state == .rolling ? position : -1))
+            EngineActivity.shared.signal()
         }
         return bound
     }
@@ -264,14 +266,14 @@ extension RenderCore: AudioDeviceMIDIClient {
         let status = bytes[0]
         let decoder = MachineControlDecoder(surface: ControlSurface(code: midi.surface.load(ordering: .relaxed)))
         if status == 0xF0 {
-            if let command = decoder.command(sysex: bytes) { _ = midi.machine.push(command) }
+            if let command = decoder.command(sysex: bytes) { _ = midi.machine.push(command); EngineActivity.shared.signal() }
             return
         }
         guard status >= 0x80 && status < 0xF0, midi.deliveredCount < MIDIHub.liveCapacity else { return }
         let d1 = bytes.count > 1 ? bytes[1] & 0x7F : 0, d2 = bytes.count > 2 ? bytes[2] & 0x7F : 0
         let button = decoder.button(status: status, data1: d1, data2: d2)
         if button.isButton {
-            if let command = button.command { _ = midi.machine.push(command) }
+            if let command = button.command { _ = midi.machine.push(command); EngineActivity.shared.signal() }
             return
         }
         midi.delivered[midi.deliveredCount] = MIDIEvent(frameOffset: Int32(max(frameOffset, 0)), status: status, data1: d1, data2: d2)

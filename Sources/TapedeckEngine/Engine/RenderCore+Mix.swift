@@ -168,6 +168,7 @@ extension RenderCore {
             _ = lane.gaps.push(TakeGap(frame: keptBefore + Int64(pushed), count: lost))
             lane.droppedFrames.add(lost, ordering: .relaxed)
             shared.board.droppedFrames.add(lost, ordering: .relaxed)
+            EngineActivity.shared.signal()
             shared.events.push(EngineEvent(kind: .captureDropped, frame: keptBefore + Int64(pushed), frames: lost,
                                            track: request.track))
         }
@@ -365,6 +366,7 @@ extension RenderCore {
     private func countUnderrun(_ missing: Int, track i: Int) {
         guard missing > 0 else { return }
         shared.board.underrunFrames.add(Int64(missing), ordering: .relaxed)
+        EngineActivity.shared.signal()
         shared.events.push(EngineEvent(kind: .playbackUnderrun, frame: position, frames: Int64(missing), track: i))
     }
 

@@ -9,6 +9,7 @@ extension RenderCore {
     /// Audio thread: no allocation, no locks.
     func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) {
         shared.board.xrunCount.add(1, ordering: .relaxed)
+        EngineActivity.shared.signal()
         let began = lostFrames > skippingNow && untoldXrunFrame >= 0 ? untoldXrunFrame : position
         shared.events.push(EngineEvent(kind: .deviceXrun, frame: began, frames: lostFrames))
         deviceSkipped(frames: skippingNow)

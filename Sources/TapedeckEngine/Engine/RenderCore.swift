@@ -69,6 +69,9 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var untoldXrunFrame: Int64 = -1
     var fraction = 0.0
     var state = EngineTransportState.stopped
+    /// What ``publish()`` last woke the screen for.
+    var publishedState = EngineTransportState.stopped
+    var publishedStoppedPosition: Int64 = 0
     var holdSince: Int64 = 0
     var route = PlayRoute.straight
     var pendingRoute: PlayRoute?
@@ -469,5 +472,12 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         board.positionFrame.store(position, ordering: .relaxed)
         board.deviceFrame.store(deviceFrame, ordering: .relaxed)
         board.transport.store(state.rawValue, ordering: .releasing)
+        // The screen follows a moving transport by itself; a change of state, or a stopped
+        // transport moved (a locate, another JACK client's), wakes it.
+        if state != publishedState || (state == .stopped && position != publishedStoppedPosition) {
+            publishedState = state
+            publishedStoppedPosition = position
+            EngineActivity.shared.signal()
+        }
     }
 }

@@ -48,7 +48,7 @@ public final class MIDIInputPort: @unchecked Sendable {
         guard bytes.count > 0 else { return }
         let status = bytes[0]
         if status == 0xF0 {
-            if let command = decoder.command(sysex: bytes) { _ = machine.push(command) }
+            if let command = decoder.command(sysex: bytes) { _ = machine.push(command); EngineActivity.shared.signal() }
             return
         }
         guard status >= 0x80 && status < 0xF0 else { return }
@@ -56,7 +56,7 @@ public final class MIDIInputPort: @unchecked Sendable {
         let d2 = bytes.count > 2 ? bytes[2] & 0x7F : 0
         let button = decoder.button(status: status, data1: d1, data2: d2)
         if button.isButton {
-            if let command = button.command { _ = machine.push(command) }
+            if let command = button.command { _ = machine.push(command); EngineActivity.shared.signal() }
             return
         }
         if !messages.push(TimedMIDIMessage(nanoseconds: nanoseconds, status: status, data1: d1, data2: d2)) {

@@ -19,10 +19,12 @@ public enum TransportBarView {
         return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)x"
     }
 
-    /// Seconds left as `1h23m`, `12m05s` or `40s`.
+    /// Seconds left as `160h`, `1h23m`, `12m05s` or `40s`: past ten hours in hours only, so a
+    /// disk that others write to does not redraw the screen every minute of its change.
     public static func durationText(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "?" }
         let s = Int(min(seconds, 1e9))
+        if s >= 36000 { return "\(s / 3600)h" }
         if s >= 3600 { return "\(s / 3600)h\(s % 3600 / 60 < 10 ? "0" : "")\(s % 3600 / 60)m" }
         if s >= 60 { return "\(s / 60)m\(s % 60 < 10 ? "0" : "")\(s % 60)s" }
         return "\(s)s"
@@ -79,7 +81,10 @@ public enum TransportBarView {
         var device = snap.deviceName
         if snap.isOffline && !device.contains("offline") { device += " (offline)" }
         let xruns = "xruns \(snap.xrunCount)"
-        let dsp = "DSP \(Int((snap.dspLoad * 100).rounded()))%"
+        // Below 5 % the reading is the machine's noise: shown as such, it does not redraw the
+        // screen every time a period takes a little longer.
+        let dspPercent = Int((snap.dspLoad * 100).rounded())
+        let dsp = dspPercent < 5 ? "DSP <5%" : "DSP \(dspPercent)%"
         let listening = snap.isListening ? "LISTENING" : ""
         let disk = snap.diskSecondsLeft.map { "disk \(durationText($0)) left" } ?? "disk ?"
         // The delay compensation the routing needs (a latent chain on a bus or the master):
