@@ -146,7 +146,7 @@ struct PlayCommand: Command {
         let remote = HeadlessRemote(role: .play, transport: transport, sessionPath: folder?.path, json: json)
         defer { remote.close() }
         if loop { remote.loopRange = FrameRange(startFrame: from, endFrame: end) }
-        let surfaces = HeadlessOSC.serving(oscServer, remote: remote, json: json)
+        let surfaces = HeadlessOSC.serving(oscServer, remote: remote, json: json, endFrame: end)
         repeat {
             if StopSignals.requested { transport.stop() }
             snap = transport.snapshot()

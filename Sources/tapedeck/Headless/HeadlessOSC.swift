@@ -26,18 +26,23 @@ final class HeadlessOSC {
     private let feedback: OSCFeedback
     private let remote: HeadlessRemote
     private let json: Bool
+    /// Where `/goto_end` goes: where the command stops by itself (a file played alone has no
+    /// session end of its own).
+    private let endFrame: Int64?
     private var lastSaid: (text: String, at: Double)?
 
     /// Serves `server` for the command whose control socket is `remote`; nil without a server.
-    static func serving(_ server: OSCServer?, remote: HeadlessRemote, json: Bool) -> HeadlessOSC? {
-        server.map { HeadlessOSC(server: $0, remote: remote, json: json) }
+    /// `endFrame`: where playing ends (default: the session's end).
+    static func serving(_ server: OSCServer?, remote: HeadlessRemote, json: Bool, endFrame: Int64? = nil) -> HeadlessOSC? {
+        server.map { HeadlessOSC(server: $0, remote: remote, json: json, endFrame: endFrame) }
     }
 
-    private init(server: OSCServer, remote: HeadlessRemote, json: Bool) {
+    private init(server: OSCServer, remote: HeadlessRemote, json: Bool, endFrame: Int64?) {
         self.server = server
         self.feedback = OSCFeedback(server: server)
         self.remote = remote
         self.json = json
+        self.endFrame = endFrame
     }
 
     private var transport: Transport { remote.transport }
@@ -70,7 +75,7 @@ final class HeadlessOSC {
         case .stop: return refusal(remote.handle(.stop))
         case .toggleRoll: return refusal(remote.handle(rolling ? .stop : .play))
         case .gotoStart: return refusal(remote.handle(.rewind))
-        case .gotoEnd: return refusal(remote.handle(.locate("\(transport.session.endFrame)f")))
+        case .gotoEnd: return refusal(remote.handle(.locate("\(endFrame ?? transport.session.endFrame)f")))
         case .locate(let frame, _):
             // `play` rolls until it stops and then ends, so roll 0 does not stop it: a
             // surface's locate button (which sends 0) would otherwise end the run.
@@ -114,11 +119,12 @@ final class HeadlessOSC {
     }
 
     /// A mixer change on strip `id` (1-based) for `play`; `record` refuses it: its mix is the
-    /// session's as saved, and a recorder takes only stop while a take runs.
+    /// session's as it was when the take began, and a recorder takes only stop while it runs.
     private func mix(_ command: OSCCommand, _ id: Int, _ change: (inout Track) -> String?) -> String? {
         let address = HeadlessOSC.address(command)
         guard remote.role == .play else {
-            return "\(address): 'tapedeck record' takes no mixer changes while a take runs (only stop); set the mix on the screen or with 'tapedeck track' before recording"
+            let during = remote.role == .listen ? "while it listens" : "while a take runs"
+            return "\(address): 'tapedeck record' takes no mixer changes \(during) (only stop); set the mix on the screen or with 'tapedeck track' before recording"
         }
         var session = transport.session
         guard session.tracks.indices.contains(id - 1) else {
