@@ -5,6 +5,7 @@ import TapedeckEngine
 import TapedeckDSP
 import TapedeckTransport
 import TapedeckTakes
+import TapedeckRemote
 
 /// `tapedeck play SESSION|FILE`: plays a session's audible tracks (or one file) on a device.
 struct PlayCommand: Command {
@@ -20,7 +21,7 @@ struct PlayCommand: Command {
             OptionSpec("--quality", value: "Q", "live stretch engine: Rubber Band R2 faster (fast, default; R3 above 4x) "
                        + "or R3 finer throughout (best: steadier, about twice the stretcher's cost)", allowed: ["fast", "best"]),
             OptionSpec("--fx", value: "CHAIN", "master chain for this run (replaces the session's)"),
-        ] + SharedOptions.click + SharedOptions.midi + [
+        ] + SharedOptions.click + SharedOptions.midi + SharedOptions.osc + [
             OptionSpec(flag: "--json", "one JSON status object per line on stdout"),
         ],
         details: """
@@ -29,7 +30,9 @@ struct PlayCommand: Command {
         their instruments; MMC (and --midi-surface buttons) from the MIDI inputs play, stop and
         locate; armed tracks hear the MIDI inputs live. MIDI-learnt controllers move their
         faders, pans, mutes and parameters; over an automation lane in touch, latch or write
-        what they do is written, and saved into the session when play ends.
+        what they do is written, and saved into the session when play ends. OSC surfaces
+        (--osc) play, stop, locate, loop and move strip gain, pan, mute, solo and send levels
+        for this run (not saved; written to automation lanes as controllers are).
 
         \(SharedOptions.alsaEnvironment)
         """)
@@ -45,6 +48,7 @@ struct PlayCommand: Command {
     var masterChain: Chain?
     var click: ClickSettings?
     var midi: MIDIOptions
+    var osc: OSCOptions
 
     init(arguments: inout Arguments) throws {
         timePitch = try TimePitchOptions.parse(&arguments)
@@ -54,6 +58,7 @@ struct PlayCommand: Command {
         }
         self.quality = quality
         midi = try MIDIOptions(arguments: &arguments)
+        osc = try OSCOptions(arguments: &arguments)
         masterChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
         let clickOn = arguments.flag("--click")
         let level = try arguments.doubleOption("--click-level", in: -60...0)
@@ -75,6 +80,8 @@ struct PlayCommand: Command {
 
     func run() throws -> Int32 {
         StopSignals.install()
+        // A port that cannot be had is said before anything opens.
+        let oscServer = try osc.open(command: "play") { json ? StatusLine.emitLine(["event": "notice", "text": $0]) : Terminal.err($0 + "\n") }
         var isFolder: ObjCBool = false
         let isSession = target.hasSuffix(".tapedeck") || target.hasSuffix(".tapedeck/")
             || (FileManager.default.fileExists(atPath: target, isDirectory: &isFolder) && isFolder.boolValue)
@@ -139,6 +146,7 @@ struct PlayCommand: Command {
         let remote = HeadlessRemote(role: .play, transport: transport, sessionPath: folder?.path, json: json)
         defer { remote.close() }
         if loop { remote.loopRange = FrameRange(startFrame: from, endFrame: end) }
+        let surfaces = HeadlessOSC.serving(oscServer, remote: remote, json: json, endFrame: end)
         repeat {
             if StopSignals.requested { transport.stop() }
             snap = transport.snapshot()
@@ -151,9 +159,11 @@ struct PlayCommand: Command {
             line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame)
             seen = transport.events.count
             written.collect(from: transport)
+            surfaces?.service(snap)
             if snap.state != .stopped { remote.wait(milliseconds: 50) }
         } while snap.state != .stopped && transport.engine.isRunning
         snap = transport.snapshot()
+        surfaces?.service(snap)  // the surfaces see it stop
         written.collect(from: transport)
         line.update(snap, levels: snap.outputLevels, events: Array(transport.events.dropFirst(seen)), elapsedFrames: snap.positionFrame,
                     force: true)

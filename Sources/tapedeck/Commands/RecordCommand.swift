@@ -5,6 +5,7 @@ import TapedeckEngine
 import TapedeckDSP
 import TapedeckTransport
 import TapedeckDevices
+import TapedeckRemote
 
 /// `tapedeck record` (and `tapedeck --headless --record`): records a take from an ALSA
 /// device into a file or onto a session track, showing that it records until it is stopped.
@@ -38,14 +39,16 @@ struct RecordCommand: Command {
             OptionSpec("--monitor", value: "MODE", "hear the input (after its input chain): input always; auto while recording, in place of the track's own playback (default off); its latency is shown",
                        allowed: ["off", "input", "auto"]),
             OptionSpec("--retro", value: "SECONDS", "listen without recording, keeping the last SECONDS of input in memory; each SIGUSR1 (kill -USR1 PID) turns them into a take placed where it was played"),
-        ] + SharedOptions.timePitch + SharedOptions.midi,
+        ] + SharedOptions.timePitch + SharedOptions.midi + SharedOptions.osc,
         details: """
         Records from an ALSA device until Ctrl-C, SIGTERM, SIGHUP or --duration, then finishes
         the take (header, peaks, session) and exits 0. An armed MIDI track records what the MIDI
         inputs play (--midi-in) into a .mid file in S/midi/, placed like an audio take (count-in,
         punch, loop passes), and hears it through its instrument; MMC stop ends the recording. With --play, --speed, --mode and --pitch
         set the transport's speed while you record; the take is placed in time, marked with its
-        speed, and plays in time (pitch kept) at 1x.
+        speed, and plays in time (pitch kept) at 1x. OSC surfaces (--osc) stop it (/transport_stop,
+        /rec_enable_toggle) and get its state, position and meters; while a take runs it refuses
+        to move (/locate …) and takes no mixer changes.
 
         \(SharedOptions.alsaEnvironment)
         """)
@@ -69,6 +72,7 @@ struct RecordCommand: Command {
     var recordsDry: Bool
     var recording: RecordingOptions
     var retroSeconds: Double?
+    var osc: OSCOptions
 
     init(arguments: inout Arguments) throws {
         inputChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
@@ -96,6 +100,7 @@ struct RecordCommand: Command {
         encoding = e
         durationText = try arguments.option("--duration")
         midi = try MIDIOptions(arguments: &arguments)
+        osc = try OSCOptions(arguments: &arguments)
         device.jack.connectMIDI(midi.setup)
         play = arguments.flag("--play")
         json = arguments.flag("--json")
@@ -120,6 +125,8 @@ struct RecordCommand: Command {
 
     func run() throws -> Int32 {
         StopSignals.install()
+        // A port that cannot be had is said before the session is locked or a device opens.
+        let oscServer = try osc.open(command: "record") { json ? StatusLine.emitLine(["event": "notice", "text": $0]) : Terminal.err($0 + "\n") }
         // One writer per session: held from before the session is read until the takes are placed.
         let lock = try sessionPath.map { path throws(SessionError) in try SessionLock.acquire(SessionFolder(path: path)) }
         defer { withExtendedLifetime(lock) {} }
@@ -179,7 +186,7 @@ struct RecordCommand: Command {
         transport.setLoop(session.loopRange, enabled: recording.loop)
         if let seconds = retroSeconds {
             try transport.startDevice()
-            let kept = try RetroRun(transport: transport, target: target, json: json, seconds: seconds)
+            let kept = try RetroRun(transport: transport, target: target, json: json, seconds: seconds, osc: oscServer)
                 .run(maxFrames: maxFrames, play: play, from: timing.transportStart)
             if !json { Terminal.err("kept \(kept) take\(kept == 1 ? "" : "s")\n") }
             return ExitCode.ok
@@ -200,7 +207,7 @@ struct RecordCommand: Command {
         try target.saveNewTrack()
         try transport.startDevice()
         return try HeadlessRecording(transport: transport, target: target, start: start, json: json, device: dev.configuration,
-                                     monitor: monitor).run()
+                                     monitor: monitor, osc: oscServer).run()
     }
 }
 

@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
 import TapedeckTransport
+import TapedeckRemote
 
 /// `record`'s run once the pass started: the banner or JSON lines while it records, then the
 /// takes placed on their tracks and the report.
@@ -13,6 +14,8 @@ struct HeadlessRecording {
     let json: Bool
     let device: DeviceConfiguration
     let monitor: MonitoringMode
+    /// OSC surfaces (`--osc`), served as the control socket is.
+    var osc: OSCServer? = nil
 
     func run() throws -> Int32 {
         let rate = device.sampleRate
@@ -41,6 +44,7 @@ struct HeadlessRecording {
         // `tapedeck ctl` is answered between status lines; its stop is Ctrl-C's.
         let remote = HeadlessRemote(role: .record, transport: transport, sessionPath: target.folder?.path, json: json)
         defer { remote.close() }
+        let surfaces = HeadlessOSC.serving(osc, remote: remote, json: json)
         while transport.isRecording {
             if StopSignals.requested { transport.stop() }
             last = transport.snapshot()
@@ -54,8 +58,10 @@ struct HeadlessRecording {
             line.update(shown, levels: levels(last), events: events, elapsedFrames: transport.recordedFrames)
             sayFailures(from: &failuresSeen)
             written.collect(from: transport)
+            surfaces?.service(last)
             remote.wait(milliseconds: 50)
         }
+        surfaces?.service(last)  // the surfaces see it stop (the state comes from the engine)
         remote.close()
         sayFailures(from: &failuresSeen)
         // The pass's end hands over what controllers wrote while it played.

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckIO
 import TapedeckTransport
+import TapedeckRemote
 
 /// `record --retro SECONDS`: listens without recording (playing the session with `--play`),
 /// keeping the last SECONDS of every recorded track's input in memory; every SIGUSR1 turns
@@ -11,6 +12,8 @@ struct RetroRun {
     let target: RecordTarget
     let json: Bool
     let seconds: Double
+    /// OSC surfaces (`--osc`): stop ends the run, as on the control socket.
+    var osc: OSCServer? = nil
 
     /// Runs until stopped; returns how many keeps made takes.
     func run(maxFrames: Int64?, play: Bool, from: Int64) throws -> Int {
@@ -26,6 +29,7 @@ struct RetroRun {
         let started = transport.engine.status().deviceFrame
         let remote = HeadlessRemote(role: .listen, transport: transport, sessionPath: target.folder?.path, json: json)
         defer { remote.close() }
+        let surfaces = HeadlessOSC.serving(osc, remote: remote, json: json)
         while !StopSignals.requested && !remote.stopRequested && transport.engine.isRunning {
             if let maxFrames, transport.engine.status().deviceFrame - started >= maxFrames { break }
             let requests = StopSignals.keepRequests
@@ -36,6 +40,7 @@ struct RetroRun {
             let snap = transport.snapshot()
             line.update(snap, levels: target.tracks.flatMap { $0 < snap.trackLevels.count ? snap.trackLevels[$0] : [] }, events: [],
                         elapsedFrames: transport.engine.status().deviceFrame - started)
+            surfaces?.service(snap)
             remote.wait(milliseconds: 20)
         }
         // A keep asked for at the very end still counts.
