@@ -5,10 +5,23 @@ import TapedeckDSP
 // parser (``Chain``), so what the screen stores is canonical and what the engine reads.
 
 extension ScreenModel {
-    /// The chain text the panel edits for `track`.
+    /// The panel's "track" for the master's chain (the mixer's master strip selected).
+    static let masterChainTrack = -1
+
+    /// What the chain panel edits: the selected track's chain, or the master's when the
+    /// mixer's master strip is selected.
+    var chainTrack: Int { actsOnMaster ? ScreenModel.masterChainTrack : selectedTrack }
+
+    /// The chain text the panel edits for `track` (``masterChainTrack``: the master's).
     func chainText(_ track: Int) -> String {
+        if track == ScreenModel.masterChainTrack { return session.masterChain }
         guard session.tracks.indices.contains(track) else { return "" }
         return chainIsInput ? session.tracks[track].inputChain : session.tracks[track].playbackChain
+    }
+
+    /// `Drums`, or `master`.
+    func chainOwnerName(_ track: Int) -> String {
+        track == ScreenModel.masterChainTrack ? "master" : session.tracks.indices.contains(track) ? session.tracks[track].name : "?"
     }
 
     /// The panel's chain for `track`, parsed; throws the chain error when the session holds
@@ -16,6 +29,10 @@ extension ScreenModel {
     func parsedChain(_ track: Int) throws(ChainError) -> Chain { try Chain(parsing: chainText(track)) }
 
     func applyChain(_ text: String, track: Int, name: String) {
+        if track == ScreenModel.masterChainTrack {
+            edit("\(name) on master") { $0.masterChain = text }
+            return
+        }
         guard session.tracks.indices.contains(track) else { return }
         let input = chainIsInput
         if !input, session.tracks[track].frozen != nil {
@@ -28,6 +45,12 @@ extension ScreenModel {
     }
 
     func openChainText() {
+        if actsOnMaster {
+            overlay = .text(TextInput(purpose: .chain(track: ScreenModel.masterChainTrack),
+                                      prompt: "master chain (after the master fader's mix), e.g. comp:-12,limiter:-1 (!name bypasses)",
+                                      text: session.masterChain))
+            return
+        }
         guard requireTrack() != nil else { return }
         let which = chainIsInput ? "input" : "playback"
         overlay = .text(TextInput(purpose: .chain(track: selectedTrack),
@@ -38,6 +61,10 @@ extension ScreenModel {
     /// Switches the panel between the input and the playback chain; a bus has only the one
     /// it plays through.
     private func toggleInputChain(_ t: Int) {
+        guard t != ScreenModel.masterChainTrack else {
+            say("the master has one chain, the one its mix plays through", error: true)
+            return
+        }
         guard !session.tracks[t].isBus else {
             say("\(session.tracks[t].name) is a bus: a bus has no input chain, only the chain it plays through", error: true)
             return
@@ -47,8 +74,8 @@ extension ScreenModel {
 
     /// Keys the chain panel takes before the key map. Returns whether the key was used.
     func handleChainKey(_ key: Key) -> Bool {
-        let t = selectedTrack
-        guard session.tracks.indices.contains(t) else { return false }
+        let t = chainTrack
+        guard t == ScreenModel.masterChainTrack || session.tracks.indices.contains(t) else { return false }
         let chain: Chain
         do { chain = try parsedChain(t) } catch {
             // Only retyping can mend a chain the parser refuses.

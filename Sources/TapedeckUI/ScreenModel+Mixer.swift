@@ -50,10 +50,10 @@ extension ScreenModel {
     }
 
     /// The selected track's index, or nil after saying there is none (or that the mixer's
-    /// master strip, which has only a fader, is selected).
+    /// master strip, which has a fader and a chain only, is selected).
     func requireTrack() -> Int? {
         guard !actsOnMaster else {
-            say("the master strip has only a fader (\(keyName(.faderDown)) \(keyName(.faderUp)) \(keyName(.resetFader)))", error: true)
+            say("the master strip has a fader (\(keyName(.faderDown)) \(keyName(.faderUp)) \(keyName(.resetFader))) and a chain (\(keyName(.chain)))", error: true)
             return nil
         }
         guard session.tracks.indices.contains(selectedTrack) else {

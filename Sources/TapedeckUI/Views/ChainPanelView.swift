@@ -9,13 +9,17 @@ public enum ChainPanelView {
         guard rows > 0 else { return }
         canvas.fill(y, 0, height: rows, width: canvas.width, " ", .normal)
         canvas.fill(y, 0, height: 1, width: canvas.width, glyphs.rule, .ruler)
-        let t = model.selectedTrack
-        guard model.session.tracks.indices.contains(t) else {
-            canvas.put(y, 2, " Chain: no track ", .title)
-            return
+        let t = model.chainTrack
+        if t == ScreenModel.masterChainTrack {
+            canvas.put(y, 2, " Chain of master ", .title)
+        } else {
+            guard model.session.tracks.indices.contains(t) else {
+                canvas.put(y, 2, " Chain: no track ", .title)
+                return
+            }
+            let which = model.chainIsInput ? "input" : "playback"
+            canvas.put(y, 2, " Chain (\(which)) of \(model.session.tracks[t].name) ", .title)
         }
-        let which = model.chainIsInput ? "input" : "playback"
-        canvas.put(y, 2, " Chain (\(which)) of \(model.session.tracks[t].name) ", .title)
         let chain: Chain
         do { chain = try model.parsedChain(t) } catch {
             canvas.put(y + 1, 2, "\(error.message) — Enter retypes it", .error, maxWidth: canvas.width - 3)
