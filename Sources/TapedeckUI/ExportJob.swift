@@ -20,11 +20,11 @@ public final class ExportJob: Sendable {
     public var status: Status { state.withLock { $0 } }
 
     /// Starts `hook` on a new thread.
-    public init(session: Session, folderPath: String, outputPath: String,
-                hook: @escaping @Sendable (Session, String, String, @Sendable (Double) -> Void) throws -> String) {
+    public init(session: Session, folderPath: String, words: [String],
+                hook: @escaping @Sendable (Session, String, [String], @Sendable (Double) -> Void) throws -> String) {
         let thread = Thread { [self] in
             do {
-                let summary = try hook(session, folderPath, outputPath) { fraction in
+                let summary = try hook(session, folderPath, words) { fraction in
                     self.state.withLock { $0 = .running(min(1, max(0, fraction))) }
                 }
                 self.state.withLock { $0 = .done(summary) }

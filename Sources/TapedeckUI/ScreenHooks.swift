@@ -3,11 +3,16 @@ import TapedeckCore
 /// What the host program supplies to the screen, so the UI stays independent of how mixes
 /// are made.
 public struct ScreenHooks: Sendable {
-    /// Mixes `session` (saved in `folderPath`) to `outputPath`, reporting progress 0…1;
-    /// returns a one-line summary or throws an error whose description is one line.
+    /// Exports `session` (saved in `folderPath`) as `export` would with `words`: the file to
+    /// write (relative to the session folder) and any of `export`'s options, reporting
+    /// progress 0…1; returns a summary or throws an error whose description is one line.
     /// Runs on a background thread.
-    public var export: (@Sendable (_ session: Session, _ folderPath: String, _ outputPath: String,
+    public var export: (@Sendable (_ session: Session, _ folderPath: String, _ words: [String],
                                    _ progress: @Sendable (Double) -> Void) throws -> String)?
+
+    /// Why `words` are not an export (`export`'s own refusal), or nil; checked before the
+    /// dialog closes. UI thread.
+    public var exportProblem: (@Sendable (_ words: [String], _ folderPath: String) -> String?)?
 
     /// Renders track `track` of `session` (saved in `folderPath`) to audio, reporting
     /// progress 0…1; returns the render and a one-line summary. Runs on a background thread.
@@ -20,10 +25,12 @@ public struct ScreenHooks: Sendable {
     public var commandLine: (@Sendable (_ words: [String]) -> (status: Int32, out: String, err: String))?
 
     /// Hooks that cannot export, freeze or run command lines, unless given.
-    public init(export: (@Sendable (Session, String, String, @Sendable (Double) -> Void) throws -> String)? = nil,
+    public init(export: (@Sendable (Session, String, [String], @Sendable (Double) -> Void) throws -> String)? = nil,
+                exportProblem: (@Sendable ([String], String) -> String?)? = nil,
                 freeze: (@Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String))? = nil,
                 commandLine: (@Sendable ([String]) -> (status: Int32, out: String, err: String))? = nil) {
         self.export = export
+        self.exportProblem = exportProblem
         self.freeze = freeze
         self.commandLine = commandLine
     }

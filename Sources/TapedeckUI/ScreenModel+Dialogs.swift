@@ -31,6 +31,13 @@ extension ScreenModel {
                 overlay = .text(input)
             case .char(let c): input.text.append(c); input.problem = nil; overlay = .text(input)
             case .named(.space): input.text.append(" "); overlay = .text(input)
+            // As in a shell: ctrl-u clears the line, ctrl-w the last word.
+            case .ctrl("u"): input.text = ""; input.problem = nil; overlay = .text(input)
+            case .ctrl("w"):
+                while input.text.last == " " { input.text.removeLast() }
+                while let last = input.text.last, last != " " { _ = last; input.text.removeLast() }
+                input.problem = nil
+                overlay = .text(input)
             default: break
             }
         case .devices(let list, let selected):
@@ -187,14 +194,18 @@ extension ScreenModel {
             save()
         case .exportPath:
             guard let folder, let hook = hooks.export else { overlay = nil; return }
-            let path = input.text.trimmingWhitespace()
-            guard path.hasSuffix(".wav") || path.hasSuffix(".flac") else {
-                input.problem = "the file name must end in .wav or .flac"
-                overlay = .text(input)
+            // The file, then any of `export`'s options, read by export's own parser.
+            guard let words = CommandWords.split(input.text), let path = words.first else {
+                refuse("type the file to write (exports/mix.wav), then any of export's options; a quote is left open")
+                return
+            }
+            if let problem = hooks.exportProblem?(words, folder.path) {
+                refuse(problem.hasPrefix("export: ") ? String(problem.dropFirst(8)) : problem)
                 return
             }
             let absolute = path.hasPrefix("/") ? path : folder.path + "/" + path
-            overlay = .export(ExportJob(session: session, folderPath: folder.path, outputPath: absolute, hook: hook), outputPath: absolute)
+            lastExport = input.text
+            overlay = .export(ExportJob(session: session, folderPath: folder.path, words: words, hook: hook), outputPath: absolute)
         }
     }
 
@@ -289,7 +300,10 @@ extension ScreenModel {
         guard folder != nil else { say("save the session first (\(keyName(.save)))", error: true); return }
         guard hooks.export != nil else { say("export is not available here", error: true); return }
         guard session.endFrame > 0 else { say("nothing to export: the session has no audio", error: true); return }
-        overlay = .text(TextInput(purpose: .exportPath, prompt: "Export the mix to (.wav or .flac, relative to the session):",
-                                  text: "exports/mix.wav"))
+        overlay = .text(TextInput(purpose: .exportPath,
+                                  prompt: "Export to (.wav .flac .mid, in the session folder), with export's options:",
+                                  text: lastExport,
+                                  notes: ["--bits 16|24|32f  --range 1:00-2:30  --normalize -16LUFS  --true-peak -1",
+                                          "--stems DIR  --fx CHAIN  --speed R  --pitch N  --quality fast  --midi"]))
     }
 }

@@ -28,6 +28,8 @@ public final class ScreenModel {
     public internal(set) var learning: MIDIBinding?
     /// The quantise last typed (offered again).
     var lastQuantize = "1/16 100%"
+    /// What the export dialog offers: the last export typed.
+    var lastExport = "exports/mix.wav"
     /// The engine state the screen last read.
     public internal(set) var snapshot: TransportSnapshot
     /// The highlighted track.

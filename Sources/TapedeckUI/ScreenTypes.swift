@@ -107,6 +107,16 @@ public struct TextInput: Equatable, Sendable {
     public var text: String
     /// Why the last attempt was refused, shown under it.
     public var problem: String?
+    /// Lines of help shown under the text (what the export dialog's options are).
+    public var notes: [String] = []
+
+    public init(purpose: TextPurpose, prompt: String, text: String, problem: String? = nil, notes: [String] = []) {
+        self.purpose = purpose
+        self.prompt = prompt
+        self.text = text
+        self.problem = problem
+        self.notes = notes
+    }
 }
 
 /// The import browser's state.

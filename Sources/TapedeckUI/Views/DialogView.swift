@@ -13,14 +13,15 @@ public enum DialogView {
             box.line(&canvas, top, question.question, .overlayTitle)
             box.line(&canvas, top + 2, question.answers)
         case .text(let input):
-            let box = Box(height: input.problem == nil ? 6 : 7, width: wide, in: canvas)
+            let box = Box(height: (input.problem == nil ? 6 : 7) + input.notes.count, width: wide, in: canvas)
             let top = box.draw(into: &canvas, title: title(input.purpose), glyphs: glyphs)
             box.line(&canvas, top, input.prompt)
             // Show the end of long text, where the cursor is.
             let room = box.width - 6
             let shown = input.text.count > room ? String(input.text.suffix(room)) : input.text
             box.line(&canvas, top + 1, "> " + shown + "_", .value)
-            if let problem = input.problem { box.line(&canvas, top + 2, problem, .error) }
+            for (i, note) in input.notes.enumerated() { box.line(&canvas, top + 2 + i, note, .dim) }
+            if let problem = input.problem { box.line(&canvas, top + 2 + input.notes.count, problem, .error) }
             box.line(&canvas, box.top + box.height - 2, "Enter ok · Esc cancel", .dim)
         case .devices(let list, let selected):
             let box = Box(height: min(list.count, 12) + 4, width: wide, in: canvas)
@@ -44,7 +45,7 @@ public enum DialogView {
             if let note = choice.note { box.line(&canvas, box.top + box.height - 3, note, .dim) }
             box.line(&canvas, box.top + box.height - 2, "up/down choose · Enter ok · Esc cancel", .dim)
         case .export(let job, let path):
-            let box = Box(height: 7, width: wide, in: canvas)
+            let box = Box(height: 10, width: wide, in: canvas)
             let top = box.draw(into: &canvas, title: "Export", glyphs: glyphs)
             box.line(&canvas, top, path, .label)
             switch job.status {
@@ -55,13 +56,32 @@ public enum DialogView {
                 box.line(&canvas, top + 1, "\(bar) \(Int(fraction * 100))%", .value)
                 box.line(&canvas, top + 3, "exporting… Esc hides this window", .dim)
             case .done(let summary):
-                box.line(&canvas, top + 1, summary, .value)
-                box.line(&canvas, top + 3, "done · any key closes", .dim)
+                // The summary and the loudness line, wrapped: the numbers are the point.
+                for (i, line) in wrapped(summary, width: box.width - 4, lines: 5).enumerated() { box.line(&canvas, top + 1 + i, line, .value) }
+                box.line(&canvas, box.top + box.height - 2, "done · any key closes", .dim)
             case .failed(let reason):
-                box.line(&canvas, top + 1, reason, .error)
-                box.line(&canvas, top + 3, "failed · any key closes", .dim)
+                for (i, line) in wrapped(reason, width: box.width - 4, lines: 5).enumerated() { box.line(&canvas, top + 1 + i, line, .error) }
+                box.line(&canvas, box.top + box.height - 2, "failed · any key closes", .dim)
             }
         }
+    }
+
+    /// `text` in lines of at most `width`, broken at spaces where it can, at most `lines` of
+    /// them (the last ends in … when cut).
+    static func wrapped(_ text: String, width: Int, lines: Int) -> [String] {
+        guard width > 1 else { return [] }
+        var out: [String] = []
+        var rest = Substring(text)
+        while !rest.isEmpty && out.count < lines {
+            if rest.count <= width { out.append(String(rest)); rest = ""; break }
+            let head = rest.prefix(width)
+            let cut = head.lastIndex(of: " ").map { rest.distance(from: rest.startIndex, to: $0) } ?? width
+            let take = cut > width / 2 ? cut : width
+            out.append(String(rest.prefix(take)))
+            rest = rest.dropFirst(take).drop { $0 == " " }
+        }
+        if !rest.isEmpty, let last = out.popLast() { out.append(String(last.prefix(width - 1)) + "…") }
+        return out
     }
 
     private static func title(_ purpose: TextPurpose) -> String {

@@ -126,7 +126,19 @@ struct ExportCommand: Command {
 
     func run() throws -> Int32 {
         let session = try folder.load()
-        if midi { return try runMIDI(session) }
+        var bar = ProgressBar(label: "exporting")
+        let (lines, warnings) = try render(session: session) { bar.update($0) }
+        bar.finish()
+        for warning in warnings { Terminal.err("tapedeck: warning: \(warning)\n") }
+        for line in lines { Terminal.out(line) }
+        return ExitCode.ok
+    }
+
+    /// The export the command line and the screen's export dialog both run: renders
+    /// `session` (as it stands: the screen's, unsaved edits included) and returns what it has
+    /// to say and its warnings. `progress` gets 0…1. Any thread.
+    func render(session: Session, progress: (Double) -> Void) throws -> (lines: [String], warnings: [String]) {
+        if midi { return ([try runMIDI(session)], []) }
         let end = session.endFrame
         let range: FrameRange
         if let text = rangeText {
@@ -155,33 +167,29 @@ struct ExportCommand: Command {
                                       container: container, encoding: encoding ?? .int24, stemsFolder: stems,
                                       timePitch: timePitch, quality: quality, masterChain: masterChain,
                                       workerCount: threads ?? Mixdown.defaultWorkerCount)
-        var bar = ProgressBar(label: "exporting")
         let started = monotonicSeconds()
         let summary: Mixdown.Summary
         var loudnessLine: String?
         if let loudness {
-            let result = try NormalizedMixdown(request, target: loudness).run { bar.update($0) }
+            let result = try NormalizedMixdown(request, target: loudness).run { progress($0) }
             summary = result.summary
             let gain = (result.gainDecibels >= 0 ? "+" : "") + Decibels.text(result.gainDecibels)
             loudnessLine = "loudness \(Decibels.text(result.measured.integratedLUFS)) → \(Decibels.text(result.result.integratedLUFS)) LUFS (gain \(gain) dB), true peak \(Decibels.text(result.result.truePeakDecibels)) dBTP"
                 + (result.limitedByTruePeak ? "; held under the \(Decibels.text(loudness.truePeakCeilingDecibels)) dBTP ceiling, short of \(Decibels.text(loudness.integratedLUFS)) LUFS (a limiter in --fx gets closer)" : "")
         } else {
-            summary = try Mixdown(request).run { bar.update($0) }
+            summary = try Mixdown(request).run { progress($0) }
         }
-        bar.finish()
-        for warning in summary.warnings { Terminal.err("tapedeck: warning: \(warning)\n") }
         let seconds = monotonicSeconds() - started
         let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
         let cleaned = summary.nonFiniteSampleCount == 0 ? ""
             : ", \(summary.nonFiniteSampleCount) NaN/infinite sample\(summary.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
-        Terminal.out("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)\(summary.clipText)")
-        if let loudnessLine { Terminal.out(loudnessLine) }
-        return ExitCode.ok
+        let line = ("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)\(summary.clipText)")
+        return ([line] + (loudnessLine.map { [$0] } ?? []), summary.warnings)
     }
 
     /// `export --midi`: the session's MIDI tracks into one Standard MIDI File.
-    private func runMIDI(_ session: Session) throws -> Int32 {
+    private func runMIDI(_ session: Session) throws -> String {
         let end = session.tracks.flatMap(\.activeMIDIRegions).map(\.timelineEndFrame).max() ?? 0
         guard end > 0 else { throw UsageError("export: \(folder.path.terminalSafe) has no MIDI regions to export") }
         var range: FrameRange?
@@ -196,8 +204,7 @@ struct ExportCommand: Command {
             throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
         }
         let summary = try MIDIExporter.export(session: session, folder: folder, to: output, range: range)
-        Terminal.out("exported \(output.terminalSafe): \(summary.trackCount) MIDI track\(summary.trackCount == 1 ? "" : "s"), \(summary.eventCount) event\(summary.eventCount == 1 ? "" : "s")")
-        return ExitCode.ok
+        return "exported \(output.terminalSafe): \(summary.trackCount) MIDI track\(summary.trackCount == 1 ? "" : "s"), \(summary.eventCount) event\(summary.eventCount == 1 ? "" : "s")"
     }
 
     /// Refuses a WAV export that cannot fit on its disk before rendering any of it (a

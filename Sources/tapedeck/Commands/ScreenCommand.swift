@@ -228,21 +228,19 @@ struct ScreenCommand: Command {
     /// Exports through the offline mixdown.
     static func hooks() -> ScreenHooks {
         ScreenHooks(
-            export: { session, folderPath, outputPath, progress in
-                guard let container = AudioContainer(pathExtension: outputPath) else {
-                    throw UsageError("\(outputPath): must end in .wav or .flac")
-                }
-                if let problem = SessionReferences.exportProblem(outputPath, session: session, folder: SessionFolder(path: folderPath)) {
-                    throw UsageError("\(outputPath.terminalSafe) \(problem)")
-                }
-                let dir = (outputPath as NSString).deletingLastPathComponent
-                try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-                let request = Mixdown.Request(session: session, folder: SessionFolder(path: folderPath),
-                                              range: FrameRange(startFrame: 0, endFrame: max(1, session.endFrame)),
-                                              outputPath: outputPath, container: container, encoding: .int24)
-                let summary = try Mixdown(request).run { progress($0) }
-                let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
-                return "exported \(length), peak \(Decibels.text(summary.peakDecibels)) dBFS\(summary.clipText)"
+            // The export dialog runs `export` itself: its parser, its render, its words.
+            export: { session, folderPath, words, progress in
+                let command = try ExportCommand.forScreen(words, folderPath: folderPath)
+                // exports/live/take.wav: the dialog makes the folders the path names.
+                try? FileManager.default.createDirectory(atPath: (command.output as NSString).deletingLastPathComponent,
+                                                         withIntermediateDirectories: true)
+                let (lines, warnings) = try command.render(session: session) { progress($0) }
+                // Named in the session folder, as typed in the dialog.
+                return (lines + warnings.map { "warning: \($0)" }).joined(separator: "; ")
+                    .replacingOccurrences(of: folderPath + "/", with: "")
+            },
+            exportProblem: { words, folderPath in
+                do { _ = try ExportCommand.forScreen(words, folderPath: folderPath); return nil } catch { return "\(error)" }
             },
             freeze: { session, folderPath, track, progress in
                 let result = try TrackFreeze.render(session: session, folder: SessionFolder(path: folderPath), track: track) { progress($0) }
