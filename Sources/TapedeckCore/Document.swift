@@ -25,6 +25,8 @@ public struct SessionDocument: Sendable {
     public mutating func edit<E: Error>(_ name: String, _ change: (inout Session) throws(E) -> Void) throws(E) {
         var next = session
         try change(&next)
+        // A region that appears (an import, a take, a split's right half, a copy) gets its id.
+        next.identifyRegions(keeping: session)
         guard next != session else { return }
         undoStack.append((name, session))
         if undoStack.count > undoLimit { undoStack.removeFirst() }
@@ -39,7 +41,9 @@ public struct SessionDocument: Sendable {
             edit(name, change)
             return
         }
+        let previous = session
         change(&session)
+        session.identifyRegions(keeping: previous)
     }
 
     /// Name of the edit ``undo()`` would revert, if any.

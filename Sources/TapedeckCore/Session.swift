@@ -51,6 +51,11 @@ public struct Marker: Codable, Equatable, Sendable {
 
 /// A piece of an audio file placed on a track's timeline.
 public struct Region: Codable, Equatable, Sendable {
+    /// The region's name for the command line (`#12`): unique in the session, given when the
+    /// region first appears and kept through every edit of it, whatever splits, inserts or
+    /// deletes change the numbering around it (see ``Session/identifyRegions(keeping:)``).
+    /// Nil only until the session is next edited, saved or loaded.
+    public var id: Int?
     /// The audio file, relative to the session folder (usually `audio/NAME.wav`).
     public var file: String
     /// Where the region starts on the timeline.

@@ -120,6 +120,9 @@ public struct SessionFolder: Sendable {
     /// The replaced `session.json` becomes an undo step of ``SessionHistory`` (unless
     /// `keepingHistory` is false: an undo or redo moves its steps itself).
     public func save(_ session: Session, keepingHistory: Bool = true) throws(SessionError) {
+        // Every region on disk has its id (the command line names regions by it).
+        var session = session
+        session.identifyRegions()
         if let problem = SessionValidator.problem(in: session) {
             throw SessionError(path: sessionFile, reason: "not saved: \(problem)")
         }
@@ -210,7 +213,10 @@ public struct SessionFolder: Sendable {
             session = backup
         }
         try checkLinks(session)
-        return session
+        // A session from before region ids (or edited by hand) gets them as it is read.
+        var identified = session
+        identified.identifyRegions()
+        return identified
     }
 
     /// Why reading a session file failed, and whether the file was unreadable as a whole.

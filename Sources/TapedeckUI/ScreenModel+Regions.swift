@@ -40,7 +40,7 @@ extension ScreenModel {
     /// `region 2 of Drums (0:01.000-0:03.000)` for messages.
     func describe(_ ref: RegionRef) -> String {
         guard let r = try? session.region(ref) else { return "the region" }
-        return "\(session.tracks[ref.track].name) region \(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))"
+        return "\(session.tracks[ref.track].name) region \(r.id.map { "#\($0) " } ?? "")\(clock(r.timelineStartFrame))-\(clock(r.timelineEndFrame))"
     }
 
     func selectRegionAtPlayhead() {

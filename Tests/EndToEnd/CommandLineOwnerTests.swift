@@ -116,4 +116,28 @@ final class CommandLineOwnerTests: XCTestCase {
         XCTAssertEqual(try Tapedeck.run(["marker", session, "add", "3:00", "After"]).status, 0)
         XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "undid: marker add 3:00 After\n")
     }
+
+    /// A region named by its id stays that region through a split that renumbers the listing.
+    func testARegionsIdOutlivesTheEditsAroundIt() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let session = dir.path + "/s.tapedeck"
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add"]).status, 0)
+        try Signals.write([Signals.sine(hertz: 440, amplitude: 0.5, frames: 192_000)], to: dir.path + "/tone.wav")
+        XCTAssertEqual(try Tapedeck.run(["import", session, dir.path + "/tone.wav", "--track", "1", "--at", "2"]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["import", session, dir.path + "/tone.wav", "--track", "1", "--at", "10"]).status, 0)
+        let listing = try Tapedeck.run(["region", session, "1"]).stdout
+        XCTAssertTrue(listing.contains("  1  #1  ") && listing.contains("  2  #2  "), listing)
+        // Split the first: the listing's numbers shift, the ids do not.
+        let split = try Tapedeck.run(["region", session, "1", "#1", "split", "3"])
+        XCTAssertEqual(split.status, 0, split.stderr)
+        let after = try Tapedeck.run(["region", session, "1"]).stdout
+        XCTAssertTrue(after.contains("  3  #2  00:10.000"), "the second import is still #2, now third:\n\(after)")
+        XCTAssertTrue(after.contains("  2  #3  00:03.000"), "the right half is new:\n\(after)")
+        let gain = try Tapedeck.run(["region", session, "1", "#2", "gain", "-3"])
+        XCTAssertTrue(gain.stdout.hasPrefix("region 3 #2 of track 1: 00:10.000"), gain.stdout + gain.stderr)
+        let missing = try Tapedeck.run(["region", session, "1", "#99", "delete"])
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertTrue(missing.stderr.contains("no region #99"), missing.stderr)
+    }
 }

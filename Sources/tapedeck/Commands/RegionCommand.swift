@@ -26,8 +26,10 @@ struct RegionCommand: Command {
             OptionSpec(flag: "--with-automation", "move: the track's automation points under the region go with it"),
         ],
         details: """
-        Without N, lists the track's regions, numbered in timeline order. TRACK is a number or a
-        name (any case). N counts the track's regions along the timeline (the listing shows it).
+        Without N, lists the track's regions, numbered in timeline order, each with its id. TRACK
+        is a number or a name (any case). N counts the track's regions along the timeline (the
+        listing shows it), or is a region's id, #12: an id stays the region's through every
+        edit (a split's right half, a duplicate get new ones), so a script can keep it.
         move starts region N at TIME (--with-automation: the track's automation points under
         it go with it, replacing those where it lands); split cuts it in two at TIME (a take splits its stack);
         gain sets the region gain, -inf...+24 dB. Where regions overlap, the upper layer plays
@@ -54,6 +56,8 @@ struct RegionCommand: Command {
     let folder: SessionFolder
     let trackText: String
     let number: Int?
+    /// `#12`: the region by its id, which no other edit changes (see `Region.id`).
+    let regionID: Int?
     let edit: Edit?
 
     init(arguments: inout Arguments) throws {
@@ -68,11 +72,19 @@ struct RegionCommand: Command {
             if start != nil || end != nil || fadeIn != nil || fadeOut != nil || length != nil || strength != nil || withAutomation {
                 throw UsageError("region: name the region (its number in the listing) and what to do")
             }
-            number = nil; edit = nil
+            number = nil; edit = nil; regionID = nil
             return
         }
-        guard let value = Int(n), value >= 1 else { throw UsageError("region: '\(n)' is not a region number (1, 2, … as listed)") }
-        number = value
+        if n.hasPrefix("#") {
+            guard let id = Int(n.dropFirst()), id >= 1 else { throw UsageError("region: '\(n)' is not a region's id (#12, as listed)") }
+            regionID = id
+            number = 0
+        } else {
+            guard let value = Int(n), value >= 1 else { throw UsageError("region: '\(n)' is not a region number (1, 2, … as listed) or id (#12)") }
+            regionID = nil
+            number = value
+        }
+        let value = n
         let verbs = ["move", "trim", "split", "fade", "gain", "rate", "quantize", "duplicate", "raise", "delete"]
         guard let verb = arguments.positional() else { throw UsageError("region: what should region \(value) do? (\(verbs.joined(separator: ", ")))") }
         func operand(_ what: String) throws(UsageError) -> String {
@@ -131,10 +143,21 @@ struct RegionCommand: Command {
             return ExitCode.ok
         }
         let order = RegionCommand.timelineOrder(document.session.tracks[t])
-        guard number <= order.count else {
-            throw UsageError("region: track \(t + 1) (\(document.session.tracks[t].name)) has \(order.count) region\(order.count == 1 ? "" : "s"); there is no region \(number)")
+        let ref: RegionRef
+        if let regionID {
+            guard let found = document.session.regionRef(id: regionID) else {
+                throw UsageError("region: the session has no region #\(regionID) (tapedeck region SESSION TRACK lists them)")
+            }
+            guard found.track == t else {
+                throw UsageError("region: #\(regionID) is on track \(found.track + 1) (\(document.session.tracks[found.track].name)), not on track \(t + 1)")
+            }
+            ref = found
+        } else {
+            guard number <= order.count else {
+                throw UsageError("region: track \(t + 1) (\(document.session.tracks[t].name)) has \(order.count) region\(order.count == 1 ? "" : "s"); there is no region \(number)")
+            }
+            ref = RegionRef(track: t, region: order[number - 1])
         }
-        let ref = RegionRef(track: t, region: order[number - 1])
         let map = document.session.tempoMap
         func frames(_ text: String) throws(TimeText.ParseError) -> Int64 { try TimeText.frames(from: text, tempoMap: map) }
         let fileFrames = { (r: Region) -> Int64? in try? AudioFileReader(path: folder.absolutePath(of: r.file), blockFrames: 16).frameCount }
@@ -171,7 +194,7 @@ struct RegionCommand: Command {
             try document.editRegions("stretch region") { (s: inout Session) throws(RegionEditError) in try s.stretchRegion(ref, toLengthFrames: length) }
         case .quantize(let grid, let strength):
             let region = try document.session.region(ref)
-            guard region.isMIDI else { throw UsageError("region: region \(number) of track \(t + 1) is audio; quantize moves MIDI notes") }
+            guard region.isMIDI else { throw UsageError("region: region \(region.id.map { "#\($0)" } ?? "\(number)") of track \(t + 1) is audio; quantize moves MIDI notes") }
             try document.session.checkNotFrozen(t)
             let setting = try QuantizeSetting.parse(grid: grid, strength: strength, timeSignature: map.timeSignature).get()
             let quantized = try MIDIRegionFile.quantized(region, setting: setting, folder: folder, tempoMap: map)
@@ -184,14 +207,15 @@ struct RegionCommand: Command {
             let gone = try document.session.region(ref)
             try document.editRegions("delete region") { (s: inout Session) throws(RegionEditError) in try s.deleteRegion(ref) }
             try folder.save(document.session)
-            Terminal.out("deleted region \(number) of track \(t + 1): \(RegionCommand.line(gone, session: document.session))")
+            Terminal.out("deleted region \(gone.id.map { "#\($0)" } ?? "\(number)") of track \(t + 1): \(RegionCommand.line(gone, session: document.session))")
             return ExitCode.ok
         }
         try folder.save(document.session)
         if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
         let after = RegionCommand.timelineOrder(document.session.tracks[t])
         let shown = (after.firstIndex(of: result) ?? 0) + 1
-        Terminal.out("region \(shown) of track \(t + 1): \(RegionCommand.line(document.session.tracks[t].regions[result], session: document.session))")
+        let region = document.session.tracks[t].regions[result]
+        Terminal.out("region \(shown) \(region.id.map { "#\($0) " } ?? "")of track \(t + 1): \(RegionCommand.line(region, session: document.session))")
         return ExitCode.ok
     }
 
@@ -205,7 +229,7 @@ struct RegionCommand: Command {
             let r = track.regions[i]
             var extra = "  layer \(i + 1)"
             if let g = r.takeGroup, let k = r.takeNumber { extra += "  take \(g).\(k)\(track.isActive(r) ? " (plays)" : "")" }
-            lines.append("  \(n + 1)  \(line(r, session: session))\(extra)")
+            lines.append("  \(n + 1)  \(r.id.map { "#\($0)" } ?? "")  \(line(r, session: session))\(extra)")
         }
         return lines.joined(separator: "\n")
     }
