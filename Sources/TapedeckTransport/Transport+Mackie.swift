@@ -9,7 +9,8 @@ import TapedeckDevices
 // the audio thread (``MIDIInputPort/drainSurface()``). Its transport buttons are transport
 // commands as before (``MachineControlDecoder``). Feedback goes back to each ALSA port
 // `--midi-in` names (a client of its own, ``ALSASequencerOutput``) and out of the JACK MIDI
-// client's `midi_out` (to the `--midi-out` ports).
+// client's `midi_out` (to the `--midi-out` ports), or, on the JACK backend, the device's own
+// `midi_out`.
 
 extension Transport {
     /// Opens the feedback outputs a Mackie surface needs: one to each ALSA port the inputs
@@ -26,13 +27,13 @@ extension Transport {
 
     /// Whether a Mackie Control surface is asked for and some port can hear it.
     public var hasMackieSurface: Bool {
-        options.midi.surface == .mackie && (!midi.alsa.isEmpty || midi.jack != nil)
+        options.midi.surface == .mackie && (!midi.alsa.isEmpty || midi.jack != nil || !deviceMIDIPorts.isEmpty)
     }
 
     /// What the Mackie surface did since the last call (faders, touches, V-pots, buttons
     /// other than the transport's), from every input, in order per port. UI thread.
     public func collectSurfaceMessages() -> [MackieMessage] {
-        midi.alsa.flatMap { $0.port.drainSurface() } + (midi.jack?.input.drainSurface() ?? [])
+        midi.alsa.flatMap { $0.port.drainSurface() } + (midi.jack?.input.drainSurface() ?? []) + engine.drainSurfaceMessages()
     }
 
     /// Sends feedback messages to the surface (every feedback output). UI thread.
@@ -40,6 +41,7 @@ extension Transport {
         for m in messages {
             for output in midi.surfaceOutputs { output.send(m) }
             midi.jack?.surfaceOutput.send(m)
+            if !deviceMIDIPorts.isEmpty { engine.sendToSurface(m) }
         }
     }
 }
