@@ -16,18 +16,18 @@ extension Transport {
     /// Opens the feedback outputs a Mackie surface needs: one to each ALSA port the inputs
     /// name. Called by ``openMIDI()``; a port that cannot take feedback throws, in one line.
     func openSurfaceOutputs() throws {
-        guard options.midi.surface == .mackie else { return }
+        guard options.midi.surface == .mcu else { return }
         for input in options.midi.inputs {
             guard case .alsa(let address) = input else { continue }
             do { midi.surfaceOutputs.append(try ALSASequencerOutput(destination: address)) } catch {
-                throw TransportError(.device, "--midi-surface mackie: \(error)")
+                throw TransportError(.device, "--midi-surface mcu: \(error)")
             }
         }
     }
 
     /// Whether a Mackie Control surface is asked for and some port can hear it.
     public var hasMackieSurface: Bool {
-        options.midi.surface == .mackie && (!midi.alsa.isEmpty || midi.jack != nil || !deviceMIDIPorts.isEmpty)
+        options.midi.surface == .mcu && (!midi.alsa.isEmpty || midi.jack != nil || !deviceMIDIPorts.isEmpty)
     }
 
     /// What the Mackie surface did since the last call (faders, touches, V-pots, buttons

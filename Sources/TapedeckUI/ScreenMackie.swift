@@ -15,7 +15,7 @@ public protocol MackieSurfaceLink: AnyObject {
 
 extension Transport: MackieSurfaceLink {}
 
-/// A Mackie Control surface on the screen (`--midi-surface mackie`), served by the screen's
+/// A Mackie Control surface on the screen (`--midi-surface mcu`), served by the screen's
 /// loop between keys like the control socket.
 ///
 /// What the surface does goes through the screen's session as its keys do: undoable, told to

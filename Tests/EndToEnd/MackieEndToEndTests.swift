@@ -74,7 +74,7 @@ final class MackieEndToEndTests: XCTestCase {
 
         let out = path("out.raw")
         let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(out)") }
-            + ["--midi-in", "jack:tdmcu:midi_out", "--midi-out", "jack:tddump:input", "--midi-surface", "mackie"]
+            + ["--midi-in", "jack:tdmcu:midi_out", "--midi-out", "jack:tddump:input", "--midi-surface", "mcu"]
         let screen = try ScreenTmux(self, folder: dir.path, args: args, environment: jack.environment, width: 120)
         screen.waitFor("Lead Vocals", timeout: 20)
 

@@ -274,7 +274,7 @@ extension RenderCore: AudioDeviceMIDIClient {
             if let command = button.command { _ = midi.machine.push(command) }
             return
         }
-        if decoder.surface == .mackie, let m = MackieControl.decode(status: status, data1: d1, data2: d2) {
+        if decoder.surface == .mcu, let m = MackieControl.decode(status: status, data1: d1, data2: d2) {
             _ = midi.surfaceMessages.push(m)
             return
         }

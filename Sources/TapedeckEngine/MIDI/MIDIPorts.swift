@@ -62,7 +62,7 @@ public final class MIDIInputPort: @unchecked Sendable {
             if let command = button.command { _ = machine.push(command) }
             return
         }
-        if decoder.surface == .mackie, let m = MackieControl.decode(status: status, data1: d1, data2: d2) {
+        if decoder.surface == .mcu, let m = MackieControl.decode(status: status, data1: d1, data2: d2) {
             // A full ring (nothing draining it) drops the move: the surface sends the next.
             _ = surfaceMessages.push(m)
             return
