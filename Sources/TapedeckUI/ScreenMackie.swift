@@ -80,6 +80,8 @@ public final class ScreenMackie: ScreenService {
             guard let t = track(strip, model) else { return }
             let name = model.session.tracks[t].name
             let next = min(1, max(-1, model.session.tracks[t].pan + Double(steps) * Pan.fineStep))
+            // At a stop the turn changes nothing: no undo step for it.
+            guard next != model.session.tracks[t].pan else { return }
             gestureEdit("pan \(strip)", name: "surface pan \(name)", model: model, now: now) { $0.tracks[t].pan = next }
             model.say("\(name) pan \(Pan.text(next))")
         case .button(let note, let pressed):
@@ -89,12 +91,14 @@ public final class ScreenMackie: ScreenService {
     }
 
     private func moveFader(_ strip: Int, to db: Double, model: ScreenModel, now: Double) {
+        // A move within the same 0.1 dB changes nothing: no undo step for it.
         if strip == 8 {
+            guard db != model.session.masterGainDecibels else { return }
             gestureEdit("fader 8", name: "surface master fader", model: model, now: now) { $0.masterGainDecibels = db }
             model.say("master fader \(Fader.text(db)) dB")
             return
         }
-        guard let t = track(strip, model) else { return }
+        guard let t = track(strip, model), db != model.session.tracks[t].gainDecibels else { return }
         let name = model.session.tracks[t].name
         gestureEdit("fader \(strip)", name: "surface fader \(name)", model: model, now: now) { $0.tracks[t].gainDecibels = db }
         model.say("\(name) fader \(Fader.text(db)) dB")

@@ -72,6 +72,12 @@ final class MackieScreenTests: XCTestCase {
         service.service(model)
         model.document.undo()
         XCTAssertEqual(model.session.tracks[0].gainDecibels, -10)
+        // A move that changes nothing (a jittery fader at rest) is no undo step.
+        now += 2
+        surface.incoming = [.fader(strip: 0, position: MackieControl.faderValue(decibels: -10))]
+        service.service(model)
+        model.document.undo()
+        XCTAssertEqual(model.session.tracks[0].gainDecibels, -8, "the step undone is the -10 gesture's")
     }
 
     func testButtonsVPotsAndBanks() {
