@@ -69,6 +69,8 @@ public struct MIDIChanges: Sendable, Equatable {
 /// The transport's MIDI state: its sources and what waits for the front-end.
 final class TransportMIDI {
     var alsa: [ALSASequencerInput] = []
+    /// Feedback to a Mackie surface on the ALSA sequencer (Transport+Mackie).
+    var surfaceOutputs: [ALSASequencerOutput] = []
     var jack: JACKMIDIPorts?
     /// The binding waiting for a controller (MIDI learn).
     var learning: MIDIBinding?
@@ -116,6 +118,7 @@ extension Transport {
                 throw TransportError(.device, "JACK MIDI: \(error)")
             }
         }
+        try openSurfaceOutputs()
         attachMIDI()
     }
 
@@ -133,6 +136,8 @@ extension Transport {
     func closeMIDI() {
         for source in midi.alsa { source.close() }
         midi.alsa = []
+        for output in midi.surfaceOutputs { output.close() }
+        midi.surfaceOutputs = []
         midi.jack?.close()
         midi.jack = nil
     }

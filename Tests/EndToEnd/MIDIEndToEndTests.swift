@@ -367,7 +367,7 @@ final class MIDIEndToEndTests: XCTestCase {
             (["track", session, "add", "K", "--midi", "--freeze"], 64, "nothing to freeze"),
             (["learn", session, "--cc", "7"], 64, "needs what it moves"),
             (["record", session, "--device", "jacktap", "--midi-in", "jack:"], 64, "needs a JACK port"),
-            (["record", session, "--midi-surface", "bcf2000"], 64, "must be off, mackie or cc"),
+            (["record", session, "--midi-surface", "bcf2000"], 64, "must be off, mackie, cc or mcu"),
         ]
         for (args, code, text) in cases {
             let r = try Tapedeck.run(args, environment: RecordSupport.environment)

@@ -37,13 +37,19 @@ public enum ControlSurface: String, Sendable, CaseIterable, Equatable {
     /// Generic controllers (the nanoKONTROL2's defaults): CC 41 play, 42 stop, 43 rewind,
     /// 44 forward, 45 record, 46 cycle on any channel, acted on when pressed (value ≥ 64).
     case cc
+    /// A whole Mackie Control surface (the screen's faders, V-pots, buttons and displays, with
+    /// feedback; MackieControl.swift): its transport buttons as ``mackie``, and every other
+    /// message it sends (notes on channel 1, pitch-bend on channels 1–9, CC 16–23) is the
+    /// surface's, never music. Its port should carry nothing else.
+    case mcu
 
-    /// A small number for an atomic (0 off, 1 mackie, 2 cc).
+    /// A small number for an atomic (0 off, 1 mackie, 2 cc, 3 mcu).
     public var code: UInt8 {
         switch self {
         case .off: 0
         case .mackie: 1
         case .cc: 2
+        case .mcu: 3
         }
     }
 
@@ -52,6 +58,7 @@ public enum ControlSurface: String, Sendable, CaseIterable, Equatable {
         switch code {
         case 1: self = .mackie
         case 2: self = .cc
+        case 3: self = .mcu
         default: self = .off
         }
     }
@@ -114,7 +121,7 @@ public struct MachineControlDecoder: Sendable, Equatable {
         switch surface {
         case .off:
             return (false, nil)
-        case .mackie:
+        case .mackie, .mcu:
             let kind = status & 0xF0
             guard status & 0x0F == 0, kind == 0x90 || kind == 0x80 else { return (false, nil) }
             let command: MachineCommand

@@ -20,6 +20,9 @@ public final class JACKMIDIPorts: @unchecked Sendable {
     public let input: MIDIInputPort
     /// What the engine sends to `midi_out`; attach it to the engine.
     public let output: MIDIOutputPort
+    /// Feedback to a control surface (``ControlSurface/mackie``) the control side queues;
+    /// sent on `midi_out` after the thru.
+    public let surfaceOutput = MIDISurfaceOutput()
     /// The client's name as JACK gave it (it may add a number).
     public private(set) var clientName = ""
     private var client: OpaquePointer?
@@ -157,5 +160,11 @@ public final class JACKMIDIPorts: @unchecked Sendable {
                 if jack_midi_event_write(buffer, frame, bytes.baseAddress, 1 + MIDISequence.dataBytes(status: m.status)) == 0 { last = frame }
             }
         }
+        // Surface feedback at the last frame written (a full buffer keeps the rest for the
+        // next cycle).
+        while surfaceOutput.sendNext({ raw in
+            guard let p = raw.baseAddress else { return true }
+            return jack_midi_event_write(buffer, last, p.assumingMemoryBound(to: UInt8.self), raw.count) == 0
+        }) {}
     }
 }

@@ -276,6 +276,10 @@ extension RenderCore: AudioDeviceMIDIClient {
             if let command = button.command { _ = midi.machine.push(command); EngineActivity.shared.signal() }
             return
         }
+        if decoder.surface == .mcu, let m = MackieControl.decode(status: status, data1: d1, data2: d2) {
+            _ = midi.surfaceMessages.push(m)
+            return
+        }
         midi.delivered[midi.deliveredCount] = MIDIEvent(frameOffset: Int32(max(frameOffset, 0)), status: status, data1: d1, data2: d2)
         midi.deliveredCount += 1
     }
@@ -291,5 +295,12 @@ extension RenderCore: AudioDeviceMIDIClient {
                 send(UnsafeBufferPointer(start: bytes.baseAddress, count: 1 + MIDISequence.dataBytes(status: e.status)), Int(e.frameOffset))
             }
         }
+        // Surface feedback after the thru, a few messages a cycle so a burst (a whole bank)
+        // never overfills the port's buffer (what does not fit waits for the next cycle).
+        var sent = 0
+        while sent < 16 && midi.surfaceOutput.sendNext({ raw in
+            send(UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count), 0)
+            return true
+        }) { sent += 1 }
     }
 }

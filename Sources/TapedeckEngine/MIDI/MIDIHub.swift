@@ -20,6 +20,10 @@ final class MIDIHub: @unchecked Sendable {
     let machine = SPSCQueue<MachineCommand>(capacity: 256)
     /// The surface whose buttons count as transport buttons in the device's own MIDI.
     let surface = Atomic<UInt8>(0)
+    /// A Mackie Control surface's faders, V-pots and buttons in the device's own MIDI, for
+    /// the control side; and its feedback, sent on the device's MIDI out after the thru.
+    let surfaceMessages = SPSCQueue<MackieMessage>(capacity: 1024)
+    let surfaceOutput = MIDISurfaceOutput()
     /// Bound controllers that moved (binding index, value).
     let moves = SPSCQueue<ControllerMoveRecord>(capacity: 2048)
     /// Set by the control thread: the next controller message is learnt, not applied.

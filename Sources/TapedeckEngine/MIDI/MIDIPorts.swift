@@ -27,6 +27,9 @@ public final class MIDIInputPort: @unchecked Sendable {
     public let name: String
     let messages = SPSCQueue<TimedMIDIMessage>(capacity: 4096)
     let machine = SPSCQueue<MachineCommand>(capacity: 256)
+    /// A Mackie Control surface's faders, V-pots and buttons (``ControlSurface/mackie``), for
+    /// the control side (``drainSurface()``); never the audio thread's.
+    let surfaceMessages = SPSCQueue<MackieMessage>(capacity: 1024)
     /// Messages lost to a full ring (the engine not draining: no device running).
     let droppedCount = Atomic<Int>(0)
     private let decoder: MachineControlDecoder
@@ -59,6 +62,11 @@ public final class MIDIInputPort: @unchecked Sendable {
             if let command = button.command { _ = machine.push(command); EngineActivity.shared.signal() }
             return
         }
+        if decoder.surface == .mcu, let m = MackieControl.decode(status: status, data1: d1, data2: d2) {
+            // A full ring (nothing draining it) drops the move: the surface sends the next.
+            _ = surfaceMessages.push(m)
+            return
+        }
         if !messages.push(TimedMIDIMessage(nanoseconds: nanoseconds, status: status, data1: d1, data2: d2)) {
             droppedCount.add(1, ordering: .relaxed)
         }
@@ -71,6 +79,14 @@ public final class MIDIInputPort: @unchecked Sendable {
             b[0] = status; b[1] = data1; b[2] = data2
             receive(UnsafeBufferPointer(start: b.baseAddress, count: 1 + MIDISequence.dataBytes(status: status)), atNanoseconds: nanoseconds)
         }
+    }
+
+    /// What a Mackie Control surface did since the last call, in order. The one control-side
+    /// thread that serves the surface (the screen's).
+    public func drainSurface() -> [MackieMessage] {
+        var out: [MackieMessage] = []
+        while let m = surfaceMessages.pop() { out.append(m) }
+        return out
     }
 
     /// Now, on the clock the stamps use. Any thread.

@@ -148,8 +148,8 @@ enum SharedOptions {
     static let midi: [OptionSpec] = [
         OptionSpec("--midi-in", value: "PORT", "MIDI input (repeatable): an ALSA sequencer port (20:0, a client's name), jack:CLIENT:PORT, jack, or none (default: every ALSA hardware port)"),
         OptionSpec("--midi-out", value: "PORT", "send MIDI thru to this JACK port (jack:CLIENT:PORT; repeatable)"),
-        OptionSpec("--midi-surface", value: "SURFACE", "transport buttons besides MMC: mackie (Mackie Control notes) or cc (CC 41-46)",
-                   allowed: ["off", "mackie", "cc"]),
+        OptionSpec("--midi-surface", value: "SURFACE", "transport buttons besides MMC: mackie (Mackie Control notes), cc (CC 41-46), or mcu (a whole Mackie Control surface: on the screen its faders, buttons and displays too)",
+                   allowed: ["off", "mackie", "cc", "mcu"]),
     ]
 
     /// The line every command that opens a device ends its details with.

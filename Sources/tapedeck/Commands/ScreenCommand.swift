@@ -158,6 +158,10 @@ struct ScreenCommand: Command {
             services.append(ScreenSessionManager(client: nsm.client, manager: nsm.manager))
             messages.append("session manager: \(nsm.manager.terminalSafe) opened this session as \(nsm.clientID.terminalSafe); it saves and quits it")
         }
+        // A Mackie Control surface is served by the loop too (its faders are the screen's).
+        if midi.setup.surface == .mcu {
+            if link.hasMackieSurface { services.append(ScreenMackie(surface: link)) } else { messages.append("--midi-surface mcu: \(link.midiInputLine)") }
+        }
         do { services.append(ScreenControl(server: try ControlServer())) } catch {
             messages.append("remote control is off: \(error)")
         }

@@ -42,7 +42,7 @@ struct MIDIOptions {
         }
         if let text = try arguments.option("--midi-surface") {
             guard let surface = ControlSurface(rawValue: text.lowercased()) else {
-                throw UsageError("\(arguments.command): --midi-surface '\(text)' must be off, mackie or cc")
+                throw UsageError("\(arguments.command): --midi-surface '\(text)' must be off, mackie, cc or mcu")
             }
             setup.surface = surface
         }

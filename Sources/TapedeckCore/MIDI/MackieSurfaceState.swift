@@ -1,0 +1,68 @@
+import Foundation
+
+/// What a Mackie Control surface shows: the eight strips of the bank in view, the master
+/// fader, the transport's LEDs and the time display. The host keeps the state it last sent
+/// and sends only what differs (``messages(from:)``), so feedback costs nothing while
+/// nothing changes and a whole bank is sent when the bank changes or the surface connects.
+public struct MackieSurfaceState: Equatable, Sendable {
+    /// One strip.
+    public struct Strip: Equatable, Sendable {
+        /// The top line of the scribble strip (a track's name; empty past the last track).
+        public var name = ""
+        /// The bottom line (the fader's level).
+        public var value = ""
+        /// The fader's position, 0…16383.
+        public var fader = 0
+        /// Pan, −1…1, on the V-pot's ring.
+        public var pan = 0.0
+        /// The button LEDs.
+        public var armed = false, solo = false, mute = false, selected = false
+
+        /// A blank strip (faders down, LEDs off, nothing written).
+        public init() {}
+    }
+
+    /// The eight strips.
+    public var strips = [Strip](repeating: Strip(), count: MackieControl.stripCount)
+    /// The master fader's position, 0…16383.
+    public var masterFader = 0
+    /// Transport LEDs.
+    public var playing = false, stopped = true, recording = false, cycling = false
+    /// The ten characters of the time display.
+    public var time = String(repeating: " ", count: MackieControl.timeDigits)
+
+    /// A blank surface.
+    public init() {}
+
+    /// The messages that make a surface showing `old` show this (everything, when `old` is
+    /// nil: a surface just connected, whose state is unknown). Fader positions listed in
+    /// `holding` (strips 0–8 a hand is on) are left alone: the motor would fight the hand.
+    public func messages(from old: MackieSurfaceState?, holding: Set<Int> = []) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        let N = MackieControl.Note.self
+        for (i, strip) in strips.enumerated() {
+            let was = old.map { $0.strips.indices.contains(i) ? $0.strips[i] : Strip() }
+            if was?.name != strip.name { out.append(MackieControl.scribbleMessage(strip: i, line: 0, text: strip.name)) }
+            if was?.value != strip.value { out.append(MackieControl.scribbleMessage(strip: i, line: 1, text: strip.value)) }
+            if was?.fader != strip.fader && !holding.contains(i) { out.append(MackieControl.faderMessage(strip: i, value: strip.fader)) }
+            if was?.pan != strip.pan { out.append(MackieControl.ringMessage(strip: i, pan: strip.pan)) }
+            let note = UInt8(i)
+            if was?.armed != strip.armed { out.append(MackieControl.ledMessage(note: N.recordArm + note, on: strip.armed)) }
+            if was?.solo != strip.solo { out.append(MackieControl.ledMessage(note: N.solo + note, on: strip.solo)) }
+            if was?.mute != strip.mute { out.append(MackieControl.ledMessage(note: N.mute + note, on: strip.mute)) }
+            if was?.selected != strip.selected { out.append(MackieControl.ledMessage(note: N.select + note, on: strip.selected)) }
+        }
+        if old?.masterFader != masterFader && !holding.contains(8) { out.append(MackieControl.faderMessage(strip: 8, value: masterFader)) }
+        if old?.playing != playing { out.append(MackieControl.ledMessage(note: N.play, on: playing)) }
+        if old?.stopped != stopped { out.append(MackieControl.ledMessage(note: N.stop, on: stopped)) }
+        if old?.recording != recording { out.append(MackieControl.ledMessage(note: N.record, on: recording)) }
+        if old?.cycling != cycling { out.append(MackieControl.ledMessage(note: N.cycle, on: cycling)) }
+        let digits = Array(time.padding(toLength: MackieControl.timeDigits, withPad: " ", startingAt: 0))
+        let oldDigits = old.map { Array($0.time.padding(toLength: MackieControl.timeDigits, withPad: " ", startingAt: 0)) }
+        for k in 0..<MackieControl.timeDigits where oldDigits?[k] != digits[k] {
+            // Dots after the hours, the minutes and the seconds.
+            out.append(MackieControl.timeDigitMessage(index: k, character: digits[k], dot: k == 2 || k == 4 || k == 6))
+        }
+        return out
+    }
+}

@@ -1,0 +1,225 @@
+import TapedeckCore
+import TapedeckTransport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the screen's Mackie Control surface is heard and answered: ``Transport`` (its MIDI
+/// input ports and feedback outputs), or a test's fake.
+public protocol MackieSurfaceLink: AnyObject {
+    /// What the surface did since the last call. UI thread.
+    func collectSurfaceMessages() -> [MackieMessage]
+    /// Sends feedback to the surface. UI thread.
+    func sendToSurface(_ messages: [[UInt8]])
+}
+
+extension Transport: MackieSurfaceLink {}
+
+/// A Mackie Control surface on the screen (`--midi-surface mcu`), served by the screen's
+/// loop between keys like the control socket.
+///
+/// What the surface does goes through the screen's session as its keys do: undoable, told to
+/// the engine, shown. A fader gesture is one undo step (from touch to release, or, on a
+/// surface without touch sensors, until it rests for a second), as are V-pot turns. Banks of
+/// eight strips: bank left/right move by eight, channel left/right by one.
+///
+/// Feedback follows the screen's state, whatever changed it (a key, a `ctl` command, undo):
+/// the service keeps what the surface shows and sends only the difference, the time display
+/// at most 20 times a second. A fader a hand is on (touched, or moved in the last half
+/// second) gets no motor feedback: the motor would fight the hand.
+public final class ScreenMackie: ScreenService {
+    let surface: MackieSurfaceLink
+    let clock: () -> Double
+    /// The first track of the bank on the surface.
+    public private(set) var bankStart = 0
+    /// What the surface shows (nil: unknown, everything is sent).
+    var shown: MackieSurfaceState?
+    /// Fader strips (0–8) touched now.
+    var touched: Set<Int> = []
+    /// When the surface last moved each fader (strips 0–8).
+    var movedAt: [Int: Double] = [:]
+    /// When each gesture (`fader 3`, `pan 1`) last moved: a move within a second continues it.
+    var gestureAt: [String: Double] = [:]
+    var timeSentAt = -1.0
+
+    /// Serves the surface `surface` hears and answers through.
+    public convenience init(surface: MackieSurfaceLink) {
+        self.init(surface: surface, clock: { MonotonicClock.seconds() })
+    }
+
+    /// The same, with `clock` giving seconds (tests).
+    init(surface: MackieSurfaceLink, clock: @escaping () -> Double) {
+        self.surface = surface
+        self.clock = clock
+    }
+
+    /// Nothing to wait on: the screen's loop wakes at least four times a second and serves it.
+    public var pollDescriptors: [pollfd] { [] }
+
+    /// Acts on what the surface did, then sends what changed. UI thread.
+    public func service(_ model: ScreenModel) {
+        let now = clock()
+        for message in surface.collectSurfaceMessages() { handle(message, model: model, now: now) }
+        sendFeedback(model, now: now)
+    }
+
+    // MARK: - From the surface
+
+    func handle(_ message: MackieMessage, model: ScreenModel, now: Double) {
+        switch message {
+        case .fader(let strip, let value):
+            moveFader(strip, to: MackieControl.decibels(faderValue: value), model: model, now: now)
+            movedAt[strip] = now
+            shown?.setFader(strip, value)
+        case .touch(let strip, let on):
+            if on { touched.insert(strip) } else { touched.remove(strip) }
+            // A touch begins a gesture, a release ends it: either way the next move is a new step.
+            gestureAt["fader \(strip)"] = nil
+            if !on { movedAt[strip] = nil }
+        case .vpot(let strip, let steps):
+            guard let t = track(strip, model) else { return }
+            let name = model.session.tracks[t].name
+            let next = min(1, max(-1, model.session.tracks[t].pan + Double(steps) * Pan.fineStep))
+            // At a stop the turn changes nothing: no undo step for it.
+            guard next != model.session.tracks[t].pan else { return }
+            gestureEdit("pan \(strip)", name: "surface pan \(name)", model: model, now: now) { $0.tracks[t].pan = next }
+            model.say("\(name) pan \(Pan.text(next))")
+        case .button(let note, let pressed):
+            guard pressed else { return }
+            press(note, model: model)
+        }
+    }
+
+    private func moveFader(_ strip: Int, to db: Double, model: ScreenModel, now: Double) {
+        // A move within the same 0.1 dB changes nothing: no undo step for it.
+        if strip == 8 {
+            guard db != model.session.masterGainDecibels else { return }
+            gestureEdit("fader 8", name: "surface master fader", model: model, now: now) { $0.masterGainDecibels = db }
+            model.say("master fader \(Fader.text(db)) dB")
+            return
+        }
+        guard let t = track(strip, model), db != model.session.tracks[t].gainDecibels else { return }
+        let name = model.session.tracks[t].name
+        gestureEdit("fader \(strip)", name: "surface fader \(name)", model: model, now: now) { $0.tracks[t].gainDecibels = db }
+        model.say("\(name) fader \(Fader.text(db)) dB")
+    }
+
+    /// One undo step per gesture: a move continuing one (a fader touched, or moved within a
+    /// second) joins its step.
+    private func gestureEdit(_ key: String, name: String, model: ScreenModel, now: Double, _ change: (inout Session) -> Void) {
+        let strip = Int(key.split(separator: " ").last ?? "") ?? -1
+        let continuing = key.hasPrefix("fader") && touched.contains(strip) && gestureAt[key] != nil
+            || gestureAt[key].map { now - $0 < 1 } == true
+        if continuing && model.document.undoName == name {
+            model.document.editMerging(name, change)
+            model.link.update(session: model.session)
+        } else {
+            model.edit(name, change)
+        }
+        gestureAt[key] = now
+    }
+
+    private func press(_ note: UInt8, model: ScreenModel) {
+        let N = MackieControl.Note.self
+        let count = model.session.tracks.count
+        switch note {
+        case N.recordArm..<N.solo, N.solo..<N.mute, N.mute..<N.select:
+            guard let t = track(Int(note % 8), model) else { return }
+            let track = model.session.tracks[t]
+            if note < N.solo {
+                guard !track.isBus else { model.say("\(track.name) is a bus: it has no input to arm", error: true); return }
+                model.edit("arm \(track.name)") { $0.tracks[t].armed.toggle() }
+            } else if note < N.mute {
+                model.edit("solo \(track.name)") { $0.tracks[t].solo.toggle() }
+            } else {
+                model.edit("mute \(track.name)") { $0.tracks[t].mute.toggle() }
+            }
+        case N.select..<(N.select + 8):
+            guard let t = track(Int(note - N.select), model) else { return }
+            model.selectTrack(t)
+        case N.bankLeft, N.bankRight, N.channelLeft, N.channelRight:
+            let step = note == N.bankLeft || note == N.bankRight ? MackieControl.stripCount : 1
+            let next = note == N.bankLeft || note == N.channelLeft ? max(0, bankStart - step) : bankStart + step
+            // Right stops where no track would be left on the surface's first strip's bank.
+            guard next != bankStart, next == 0 || next + (step == 1 ? MackieControl.stripCount - 1 : 0) < count else {
+                model.say("surface: tracks \(bankRange(count)) (no more tracks that way)")
+                return
+            }
+            bankStart = next
+            model.say("surface: tracks \(bankRange(count))")
+        case N.marker:
+            model.addMarker()
+        default:
+            break
+        }
+    }
+
+    private func bankRange(_ count: Int) -> String {
+        "\(bankStart + 1)-\(min(count, bankStart + MackieControl.stripCount))"
+    }
+
+    /// The track on `strip` (0–7) of the bank, if there is one.
+    private func track(_ strip: Int, _ model: ScreenModel) -> Int? {
+        let t = bankStart + strip
+        return strip < MackieControl.stripCount && model.session.tracks.indices.contains(t) ? t : nil
+    }
+
+    // MARK: - To the surface
+
+    /// What the surface should show now.
+    func wanted(_ model: ScreenModel, now: Double) -> MackieSurfaceState {
+        let session = model.session
+        // Tracks deleted under the bank: back to the last whole bank.
+        if bankStart >= session.tracks.count { bankStart = max(0, (session.tracks.count - 1) / 8 * 8) }
+        var state = MackieSurfaceState()
+        for i in 0..<MackieControl.stripCount {
+            let t = bankStart + i
+            guard session.tracks.indices.contains(t) else { continue }
+            let track = session.tracks[t]
+            state.strips[i].name = track.name
+            state.strips[i].value = Fader.text(track.gainDecibels)
+            state.strips[i].fader = MackieControl.faderValue(decibels: track.gainDecibels)
+            state.strips[i].pan = track.isBus ? 0 : track.pan
+            state.strips[i].armed = track.armed
+            state.strips[i].solo = track.solo
+            state.strips[i].mute = track.mute
+            state.strips[i].selected = model.selectedTrack == t && !model.masterStripSelected
+        }
+        state.masterFader = MackieControl.faderValue(decibels: session.masterGainDecibels)
+        let transport = model.snapshot.state
+        state.playing = transport.isMoving
+        state.stopped = !transport.isMoving
+        state.recording = transport.isRecordingPass
+        state.cycling = session.loopEnabled
+        // The time display at most 20 times a second (it is most of the traffic while rolling).
+        if let shown, now - timeSentAt < 0.05 {
+            state.time = shown.time
+        } else {
+            state.time = MackieControl.timeDigits(seconds: Double(model.playheadFrame) / Double(max(1, session.sampleRate)))
+        }
+        return state
+    }
+
+    func sendFeedback(_ model: ScreenModel, now: Double) {
+        var next = wanted(model, now: now)
+        let holding = Set((0...8).filter { touched.contains($0) || movedAt[$0].map { now - $0 < 0.5 } == true })
+        let messages = next.messages(from: shown, holding: holding)
+        // Held faders stay where the hand put them, as far as we know.
+        if let shown { for s in holding { next.setFader(s, shown.fader(s)) } }
+        if shown?.time != next.time { timeSentAt = now }
+        shown = next
+        if !messages.isEmpty { surface.sendToSurface(messages) }
+    }
+}
+
+extension MackieSurfaceState {
+    /// Fader `strip`'s position (8: the master).
+    func fader(_ strip: Int) -> Int {
+        strip == 8 ? masterFader : strips.indices.contains(strip) ? strips[strip].fader : 0
+    }
+
+    /// Sets fader `strip`'s position (8: the master).
+    mutating func setFader(_ strip: Int, _ value: Int) {
+        if strip == 8 { masterFader = value } else if strips.indices.contains(strip) { strips[strip].fader = value }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import XCTest
+import TapedeckCore
+
+/// A Mackie Control surface on the screen over JACK MIDI, on a private `jackd -d dummy`: a
+/// test client (`td-jack-midi-send`) plays the surface's buttons and fader 1, `jack_midi_dump`
+/// hears the feedback (scribble strips, LEDs, motor faders), the paced `jackplaytap` device what
+/// is heard. (The ALSA sequencer path is the same code past the port; this machine may have
+/// no sequencer, the JACK one always runs here.)
+final class MackieEndToEndTests: XCTestCase {
+    /// The bytes of each event `jack_midi_dump` printed (`  frame: 90 5e 7f (note on …)`).
+    private func dumpedMessages(_ path: String) -> [[UInt8]] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map { line in
+            guard let colon = line.firstIndex(of: ":") else { return [] }
+            var bytes: [UInt8] = []
+            for word in line[line.index(after: colon)...].split(separator: " ") {
+                guard word.count == 2, let b = UInt8(word, radix: 16) else { break }
+                bytes.append(b)
+            }
+            return bytes
+        }
+    }
+
+    private func poll(_ what: String, timeout: Double = 15, _ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return }
+            usleep(100_000)
+        }
+        XCTFail("timed out waiting for \(what)")
+    }
+
+    func testFaderOneByPitchBendIsHeardAndTheSurfaceGetsNamesLEDsAndMotorFeedback() throws {
+        try surfaceRun(device: ["--device", "jackplaytap:OUT=OUT"], heard: true)
+    }
+
+    /// The same on the JACK backend, whose own MIDI ports the surface is connected to (its
+    /// messages reach the engine on the audio thread's cycle, feedback leaves on its midi_out).
+    func testOnTheJACKBackendTheSurfaceUsesItsOwnMIDIPorts() throws {
+        try surfaceRun(device: ["--device", "jack", "--connect", "none"], heard: false)
+    }
+
+    private func surfaceRun(device: [String], heard: Bool) throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        let jack = try JackServer.start(self, folder: dir.path)
+        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-send is not built next to tapedeck") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_midi_dump") else { throw XCTSkip("jack_midi_dump is not installed (jackd2)") }
+
+        // Two tracks: "Lead Vocals" (longer than a strip: "Lead V") playing a steady 0.5, and Bass.
+        let session = path("s.tapedeck")
+        try Signals.write([[Float](repeating: 0.5, count: 40 * 48000)], to: path("Lead Vocals.wav"))
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        let imported = try Tapedeck.run(["import", session, path("Lead Vocals.wav")])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add", "Bass"]).status, 0)
+
+        let dumpPath = path("dump.txt")
+        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
+        addTeardownBlock { _ = dump.kill(SIGKILL) }
+        // The surface: two seconds after Tapedeck connects, a second and a half apart: play
+        // pressed and released, fader 1 to -6 dB, bank right pressed and released (two tracks:
+        // nowhere to go).
+        let minus6 = MackieControl.faderValue(decibels: -6)
+        let messages = [[0x90, 0x5E, 0x7F], [0x90, 0x5E, 0x00], [0xE0, minus6 & 0x7F, minus6 >> 7],
+                        [0x90, 0x2F, 0x7F], [0x90, 0x2F, 0x00]].flatMap { $0.map(String.init) }
+        let sender = try SpawnedChild([tool, "tdmcu", "2000", "1500"] + messages, environment: jack.environment,
+                                      stdoutPath: path("send.txt"), stderrPath: path("send.err"))
+        addTeardownBlock { _ = sender.kill(SIGKILL) }
+        poll("the test's surface and dump to start") {
+            ((try? String(contentsOfFile: path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready")
+        }
+
+        let out = path("out.raw")
+        let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(out)") }
+            + ["--midi-in", "jack:tdmcu:midi_out", "--midi-out", "jack:tddump:input", "--midi-surface", "mcu"]
+        let screen = try ScreenTmux(self, folder: dir.path, args: args, environment: jack.environment, width: 120)
+        screen.waitFor("Lead Vocals", timeout: 20)
+
+        // Connected: the strips' names, and the play LED once the surface's play button rolled.
+        let leadV = MackieControl.scribbleMessage(strip: 0, line: 0, text: "Lead Vocals")
+        poll("the scribble strips with the track names") {
+            let got = dumpedMessages(dumpPath)
+            return got.contains(leadV) && got.contains(MackieControl.scribbleMessage(strip: 1, line: 0, text: "Bass"))
+        }
+        XCTAssertEqual(Array(leadV[7..<14]), Array("Lead V ".utf8))
+        screen.waitFor("PLAYING", timeout: 20)
+        poll("the play LED") { dumpedMessages(dumpPath).contains(MackieControl.ledMessage(note: 0x5E, on: true)) }
+
+        // Fader 1 by pitch-bend: the screen's fader follows.
+        screen.waitFor("Lead Vocals fader -6.0 dB", timeout: 20)
+        // Bank right with two tracks: said, nothing moved, still running.
+        screen.waitFor("no more tracks that way", timeout: 20)
+        XCTAssertTrue(screen.isRunning)
+
+        // Heard: the steady 0.5 (centred: 0.354 at 0 dB) 6 dB quieter, as only the surface set it.
+        let out6 = Float(0.5 * 0.70711 * 0.50119)
+        if heard { poll("half a second at -6 dB in what the device played", timeout: 30) {
+            guard let data = try? Data(contentsOf: URL(fileURLWithPath: out)) else { return false }
+            let frames: Int = data.withUnsafeBytes { raw in
+                let f = raw.bindMemory(to: Float.self)
+                return stride(from: 0, to: f.count - 1, by: 2).filter { abs(abs(f[$0]) - out6) < out6 * 0.01 }.count
+            }
+            return frames >= 48000 / 2
+        } }
+
+        // Moved from the screen (the fader key, +0.5 dB): the motor follows.
+        let before = dumpedMessages(dumpPath).count
+        screen.send("0")
+        screen.waitFor("Lead Vocals fader -5.5 dB")
+        let motor = MackieControl.faderMessage(strip: 0, value: MackieControl.faderValue(decibels: -5.5))
+        poll("motor feedback for fader 1") { dumpedMessages(dumpPath).dropFirst(before).contains(motor) }
+        XCTAssertTrue(dumpedMessages(dumpPath).dropFirst(before)
+            .contains(MackieControl.scribbleMessage(strip: 0, line: 1, text: "-5.5")), "the level on the strip's bottom line")
+
+        screen.send("Space")
+    }
+}

@@ -1,0 +1,104 @@
+import XCTest
+@testable import TapedeckCore
+
+/// The Mackie Control protocol without I/O: the fader's curve, reading what a surface sends
+/// (malformed messages included) and writing what it shows.
+final class MackieControlTests: XCTestCase {
+    func testTheFaderCurveRoundTripsThroughFourteenBits() {
+        // 0 dB sits at about three quarters of the travel (Ardour's curve: 0.78).
+        XCTAssertEqual(MackieControl.position(decibels: 0), 0.7817, accuracy: 0.001)
+        XCTAssertEqual(MackieControl.faderValue(decibels: 0), 12808)
+        XCTAssertEqual(MackieControl.decibels(faderValue: 12808), 0)
+        XCTAssertEqual(MackieControl.decibels(faderValue: MackieControl.faderValue(decibels: -6)), -6)
+        XCTAssertEqual(MackieControl.decibels(faderValue: MackieControl.faderValue(decibels: -20.5)), -20.5)
+        // −∞ is the bottom, and the bottom is −∞ (so is anything under the screen's floor).
+        XCTAssertEqual(MackieControl.faderValue(decibels: Fader.silentDecibels), 0)
+        XCTAssertEqual(MackieControl.faderValue(decibels: -.infinity), 0)
+        XCTAssertEqual(MackieControl.decibels(faderValue: 0), Fader.silentDecibels)
+        XCTAssertEqual(MackieControl.decibels(faderValue: 100), Fader.silentDecibels)
+        // Full scale is +6 dB; the screen's +12 dB pins the motor at the top.
+        XCTAssertEqual(MackieControl.decibels(faderValue: 16383), 6)
+        XCTAssertEqual(MackieControl.faderValue(decibels: 12), 16383)
+        XCTAssertEqual(MackieControl.faderValue(decibels: .nan), 0)
+        XCTAssertEqual(MackieControl.decibels(faderValue: 99999), 6, "clamped, never a trap")
+        XCTAssertEqual(MackieControl.decibels(faderValue: -5), Fader.silentDecibels)
+        // Monotonic over the whole travel.
+        var last = -Double.infinity
+        for v in stride(from: 0, through: 16383, by: 97) {
+            let db = MackieControl.decibels(faderValue: v)
+            XCTAssertGreaterThanOrEqual(db, last)
+            last = db
+        }
+    }
+
+    func testFadersTouchesVPotsAndButtonsAreRead() {
+        // Fader 1 to 0 dB: pitch-bend on channel 1, LSB first.
+        XCTAssertEqual(MackieControl.decode([0xE0, 8, 100]), .fader(strip: 0, position: 12808))
+        XCTAssertEqual(MackieControl.decode([0xE8, 0x7F, 0x7F]), .fader(strip: 8, position: 16383), "the master on channel 9")
+        XCTAssertEqual(MackieControl.decode([0x90, 0x68, 0x7F]), .touch(strip: 0, touched: true))
+        XCTAssertEqual(MackieControl.decode([0x90, 0x70, 0x00]), .touch(strip: 8, touched: false))
+        XCTAssertEqual(MackieControl.decode([0x90, 0x10, 0x7F]), .button(note: 0x10, pressed: true))
+        XCTAssertEqual(MackieControl.decode([0x80, 0x10, 0x40]), .button(note: 0x10, pressed: false), "a note off is a release")
+        // V-pots: bit 6 is the direction, the low bits the detents.
+        XCTAssertEqual(MackieControl.decode([0xB0, 0x10, 0x01]), .vpot(strip: 0, steps: 1))
+        XCTAssertEqual(MackieControl.decode([0xB0, 0x17, 0x43]), .vpot(strip: 7, steps: -3))
+        XCTAssertEqual(MackieControl.decode([0xB0, 0x12, 0x0F]), .vpot(strip: 2, steps: 15))
+    }
+
+    func testMalformedAndForeignMessagesAreIgnored() {
+        for bytes: [UInt8] in [[], [0xE0], [0xE0, 0x10], [0xF0, 0x00, 0x00, 0x66, 0x14, 0xF7], [0x45, 0x10, 0x10],
+                               [0xE9, 0, 0], [0xEF, 0x7F, 0x7F], [0x91, 0x10, 0x7F], [0xB0, 0x18, 0x01], [0xB0, 0x10, 0x00],
+                               [0xB1, 0x10, 0x01], [0xC0, 0x01, 0x00], [0xFE, 0, 0]] {
+            XCTAssertNil(MackieControl.decode(bytes), "\(bytes)")
+        }
+        // Data bytes with the top bit set are masked, not trusted.
+        XCTAssertEqual(MackieControl.decode(status: 0xE0, data1: 0xFF, data2: 0xFF), .fader(strip: 0, position: 16383))
+    }
+
+    func testScribbleStripsCutLongNamesAndReplaceWhatTheyCannotShow() {
+        XCTAssertEqual(MackieControl.scribbleMessage(strip: 0, line: 0, text: "Lead Vocals"),
+                       [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 0] + Array("Lead V ".utf8) + [0xF7])
+        XCTAssertEqual(MackieControl.scribbleMessage(strip: 2, line: 1, text: "-6.0"),
+                       [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 56 + 14] + Array("-6.0   ".utf8) + [0xF7])
+        XCTAssertEqual(MackieControl.scribbleMessage(strip: 1, line: 0, text: "Chœur"),
+                       [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 7] + Array("Ch?ur  ".utf8) + [0xF7])
+        let odd = MackieControl.scribbleMessage(strip: 7, line: 0, text: "🎤\u{7}\u{1B}[2Jé")
+        XCTAssertEqual(odd.count, 15)
+        XCTAssertEqual(Array(odd[7..<14]), Array("???[2J ".utf8), "control characters and emoji are each a ?")
+        XCTAssertTrue(odd.dropFirst().dropLast().allSatisfy { $0 < 0x80 }, "SysEx data bytes stay 7-bit")
+        XCTAssertEqual(MackieControl.scribbleMessage(strip: 99, line: 5, text: "").count, 15, "out of range strips are clamped")
+    }
+
+    func testTheTimeDisplayAndTheLEDs() {
+        XCTAssertEqual(MackieControl.timeDigits(seconds: 83.5), "  00123500")
+        XCTAssertEqual(MackieControl.timeDigits(seconds: -4), "  00000000")
+        XCTAssertEqual(MackieControl.timeDigits(seconds: .infinity), "  00000000")
+        XCTAssertEqual(MackieControl.timeDigits(seconds: 1e12).count, 10)
+        XCTAssertEqual(MackieControl.timeDigitMessage(index: 0, character: "1"), [0xB0, 0x49, 0x31], "CC 73 is the leftmost digit")
+        XCTAssertEqual(MackieControl.timeDigitMessage(index: 9, character: "7", dot: true), [0xB0, 0x40, 0x37 | 0x40])
+        XCTAssertEqual(MackieControl.segmentCode("a"), 1)
+        XCTAssertEqual(MackieControl.segmentCode(" "), 0x20)
+        XCTAssertEqual(MackieControl.ledMessage(note: 0x10, on: true), [0x90, 0x10, 0x7F])
+        XCTAssertEqual(MackieControl.ringMessage(strip: 0, pan: 0), [0xB0, 0x30, 6])
+        XCTAssertEqual(MackieControl.ringMessage(strip: 3, pan: -1), [0xB0, 0x33, 1])
+        XCTAssertEqual(MackieControl.ringMessage(strip: 3, pan: .nan), [0xB0, 0x33, 6])
+        XCTAssertEqual(MackieControl.faderMessage(strip: 0, value: 12808), [0xE0, 8, 100])
+    }
+
+    func testTheSurfaceGetsEverythingOnceThenOnlyWhatChanged() {
+        var state = MackieSurfaceState()
+        state.strips[0].name = "Drums"
+        let all = state.messages(from: nil)
+        // 16 scribble cells, 9 faders, 8 rings, 32 strip LEDs, 4 transport LEDs, 10 digits.
+        XCTAssertEqual(all.count, 16 + 9 + 8 + 32 + 4 + 10)
+        XCTAssertEqual(state.messages(from: state), [])
+        var next = state
+        next.strips[0].name = "Kick"
+        next.strips[1].fader = 9000
+        next.strips[2].mute = true
+        XCTAssertEqual(next.messages(from: state), [MackieControl.scribbleMessage(strip: 0, line: 0, text: "Kick"),
+                                                    MackieControl.faderMessage(strip: 1, value: 9000),
+                                                    MackieControl.ledMessage(note: 0x12, on: true)])
+        XCTAssertEqual(next.messages(from: state, holding: [1]).count, 2, "a fader a hand is on gets no motor")
+    }
+}
