@@ -278,6 +278,7 @@ extension RenderCore: AudioDeviceMIDIClient {
         }
         if decoder.surface == .mcu, let m = MackieControl.decode(status: status, data1: d1, data2: d2) {
             _ = midi.surfaceMessages.push(m)
+            EngineActivity.shared.signal()
             return
         }
         midi.delivered[midi.deliveredCount] = MIDIEvent(frameOffset: Int32(max(frameOffset, 0)), status: status, data1: d1, data2: d2)

@@ -65,6 +65,7 @@ public final class MIDIInputPort: @unchecked Sendable {
         if decoder.surface == .mcu, let m = MackieControl.decode(status: status, data1: d1, data2: d2) {
             // A full ring (nothing draining it) drops the move: the surface sends the next.
             _ = surfaceMessages.push(m)
+            EngineActivity.shared.signal()
             return
         }
         if !messages.push(TimedMIDIMessage(nanoseconds: nanoseconds, status: status, data1: d1, data2: d2)) {
