@@ -51,7 +51,8 @@ extension ScreenModel {
         }
         let said = (status == 0 ? out : err).split(separator: "\n").first.map(String.init) ?? (status == 0 ? "done" : "failed")
         let trimmed = said.hasPrefix("tapedeck: ") ? String(said.dropFirst(10)) : said
-        say("\(trimmed) — asked by \(who)", error: status != 0)
+        // Who asked first: a long answer is cut at the line's end, the asker never.
+        say("\(who): \(trimmed)", error: status != 0)
         let object: [String: Any] = ["status": Int(status), "out": out, "err": err]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]) else {
             return .error("cannot encode the reply")

@@ -34,7 +34,7 @@ final class CommandLineOwnerTests: XCTestCase {
         XCTAssertTrue(gainSet.stdout.contains("fader -6.0 dB"), gainSet.stdout)
         // At once: drawn within a second of the command's answer (the edit is made before it answers).
         var text = screen.waitFor("-6.0dB", timeout: 1)
-        XCTAssertTrue(text.contains("asked by tapedeck track (pid "), text)
+        XCTAssertTrue(text.contains("tapedeck track (pid "), text)
         XCTAssertEqual(try gain(session, track: 0), -6, accuracy: 1e-9, "saved as the command's own run saves")
 
         // u on the screen undoes it, by the command's name.
@@ -66,7 +66,7 @@ final class CommandLineOwnerTests: XCTestCase {
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stderr.hasPrefix("tapedeck: ") && refused.stderr.contains("Nope"), refused.stderr)
         XCTAssertEqual(refused.stderr.split(separator: "\n").count, 1, refused.stderr)
-        screen.waitFor("asked by tapedeck marker (pid ")
+        screen.waitFor("tapedeck marker (pid ")
 
         // Recording is not handed over: a take is its own process's; it is refused, naming the holder.
         let record = try Tapedeck.run(["record", session, "--device", "offline", "--duration", "1"], environment: env)

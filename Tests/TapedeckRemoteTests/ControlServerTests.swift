@@ -74,8 +74,8 @@ final class ControlServerTests: XCTestCase {
                        ["ok: done", "ok: done", "error: unknown command 'bogus'; known: play, stop, record, rewind, locate TIME, loop on|off, speed R, status",
                         "{\"state\":\"playing\"}"])
         XCTAssertEqual(exchange(server, [0xFF, 0xFE, 10]), "error: the line is not UTF-8 text\n")
-        let long = exchange(server, [UInt8](repeating: UInt8(ascii: "a"), count: 20_000))
-        XCTAssertEqual(long, "error: a line longer than 4096 bytes\n", "and the connection is dropped")
+        let long = exchange(server, [UInt8](repeating: UInt8(ascii: "a"), count: 70_000))
+        XCTAssertEqual(long, "error: a line longer than 65536 bytes\n", "and the connection is dropped")
         XCTAssertTrue(server.pollDescriptors.count >= 1)
     }
 
