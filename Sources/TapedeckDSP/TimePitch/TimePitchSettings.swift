@@ -64,6 +64,13 @@ public struct TimePitchSettings: Equatable, Sendable {
     }
 
     /// Reads a speed as typed: `0.5`, `1/2`, `50%`, `2x`.
+    /// `1.00x`: a speed as the screen, `ctl` and every front-end say it.
+    public static func speedText(_ speed: Double) -> String {
+        guard speed.isFinite else { return "?x" }
+        let hundredths = Int((min(max(speed, 0), 1e6) * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)x"
+    }
+
     public static func parseSpeed(_ text: String) -> Double? {
         var t = Substring(text)
         var percent = false

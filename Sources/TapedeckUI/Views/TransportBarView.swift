@@ -1,6 +1,7 @@
 import Foundation
 import TapedeckTransport
 import TapedeckCore
+import TapedeckDSP
 
 /// The two transport rows: state, position, tempo, speed, loop/punch, engine health.
 public enum TransportBarView {
@@ -14,10 +15,7 @@ public enum TransportBarView {
     }
 
     /// `1.00x` style speed.
-    public static func speedText(_ speed: Double) -> String {
-        let hundredths = Int((speed * 100).rounded())
-        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)x"
-    }
+    public static func speedText(_ speed: Double) -> String { TimePitchSettings.speedText(speed) }
 
     /// Seconds left as `160h`, `1h23m`, `12m05s` or `40s`: past ten hours in hours only, so a
     /// disk that others write to does not redraw the screen every minute of its change.

@@ -95,10 +95,9 @@ struct PlayCommand: Command {
         if isSession {
             let f = SessionFolder(path: target)
             // Opening a session finishes takes a crash left behind, so they are heard too.
-            for r in try TakeRecovery.recover(session: f) {
-                Terminal.err("recovered unfinished take \(r.file)" + (r.problem.map { ": \($0)" } ?? "") + "\n")
-            }
-            session = try f.load()
+            let opened = try OpenedSession.read(f, recoveryMustSucceed: true)
+            for line in opened.recovered + opened.notices { Terminal.err(line + "\n") }
+            session = opened.session
             folder = f
             // Checked here, so a missing file or a bad chain is an error, not a silent track.
             _ = try GraphSpec(session: session, folder: f)

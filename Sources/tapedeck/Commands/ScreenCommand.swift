@@ -103,18 +103,13 @@ struct ScreenCommand: Command {
                     throw error
                 }
                 // Takes a crash (or a quit without saving) left marked go onto their tracks.
-                do {
-                    for r in try TakeRecovery.recover(session: f) {
-                        messages.append("recovered take \(r.file)" + (r.problem.map { ": \($0)" } ?? ""))
-                    }
-                } catch {
-                    messages.append("cannot recover unfinished takes: \(error)")
-                }
-                do { session = try f.load() } catch {
+                let opened: OpenedSession
+                do { opened = try OpenedSession.read(f) } catch {
                     nsm?.client.fail("/nsm/client/open", code: .badProject, "\(error)")
                     throw error
                 }
-                messages += SessionFolder.takeNotices()
+                session = opened.session
+                messages += opened.recovered + opened.notices + SessionFolder.takeNotices()
             } else if path.hasSuffix(".tapedeck") || path.hasSuffix(".tapedeck/") {
                 messages.append("new session: \(f.path) is created on the first save (Ctrl-S)")
             } else {

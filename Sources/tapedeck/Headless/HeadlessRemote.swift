@@ -3,7 +3,6 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckRemote
 import TapedeckTransport
-import TapedeckUI
 
 /// `record` and `play` answering their control socket (`tapedeck ctl`) from their own loop,
 /// with the transport calls their own stop (Ctrl-C) makes: no second thread touches the
@@ -99,7 +98,7 @@ final class HeadlessRemote {
             var settings = transport.timePitch
             settings.speed = ratio
             transport.setTimePitch(settings)
-            return .ok("speed \(TransportBarView.speedText(ratio))")  // as the screen answers
+            return .ok("speed \(TimePitchSettings.speedText(ratio))")  // as the screen answers
         }
     }
 

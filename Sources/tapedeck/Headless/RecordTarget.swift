@@ -31,10 +31,10 @@ struct RecordTarget {
             return
         }
         let folder = SessionFolder(path: path)
-        for r in try TakeRecovery.recover(session: folder) {
-            Terminal.err("recovered unfinished take \(r.file)" + (r.problem.map { ": \($0)" } ?? "") + "\n")
-        }
-        var session = try folder.load()
+        // A take a crash left marked is recovered before this one is named (never twice).
+        let opened = try OpenedSession.read(folder, recoveryMustSucceed: true)
+        for line in opened.recovered + opened.notices { Terminal.err(line + "\n") }
+        var session = opened.session
         if let r = c.sampleRate, r != session.sampleRate {
             throw UsageError("record: the session runs at \(session.sampleRate) Hz; --sample-rate \(r) does not match")
         }
