@@ -83,13 +83,17 @@ let package = Package(
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         .executableTarget(name: "tapedeck-lv2-bundle", dependencies: ["TapedeckLV2Export"]),
         .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckEngine", "TapedeckTransport", "TapedeckIO", "TapedeckRemote", "CNcurses"]),
+        // The benchmarks (`tapedeck bench`, `make bench`): harnesses that build sessions, run the
+        // engine, the screen and the peers, and measure; the executable only parses and prints.
+        .target(name: "TapedeckBench", dependencies: [
+            "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine", "TapedeckDevices", "TapedeckTransport",
+            "TapedeckUI", "CJACKProbe",
+        ]),
         .executableTarget(name: "tapedeck", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine", "TapedeckDevices", "TapedeckTransport",
-            "TapedeckUI", "TapedeckLV2", "TapedeckRemote", "TapedeckFluidSynth",
+            "TapedeckUI", "TapedeckLV2", "TapedeckRemote", "TapedeckFluidSynth", "TapedeckBench",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
-            // Only for `bench jack`: a JACK client that plays a sine by JACK's transport frame.
-            "CJACKProbe",
         ]),
 
         // A JACK MIDI listener stamping what it hears with JACK's frame time, for the end-to-end

@@ -23,6 +23,9 @@ import TapedeckEngine
 /// waits for its time on the monotonic clock, so the transport moves at the speed of sound,
 /// meters read what plays, and nothing is heard.
 public final class OfflineClockDevice: PeriodDevice, @unchecked Sendable {
+    /// What the screen and the benchmarks call the offline device.
+    public static let displayName = "offline (no audio device)"
+
     /// What the engine runs at: float on both sides, no latency, capture and playback linked.
     public private(set) var configuration: DeviceConfiguration
     /// The audio thread that moves this device's periods.

@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckBench
 import TapedeckDSP
 
 /// `tapedeck bench`: the benchmarks behind the README's table.
@@ -126,7 +127,12 @@ struct BenchCommand: Command {
     }
 
     func run() throws -> Int32 {
-        if let scaleSession { return try BenchScale.openSession(path: scaleSession) }
+        if let scaleSession {
+            let (line, problem) = try BenchScale.openSession(path: scaleSession)
+            Terminal.out(line)
+            if let problem { Terminal.err("tapedeck: \(problem)\n"); return ExitCode.failure }
+            return ExitCode.ok
+        }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var results: [BenchResult] = []
         func attempt(_ name: String, _ body: () throws -> [BenchResult]) {

@@ -222,7 +222,7 @@ struct ScreenCommand: Command {
     }
 
     /// What the screen calls the offline clock.
-    static let offlineDeviceName = "offline (no audio device)"
+    static let offlineDeviceName = OfflineClockDevice.displayName
 
     /// Exports through the offline mixdown.
     static func hooks() -> ScreenHooks {

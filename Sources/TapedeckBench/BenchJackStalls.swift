@@ -15,8 +15,8 @@ import Glibc
 /// Goal: its silence is exactly the frames the xruns were said to cost, and no sample is off
 /// its frame but within a period of an xrun (where JACK's own readings cannot tell a cycle's
 /// frame; see JACKClockGaps).
-enum BenchJackStalls {
-    static func run(seconds: Double) throws -> BenchResult {
+public enum BenchJackStalls {
+    public static func run(seconds: Double) throws -> BenchResult {
         let server = try PrivateServer(periodFrames: 256)
         defer { server.stop() }
         let folderPath = NSTemporaryDirectory() + "tapedeck-bench-stalls-\(getpid())"

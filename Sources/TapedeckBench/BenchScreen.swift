@@ -12,22 +12,22 @@ import TapedeckDevices
 /// (`tick`), lay out the frame (`ScreenRenderer`), hand it to ncurses (`Curses.draw`, the
 /// real ncurses writing its escape sequences to /dev/null) — and times that with its own
 /// CPU clock, apart from the audio thread's. Goal: drawing ≤ 3 % of one core.
-enum BenchScreen {
+public enum BenchScreen {
     static let goal = 0.03
     static let framesPerSecond = 30.0
     static let height = 50, width = 160
 
-    static func run(folder: String, tracks: Int, seconds: Double) throws -> BenchResult {
+    public static func run(folder: String, tracks: Int, seconds: Double) throws -> BenchResult {
         let size = BenchEngine.Size(tracks: tracks, chain: "", periodFrames: 256, seconds: max(seconds + 2, 8), stereo: false)
         let sessionFolder = try BenchEngine.prepare(folder: folder, size: size)
         let session = try sessionFolder.load()
         let device = OfflineClockDevice(sampleRate: session.sampleRate, playbackChannels: 2, periodFrames: 256,
                                         capacityPeriods: 0, paced: true)
-        let link = try Transport(session: session, folder: sessionFolder, device: device, deviceName: ScreenCommand.offlineDeviceName,
+        let link = try Transport(session: session, folder: sessionFolder, device: device, deviceName: OfflineClockDevice.displayName,
                                  isOffline: true)
         defer { link.close() }
         let model = ScreenModel(document: SessionDocument(session: session), folder: sessionFolder, link: link,
-                                hooks: ScreenCommand.hooks(), peaks: PeakCache(folder: sessionFolder))
+                                hooks: ScreenHooks(), peaks: PeakCache(folder: sessionFolder))
         guard let curses = Curses(testHeight: height, width: width) else {
             throw BenchError("the screen benchmark needs ncurses' xterm-256color terminfo")
         }

@@ -14,7 +14,7 @@ import TapedeckDevices
 /// ftruncate, so 22 GB of audio take a few kilobytes of disk), and whose peak file is written
 /// directly from a synthetic envelope, stamped fresh against the audio. Each measurement is a
 /// child process (`tapedeck bench scale-open SESSION`) so its peak RSS is its own.
-enum BenchScale {
+public enum BenchScale {
     static let sampleRate = 48000
     static let goalSeconds = 0.5
     static let goalMegabytes = 150.0
@@ -22,16 +22,22 @@ enum BenchScale {
     static let columns = 200
 
     /// What to generate: the benchmark's 32 × 120 minutes, or less for tests.
-    struct Size {
-        var tracks = 32
-        var minutes = 120
+    public struct Size {
+        public var tracks = 32
+        public var minutes = 120
+
+        public init(tracks: Int = 32, minutes: Int = 120) {
+            self.tracks = tracks
+            self.minutes = minutes
+        }
+
         var frames: Int64 { Int64(minutes) * 60 * Int64(BenchScale.sampleRate) }
         var label: String { "\(tracks) × \(minutes >= 60 && minutes % 60 == 0 ? "\(minutes / 60) h" : "\(minutes) min")" }
     }
 
     /// Generates the session in `folder` when it is missing or stale, then opens it `runs`
     /// times in child processes and reports the medians against the goal.
-    static func run(folder: String, runs: Int, size: Size) throws -> BenchResult {
+    public static func run(folder: String, runs: Int, size: Size) throws -> BenchResult {
         let session = SessionFolder(path: "\(folder)/scale-\(size.tracks)x\(size.minutes)m.tapedeck")
         if !isReady(session, size: size) { try generate(session, size: size) }
         var wall: [Double] = [], open: [Double] = [], rss: [Double] = []
@@ -56,19 +62,19 @@ enum BenchScale {
     /// `tapedeck bench scale-open SESSION`: exactly what the screen does before it can draw —
     /// load session.json, make the peak cache, transport and model — plus one full-width
     /// overview per track at ``columns`` columns, computed as the timeline draws its lanes.
-    /// Prints one line `scale-open seconds=… maxrss_kb=… tracks=… regions=… problems=…`;
-    /// exits 1 (naming the first file) when any region has no peaks.
-    static func openSession(path: String) throws -> Int32 {
+    /// Returns one line `scale-open seconds=… maxrss_kb=… tracks=… regions=… problems=…`,
+    /// and the first problem when any region has no peaks (the command then exits 1).
+    public static func openSession(path: String) throws -> (line: String, problem: String?) {
         let start = monotonicSeconds()
         let folder = SessionFolder(path: path)
         let session = try folder.load()
         let peaks = PeakCache(folder: folder)
         let device = OfflineClockDevice(sampleRate: session.sampleRate, periodFrames: 256, capacityPeriods: 0, paced: true)
-        let link = try Transport(session: session, folder: folder, device: device, deviceName: ScreenCommand.offlineDeviceName,
+        let link = try Transport(session: session, folder: folder, device: device, deviceName: OfflineClockDevice.displayName,
                                  isOffline: true)
         defer { link.close() }
         let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
-                                hooks: ScreenCommand.hooks(), peaks: peaks)
+                                hooks: ScreenHooks(), peaks: peaks)
         let framesPerColumn = max(1, (max(1, model.session.endFrame) + Int64(columns) - 1) / Int64(columns))
         var regions = 0
         var sum: Double = 0 // printed, so the overview cannot be optimised away
@@ -90,14 +96,10 @@ enum BenchScale {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let problems = peaks.problems
-        Terminal.out("scale-open seconds=\(BenchSupport.fixed(seconds, 4)) maxrss_kb=\(usage.ru_maxrss) "
-                     + "tracks=\(session.tracks.count) regions=\(regions) problems=\(problems.count) "
-                     + "overview=\(BenchSupport.fixed(sum, 3))")
-        if let first = problems.sorted(by: { $0.key < $1.key }).first {
-            Terminal.err("tapedeck: \(first.value)\n")
-            return ExitCode.failure
-        }
-        return ExitCode.ok
+        let line = "scale-open seconds=\(BenchSupport.fixed(seconds, 4)) maxrss_kb=\(usage.ru_maxrss) "
+            + "tracks=\(session.tracks.count) regions=\(regions) problems=\(problems.count) "
+            + "overview=\(BenchSupport.fixed(sum, 3))"
+        return (line, problems.sorted(by: { $0.key < $1.key }).first?.value)
     }
 
     /// What one child run reported.

@@ -14,12 +14,12 @@ import Glibc
 /// Tapedeck (`jack_delay:out → tapedeck:In_in`, `tapedeck:out_L → jack_delay:in`). Goal: the
 /// same number of frames both ways, i.e. Tapedeck renders its input to its output in the
 /// cycle it arrives, with no buffering of its own.
-enum BenchJack {
+public enum BenchJack {
     /// Server buffer sizes measured, one private server each.
     static let periods = [64, 256, 1024]
     static let sampleRate = 48000
 
-    static func run(seconds: Double) throws -> [BenchResult] {
+    public static func run(seconds: Double) throws -> [BenchResult] {
         for tool in ["jackd", "jack_iodelay", "jack_connect", "jack_wait", "stdbuf"] where BenchSupport.which(tool) == nil {
             throw BenchError("\(tool) is not installed (apt-get install jackd2 coreutils)")
         }

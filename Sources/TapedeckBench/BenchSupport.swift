@@ -2,7 +2,7 @@ import Foundation
 import TapedeckIO
 
 /// Timing, process spawning and reporting shared by the benchmarks.
-enum BenchSupport {
+public enum BenchSupport {
     /// Wall-clock seconds one run of `executable ARGS` takes, from spawning it to reaping it;
     /// throws when it fails. Spawned and reaped directly: Foundation's `Process` on Linux
     /// waits for a child by polling its run loop every 50 ms, which rounded every run up to
@@ -111,7 +111,7 @@ enum BenchSupport {
     }
 
     /// Prints a table with a header row, columns padded.
-    static func table(_ header: [String], _ rows: [[String]]) -> String {
+    public static func table(_ header: [String], _ rows: [[String]]) -> String {
         let all = [header] + rows
         var widths = [Int](repeating: 0, count: header.count)
         for r in all { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
@@ -142,11 +142,29 @@ struct BenchError: Error, CustomStringConvertible {
 }
 
 /// One row of the `make bench` table.
-struct BenchResult {
-    var name: String
-    var measured: String
-    var peer: String
-    var ratio: String
-    var goal: String
-    var met: Bool?
+/// One row of the benchmark table.
+public struct BenchResult {
+    public var name: String
+    public var measured: String
+    public var peer: String
+    public var ratio: String
+    public var goal: String
+    /// Whether the goal was met (nil: no goal, or not run).
+    public var met: Bool?
+
+    public init(name: String, measured: String, peer: String, ratio: String, goal: String, met: Bool?) {
+        self.name = name
+        self.measured = measured
+        self.peer = peer
+        self.ratio = ratio
+        self.goal = goal
+        self.met = met
+    }
+}
+
+/// Seconds on the monotonic clock.
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }

@@ -11,11 +11,11 @@ import TapedeckDevices
 /// audio thread's CPU time per period ÷ the period; dropped frames are input the capture
 /// rings could not hold (goal 0: the audio thread never waits for the disk, so a slow
 /// writer would show here). Takes are written to the bench folder and deleted.
-enum BenchRecording {
+public enum BenchRecording {
     static let goalP999 = 1.0
 
     /// Runs once for `seconds` and reports.
-    static func run(folder: String, size: BenchEngine.Size, recordTracks: Int) throws -> BenchResult {
+    public static func run(folder: String, size: BenchEngine.Size, recordTracks: Int) throws -> BenchResult {
         let sessionFolder = try BenchEngine.prepare(folder: folder, size: size)
         var session = try sessionFolder.load()
         let first = session.tracks.count

@@ -4,7 +4,7 @@ import TapedeckIO
 
 /// W8: 8 stereo 16-bit 48 kHz tracks × 60 s, each through gain + low-pass + delay, mixed to
 /// one WAV — Tapedeck's `export` against ecasound's equivalent chain setup.
-enum BenchMixdown {
+public enum BenchMixdown {
     static let trackCount = 8
     /// Tapedeck's wall time over ecasound's (issue 17; the engine issue asked for 0.33).
     static let goal = 0.15
@@ -15,7 +15,7 @@ enum BenchMixdown {
     static let chain = "gain:-6,lpf:cutoff=5000,delay:time=250ms:feedback=0.3:mix=0.5"
     static let ecasoundChain = ["-ea:50", "-efl:5000", "-etd:250,0,1,50,30"]
 
-    static func run(folder: String, runs: Int) throws -> BenchResult {
+    public static func run(folder: String, runs: Int) throws -> BenchResult {
         guard let ecasound = BenchSupport.which("ecasound") else {
             throw BenchError("W8 mixdown needs ecasound (make bench installs it)")
         }

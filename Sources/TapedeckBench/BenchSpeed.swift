@@ -10,13 +10,13 @@ import TapedeckEngine
 /// 256-frame periods. Tracks per core are reported by the 99th-percentile period (the
 /// tracks the measured count would become if a whole period's time were spent), not by
 /// the mean, because Rubber Band works in bursts.
-enum BenchSpeed {
+public enum BenchSpeed {
     static let goalP999 = 0.6
     static let speeds: [Double] = [1.0 / 32, 0.5, 2, 32]
 
     /// One row per speed and mode (the stretcher R2, R3 above 4×), then R3 throughout
     /// (`play --quality best`) at 0.5× and 2×.
-    static func run(folder: String, runs: Int, tracks: Int, periodFrames: Int, seconds: Double) throws -> [BenchResult] {
+    public static func run(folder: String, runs: Int, tracks: Int, periodFrames: Int, seconds: Double) throws -> [BenchResult] {
         var cases: [(speed: Double, varispeed: Bool, quality: StretchQuality)] = []
         for speed in speeds { cases.append((speed, false, .fast)) }
         for speed in speeds { cases.append((speed, true, .fast)) }

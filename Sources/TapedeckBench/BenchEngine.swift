@@ -23,9 +23,9 @@ import TapedeckDevices
 /// Ring waits can only make a period look slower (the audio thread sleeps while it waits for
 /// the disk), never faster, so a met goal stands; the row still reports the lowest playback
 /// ring fill it saw so a disk that fell behind is visible.
-enum BenchEngine {
+public enum BenchEngine {
     static let sampleRate = 48000
-    static let defaultChain = "hpf:80,comp:-18,eq,gain:-3"
+    public static let defaultChain = "hpf:80,comp:-18,eq,gain:-3"
     static let goalP50 = 0.5
     static let goalP999 = 1.0
     /// Distinct source files the tracks share (each track starts at its own offset): enough
@@ -40,12 +40,25 @@ enum BenchEngine {
     static let playbackRingSeconds = 4.0
 
     /// What to run.
-    struct Size {
-        var tracks = 128
-        var chain = BenchEngine.defaultChain
-        var periodFrames = 64
-        var seconds = 15.0
-        var stereo = false
+    public struct Size {
+        public var tracks = 128
+        public var chain = BenchEngine.defaultChain
+        public var periodFrames = 64
+        public var seconds = 15.0
+        public var stereo = false
+
+        public init(tracks: Int = 128, chain: String = BenchEngine.defaultChain, periodFrames: Int = 64, seconds: Double = 15,
+                    stereo: Bool = false, speed: Double = 1, varispeed: Bool = false, quality: StretchQuality = .fast) {
+            self.tracks = tracks
+            self.chain = chain
+            self.periodFrames = periodFrames
+            self.seconds = seconds
+            self.stereo = stereo
+            self.speed = speed
+            self.varispeed = varispeed
+            self.quality = quality
+        }
+
         /// Transport speed (1: none); the mix then runs through one time-pitch processor.
         var speed = 1.0
         var varispeed = false
@@ -78,7 +91,7 @@ enum BenchEngine {
 
         /// The routing row: 256 mono tracks × 4 nodes, each with two post-fader sends to 8
         /// stereo buses that each run the reverb, at 32-frame periods (issue 25).
-        static func routing(seconds: Double) -> Size {
+        public static func routing(seconds: Double) -> Size {
             var size = Size()
             size.tracks = 256
             size.periodFrames = 32
@@ -116,7 +129,7 @@ enum BenchEngine {
 
     /// Generates (or reuses) the material, runs the engine `runs` times and reports the
     /// medians of each run's p50 and p99.9 load.
-    static func run(folder: String, runs: Int, size: Size) throws -> BenchResult {
+    public static func run(folder: String, runs: Int, size: Size) throws -> BenchResult {
         let stats = try measure(folder: folder, runs: runs, size: size)
         let ms = Double(size.periodFrames) * 1000 / Double(sampleRate)
         // The goals: 128 tracks at 64-frame periods (the engine issue), 256 at 32 (issue 17).
@@ -133,7 +146,7 @@ enum BenchEngine {
 
     /// The automation row: the automated session and the same without automation, runs
     /// alternating, judged by p99.9 and by the automated run's cost beside the plain one.
-    static func runAutomation(folder: String, runs: Int, seconds: Double) throws -> BenchResult {
+    public static func runAutomation(folder: String, runs: Int, seconds: Double) throws -> BenchResult {
         let automated = Size.automation(seconds: seconds)
         var plain = automated
         plain.automated = false

@@ -19,7 +19,7 @@ import Glibc
 /// counts). The high-water mark therefore says which side was slower, not how close a paced
 /// run came to losing audio (`bench engine --record` measures that); the real-time factor
 /// says how much faster than real time the whole path is.
-enum BenchCapture {
+public enum BenchCapture {
     static let sampleRate = 96000
     /// Looped playback material: a few short mono files the tracks share (8 × 2 s ≈ 3 MB).
     static let sourceCount = 8
@@ -44,11 +44,19 @@ enum BenchCapture {
     """
 
     /// What to run.
-    struct Size {
-        var channels = 32
-        var tracks = 32
-        var minutes = 10.0
-        var periodFrames = 128
+    public struct Size {
+        public var channels = 32
+        public var tracks = 32
+        public var minutes = 10.0
+        public var periodFrames = 128
+
+        public init(channels: Int = 32, tracks: Int = 32, minutes: Double = 10, periodFrames: Int = 128) {
+            self.channels = channels
+            self.tracks = tracks
+            self.minutes = minutes
+            self.periodFrames = periodFrames
+        }
+
         /// Whole periods, so "no frame dropped" is exact: the device delivers exactly this many.
         var frames: Int64 {
             let wanted = Int64((minutes * 60 * Double(BenchCapture.sampleRate)).rounded())
@@ -64,7 +72,7 @@ enum BenchCapture {
     }
 
     /// Checks the disk, builds the session, records, verifies the takes and deletes them.
-    static func run(folder: String, size: Size) throws -> BenchResult {
+    public static func run(folder: String, size: Size) throws -> BenchResult {
         try checkFreeSpace(folder: folder, size: size)
         let sessionFolder = try prepare(folder: folder, size: size)
         let session = try sessionFolder.load()

@@ -5,7 +5,7 @@ import TapedeckIO
 
 /// Time-pitch: how many stereo tracks live stretch sustains on one core, and export stretch
 /// time against the `rubberband` command-line tool on the same file.
-enum BenchStretch {
+public enum BenchStretch {
     static let rate = 48000
     static let blockFrames = 256
 
@@ -62,7 +62,7 @@ enum BenchStretch {
 
     /// One row per engine: the stretcher's share of a 256-frame period (5.33 ms) at each speed.
     /// (The engine runs one, on the mix: see `bench speed` for whole sessions.)
-    static func live() -> [BenchResult] {
+    public static func live() -> [BenchResult] {
         let period = Double(blockFrames) / Double(rate) * 1e6
         return [StretchQuality.fast, .best].map { quality in
             let parts = BenchSpeed.speeds.map { speed -> String in
@@ -76,7 +76,7 @@ enum BenchStretch {
     }
 
     /// Export at 0.5× (pitch kept, R3) of one stereo file against `rubberband -3 -t 2`.
-    static func export(folder: String, runs: Int) throws -> BenchResult {
+    public static func export(folder: String, runs: Int) throws -> BenchResult {
         guard let rubberband = BenchSupport.which("rubberband") else {
             throw BenchError("the stretch comparison needs the rubberband tool (make bench installs rubberband-cli)")
         }
