@@ -44,18 +44,15 @@ struct DeviceOptions {
     /// the global config otherwise.
     func open(sampleRate: Int, captureChannels: Int, playbackChannels: Int, tracks: [(name: String, channels: [Int])] = [],
               tempoMap: TempoMap? = nil) throws(DeviceError) -> AudioDevice {
-        let map = tempoMap ?? TempoMap(sampleRate: sampleRate, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
-        if let request = jack.request(deviceName: name, sampleRate: sampleRate, inputs: captureChannels, outputs: playbackChannels,
-                                      tracks: tracks, tempoMap: map) {
-            return try JACKDevice(request: request)
-        }
-        let config = try ALSAConfig.fromEnvironment()
-        let request = DeviceRequest(name: name, sampleRate: sampleRate, captureChannels: captureChannels,
-                                    playbackChannels: playbackChannels, periodFrames: periodFrames,
-                                    periodCount: periodCount, formats: formats, exactRate: true)
-        // libasound prints its own "ALSA lib pcm.c:…" lines for a failed open; the error we
-        // throw says the same in one line, so keep stderr clean while opening.
-        return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
+        // The headless policy (DeviceChoice): exactly the inputs asked for, or no device.
+        try choice().open(sampleRate: sampleRate, inputs: [captureChannels], outputs: [playbackChannels],
+                          tracks: tracks, tempoMap: tempoMap).device
+    }
+
+    /// The device choice these flags make.
+    private func choice() throws(DeviceError) -> DeviceChoice {
+        DeviceChoice(name: name, config: try ALSAConfig.fromEnvironment(), periodFrames: periodFrames, periodCount: periodCount,
+                     formats: formats, jack: jack)
     }
 
     /// Opens the device to play `session`: with `playbackChannels` outputs, raised to the
@@ -69,16 +66,16 @@ struct DeviceOptions {
             return try open(sampleRate: sampleRate, captureChannels: captureChannels, playbackChannels: playbackChannels,
                             tracks: tracks, tempoMap: tempoMap)
         }
-        do {
-            return try open(sampleRate: sampleRate, captureChannels: captureChannels, playbackChannels: needed, tracks: tracks, tempoMap: tempoMap)
-        } catch {
-            let device = try open(sampleRate: sampleRate, captureChannels: captureChannels, playbackChannels: playbackChannels,
-                                  tracks: tracks, tempoMap: tempoMap)
+        let opened = try choice().open(sampleRate: sampleRate, inputs: [captureChannels], outputs: [needed, playbackChannels],
+                                       tracks: tracks, tempoMap: tempoMap)
+        if opened.outputs < needed, let error = opened.refusal {
+            let device = opened.device
             let unheard = routed.filter { $0.highest > playbackChannels }.map { "\($0.name.terminalSafe) (\($0.output))" }
             Terminal.err("tapedeck: warning: \(name.terminalSafe) does not open \(needed) outputs (\(error.description)); "
                          + "playing on \(playbackChannels), so \(unheard.joined(separator: ", ")) \(unheard.count == 1 ? "is" : "are") not heard\n")
             return device
         }
+        return opened.device
     }
 
     /// Engine options, with the test hooks: `TAPEDECK_TEST_STALL=FRAME:MS` stalls the audio

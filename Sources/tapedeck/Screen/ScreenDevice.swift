@@ -49,37 +49,14 @@ final class ScreenDevice: DeviceProvider {
     /// would scribble over the screen, and the error thrown says the same in one line, so
     /// stderr is silenced meanwhile.
     func open(name: String, sampleRate: Int) throws -> AudioDevice {
-        let map = tempoMap ?? TempoMap(sampleRate: sampleRate, tempoBPM: 120, timeSignature: TimeSignature(beatsPerBar: 4, beatUnit: 4))
         let outputs = max(2, outputsWanted())
-        if let request = jack.request(deviceName: name, sampleRate: sampleRate, inputs: inputsWanted, outputs: outputs,
-                                      tracks: portTracks, tempoMap: map) {
-            captureProblem = nil
-            return try JACKDevice(request: request)
-        }
-        var lastError: DeviceError?
-        // The outputs the routing wants, else the pair every device has (the strips routed
-        // beyond it are then not heard, and the screen says so).
-        for playback in outputs > 2 ? [outputs, 2] : [2] {
-            for inputs in Array(Set([inputsWanted, 2, 1])).sorted(by: >) + [0] {
-                do {
-                    let device = try openDevice(name: name, sampleRate: sampleRate, captureChannels: inputs, playbackChannels: playback)
-                    captureProblem = inputs == 0 ? lastError?.description : nil
-                    return device
-                } catch {
-                    lastError = error
-                    // A device that cannot play at all will not play with fewer inputs either.
-                    if inputs == 0 { break }
-                }
-            }
-        }
-        throw lastError ?? DeviceError(device: name, reason: "cannot be opened")
-    }
-
-    private func openDevice(name: String, sampleRate: Int, captureChannels: Int, playbackChannels: Int) throws(DeviceError) -> ALSADuplexDevice {
-        let request = DeviceRequest(name: name, sampleRate: sampleRate, captureChannels: captureChannels,
-                                    playbackChannels: playbackChannels, periodFrames: periodFrames, periodCount: periodCount)
-        let config = self.config
-        return try withStderrSilenced { () throws(DeviceError) in try ALSADuplexDevice(request: request, config: config) }
+        // The screen's policy (DeviceChoice): the routing's outputs, else a pair; the inputs
+        // the session listens to, else fewer, else none (it plays, and says why it cannot record).
+        let choice = DeviceChoice(name: name, config: config, periodFrames: periodFrames, periodCount: periodCount, jack: jack)
+        let opened = try choice.open(sampleRate: sampleRate, inputs: Array(Set([inputsWanted, 2, 1])).sorted(by: >) + [0],
+                                     outputs: outputs > 2 ? [outputs, 2] : [2], tracks: portTracks, tempoMap: tempoMap)
+        captureProblem = opened.inputs == 0 && inputsWanted > 0 && !(opened.device is JACKDevice) ? opened.refusal?.description : nil
+        return opened.device
     }
 
     /// Names of the devices the catalog finds that can play, with `current` first (a name
