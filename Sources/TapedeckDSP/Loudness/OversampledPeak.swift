@@ -6,13 +6,13 @@ import Foundation
 /// can read a tone near a quarter of the sample rate 0.2 dB or more under its real peak; a
 /// ceiling kept at 4× is not kept at 32×.
 ///
-/// A windowed-sinc interpolator (Kaiser, 48 taps, 32 fixed phases), not libsamplerate:
+/// A windowed-sinc interpolator (Kaiser, 128 taps, 32 fixed phases), not libsamplerate:
 /// `SRC_SINC_BEST_QUALITY` upsampling by 32 ran at 5 s per second of stereo audio here (a
 /// one-hour episode would take five hours, and normalising measures it more than once),
 /// because it recomputes its filter per output sample for any ratio; a fixed ratio needs
-/// only this table. Its passband reaches 0.45 of the sample rate (21.6 kHz at 48 kHz).
+/// only this table. Its passband reaches 0.47 of the sample rate (22.5 kHz at 48 kHz).
 ///
-/// Frames whose 48 neighbours cannot interpolate above ``threshold`` (their largest sample
+/// Frames whose 128 neighbours cannot interpolate above ``threshold`` (their largest sample
 /// times the filter's worst-case gain is no higher) are not interpolated: they report their
 /// sample peak, a lower bound. Everything above the threshold is exact, and that is all the
 /// limiter and a maximum need. Offline only: it allocates as it goes.
@@ -20,10 +20,10 @@ public final class OversampledPeak {
     /// The oversampling factor.
     public static let factor = 32
     /// Taps on each side of the interpolated point.
-    static let halfTaps = 24
+    static let halfTaps = 64
     /// `coefficients[p * 2H + j]`: the weight of sample `f − H + 1 + j` at point `f + p/32`.
     static let coefficients: [Float] = {
-        let h = halfTaps, beta = 8.0
+        let h = halfTaps, beta = 10.0
         func besselI0(_ x: Double) -> Double {
             var sum = 1.0, term = 1.0, k = 1.0
             while term > 1e-12 * sum { term *= (x / (2 * k)) * (x / (2 * k)); sum += term; k += 1 }
@@ -66,7 +66,7 @@ public final class OversampledPeak {
     }
 
     /// Feeds `frameCount` frames; `emit` gets the peaks of the frames now known (they lag
-    /// the input by 24 frames), in order.
+    /// the input by 64 frames), in order.
     public func add(_ channels: [UnsafePointer<Float>], frameCount: Int, emit: ([Float]) throws -> Void) rethrows {
         for c in 0..<channelCount { buffers[c].append(contentsOf: UnsafeBufferPointer(start: channels[c], count: frameCount)) }
         try drain(emit)

@@ -24,7 +24,8 @@ public final class TruePeakLimiter {
     private var gain: Float = 1
     /// The lowest gain given.
     public private(set) var lowestGain: Float = 1
-    /// How many frames were turned down.
+    /// How many frames were turned down by more than 0.1 dB (the release's tail, within
+    /// a hair of 1 for a second or more, is not counted).
     public private(set) var limitedFrames = 0
 
     /// A limiter at `sampleRate`: `lookAheadSeconds` of attack, `releaseSeconds` of release.
@@ -70,7 +71,8 @@ public final class TruePeakLimiter {
                 // The release only nears 1; within a millionth (−0.00001 dB) it is there.
                 if gain > 0.999999 { gain = 1 }
                 gains[i] = gain
-                if gain < 1 { limitedFrames += 1; lowestGain = min(lowestGain, gain) }
+                lowestGain = min(lowestGain, gain)
+                if gain < 0.98855 { limitedFrames += 1 }
             }
         }
         required.removeFirst(ready)
