@@ -24,8 +24,8 @@ struct ExportCommand: Command {
                        allowed: ["best", "fast"]),
             OptionSpec("--fx", value: "CHAIN", "master chain for this export (replaces the session's)"),
             OptionSpec("--threads", value: "N", "tracks rendered in parallel (default: one per core)"),
-            OptionSpec("--normalize", value: "LUFS", "set the mix's integrated loudness (EBU R128), e.g. -16LUFS or -23LUFS"),
-            OptionSpec("--true-peak", value: "DBTP", "with --normalize: the highest true peak allowed (default -1)"),
+            OptionSpec("--normalize", value: "LUFS|NAME", "set the mix's integrated loudness (EBU R128): -16LUFS, or podcast, podcast-mono, broadcast, broadcast-mono"),
+            OptionSpec("--true-peak", value: "DBTP", "with --normalize: the highest true peak allowed, at 32× oversampling (default -1)"),
             OptionSpec(flag: "--midi", "write the session's MIDI as a Standard MIDI File (-o FILE.mid): one track per track with MIDI regions"),
         ],
         details: """
@@ -39,9 +39,14 @@ struct ExportCommand: Command {
         follow like tape); --pitch shifts by semitones at any speed. Stretched material,
         including regions with their own rate, is rendered with Rubber Band's offline engine.
         --normalize measures the whole export's integrated loudness (libebur128, ITU-R BS.1770)
-        and applies one gain so it reads the target; the gain is lowered when the true peak
-        would pass the --true-peak ceiling (then the line says so: add --fx limiter to get
-        louder). Stems get the same gain, so they still add up to the mix.
+        and applies one gain so it reads the target. Where that would take the true peak,
+        measured at 32× oversampling, over the --true-peak ceiling, a look-ahead true-peak
+        limiter turns those moments down (the line says by how much and for how long); the
+        file is measured as written and written again until it reads the target under the
+        ceiling. Named targets: podcast (-16 LUFS, -1 dBTP), podcast-mono (-19 LUFS, a mono
+        file), broadcast (EBU R128: -23 LUFS, -1 dBTP), broadcast-mono (-23 LUFS, a mono
+        file); --true-peak overrides a name's ceiling. Stems get the same gain and limiter
+        curve, so they still add up to the mix.
         --midi writes the MIDI instead: a format-1 Standard MIDI File with the session's tempo
         map (960 ticks a quarter), one track per track with MIDI regions (those that play,
         layered regions all sounding), named after it, --range cut and moved to start at 0.
@@ -50,7 +55,8 @@ struct ExportCommand: Command {
                    "tapedeck export song.tapedeck --midi -o song.mid",
                    "tapedeck export song.tapedeck -o chorus.wav --range 1:00-1:30 --bits 16",
                    "tapedeck export song.tapedeck -o practice.wav --speed 0.7 --pitch -2",
-                   "tapedeck export show.tapedeck -o episode.wav --normalize -16LUFS --true-peak -1"])
+                   "tapedeck export show.tapedeck -o episode.wav --normalize -16LUFS --true-peak -1",
+                   "tapedeck export show.tapedeck -o episode.flac --normalize podcast"])
 
     let folder: SessionFolder
     let output: String
@@ -93,11 +99,16 @@ struct ExportCommand: Command {
         let normalize = try arguments.option("--normalize")
         let ceiling = try arguments.option("--true-peak")
         if let normalize {
-            let lufs = try ExportCommand.level(normalize, option: "--normalize", units: ["lufs", "lkfs"], in: -70...0)
             let dBTP = try ceiling.map { t throws(UsageError) in
                 try ExportCommand.level(t, option: "--true-peak", units: ["dbtp", "db"], in: -30...0)
             }
-            loudness = NormalizedMixdown.Target(integratedLUFS: lufs, truePeakCeilingDecibels: dBTP ?? -1)
+            if var named = NormalizedMixdown.Target.named(normalize.trimmingCharacters(in: .whitespaces)) {
+                if let dBTP { named.truePeakCeilingDecibels = dBTP }
+                loudness = named
+            } else {
+                let lufs = try ExportCommand.level(normalize, option: "--normalize", units: ["lufs", "lkfs"], in: -70...0)
+                loudness = NormalizedMixdown.Target(integratedLUFS: lufs, truePeakCeilingDecibels: dBTP ?? -1)
+            }
         } else {
             if ceiling != nil { throw UsageError("export: --true-peak needs --normalize (e.g. --normalize -16LUFS --true-peak -1)") }
             loudness = nil
@@ -174,8 +185,13 @@ struct ExportCommand: Command {
             let result = try NormalizedMixdown(request, target: loudness).run { progress($0) }
             summary = result.summary
             let gain = (result.gainDecibels >= 0 ? "+" : "") + Decibels.text(result.gainDecibels)
-            loudnessLine = "loudness \(Decibels.text(result.measured.integratedLUFS)) → \(Decibels.text(result.result.integratedLUFS)) LUFS (gain \(gain) dB), true peak \(Decibels.text(result.result.truePeakDecibels)) dBTP"
-                + (result.limitedByTruePeak ? "; held under the \(Decibels.text(loudness.truePeakCeilingDecibels)) dBTP ceiling, short of \(Decibels.text(loudness.integratedLUFS)) LUFS (a limiter in --fx gets closer)" : "")
+            let limiter = result.limitedByTruePeak
+                ? "; true-peak limiter: up to \(Decibels.text(result.limiterCutDecibels)) dB on \(formatSeconds(result.limiterSeconds)) s, under the \(Decibels.text(loudness.truePeakCeilingDecibels)) dBTP ceiling"
+                : ""
+            let missed = result.missed
+                ? "; not met: \(Decibels.text(loudness.integratedLUFS)) LUFS under \(Decibels.text(loudness.truePeakCeilingDecibels)) dBTP was not reached (a compressor in --fx helps)"
+                : ""
+            loudnessLine = "loudness \(Decibels.text(result.measured.integratedLUFS)) → \(Decibels.text(result.result.integratedLUFS)) LUFS\(loudness.mono ? " mono" : "") (gain \(gain) dB), true peak \(Decibels.text(result.truePeak32Decibels)) dBTP (32× oversampled)" + limiter + missed
         } else {
             summary = try Mixdown(request).run { progress($0) }
         }
@@ -230,7 +246,7 @@ extension ExportCommand {
         var number = text.trimmingCharacters(in: .whitespaces).lowercased()
         if let unit = units.first(where: { number.hasSuffix($0) }) { number.removeLast(unit.count) }
         guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value.isFinite else {
-            throw UsageError("export: \(option) '\(text)' is not a level (e.g. \(option == "--normalize" ? "-16LUFS" : "-1"))")
+            throw UsageError("export: \(option) '\(text)' is not a level (e.g. \(option == "--normalize" ? "-16LUFS, or a target: \(NormalizedMixdown.Target.presetNames.joined(separator: ", "))" : "-1"))")
         }
         guard range.contains(value) else {
             throw UsageError("export: \(option) '\(text)' must be between \(Int(range.lowerBound)) and \(Int(range.upperBound))")
