@@ -90,7 +90,7 @@ public struct NormalizedMixdown {
             var result = LoudnessReport(integratedLUFS: 0, rangeLU: 0, truePeakDecibels: 0, samplePeakDecibels: 0, momentaryLUFS: [])
             for (i, (from, to)) in files.enumerated() {
                 let report = try NormalizedMixdown.copy(from: from, to: to + ".partial", container: request.container,
-                                                        encoding: request.encoding, gain: factor)
+                                                        encoding: request.encoding, gain: factor, cues: request.fileCues)
                 written.append(to + ".partial")
                 TestHooks.killIfAsked(at: "normalize-partial")
                 if i == 0 { result = report }
@@ -117,13 +117,14 @@ public struct NormalizedMixdown {
 
     /// Writes `from` × `gain` to `to` in the asked format, measuring what it writes.
     private static func copy(from: String, to: String, container: AudioContainer, encoding: SampleEncoding,
-                             gain: Float) throws -> LoudnessReport {
+                             gain: Float, cues: [CuePoint]) throws -> LoudnessReport {
         let reader = try AudioFileReader(path: from)
         let format = AudioFileFormat(container: container, encoding: encoding, sampleRate: reader.sampleRate,
                                      channelCount: reader.channelCount)
         // `to` is our `.partial` name: a killed run's leftover there is replaced, as Mixdown does.
+        // The scratch render's metadata (the mix's or its stem's, see ExportMetadata) goes on.
         let writer = try AudioFileWriter(path: to, format: format, blockFrames: 4096, expectedFrameCount: reader.frameCount,
-                                         creation: .replacingLeftover)
+                                         metadata: reader.metadata, cues: cues, creation: .replacingLeftover)
         let analysis = try LoudnessAnalysis(channelCount: reader.channelCount, sampleRate: reader.sampleRate)
         try reader.forEachBlock { buffers, n in
             for b in buffers { for i in 0..<n { b[i] *= gain } }
