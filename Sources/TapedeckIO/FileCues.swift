@@ -33,15 +33,20 @@ public enum FileCues {
     public static let maximumFLACChapters = 999
 
     /// The `LIST` chunk's payload: `adtl`, then per point a `labl` subchunk (cue id, the name
-    /// NUL-terminated, padded to an even size as RIFF wants). Ids are 1-based, as in ``sfCues(_:)``.
+    /// NUL-terminated, NUL-padded to an even size as RIFF wants), a multiple of four bytes in
+    /// all. Ids are 1-based, as in ``sfCues(_:)``.
     static func adtlPayload(_ cues: [CuePoint]) -> [UInt8] {
         var out = Array("adtl".utf8)
         for (i, cue) in cues.enumerated() {
             // Names are cut to 255 bytes at a character boundary, as other fields are.
-            let text = cut(cue.name, capacity: 255) + [0]
-            let size = 4 + text.count
-            out += Array("labl".utf8) + le32(UInt32(size)) + le32(UInt32(i + 1)) + text
-            if size % 2 == 1 { out.append(0) }
+            var text = cut(cue.name, capacity: 255) + [0]
+            if text.count % 2 == 1 { text.append(0) }
+            // libsndfile stores a chunk of its own padded with zeros to a multiple of four and
+            // counts them in the size; its reader (and others) would take two trailing zeros
+            // for a broken subchunk and lose the data chunk after it. So the last label takes
+            // the two bytes itself: NULs after a label's terminator are read as nothing.
+            if i == cues.count - 1 && (out.count + 12 + text.count) % 4 != 0 { text += [0, 0] }
+            out += Array("labl".utf8) + le32(UInt32(4 + text.count)) + le32(UInt32(i + 1)) + text
         }
         return out
     }
