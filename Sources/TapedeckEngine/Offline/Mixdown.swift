@@ -138,8 +138,10 @@ public struct Mixdown {
             for stem in stems { try stem.writer.close() }
             try Mixdown.moveIntoPlace(partial, request.outputPath)
             for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
+            // Said once, for the mix: its stems carry the same markers and fields.
+            let metadataWarnings = writer.metadataProblem.map { ["\(request.outputPath): \($0)"] } ?? []
             return Summary(frameCount: result.frameCount, peakDecibels: Decibels.fromLinear(Double(writer.peakAmplitude)),
-                           overCount: writer.overCount, stemPaths: stemPaths, warnings: result.warnings,
+                           overCount: writer.overCount, stemPaths: stemPaths, warnings: result.warnings + metadataWarnings,
                            nonFiniteSampleCount: result.nonFiniteSampleCount, oversWereClipped: request.encoding != .float32)
         } catch {
             unlink(partial)
