@@ -75,8 +75,11 @@ public final class AudioFileWriter {
     private let floatBuffer: UnsafeMutablePointer<Float>
     private let peaks: PeakBuilder?
     private var peakFramesSaved: Int64 = -1
-    /// The iXML chunk's bytes: libsndfile keeps the pointer until the file is closed.
-    private var ixmlBytes: UnsafeMutableRawPointer?
+    /// The bytes of chunks handed to libsndfile (iXML, the cue labels): it keeps the pointers
+    /// until the file is closed.
+    var chunkBuffers: [UnsafeMutableRawPointer] = []
+    /// FLAC: the chapters to add once libsndfile has finished the file (see ``FLACChapters``).
+    private var pendingChapters: [CuePoint] = []
     /// The take metadata stored in the header, if any.
     public let metadata: TakeMetadata?
     /// Why part of the metadata could not be stored, if so. Never fatal: a take without its
@@ -94,8 +97,10 @@ public final class AudioFileWriter {
     /// With `channelLayout` (one position per channel), a WAV states where each channel goes
     /// (WAVE_FORMAT_EXTENSIBLE's channel mask; see ``storesChannelLayout``), so a file wider
     /// than stereo keeps its layout; without one, a WAV of known length stays classic.
+    /// With `cues`, the file carries named points (``FileCues``): WAV cue points and labels,
+    /// FLAC chapter comments; what cannot be stored is said in ``metadataProblem``.
     public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096, peakPath: String? = nil,
-                expectedFrameCount: Int64? = nil, metadata: TakeMetadata? = nil,
+                expectedFrameCount: Int64? = nil, metadata: TakeMetadata? = nil, cues: [CuePoint] = [],
                 channelLayout: [ChannelPosition]? = nil, creation: Creation = .new) throws(AudioFileError) {
         self.path = path
         self.format = format
@@ -139,6 +144,18 @@ public final class AudioFileWriter {
         peaks = peakPath == nil ? nil : PeakBuilder(channelCount: format.channelCount)
         // Still before the first write, which is when libsndfile writes the header.
         if let metadata { store(metadata, handle: h) }
+        if !cues.isEmpty {
+            var problem: String?
+            if format.container == .wav {
+                problem = storeWAVCues(cues, handle: h, expectedFrameCount: expectedFrameCount)
+            } else if format.container == .flac {
+                let (kept, dropped) = FileCues.usable(cues, frameCount: expectedFrameCount, limit: FileCues.maximumFLACChapters,
+                                                      maximumFrame: Int64.max)
+                pendingChapters = kept
+                if dropped > 0 { problem = "\(dropped) marker\(dropped == 1 ? "" : "s") (a FLAC holds \(FileCues.maximumFLACChapters) chapters)" }
+            }
+            if let problem { metadataProblem = (metadataProblem.map { $0 + ", " } ?? "could not store ") + problem }
+        }
         if let positions {
             var map = positions.map(\.rawValue)
             storesChannelLayout = map.withUnsafeMutableBytes { bytes in
@@ -152,7 +169,7 @@ public final class AudioFileWriter {
         intBuffer.deallocate()
         shortBuffer?.deallocate()
         floatBuffer.deallocate()
-        ixmlBytes?.deallocate()
+        chunkBuffers.forEach { $0.deallocate() }
     }
 
     /// Appends `frameCount` frames from one buffer per channel. A short write (disk full,
@@ -241,6 +258,9 @@ public final class AudioFileWriter {
         if code != 0 {
             throw AudioFileError(path: path, reason: "could not finish the file: \(String(cString: sf_error_number(code)))")
         }
+        if !pendingChapters.isEmpty {
+            try FLACChapters.add(pendingChapters, sampleRate: format.sampleRate, toFileAt: path)
+        }
         savePeaks()
         if let peakError { throw peakError }
     }
@@ -264,7 +284,7 @@ public final class AudioFileWriter {
                 TakeMetadata.fill(&bext.origination_date, with: String(stamp[0]), capacity: 10)
                 TakeMetadata.fill(&bext.origination_time, with: String(stamp[1]), capacity: 8)
             }
-            let reference = UInt64(max(m.timelineFrame, 0))
+            let reference = UInt64(max(m.timeReference ?? m.timelineFrame, 0))
             bext.time_reference_low = UInt32(truncatingIfNeeded: reference)
             bext.time_reference_high = UInt32(truncatingIfNeeded: reference >> 32)
             bext.version = 1
@@ -279,7 +299,7 @@ public final class AudioFileWriter {
             if xml.count % 2 == 1 { xml.append(0x20) }  // RIFF pads odd chunks; keep the size exact.
             let bytes = UnsafeMutableRawPointer.allocate(byteCount: xml.count, alignment: 1)
             bytes.copyMemory(from: xml, byteCount: xml.count)
-            ixmlBytes = bytes
+            chunkBuffers.append(bytes)
             var chunk = SF_CHUNK_INFO()
             TakeMetadata.setID(&chunk, "iXML")
             chunk.datalen = UInt32(xml.count)

@@ -39,11 +39,16 @@ public struct TakeMetadata: Equatable, Sendable {
     public var takeGroup: Int?
     /// Take number inside ``takeGroup``.
     public var takeNumber: Int?
+    /// The `bext` time reference (and iXML timestamp) when it is not ``timelineFrame``: an
+    /// export's place counted from the session's time-of-day origin, a take stamped with the
+    /// wall clock (samples since midnight). Nil: the timeline frame.
+    public var timeReference: Int64?
 
     /// Creates metadata; everything but the timeline position has a neutral default.
     public init(session: String = "", trackNumber: Int? = nil, trackName: String = "", timelineFrame: Int64 = 0,
                 latencyFrames: Int64 = 0, speed: Double = 1, device: String = "", deviceChannels: [Int] = [],
-                inputChain: String = "", startedAt: String = "", takeGroup: Int? = nil, takeNumber: Int? = nil) {
+                inputChain: String = "", startedAt: String = "", takeGroup: Int? = nil, takeNumber: Int? = nil,
+                timeReference: Int64? = nil) {
         self.session = session
         self.trackNumber = trackNumber
         self.trackName = trackName
@@ -56,6 +61,7 @@ public struct TakeMetadata: Equatable, Sendable {
         self.startedAt = startedAt
         self.takeGroup = takeGroup
         self.takeNumber = takeNumber
+        self.timeReference = timeReference
     }
 
     /// A short title: `song, track 2 (Bass), take 3`.
@@ -75,6 +81,7 @@ public struct TakeMetadata: Equatable, Sendable {
         if let n = trackNumber { lines.append(("track", String(n))) }
         if !trackName.isEmpty { lines.append(("track_name", trackName)) }
         lines.append(("timeline_frame", String(timelineFrame)))
+        if let r = timeReference { lines.append(("time_reference", String(r))) }
         if latencyFrames != 0 { lines.append(("latency_frames", String(latencyFrames))) }
         lines.append(("speed", String(speed)))
         lines.append(("device", device))
@@ -102,7 +109,8 @@ public struct TakeMetadata: Equatable, Sendable {
                   speed: fields["speed"].flatMap { Double($0) } ?? 1, device: fields["device"] ?? "",
                   deviceChannels: (fields["channels"] ?? "").split(separator: ",").compactMap { Int($0) },
                   inputChain: fields["input_chain"] ?? "", startedAt: fields["started"] ?? "",
-                  takeGroup: fields["take_group"].flatMap { Int($0) }, takeNumber: fields["take"].flatMap { Int($0) })
+                  takeGroup: fields["take_group"].flatMap { Int($0) }, takeNumber: fields["take"].flatMap { Int($0) },
+                  timeReference: fields["time_reference"].flatMap { Int64($0) })
     }
 
     static func escape(_ s: String) -> String {
@@ -151,7 +159,7 @@ public struct TakeMetadata: Equatable, Sendable {
             }
             return out
         }
-        let frame = UInt64(max(timelineFrame, 0))
+        let frame = UInt64(max(timeReference ?? timelineFrame, 0))
         var trackList = "<TRACK_LIST><TRACK_COUNT>\(deviceChannels.count)</TRACK_COUNT>"
         for (i, ch) in deviceChannels.enumerated() {
             trackList += "<TRACK><CHANNEL_INDEX>\(i + 1)</CHANNEL_INDEX><INTERLEAVE_INDEX>\(i + 1)</INTERLEAVE_INDEX>"
@@ -204,7 +212,8 @@ extension AudioFileReader {
             if var m = TakeMetadata(text: description) {
                 // The description may have been cut at 256 bytes; the time reference is whole.
                 // Clamped: a crafted reference over Int64.max would trap a plain conversion.
-                m.timelineFrame = Int64(clamping: UInt64(bext.time_reference_high) << 32 | UInt64(bext.time_reference_low))
+                let reference = Int64(clamping: UInt64(bext.time_reference_high) << 32 | UInt64(bext.time_reference_low))
+                if m.timeReference == nil { m.timelineFrame = reference } else { m.timeReference = reference }
                 return m
             }
         }
@@ -259,5 +268,19 @@ extension TakeMetadata {
         withUnsafeMutableBytes(of: &field) { raw in
             for i in 0..<raw.count { raw[i] = i < bytes.count ? bytes[i] : 0 }
         }
+    }
+}
+
+extension AudioFileReader {
+    /// The `bext` chunk's time reference (samples since midnight, or since a session's
+    /// origin, at the file's own rate), or nil when the file has none. libsndfile checks the
+    /// chunk's size when it reads it; a reference above 2^62 (no recorder writes one: that is
+    /// millions of years) is taken as damage and ignored.
+    public var bextTimeReference: Int64? {
+        guard let h = sndfileHandle else { return nil }
+        var bext = SF_BROADCAST_INFO()
+        guard sf_command(h, Int32(SFC_GET_BROADCAST_INFO), &bext, Int32(MemoryLayout<SF_BROADCAST_INFO>.size)) == SF_TRUE else { return nil }
+        let reference = UInt64(bext.time_reference_high) << 32 | UInt64(bext.time_reference_low)
+        return reference < 1 << 62 ? Int64(reference) : nil
     }
 }

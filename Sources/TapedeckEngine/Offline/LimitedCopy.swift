@@ -23,14 +23,16 @@ struct LimitedCopy {
     /// Writes `from` × `gain` (summed to one channel when `mono`), limited so no 32×
     /// point passes `threshold` (linear), to `to`; the limiter's gain goes to `curvePath`
     /// (a mono float WAV) when given.
+    /// The scratch render's metadata (the mix's or its stem's, see ExportMetadata) and `cues`
+    /// (the markers in the range) go onto `to`.
     static func run(from: String, to: String, container: AudioContainer, encoding: SampleEncoding, gain: Float,
-                    threshold: Float, mono: Bool, curvePath: String?) throws -> Outcome {
+                    threshold: Float, mono: Bool, curvePath: String?, cues: [CuePoint] = []) throws -> Outcome {
         let reader = try AudioFileReader(path: from)
         let channels = mono ? 1 : reader.channelCount
         let format = AudioFileFormat(container: container, encoding: encoding, sampleRate: reader.sampleRate, channelCount: channels)
         // `to` is our `.partial` name: a killed run's leftover there is replaced, as Mixdown does.
         let writer = try AudioFileWriter(path: to, format: format, blockFrames: 4096, expectedFrameCount: reader.frameCount,
-                                         creation: .replacingLeftover)
+                                         metadata: reader.metadata, cues: cues, creation: .replacingLeftover)
         let curve = try curvePath.map {
             try AudioFileWriter(path: $0, format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: reader.sampleRate,
                                                                   channelCount: 1), creation: .replacingLeftover)
@@ -86,13 +88,13 @@ struct LimitedCopy {
     /// Writes a stem: `from` × `gain` × the mix's limiter curve (read from `curvePath`, if the
     /// limiter acted), summed to one channel when `mono`.
     static func stem(from: String, to: String, container: AudioContainer, encoding: SampleEncoding, gain: Float,
-                     mono: Bool, curvePath: String?) throws {
+                     mono: Bool, curvePath: String?, cues: [CuePoint] = []) throws {
         let reader = try AudioFileReader(path: from)
         let curve = try curvePath.map { try AudioFileReader(path: $0) }
         let channels = mono ? 1 : reader.channelCount
         let format = AudioFileFormat(container: container, encoding: encoding, sampleRate: reader.sampleRate, channelCount: channels)
         let writer = try AudioFileWriter(path: to, format: format, blockFrames: 4096, expectedFrameCount: reader.frameCount,
-                                         creation: .replacingLeftover)
+                                         metadata: reader.metadata, cues: cues, creation: .replacingLeftover)
         let gains = UnsafeMutablePointer<Float>.allocate(capacity: 4096)
         defer { gains.deallocate() }
         let out = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 4096) }

@@ -124,19 +124,24 @@ public struct Mixdown {
         } ?? []
         let mix = FreewheelMix(request: request)
         do {
-            func open(_ path: String) throws -> AudioFileWriter {
+            // Exports and stems describe themselves as takes do, and carry the markers.
+            let cues = request.fileCues
+            func open(_ path: String, track: Int?) throws -> AudioFileWriter {
                 try AudioFileWriter(path: path, format: format, blockFrames: FreewheelRender.longPeriodFrames,
-                                    expectedFrameCount: mix.outputFrameCount, creation: .replacingLeftover)
+                                    expectedFrameCount: mix.outputFrameCount, metadata: request.fileMetadata(track: track),
+                                    cues: cues, creation: .replacingLeftover)
             }
-            let writer = try open(partial)
-            let stems = try zip(stemTracks, stemPaths).map { (track: $0.0, writer: try open($0.1 + ".partial")) }
+            let writer = try open(partial, track: nil)
+            let stems = try zip(stemTracks, stemPaths).map { (track: $0.0, writer: try open($0.1 + ".partial", track: $0.0)) }
             let result = try mix.render(into: writer, stems: stems, progress: progress)
             try writer.close()
             for stem in stems { try stem.writer.close() }
             try Mixdown.moveIntoPlace(partial, request.outputPath)
             for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
+            // Said once, for the mix: its stems carry the same markers and fields.
+            let metadataWarnings = writer.metadataProblem.map { ["\(request.outputPath): \($0)"] } ?? []
             return Summary(frameCount: result.frameCount, peakDecibels: Decibels.fromLinear(Double(writer.peakAmplitude)),
-                           overCount: writer.overCount, stemPaths: stemPaths, warnings: result.warnings,
+                           overCount: writer.overCount, stemPaths: stemPaths, warnings: result.warnings + metadataWarnings,
                            nonFiniteSampleCount: result.nonFiniteSampleCount, oversWereClipped: request.encoding != .float32)
         } catch {
             unlink(partial)

@@ -114,7 +114,8 @@ public struct NormalizedMixdown {
                 passes += 1
                 pass = try LimitedCopy.run(from: render.outputPath, to: output + ".partial", container: request.container,
                                            encoding: request.encoding, gain: Float(Decibels.toLinear(gain)),
-                                           threshold: Float(Decibels.toLinear(threshold)), mono: target.mono, curvePath: curvePath)
+                                           threshold: Float(Decibels.toLinear(threshold)), mono: target.mono, curvePath: curvePath,
+                                           cues: request.fileCues)
                 progress(min(0.95, 0.8 + 0.05 * Double(passes)))
                 let over = pass.truePeak32Decibels - target.truePeakCeilingDecibels
                 let short = target.integratedLUFS - pass.loudness.integratedLUFS
@@ -129,7 +130,8 @@ public struct NormalizedMixdown {
             let limited = pass.deepestCutDecibels > 0
             for (i, (from, to)) in files.enumerated().dropFirst() {
                 try LimitedCopy.stem(from: from, to: to + ".partial", container: request.container, encoding: request.encoding,
-                                     gain: Float(Decibels.toLinear(gain)), mono: target.mono, curvePath: limited ? curvePath : nil)
+                                     gain: Float(Decibels.toLinear(gain)), mono: target.mono, curvePath: limited ? curvePath : nil,
+                                     cues: request.fileCues)
                 written.append(to + ".partial")
                 progress(0.95 + 0.05 * Double(i) / Double(files.count))
             }

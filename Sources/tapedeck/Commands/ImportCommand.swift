@@ -6,11 +6,11 @@ import Foundation
 struct ImportCommand: Command {
     static let spec = CommandSpec(
         name: "import", summary: "copy audio or MIDI files into a session, a new track per file (or onto --track N|NAME)",
-        synopsis: ["import SESSION FILE... [--track N|NAME] [--at TIME]", "import SESSION FILE.mid --tempo-map"],
+        synopsis: ["import SESSION FILE... [--track N|NAME] [--at TIME|original]", "import SESSION FILE.mid --tempo-map"],
         positionals: [PositionalSpec("SESSION", complete: .session), PositionalSpec("FILE...", complete: .audioFile)],
         options: [
             OptionSpec("--track", value: "N|NAME", "put every file onto this track (a 1-based number or its name, any case), one after another"),
-            OptionSpec("--at", value: "TIME", "where the first file starts (default 0)"),
+            OptionSpec("--at", value: "TIME|original", "where the first file starts (default 0); original: each file at its BWF time reference"),
             OptionSpec(flag: "--tempo-map", "a MIDI file's tempo and meter changes become the session's (the file at bar 1)"),
         ],
         details: """
@@ -24,6 +24,9 @@ struct ImportCommand: Command {
         channel, all at --at, named from the file's channel layout (NAME L, NAME R, NAME C,
         NAME LFE, NAME Ls, NAME Rs; NAME 1 … NAME N when it states none) and panned where each
         channel sits; it cannot go onto one --track (refused, nothing imported).
+        --at original places each file where its BWF `bext` time reference says (as Ardour and
+        Reaper place a file "at its timestamp"; converted to the session rate when the file's
+        differs), also on one --track; a file without one is refused, nothing imported.
         A Standard MIDI File (.mid) becomes MIDI: each of its tracks that plays anything gets a
         MIDI track of its own (named by the file's track names) playing through the General
         MIDI instrument (gm), its events copied into SESSION/midi/ in real time through the
@@ -34,6 +37,7 @@ struct ImportCommand: Command {
         """,
         examples: ["tapedeck import song.tapedeck drums.wav bass.flac",
                    "tapedeck import song.tapedeck vocal.wav --track vocal --at 4.1.1",
+                   "tapedeck import field.tapedeck recorder-a.wav recorder-b.wav --at original",
                    "tapedeck import song.tapedeck tune.mid"])
 
     let folder: SessionFolder
@@ -41,6 +45,8 @@ struct ImportCommand: Command {
     let trackText: String?
     let atText: String?
     let takesTempoMap: Bool
+    /// `--at original`: each file at its `bext` time reference.
+    var atOriginal: Bool { atText?.lowercased() == "original" }
 
     init(arguments: inout Arguments) throws {
         trackText = try arguments.option("--track")
@@ -80,7 +86,7 @@ struct ImportCommand: Command {
         var at: Int64 = 0
         // Said only once the import is saved: a refused one says only why.
         var farWarning: String?
-        if let atText {
+        if let atText, !atOriginal {
             at = try TimeText.frames(from: atText, tempoMap: document.session.tempoMap, field: "import: --at")
             farWarning = document.session.farPastEndWarning(at, typed: atText)
         }
@@ -98,11 +104,14 @@ struct ImportCommand: Command {
         // A MIDI file makes a track per playing track: counted here, before anything is
         // written, so a refusal leaves midi/ as it was.
         var newTrackCount = 0
+        // With --at original, where each file goes (its time reference at the session rate).
+        var originals: [Int64] = []
         for file in files {
             // Before anything opens it: a FIFO would block the first open for ever.
             if let why = RegularFile.refusal(path: file) { throw AudioFileError(path: file.terminalSafe, reason: why) }
             let frames: Int64
             if ImportCommand.isMIDI(file) {
+                if atOriginal { throw UsageError("import: \(file.terminalSafe) is MIDI, which has no time reference; --at original places BWF audio files") }
                 let midi = try StandardMIDIFile.read(path: file)
                 let playing = midi.tracks.filter { !$0.events.isEmpty }.count
                 guard playing > 0 else {
@@ -124,8 +133,10 @@ struct ImportCommand: Command {
                 frames = scaled <= Double(SessionLimits.maximumTimelineFrames) ? Int64(scaled) : SessionLimits.maximumTimelineFrames + 1
                 // A file wider than stereo makes a mono track per channel.
                 newTrackCount += reader.channelCount > 2 ? reader.channelCount : 1
+                if atOriginal { originals.append(try ImportCommand.originalFrame(of: reader, file: file, session: document.session)) }
             }
-            let fileEnd = (trackIndex == nil ? at : end) + min(frames, SessionLimits.maximumTimelineFrames + 1)
+            let start = atOriginal ? originals[originals.count - 1] : trackIndex == nil ? at : end
+            let fileEnd = start + min(frames, SessionLimits.maximumTimelineFrames + 1)
             if fileEnd > SessionLimits.maximumTimelineFrames {
                 throw UsageError("import: \(file.terminalSafe) would end past the end of the timeline (at most \(SessionLimits.timelineLimitText(sampleRate: document.session.sampleRate)))")
             }
@@ -136,7 +147,8 @@ struct ImportCommand: Command {
         }
         var position = at
         if takesTempoMap { try takeTempoMap(of: files[0], document: &document) }
-        for file in files {
+        for (n, file) in files.enumerated() {
+            if atOriginal { position = originals[n] }
             if ImportCommand.isMIDI(file) {
                 position = try importMIDI(file, at: position, onto: trackIndex, document: &document)
                 continue
@@ -176,6 +188,20 @@ struct ImportCommand: Command {
         }
         if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
         return ExitCode.ok
+    }
+
+    /// Where `--at original` puts the file `reader` reads: its `bext` time reference at the
+    /// session's rate (rounded to the nearest frame); refused in one line without one or when
+    /// it lies past the timeline's end.
+    static func originalFrame(of reader: AudioFileReader, file: String, session: Session) throws(UsageError) -> Int64 {
+        guard let reference = reader.bextTimeReference else {
+            throw UsageError("import: \(file.terminalSafe) has no BWF time reference (no bext chunk, or a damaged one); give --at TIME instead of original; nothing imported")
+        }
+        let frame = (Double(reference) * Double(session.sampleRate) / Double(max(reader.sampleRate, 1))).rounded()
+        guard frame <= Double(SessionLimits.maximumTimelineFrames) else {
+            throw UsageError("import: \(file.terminalSafe) has a time reference past the end of the timeline (at most \(SessionLimits.timelineLimitText(sampleRate: session.sampleRate))); nothing imported")
+        }
+        return Int64(frame)
     }
 
     /// A Standard MIDI File: by its name, or by its first bytes.

@@ -1,0 +1,35 @@
+import Foundation
+import TapedeckCore
+import TapedeckIO
+
+/// What an export and its stems say about themselves, as takes do (``TakeMetadata``: `bext`,
+/// iXML, Vorbis comments), and the session's markers inside the range as cue points.
+extension Mixdown.Request {
+    /// The session's name: its folder's name without `.tapedeck`.
+    var sessionName: String {
+        var name = (folder.path as NSString).lastPathComponent
+        if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
+        return name
+    }
+
+    /// The export's metadata (the mix's, or stem `track`'s): its place is the range's first
+    /// frame on the timeline, which is also its `bext` time reference.
+    func fileMetadata(track: Int? = nil) -> TakeMetadata {
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        f.locale = Locale(identifier: "en_US_POSIX")
+        let name = track.flatMap { session.tracks.indices.contains($0) ? session.tracks[$0].name : nil } ?? ""
+        return TakeMetadata(session: sessionName, trackNumber: track.map { $0 + 1 }, trackName: name,
+                            timelineFrame: range.startFrame, speed: timePitch.speed, startedAt: f.string(from: Date()))
+    }
+
+    /// The session's markers inside the range, at their frame in the file (from the range's
+    /// start, at the export's speed), named as they are.
+    var fileCues: [CuePoint] {
+        let speed = timePitch.speed > 0 ? timePitch.speed : 1
+        return session.markers.filter { $0.frame >= range.startFrame && $0.frame < range.endFrame }.map { m in
+            let offset = m.frame - range.startFrame
+            return CuePoint(frame: speed == 1 ? offset : Int64((Double(offset) / speed).rounded()), name: m.name)
+        }
+    }
+}
