@@ -11,9 +11,10 @@ import TapedeckDSP
 /// time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read against the
 /// running session's tempo; `R` is a speed as `--speed` takes it (`0.75`, `3/4`, `75%`).
 ///
-/// `cli ["track","/path/S.tapedeck","1","--gain","-6"]` (a JSON array) is a command-line
-/// edit handed to the session's owner (see `SessionOwner`): the owner runs it as that command
-/// would and answers one JSON line, `{"status":0,"out":"…","err":"…"}`.
+/// `cli {"args":["track","/path/S.tapedeck","1","--gain","-6"],"cwd":"/home/me"}` is a
+/// command-line edit handed to the session's owner (see `SessionOwner`), with the folder it
+/// was typed in: the owner runs it as that command would and answers one JSON line,
+/// `{"status":0,"out":"…","err":"…"}`.
 public enum RemoteCommand: Equatable, Sendable {
     case play
     case stop
@@ -23,8 +24,10 @@ public enum RemoteCommand: Equatable, Sendable {
     case loop(Bool)
     case speed(Double)
     case status
-    /// A command line (without `tapedeck`), its paths absolute, for the session's owner to run.
-    case commandLine([String])
+    /// A command line (without `tapedeck`), its paths absolute, for the session's owner to
+    /// run, and the folder it was typed in (what else a command reads relative to it: the
+    /// sample a chain names).
+    case commandLine([String], workingFolder: String)
 
     /// The words the protocol knows, for messages and `tapedeck help ctl`.
     public static let words = ["play", "stop", "record", "rewind", "locate TIME", "loop on|off", "speed R", "status"]
@@ -47,11 +50,12 @@ public enum RemoteCommand: Equatable, Sendable {
         case "status": return none(.status)
         case "cli":
             let json = line.drop { $0 == " " || $0 == "\t" }.dropFirst(3)
-            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
-                  let words = object as? [String], !words.isEmpty, words.count <= 4096 else {
-                return .failure(RemoteError("cli needs a JSON array of the command line's words"))
+            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+                  let words = object["args"] as? [String], !words.isEmpty, words.count <= 4096,
+                  let folder = object["cwd"] as? String, folder.hasPrefix("/") else {
+                return .failure(RemoteError("cli needs a JSON object: the command line's words (args) and the folder it was typed in (cwd)"))
             }
-            return .success(.commandLine(words))
+            return .success(.commandLine(words, workingFolder: folder))
         case "locate":
             guard rest.count == 1 else { return .failure(RemoteError("locate needs one time, e.g. 'locate 4.1.1' or 'locate 1:30'")) }
             return .success(.locate(rest[0]))
@@ -84,9 +88,10 @@ public enum RemoteCommand: Equatable, Sendable {
         case .locate(let time): "locate \(time)"
         case .loop(let on): "loop \(on ? "on" : "off")"
         case .speed(let r): "speed \(r)"
-        case .commandLine(let words):
-            "cli " + ((try? JSONSerialization.data(withJSONObject: words, options: [.withoutEscapingSlashes]))
-                .map { String(decoding: $0, as: UTF8.self) } ?? "[]")
+        case .commandLine(let words, let folder):
+            "cli " + ((try? JSONSerialization.data(withJSONObject: ["args": words, "cwd": folder] as [String: Any],
+                                                   options: [.withoutEscapingSlashes, .sortedKeys]))
+                .map { String(decoding: $0, as: UTF8.self) } ?? "{}")
         }
     }
 }

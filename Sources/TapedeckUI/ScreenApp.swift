@@ -135,3 +135,19 @@ public enum ScreenApp {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }
+
+/// What the loop asks the model to know how long it may sleep.
+extension ScreenModel {
+    /// When the message shown goes (an error stays until the next message).
+    public var messageEndsAtSeconds: Double? {
+        guard let m = message, !m.isError else { return nil }
+        return messageShownAtSeconds + ScreenModel.messageSeconds
+    }
+
+    /// Whether a meter shows a level or a held peak (above −80 dBFS): the screen then follows
+    /// the engine's ten readings a second, and a held peak falls on time.
+    public var metersShowLevels: Bool {
+        func shows(_ r: MeterReading) -> Bool { r.peakDecibels > -80 || r.holdDecibels > -80 || r.rmsDecibels > -80 }
+        return meters.contains { $0.contains(where: shows) } || masterMeters.contains(where: shows)
+    }
+}

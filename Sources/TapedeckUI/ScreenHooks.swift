@@ -22,13 +22,13 @@ public struct ScreenHooks: Sendable {
     /// Runs a command line (`marker`, `S`, `add`, `1:00`) as the program would, for a
     /// command-line edit handed to the screen (see `SessionOwner`); returns its exit status
     /// and what it printed. Runs on the UI thread, while the session is served from memory.
-    public var commandLine: (@Sendable (_ words: [String]) -> (status: Int32, out: String, err: String))?
+    public var commandLine: (@Sendable (_ words: [String], _ workingFolder: String) -> (status: Int32, out: String, err: String))?
 
     /// Hooks that cannot export, freeze or run command lines, unless given.
     public init(export: (@Sendable (Session, String, [String], @Sendable (Double) -> Void) throws -> String)? = nil,
                 exportProblem: (@Sendable ([String], String) -> String?)? = nil,
                 freeze: (@Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String))? = nil,
-                commandLine: (@Sendable ([String]) -> (status: Int32, out: String, err: String))? = nil) {
+                commandLine: (@Sendable ([String], String) -> (status: Int32, out: String, err: String))? = nil) {
         self.export = export
         self.exportProblem = exportProblem
         self.freeze = freeze

@@ -10,7 +10,7 @@ extension ScreenModel {
     /// asked; the engine hears it at once, the message line says it, and the session is saved
     /// as the command's own run would have saved it. `undo` and `redo` are the screen's own
     /// (the u key's). Answers the command's status and output as one JSON line. UI thread.
-    func handleCommandLine(_ words: [String], from peer: String) -> RemoteReply {
+    func handleCommandLine(_ words: [String], workingFolder: String, from peer: String) -> RemoteReply {
         guard let folder else { return .error("the screen's session has no folder yet") }
         let verb = words.first ?? ""
         // The asker is a command, not `ctl`: `tapedeck marker (pid 4242)`.
@@ -41,7 +41,7 @@ extension ScreenModel {
                 stepOpen = true
                 // What was saved is this whole session (the command read it from here).
                 document.markSaved()
-            }) { run(words) }
+            }) { run(words, workingFolder) }
         }
         if session != before {
             link.update(session: session)

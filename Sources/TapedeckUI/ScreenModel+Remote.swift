@@ -52,8 +52,8 @@ extension ScreenModel {
             speed = ratio
             link.setSpeed(ratio)
             reply = .ok("speed \(TransportBarView.speedText(ratio))")
-        case .commandLine(let words):
-            return handleCommandLine(words, from: who)
+        case .commandLine(let words, let folder):
+            return handleCommandLine(words, workingFolder: folder, from: who)
         }
         switch reply {
         case .ok(let text): say("\(text) — asked by \(who)")

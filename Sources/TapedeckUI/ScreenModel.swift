@@ -147,19 +147,6 @@ public final class ScreenModel {
     }
 
     /// Reads the engine's snapshot, updates the meters and keeps the playhead in view.
-    /// When the message shown goes (an error stays until the next message).
-    public var messageEndsAtSeconds: Double? {
-        guard let m = message, !m.isError else { return nil }
-        return messageShownAtSeconds + ScreenModel.messageSeconds
-    }
-
-    /// Whether a meter shows a level or a held peak (above −80 dBFS): the screen then follows
-    /// the engine's ten readings a second, and a held peak falls on time.
-    public var metersShowLevels: Bool {
-        func shows(_ r: MeterReading) -> Bool { r.peakDecibels > -80 || r.holdDecibels > -80 || r.rmsDecibels > -80 }
-        return meters.contains { $0.contains(where: shows) } || masterMeters.contains(where: shows)
-    }
-
     public func tick(nowSeconds: Double) {
         if let m = message, !m.isError, nowSeconds - messageShownAtSeconds > ScreenModel.messageSeconds { message = nil }
         readLink()

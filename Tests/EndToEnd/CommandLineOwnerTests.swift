@@ -61,6 +61,13 @@ final class CommandLineOwnerTests: XCTestCase {
         XCTAssertEqual(try Tapedeck.run(["redo", session], environment: env).status, 0)
         XCTAssertEqual(try SessionFolder(path: session).load().tracks[1].regions.count, 1)
 
+        // A sample a chain names relative to the asker's folder is found there too.
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add", "Drums", "--midi"], environment: env).status, 0)
+        try Signals.write([Signals.sine(hertz: 60, amplitude: 0.5, frames: 9600)], to: elsewhere + "/kick.wav")
+        let chain = try Tapedeck.run(["chain", "../s.tapedeck", "Drums", "sampler:file=kick.wav"], environment: env, currentDirectory: elsewhere)
+        XCTAssertEqual(chain.status, 0, chain.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: session + "/samples/kick.wav"), "copied in from the asker's folder")
+
         // A refusal is the command's own line and status, and the screen says it too.
         let refused = try Tapedeck.run(["marker", session, "move", "Nope", "1"], environment: env)
         XCTAssertNotEqual(refused.status, 0)

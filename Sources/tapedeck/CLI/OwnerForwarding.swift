@@ -22,6 +22,13 @@ enum OwnerForwarding {
         "tempo", "meter", "loop", "punch", "takes", "undo", "redo",
     ]
 
+    /// The folder a command's relative names are read from: where it was typed, also when the
+    /// screen runs it for another shell (nil: this process's own). UI thread.
+    nonisolated(unsafe) static var workingFolder: String?
+
+    /// ``workingFolder``, or this process's.
+    static var currentFolder: String { workingFolder ?? FileManager.default.currentDirectoryPath }
+
     /// How long the asking side waits for the owner's answer: an import of a long file runs
     /// in the owner, and is answered when done.
     static let replySeconds = 600
@@ -41,7 +48,9 @@ enum OwnerForwarding {
         let words = [type.name] + absolutePaths(args, spec: type.spec)
         let reply: String
         do {
-            reply = try ControlClient.send(RemoteCommand.commandLine(words).line, toPid: pid, timeoutMilliseconds: replySeconds * 1000)
+            let here = FileManager.default.currentDirectoryPath
+            reply = try ControlClient.send(RemoteCommand.commandLine(words, workingFolder: here).line, toPid: pid,
+                                           timeoutMilliseconds: replySeconds * 1000)
         } catch {
             Terminal.err("tapedeck: \(refusal.description.terminalSafe); it cannot be asked to make the edit: \(error.description.terminalSafe)\n")
             return ExitCode.unavailable
@@ -63,7 +72,7 @@ enum OwnerForwarding {
     /// The owner's side: runs `words` (`marker`, `S`, `add`, `1:00`) as this program would,
     /// asked by `peer`, and returns its status with what it printed. UI thread.
     @MainActor
-    static func run(_ words: [String]) -> (status: Int32, out: String, err: String) {
+    static func run(_ words: [String], workingFolder: String) -> (status: Int32, out: String, err: String) {
         guard let name = words.first, commandNames.contains(name),
               let type = CommandList.all.first(where: { $0.name == name }) else {
             let known = commandNames.sorted().joined(separator: ", ")
@@ -71,7 +80,9 @@ enum OwnerForwarding {
         }
         let previous = Terminal.captured
         Terminal.captured = ("", "")
-        defer { Terminal.captured = previous }
+        let previousFolder = OwnerForwarding.workingFolder
+        OwnerForwarding.workingFolder = workingFolder
+        defer { Terminal.captured = previous; OwnerForwarding.workingFolder = previousFolder }
         let status = runCommand(type, Array(words.dropFirst()))
         let said = Terminal.captured ?? ("", "")
         return (status, said.out, said.err)

@@ -79,7 +79,7 @@ struct ChainCommand: Command {
         if let index, !input, document.session.tracks[index].frozen != nil {
             throw UsageError("chain: \(document.session.tracks[index].name.terminalSafe) is frozen: unfreeze it first (tapedeck track SESSION \(index + 1) --unfreeze)")
         }
-        let parsed = try ChainFiles.adopt(try Chain(parsing: chainText), into: folder, workingFolder: FileManager.default.currentDirectoryPath)
+        let parsed = try ChainFiles.adopt(try Chain(parsing: chainText), into: folder, workingFolder: OwnerForwarding.currentFolder)
         let (chain, problems) = try startedChain(parsed, sampleRate: document.session.sampleRate)
         document.edit("set chain") { (s: inout Session) in
             if let index {

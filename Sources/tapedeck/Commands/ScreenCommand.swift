@@ -248,7 +248,7 @@ struct ScreenCommand: Command {
                 return (result.frozen, "froze \(session.tracks[track].name): \(length) in \(result.frozen.file)\(warnings)")
             },
             // Command-line edits handed to the screen run here, as the command would run.
-            commandLine: { words in MainActor.assumeIsolated { OwnerForwarding.run(words) } })
+            commandLine: { words, folder in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder) } })
     }
 
     /// Theme folders shipped with the program: beside the installed binary

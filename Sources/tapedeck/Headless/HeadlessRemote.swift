@@ -70,7 +70,7 @@ final class HeadlessRemote {
             return .ok(role == .play ? "stopped" : "stopping: the takes are being finished")
         case (.play, .play), (.record, .play):
             return snap.state.isMoving ? .ok("already rolling") : .error("not rolling")
-        case (_, .commandLine(let words)):
+        case (_, .commandLine(let words, _)):
             return .error("\(role == .play ? "tapedeck play" : "tapedeck record") has the session open and takes no edits while it runs: '\(words.first ?? "")' waits until it stops")
         case (.record, _):
             return .error("recording: \(command.line) is refused while a take runs (a take is never torn in two); stop first")
