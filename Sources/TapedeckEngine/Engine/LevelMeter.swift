@@ -33,6 +33,8 @@ final class LevelMeter: @unchecked Sendable {
 
     /// A meter for `channelCount` channels publishing every `windowFrames`. Control thread.
     init(channelCount: Int, windowFrames: Int) {
+        // Made now (control thread): the audio thread's first signal must not allocate it.
+        _ = EngineActivity.shared
         self.channelCount = max(channelCount, 1)
         self.windowFrames = max(windowFrames, 1)
         let n = self.channelCount

@@ -185,6 +185,9 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         recordingTracks.initialize(repeating: false, count: recordingTrackCapacity)
         meterWindowFrames = max(configuration.sampleRate / 10, n)
         masterMeter = LevelMeter(channelCount: 2, windowFrames: meterWindowFrames)
+        // The activity signal is a lazily made global: made here, on the control thread, so
+        // the audio thread's first signal never allocates it.
+        _ = EngineActivity.shared
         loudness = LoudnessHandoff(sampleRate: configuration.sampleRate, maxFrames: n, threaded: !options.rendersOffline)
         periodNanoseconds = Int64(n) * 1_000_000_000 / Int64(max(configuration.sampleRate, 1))
         midiBaseLatencyFrames = Int64(n) + configuration.playbackLatencyFrames
