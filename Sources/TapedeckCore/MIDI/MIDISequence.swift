@@ -1,5 +1,6 @@
-/// MIDI as Tapedeck keeps it: channel-voice messages at frame positions. Pure values, no I/O
-/// (Standard MIDI Files are read and written in TapedeckIO).
+/// MIDI as Tapedeck keeps it: channel-voice messages at frame positions, and SysEx messages
+/// kept beside them. Pure values, no I/O (Standard MIDI Files are read and written in
+/// TapedeckIO).
 ///
 /// Positions are `Int64` frames at the session rate, like audio: a MIDI region's file frame 0
 /// is its source's start, so ``Region/sourceOffsetFrame`` and ``Region/lengthFrames`` mean
@@ -33,6 +34,27 @@ public struct MIDISequence: Equatable, Sendable {
         public var channel: UInt8 { status & 0x0F }
     }
 
+    /// A system-exclusive message at a frame, as a Standard MIDI File holds it: `status` 0xF0
+    /// (a message, or its first packet) or 0xF7 (a continuation packet, or an escape carrying
+    /// any bytes), and the bytes that followed its length in the file (for a whole message,
+    /// the payload and its closing 0xF7). Kept byte for byte so a file imported and exported
+    /// gives back what it held.
+    public struct SysEx: Equatable, Sendable {
+        /// Where it happens, in frames from the sequence's start.
+        public var frame: Int64
+        /// 0xF0 or 0xF7.
+        public var status: UInt8
+        /// The bytes after the status and length.
+        public var data: [UInt8]
+
+        /// Creates a SysEx message.
+        public init(frame: Int64, status: UInt8 = 0xF0, data: [UInt8]) {
+            self.frame = frame
+            self.status = status
+            self.data = data
+        }
+    }
+
     /// A note: its on and off paired.
     public struct Note: Equatable, Sendable {
         /// Channel 0…15.
@@ -49,14 +71,21 @@ public struct MIDISequence: Equatable, Sendable {
 
     /// The events, ordered by frame (events on one frame keep their order).
     public private(set) var events: [Event]
+    /// SysEx messages, ordered by frame (those on one frame keep their order, so a message
+    /// split into packets stays whole). Kept apart from ``events`` so an event stays a few
+    /// bytes with no storage of its own: the audio thread copies events and must not touch
+    /// reference counts or allocate; SysEx is carried through files, not played.
+    public private(set) var sysEx: [SysEx]
     /// How long the sequence lasts: the end of the last event at least (a take's length, or a
     /// file's end-of-track).
     public var lengthFrames: Int64
 
-    /// A sequence of `events` (sorted here, stably) lasting at least to the last one.
-    public init(events: [Event] = [], lengthFrames: Int64 = 0) {
+    /// A sequence of `events` and `sysEx` (each sorted here, stably) lasting at least to the
+    /// last one.
+    public init(events: [Event] = [], sysEx: [SysEx] = [], lengthFrames: Int64 = 0) {
         self.events = MIDISequence.sorted(events)
-        self.lengthFrames = max(lengthFrames, (self.events.last?.frame ?? -1) + 1)
+        self.sysEx = sysEx.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
+        self.lengthFrames = max(lengthFrames, (self.events.last?.frame ?? -1) + 1, (self.sysEx.last?.frame ?? -1) + 1)
     }
 
     /// Data bytes after `status` in a channel-voice message.
@@ -139,12 +168,21 @@ public struct MIDISequence: Equatable, Sendable {
         for (key, n) in held.sorted(by: { $0.key < $1.key }) {
             for _ in 0..<n { out.append(Event(frame: length - 1, status: 0x80 | UInt8(key >> 7), data1: UInt8(key & 0x7F), data2: 0)) }
         }
-        return MIDISequence(events: carried + out, lengthFrames: length)
+        // SysEx inside the span is kept at its place; none is repeated from before the cut
+        // (unlike a controller, a SysEx message's effect cannot be known, and a dump
+        // repeated at every split would be sent again and again).
+        let keptSysEx = sysEx.filter { $0.frame >= offset && $0.frame < end }.map { s -> SysEx in
+            var moved = s
+            moved.frame -= offset
+            return moved
+        }
+        return MIDISequence(events: carried + out, sysEx: keptSysEx, lengthFrames: length)
     }
 
     /// The sequence with every note-on moved `strength` (0…1) of the way to the nearest line
     /// of a grid `gridFrames` apart, measured on the timeline where file frame 0 lies at
-    /// `origin`; each note's off moves with it (lengths are kept), other events stay.
+    /// `origin`; each note's off moves with it (lengths are kept), other events (and SysEx)
+    /// stay.
     /// Nothing moves before frame 0.
     public func quantized(gridFrames: Double, strength: Double, origin: Int64 = 0) -> MIDISequence {
         guard gridFrames >= 1, gridFrames.isFinite else { return self }
@@ -175,6 +213,6 @@ public struct MIDISequence: Equatable, Sendable {
             }
             out.append(moved)
         }
-        return MIDISequence(events: out, lengthFrames: lengthFrames)
+        return MIDISequence(events: out, sysEx: sysEx, lengthFrames: lengthFrames)
     }
 }

@@ -15,7 +15,8 @@ extension StandardMIDIFile {
         func tick(quarters q: Double) -> Int64 { Int64(((q - q0) * perQuarter).rounded()) }
         func tick(_ frame: Int64) -> Int64 { tick(quarters: clock.quarters(atFrame: Double(origin) + Double(frame))) }
         let events = sequence.events.map { Event(tick: tick($0.frame), status: $0.status, data1: $0.data1, data2: $0.data2) }
-        let track = Track(name: name, events: events, endTick: tick(sequence.lengthFrames))
+        let sysEx = sequence.sysEx.map { SysEx(tick: tick($0.frame), status: $0.status, data: $0.data) }
+        let track = Track(name: name, events: events, sysEx: sysEx, endTick: tick(sequence.lengthFrames))
 
         var tempos: [Tempo] = []
         var meters: [MeterAtTick] = []
@@ -83,7 +84,8 @@ extension MIDIRegionFile {
         let newOrigin = moved(origin)
         func fileFrame(_ frame: Int64) -> Int64 { max(0, Int64((moved(origin + Double(frame)) - newOrigin).rounded())) }
         let events = whole.events.map { e -> MIDISequence.Event in var e = e; e.frame = fileFrame(e.frame); return e }
-        let sequence = MIDISequence(events: events, lengthFrames: fileFrame(whole.lengthFrames))
+        let sysEx = whole.sysEx.map { s -> MIDISequence.SysEx in var s = s; s.frame = fileFrame(s.frame); return s }
+        let sequence = MIDISequence(events: events, sysEx: sysEx, lengthFrames: fileFrame(whole.lengthFrames))
         var base = lastComponent(of: region.file)
         if let dot = base.lastIndex(of: ".") { base = String(base[..<dot]) }
         var out = region

@@ -86,7 +86,7 @@ public enum MIDIRegionFile {
 }
 
 /// A MIDI file brought into a session by ``MIDIImporter``: one per track of the file that
-/// plays notes or controllers.
+/// holds channel messages or SysEx.
 public struct ImportedMIDI: Equatable, Sendable {
     /// The file's track name, or the file's name (with the track's number when it has several).
     public var name: String
@@ -98,6 +98,8 @@ public struct ImportedMIDI: Equatable, Sendable {
     public var eventCount: Int
     /// Notes it plays.
     public var noteCount: Int
+    /// SysEx messages it keeps (carried through the session and `export --midi`).
+    public var sysExCount: Int = 0
 }
 
 /// Reads `.mid` files into a session: every track of the file with events becomes a file of
@@ -110,8 +112,10 @@ public enum MIDIImporter {
         let file = try StandardMIDIFile.read(path: source)
         var base = lastComponent(of: source)
         if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
-        let playing = file.tracks.indices.filter { !file.tracks[$0].events.isEmpty }
-        guard !playing.isEmpty else { throw AudioFileError(path: source, reason: "holds no notes or controllers; nothing imported") }
+        // A track of SysEx alone counts (a setup track of device dumps, often the first): its
+        // messages would otherwise be lost on the way through the session.
+        let playing = file.tracks.indices.filter { file.tracks[$0].hasContent }
+        guard !playing.isEmpty else { throw AudioFileError(path: source, reason: "holds no notes, controllers or SysEx; nothing imported") }
         var out: [ImportedMIDI] = []
         var written: [String] = []
         for (k, t) in playing.enumerated() {
@@ -129,7 +133,7 @@ public enum MIDIImporter {
             written.append(relative)
             out.append(ImportedMIDI(name: String(name.prefix(SessionLimits.maximumNameLength)), file: relative,
                                     lengthFrames: max(sequence.lengthFrames, 1), eventCount: sequence.events.count,
-                                    noteCount: sequence.notes.count))
+                                    noteCount: sequence.notes.count, sysExCount: sequence.sysEx.count))
         }
         return (out, file.firstTempoBPM)
     }
@@ -145,6 +149,8 @@ public enum MIDIExporter {
         public var trackCount: Int
         /// Channel messages written.
         public var eventCount: Int
+        /// SysEx messages written.
+        public var sysExCount: Int = 0
     }
 
     /// The sequence track `t` of `session` plays, on the timeline from frame 0 (regions
@@ -153,13 +159,15 @@ public enum MIDIExporter {
     public static func timelineSequence(track t: Int, session: Session, folder: SessionFolder,
                                         range: FrameRange? = nil) throws(AudioFileError) -> MIDISequence {
         var events: [MIDISequence.Event] = []
+        var sysEx: [MIDISequence.SysEx] = []
         var end: Int64 = 0
         for region in session.tracks[t].activeMIDIRegions {
             let part = try MIDIRegionFile.sequence(of: region, folder: folder, sampleRate: session.sampleRate)
             events += part.events.map { var e = $0; e.frame += region.timelineStartFrame; return e }
+            sysEx += part.sysEx.map { var s = $0; s.frame += region.timelineStartFrame; return s }
             end = max(end, region.timelineEndFrame)
         }
-        let whole = MIDISequence(events: events, lengthFrames: end)
+        let whole = MIDISequence(events: events, sysEx: sysEx, lengthFrames: end)
         guard let range else { return whole }
         return whole.clipped(offset: range.startFrame, length: range.frameCount)
     }
@@ -168,13 +176,14 @@ public enum MIDIExporter {
     /// no track has MIDI.
     public static func export(session: Session, folder: SessionFolder, to path: String, range: FrameRange? = nil) throws(AudioFileError) -> Summary {
         var tracks: [StandardMIDIFile.Track] = []
-        var count = 0
+        var count = 0, sysExCount = 0
         let map = session.tempoMap
         for t in session.tracks.indices where !session.tracks[t].activeMIDIRegions.isEmpty {
             let sequence = try timelineSequence(track: t, session: session, folder: folder, range: range)
             let file = StandardMIDIFile.file(of: sequence, tempoMap: map, from: range?.startFrame ?? 0, name: session.tracks[t].name)
             tracks.append(file.tracks[0])
             count += sequence.events.count
+            sysExCount += sequence.sysEx.count
         }
         guard !tracks.isEmpty else { throw AudioFileError(path: folder.path, reason: "has no MIDI regions to export") }
         var file = StandardMIDIFile.file(of: MIDISequence(), tempoMap: map, from: range?.startFrame ?? 0, name: nil)
@@ -182,6 +191,6 @@ public enum MIDIExporter {
         // Track 0 is the conductor track (tempo and meter), as other programs expect.
         file.tracks = [StandardMIDIFile.Track()] + tracks
         try file.write(to: path)
-        return Summary(trackCount: tracks.count, eventCount: count)
+        return Summary(trackCount: tracks.count, eventCount: count, sysExCount: sysExCount)
     }
 }

@@ -32,22 +32,28 @@ public struct StandardMIDIFile: Equatable, Sendable {
         }
     }
 
-    /// One `MTrk` chunk: its channel messages (SysEx and meta events other than those kept
+    /// One `MTrk` chunk: its channel messages and SysEx (meta events other than those kept
     /// below are dropped).
     public struct Track: Equatable, Sendable {
         /// The track-name meta event, if any.
         public var name: String?
         /// Channel messages in order.
         public var events: [Event]
+        /// SysEx events in order.
+        public var sysEx: [SysEx]
         /// Tick of the end-of-track event.
         public var endTick: Int64
 
         /// Creates a track.
-        public init(name: String? = nil, events: [Event] = [], endTick: Int64 = 0) {
+        public init(name: String? = nil, events: [Event] = [], sysEx: [SysEx] = [], endTick: Int64 = 0) {
             self.name = name
             self.events = events
-            self.endTick = max(endTick, events.last?.tick ?? 0)
+            self.sysEx = sysEx
+            self.endTick = max(endTick, events.last?.tick ?? 0, sysEx.last?.tick ?? 0)
         }
+
+        /// Whether the track holds anything a session keeps (channel messages or SysEx).
+        public var hasContent: Bool { !events.isEmpty || !sysEx.isEmpty }
     }
 
     /// A tempo change: from `tick` on, a quarter note lasts `microsecondsPerQuarter`.
@@ -162,13 +168,16 @@ public struct StandardMIDIFile: Equatable, Sendable {
         var clock = TickClock(file: self)
         func frame(_ tick: Int64) -> Int64 { Int64(min((clock.seconds(atTick: tick) * Double(sampleRate)).rounded(), limit)) }
         let events = track.events.map { MIDISequence.Event(frame: frame($0.tick), status: $0.status, data1: $0.data1, data2: $0.data2) }
-        return MIDISequence(events: events, lengthFrames: frame(track.endTick))
+        // A second walk for the SysEx, whose ticks rise on their own.
+        clock = TickClock(file: self)
+        let sysEx = track.sysEx.map { MIDISequence.SysEx(frame: frame($0.tick), status: $0.status, data: $0.data) }
+        return MIDISequence(events: events, sysEx: sysEx, lengthFrames: frame(track.endTick))
     }
 
     /// Every track merged into one sequence (a format-0 reading of a format-1 file).
     public func mergedSequence(sampleRate: Int) -> MIDISequence {
         let parts = tracks.indices.map { sequence(track: $0, sampleRate: sampleRate) }
-        return MIDISequence(events: parts.flatMap(\.events), lengthFrames: parts.map(\.lengthFrames).max() ?? 0)
+        return MIDISequence(events: parts.flatMap(\.events), sysEx: parts.flatMap(\.sysEx), lengthFrames: parts.map(\.lengthFrames).max() ?? 0)
     }
 
     /// A format-0 file holding `sequence` at `tempoMap`'s tempo and meter, named `name`. The
@@ -182,7 +191,8 @@ public struct StandardMIDIFile: Equatable, Sendable {
         let framesPerTick = framesPerQuarter / Double(ppq)
         func tick(_ frame: Int64) -> Int64 { Int64((Double(frame) / framesPerTick).rounded()) }
         let events = sequence.events.map { Event(tick: tick($0.frame), status: $0.status, data1: $0.data1, data2: $0.data2) }
-        let track = Track(name: name, events: events, endTick: tick(sequence.lengthFrames))
+        let sysEx = sequence.sysEx.map { SysEx(tick: tick($0.frame), status: $0.status, data: $0.data) }
+        let track = Track(name: name, events: events, sysEx: sysEx, endTick: tick(sequence.lengthFrames))
         let micros = Int((60_000_000 / quarterBPM).rounded())
         return StandardMIDIFile(format: 0, ticksPerQuarter: ppq, tracks: [track],
                                 tempos: [Tempo(tick: 0, microsecondsPerQuarter: micros)], timeSignature: tempoMap.timeSignature)
@@ -296,7 +306,17 @@ extension StandardMIDIFile {
                 }
             case 0xF0, 0xF7:
                 running = 0
-                try r.skip(Int(try r.variableLength()))
+                // The length is checked against the track before anything is allocated: a
+                // damaged length (up to 2^28 from four bytes) is refused, never reserved.
+                let length = Int(try r.variableLength())
+                guard length <= end - r.offset else {
+                    throw r.fail("SysEx at tick \(tick) claims \(length) bytes, only \(max(0, end - r.offset)) remain in its track")
+                }
+                total += 1
+                guard total <= SessionLimits.maximumMIDIEvents else {
+                    throw r.fail("more than \(SessionLimits.maximumMIDIEvents) events")
+                }
+                track.sysEx.append(SysEx(tick: tick, status: status, data: Array(try r.bytes(length))))
             case 0xF1...0xFE:
                 throw r.fail("system message 0x\(String(status, radix: 16)) inside a track")
             default:
@@ -407,11 +427,23 @@ extension StandardMIDIFile {
                 }
                 metas = metas.enumerated().sorted { ($0.element.tick, $0.offset) < ($1.element.tick, $1.offset) }.map(\.element)
             }
-            var m = 0
+            var m = 0, x = 0
+            // SysEx goes after the metas of its tick and before the channel messages there (a
+            // device set up by SysEx at the start is set up before the first note).
+            func putSysEx(through tick: Int64) {
+                while x < track.sysEx.count && track.sysEx[x].tick <= tick {
+                    while m < metas.count && metas[m].tick <= track.sysEx[x].tick { put(metas[m].tick, metas[m].bytes); m += 1 }
+                    let s = track.sysEx[x]
+                    put(s.tick, [s.status] + Self.variableLength(UInt32(clamping: s.data.count)) + s.data)
+                    x += 1
+                }
+            }
             for e in track.events {
+                putSysEx(through: e.tick)
                 while m < metas.count && metas[m].tick <= e.tick { put(metas[m].tick, metas[m].bytes); m += 1 }
                 put(e.tick, MIDISequence.dataBytes(status: e.status) == 2 ? [e.status, e.data1 & 0x7F, e.data2 & 0x7F] : [e.status, e.data1 & 0x7F])
             }
+            putSysEx(through: Int64.max)
             while m < metas.count { put(metas[m].tick, metas[m].bytes); m += 1 }
             put(max(track.endTick, last), [0xFF, 0x2F, 0x00])
             out += Array("MTrk".utf8) + Self.be32(UInt32(body.count)) + body

@@ -220,7 +220,7 @@ struct ExportCommand: Command {
             throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
         }
         let summary = try MIDIExporter.export(session: session, folder: folder, to: output, range: range)
-        return "exported \(output.terminalSafe): \(summary.trackCount) MIDI track\(summary.trackCount == 1 ? "" : "s"), \(summary.eventCount) event\(summary.eventCount == 1 ? "" : "s")"
+        return "exported \(output.terminalSafe): \(summary.trackCount) MIDI track\(summary.trackCount == 1 ? "" : "s"), \(summary.eventCount) event\(summary.eventCount == 1 ? "" : "s")" + (summary.sysExCount > 0 ? ", \(summary.sysExCount) SysEx" : "")
     }
 
     /// Refuses a WAV export that cannot fit on its disk before rendering any of it (a

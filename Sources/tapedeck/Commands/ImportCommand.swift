@@ -113,9 +113,9 @@ struct ImportCommand: Command {
             if ImportCommand.isMIDI(file) {
                 if atOriginal { throw UsageError("import: \(file.terminalSafe) is MIDI, which has no time reference; --at original places BWF audio files") }
                 let midi = try StandardMIDIFile.read(path: file)
-                let playing = midi.tracks.filter { !$0.events.isEmpty }.count
+                let playing = midi.tracks.filter(\.hasContent).count
                 guard playing > 0 else {
-                    throw AudioFileError(path: file, reason: "holds no notes or controllers; nothing imported")
+                    throw AudioFileError(path: file, reason: "holds no notes, controllers or SysEx; nothing imported")
                 }
                 newTrackCount += playing
                 frames = midi.mergedSequence(sampleRate: document.session.sampleRate).lengthFrames
@@ -242,7 +242,7 @@ struct ImportCommand: Command {
         try folder.save(document.session)
         placed = true
         for imported in tracks {
-            Terminal.out("imported \(file.terminalSafe) → \(imported.file.terminalSafe): MIDI track \(imported.name.terminalSafe), \(imported.noteCount) note\(imported.noteCount == 1 ? "" : "s"), \(imported.eventCount) event\(imported.eventCount == 1 ? "" : "s"), \(TimeText.clock(frames: imported.lengthFrames, sampleRate: session.sampleRate))")
+            Terminal.out("imported \(file.terminalSafe) → \(imported.file.terminalSafe): MIDI track \(imported.name.terminalSafe), \(imported.noteCount) note\(imported.noteCount == 1 ? "" : "s"), \(imported.eventCount) event\(imported.eventCount == 1 ? "" : "s"), \(imported.sysExCount > 0 ? "\(imported.sysExCount) SysEx, " : "")\(TimeText.clock(frames: imported.lengthFrames, sampleRate: session.sampleRate))")
         }
         if !takesTempoMap && abs(fileTempo - session.tempoBPM * 4 / Double(session.timeSignature.beatUnit)) > 0.01 {
             Terminal.out("note: the file's tempo is \(formatTempo(fileTempo)) BPM, the session's \(formatTempo(session.tempoBPM)): its notes keep their times (a session at the file's tempo keeps its bars: tapedeck new --tempo \(formatTempo(fileTempo)))")
