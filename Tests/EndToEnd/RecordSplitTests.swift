@@ -1,0 +1,132 @@
+import Foundation
+import XCTest
+import TapedeckCore
+import TapedeckIO
+
+/// `tapedeck record --split`: a long take from the unpaced `filetap` device in pieces that
+/// are, joined, the input bit for bit, placed back to back so the track plays them as one.
+final class RecordSplitTests: XCTestCase {
+    /// The test: ten minutes split every minute is ten files whose samples, one
+    /// after the other, are the input's, and the session's export is the input again.
+    func testTenMinuteTakeSplitEveryMinuteIsTheInputInTenPieces() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let folder = SessionFolder(path: dir.path + "/long")
+        try folder.create(Session(sampleRate: 48000))
+        let rate = 48000, minute = 60 * rate, frames = 10 * minute
+        // A second more than is recorded: filetap repeats stale data once its input runs out.
+        let input = Self.signal16(count: (frames + rate) * 2, seed: 29)
+        input.withUnsafeBytes { FileManager.default.createFile(atPath: dir.path + "/in.raw", contents: Data($0)) }
+        let r = try Tapedeck.run(["record", folder.path, "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16",
+                                  "--channels", "1,2", "--bits", "16", "--duration", "10:00", "--split", "1m", "--json"],
+                                 environment: RecordSupport.environment, timeout: 600)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let done = try XCTUnwrap(RecordSupport.jsonLines(r.stdout).last)
+        XCTAssertEqual(done["frames"] as? Int, frames, "the take's frames are its pieces' together")
+        XCTAssertEqual((done["pieces"] as? [String])?.count, 10)
+        // Not played over: the take starts on the input's first frame (no latency offset).
+        let latency = try XCTUnwrap(done["latency_frames"] as? Int)
+        XCTAssertEqual(latency, 0)
+
+        let regions = try folder.load().tracks.flatMap(\.regions)
+        XCTAssertEqual(regions.count, 10, "one region per piece")
+        var next: Int64 = 0
+        for (k, region) in regions.enumerated() {
+            XCTAssertTrue(region.file.hasSuffix(String(format: "-%03d.wav", k + 1)), "the name says the piece: \(region.file)")
+            XCTAssertEqual(region.timelineStartFrame, next, "piece \(k + 1) starts where the one before ends")
+            XCTAssertEqual(region.sourceOffsetFrame, 0)
+            XCTAssertEqual(region.lengthFrames, Int64(minute))
+            next = region.timelineEndFrame
+            let path = folder.absolutePath(of: region.file)
+            XCTAssertEqual(try AudioFileReader(path: path).frameCount, Int64(minute), "piece \(k + 1) holds one minute")
+            // Piece k holds the take's frames [k·N, (k+1)·N): compared sample for sample.
+            let mismatch = try Self.firstMismatch(path, against: input, fromFrame: (k * minute + latency))
+            XCTAssertNil(mismatch, "piece \(k + 1) differs from the input at frame \(mismatch ?? 0)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.audioFolder).filter { $0.hasSuffix(".recording") }
+        XCTAssertEqual(left, [], "every piece's crash marker went once it was placed")
+
+        // The track plays the pieces without a gap: the export is the input over the take.
+        let mix = dir.path + "/mix.wav"
+        let e = try Tapedeck.run(["export", folder.path, "-o", mix, "--bits", "16"], timeout: 600)
+        XCTAssertEqual(e.status, 0, e.stderr)
+        XCTAssertEqual(try AudioFileReader(path: mix).frameCount, Int64(frames))
+        let exportMismatch = try Self.firstMismatch(mix, against: input, fromFrame: latency)
+        XCTAssertNil(exportMismatch, "the export differs from the input at frame \(exportMismatch ?? 0)")
+    }
+
+    /// A file take (`--out`) is split by size: whole frames, no piece's data over the size.
+    func testFileTakeSplitBySizeKeepsEveryPieceUnderIt() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let frames = 300_000
+        let input = Self.signal16(count: (frames + 48000) * 2, seed: 7)
+        input.withUnsafeBytes { FileManager.default.createFile(atPath: dir.path + "/in.raw", contents: Data($0)) }
+        // 1 MB of stereo 16-bit data is 262144 frames: two pieces, the second 37856 frames.
+        let r = try Tapedeck.run(["record", "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--channels", "1,2",
+                                  "--bits", "16", "--duration", "\(frames)f", "--split", "1MB", "--out", dir.path + "/t.wav"],
+                                 environment: RecordSupport.environment)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        var at = 0
+        for (k, expected) in [262_144, 37_856].enumerated() {
+            let path = dir.path + String(format: "/t-%03d.wav", k + 1)
+            XCTAssertEqual(try AudioFileReader(path: path).frameCount, Int64(expected))
+            XCTAssertNil(try Self.firstMismatch(path, against: input, fromFrame: at))
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path + ".recording"))
+            at += expected
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path + "/t-003.wav"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path + "/t.wav"))
+    }
+
+    /// Nonsense is refused in one line, before any device opens or file is made.
+    func testNonsenseSplitsAreRefusedInOneLine() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        for (split, says) in [("0", "longer than 0"), ("0s", "longer than 0"), ("0.5s", "at least 1 second"), ("5TB", "at most 4GB"),
+                              ("10KB", "less than 1 second"), ("12", "give a length"), ("soon", "give a length")] {
+            let r = try Tapedeck.run(["record", "--device", "filetap", "--split", split, "--out", dir.path + "/x.wav", "--duration", "1"],
+                                     environment: RecordSupport.environment)
+            XCTAssertEqual(r.status, 64, "--split \(split): \(r.stderr)")
+            let lines = r.stderr.split(separator: "\n")
+            XCTAssertEqual(lines.count, 1, "--split \(split): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(says), "--split \(split): \(r.stderr)")
+        }
+        let both = try Tapedeck.run(["record", "--device", "filetap", "--split", "1m", "--keep", "both", "--out", dir.path + "/x.wav"],
+                                    environment: RecordSupport.environment)
+        XCTAssertEqual(both.status, 64, both.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
+    }
+
+    /// Deterministic pseudo-random 16-bit samples (RecordSupport's generator, kept as Int16:
+    /// ten minutes of stereo as Int32 would be twice the memory).
+    static func signal16(count: Int, seed: UInt64) -> [Int16] {
+        var state = seed &* 0x9E3779B97F4A7C15
+        return [Int16](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for i in 0..<count {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                buffer[i] = Int16(truncatingIfNeeded: Int64(state >> 33) % 65536 - 32768)
+            }
+            initialized = count
+        }
+    }
+
+    /// The first frame at which the 16-bit file at `path` differs from `input` (interleaved
+    /// stereo) read from `fromFrame` on, or nil: read through libsndfile and compared sample
+    /// for sample as RecordSupport.readInts does, block by block so ten minutes fit.
+    static func firstMismatch(_ path: String, against input: [Int16], fromFrame: Int) throws -> Int? {
+        let reader = try AudioFileReader(path: path)
+        let c = reader.channelCount
+        guard c == 2 else { return 0 }
+        let bufs = (0..<c).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: 65536) }
+        defer { bufs.forEach { $0.deallocate() } }
+        var frame = 0
+        while true {
+            let n = try reader.read(into: bufs, frameCount: 65536)
+            if n == 0 { return nil }
+            for i in 0..<n {
+                let at = (fromFrame + frame + i) * 2
+                guard at + 1 < input.count else { return frame + i }
+                for ch in 0..<2 where Int32((bufs[ch][i] * 32768).rounded()) != Int32(input[at + ch]) { return frame + i }
+            }
+            frame += n
+        }
+    }
+}
