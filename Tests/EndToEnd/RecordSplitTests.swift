@@ -95,6 +95,57 @@ final class RecordSplitTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
     }
 
+    /// Killed mid-take, a split take leaves its finished pieces and the one being written,
+    /// each with its own marker: `recover` places them all, back to back, and every frame
+    /// they hold is the input's. Paced by `jacktap` so the kill lands mid-way.
+    func testKilledSplitTakeIsRecoveredPieceByPiece() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let jack = try JackServer.start(self, folder: dir.path)
+        let folder = SessionFolder(path: dir.path + "/killed")
+        var session = Session(sampleRate: 48000)
+        session.tracks = [Track(name: "field", inputChannels: [1, 2], armed: true)]
+        try folder.create(session)
+        let input = Self.signal16(count: 48_000 * 12 * 2, seed: 11)
+        input.withUnsafeBytes { FileManager.default.createFile(atPath: dir.path + "/in.raw", contents: Data($0)) }
+        let stdoutPath = dir.path + "/stdout.jsonl"
+        let child = try SpawnedChild([Tapedeck.binary, "record", folder.path, "--device", "jacktap:IN=\(dir.path)/in.raw",
+                                      "--device-format", "s16", "--bits", "16", "--split", "1s", "--json"],
+                                     environment: jack.environment, stdoutPath: stdoutPath)
+        var reaped = false
+        defer { if !reaped { _ = child.kill(SIGKILL) } }
+        // Killed once three and a half seconds are recorded: three whole pieces and a fourth begun.
+        let deadline = Date().addingTimeInterval(30)
+        var frames = 0
+        while frames < 168_000 && Date() < deadline {
+            let text = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
+            frames = RecordSupport.jsonLines(text).filter { $0["event"] as? String == "status" }.last?["frames"] as? Int ?? 0
+            usleep(20_000)
+        }
+        XCTAssertGreaterThanOrEqual(frames, 168_000, "recording never got far enough")
+        let status = child.kill(SIGKILL)
+        reaped = status != nil
+        XCTAssertEqual(status.map { $0 & 0x7f }, SIGKILL)
+        let marked = try FileManager.default.contentsOfDirectory(atPath: folder.audioFolder).filter { $0.hasSuffix(".recording") }
+        XCTAssertGreaterThanOrEqual(marked.count, 4, "every piece is marked until placed: \(marked)")
+
+        let r = try Tapedeck.run(["recover", folder.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let regions = try folder.load().tracks[0].regions.sorted { $0.timelineStartFrame < $1.timelineStartFrame }
+        XCTAssertGreaterThanOrEqual(regions.count, 4, r.stderr)
+        var next: Int64 = 0
+        for (k, region) in regions.enumerated() {
+            XCTAssertTrue(region.file.hasSuffix(String(format: "-%03d.wav", k + 1)), region.file)
+            XCTAssertEqual(region.timelineStartFrame, next, "piece \(k + 1) follows the one before")
+            if k < regions.count - 1 { XCTAssertEqual(region.lengthFrames, 48_000, "a finished piece is whole") }
+            next = region.timelineEndFrame
+            let mismatch = try Self.firstMismatch(folder.absolutePath(of: region.file), against: input, fromFrame: k * 48_000)
+            XCTAssertNil(mismatch, "piece \(k + 1) differs at frame \(mismatch ?? 0)")
+        }
+        XCTAssertGreaterThanOrEqual(next, Int64(frames) - 48_000, "at most the last second is lost")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.audioFolder).filter { $0.hasSuffix(".recording") }
+        XCTAssertEqual(left, [])
+    }
+
     /// Deterministic pseudo-random 16-bit samples (RecordSupport's generator, kept as Int16:
     /// ten minutes of stereo as Int32 would be twice the memory).
     static func signal16(count: Int, seed: UInt64) -> [Int16] {
