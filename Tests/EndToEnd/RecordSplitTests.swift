@@ -146,6 +146,43 @@ final class RecordSplitTests: XCTestCase {
         XCTAssertEqual(left, [])
     }
 
+    /// Input lost to a stalled disk is silence written across piece boundaries as the
+    /// input would have gone: every piece keeps its exact length and the take its span.
+    func testSilenceForLostInputCrossesPieceBoundariesAtTheirFrames() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let frames = 5 * 48_000
+        let input = RecordSupport.signal(frames: frames + 96_000, channels: 1, bits: 16, seed: 5)
+        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
+        let jack = try JackServer.start(self, folder: dir.path)
+        var env = jack.environment
+        // The disk stops for three seconds after the first second; the ring holds one.
+        env["TAPEDECK_TEST_WRITER_STALL"] = "48000:3000"
+        env["TAPEDECK_TEST_CAPTURE_RING"] = "1"
+        let r = try Tapedeck.run(["record", "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--bits", "16",
+                                  "--duration", "\(frames)f", "--split", "1s", "--out", dir.path + "/t.wav", "--json"],
+                                 environment: env, timeout: 60)
+        let done = try XCTUnwrap(RecordSupport.jsonLines(r.stdout).last { $0["event"] as? String == "done" }, r.stderr)
+        let dropped = try XCTUnwrap(done["dropped_frames"] as? Int)
+        XCTAssertGreaterThan(dropped, 48_000, "the stall lost more than a piece's worth")
+        XCTAssertEqual(done["frames"] as? Int, frames)
+        var take: [Int32] = []
+        for k in 1...5 {
+            let piece = try RecordSupport.readInts(dir.path + String(format: "/t-%03d.wav", k), bits: 16)
+            XCTAssertEqual(piece.frames, 48_000, "piece \(k) is whole")
+            take += piece.values
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path + "/t-006.wav"))
+        XCTAssertGreaterThanOrEqual(take.filter { $0 == 0 }.count, dropped - 100, "the lost frames are silence")
+        // The take starts on the input (within one device buffer) and its first second is it.
+        let offset = try XCTUnwrap((0...768).first { Array(input[$0..<($0 + 64)]) == Array(take[0..<64]) })
+        XCTAssertTrue(Array(take[0..<24_000]) == Array(input[offset..<(offset + 24_000)]))
+        // Whatever is not silence is the input at its own place: nothing slid across a boundary.
+        for i in stride(from: 0, to: take.count, by: 97) where take[i] != 0 {
+            XCTAssertEqual(take[i], input[offset + i], "frame \(i)")
+            if take[i] != input[offset + i] { break }
+        }
+    }
+
     /// Deterministic pseudo-random 16-bit samples (RecordSupport's generator, kept as Int16:
     /// ten minutes of stereo as Int32 would be twice the memory).
     static func signal16(count: Int, seed: UInt64) -> [Int16] {
