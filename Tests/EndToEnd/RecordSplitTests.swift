@@ -75,6 +75,13 @@ final class RecordSplitTests: XCTestCase {
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path + "/t-003.wav"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path + "/t.wav"))
+        // Again into the same name: the pieces there are never written over, refused up front.
+        let again = try Tapedeck.run(["record", "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--channels", "1,2",
+                                      "--bits", "16", "--duration", "\(frames)f", "--split", "1MB", "--out", dir.path + "/t.wav"],
+                                     environment: RecordSupport.environment)
+        XCTAssertEqual(again.status, 64, again.stderr)
+        XCTAssertTrue(again.stderr.contains("t-001.wav is already there"), again.stderr)
+        XCTAssertEqual(try AudioFileReader(path: dir.path + "/t-002.wav").frameCount, 37_856, "untouched")
     }
 
     /// Nonsense is refused in one line, before any device opens or file is made.

@@ -156,6 +156,7 @@ struct RecordCommand: Command {
                 min(2, max(1, channelsGiven ? channels.count : session.tracks[$0].inputChannels.count))
             }
             try SplitOption.check(split, text: text, sampleRate: session.sampleRate, channelCounts: counts, encoding: encoding)
+            if let out = outPath { try SplitOption.checkFree(out: out) }
         }
         let timing = try recording.timing(session: session, tempo: tempo)
 

@@ -36,6 +36,25 @@ enum SplitOption {
         return .bytes(Int64(bytes))
     }
 
+    /// Refuses a file take (`--out`) whose pieces' names are taken: a piece is never written
+    /// over, so a later piece finding its name taken would stop the take mid-way. Checked
+    /// before anything records.
+    static func checkFree(out: String) throws(UsageError) {
+        let first = TakePieces.firstPieceName(out)
+        let folder = first.lastIndex(of: "/").map { String(first[..<$0]) } ?? "."
+        let name = first.split(separator: "/").last.map(String.init) ?? first
+        guard let tag = name.range(of: "-001", options: .backwards) else { return }
+        let stem = name[..<tag.lowerBound] + "-", ext = name[tag.upperBound...]
+        let taken = ((try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "/" : folder)) ?? []).filter { file in
+            guard file.hasPrefix(stem), file.hasSuffix(ext) else { return false }
+            let number = file.dropFirst(stem.count).dropLast(ext.count)
+            return number.count >= 3 && number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber)
+        }
+        if let file = taken.sorted().first {
+            throw UsageError("record: --split: \(file) is already there (a piece is never written over; give another --out)")
+        }
+    }
+
     /// Refuses a split whose pieces would be shorter than a second for any take recorded:
     /// a size counts frames by the take's channels and sample depth.
     static func check(_ split: TakeSplit, text: String, sampleRate: Int, channelCounts: [Int], encoding: SampleEncoding) throws(UsageError) {
