@@ -28,6 +28,8 @@ struct RecordingPass {
         /// Its crash marker: where and how it goes onto its track. The clean stop places it
         /// with the marker's own ``TakeMarker/regions(fileFrames:file:)``, as recovery would.
         var marker: TakeMarker
+        /// Frames per piece of a split take (nil: one file); the names above are the first piece's.
+        var pieceFrames: Int64?
     }
 
     let set: TakeSet
@@ -143,6 +145,13 @@ extension Transport {
         // A pass of MIDI tracks only keeps what was played when it was heard: the MIDI latency.
         let audioTracks = tracks.filter { !session.tracks[$0].isMIDI }
         gate.latencyFrames = audioTracks.isEmpty ? engine.midiLatencyFrames : (options.playsSession ? engine.overdubLatencyFrames : 0)
+        if request.split != nil {
+            // A piece is placed at the record point plus its frames: a punch, loop passes or
+            // another speed would need each piece cut or scaled, and a dry copy its own pieces.
+            if kind != .plain { throw TransportError(.usage, "--split records plain takes: not with a punch or loop recording") }
+            if timePitch.speed != 1 { throw TransportError(.usage, "--split records at 1x: not at another speed") }
+            if request.keepsDryCopy { throw TransportError(.usage, "--split cannot keep a dry copy (--keep both)") }
+        }
         let onTheFly = rolling && kind == .plain && countIn == 0
         if onTheFly { gate.recordPoint = nil }
         let recordPoint = gate.recordPoint ?? max(0, status.positionFrame - gate.latencyFrames)
@@ -202,12 +211,18 @@ extension Transport {
                 if request.keepsDryCopy { m.dryFile = TakeFiles.dryPath(for: file) }
                 return m
             }
-            if let out = request.outputPath, tracks.count == 1 {
+            let takeChannels = max(1, min(channels.count, 2))
+            let pieceFrames = request.split?.framesPerPiece(sampleRate: config.sampleRate, channels: takeChannels,
+                                                            encoding: options.takeEncoding)
+            // A split take's names are its first piece's (`X-001.wav`); the writer names the next.
+            func named(_ name: String) -> String { pieceFrames == nil ? name : TakePieces.firstPieceName(name) }
+            if let given = request.outputPath, tracks.count == 1 {
+                let out = named(given)
                 let absolute = out.hasPrefix("/") ? out : FileManager.default.currentDirectoryPath + "/" + out
                 take = RecordingPass.Take(track: t, trackName: trackName, relativeFile: nil, path: out,
                                           marker: marker(file: absolute, inSession: false))
             } else if let folder {
-                let relative = "audio/" + names[k]
+                let relative = "audio/" + named(names[k])
                 take = RecordingPass.Take(track: t, trackName: trackName, relativeFile: relative,
                                           path: folder.absolutePath(of: relative), peakPath: folder.peakPath(forAudio: relative),
                                           marker: marker(file: relative, inSession: true))
@@ -215,7 +230,7 @@ extension Transport {
                 throw TransportError(.usage, "give one file for a take outside a session")
             }
             if request.keepsDryCopy { take.dryPath = TakeFiles.dryPath(for: take.path) }
-            var r = TakeRequest(track: t, channelCount: max(1, min(channels.count, 2)), path: take.path,
+            var r = TakeRequest(track: t, channelCount: takeChannels, path: take.path,
                                 container: options.takeContainer, encoding: options.takeEncoding, peakPath: take.peakPath,
                                 marker: take.marker)
             r.metadata = TakeFiles.metadata(folder: take.relativeFile == nil ? nil : folder, session: session,
@@ -224,6 +239,8 @@ extension Transport {
                                             speed: timePitch.speed, inputChain: input?.chain.text ?? "")
             r.dryPath = take.dryPath
             r.recordsDry = request.recordsDry
+            r.splitFrames = pieceFrames
+            take.pieceFrames = pieceFrames
             requests.append(r)
             takes.append(take)
         }
@@ -256,6 +273,11 @@ extension Transport {
             recordingTracks = []
             engine.setLoop(loop, enabled: loopEnabled)
             throw TransportError(.file, "cannot record: \(error)")
+        }
+        // A split take's pieces carry their own markers: the claim on the take's own name
+        // (which no file will have) goes.
+        if let folder, request.split != nil {
+            for name in names { TakeMarker.remove(forAudio: folder.audioFolder + "/" + name) }
         }
         engine.setEndFrame(nil)
         if !onTheFly && options.waitsForTimePitchToStart { engine.waitForTimePitch() }
@@ -361,6 +383,10 @@ extension Transport {
             // Where the pass really started (a take started on the fly knows it only now).
             var marker = take.marker
             if case .loop = pass.kind {} else { marker.timelineStartFrame = start }
+            if let pieceFrames = take.pieceFrames, frames > 0 {
+                finishedTakes += pieces(of: take, marker: marker, frames: frames, pieceFrames: pieceFrames, count: outcome.pieceCount)
+                continue
+            }
             let regions = marker.regions(fileFrames: frames, file: file)
             guard let first = regions.first else {
                 nothing = true

@@ -67,6 +67,9 @@ public struct RecordRequest: Sendable {
     /// Stop the transport when the pass ends by itself (a punch's end, ``maxFrames``): what a
     /// headless command wants; the screen rolls on.
     public var stopsWhenDone = false
+    /// Split every audio take into pieces of this length or size, each its own file and
+    /// region (``TakePieces``); nil: one file per take. Plain takes at 1× only.
+    public var split: TakeSplit?
 
     /// A pass from `fromFrame`.
     public init(fromFrame: Int64) { self.fromFrame = fromFrame }

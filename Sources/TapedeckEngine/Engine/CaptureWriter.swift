@@ -125,13 +125,22 @@ final class CaptureWriter: @unchecked Sendable {
             // A dropped span due now becomes silence.
             if let gap = lane.gaps.peek(), gap.frame <= written {
                 _ = lane.gaps.pop()
-                writeSilence(lane, of: set, frames: gap.count)
+                writeSilence(lane, of: set, at: written, frames: gap.count)
                 written += gap.count
                 lane.writtenFrames.store(written, ordering: .releasing)
                 continue
             }
             var limit = lane.scratchFrames
             if let gap = lane.gaps.peek() { limit = min(limit, Int(gap.frame - written)) }
+            // A split take: a block never crosses the end of a piece, so piece k holds
+            // exactly the take's frames [k·N, (k+1)·N). The next piece starts only when a
+            // frame is there for it (a take ending on a boundary leaves no empty piece).
+            while !lane.failed.load(ordering: .relaxed), let end = lane.pieceEndFrame, written >= end, lane.ring.availableFrames > 0 {
+                if !nextPiece(lane, of: set) { break }
+            }
+            if !lane.failed.load(ordering: .relaxed), let end = lane.pieceEndFrame {
+                limit = min(limit, Int(max(0, min(end - written, Int64(lane.scratchFrames)))))
+            }
             let k = lane.ring.pop(into: lane.scratch, frameCount: min(limit, lane.ring.availableFrames))
             if k == 0 { break }
             if !lane.failed.load(ordering: .relaxed) {
@@ -151,18 +160,38 @@ final class CaptureWriter: @unchecked Sendable {
     /// A write of `lane` failed: the lane stops with what its file holds, and the set counts
     /// it, so the audio thread ends the pass once no lane can be written. Disk thread.
     private func fail(_ lane: TakeLane, of set: TakeSet, _ text: String) {
-        guard lane.fail(text, keptFrames: lane.writer.framesWritten) else { return }
+        guard lane.fail(text, keptFrames: lane.framesInFiles) else { return }
         set.failedLanes.add(1, ordering: .releasing)
         board.fail(text)
         wake.signal()
     }
 
-    private func writeSilence(_ lane: TakeLane, of set: TakeSet, frames: Int64) {
+    /// Starts `lane`'s next piece; on failure the lane stops with the pieces it finished
+    /// (false). Disk thread.
+    private func nextPiece(_ lane: TakeLane, of set: TakeSet) -> Bool {
+        do { try lane.startNextPiece() } catch {
+            fail(lane, of: set, "\(error)")
+            return false
+        }
+        return true
+    }
+
+    /// Writes `frames` of silence from take frame `start` (a span the audio thread dropped),
+    /// across piece boundaries as the input would have gone. Disk thread.
+    private func writeSilence(_ lane: TakeLane, of set: TakeSet, at start: Int64, frames: Int64) {
         let channels = lane.request.channelCount
         for c in 0..<lane.ringChannels { lane.scratch[c].update(repeating: 0, count: lane.scratchFrames) }
         var left = frames
+        var at = start
         while left > 0 && !lane.failed.load(ordering: .relaxed) {
-            let k = Int(min(left, Int64(lane.scratchFrames)))
+            var k = Int(min(left, Int64(lane.scratchFrames)))
+            if let end = lane.pieceEndFrame {
+                if at >= end {
+                    if !nextPiece(lane, of: set) { break }
+                    continue
+                }
+                k = Int(min(Int64(k), end - at))
+            }
             do {
                 try lane.writer.write((0..<channels).map { UnsafePointer(lane.scratch[$0]) }, frameCount: k)
                 if let dry = lane.dryWriter { try dry.write((0..<channels).map { UnsafePointer(lane.scratch[$0]) }, frameCount: k) }
@@ -170,6 +199,7 @@ final class CaptureWriter: @unchecked Sendable {
                 fail(lane, of: set, error.description)
             }
             left -= Int64(k)
+            at += Int64(k)
         }
     }
 }

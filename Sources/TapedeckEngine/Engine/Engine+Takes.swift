@@ -79,9 +79,10 @@ extension Engine {
             do { try lane.writer.close() } catch { problem = problem ?? "\(error)" }
             if let dry = lane.dryWriter { do { try dry.close() } catch { problem = problem ?? "\(error)" } }
             // What the file holds: all that was kept, or up to a write that failed.
-            let frames = lane.failed.load(ordering: .acquiring) ? lane.writer.framesWritten : lane.writtenFrames.load(ordering: .acquiring)
+            let frames = lane.failed.load(ordering: .acquiring) ? lane.framesInFiles : lane.writtenFrames.load(ordering: .acquiring)
             return TakeOutcome(request: lane.request, frameCount: frames,
-                               droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem)
+                               droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem,
+                               pieceCount: lane.pieceIndex + 1)
         }
     }
 

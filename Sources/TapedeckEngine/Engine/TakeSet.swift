@@ -26,6 +26,10 @@ public struct TakeRequest: Sendable {
     public var dryPath: String?
     /// Record the input unprocessed; the input chain is then heard (monitored) only.
     public var recordsDry = false
+    /// Frames per piece when the take is split into files (``TakePieces``); nil: one file.
+    /// `path`, `peakPath` and the marker's file then name the first piece (`X-001.wav`).
+    /// Not with a dry copy (the pieces would need two writers each).
+    public var splitFrames: Int64?
 
     /// Creates a request.
     public init(track: Int, channelCount: Int, path: String, container: AudioContainer, encoding: SampleEncoding,
@@ -75,14 +79,23 @@ public struct TakeOutcome: Sendable {
     public var droppedFrames: Int64
     /// Why the file stopped early or could not be closed, if it did.
     public var error: String?
+    /// Files the take was written to: 1, or the pieces of a split take
+    /// (``TakeRequest/splitFrames``), each full but the last.
+    public var pieceCount = 1
 }
 
 /// One take of a pass: its ring from the audio thread, its writers, and its gaps.
 final class TakeLane: @unchecked Sendable {
     let request: TakeRequest
     let ring: FrameRing
-    let writer: AudioFileWriter
+    /// The file being written: the take's, or its current piece's when split (replaced
+    /// by the disk thread only, in ``startNextPiece()``).
+    var writer: AudioFileWriter
     let dryWriter: AudioFileWriter?
+    /// The piece being written (0-based) and the take frame where it starts; 0 and 0 for
+    /// a take that is not split. Disk thread (the control thread reads them once it is done).
+    var pieceIndex = 0
+    var pieceStartFrame: Int64 = 0
     /// Dropped spans the writer fills with silence: (take frame, count).
     let gaps = SPSCQueue<TakeGap>(capacity: 4096)
     let droppedFrames = Atomic<Int64>(0)

@@ -38,6 +38,7 @@ struct RecordCommand: Command {
             OptionSpec(flag: "--loop", "with --play: loop the session's loop range; every pass becomes a take on the track (take lanes; stopping mid-pass keeps it)"),
             OptionSpec("--monitor", value: "MODE", "hear the input (after its input chain): input always; auto while recording, in place of the track's own playback (default off); its latency is shown",
                        allowed: ["off", "input", "auto"]),
+            OptionSpec("--split", value: "SIZE", "split each take into files of this length (1h, 30m, 90s) or size (2GB, 500MB; at most 4GB), named NAME-001, NAME-002, …: each piece is finished before the next begins and placed on the track right after the one before, so they play as one take"),
             OptionSpec("--retro", value: "SECONDS", "listen without recording, keeping the last SECONDS of input in memory; each SIGUSR1 (kill -USR1 PID) turns them into a take placed where it was played"),
         ] + SharedOptions.timePitch + SharedOptions.midi + SharedOptions.osc,
         details: """
@@ -73,6 +74,9 @@ struct RecordCommand: Command {
     var recording: RecordingOptions
     var retroSeconds: Double?
     var osc: OSCOptions
+    /// `--split` as typed, and what it means.
+    var splitText: String?
+    var split: TakeSplit?
 
     init(arguments: inout Arguments) throws {
         inputChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
@@ -82,6 +86,10 @@ struct RecordCommand: Command {
         recordsDry = keep == "dry"
         recording = try RecordingOptions(&arguments)
         retroSeconds = try arguments.doubleOption("--retro", in: 1...600)
+        splitText = try arguments.option("--split")
+        split = try splitText.map { t throws(UsageError) in try SplitOption.parse(t) }
+        if split != nil && retroSeconds != nil { throw UsageError("record: --split and --retro cannot be combined (a kept retroactive take is one file)") }
+        if split != nil && keepDry { throw UsageError("record: --split cannot keep a dry copy beside the take (--keep both)") }
         let named = try arguments.option("--session")
         outPath = try arguments.option("--out")
         trackText = try arguments.option("--track")
@@ -140,6 +148,16 @@ struct RecordCommand: Command {
             maxFrames = frames
         }
         try recording.validate(play: play)
+        if let split, let text = splitText {
+            if recording.loop || recording.punchText != nil || !recording.timePitch.isIdentity {
+                throw UsageError("record: --split records plain takes at 1x: not with --punch, --loop or another --speed")
+            }
+            let counts = target.tracks.filter { !session.tracks[$0].isMIDI }.map {
+                min(2, max(1, channelsGiven ? channels.count : session.tracks[$0].inputChannels.count))
+            }
+            try SplitOption.check(split, text: text, sampleRate: session.sampleRate, channelCounts: counts, encoding: encoding)
+            if let out = outPath { try SplitOption.checkFree(out: out) }
+        }
         let timing = try recording.timing(session: session, tempo: tempo)
 
         var options = TransportOptions()
@@ -200,6 +218,7 @@ struct RecordCommand: Command {
         request.keepsDryCopy = keepDry
         request.outputPath = target.isFileTake ? outPath : nil
         request.stopsWhenDone = true
+        request.split = split
         let start: RecordingStart
         do { start = try transport.record(request) } catch let e as TransportError {
             throw e.kind == .usage ? UsageError("record: \(e.description)") as Error : RecordFailure(message: e.description)

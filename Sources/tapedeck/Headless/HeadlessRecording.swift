@@ -88,12 +88,17 @@ struct HeadlessRecording {
             let reader = try? AudioFileReader(path: path, blockFrames: 16)
             return (path, reader?.frameCount ?? 0, reader?.channelCount ?? 0)
         }
-        let takeFrames = files.first?.frames ?? 0
+        // A split take is one finished take per piece: its length is theirs together.
+        let firstTrack = takes.first?.trackIndex
+        let firstTake = zip(takes, files).filter { $0.0.trackIndex == firstTrack }.map(\.1)
+        let takeFrames = firstTake.reduce(Int64(0)) { $0 + $1.frames }
         if json {
-            line.emit(["event": "done", "frames": takeFrames, "xruns": line.xruns.count, "xrun_frames": line.xruns,
+            var pieces: [String: Any] = [:]
+            if firstTake.count > 1 { pieces["pieces"] = firstTake.map(\.path) }
+            line.emit(pieces.merging(["event": "done", "frames": takeFrames, "xruns": line.xruns.count, "xrun_frames": line.xruns,
                        "file": start.paths.first ?? "", "files": start.paths, "latency_frames": start.latencyFrames,
                        "dropped_frames": last.droppedFrames, "disk_full": failures.contains { $0.isDiskFull },
-                       "error": problems.isEmpty ? NSNull() : problems.joined(separator: "; ") as Any])
+                       "error": problems.isEmpty ? NSNull() : problems.joined(separator: "; ") as Any]) { $1 })
         } else if takes.isEmpty {
             Terminal.err("nothing was recorded\n")
         } else {
