@@ -155,16 +155,9 @@ final class HeadlessOSCTests: XCTestCase {
     }
 
     func testABadPortOrAddressIsOneLineAndAFailedExit() throws {
-        let held = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(held) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &a) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length); return getsockname(held, $0, &length) }
-        }
-        let busy = Int(UInt16(bigEndian: a.sin_port))
+        let held = HeldUDPPort()
+        defer { withExtendedLifetime(held) {} }
+        let busy = held.port
         try Signals.write([Signals.sine(hertz: 440, amplitude: 0.5, frames: 4800)], to: dir + "/a.wav")
         let cases: [([String], String)] = [
             (["--osc", "\(busy)"], "in use"), (["--osc", "0"], "not a UDP port"), (["--osc", "70000"], "not a UDP port"),

@@ -148,16 +148,9 @@ final class ScreenOSCTests: XCTestCase {
     }
 
     func testAPortInUseOrABadPortIsOneLineAndAFailedExit() throws {
-        let held = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(held) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &a) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length); return getsockname(held, $0, &length) }
-        }
-        let busy = Int(UInt16(bigEndian: a.sin_port))
+        let held = HeldUDPPort()
+        defer { withExtendedLifetime(held) {} }
+        let busy = held.port
         for (port, expected) in [("\(busy)", "in use"), ("0", "not a UDP port"), ("70000", "not a UDP port"), ("abc", "not a UDP port")] {
             let r = try Tapedeck.run(["open", session, "--device", "offline", "--osc", port])
             XCTAssertNotEqual(r.status, 0, "--osc \(port)")
