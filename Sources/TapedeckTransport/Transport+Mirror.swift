@@ -86,6 +86,21 @@ extension Transport {
         return lines
     }
 
+    /// A finished MIDI take's copy in the mirror `folder` (a MIDI take is a few kilobytes,
+    /// replaced whole as it grows: it is copied once it ends, not written twice as it
+    /// records). Never over a file of its name. Returns why it could not be, if it could not.
+    func mirrorMIDITake(_ path: String, into folder: String) -> String? {
+        let name = (path as NSString).lastPathComponent
+        let target = folder + "/" + name
+        var st = stat()
+        if lstat(target, &st) == 0 { return "mirror: \(target) is already there: the MIDI take was not copied" }
+        do { try FileManager.default.copyItem(atPath: path, toPath: target) } catch {
+            unlink(target)
+            return "mirror stopped: cannot copy the MIDI take to \(target): \((error as NSError).localizedDescription)"
+        }
+        return nil
+    }
+
     private func realPath(_ path: String) -> String? {
         guard let r = realpath(path, nil) else { return nil }
         defer { free(r) }

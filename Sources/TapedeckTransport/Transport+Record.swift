@@ -43,6 +43,9 @@ struct RecordingPass {
     let countInFrames: Int64
     let speed: Double
     let stopsWhenDone: Bool
+    /// Where the takes are mirrored (``RecordRequest/mirrorFolder``): the MIDI takes are
+    /// copied there when they end.
+    var mirrorFolder: String? = nil
 }
 
 /// What a recording pass started with, for a front-end to show.
@@ -308,7 +311,7 @@ extension Transport {
         saidFailedMirrors = []
         warnedDiskSeconds = .infinity
         pass = RecordingPass(set: set, kind: kind, takes: takes, midiTakes: midiTakes, countInFrames: countIn, speed: timePitch.speed,
-                             stopsWhenDone: request.stopsWhenDone)
+                             stopsWhenDone: request.stopsWhenDone, mirrorFolder: request.mirrorFolder)
         var monitorLatency: Int64?
         for t in tracks where (spec.tracks[t].input?.monitoring ?? .off) != .off {
             let frames = config.captureLatencyFrames + config.playbackLatencyFrames + Int64(engine.inputLatencyFrames(track: t))
@@ -344,6 +347,7 @@ extension Transport {
             }
             finishedTakes.append(FinishedTake(trackIndex: take.track, trackName: take.trackName, region: first,
                                               markerPath: TakeMarker.sidecarPath(forAudio: take.path), placement: placement))
+            if let folder = pass.mirrorFolder, let problem = mirrorMIDITake(take.path, into: folder) { lastPassProblems.append(problem) }
         }
     }
 
