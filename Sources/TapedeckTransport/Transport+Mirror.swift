@@ -37,7 +37,8 @@ extension Transport {
         let why = f.isDiskFull ? "the disk is full" : reason
         let clock = TimeText.clock(frames: f.keptFrames, sampleRate: engine.configuration.sampleRate)
         // No "; " inside: a front-end splits the engine's errors there.
-        return "mirror stopped: \(why) — kept \(clock) (\(f.keptFrames) frames): \(f.request.path)\(takeGoesOn ? " — the take records on" : "")"
+        // What matters first, for a message line cut at 80 columns.
+        return "mirror stopped\(takeGoesOn ? " (the take records on)" : ""): \(why) — kept \(clock) (\(f.keptFrames) frames): \(f.request.path)"
     }
 
     /// Finishes take `index`'s mirror at the end of `pass`: says what was not said yet (a

@@ -87,7 +87,7 @@ final class MirrorRecordTests: XCTestCase {
         let said = lines.filter { ($0["text"] as? String ?? "").contains("mirror stopped") }
         XCTAssertEqual(said.count, 1, "said once: \(r.stdout)")
         XCTAssertTrue((said.first?["text"] as? String ?? "").contains("the disk is full"), "\(said)")
-        XCTAssertTrue((said.first?["text"] as? String ?? "").contains("the take records on"), "\(said)")
+        XCTAssertTrue((said.first?["text"] as? String ?? "").hasPrefix("mirror stopped (the take records on): the disk is full"), "\(said)")
         let done = try XCTUnwrap(lines.last { $0["event"] as? String == "done" })
         XCTAssertEqual(done["frames"] as? Int, rate * 12)
         let mirror = try XCTUnwrap(done["mirror"] as? [String: Any])
