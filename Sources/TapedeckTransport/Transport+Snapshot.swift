@@ -12,6 +12,7 @@ extension Transport {
         let newEvents = engine.drainEvents()
         events += newEvents
         report(newEvents)
+        noteIncidents(newEvents)
         notices += engine.device.drainNotices()
         pollMIDI()
         pollAutomation(status)

@@ -32,6 +32,8 @@ struct RecordCommand: Command {
             OptionSpec("--keep", value: "WHAT", "record the processed input (wet, default), the dry input (the chain is only heard), or both (the dry copy goes to NAME.dry.wav|flac)",
                        allowed: ["wet", "dry", "both"]),
             OptionSpec("--at", value: "TIME", "the record point on the timeline (default: the start)"),
+            OptionSpec("--timestamp", value: "WHAT", "what a take's BWF time reference counts: timeline (its timeline frame, default) or clock (the time of day of its first frame, from midnight, as field recorders write it; sets the session's time-of-day origin when it has none)",
+                       allowed: ["timeline", "clock"]),
             OptionSpec("--count-in", value: "N", "N bars of metronome before the record point (default 0); the take starts exactly at the record point"),
         ] + SharedOptions.click + [
             OptionSpec("--punch", value: "A-B", "with --play: record only inside A-B, to the frame, with short crossfades against what the track had there"),
@@ -171,6 +173,7 @@ struct RecordCommand: Command {
         options.clickOutputs = recording.click?.outputChannels ?? [1, 2]
         options.takeContainer = container ?? .wav
         options.takeEncoding = encoding
+        options.stampsTakesWithClock = recording.stampsClock
         options.retroSeconds = retroSeconds
         options.midi = midi.setup
         let monitor = options.monitoring ?? .off

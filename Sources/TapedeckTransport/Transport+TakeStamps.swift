@@ -1,0 +1,137 @@
+import Foundation
+import TapedeckCore
+import TapedeckEngine
+import TapedeckIO
+import TapedeckTakes
+
+/// What a closed take learns about itself only at the end: the wall-clock time of its first
+/// frame (`record --timestamp clock`) and where input was lost (device xruns, frames a slow
+/// disk dropped), written into its file(s) and handed to the front-end as timeline markers.
+extension Transport {
+    /// Keeps the running pass's device xruns and dropped spans, to mark them in its takes.
+    func noteIncidents(_ new: [EngineEvent]) {
+        guard pass != nil else { return }
+        for e in new where e.kind == .deviceXrun || e.kind == .captureDropped { pass?.incidents.append(e) }
+    }
+
+    /// The pass's incidents, with any the engine told after the last snapshot (a drop
+    /// pushed just before the pass ended).
+    func passIncidents() -> [EngineEvent] {
+        let late = engine.drainEvents()
+        events += late
+        report(late)
+        noteIncidents(late)
+        return pass?.incidents ?? []
+    }
+
+    /// What a take's file(s) say and where it marks lost input.
+    struct TakeStamp {
+        /// Timeline markers for the take (xruns, dropped spans).
+        var markers: [Marker] = []
+        /// The session's time-of-day origin the take implies (its time reference less its
+        /// timeline frame), when it is stamped with the wall clock.
+        var origin: Int64?
+        /// Problems writing them, one line each.
+        var problems: [String] = []
+    }
+
+    /// Stamps take `k` of `pass` (closed, `frames` long, from timeline frame `start`): the
+    /// wall-clock time reference and origination date and time when the pass asked for it,
+    /// and cue points (WAV) where input was lost; returns its markers for the timeline.
+    func stamp(take: RecordingPass.Take, index k: Int, of pass: RecordingPass, frames: Int64, start: Int64,
+               incidents: [EngineEvent]) -> TakeStamp {
+        var out = TakeStamp()
+        guard frames > 0 else { return out }
+        let rate = engine.configuration.sampleRate
+        let speed = pass.speed > 0 ? pass.speed : 1
+        let isLoop: Bool
+        if case .loop = pass.kind { isLoop = true } else { isLoop = false }
+        let pieceFrames = take.pieceFrames ?? frames
+        let pieceCount = Int((frames + pieceFrames - 1) / pieceFrames)
+        func piecePath(_ p: Int) -> String { take.pieceFrames == nil ? take.path : TakePieces.name(take.path, piece: p + 1) }
+
+        // Lost input: (take frame, timeline frame, name), one per span.
+        var lost: [(frame: Int64, timeline: Int64, name: String)] = []
+        let several = pass.takes.count > 1
+        for e in TakeStamps.merged(incidents.filter { $0.kind == .captureDropped && $0.track == take.track }) {
+            guard e.frame >= 0, e.frame < frames else { continue }
+            let timeline = isLoop ? -1 : start + Int64((Double(e.frame) * speed).rounded(.down))
+            lost.append((e.frame, timeline, "dropped \(e.frames)" + (several ? " (track \(take.track + 1))" : "")))
+        }
+        for e in incidents where e.kind == .deviceXrun {
+            let f = Int64((Double(e.frame - start) / speed).rounded(.down))
+            let inTake = !isLoop && f >= 0 && f < frames
+            // A loop pass's xrun is marked on the timeline only (its file frame is not one place).
+            guard inTake || (isLoop && k == 0) else { continue }
+            lost.append((inTake ? f : -1, e.frame, e.frames > 0 ? "xrun \(e.frames)" : "xrun"))
+        }
+        lost.sort { ($0.frame, $0.timeline) < ($1.frame, $1.timeline) }
+        // The timeline: the session's takes only; a device xrun once per pass (first take).
+        if take.relativeFile != nil {
+            for l in lost where l.timeline >= 0 && (k == 0 || !l.name.hasPrefix("xrun")) {
+                out.markers.append(Marker(name: l.name, frame: l.timeline))
+            }
+        }
+        if options.takeContainer == .wav {
+            for p in 0..<pieceCount {
+                let from = Int64(p) * pieceFrames
+                let length = min(pieceFrames, frames - from)
+                let cues = lost.filter { $0.frame >= from && $0.frame < from + length }.map { CuePoint(frame: $0.frame - from, name: $0.name) }
+                guard !cues.isEmpty else { continue }
+                do { try TakeFilePatch.appendCues(path: piecePath(p), cues: cues, frameCount: length) } catch {
+                    out.problems.append("\(error.description) (its xruns and dropped spans are not marked in it)")
+                }
+            }
+        }
+
+        guard pass.stampsClock else { return out }
+        guard let wall = pass.set.firstFrameWallClock else {
+            out.problems.append("\(take.path): the time of its first frame is not known; it keeps no time of day")
+            return out
+        }
+        let first = TakeStamps.timeOfDay(wallClock: wall, sampleRate: rate)
+        out.origin = first.reference - start >= 0 ? first.reference - start : nil
+        let requests = pass.set.requests
+        for p in 0..<pieceCount {
+            let from = Int64(p) * pieceFrames
+            let when = TakeStamps.timeOfDay(wallClock: wall + Double(from) / Double(max(rate, 1)), sampleRate: rate)
+            var metadata = k < requests.count ? requests[k].metadata ?? TakeMetadata() : TakeMetadata()
+            metadata.timelineFrame = start + from
+            metadata.timeReference = first.reference + from
+            do { try TakeFilePatch.stampTime(path: piecePath(p), metadata: metadata, date: when.date, time: when.time) } catch {
+                out.problems.append("\(error.description) (it keeps no time of day)")
+            }
+        }
+        return out
+    }
+}
+
+/// Helpers for ``Transport/stamp(take:index:of:frames:start:incidents:)``.
+enum TakeStamps {
+    /// Dropped spans told period by period, joined where one runs on from the other.
+    static func merged(_ drops: [EngineEvent]) -> [EngineEvent] {
+        var out: [EngineEvent] = []
+        for e in drops.sorted(by: { $0.frame < $1.frame }) {
+            if var last = out.last, last.frame + last.frames == e.frame {
+                last.frames += e.frames
+                out[out.count - 1] = last
+            } else {
+                out.append(e)
+            }
+        }
+        return out
+    }
+
+    /// A wall-clock moment (seconds since 1970) as frames since local midnight at
+    /// `sampleRate` and the BWF origination date (`yyyy-mm-dd`) and time (`hh:mm:ss`).
+    static func timeOfDay(wallClock: Double, sampleRate: Int) -> (reference: Int64, date: String, time: String) {
+        let date = Date(timeIntervalSince1970: wallClock)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone.current
+        let midnight = calendar.startOfDay(for: date).timeIntervalSince1970
+        let reference = Int64(((wallClock - midnight) * Double(sampleRate)).rounded())
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ v: Int?) -> String { let n = v ?? 0; return n < 10 ? "0\(n)" : "\(n)" }
+        return (reference, "\(c.year ?? 0)-\(two(c.month))-\(two(c.day))", "\(two(c.hour)):\(two(c.minute)):\(two(c.second))")
+    }
+}
