@@ -1,0 +1,66 @@
+import Foundation
+import XCTest
+import TapedeckCore
+import TapedeckIO
+
+/// Issue 29, item 5: input a slow disk dropped becomes a marker on the timeline and a
+/// labelled cue point in the take, where the gap of silence is, to the frame.
+final class TakeLostInputMarkerTests: XCTestCase {
+    func testAWriterStallThatDropsFramesIsMarkedInTheTakeAndOnTheTimeline() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let folder = SessionFolder(path: dir.path + "/s.tapedeck")
+        try folder.create(Session(sampleRate: 48000))
+        let frames = 3 * 48000
+        // No zero sample in the input: a zero in the take is a dropped frame.
+        let input = RecordSupport.signal(frames: frames + 4 * 48000, channels: 1, bits: 16, seed: 9).map { $0 == 0 ? 1 : $0 }
+        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
+        // The unpaced device waits two seconds for a full ring, then drops: a 2.6 s stall with
+        // a 50 ms ring loses one span.
+        var env = RecordSupport.environment
+        env["TAPEDECK_TEST_WRITER_STALL"] = "48000:2600"
+        env["TAPEDECK_TEST_CAPTURE_RING"] = "0.05"
+        let r = try Tapedeck.run(["record", folder.path, "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16",
+                                  "--bits", "16", "--duration", "\(frames)f", "--at", "1", "--json"], environment: env, timeout: 120)
+        XCTAssertNotEqual(r.status, 0, "lost input fails the take's exit status")
+        let session = try folder.load()
+        let region = try XCTUnwrap(session.tracks.last?.regions.first)
+        XCTAssertEqual(region.timelineStartFrame, 48000)
+        let take = folder.absolutePath(of: region.file)
+        let samples = try RecordSupport.readInts(take, bits: 16).values
+        XCTAssertEqual(samples.count, frames)
+        // The gap: the run of zeros in the take.
+        let gapStart = try XCTUnwrap(samples.firstIndex(of: 0), "frames were dropped")
+        let gapEnd = samples[gapStart...].firstIndex { $0 != 0 } ?? samples.count
+        let lost = gapEnd - gapStart
+        XCTAssertEqual(samples.filter { $0 == 0 }.count, lost, "one span")
+        let name = "dropped \(lost)"
+        let wav = try RIFFWalk(path: take)
+        XCTAssertEqual(wav.cues.map(\.position), [UInt32(gapStart)], "the cue at the gap's first frame in the take")
+        XCTAssertEqual(wav.cues.map(\.sampleOffset), [UInt32(gapStart)])
+        XCTAssertEqual(wav.cues.map { wav.labels[$0.id] }, [name])
+        XCTAssertTrue(wav.riffSizeMatchesFile, "the RIFF size holds the new chunks")
+        XCTAssertEqual(session.markers, [Marker(name: name, frame: 48000 + Int64(gapStart))], "on the timeline where the gap plays")
+        let done = try XCTUnwrap(RecordSupport.jsonLines(r.stdout).last { $0["event"] as? String == "done" })
+        let said = try XCTUnwrap(done["markers"] as? [[String: Any]])
+        XCTAssertEqual(said.map { $0["name"] as? String }, [name], "the summary says it")
+        XCTAssertEqual(said.map { $0["frame"] as? Int }, [48000 + gapStart])
+        // The file still reads whole (libsndfile walks past the new chunks).
+        XCTAssertEqual(try AudioFileReader(path: take).frameCount, Int64(frames))
+    }
+
+    func testATakeWithoutLostInputHasNoCuePointsAndNoMarkers() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let folder = SessionFolder(path: dir.path + "/s.tapedeck")
+        try folder.create(Session(sampleRate: 48000))
+        RecordSupport.writeRaw(RecordSupport.signal(frames: 3 * 48000, channels: 1, bits: 16, seed: 4), bits: 16, to: dir.path + "/in.raw")
+        let r = try Tapedeck.run(["record", folder.path, "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16",
+                                  "--bits", "16", "--duration", "1"], environment: RecordSupport.environment, timeout: 60)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let session = try folder.load()
+        let region = try XCTUnwrap(session.tracks.last?.regions.first)
+        let wav = try RIFFWalk(path: folder.absolutePath(of: region.file))
+        XCTAssertTrue(wav.cues.isEmpty)
+        XCTAssertFalse(wav.chunkIDs.contains("cue "))
+        XCTAssertTrue(session.markers.isEmpty)
+    }
+}
