@@ -48,6 +48,42 @@ final class TakeLostInputMarkerTests: XCTestCase {
         XCTAssertEqual(try AudioFileReader(path: take).frameCount, Int64(frames))
     }
 
+    /// A stalled audio thread on the paced JACK device: each xrun is a marker where it began
+    /// on the timeline and a cue point there in the take, named with the frames it lost.
+    func testAnXrunIsMarkedInTheTakeAndOnTheTimeline() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let jack = try JackServer.start(self, folder: dir.path)
+        let folder = SessionFolder(path: dir.path + "/s.tapedeck")
+        try folder.create(Session(sampleRate: 48000))
+        RecordSupport.writeRaw(RecordSupport.signal(frames: 48_000 * 6, channels: 1, bits: 16, seed: 3), bits: 16, to: dir.path + "/in.raw")
+        var env = jack.environment
+        env["TAPEDECK_TEST_STALL"] = "96000:400"
+        let r = try Tapedeck.run(["record", folder.path, "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--bits", "16",
+                                  "--duration", "3", "--at", "1", "--json"], environment: env, timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let xruns = RecordSupport.jsonLines(r.stdout).filter { $0["event"] as? String == "xrun" }
+        XCTAssertGreaterThanOrEqual(xruns.count, 1, "a 400 ms stall on a paced device overruns")
+        let expected = try xruns.map { x -> Marker in
+            let lost = try XCTUnwrap(x["lost_frames"] as? Int)
+            return Marker(name: lost > 0 ? "xrun \(lost)" : "xrun", frame: Int64(try XCTUnwrap(x["frame"] as? Int)))
+        }
+        let session = try folder.load()
+        XCTAssertEqual(session.markers, expected)
+        let region = try XCTUnwrap(session.tracks.last?.regions.first)
+        let wav = try RIFFWalk(path: folder.absolutePath(of: region.file))
+        XCTAssertEqual(wav.cues.map { Int64($0.position) }, expected.map { $0.frame - region.timelineStartFrame })
+        XCTAssertEqual(wav.cues.map { wav.labels[$0.id] }, expected.map(\.name))
+        XCTAssertTrue(wav.riffSizeMatchesFile)
+        // Each cue is where the take's silence for its xrun begins, to the frame.
+        let samples = try RecordSupport.readInts(folder.absolutePath(of: region.file), bits: 16).values
+        for (cue, x) in zip(wav.cues, xruns) {
+            let at = Int(cue.position), lost = x["lost_frames"] as? Int ?? 0
+            guard lost > 0, at + lost <= samples.count, at > 0 else { continue }
+            XCTAssertTrue(samples[at..<(at + lost)].allSatisfy { $0 == 0 }, "silence from the cue on")
+            XCTAssertNotEqual(samples[at - 1], 0, "input right before it")
+        }
+    }
+
     func testATakeWithoutLostInputHasNoCuePointsAndNoMarkers() throws {
         let dir = try Tapedeck.temporaryFolder(self)
         let folder = SessionFolder(path: dir.path + "/s.tapedeck")
