@@ -49,6 +49,8 @@ extension Transport {
         let pieceFrames = take.pieceFrames ?? frames
         let pieceCount = Int((frames + pieceFrames - 1) / pieceFrames)
         func piecePath(_ p: Int) -> String { take.pieceFrames == nil ? take.path : TakePieces.name(take.path, piece: p + 1) }
+        // The files of piece `p`: the piece, and a dry copy beside a take that is not split.
+        func files(_ p: Int) -> [String] { [piecePath(p)] + (take.pieceFrames == nil ? take.dryPath.map { [$0] } ?? [] : []) }
 
         // Lost input: (take frame, timeline frame, name), one per span.
         var lost: [(frame: Int64, timeline: Int64, name: String)] = []
@@ -72,14 +74,21 @@ extension Transport {
                 out.markers.append(Marker(name: l.name, frame: l.timeline))
             }
         }
-        if options.takeContainer == .wav {
-            for p in 0..<pieceCount {
-                let from = Int64(p) * pieceFrames
-                let length = min(pieceFrames, frames - from)
-                let cues = lost.filter { $0.frame >= from && $0.frame < from + length }.map { CuePoint(frame: $0.frame - from, name: $0.name) }
-                guard !cues.isEmpty else { continue }
-                do { try TakeFilePatch.appendCues(path: piecePath(p), cues: cues, frameCount: length) } catch {
-                    out.problems.append("\(error.description) (its xruns and dropped spans are not marked in it)")
+        for p in 0..<pieceCount {
+            let from = Int64(p) * pieceFrames
+            let length = min(pieceFrames, frames - from)
+            let cues = lost.filter { $0.frame >= from && $0.frame < from + length }.map { CuePoint(frame: $0.frame - from, name: $0.name) }
+            guard !cues.isEmpty else { continue }
+            for path in files(p) {
+                do {
+                    // WAV: cue points with labels; FLAC: chapter comments, as exports carry them.
+                    if options.takeContainer == .wav {
+                        try TakeFilePatch.appendCues(path: path, cues: cues, frameCount: length)
+                    } else {
+                        try FLACChapters.add(cues, sampleRate: rate, toFileAt: path)
+                    }
+                } catch {
+                    out.problems.append("\(error) (its xruns and dropped spans are not marked in it)")
                 }
             }
         }
@@ -98,8 +107,10 @@ extension Transport {
             var metadata = k < requests.count ? requests[k].metadata ?? TakeMetadata() : TakeMetadata()
             metadata.timelineFrame = start + from
             metadata.timeReference = first.reference + from
-            do { try TakeFilePatch.stampTime(path: piecePath(p), metadata: metadata, date: when.date, time: when.time) } catch {
-                out.problems.append("\(error.description) (it keeps no time of day)")
+            for path in files(p) {
+                do { try TakeFilePatch.stampTime(path: path, metadata: metadata, date: when.date, time: when.time) } catch {
+                    out.problems.append("\(error.description) (it keeps no time of day)")
+                }
             }
         }
         return out

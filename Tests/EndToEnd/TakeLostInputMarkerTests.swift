@@ -84,6 +84,40 @@ final class TakeLostInputMarkerTests: XCTestCase {
         }
     }
 
+    /// A FLAC take carries them as chapter comments (as FLAC exports carry markers), and a
+    /// clock stamp as its comment's time reference.
+    func testAFLACTakeGetsChapterCommentsForDroppedInputAndItsClockStamp() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let folder = SessionFolder(path: dir.path + "/s.tapedeck")
+        try folder.create(Session(sampleRate: 48000))
+        let frames = 3 * 48000
+        let input = RecordSupport.signal(frames: frames + 4 * 48000, channels: 1, bits: 16, seed: 9).map { $0 == 0 ? 1 : $0 }
+        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
+        var env = RecordSupport.environment
+        env["TAPEDECK_TEST_WRITER_STALL"] = "48000:2600"
+        env["TAPEDECK_TEST_CAPTURE_RING"] = "0.05"
+        let before = Date()
+        _ = try Tapedeck.run(["record", folder.path, "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--format", "flac",
+                              "--bits", "16", "--duration", "\(frames)f", "--timestamp", "clock", "--json"], environment: env, timeout: 120)
+        let after = Date()
+        let session = try folder.load()
+        let region = try XCTUnwrap(session.tracks.last?.regions.first)
+        let take = folder.absolutePath(of: region.file)
+        XCTAssertTrue(take.hasSuffix(".flac"))
+        let samples = try RecordSupport.readInts(take, bits: 16).values
+        XCTAssertEqual(samples.count, frames, "the audio survives the rewritten metadata")
+        let gapStart = try XCTUnwrap(samples.firstIndex(of: 0))
+        let lost = (samples[gapStart...].firstIndex { $0 != 0 } ?? samples.count) - gapStart
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: take)).prefix(1 << 16), as: UTF8.self)
+        XCTAssertTrue(text.contains("CHAPTER001NAME=dropped \(lost)"), "the chapter names the dropped span")
+        XCTAssertFalse(text.contains("CHAPTER002"))
+        XCTAssertEqual(session.markers, [Marker(name: "dropped \(lost)", frame: Int64(gapStart))])
+        let reference = try XCTUnwrap(try TakeMetadata.read(path: take)?.timeReference)
+        let midnight = Calendar.current.startOfDay(for: before)
+        XCTAssertGreaterThanOrEqual(Double(reference) / 48000, before.timeIntervalSince(midnight) - 0.05)
+        XCTAssertLessThanOrEqual(Double(reference) / 48000, after.timeIntervalSince(midnight) + 0.05)
+    }
+
     func testATakeWithoutLostInputHasNoCuePointsAndNoMarkers() throws {
         let dir = try Tapedeck.temporaryFolder(self)
         let folder = SessionFolder(path: dir.path + "/s.tapedeck")

@@ -42,7 +42,7 @@ extension InfoCommand {
             "rate      \(session.sampleRate) Hz",
             "tempo     \(session.tempoBPM) BPM, \(session.timeSignature)"
                 + (session.tempoMap.isConstant ? "" : "\n" + session.tempoMapListing.split(separator: "\n").dropFirst().map { "          " + $0 }.joined(separator: "\n")),
-            "time of day \(session.timeOfDayOrigin.map { "\(TimeOfDay.text(frames: $0, sampleRate: session.sampleRate)) at 0:00" } ?? "none")",
+            "origin    \(session.timeOfDayOrigin.map { "\(TimeOfDay.text(frames: $0, sampleRate: session.sampleRate)) (the time of day at 0:00)" } ?? "none (no time of day)")",
             "length    \(clock(session.endFrame)) (\(session.endFrame) frames, bar \(map.barsBeatsTicks(ofFrame: session.endFrame)))",
             "loop      \(range(session.loopRange, session.loopEnabled))",
             "punch     \(range(session.punchRange, session.punchEnabled))",
