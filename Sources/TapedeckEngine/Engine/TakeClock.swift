@@ -8,7 +8,8 @@ extension RenderCore {
     /// when the device tells its clock, else smoothed from the thread's wake-ups), so a
     /// count-in, a later record point or a late wake-up does not move it.
     ///
-    /// Audio thread: arithmetic and one atomic store.
+    /// Audio thread: arithmetic, atomics and at most one clock read (a vDSO call); no
+    /// allocation, no locks.
     func stampFirstFrame(_ set: TakeSet) {
         guard set.startDevice != .max, set.firstFrameNanoseconds.load(ordering: .relaxed) == 0 else { return }
         let rate = Double(max(sampleRate, 1))

@@ -91,6 +91,7 @@ struct RecordCommand: Command {
         splitText = try arguments.option("--split")
         split = try splitText.map { t throws(UsageError) in try SplitOption.parse(t) }
         if split != nil && retroSeconds != nil { throw UsageError("record: --split and --retro cannot be combined (a kept retroactive take is one file)") }
+        if recording.stampsClock && retroSeconds != nil { throw UsageError("record: --timestamp clock stamps recorded takes, not --retro ones (they keep their timeline frame)") }
         if split != nil && keepDry { throw UsageError("record: --split cannot keep a dry copy beside the take (--keep both)") }
         let named = try arguments.option("--session")
         outPath = try arguments.option("--out")
