@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -102,6 +103,32 @@ public enum TakeFilePatch {
             try file.write(le32(UInt32(newSize - 8)), at: 4)
         }
         return kept.count
+    }
+
+    /// A wall-clock moment (seconds since 1970) as frames since local midnight at
+    /// `sampleRate` and the BWF origination `date` (`yyyy-mm-dd`) and `time` (`hh:mm:ss`).
+    public static func timeOfDay(wallClock: Double, sampleRate: Int) -> (reference: Int64, date: String, time: String) {
+        let date = Date(timeIntervalSince1970: wallClock)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone.current
+        let midnight = calendar.startOfDay(for: date).timeIntervalSince1970
+        let reference = Int64(((wallClock - midnight) * Double(sampleRate)).rounded())
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ v: Int?) -> String { let n = v ?? 0; return n < 10 ? "0\(n)" : "\(n)" }
+        return (reference, "\(c.year ?? 0)-\(two(c.month))-\(two(c.day))", "\(two(c.hour)):\(two(c.minute)):\(two(c.second))")
+    }
+
+    /// Stamps a take a crash left with its placeholder time reference (it was recorded with
+    /// `--timestamp clock`, and its crash marker kept `wallClock`, the time its first frame
+    /// arrived): what its clean close would have written. False when the file carries no
+    /// placeholder (stamped already, or never asked for).
+    @discardableResult
+    public static func restamp(path: String, wallClock: Double, sampleRate: Int) throws(Failure) -> Bool {
+        guard var metadata = try? TakeMetadata.read(path: path), metadata.timeReference == placeholderTimeReference else { return false }
+        let when = timeOfDay(wallClock: wallClock, sampleRate: sampleRate)
+        metadata.timeReference = when.reference
+        try stampTime(path: path, metadata: metadata, date: when.date, time: when.time)
+        return true
     }
 
     /// `value` in decimal with leading zeros to `digits` (a reader of the number sees it whole).

@@ -43,6 +43,8 @@ struct RecordingPass {
     let stopsWhenDone: Bool
     /// Stamp the takes with the wall-clock time of their first frame (`--timestamp clock`).
     var stampsClock = false
+    /// Whether the first frame's time is in the takes' crash markers (``Transport/noteFirstFrame()``).
+    var firstFrameNoted = false
     /// Device xruns and dropped spans told while the pass ran (marked in its takes).
     var incidents: [EngineEvent] = []
 }

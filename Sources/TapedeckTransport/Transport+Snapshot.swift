@@ -17,6 +17,7 @@ extension Transport {
         pollMIDI()
         pollAutomation(status)
         watchDisk(status)
+        noteFirstFrame()
         finishPassIfEnded(force: false)
         if engine.isStarted && !status.deviceRunning && !saidDeviceStop {
             saidDeviceStop = true

@@ -24,6 +24,20 @@ extension Transport {
         return pass?.incidents ?? []
     }
 
+    /// Once the running pass's first frame is in and its takes are stamped with the wall
+    /// clock, writes that time into their crash markers, so `recover` stamps a take a crash
+    /// leaves as its close would have (a split take's first piece; later pieces keep the
+    /// placeholder).
+    func noteFirstFrame() {
+        guard let p = pass, p.stampsClock, !p.firstFrameNoted, let wall = p.set.firstFrameWallClock else { return }
+        pass?.firstFrameNoted = true
+        for take in p.takes {
+            var marker = take.marker
+            marker.firstFrameWallClock = wall
+            try? marker.write(forAudio: take.path)
+        }
+    }
+
     /// What a take's file(s) say and where it marks lost input.
     struct TakeStamp {
         /// Timeline markers for the take (xruns, dropped spans).
@@ -98,12 +112,12 @@ extension Transport {
             out.problems.append("\(take.path): the time of its first frame is not known; it keeps no time of day")
             return out
         }
-        let first = TakeStamps.timeOfDay(wallClock: wall, sampleRate: rate)
+        let first = TakeFilePatch.timeOfDay(wallClock: wall, sampleRate: rate)
         out.origin = first.reference - start >= 0 ? first.reference - start : nil
         let requests = pass.set.requests
         for p in 0..<pieceCount {
             let from = Int64(p) * pieceFrames
-            let when = TakeStamps.timeOfDay(wallClock: wall + Double(from) / Double(max(rate, 1)), sampleRate: rate)
+            let when = TakeFilePatch.timeOfDay(wallClock: wall + Double(from) / Double(max(rate, 1)), sampleRate: rate)
             var metadata = k < requests.count ? requests[k].metadata ?? TakeMetadata() : TakeMetadata()
             metadata.timelineFrame = start + from
             metadata.timeReference = first.reference + from
@@ -131,18 +145,5 @@ enum TakeStamps {
             }
         }
         return out
-    }
-
-    /// A wall-clock moment (seconds since 1970) as frames since local midnight at
-    /// `sampleRate` and the BWF origination date (`yyyy-mm-dd`) and time (`hh:mm:ss`).
-    static func timeOfDay(wallClock: Double, sampleRate: Int) -> (reference: Int64, date: String, time: String) {
-        let date = Date(timeIntervalSince1970: wallClock)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone.current
-        let midnight = calendar.startOfDay(for: date).timeIntervalSince1970
-        let reference = Int64(((wallClock - midnight) * Double(sampleRate)).rounded())
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func two(_ v: Int?) -> String { let n = v ?? 0; return n < 10 ? "0\(n)" : "\(n)" }
-        return (reference, "\(c.year ?? 0)-\(two(c.month))-\(two(c.day))", "\(two(c.hour)):\(two(c.minute)):\(two(c.second))")
     }
 }

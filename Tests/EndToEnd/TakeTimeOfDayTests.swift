@@ -98,6 +98,45 @@ final class TakeTimeOfDayTests: XCTestCase {
         XCTAssertLessThanOrEqual(stamped, to - 0.5 + 0.05, "half a second before the end (\(to - stamped) s before it)")
     }
 
+    /// A clock-stamped take killed with SIGKILL before its close: its crash marker kept the
+    /// time of its first frame, and `recover` stamps it as the close would have.
+    func testARecoveredTakeGetsTheTimeOfDayItsCloseWouldHaveWritten() throws {
+        let jack = try JackServer.start(self, folder: dir.path)
+        RecordSupport.writeRaw(RecordSupport.signal(frames: 48_000 * 12, channels: 1, bits: 16, seed: 7), bits: 16, to: path("in.raw"))
+        let take = path("take.wav")
+        let before = Date()
+        let child = try SpawnedChild([Tapedeck.binary, "record", "--device", "jacktap:IN=\(path("in.raw"))", "--device-format", "s16",
+                                      "--bits", "16", "--out", take, "--timestamp", "clock", "--json"],
+                                     environment: jack.environment, stdoutPath: path("stdout.jsonl"))
+        var reaped = false
+        defer { if !reaped { _ = child.kill(SIGKILL) } }
+        // Recording for over a second (its first frame is in, the marker rewritten), then killed.
+        let deadline = Date().addingTimeInterval(20)
+        func recorded() -> Int {
+            let text = (try? String(contentsOfFile: path("stdout.jsonl"), encoding: .utf8)) ?? ""
+            return RecordSupport.jsonLines(text).compactMap { $0["frames"] as? Int }.max() ?? 0
+        }
+        while recorded() < 60_000 && Date() < deadline { usleep(20_000) }
+        let killedAt = Date()
+        reaped = child.kill(SIGKILL) != nil
+        XCTAssertGreaterThan(recorded(), 0, "recording started")
+        // Killed before its close: the header is stale (no chunk walk yet) and bext holds the placeholder.
+        let head = [UInt8](try Data(contentsOf: URL(fileURLWithPath: take)).prefix(4096))
+        let bext = try XCTUnwrap((0..<(head.count - 4)).first { head[$0..<($0 + 4)] == ArraySlice("bext".utf8) })
+        let raw = head[(bext + 8 + 338)..<(bext + 8 + 346)].reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        XCTAssertEqual(raw, TakeFilePatch.placeholderTimeReference, "killed before its close: the placeholder")
+        let r = try Tapedeck.run(["recover", take])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let wav = try RIFFWalk(path: take)
+        let reference = try XCTUnwrap(wav.bextTimeReference)
+        let stamped = Double(reference) / Double(rate)
+        XCTAssertGreaterThanOrEqual(stamped, secondsSinceMidnight(before) - 0.05)
+        XCTAssertLessThanOrEqual(stamped, secondsSinceMidnight(killedAt))
+        XCTAssertEqual(wav.bextOriginationDate, dateText(before, "yyyy-MM-dd"))
+        XCTAssertEqual(try TakeMetadata.read(path: take)?.timeReference, Int64(reference))
+        XCTAssertFalse(wav.ixml.contains(">\(TakeFilePatch.placeholderTimeReference & 0xFFFF_FFFF)<"), "the iXML is stamped too")
+    }
+
     func testSplitPiecesEachCarryTheTimeOfTheirOwnFirstFrame() throws {
         let run = try record(["--split", "1s"], seconds: 2.5)
         let folder = SessionFolder(path: path("s.tapedeck"))

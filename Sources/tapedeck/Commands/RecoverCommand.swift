@@ -26,6 +26,10 @@ struct RecoverCommand: Command {
         if AudioContainer(pathExtension: target) != nil {
             guard FileManager.default.fileExists(atPath: target) else { throw AudioFileError(path: target, reason: "no such file") }
             let frames = try TakeRecovery.repairFile(path: target)
+            // A take stamped with the time of day gets the time its marker kept.
+            if let marker = try? TakeMarker.read(sidecar: TakeMarker.sidecarPath(forAudio: target)), let wall = marker.firstFrameWallClock {
+                try TakeFilePatch.restamp(path: target, wallClock: wall, sampleRate: marker.sampleRate)
+            }
             TakeMarker.remove(forAudio: target)
             Terminal.out("\(target.terminalSafe): \(frames) frames")
             return ExitCode.ok
