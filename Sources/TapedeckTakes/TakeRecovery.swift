@@ -22,6 +22,8 @@ public enum TakeRecovery {
         public var timelineStartFrame: Int64? = nil
         /// Why it could not be placed, if it was not.
         public var problem: String?
+        /// Whether it is left to recover again (a mirror's copy the session's disk refused).
+        public var failed = false
     }
 
     /// Recovers every marked take in `folder`'s `audio/` and saves the session when anything

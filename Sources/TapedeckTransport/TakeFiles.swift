@@ -13,8 +13,10 @@ public enum TakeFiles {
     /// so two recorders starting in the same second can never choose the same file; the
     /// engine then writes the real marker over the claim and creates the take exclusively
     /// too. A claim whose take never started is removed by recovery (or by the caller).
-    public static func freshNames(in folder: SessionFolder, tracks: [Int], container: AudioContainer) -> [String] {
-        freshNames(in: folder.audioFolder, tracks: tracks, extension: container.rawValue)
+    /// `mirror`: a folder the takes are copied into as well (``RecordRequest/mirrorFolder``):
+    /// a name already there is skipped too, so no mirror copy meets a file of that name.
+    public static func freshNames(in folder: SessionFolder, tracks: [Int], container: AudioContainer, mirror: String? = nil) -> [String] {
+        freshNames(in: folder.audioFolder, tracks: tracks, extension: container.rawValue, mirror: mirror)
     }
 
     /// As ``freshNames(in:tracks:container:)``, for MIDI takes: `.mid` files in the session's
@@ -24,7 +26,7 @@ public enum TakeFiles {
         return freshNames(in: folder.midiFolder, tracks: tracks, extension: "mid")
     }
 
-    private static func freshNames(in directory: String, tracks: [Int], extension ext: String) -> [String] {
+    private static func freshNames(in directory: String, tracks: [Int], extension ext: String, mirror: String? = nil) -> [String] {
         let f = DateFormatter()
         f.dateFormat = "yyyyMMdd-HHmmss"
         f.locale = Locale(identifier: "en_US_POSIX")
@@ -36,6 +38,7 @@ public enum TakeFiles {
                 let file = directory + "/" + name
                 var st = stat()
                 if lstat(file, &st) == 0 { continue }
+                if let mirror, [name, TakePieces.firstPieceName(name)].contains(where: { lstat(mirror + "/" + $0, &st) == 0 }) { continue }
                 let fd = open(TakeMarker.sidecarPath(forAudio: file), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 if fd >= 0 {
                     close(fd)

@@ -24,7 +24,9 @@ extension Transport {
     func watchDisk(_ status: EngineStatus) {
         guard let pass else { return }
         let failures = pass.set.failedTakes
-        let everyTake = !pass.takes.isEmpty && failures.count >= pass.takes.count
+        // The pass stops once nothing can be written: no take's file and no mirror.
+        let everyTake = pass.set.nothingWritable
+        watchMirrors(pass, stopped: everyTake)
         for f in failures where !saidFailedTakes.contains(f.index) {
             saidFailedTakes.insert(f.index)
             let report = failureReport(f, of: pass, stoppedPass: everyTake)
@@ -50,7 +52,10 @@ extension Transport {
         let onTrack = track.map { " on track \($0 + 1)" } ?? ""
         let others = pass.takes.count - pass.set.failedTakes.count
         let what = stoppedPass ? "recording stopped" : "take stopped"
-        let rest = stoppedPass || !goesOn ? "" : "; recording goes on on \(others) other take\(others == 1 ? "" : "s")"
+        var rest = stoppedPass || !goesOn || others == 0 ? "" : "; recording goes on on \(others) other take\(others == 1 ? "" : "s")"
+        if !stoppedPass, goesOn, pass.set.hasLiveMirror(f.index), let mirror = take?.mirrorPath {
+            rest += " — its mirror records on: \(mirror)"
+        }
         let file = take?.relativeFile ?? f.request.path
         // The file's error names the file first: "PATH: the disk is full (…)".
         let prefix = f.request.path + ": "

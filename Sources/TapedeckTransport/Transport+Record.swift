@@ -30,6 +30,8 @@ struct RecordingPass {
         var marker: TakeMarker
         /// Frames per piece of a split take (nil: one file); the names above are the first piece's.
         var pieceFrames: Int64?
+        /// The take's second copy (``RecordRequest/mirrorFolder``), its first piece's name when split.
+        var mirrorPath: String?
     }
 
     let set: TakeSet
@@ -41,6 +43,9 @@ struct RecordingPass {
     let countInFrames: Int64
     let speed: Double
     let stopsWhenDone: Bool
+    /// Where the takes are mirrored (``RecordRequest/mirrorFolder``): the MIDI takes are
+    /// copied there when they end.
+    var mirrorFolder: String? = nil
     /// Stamp the takes with the wall-clock time of their first frame (`--timestamp clock`).
     var stampsClock = false
     /// Whether the first frame's time is in the takes' crash markers (``Transport/noteFirstFrame()``).
@@ -139,6 +144,13 @@ extension Transport {
             gate = TakeGate(recordPoint: l.startFrame)
             transportStart = l.startFrame - countIn
         }
+        // The standing settings (the screen's --split and --mirror): a split where the take
+        // can be split, a mirror always.
+        var request = request
+        if request.mirrorFolder == nil { request.mirrorFolder = options.mirrorFolder }
+        if request.split == nil, let split = options.split, kind == .plain, timePitch.speed == 1, !request.keepsDryCopy {
+            request.split = split
+        }
         // The timeline ends at 2^40 frames: a take stops there (what it would hold beyond could
         // never be placed).
         let startPoint = gate.recordPoint ?? status.positionFrame
@@ -165,7 +177,7 @@ extension Transport {
         // The files, each with its crash marker and what it says about itself.
         var takes: [RecordingPass.Take] = []
         var requests: [TakeRequest] = []
-        let names = folder.map { TakeFiles.freshNames(in: $0, tracks: audioTracks, container: options.takeContainer) } ?? []
+        let names = folder.map { TakeFiles.freshNames(in: $0, tracks: audioTracks, container: options.takeContainer, mirror: request.mirrorFolder) } ?? []
         let midiNames = folder.map { TakeFiles.freshMIDINames(in: $0, tracks: midiTracks) } ?? []
         // The names are claimed by their markers: a pass that never starts leaves no claim.
         func dropClaims() {
@@ -249,6 +261,14 @@ extension Transport {
             r.recordsDry = request.recordsDry
             r.splitFrames = pieceFrames
             take.pieceFrames = pieceFrames
+            if let mirror = request.mirrorFolder {
+                do { take.mirrorPath = try mirrorPath(for: take.path, in: mirror) } catch {
+                    dropClaims()
+                    recordingTracks = []
+                    throw error
+                }
+                r.mirrorPath = take.mirrorPath
+            }
             requests.append(r)
             takes.append(take)
         }
@@ -296,9 +316,10 @@ extension Transport {
         }
         _ = engine.waitUntilApplied(timeoutSeconds: 0.5)
         saidFailedTakes = []
+        saidFailedMirrors = []
         warnedDiskSeconds = .infinity
         pass = RecordingPass(set: set, kind: kind, takes: takes, midiTakes: midiTakes, countInFrames: countIn, speed: timePitch.speed,
-                             stopsWhenDone: request.stopsWhenDone)
+                             stopsWhenDone: request.stopsWhenDone, mirrorFolder: request.mirrorFolder)
         pass?.stampsClock = options.stampsTakesWithClock
         var monitorLatency: Int64?
         for t in tracks where (spec.tracks[t].input?.monitoring ?? .off) != .off {
@@ -335,6 +356,7 @@ extension Transport {
             }
             finishedTakes.append(FinishedTake(trackIndex: take.track, trackName: take.trackName, region: first,
                                               markerPath: TakeMarker.sidecarPath(forAudio: take.path), placement: placement))
+            if let folder = pass.mirrorFolder, let problem = mirrorMIDITake(take.path, into: folder) { lastPassProblems.append(problem) }
         }
     }
 
@@ -366,7 +388,8 @@ extension Transport {
         lastPassProblems = []
         // Takes whose disk refused a write: closed with what they hold, said once each.
         lastPassFailures = pass.set.failedTakes
-        let everyTakeFailed = !pass.takes.isEmpty && lastPassFailures.count >= pass.takes.count
+        lastPassMirrors = outcomes.compactMap(\.mirror)
+        let everyTakeFailed = pass.set.nothingWritable
         for f in lastPassFailures where !saidFailedTakes.contains(f.index) {
             saidFailedTakes.insert(f.index)
             takeFailures.append(failureReport(f, of: pass, stoppedPass: everyTakeFailed))
@@ -388,9 +411,11 @@ extension Transport {
             if outcome.droppedFrames > 0 {
                 lastPassProblems.append("\(take.path): \(outcome.droppedFrames) input frames were lost to a slow disk (silence there)")
             }
+            lastPassProblems += finishMirror(of: take, index: k, outcome: outcome, in: pass)
             let frames = outcome.frameCount
             let file = take.relativeFile ?? take.path
-            let stamped = stamp(take: take, index: k, of: pass, frames: frames, start: start, incidents: incidents)
+            let stamped = stamp(take: take, index: k, of: pass, frames: frames, start: start, incidents: incidents,
+                                mirrorFrames: outcome.mirror?.frameCount)
             lastPassProblems += stamped.problems
             // Where the pass really started (a take started on the fly knows it only now).
             var marker = take.marker
@@ -406,12 +431,18 @@ extension Transport {
             }
             let regions = marker.regions(fileFrames: frames, file: file)
             guard let first = regions.first else {
-                nothing = true
+                // The mirror may hold what its take's full disk did not (said above, kept).
+                let mirrorKeeps = (outcome.mirror?.frameCount ?? 0) > frames
+                nothing = nothing || !mirrorKeeps
                 if take.relativeFile != nil {
                     unlink(take.path)
                     if let peak = take.peakPath { unlink(peak) }
                     if let dry = take.dryPath { unlink(dry) }
                     TakeMarker.remove(forAudio: take.path)
+                }
+                if let mirror = take.mirrorPath, !mirrorKeeps {
+                    unlink(mirror)
+                    TakeMarker.remove(forAudio: mirror)
                 }
                 continue
             }

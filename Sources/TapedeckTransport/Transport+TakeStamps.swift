@@ -35,6 +35,11 @@ extension Transport {
             var marker = take.marker
             marker.firstFrameWallClock = wall
             try? marker.write(forAudio: take.path)
+            // The mirror's own marker, as its writer wrote it.
+            if let mirror = take.mirrorPath, var m = try? TakeMarker.read(sidecar: TakeMarker.sidecarPath(forAudio: mirror)) {
+                m.firstFrameWallClock = wall
+                try? m.write(forAudio: mirror)
+            }
         }
     }
 
@@ -51,9 +56,10 @@ extension Transport {
 
     /// Stamps take `k` of `pass` (closed, `frames` long, from timeline frame `start`): the
     /// wall-clock time reference and origination date and time when the pass asked for it,
-    /// and cue points (WAV) where input was lost; returns its markers for the timeline.
+    /// and cue points (WAV) or chapters (FLAC) where input was lost, in the take, its dry copy
+    /// and its mirror copy (`mirrorFrames` long); returns its markers for the timeline.
     func stamp(take: RecordingPass.Take, index k: Int, of pass: RecordingPass, frames: Int64, start: Int64,
-               incidents: [EngineEvent]) -> TakeStamp {
+               incidents: [EngineEvent], mirrorFrames: Int64? = nil) -> TakeStamp {
         var out = TakeStamp()
         guard frames > 0 else { return out }
         let rate = engine.configuration.sampleRate
@@ -63,8 +69,16 @@ extension Transport {
         let pieceFrames = take.pieceFrames ?? frames
         let pieceCount = Int((frames + pieceFrames - 1) / pieceFrames)
         func piecePath(_ p: Int) -> String { take.pieceFrames == nil ? take.path : TakePieces.name(take.path, piece: p + 1) }
-        // The files of piece `p`: the piece, and a dry copy beside a take that is not split.
-        func files(_ p: Int) -> [String] { [piecePath(p)] + (take.pieceFrames == nil ? take.dryPath.map { [$0] } ?? [] : []) }
+        // The files of piece `p`: the piece, a dry copy beside a take that is not split, and the
+        // piece's mirror copy (as long as the mirror got; a mirror that was given up is gone).
+        func mirrorPath(_ p: Int) -> String? {
+            guard let m = take.mirrorPath else { return nil }
+            let path = take.pieceFrames == nil ? m : TakePieces.name(m, piece: p + 1)
+            return access(path, F_OK) == 0 ? path : nil
+        }
+        func files(_ p: Int) -> [String] {
+            [piecePath(p)] + (take.pieceFrames == nil ? take.dryPath.map { [$0] } ?? [] : []) + (mirrorPath(p).map { [$0] } ?? [])
+        }
 
         // Lost input: (take frame, timeline frame, name), one per span.
         var lost: [(frame: Int64, timeline: Int64, name: String)] = []
@@ -94,12 +108,19 @@ extension Transport {
             let cues = lost.filter { $0.frame >= from && $0.frame < from + length }.map { CuePoint(frame: $0.frame - from, name: $0.name) }
             guard !cues.isEmpty else { continue }
             for path in files(p) {
+                // The mirror copy has its own ring: the device's xruns are in it, the take's dropped
+                // spans are not (it drops its own, unmarked). One that stopped early holds less.
+                var holds = length
+                let isMirror = path == mirrorPath(p)
+                if isMirror, let m = mirrorFrames { holds = min(length, max(0, m - from)) }
+                let inside = cues.filter { $0.frame < holds && (!isMirror || $0.name.hasPrefix("xrun")) }
+                guard !inside.isEmpty else { continue }
                 do {
                     // WAV: cue points with labels; FLAC: chapter comments, as exports carry them.
                     if options.takeContainer == .wav {
-                        try TakeFilePatch.appendCues(path: path, cues: cues, frameCount: length)
+                        try TakeFilePatch.appendCues(path: path, cues: inside, frameCount: holds)
                     } else {
-                        try FLACChapters.add(cues, sampleRate: rate, toFileAt: path)
+                        try FLACChapters.add(inside, sampleRate: rate, toFileAt: path)
                     }
                 } catch {
                     out.problems.append("\(error) (its xruns and dropped spans are not marked in it)")

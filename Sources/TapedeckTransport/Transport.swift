@@ -60,10 +60,14 @@ public final class Transport {
     public internal(set) var lastPassProblems: [String] = []
     /// Takes of the last finished pass whose disk refused a write (each kept up to there).
     public internal(set) var lastPassFailures: [TakeFailure] = []
+    /// The last pass's mirror copies (``RecordRequest/mirrorFolder``), in take order.
+    public internal(set) var lastPassMirrors: [MirrorOutcome] = []
     /// Every take that stopped on a refused write, as it was said (Transport+Disk.swift).
     public internal(set) var takeFailures: [TakeFailureReport] = []
     /// The running pass's failed takes already said, and the lowest "time left" warned of.
     var saidFailedTakes: Set<Int> = []
+    /// The running pass's mirrors (by take index) whose stop has been said.
+    var saidFailedMirrors: Set<Int> = []
     var warnedDiskSeconds = Double.infinity
     var finishedTakes: [FinishedTake] = []
     var errors: [String] = []

@@ -45,6 +45,12 @@ public struct TransportOptions: Sendable {
     /// does not wait: it never blocks its thread, and starts at 1× until they are ready.
     public var waitsForTimePitchToStart = true
 
+    /// Every pass's split, where a take can be split (a plain take at 1× without a dry copy;
+    /// others are one file): the screen's `--split` or `split =`. A request's own wins.
+    public var split: TakeSplit?
+    /// Every pass's mirror folder (the screen's `--mirror` or `mirror =`). A request's own wins.
+    public var mirrorFolder: String?
+
     /// Defaults: the session heard, stops at the end, recording at 1× only.
     public init() {}
 }
@@ -74,6 +80,10 @@ public struct RecordRequest: Sendable {
     /// Split every audio take into pieces of this length or size, each its own file and
     /// region (``TakePieces``); nil: one file per take. Plain takes at 1× only.
     public var split: TakeSplit?
+    /// Write a second copy of every audio take (and of every piece) into this folder, under
+    /// the take's own file name, from a writer of its own (``TakeRequest/mirrorPath``): the
+    /// field recorder's dual recording to a second disk. Nil: no mirror.
+    public var mirrorFolder: String?
 
     /// A pass from `fromFrame`.
     public init(fromFrame: Int64) { self.fromFrame = fromFrame }

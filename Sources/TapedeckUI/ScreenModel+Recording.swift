@@ -104,7 +104,10 @@ extension ScreenModel {
             placed.append((take, t))
         }
         guard let first = placed.first?.take else { return }
-        let names = placed.map { session.tracks[$0.track].name }
+        // A split take is one finished take per piece, all on one track: named once.
+        var seen = Set<Int>()
+        let tracks = placed.map(\.track).filter { seen.insert($0).inserted }
+        let names = tracks.map { session.tracks[$0].name }
         let onTracks = names.count > 3 ? "\(names.count) tracks" : names.joined(separator: ", ")
         let verb = first.verb == "recorded" ? "record" : first.verb
         edit("\(verb) on \(onTracks)") { s in
@@ -118,8 +121,10 @@ extension ScreenModel {
         if passes > 1 {
             say("recorded \(passes) takes on \(onTracks) (\(keyName(.take)) picks the one that plays)")
         } else {
-            let length = TransportBarView.clockText(first.region.lengthFrames, sampleRate: session.sampleRate)
-            say("\(first.verb) \(length) on \(onTracks) (\(keyName(.undo)) removes \(placed.count > 1 ? "them" : "it"))")
+            let frames = placed.filter { $0.track == placed[0].track }.reduce(Int64(0)) { $0 + $1.take.region.lengthFrames }
+            let length = TransportBarView.clockText(frames, sampleRate: session.sampleRate)
+            let pieces = placed.count > tracks.count ? " in \(placed.count / max(tracks.count, 1)) files" : ""
+            say("\(first.verb) \(length) on \(onTracks)\(pieces) (\(keyName(.undo)) removes \(tracks.count > 1 ? "them" : "it"))")
         }
     }
 }

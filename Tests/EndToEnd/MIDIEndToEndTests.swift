@@ -115,8 +115,12 @@ final class MIDIEndToEndTests: XCTestCase {
         let jack = rig.jack
         let session = try clickSession(dir)
         let out = dir.appendingPathComponent("out.raw").path
+        // Mirrored (record --mirror): a MIDI take is copied there when it ends.
+        let mirror = dir.appendingPathComponent("mirror").path
+        try FileManager.default.createDirectory(atPath: mirror, withIntermediateDirectories: true)
         let run = try Tapedeck.run(["record", session, "--device", "jacktap:OUT=\(out)", "--device-format", "float",
-                                    "--midi-in", "jack:tdseq:out", "--midi-out", "jack:tddump:input", "--duration", "4", "--json"],
+                                    "--midi-in", "jack:tdseq:out", "--midi-out", "jack:tddump:input", "--duration", "4", "--json",
+                                    "--mirror", mirror],
                                    environment: jack.environment, timeout: 60)
         XCTAssertEqual(run.status, 0, run.stderr)
         let lines = run.stdout.split(separator: "\n").compactMap {
@@ -138,6 +142,8 @@ final class MIDIEndToEndTests: XCTestCase {
         XCTAssertEqual(regions.first?["midi"] as? Bool, true)
         let file = session + "/" + (regions.first?["file"] as? String ?? "")
         XCTAssertEqual(regions.first?["lengthFrames"] as? Int, 4 * 48000, "the take spans the pass")
+        XCTAssertEqual(FileManager.default.contents(atPath: mirror + "/" + (file as NSString).lastPathComponent),
+                       FileManager.default.contents(atPath: file), "the mirror holds the MIDI take as it ended")
         let events = try csvNotes(file)
         let ons = events.filter { $0.kind == "Note_on_c" && $0.velocity > 0 }, offs = events.filter { $0.kind == "Note_off_c" }
         XCTAssertGreaterThanOrEqual(ons.count, 14, "a note every quarter second for 4 s")

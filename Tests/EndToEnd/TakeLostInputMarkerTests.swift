@@ -58,8 +58,9 @@ final class TakeLostInputMarkerTests: XCTestCase {
         RecordSupport.writeRaw(RecordSupport.signal(frames: 48_000 * 6, channels: 1, bits: 16, seed: 3), bits: 16, to: dir.path + "/in.raw")
         var env = jack.environment
         env["TAPEDECK_TEST_STALL"] = "96000:400"
+        try FileManager.default.createDirectory(atPath: dir.path + "/mirror", withIntermediateDirectories: true)
         let r = try Tapedeck.run(["record", folder.path, "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--bits", "16",
-                                  "--duration", "3", "--at", "1", "--json"], environment: env, timeout: 30)
+                                  "--duration", "3", "--at", "1", "--mirror", dir.path + "/mirror", "--json"], environment: env, timeout: 30)
         XCTAssertEqual(r.status, 0, r.stderr)
         let xruns = RecordSupport.jsonLines(r.stdout).filter { $0["event"] as? String == "xrun" }
         XCTAssertGreaterThanOrEqual(xruns.count, 1, "a 400 ms stall on a paced device overruns")
@@ -74,6 +75,10 @@ final class TakeLostInputMarkerTests: XCTestCase {
         XCTAssertEqual(wav.cues.map { Int64($0.position) }, expected.map { $0.frame - region.timelineStartFrame })
         XCTAssertEqual(wav.cues.map { wav.labels[$0.id] }, expected.map(\.name))
         XCTAssertTrue(wav.riffSizeMatchesFile)
+        // The mirror copy went through the same xruns: the same cue points.
+        let mirrored = try RIFFWalk(path: dir.path + "/mirror/" + (region.file as NSString).lastPathComponent)
+        XCTAssertEqual(mirrored.cues.map(\.position), wav.cues.map(\.position))
+        XCTAssertEqual(mirrored.cues.map { mirrored.labels[$0.id] }, expected.map(\.name))
         // Each cue is where the take's silence for its xrun begins, to the frame.
         let samples = try RecordSupport.readInts(folder.absolutePath(of: region.file), bits: 16).values
         for (cue, x) in zip(wav.cues, xruns) {

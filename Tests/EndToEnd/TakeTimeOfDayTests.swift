@@ -138,13 +138,17 @@ final class TakeTimeOfDayTests: XCTestCase {
     }
 
     func testSplitPiecesEachCarryTheTimeOfTheirOwnFirstFrame() throws {
-        let run = try record(["--split", "1s"], seconds: 2.5)
+        try FileManager.default.createDirectory(atPath: path("mirror"), withIntermediateDirectories: true)
+        let run = try record(["--split", "1s", "--mirror", path("mirror")], seconds: 2.5)
         let folder = SessionFolder(path: path("s.tapedeck"))
         let regions = try XCTUnwrap(try folder.load().tracks.last?.regions)
         XCTAssertEqual(regions.count, 3)
         let references = try regions.map { try XCTUnwrap(try RIFFWalk(path: folder.absolutePath(of: $0.file)).bextTimeReference) }
         XCTAssertEqual(references, [references[0], references[0] + 48000, references[0] + 96000])
         XCTAssertEqual(try RIFFWalk(path: run.take).bextTimeReference, references[0])
+        // The mirror's pieces are stamped alike.
+        let mirrored = try regions.map { try XCTUnwrap(try RIFFWalk(path: path("mirror/" + ($0.file as NSString).lastPathComponent)).bextTimeReference) }
+        XCTAssertEqual(mirrored, references)
     }
 
     func testTheSessionsTimeOfDayIsSetShownAndMalformedValuesAreRefusedInOneLine() throws {

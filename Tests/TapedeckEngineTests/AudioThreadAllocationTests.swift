@@ -70,8 +70,10 @@ final class AudioThreadAllocationTests: XCTestCase {
         let engine = Engine(device: device, options: options)
         try engine.prepare(spec)
         if let speed { engine.setTimePitch(speed); engine.waitForTimePitch() }
-        let set = try engine.startTakes([TakeRequest(track: 3, channelCount: 1, path: dir + "/take.wav", container: .wav, encoding: .int24)],
-                                        gate: TakeGate(recordPoint: 0, latencyFrames: 300))
+        // Mirrored too (record --mirror): the audio thread fills the mirror's ring as well.
+        var take = TakeRequest(track: 3, channelCount: 1, path: dir + "/take.wav", container: .wav, encoding: .int24)
+        take.mirrorPath = dir + "/take-mirror.wav"
+        let set = try engine.startTakes([take], gate: TakeGate(recordPoint: 0, latencyFrames: 300))
         engine.play()
         try engine.start()
         func waitFrames(_ frames: Int64) {
@@ -115,7 +117,9 @@ final class AudioThreadAllocationTests: XCTestCase {
         waitFrames(5_000)
         let load = engine.status().dspLoad
         XCTAssertTrue(set.hasEnded)
-        _ = engine.finish(set)
+        let outcome = engine.finish(set).first
+        XCTAssertNotNil(outcome?.mirror, "the take was mirrored")
+        XCTAssertEqual(outcome?.mirror?.frameCount, outcome?.frameCount, "the mirror holds what the take holds")
         let status = engine.status()
         engine.close()
         XCTAssertNil(status.lastError)

@@ -22,18 +22,41 @@ final class CaptureWriter: @unchecked Sendable {
     private let stallAtFrame: Int64
     private var stalled = false
 
-    init(board: StatusBoard, options: EngineOptions) {
+    /// Whether this writer writes the takes' mirrors (``TakeSet/mirrorLanes``) rather than
+    /// the takes (and their MIDI): a thread of its own, so neither disk holds up the other.
+    let writesMirrors: Bool
+    /// The mirrors' writer, beside the takes' (nil on the mirrors' writer itself).
+    private let mirrorWriter: CaptureWriter?
+
+    init(board: StatusBoard, options: EngineOptions, writesMirrors: Bool = false) {
         self.board = board
+        self.writesMirrors = writesMirrors
         headerInterval = options.headerIntervalNanoseconds
-        stallMilliseconds = options.writerStallMilliseconds
+        // The stall (a test's slow disk) is the takes' disk's.
+        stallMilliseconds = writesMirrors ? 0 : options.writerStallMilliseconds
         stallAtFrame = options.writerStallAtFrame
+        mirrorWriter = writesMirrors ? nil : CaptureWriter(board: board, options: options, writesMirrors: true)
     }
 
-    /// Starts the thread (a better nice value than the reader's, where allowed). Control thread.
-    func start() -> Bool { worker.start(name: "tapedeck-write", nice: -5) { [self] in run() } }
+    /// Starts the thread, and the mirrors' (a better nice value than the reader's, where
+    /// allowed). Control thread.
+    func start() -> Bool {
+        guard worker.start(name: writesMirrors ? "tapedeck-mirror" : "tapedeck-write", nice: -5, { [self] in run() }) else { return false }
+        if let mirrorWriter, !mirrorWriter.start() {
+            worker.stop()
+            return false
+        }
+        return true
+    }
 
-    /// Writes what is left and ends the thread. Control thread.
-    func stop() { worker.stop() }
+    /// Writes what is left and ends the thread(s). Control thread.
+    func stop() {
+        worker.stop()
+        mirrorWriter?.stop()
+    }
+
+    /// The lanes of `set` this writer drains.
+    private func lanes(of set: TakeSet) -> [TakeLane] { writesMirrors ? set.mirrorLanes : set.lanes }
 
     /// Starts draining `set`. Control thread.
     func add(_ set: TakeSet) {
@@ -41,6 +64,7 @@ final class CaptureWriter: @unchecked Sendable {
         board.diskMillisecondsLeft.store(-1, ordering: .relaxed)
         sets.withLock { $0.append(set) }
         wake.signal()
+        mirrorWriter?.add(set)
     }
 
     /// Stops draining `set` (it is written and about to be closed) and waits for a pass that
@@ -50,11 +74,15 @@ final class CaptureWriter: @unchecked Sendable {
     func remove(_ set: TakeSet) {
         sets.withLock { $0.removeAll { $0 === set } }
         pass.withLock { _ in }
+        mirrorWriter?.remove(set)
     }
 
-    /// Wakes the thread: frames arrived. Audio thread: one atomic increment.
+    /// Wakes the thread(s): frames arrived. Audio thread: an atomic increment each.
     @inline(__always)
-    func signal() { wake.signal() }
+    func signal() {
+        wake.signal()
+        mirrorWriter?.signal()
+    }
 
     /// Disk thread.
     private func run() {
@@ -66,22 +94,23 @@ final class CaptureWriter: @unchecked Sendable {
             let done = pass.withLock { passes -> Bool in
                 passes &+= 1
                 let current = sets.withLock { $0 }
-                for set in current { for lane in set.lanes { drain(lane, of: set) } }
+                for set in current { for lane in lanes(of: set) { drain(lane, of: set) } }
                 let now = monotonicNanoseconds()
-                drainMIDI(current, now: now)
+                if !writesMirrors { drainMIDI(current, now: now) }
                 if now - lastHeader >= headerInterval {
                     lastHeader = now
-                    for set in current { for lane in set.lanes where !lane.failed.load(ordering: .relaxed) {
+                    for set in current { for lane in lanes(of: set) where !lane.failed.load(ordering: .relaxed) {
                         lane.writer.updateHeader()
                         lane.dryWriter?.updateHeader()
                     } }
                 }
-                // Four times a second: "time left" moves while it records.
-                if !current.isEmpty, now - lastSpace >= 250_000_000 {
+                // Four times a second: "time left" moves while it records. (The takes' disk
+                // only: a mirror that fills stops alone, the recording goes on.)
+                if !writesMirrors, !current.isEmpty, now - lastSpace >= 250_000_000 {
                     lastSpace = now
                     measureSpace(current)
                 }
-                return quitting && current.allSatisfy({ set in set.lanes.allSatisfy { $0.ring.availableFrames == 0 } })
+                return quitting && current.allSatisfy({ set in lanes(of: set).allSatisfy { $0.ring.availableFrames == 0 } })
             }
             if done { break }
             wake.wait(timeoutNanoseconds: 100_000_000)
@@ -162,7 +191,9 @@ final class CaptureWriter: @unchecked Sendable {
     private func fail(_ lane: TakeLane, of set: TakeSet, _ text: String) {
         guard lane.fail(text, keptFrames: lane.framesInFiles) else { return }
         set.failedLanes.add(1, ordering: .releasing)
-        board.fail(text)
+        // A mirror's failure is said by the transport as the mirror's; the engine's error
+        // is the recording's.
+        if !lane.isMirror { board.fail(text) }
         wake.signal()
     }
 

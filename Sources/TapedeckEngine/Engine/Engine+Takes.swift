@@ -80,10 +80,26 @@ extension Engine {
             if let dry = lane.dryWriter { do { try dry.close() } catch { problem = problem ?? "\(error)" } }
             // What the file holds: all that was kept, or up to a write that failed.
             let frames = lane.failed.load(ordering: .acquiring) ? lane.framesInFiles : lane.writtenFrames.load(ordering: .acquiring)
-            return TakeOutcome(request: lane.request, frameCount: frames,
-                               droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem,
-                               pieceCount: lane.pieceIndex + 1)
+            var outcome = TakeOutcome(request: lane.request, frameCount: frames,
+                                      droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem,
+                                      pieceCount: lane.pieceIndex + 1)
+            outcome.mirror = mirrorOutcome(lane, written: set.isWritten)
+            return outcome
         }
+    }
+
+    /// Closes `lane`'s mirror and says what it holds (nil: the take has no mirror).
+    private func mirrorOutcome(_ lane: TakeLane, written: Bool) -> MirrorOutcome? {
+        guard let path = lane.request.mirrorPath else { return nil }
+        guard let m = lane.mirror else {
+            return MirrorOutcome(path: path, frameCount: 0, droppedFrames: 0, error: lane.mirrorOpenError, pieceCount: 0)
+        }
+        var problem = m.errorText.withLock { $0 }
+        if !written && problem == nil { problem = "the mirror's disk did not take the last frames in 30 s" }
+        do { try m.writer.close() } catch { problem = problem ?? "\(error)" }
+        let frames = m.failed.load(ordering: .acquiring) ? m.framesInFiles : m.writtenFrames.load(ordering: .acquiring)
+        return MirrorOutcome(path: path, frameCount: frames, droppedFrames: m.droppedFrames.load(ordering: .relaxed),
+                             error: problem, pieceCount: m.pieceIndex + 1)
     }
 
     private static func discard(_ lane: MIDITakeLane) {
@@ -92,6 +108,7 @@ extension Engine {
     }
 
     private static func discard(_ lane: TakeLane) {
+        if let m = lane.mirror { discard(m) }
         try? lane.writer.close()
         try? lane.dryWriter?.close()
         unlink(lane.request.path)

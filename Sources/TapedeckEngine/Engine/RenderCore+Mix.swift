@@ -95,7 +95,7 @@ extension RenderCore {
             }
             // Every take's disk refused a write: nothing kept from here on could be written,
             // so the pass ends now (on an unpaced device the timeline would run on for hours).
-            if set.lanes.count > 0 && set.failedLanes.load(ordering: .acquiring) >= set.lanes.count { ended = true }
+            if set.nothingWritable { ended = true }
             if set.endDevice != .max {
                 let (heard, overflow) = (deviceFrame + Int64(n)).subtractingReportingOverflow(latency)
                 if !overflow && heard >= set.endDevice { ended = true }
@@ -140,7 +140,7 @@ extension RenderCore {
     }
 
     /// Pushes `count` frames from `from` of the lane's track input (wet, dry or both) into
-    /// its ring; what does not fit is dropped and recorded as a gap.
+    /// its ring, and into its mirror's; what does not fit is dropped and recorded as a gap.
     ///
     /// Audio thread: no allocation, no locks.
     private func push(_ lane: TakeLane, graph g: Graph, from: Int, count: Int, keptBefore: Int64, silence: Bool) {
@@ -159,6 +159,17 @@ extension RenderCore {
             }
             sources = UnsafePointer(ringSources)
         }
+        fill(lane, sources: sources, from: from, count: count, keptBefore: keptBefore)
+        // The mirror's ring carries the take's channels (the first ones of `sources`).
+        if let mirror = lane.mirror { fill(mirror, sources: sources, from: from, count: count, keptBefore: keptBefore) }
+    }
+
+    /// Pushes `count` frames of `sources` (nil: silence) into `lane`'s ring; what does not
+    /// fit is dropped and recorded as a gap (a take's drop is the input's: counted and said;
+    /// a mirror's only its own).
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func fill(_ lane: TakeLane, sources: UnsafePointer<UnsafeMutablePointer<Float>>?, from: Int, count: Int, keptBefore: Int64) {
         var pushed = lane.ring.push(sources, frameCount: count, sourceOffset: from)
         var waited: Int64 = 0
         while pushed < count && waitsForDisk && waited < 2_000_000_000 {
@@ -171,10 +182,11 @@ extension RenderCore {
             let lost = Int64(count - pushed)
             _ = lane.gaps.push(TakeGap(frame: keptBefore + Int64(pushed), count: lost))
             lane.droppedFrames.add(lost, ordering: .relaxed)
+            if lane.isMirror { return }
             shared.board.droppedFrames.add(lost, ordering: .relaxed)
             EngineActivity.shared.signal()
             shared.events.push(EngineEvent(kind: .captureDropped, frame: keptBefore + Int64(pushed), frames: lost,
-                                           track: request.track))
+                                           track: lane.request.track))
         }
     }
 

@@ -30,6 +30,11 @@ public struct TakeRequest: Sendable {
     /// `path`, `peakPath` and the marker's file then name the first piece (`X-001.wav`).
     /// Not with a dry copy (the pieces would need two writers each).
     public var splitFrames: Int64?
+    /// When set, a second copy of the take (and of each of its pieces) is written to this
+    /// file, from its own ring by its own writer thread (``TakeLane/mirror``): a mirror
+    /// that fails or fills stops alone, and so does the main file. Its crash marker is
+    /// written beside it, so `recover --mirror` can bring either copy in. No peaks, no dry copy.
+    public var mirrorPath: String?
 
     /// Creates a request.
     public init(track: Int, channelCount: Int, path: String, container: AudioContainer, encoding: SampleEncoding,
@@ -82,6 +87,22 @@ public struct TakeOutcome: Sendable {
     /// Files the take was written to: 1, or the pieces of a split take
     /// (``TakeRequest/splitFrames``), each full but the last.
     public var pieceCount = 1
+    /// The mirror copy (``TakeRequest/mirrorPath``), as it was closed; nil without one.
+    public var mirror: MirrorOutcome?
+}
+
+/// The second copy of a take (``TakeRequest/mirrorPath``), as it was closed.
+public struct MirrorOutcome: Sendable {
+    /// The mirror's file (its first piece's when split).
+    public var path: String
+    /// Frames its file(s) hold.
+    public var frameCount: Int64
+    /// Frames its own ring lost to a slow mirror disk (silence there).
+    public var droppedFrames: Int64
+    /// Why it stopped early, could not be created or closed, if it did.
+    public var error: String?
+    /// Files written: 1, or the pieces.
+    public var pieceCount: Int
 }
 
 /// One take of a pass: its ring from the audio thread, its writers, and its gaps.
@@ -114,9 +135,19 @@ final class TakeLane: @unchecked Sendable {
     let scratchFrames: Int
     /// Channels the ring carries per frame: the take's, twice when a dry copy is kept.
     var ringChannels: Int { ring.channelCount }
+    /// The take's second copy (``TakeRequest/mirrorPath``): a lane of its own, filled by the
+    /// audio thread beside this one and drained by the mirror writer thread, so neither
+    /// disk can hold up the other. Nil without a mirror, or when its file could not be
+    /// created (``mirrorOpenError``: the take records on without it).
+    let mirror: TakeLane?
+    /// Why the mirror's file could not be created, if it could not.
+    let mirrorOpenError: String?
+    /// Whether this lane is a mirror (its failures stop it alone, and are said as the mirror's).
+    let isMirror: Bool
 
-    init(request: TakeRequest, ringFrames: Int, blockFrames: Int, sampleRate: Int) throws {
+    init(request: TakeRequest, ringFrames: Int, blockFrames: Int, sampleRate: Int, isMirror: Bool = false) throws {
         self.request = request
+        self.isMirror = isMirror
         let channels = request.channelCount * (request.dryPath != nil ? 2 : 1)
         ring = FrameRing(channelCount: channels, capacityFrames: ringFrames)
         let format = AudioFileFormat(container: request.container, encoding: request.encoding, sampleRate: sampleRate,
@@ -136,6 +167,24 @@ final class TakeLane: @unchecked Sendable {
         scratchFrames = blockFrames
         scratch = .allocate(capacity: channels)
         for c in 0..<channels { (scratch + c).initialize(to: .allocate(capacity: blockFrames)) }
+        if let mirrorPath = request.mirrorPath, !isMirror {
+            var copy = request
+            copy.path = mirrorPath
+            copy.peakPath = nil
+            copy.dryPath = nil
+            copy.mirrorPath = nil
+            do {
+                mirror = try TakeLane(request: copy, ringFrames: ringFrames, blockFrames: blockFrames, sampleRate: sampleRate,
+                                      isMirror: true)
+                mirrorOpenError = nil
+            } catch {
+                mirror = nil
+                mirrorOpenError = "\(error)"
+            }
+        } else {
+            mirror = nil
+            mirrorOpenError = nil
+        }
     }
 
     deinit {
@@ -220,9 +269,14 @@ public final class TakeSet: @unchecked Sendable {
     let startedFlag = Atomic<Bool>(false)
     let endedFlag = Atomic<Bool>(false)
     let framesKept = Atomic<Int64>(0)
-    /// Lanes whose writes failed (a full disk): once every lane has, the audio thread ends the
-    /// pass, since nothing it keeps could be written. Writer thread adds.
+    /// Lanes whose writes failed (a full disk), mirrors included: once every lane has
+    /// (``writableLaneCount``), the audio thread ends the pass, since nothing it keeps could
+    /// be written. Writer threads add.
     let failedLanes = Atomic<Int>(0)
+    /// The lanes that can be written: the takes and their mirrors.
+    let writableLaneCount: Int
+    /// The takes' mirror lanes, for the mirror writer (drawn once, here).
+    let mirrorLanes: [TakeLane]
     /// The timeline frame where the first kept frame was played (valid once started).
     let recordPointFrame = Atomic<Int64>(0)
     /// When the takes' first frame arrived at the input, CLOCK_MONOTONIC ns (0: not yet; see
@@ -234,6 +288,8 @@ public final class TakeSet: @unchecked Sendable {
         self.midiLanes = midiLanes
         self.midiLatencyFrames = midiLatencyFrames
         self.gate = gate
+        mirrorLanes = lanes.compactMap(\.mirror)
+        writableLaneCount = lanes.count + mirrorLanes.count
         laneTable = .allocate(capacity: max(lanes.count, 1))
         for (i, lane) in lanes.enumerated() { (laneTable + i).initialize(to: Unmanaged.passUnretained(lane)) }
     }
@@ -256,6 +312,31 @@ public final class TakeSet: @unchecked Sendable {
         for lane in lanes { if let e = lane.errorText.withLock({ $0 }) { return "\(lane.request.path): \(e)" } }
         return nil
     }
+    /// Whether no lane can be written any more (every take's file and every mirror refused a
+    /// write): the pass ends. Any thread.
+    public var nothingWritable: Bool {
+        writableLaneCount > 0 && failedLanes.load(ordering: .acquiring) >= writableLaneCount
+    }
+    /// Whether take `index` still has a mirror being written (so it goes on when its own
+    /// file stopped). Any thread.
+    public func hasLiveMirror(_ index: Int) -> Bool {
+        guard lanes.indices.contains(index), let m = lanes[index].mirror else { return false }
+        return !m.failed.load(ordering: .acquiring)
+    }
+    /// The mirrors that stopped so far (a full or failing mirror disk, or a file that could
+    /// not be created), by their take's index: each file whole up to its kept frames. Any thread.
+    public var failedMirrors: [TakeFailure] {
+        lanes.enumerated().compactMap { i, lane in
+            if let open = lane.mirrorOpenError, let path = lane.request.mirrorPath {
+                var r = lane.request
+                r.path = path
+                return TakeFailure(index: i, request: r, reason: open, keptFrames: 0)
+            }
+            guard let m = lane.mirror, m.failed.load(ordering: .acquiring) else { return nil }
+            return TakeFailure(index: i, request: m.request, reason: m.errorText.withLock { $0 } ?? "",
+                               keptFrames: m.keptAtFailure.load(ordering: .relaxed))
+        }
+    }
     /// The takes whose writes failed so far (a full disk, a failing disk), in lane order:
     /// each file is whole up to ``TakeFailure/keptFrames``. Any thread.
     public var failedTakes: [TakeFailure] {
@@ -274,6 +355,7 @@ public final class TakeSet: @unchecked Sendable {
         guard hasEnded else { return false }
         let total = frameCount
         return lanes.allSatisfy { $0.failed.load(ordering: .acquiring) || $0.writtenFrames.load(ordering: .acquiring) >= total }
+            && mirrorLanes.allSatisfy { $0.failed.load(ordering: .acquiring) || $0.writtenFrames.load(ordering: .acquiring) >= total }
             && midiLanes.allSatisfy { $0.done.load(ordering: .acquiring) }
     }
     /// The requests, in order.

@@ -25,7 +25,7 @@ extension Mixdown.Request {
 
     /// The session's markers inside the range, at their frame in the file (from the range's
     /// start, at the export's speed), named as they are.
-    var fileCues: [CuePoint] {
+    public var fileCues: [CuePoint] {
         let speed = timePitch.speed > 0 ? timePitch.speed : 1
         return session.markers.filter { $0.frame >= range.startFrame && $0.frame < range.endFrame }.map { m in
             let offset = m.frame - range.startFrame

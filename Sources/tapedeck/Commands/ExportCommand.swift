@@ -26,6 +26,7 @@ struct ExportCommand: Command {
             OptionSpec("--threads", value: "N", "tracks rendered in parallel (default: one per core)"),
             OptionSpec("--normalize", value: "LUFS|NAME", "set the mix's integrated loudness (EBU R128): -16LUFS, or podcast, podcast-mono, broadcast, broadcast-mono"),
             OptionSpec("--true-peak", value: "DBTP", "with --normalize: the highest true peak allowed, at 32× oversampling (default -1)"),
+            OptionSpec("--chapters", value: "FILE", "also write the markers inside the range as podcast chapters: FILE.json (Podcasting 2.0 JSON chapters) or FILE.txt (HH:MM:SS.mmm Title lines)", complete: .file),
             OptionSpec(flag: "--midi", "write the session's MIDI as a Standard MIDI File (-o FILE.mid): one track per track with MIDI regions"),
         ],
         details: """
@@ -68,6 +69,8 @@ struct ExportCommand: Command {
     let masterChain: String?
     let threads: Int?
     let loudness: NormalizedMixdown.Target?
+    /// `--chapters FILE`: the markers as podcast chapters beside the export.
+    let chapters: String?
 
     let midi: Bool
 
@@ -113,8 +116,13 @@ struct ExportCommand: Command {
             if ceiling != nil { throw UsageError("export: --true-peak needs --normalize (e.g. --normalize -16LUFS --true-peak -1)") }
             loudness = nil
         }
+        chapters = try arguments.option("--chapters")
+        if let chapters, PodcastChapters.format(forPath: chapters) == nil {
+            throw UsageError("export: --chapters '\(chapters)' must end in .json (Podcasting 2.0 chapters) or .txt")
+        }
         folder = SessionFolder(path: try arguments.required("a session folder"))
         if midi {
+            if chapters != nil { throw UsageError("export: --chapters goes with an audio export (a MIDI file keeps its markers as the session's tempo map does not)") }
             let lower = output.lowercased()
             guard lower.hasSuffix(".mid") || lower.hasSuffix(".midi") else { throw UsageError("export: --midi writes a .mid file; -o '\(output)' is not one") }
             if encoding != nil || stems != nil || !timePitch.isIdentity || masterChain != nil || loudness != nil || threads != nil {
@@ -164,6 +172,9 @@ struct ExportCommand: Command {
         if let problem = SessionReferences.exportProblem(output, session: session, folder: folder) {
             throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
         }
+        if let chapters, let problem = SessionReferences.exportProblem(chapters, session: session, folder: folder) {
+            throw UsageError("export: --chapters '\(chapters.terminalSafe)' \(problem)")
+        }
         if let stems, let problem = SessionReferences.exportProblem(stems, session: session, folder: folder, isFolder: true) {
             throw UsageError("export: --stems '\(stems.terminalSafe)' \(problem)")
         }
@@ -195,13 +206,21 @@ struct ExportCommand: Command {
         } else {
             summary = try Mixdown(request).run { progress($0) }
         }
+        var warnings = summary.warnings
+        var chaptersLine: String?
+        if let chapters {
+            let cues = request.fileCues
+            try PodcastChapters.write(cues, sampleRate: session.sampleRate, to: chapters)
+            chaptersLine = "chapters \(chapters.terminalSafe): \(cues.count) from the session's markers"
+            if cues.isEmpty { warnings.append("no marker lies inside the export: \(chapters.terminalSafe) holds no chapters (add them with `tapedeck marker`)") }
+        }
         let seconds = monotonicSeconds() - started
         let length = TimeText.clock(frames: summary.frameCount, sampleRate: session.sampleRate)
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
         let cleaned = summary.nonFiniteSampleCount == 0 ? ""
             : ", \(summary.nonFiniteSampleCount) NaN/infinite sample\(summary.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
         let line = ("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)\(summary.clipText)")
-        return ([line] + (loudnessLine.map { [$0] } ?? []), summary.warnings)
+        return ([line] + (loudnessLine.map { [$0] } ?? []) + (chaptersLine.map { [$0] } ?? []), warnings)
     }
 
     /// `export --midi`: the session's MIDI tracks into one Standard MIDI File.

@@ -41,6 +41,7 @@ struct RecordCommand: Command {
             OptionSpec("--monitor", value: "MODE", "hear the input (after its input chain): input always; auto while recording, in place of the track's own playback (default off); its latency is shown",
                        allowed: ["off", "input", "auto"]),
             OptionSpec("--split", value: "SIZE", "split each take into files of this length (1h, 30m, 90s) or size (2GB, 500MB; at most 4GB), named NAME-001, NAME-002, …: each piece is finished before the next begins and placed on the track right after the one before, so they play as one take"),
+            OptionSpec("--mirror", value: "DIR", "write a second copy of every take (and every --split piece, under the same file names) into DIR, another disk, from a writer of its own: a mirror that fails or fills is said once and the take records on, and the other way round; `recover S --mirror DIR` brings a mirror's copy in"),
             OptionSpec("--retro", value: "SECONDS", "listen without recording, keeping the last SECONDS of input in memory; each SIGUSR1 (kill -USR1 PID) turns them into a take placed where it was played"),
         ] + SharedOptions.timePitch + SharedOptions.midi + SharedOptions.osc,
         details: """
@@ -79,6 +80,8 @@ struct RecordCommand: Command {
     /// `--split` as typed, and what it means.
     var splitText: String?
     var split: TakeSplit?
+    /// `--mirror DIR`: the folder every take is copied into as it records.
+    var mirrorFolder: String?
 
     init(arguments: inout Arguments) throws {
         inputChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
@@ -93,6 +96,8 @@ struct RecordCommand: Command {
         if split != nil && retroSeconds != nil { throw UsageError("record: --split and --retro cannot be combined (a kept retroactive take is one file)") }
         if recording.stampsClock && retroSeconds != nil { throw UsageError("record: --timestamp clock stamps recorded takes, not --retro ones (they keep their timeline frame)") }
         if split != nil && keepDry { throw UsageError("record: --split cannot keep a dry copy beside the take (--keep both)") }
+        mirrorFolder = try arguments.option("--mirror").map { d throws(UsageError) in try MirrorOption.check(d) }
+        if mirrorFolder != nil && retroSeconds != nil { throw UsageError("record: --mirror and --retro cannot be combined (a retroactive take is kept from memory, after the fact)") }
         let named = try arguments.option("--session")
         outPath = try arguments.option("--out")
         trackText = try arguments.option("--track")
@@ -161,6 +166,7 @@ struct RecordCommand: Command {
             try SplitOption.check(split, text: text, sampleRate: session.sampleRate, channelCounts: counts, encoding: encoding)
             if let out = outPath { try SplitOption.checkFree(out: out) }
         }
+        if let mirror = mirrorFolder, let out = outPath { try MirrorOption.checkFree(out: out, mirror: mirror, split: split != nil) }
         let timing = try recording.timing(session: session, tempo: tempo)
 
         var options = TransportOptions()
@@ -223,6 +229,7 @@ struct RecordCommand: Command {
         request.outputPath = target.isFileTake ? outPath : nil
         request.stopsWhenDone = true
         request.split = split
+        request.mirrorFolder = mirrorFolder
         let start: RecordingStart
         do { start = try transport.record(request) } catch let e as TransportError {
             throw e.kind == .usage ? UsageError("record: \(e.description)") as Error : RecordFailure(message: e.description)

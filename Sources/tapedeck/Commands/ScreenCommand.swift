@@ -18,6 +18,8 @@ struct ScreenCommand: Command {
         options: [
             OptionSpec("--theme", value: "NAME", "colours: default, light, high-contrast, mono or your own"),
             OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none), or jack (jack:CLIENT) to run as a JACK client"),
+            OptionSpec("--split", value: "SIZE", "split every plain take at 1x into files of this length (1h, 30m) or size (2GB), as `record --split` (config: 'split = SIZE')"),
+            OptionSpec("--mirror", value: "DIR", "write a second copy of every take into DIR (another disk), as `record --mirror` (config: 'mirror = DIR')"),
         ] + SharedOptions.jack + SharedOptions.midi + SharedOptions.osc,
         details: """
         Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
@@ -28,7 +30,8 @@ struct ScreenCommand: Command {
 
         Settings live in $XDG_CONFIG_HOME/tapedeck (default ~/.config/tapedeck):
           keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
-          config   'theme = NAME', 'osc = PORT' (as --osc), 'osc-address = ADDR'
+          config   'theme = NAME', 'osc = PORT' (as --osc), 'osc-address = ADDR',
+                   'split = 1h' (as --split), 'mirror = DIR' (as --mirror)
           themes/  your own NAME.theme files
         --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
         NO_COLOR set in the environment turns colours off.
@@ -58,6 +61,9 @@ struct ScreenCommand: Command {
     let jack: JACKOptions
     let midi: MIDIOptions
     let osc: OSCOptions
+    /// Every take's split and mirror (`--split`, `--mirror`, or the config's).
+    let split: TakeSplit?
+    let mirrorFolder: String?
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
@@ -66,7 +72,15 @@ struct ScreenCommand: Command {
         deviceName = device ?? "default"
         jack = try JACKOptions(arguments: &arguments, deviceName: deviceName)
         midi = try MIDIOptions(arguments: &arguments)
-        osc = try OSCOptions(arguments: &arguments, configured: ScreenConfig(environment: ProcessInfo.processInfo.environment, bundledThemes: []).configuredOSC())
+        let config = ScreenConfig(environment: ProcessInfo.processInfo.environment, bundledThemes: [])
+        osc = try OSCOptions(arguments: &arguments, configured: config.configuredOSC())
+        // An option given wins over the config's line; either is checked as `record` checks it.
+        split = try (arguments.option("--split") ?? config.configuredValue("split")).map { t throws(UsageError) in
+            try SplitOption.parse(t, command: "open")
+        }
+        mirrorFolder = try (arguments.option("--mirror") ?? config.configuredValue("mirror")).map { d throws(UsageError) in
+            try MirrorOption.check(d, command: "open")
+        }
         sessionPath = arguments.positional()
     }
 
@@ -137,6 +151,7 @@ struct ScreenCommand: Command {
         let (link, offlineReason) = try makeLink(session: session, folder: folder, device: device, environment: env)
         // Last, so the problems with the user's own files are the ones shown first.
         if let offlineReason { messages.append("offline: \(offlineReason)") }
+        if let mirrorFolder { messages.append("every take is mirrored to \(mirrorFolder.terminalSafe)") }
         if session.tracks.contains(where: \.isMIDI) && link.midiPorts.isEmpty { messages.append(link.midiInputLine) }
         let model = ScreenModel(document: SessionDocument(session: session), folder: folder, link: link,
                                 hooks: ScreenCommand.hooks(), keyMap: keyMap, peaks: peaks,
@@ -185,6 +200,8 @@ struct ScreenCommand: Command {
         options.retroSeconds = Transport.screenRetroSeconds
         options.midi = midi.setup
         options.waitsForTimePitchToStart = false
+        options.split = split
+        options.mirrorFolder = mirrorFolder
         // Takes from the screen are compensated as `record`'s are (they were not on JACK).
         options.latencyOffset = { name in (try? LatencyOffsets.load())?.offset(forDevice: name) ?? 0 }
         func offline(_ reason: String?) throws -> (Transport, offlineReason: String?) {

@@ -98,13 +98,18 @@ struct HeadlessRecording {
         if json {
             var pieces: [String: Any] = [:]
             if firstTake.count > 1 { pieces["pieces"] = firstTake.map(\.path) }
+            if let m = transport.lastPassMirrors.first {
+                pieces["mirror"] = ["file": m.path, "frames": m.frameCount, "pieces": m.pieceCount, "dropped_frames": m.droppedFrames,
+                                    "error": m.error.map { $0 as Any } ?? NSNull()] as [String: Any]
+            }
             line.emit(pieces.merging(["event": "done", "frames": takeFrames, "xruns": line.xruns.count, "xrun_frames": line.xruns,
                        "file": start.paths.first ?? "", "files": start.paths, "latency_frames": start.latencyFrames,
                        "dropped_frames": last.droppedFrames, "disk_full": failures.contains { $0.isDiskFull },
                        "markers": marks.map { ["name": $0.name, "frame": $0.frame] as [String: Any] },
                        "error": problems.isEmpty ? NSNull() : problems.joined(separator: "; ") as Any]) { $1 })
         } else if takes.isEmpty {
-            Terminal.err("nothing was recorded\n")
+            // A take whose own disk kept nothing may be whole in its mirror (said below).
+            if !transport.lastPassMirrors.contains(where: { $0.frameCount > 0 }) { Terminal.err("nothing was recorded\n") }
         } else {
             for (k, (take, file)) in zip(takes, files).enumerated() {
                 let passes = take.passCount > 1 ? " as \(take.passCount) loop takes" : ""
@@ -121,6 +126,9 @@ struct HeadlessRecording {
         if !problems.isEmpty {
             throw RecordFailure(message: problems.joined(separator: "; "), status: failures.isEmpty ? ExitCode.failure : ExitCode.ioError)
         }
+        // A mirror that stopped (said once, as it happened) leaves the take whole but
+        // unprotected: not all that was asked was done.
+        if transport.lastPassMirrors.contains(where: { $0.error != nil }) { return ExitCode.failure }
         return ExitCode.ok
     }
 

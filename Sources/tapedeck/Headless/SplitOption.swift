@@ -13,25 +13,25 @@ enum SplitOption {
     ]
 
     /// Parses the option's text.
-    static func parse(_ text: String) throws(UsageError) -> TakeSplit {
+    static func parse(_ text: String, command: String = "record") throws(UsageError) -> TakeSplit {
         let lower = text.lowercased().trimmingCharacters(in: .whitespaces)
         let help = "give a length (1h, 30m, 90s) or a size (2GB, 500MB)"
-        if let bare = Double(lower), !(bare > 0) { throw UsageError("record: --split '\(text)': a piece must be longer than 0; \(help)") }
+        if let bare = Double(lower), !(bare > 0) { throw UsageError("\(command): --split '\(text)': a piece must be longer than 0; \(help)") }
         guard let unit = units.first(where: { lower.hasSuffix($0.suffix) }),
               let number = Double(lower.dropLast(unit.suffix.count).trimmingCharacters(in: .whitespaces)), number.isFinite else {
-            throw UsageError("record: --split '\(text)': \(help)")
+            throw UsageError("\(command): --split '\(text)': \(help)")
         }
-        guard number > 0 else { throw UsageError("record: --split '\(text)': a piece must be longer than 0; \(help)") }
+        guard number > 0 else { throw UsageError("\(command): --split '\(text)': a piece must be longer than 0; \(help)") }
         if let perUnit = unit.seconds {
             let seconds = number * perUnit
-            guard seconds >= 1 else { throw UsageError("record: --split '\(text)': a piece must last at least 1 second") }
+            guard seconds >= 1 else { throw UsageError("\(command): --split '\(text)': a piece must last at least 1 second") }
             // Past a year the number means nothing (and is kept away from overflowing frames).
-            guard seconds <= 366 * 86400 else { throw UsageError("record: --split '\(text)': a piece of more than a year is no split") }
+            guard seconds <= 366 * 86400 else { throw UsageError("\(command): --split '\(text)': a piece of more than a year is no split") }
             return .seconds(seconds)
         }
         let bytes = number * (unit.bytes ?? 1)
         guard bytes <= Double(Int64(1) << 32) else {
-            throw UsageError("record: --split '\(text)': a WAV piece holds at most 4GB (the point of splitting is files every program reads)")
+            throw UsageError("\(command): --split '\(text)': a WAV piece holds at most 4GB (the point of splitting is files every program reads)")
         }
         return .bytes(Int64(bytes))
     }
