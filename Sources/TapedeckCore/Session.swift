@@ -313,11 +313,12 @@ extension Session {
         midiBindings = try c.decodeIfPresent([MIDIBinding].self, forKey: .midiBindings) ?? []
         tempoChanges = try c.decodeIfPresent([TempoChange].self, forKey: .tempoChanges) ?? []
         meterChanges = try c.decodeIfPresent([MeterChange].self, forKey: .meterChanges) ?? []
+        timeOfDayOrigin = try c.decodeIfPresent(Int64.self, forKey: .timeOfDayOrigin)
     }
 
     private enum CodingKeys: String, CodingKey {
         case schemaVersion, sampleRate, tempoBPM, timeSignature, markers, loopRange, loopEnabled, punchRange, punchEnabled
-        case masterChain, masterGainDecibels, tracks, midiBindings, tempoChanges, meterChanges
+        case masterChain, masterGainDecibels, tracks, midiBindings, tempoChanges, meterChanges, timeOfDayOrigin
     }
 
     /// Encodes a session; a map without changes writes no change lists, so a session without
@@ -339,6 +340,7 @@ extension Session {
         try c.encode(midiBindings, forKey: .midiBindings)
         if !tempoChanges.isEmpty { try c.encode(tempoChanges, forKey: .tempoChanges) }
         if !meterChanges.isEmpty { try c.encode(meterChanges, forKey: .meterChanges) }
+        try c.encodeIfPresent(timeOfDayOrigin, forKey: .timeOfDayOrigin)
     }
 }
 
@@ -391,6 +393,10 @@ public struct Session: Codable, Equatable, Sendable {
     public var tempoChanges: [TempoChange]
     /// Meter changes after bar 1 (bar 1 has ``timeSignature``), in bar order.
     public var meterChanges: [MeterChange]
+    /// The time of day timeline frame 0 stands for, in frames since midnight at
+    /// ``sampleRate`` (nil: none). `import --at original` places a BWF file at its time
+    /// reference less this; `record --timestamp clock` sets it from the first take.
+    public var timeOfDayOrigin: Int64?
 
     /// Creates an empty session.
     public init(sampleRate: Int = 48000, tempoBPM: Double = 120,

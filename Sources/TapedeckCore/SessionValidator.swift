@@ -26,6 +26,9 @@ public enum SessionValidator {
             if let p = limits.position(m.frame, "markers[\(i)].frame") { return p }
             if let p = nameProblem(m.name, "markers[\(i)].name") { return p }
         }
+        if let o = session.timeOfDayOrigin, o < 0 || o >= TimeOfDay.framesPerDay(sampleRate: session.sampleRate) {
+            return "timeOfDayOrigin: \(o) is not a time of day (0 up to a day of frames at \(session.sampleRate) Hz)"
+        }
         if let p = rangeProblem(session.loopRange, "loopRange", limits) { return p }
         if let p = rangeProblem(session.punchRange, "punchRange", limits) { return p }
         if session.masterChain.count > SessionLimits.maximumChainLength {

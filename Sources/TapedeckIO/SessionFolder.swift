@@ -366,6 +366,7 @@ public struct SessionFolder: Sendable {
     private static let wholeNumberKeys: Set<String> = [
         "sampleRate", "beatsPerBar", "beatUnit", "frame", "startFrame", "endFrame", "timelineStartFrame", "sourceOffsetFrame",
         "lengthFrames", "fadeInFrames", "fadeOutFrames", "takeGroup", "takeNumber", "group", "take", "inputChannels", "bar",
+        "timeOfDayOrigin",
     ]
 
     /// The first whole-number field holding a fraction or a number too large for any frame

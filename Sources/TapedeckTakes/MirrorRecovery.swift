@@ -45,6 +45,9 @@ extension TakeRecovery {
                 results.append(item)
                 continue
             }
+            if let wall = marker.firstFrameWallClock {  // a take stamped with the time of day (`--timestamp clock`)
+                _ = try? TakeFilePatch.restamp(path: audioPath, wallClock: wall, sampleRate: marker.sampleRate)
+            }
             // A take outside a session (`record --out F --mirror DIR`): the file is all there is.
             guard marker.session != nil, !marker.file.hasPrefix("/") else {
                 TakeMarker.remove(forAudio: audioPath)

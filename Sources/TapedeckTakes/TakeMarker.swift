@@ -60,6 +60,10 @@ public struct TakeMarker: Codable, Equatable, Sendable {
     public var takeGroup: Int?
     /// The unprocessed copy kept beside the take (`record --keep both`), repaired with it.
     public var dryFile: String?
+    /// When the take's first frame arrived (seconds since 1970, wall clock), for a take
+    /// stamped with the time of day (`record --timestamp clock`): written once it is known, so
+    /// recovery stamps the take as its close would have.
+    public var firstFrameWallClock: Double?
 
     /// Creates a marker for a plain take at 1×; set the other fields for punch, loop and speed.
     public init(file: String, session: String?, trackIndex: Int?, trackName: String? = nil, timelineStartFrame: Int64,
@@ -97,6 +101,7 @@ public struct TakeMarker: Codable, Equatable, Sendable {
         recordedSpeed = try c.decodeIfPresent(Double.self, forKey: .recordedSpeed) ?? 1
         takeGroup = try c.decodeIfPresent(Int.self, forKey: .takeGroup)
         dryFile = try c.decodeIfPresent(String.self, forKey: .dryFile)
+        firstFrameWallClock = try c.decodeIfPresent(Double.self, forKey: .firstFrameWallClock)
     }
 
     /// The sidecar path for an audio file path.

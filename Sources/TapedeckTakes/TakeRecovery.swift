@@ -76,8 +76,14 @@ public enum TakeRecovery {
             }
             do {
                 item.frameCount = try repairFile(path: audioPath, sampleRate: marker?.sampleRate ?? session.sampleRate)
+                if let wall = marker?.firstFrameWallClock, sub == "audio" {
+                    _ = try? TakeFilePatch.restamp(path: audioPath, wallClock: wall, sampleRate: marker?.sampleRate ?? session.sampleRate)
+                }
                 if let dry = marker?.dryFile.map(folder.absolutePath(of:)), isPresent(dry), !isLink(dry) {
                     _ = try? repairFile(path: dry)
+                    if let wall = marker?.firstFrameWallClock {
+                        _ = try? TakeFilePatch.restamp(path: dry, wallClock: wall, sampleRate: marker?.sampleRate ?? session.sampleRate)
+                    }
                 }
             } catch {
                 item.problem = "\(error)"

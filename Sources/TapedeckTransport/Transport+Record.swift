@@ -46,6 +46,12 @@ struct RecordingPass {
     /// Where the takes are mirrored (``RecordRequest/mirrorFolder``): the MIDI takes are
     /// copied there when they end.
     var mirrorFolder: String? = nil
+    /// Stamp the takes with the wall-clock time of their first frame (`--timestamp clock`).
+    var stampsClock = false
+    /// Whether the first frame's time is in the takes' crash markers (``Transport/noteFirstFrame()``).
+    var firstFrameNoted = false
+    /// Device xruns and dropped spans told while the pass ran (marked in its takes).
+    var incidents: [EngineEvent] = []
 }
 
 /// What a recording pass started with, for a front-end to show.
@@ -249,6 +255,8 @@ extension Transport {
                                             trackIndex: take.relativeFile == nil ? nil : t, device: config.name,
                                             deviceChannels: channels, timelineFrame: recordPoint, latencyFrames: gate.latencyFrames,
                                             speed: timePitch.speed, inputChain: input?.chain.text ?? "")
+            // Known only once the first frame is in: a placeholder as long as any, replaced on close.
+            if options.stampsTakesWithClock { r.metadata?.timeReference = TakeFilePatch.placeholderTimeReference }
             r.dryPath = take.dryPath
             r.recordsDry = request.recordsDry
             r.splitFrames = pieceFrames
@@ -312,6 +320,7 @@ extension Transport {
         warnedDiskSeconds = .infinity
         pass = RecordingPass(set: set, kind: kind, takes: takes, midiTakes: midiTakes, countInFrames: countIn, speed: timePitch.speed,
                              stopsWhenDone: request.stopsWhenDone, mirrorFolder: request.mirrorFolder)
+        pass?.stampsClock = options.stampsTakesWithClock
         var monitorLatency: Int64?
         for t in tracks where (spec.tracks[t].input?.monitoring ?? .off) != .off {
             let frames = config.captureLatencyFrames + config.playbackLatencyFrames + Int64(engine.inputLatencyFrames(track: t))
@@ -370,6 +379,7 @@ extension Transport {
     /// A take with nothing on the timeline is deleted.
     func finishPassIfEnded(force: Bool) {
         guard let pass, force || pass.set.hasEnded else { return }
+        let incidents = passIncidents()
         self.pass = nil
         let outcomes = engine.finish(pass.set)
         let start = pass.set.startFrame
@@ -404,11 +414,19 @@ extension Transport {
             lastPassProblems += finishMirror(of: take, index: k, outcome: outcome, in: pass)
             let frames = outcome.frameCount
             let file = take.relativeFile ?? take.path
+            let stamped = stamp(take: take, index: k, of: pass, frames: frames, start: start, incidents: incidents,
+                                mirrorFrames: outcome.mirror?.frameCount)
+            lastPassProblems += stamped.problems
             // Where the pass really started (a take started on the fly knows it only now).
             var marker = take.marker
             if case .loop = pass.kind {} else { marker.timelineStartFrame = start }
             if let pieceFrames = take.pieceFrames, frames > 0 {
-                finishedTakes += pieces(of: take, marker: marker, frames: frames, pieceFrames: pieceFrames, count: outcome.pieceCount)
+                var all = pieces(of: take, marker: marker, frames: frames, pieceFrames: pieceFrames, count: outcome.pieceCount)
+                if !all.isEmpty {
+                    all[0].markers = stamped.markers
+                    all[0].timeOfDayOrigin = stamped.origin
+                }
+                finishedTakes += all
                 continue
             }
             let regions = marker.regions(fileFrames: frames, file: file)
@@ -434,8 +452,11 @@ extension Transport {
             case .punch: placement = .punch(crossfadeFrames: crossfade)
             case .plain: placement = .plain
             }
-            finishedTakes.append(FinishedTake(trackIndex: take.track, trackName: take.trackName, region: first,
-                                              markerPath: TakeMarker.sidecarPath(forAudio: take.path), placement: placement))
+            var finished = FinishedTake(trackIndex: take.track, trackName: take.trackName, region: first,
+                                        markerPath: TakeMarker.sidecarPath(forAudio: take.path), placement: placement)
+            finished.markers = stamped.markers
+            finished.timeOfDayOrigin = stamped.origin
+            finishedTakes.append(finished)
         }
         finishMIDITakes(pass, start: start)
         errors += lastPassProblems

@@ -12,10 +12,12 @@ extension Transport {
         let newEvents = engine.drainEvents()
         events += newEvents
         report(newEvents)
+        noteIncidents(newEvents)
         notices += engine.device.drainNotices()
         pollMIDI()
         pollAutomation(status)
         watchDisk(status)
+        noteFirstFrame()
         finishPassIfEnded(force: false)
         if engine.isStarted && !status.deviceRunning && !saidDeviceStop {
             saidDeviceStop = true

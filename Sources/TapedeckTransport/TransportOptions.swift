@@ -25,6 +25,10 @@ public struct TransportOptions: Sendable {
     public var takeContainer = AudioContainer.wav
     /// The sample depth of new takes.
     public var takeEncoding = SampleEncoding.int24
+    /// Stamp takes with the wall-clock time of their first frame (`record --timestamp clock`):
+    /// their `bext` time reference counted from local midnight, origination date and time,
+    /// iXML timestamp; false: with their timeline frame.
+    public var stampsTakesWithClock = false
     /// What to play instead of the session's material (`play FILE`: one file as a track).
     public var material: GraphSpec?
     /// Where playing stops by itself instead of the end of the material (`play --to`).

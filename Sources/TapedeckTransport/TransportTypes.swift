@@ -172,6 +172,11 @@ public struct FinishedTake: Sendable, Equatable {
     public var placement: TakePlacement
     /// The word the message line uses for it ("recorded", "kept").
     public var verb: String
+    /// Timeline markers where the take lost input (`xrun`, `dropped 512`), added with it.
+    public var markers: [Marker] = []
+    /// The session's time-of-day origin this take implies (it was stamped with the wall
+    /// clock): set when placed on a session that has none.
+    public var timeOfDayOrigin: Int64?
 
     /// Creates a finished take.
     public init(trackIndex: Int, trackName: String, region: Region, markerPath: String?,
@@ -206,6 +211,14 @@ extension Session {
     /// crossfades, or as the takes of one new group (the last pass plays).
     public mutating func place(_ take: FinishedTake, onTrack track: Int) {
         guard tracks.indices.contains(track) else { return }
+        if timeOfDayOrigin == nil, let origin = take.timeOfDayOrigin,
+           origin >= 0, origin < TimeOfDay.framesPerDay(sampleRate: sampleRate) {
+            timeOfDayOrigin = origin
+        }
+        for m in take.markers where markers.count < SessionLimits.maximumMarkers
+            && !markers.contains(where: { $0.frame == m.frame && $0.name == m.name }) {
+            _ = try? addMarker(m.name, atFrame: m.frame)
+        }
         switch take.placement {
         case .plain:
             tracks[track].regions.append(take.region)

@@ -85,7 +85,10 @@ extension RenderCore {
                         push(lane, graph: g, from: from, count: to - from, keptBefore: set.keptFrames, silence: silence)
                     }
                 }
-                if set.keptFrames == 0 { set.startedFlag.store(true, ordering: .releasing) }
+                if set.keptFrames == 0 {
+                    stampFirstFrame(set)
+                    set.startedFlag.store(true, ordering: .releasing)
+                }
                 set.keptFrames += Int64(to - from)
                 set.framesKept.store(set.keptFrames, ordering: .releasing)
                 writer.signal()
@@ -128,6 +131,7 @@ extension RenderCore {
                     }
                 }
             }
+            stampFirstFrame(set)
             set.startedFlag.store(true, ordering: .releasing)
             set.keptFrames += Int64(lost)
             set.framesKept.store(set.keptFrames, ordering: .releasing)

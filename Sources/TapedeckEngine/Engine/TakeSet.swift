@@ -279,6 +279,9 @@ public final class TakeSet: @unchecked Sendable {
     let mirrorLanes: [TakeLane]
     /// The timeline frame where the first kept frame was played (valid once started).
     let recordPointFrame = Atomic<Int64>(0)
+    /// When the takes' first frame arrived at the input, CLOCK_MONOTONIC ns (0: not yet; see
+    /// ``TakeSet/firstFrameWallClock``).
+    let firstFrameNanoseconds = Atomic<Int64>(0)
 
     init(lanes: [TakeLane], gate: TakeGate, midiLanes: [MIDITakeLane] = [], midiLatencyFrames: Int64 = 0) {
         self.lanes = lanes

@@ -16,6 +16,7 @@ enum CommandList {
     AutomationCommand.self,
     RegionCommand.self,
     MarkerCommand.self,
+    SessionCommand.self,
     TempoCommand.self,
     MeterCommand.self,
     LoopCommand.self,

@@ -26,7 +26,10 @@ struct ImportCommand: Command {
         channel sits; it cannot go onto one --track (refused, nothing imported).
         --at original places each file where its BWF `bext` time reference says (as Ardour and
         Reaper place a file "at its timestamp"; converted to the session rate when the file's
-        differs), also on one --track; a file without one is refused, nothing imported.
+        differs), also on one --track; a file without one is refused, nothing imported. When
+        the session has a time-of-day origin (`tapedeck session S --time-of-day 09:30:00`, or
+        set by `record --timestamp clock`) the reference is a time of day and the file goes
+        that far after the origin; one recorded before the origin is refused.
         A Standard MIDI File (.mid) becomes MIDI: each of its tracks that plays anything gets a
         MIDI track of its own (named by the file's track names) playing through the General
         MIDI instrument (gm), its events copied into SESSION/midi/ in real time through the
@@ -197,7 +200,15 @@ struct ImportCommand: Command {
         guard let reference = reader.bextTimeReference else {
             throw UsageError("import: \(file.terminalSafe) has no BWF time reference (no bext chunk, or a damaged one); give --at TIME instead of original; nothing imported")
         }
-        let frame = (Double(reference) * Double(session.sampleRate) / Double(max(reader.sampleRate, 1))).rounded()
+        var frame = (Double(reference) * Double(session.sampleRate) / Double(max(reader.sampleRate, 1))).rounded()
+        if let origin = session.timeOfDayOrigin {
+            // The time reference is a time of day: the timeline starts at the session's origin.
+            guard frame >= Double(origin) else {
+                let at = TimeOfDay.text(frames: Int64(frame), sampleRate: session.sampleRate)
+                throw UsageError("import: \(file.terminalSafe) was recorded at \(at), before the session's time-of-day origin \(TimeOfDay.text(frames: origin, sampleRate: session.sampleRate)); give --at TIME instead of original; nothing imported")
+            }
+            frame -= Double(origin)
+        }
         guard frame <= Double(SessionLimits.maximumTimelineFrames) else {
             throw UsageError("import: \(file.terminalSafe) has a time reference past the end of the timeline (at most \(SessionLimits.timelineLimitText(sampleRate: session.sampleRate))); nothing imported")
         }

@@ -32,6 +32,8 @@ struct RecordCommand: Command {
             OptionSpec("--keep", value: "WHAT", "record the processed input (wet, default), the dry input (the chain is only heard), or both (the dry copy goes to NAME.dry.wav|flac)",
                        allowed: ["wet", "dry", "both"]),
             OptionSpec("--at", value: "TIME", "the record point on the timeline (default: the start)"),
+            OptionSpec("--timestamp", value: "WHAT", "what a take's BWF time reference counts: timeline (its timeline frame, default) or clock (the time of day of its first frame, from midnight, as field recorders write it; sets the session's time-of-day origin when it has none)",
+                       allowed: ["timeline", "clock"]),
             OptionSpec("--count-in", value: "N", "N bars of metronome before the record point (default 0); the take starts exactly at the record point"),
         ] + SharedOptions.click + [
             OptionSpec("--punch", value: "A-B", "with --play: record only inside A-B, to the frame, with short crossfades against what the track had there"),
@@ -92,6 +94,7 @@ struct RecordCommand: Command {
         splitText = try arguments.option("--split")
         split = try splitText.map { t throws(UsageError) in try SplitOption.parse(t) }
         if split != nil && retroSeconds != nil { throw UsageError("record: --split and --retro cannot be combined (a kept retroactive take is one file)") }
+        if recording.stampsClock && retroSeconds != nil { throw UsageError("record: --timestamp clock stamps recorded takes, not --retro ones (they keep their timeline frame)") }
         if split != nil && keepDry { throw UsageError("record: --split cannot keep a dry copy beside the take (--keep both)") }
         mirrorFolder = try arguments.option("--mirror").map { d throws(UsageError) in try MirrorOption.check(d) }
         if mirrorFolder != nil && retroSeconds != nil { throw UsageError("record: --mirror and --retro cannot be combined (a retroactive take is kept from memory, after the fact)") }
@@ -177,6 +180,7 @@ struct RecordCommand: Command {
         options.clickOutputs = recording.click?.outputChannels ?? [1, 2]
         options.takeContainer = container ?? .wav
         options.takeEncoding = encoding
+        options.stampsTakesWithClock = recording.stampsClock
         options.retroSeconds = retroSeconds
         options.midi = midi.setup
         let monitor = options.monitoring ?? .off

@@ -42,6 +42,10 @@ struct RecoverCommand: Command {
             if mirror != nil { throw UsageError("recover: --mirror goes with a session, not a file (a mirror's file is recovered as `recover DIR/FILE`)") }
             guard FileManager.default.fileExists(atPath: target) else { throw AudioFileError(path: target, reason: "no such file") }
             let frames = try TakeRecovery.repairFile(path: target)
+            // A take stamped with the time of day gets the time its marker kept.
+            if let marker = try? TakeMarker.read(sidecar: TakeMarker.sidecarPath(forAudio: target)), let wall = marker.firstFrameWallClock {
+                try TakeFilePatch.restamp(path: target, wallClock: wall, sampleRate: marker.sampleRate)
+            }
             TakeMarker.remove(forAudio: target)
             Terminal.out("\(target.terminalSafe): \(frames) frames")
             return ExitCode.ok

@@ -92,6 +92,9 @@ struct HeadlessRecording {
         let firstTrack = takes.first?.trackIndex
         let firstTake = zip(takes, files).filter { $0.0.trackIndex == firstTrack }.map(\.1)
         let takeFrames = firstTake.reduce(Int64(0)) { $0 + $1.frames }
+        // Where input was lost (xruns, dropped spans): marked on the timeline and in the takes.
+        let marks = takes.flatMap(\.markers).sorted { $0.frame < $1.frame }
+        let session = transport.session
         if json {
             var pieces: [String: Any] = [:]
             if firstTake.count > 1 { pieces["pieces"] = firstTake.map(\.path) }
@@ -102,6 +105,7 @@ struct HeadlessRecording {
             line.emit(pieces.merging(["event": "done", "frames": takeFrames, "xruns": line.xruns.count, "xrun_frames": line.xruns,
                        "file": start.paths.first ?? "", "files": start.paths, "latency_frames": start.latencyFrames,
                        "dropped_frames": last.droppedFrames, "disk_full": failures.contains { $0.isDiskFull },
+                       "markers": marks.map { ["name": $0.name, "frame": $0.frame] as [String: Any] },
                        "error": problems.isEmpty ? NSNull() : problems.joined(separator: "; ") as Any]) { $1 })
         } else if takes.isEmpty {
             // A take whose own disk kept nothing may be whole in its mirror (said below).
@@ -111,7 +115,10 @@ struct HeadlessRecording {
                 let passes = take.passCount > 1 ? " as \(take.passCount) loop takes" : ""
                 let onTrack = target.isFileTake ? "" : " on track \(take.trackIndex + 1)"
                 let clock = TimeText.clock(frames: file.frames, sampleRate: rate)
-                let xruns = k == takes.count - 1 ? "; xruns: \(line.xruns.count)" : ""
+                var xruns = k == takes.count - 1 ? "; xruns: \(line.xruns.count)" : ""
+                if k == takes.count - 1 && !marks.isEmpty {
+                    xruns += "; marked: " + marks.map { "\($0.name) at \(session.clockText($0.frame))" }.joined(separator: ", ")
+                }
                 Terminal.err("recorded \(clock) (\(file.frames) frames, \(file.channels) ch) to \(file.path.terminalSafe)\(onTrack)\(passes)\(xruns)\n")
             }
         }

@@ -20,6 +20,8 @@ struct RecordingOptions {
     var loop: Bool
     /// Transport speed while recording with --play.
     var timePitch: TimePitchSettings
+    /// `--timestamp clock`: takes stamped with the wall-clock time of their first frame.
+    var stampsClock = false
 
     init(_ arguments: inout Arguments) throws {
         countInBars = try arguments.intOption("--count-in", in: 0...16) ?? 0
@@ -44,6 +46,13 @@ struct RecordingOptions {
             monitorMode = mode
         }
         loop = arguments.flag("--loop")
+        if let stamp = try arguments.option("--timestamp") {
+            switch stamp.lowercased() {
+            case "clock": stampsClock = true
+            case "timeline": stampsClock = false
+            default: throw UsageError("record: --timestamp '\(stamp.terminalSafe)' must be clock or timeline")
+            }
+        }
         timePitch = try TimePitchOptions.parse(&arguments)
     }
 
