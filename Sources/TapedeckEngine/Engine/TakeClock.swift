@@ -21,7 +21,9 @@ extension RenderCore {
         } else {
             stamp = Double(monotonicNanoseconds()) - Double(deviceFrame &- arrived) * 1e9 / rate
         }
-        set.firstFrameNanoseconds.store(max(1, Int64(stamp)), ordering: .releasing)
+        // Clamped before the conversion: a Double outside Int64 (or NaN) would trap here.
+        let clamped = stamp.isFinite ? min(max(stamp, 1), 9e18) : 1
+        set.firstFrameNanoseconds.store(Int64(clamped), ordering: .releasing)
     }
 }
 
