@@ -37,6 +37,30 @@ final class ScreenMirrorTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: mirror).filter { $0.hasSuffix(".recording") }, [])
     }
 
+    /// `timestamp = clock` in the config: a take from the screen carries the time of day of
+    /// its first frame, as `record --timestamp clock` writes it.
+    func testTheScreensTakesAreStampedWithTheTimeOfDayWhenTheConfigSaysSo() throws {
+        let (folder, session) = try ScreenTmux.demoFolder(self)
+        try "timestamp = clock\n".write(toFile: folder + "/config/tapedeck/config", atomically: true, encoding: .utf8)
+        let screen = try ScreenTmux(self, folder: folder, args: [session, "--device", "offline"],
+                                    environment: ["TAPEDECK_FAKE_RECORD": "1"], width: 100, height: 30)
+        screen.waitFor("STOPPED")
+        let before = Date()
+        screen.send("r")
+        screen.waitFor("● REC")
+        Thread.sleep(forTimeInterval: 1)
+        screen.send("r")
+        screen.waitFor("the take's message", timeout: 10) { $0.contains("recorded") }
+        let after = Date()
+        let audio = SessionFolder(path: session).audioFolder
+        let take = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: audio).first { $0.hasPrefix("take-") && $0.hasSuffix(".wav") })
+        let reference = try XCTUnwrap(try RIFFWalk(path: audio + "/" + take).bextTimeReference)
+        let stamped = Double(reference) / 48000
+        func sinceMidnight(_ d: Date) -> Double { d.timeIntervalSince(Calendar.current.startOfDay(for: d)) }
+        XCTAssertGreaterThanOrEqual(stamped, sinceMidnight(before) - 0.05, "the first frame came after r was pressed")
+        XCTAssertLessThanOrEqual(stamped, sinceMidnight(after), "and before the take ended")
+    }
+
     func testAMirrorFolderThatIsNotThereIsRefusedInOneLine() throws {
         let folder = try Tapedeck.temporaryFolder(self).path
         let r = try Tapedeck.run([folder + "/x.tapedeck", "--device", "offline", "--mirror", folder + "/nowhere"])

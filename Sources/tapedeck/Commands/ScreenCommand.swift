@@ -20,6 +20,8 @@ struct ScreenCommand: Command {
             OptionSpec("--device", value: "D", "ALSA PCM to play and record on (default: default; offline: none), or jack (jack:CLIENT) to run as a JACK client"),
             OptionSpec("--split", value: "SIZE", "split every plain take at 1x into files of this length (1h, 30m) or size (2GB), as `record --split` (config: 'split = SIZE')"),
             OptionSpec("--mirror", value: "DIR", "write a second copy of every take into DIR (another disk), as `record --mirror` (config: 'mirror = DIR')"),
+            OptionSpec("--timestamp", value: "WHAT", "stamp takes with their timeline frame (timeline, default) or the wall-clock time of their first frame (clock), as `record --timestamp` (config: 'timestamp = clock')",
+                       allowed: ["timeline", "clock"]),
         ] + SharedOptions.jack + SharedOptions.midi + SharedOptions.osc,
         details: """
         Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
@@ -31,7 +33,8 @@ struct ScreenCommand: Command {
         Settings live in $XDG_CONFIG_HOME/tapedeck (default ~/.config/tapedeck):
           keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
           config   'theme = NAME', 'osc = PORT' (as --osc), 'osc-address = ADDR',
-                   'split = 1h' (as --split), 'mirror = DIR' (as --mirror)
+                   'split = 1h' (as --split), 'mirror = DIR' (as --mirror),
+                   'timestamp = clock' (as --timestamp)
           themes/  your own NAME.theme files
         --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
         NO_COLOR set in the environment turns colours off.
@@ -64,6 +67,8 @@ struct ScreenCommand: Command {
     /// Every take's split and mirror (`--split`, `--mirror`, or the config's).
     let split: TakeSplit?
     let mirrorFolder: String?
+    /// Takes stamped with the wall-clock time of their first frame (`--timestamp clock`).
+    let stampsClock: Bool
 
     init(arguments: inout Arguments) throws {
         themeName = try arguments.option("--theme")
@@ -80,6 +85,11 @@ struct ScreenCommand: Command {
         }
         mirrorFolder = try (arguments.option("--mirror") ?? config.configuredValue("mirror")).map { d throws(UsageError) in
             try MirrorOption.check(d, command: "open")
+        }
+        switch (try arguments.option("--timestamp") ?? config.configuredValue("timestamp") ?? "timeline").lowercased() {
+        case "clock": stampsClock = true
+        case "timeline": stampsClock = false
+        case let other: throw UsageError("open: --timestamp '\(other.terminalSafe)' must be clock or timeline")
         }
         sessionPath = arguments.positional()
     }
@@ -202,6 +212,7 @@ struct ScreenCommand: Command {
         options.waitsForTimePitchToStart = false
         options.split = split
         options.mirrorFolder = mirrorFolder
+        options.stampsTakesWithClock = stampsClock
         // Takes from the screen are compensated as `record`'s are (they were not on JACK).
         options.latencyOffset = { name in (try? LatencyOffsets.load())?.offset(forDevice: name) ?? 0 }
         func offline(_ reason: String?) throws -> (Transport, offlineReason: String?) {
