@@ -30,7 +30,7 @@ extension Transport {
         }
     }
 
-    /// "mirror stopped: the disk is full — kept 01:00.000 (2880000 frames): /mnt/b/X.wav; the take records on".
+    /// "mirror stopped (the take records on): the disk is full — kept 01:00.000 (2880000 frames): /mnt/b/X.wav".
     func mirrorStopText(_ f: TakeFailure, takeGoesOn: Bool) -> String {
         let prefix = f.request.path + ": "
         let reason = f.reason.hasPrefix(prefix) ? String(f.reason.dropFirst(prefix.count)) : f.reason
@@ -77,7 +77,8 @@ extension Transport {
             var isLoop = false
             if case .loop = pass.kind { isLoop = true }
             if take.pieceFrames == nil && !isLoop {
-                var marker = take.marker
+                // As written beside the mirror (with what was learnt since: its first frame's time).
+                var marker = (try? TakeMarker.read(sidecar: TakeMarker.sidecarPath(forAudio: mirror.path))) ?? take.marker
                 marker.timelineStartFrame = pass.set.startFrame
                 try? marker.write(forAudio: mirror.path)
             }
