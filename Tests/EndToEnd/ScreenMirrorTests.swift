@@ -61,6 +61,20 @@ final class ScreenMirrorTests: XCTestCase {
         XCTAssertLessThanOrEqual(stamped, sinceMidnight(after), "and before the take ended")
     }
 
+    /// A bad `split =`, `mirror =` or `timestamp =` line stops the screen before it opens,
+    /// in one line naming the config file (not an option nobody typed).
+    func testABadRecordingLineInTheConfigIsRefusedNamingTheConfig() throws {
+        let folder = try Tapedeck.temporaryFolder(self).path
+        try FileManager.default.createDirectory(atPath: folder + "/config/tapedeck", withIntermediateDirectories: true)
+        for (line, words) in [("split = 7", "give a length"), ("mirror = \(folder)/gone", "No such file"), ("timestamp = noon", "clock or timeline")] {
+            try (line + "\n").write(toFile: folder + "/config/tapedeck/config", atomically: true, encoding: .utf8)
+            let r = try Tapedeck.run([folder + "/x.tapedeck", "--device", "offline"], environment: ["XDG_CONFIG_HOME": folder + "/config"])
+            XCTAssertEqual(r.status, 64, "\(line): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(folder + "/config/tapedeck/config") && r.stderr.contains(words), "\(line): \(r.stderr)")
+            XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+        }
+    }
+
     func testAMirrorFolderThatIsNotThereIsRefusedInOneLine() throws {
         let folder = try Tapedeck.temporaryFolder(self).path
         let r = try Tapedeck.run([folder + "/x.tapedeck", "--device", "offline", "--mirror", folder + "/nowhere"])

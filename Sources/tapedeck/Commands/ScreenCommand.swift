@@ -79,17 +79,26 @@ struct ScreenCommand: Command {
         midi = try MIDIOptions(arguments: &arguments)
         let config = ScreenConfig(environment: ProcessInfo.processInfo.environment, bundledThemes: [])
         osc = try OSCOptions(arguments: &arguments, configured: config.configuredOSC())
-        // An option given wins over the config's line; either is checked as `record` checks it.
-        split = try (arguments.option("--split") ?? config.configuredValue("split")).map { t throws(UsageError) in
-            try SplitOption.parse(t, command: "open")
+        // An option given wins over the config's line; either is checked as `record` checks
+        // it, and a bad line in the config is named as the config's.
+        func setting(_ option: String, _ key: String) throws -> (value: String, source: String)? {
+            if let given = try arguments.option(option) { return (given, "open") }
+            return config.configuredValue(key).map { ($0, "\(config.configPath.terminalSafe) ('\(key) = …')") }
         }
-        mirrorFolder = try (arguments.option("--mirror") ?? config.configuredValue("mirror")).map { d throws(UsageError) in
-            try MirrorOption.check(d, command: "open")
+        func named(_ source: String, _ error: any Error) -> any Error {
+            source == "open" ? error : UsageError(source + ": " + "\(error)".replacingOccurrences(of: "open: ", with: ""))
         }
-        switch (try arguments.option("--timestamp") ?? config.configuredValue("timestamp") ?? "timeline").lowercased() {
+        split = try setting("--split", "split").map { t in
+            do { return try SplitOption.parse(t.value, command: "open") } catch { throw named(t.source, error) }
+        }
+        mirrorFolder = try setting("--mirror", "mirror").map { d in
+            do { return try MirrorOption.check(d.value, command: "open") } catch { throw named(d.source, error) }
+        }
+        let stamp = try setting("--timestamp", "timestamp")
+        switch (stamp?.value ?? "timeline").lowercased() {
         case "clock": stampsClock = true
         case "timeline": stampsClock = false
-        case let other: throw UsageError("open: --timestamp '\(other.terminalSafe)' must be clock or timeline")
+        case let other: throw named(stamp?.source ?? "open", UsageError("open: --timestamp '\(other.terminalSafe)' must be clock or timeline"))
         }
         sessionPath = arguments.positional()
     }
