@@ -83,18 +83,21 @@ extension Engine {
             var outcome = TakeOutcome(request: lane.request, frameCount: frames,
                                       droppedFrames: lane.droppedFrames.load(ordering: .relaxed), error: problem,
                                       pieceCount: lane.pieceIndex + 1)
-            outcome.mirror = mirrorOutcome(lane, written: set.isWritten)
+            outcome.mirror = mirrorOutcome(lane, keptFrames: set.frameCount)
             return outcome
         }
     }
 
-    /// Closes `lane`'s mirror and says what it holds (nil: the take has no mirror).
-    private func mirrorOutcome(_ lane: TakeLane, written: Bool) -> MirrorOutcome? {
+    /// Closes `lane`'s mirror and says what it holds of the `keptFrames` the pass kept (nil:
+    /// the take has no mirror).
+    private func mirrorOutcome(_ lane: TakeLane, keptFrames: Int64) -> MirrorOutcome? {
         guard let path = lane.request.mirrorPath else { return nil }
         guard let m = lane.mirror else {
             return MirrorOutcome(path: path, frameCount: 0, droppedFrames: 0, error: lane.mirrorOpenError, pieceCount: 0)
         }
         var problem = m.errorText.withLock { $0 }
+        // Its own count, not the pass's: a take whose disk lagged is not the mirror's fault.
+        let written = m.failed.load(ordering: .acquiring) || m.writtenFrames.load(ordering: .acquiring) >= keptFrames
         if !written && problem == nil { problem = "the mirror's disk did not take the last frames in 30 s" }
         do { try m.writer.close() } catch { problem = problem ?? "\(error)" }
         let frames = m.failed.load(ordering: .acquiring) ? m.framesInFiles : m.writtenFrames.load(ordering: .acquiring)
