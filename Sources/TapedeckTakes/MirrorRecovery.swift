@@ -23,7 +23,7 @@ extension TakeRecovery {
         for name in names {
             let sidecar = mirror + "/" + name
             let audioPath = String(sidecar.dropLast(".recording".count))
-            guard !isLinkAt(sidecar), let marker = try? TakeMarker.read(sidecar: sidecar) else {
+            guard !isLink(sidecar), let marker = try? TakeMarker.read(sidecar: sidecar) else {
                 results.append(Recovered(file: audioPath, frameCount: 0, problem: "its marker is unreadable, so its take is unknown (left as it is)"))
                 continue
             }
@@ -98,10 +98,5 @@ extension TakeRecovery {
         }
         if placedAny { try folder.save(session) }
         return results
-    }
-
-    private static func isLinkAt(_ path: String) -> Bool {
-        var st = stat()
-        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
     }
 }

@@ -140,7 +140,8 @@ public enum TakeRecovery {
         return lstat(path, &st) == 0
     }
 
-    private static func isLink(_ path: String) -> Bool {
+    /// Whether `path` is a symbolic link (not followed). Recovery never writes through one.
+    static func isLink(_ path: String) -> Bool {
         var st = stat()
         return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
     }

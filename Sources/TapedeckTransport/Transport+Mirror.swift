@@ -14,7 +14,7 @@ extension Transport {
     func mirrorPath(for takePath: String, in folder: String) throws(TransportError) -> String {
         let name = takePath.split(separator: "/").last.map(String.init) ?? takePath
         let takeFolder = takePath.contains("/") ? String(takePath[..<takePath.lastIndex(of: "/")!]) : "."
-        if let a = realPath(folder), let b = realPath(takeFolder.isEmpty ? "/" : takeFolder), a == b {
+        if let a = SessionOwner.canonicalPath(folder), let b = SessionOwner.canonicalPath(takeFolder.isEmpty ? "/" : takeFolder), a == b {
             throw TransportError(.usage, "--mirror \(folder) is the folder the takes are written to: give another folder, on another disk")
         }
         return (folder.hasSuffix("/") ? String(folder.dropLast()) : folder) + "/" + name
@@ -101,11 +101,5 @@ extension Transport {
             return "mirror stopped: cannot copy the MIDI take to \(target): \((error as NSError).localizedDescription)"
         }
         return nil
-    }
-
-    private func realPath(_ path: String) -> String? {
-        guard let r = realpath(path, nil) else { return nil }
-        defer { free(r) }
-        return String(cString: r)
     }
 }

@@ -21,17 +21,6 @@ extension ScreenConfig {
     /// `osc = PORT` and `osc-address = ADDR` from the config file (the text as written: the
     /// command checks it as it checks `--osc`), and problems with those lines.
     public func configuredOSC() -> (port: String?, address: String?) {
-        guard let lines = SettingsText.read(configPath) else { return (nil, nil) }
-        var port: String?
-        var address: String?
-        for decoded in lines {
-            guard let raw = decoded else { continue }
-            let line = (raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "").trimmingWhitespace()
-            let parts = line.split(separator: "=", maxSplits: 1).map { String($0).trimmingWhitespace() }
-            guard parts.count == 2 else { continue }
-            if parts[0] == "osc" { port = parts[1] }
-            if parts[0] == "osc-address" { address = parts[1] }
-        }
-        return (port, address)
+        (configuredValue("osc"), configuredValue("osc-address"))
     }
 }

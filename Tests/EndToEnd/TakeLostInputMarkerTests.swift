@@ -6,21 +6,28 @@ import TapedeckIO
 /// Issue 29, item 5: input a slow disk dropped becomes a marker on the timeline and a
 /// labelled cue point in the take, where the gap of silence is, to the frame.
 final class TakeLostInputMarkerTests: XCTestCase {
-    func testAWriterStallThatDropsFramesIsMarkedInTheTakeAndOnTheTimeline() throws {
+    private let frames = 3 * 48000
+
+    /// Records `frames` into a new session with the take's disk stalled once long enough to
+    /// drop one span: the unpaced device waits two seconds for a full ring, then drops, so a
+    /// 2.6 s stall with a 50 ms ring loses one. The input has no zero sample: a zero in the
+    /// take is a dropped frame.
+    private func recordWithAStall(_ extra: [String]) throws -> (folder: SessionFolder, result: Tapedeck.Result) {
         let dir = try Tapedeck.temporaryFolder(self)
         let folder = SessionFolder(path: dir.path + "/s.tapedeck")
         try folder.create(Session(sampleRate: 48000))
-        let frames = 3 * 48000
-        // No zero sample in the input: a zero in the take is a dropped frame.
         let input = RecordSupport.signal(frames: frames + 4 * 48000, channels: 1, bits: 16, seed: 9).map { $0 == 0 ? 1 : $0 }
         RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
-        // The unpaced device waits two seconds for a full ring, then drops: a 2.6 s stall with
-        // a 50 ms ring loses one span.
         var env = RecordSupport.environment
         env["TAPEDECK_TEST_WRITER_STALL"] = "48000:2600"
         env["TAPEDECK_TEST_CAPTURE_RING"] = "0.05"
         let r = try Tapedeck.run(["record", folder.path, "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16",
-                                  "--bits", "16", "--duration", "\(frames)f", "--at", "1", "--json"], environment: env, timeout: 120)
+                                  "--bits", "16", "--duration", "\(frames)f", "--json"] + extra, environment: env, timeout: 120)
+        return (folder, r)
+    }
+
+    func testAWriterStallThatDropsFramesIsMarkedInTheTakeAndOnTheTimeline() throws {
+        let (folder, r) = try recordWithAStall(["--at", "1"])
         XCTAssertNotEqual(r.status, 0, "lost input fails the take's exit status")
         let session = try folder.load()
         let region = try XCTUnwrap(session.tracks.last?.regions.first)
@@ -92,18 +99,8 @@ final class TakeLostInputMarkerTests: XCTestCase {
     /// A FLAC take carries them as chapter comments (as FLAC exports carry markers), and a
     /// clock stamp as its comment's time reference.
     func testAFLACTakeGetsChapterCommentsForDroppedInputAndItsClockStamp() throws {
-        let dir = try Tapedeck.temporaryFolder(self)
-        let folder = SessionFolder(path: dir.path + "/s.tapedeck")
-        try folder.create(Session(sampleRate: 48000))
-        let frames = 3 * 48000
-        let input = RecordSupport.signal(frames: frames + 4 * 48000, channels: 1, bits: 16, seed: 9).map { $0 == 0 ? 1 : $0 }
-        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
-        var env = RecordSupport.environment
-        env["TAPEDECK_TEST_WRITER_STALL"] = "48000:2600"
-        env["TAPEDECK_TEST_CAPTURE_RING"] = "0.05"
         let before = Date()
-        _ = try Tapedeck.run(["record", folder.path, "--device", "filetap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--format", "flac",
-                              "--bits", "16", "--duration", "\(frames)f", "--timestamp", "clock", "--json"], environment: env, timeout: 120)
+        let (folder, _) = try recordWithAStall(["--format", "flac", "--timestamp", "clock"])
         let after = Date()
         let session = try folder.load()
         let region = try XCTUnwrap(session.tracks.last?.regions.first)

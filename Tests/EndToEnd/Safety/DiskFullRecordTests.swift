@@ -15,24 +15,13 @@ final class DiskFullRecordTests: XCTestCase {
     private let secondsOfRoom = 4
 
     override func setUpWithError() throws {
-        let dir = try Tapedeck.temporaryFolder(self).path
-        mountPoint = dir + "/small-disk"
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        guard getuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
-        let mounted = try Tapedeck.run(["-c", "mount -t tmpfs -o size=4m tmpfs '\(mountPoint!)'"], executable: "/bin/sh")
-        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
-        addTeardownBlock { [mountPoint] in _ = try? Tapedeck.run(["-c", "umount -l '\(mountPoint!)'"], executable: "/bin/sh") }
+        mountPoint = try SmallDisk.mount(self, megabytes: 4)
     }
 
     /// Fills the small disk so that `secondsOfRoom` of recording fit before a take writer
     /// stops (it keeps ``AudioFileWriter/finishingReserveBytes`` to finish its file).
     private func fillDisk() throws {
-        var fs = statvfs()
-        XCTAssertEqual(statvfs(mountPoint, &fs), 0)
-        let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
-        let filler = free - AudioFileWriter.finishingReserveBytes - Int64(secondsOfRoom * bytesPerSecond)
-        XCTAssertGreaterThan(filler, 0)
-        FileManager.default.createFile(atPath: mountPoint + "/filler", contents: Data(count: Int(filler)))
+        SmallDisk.fill(mountPoint, leavingRecording: Int64(secondsOfRoom * bytesPerSecond))
     }
 
     private struct Run {
@@ -139,12 +128,7 @@ final class DiskFullRecordTests: XCTestCase {
 final class DiskFullScreenTests: XCTestCase {
     func testTheScreenSaysRecordingStoppedBecauseTheDiskIsFull() throws {
         let dir = try Tapedeck.temporaryFolder(self).path
-        guard getuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
-        let disk = dir + "/small-disk"
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let mounted = try Tapedeck.run(["-c", "mount -t tmpfs -o size=12m tmpfs '\(disk)'"], executable: "/bin/sh")
-        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
-        addTeardownBlock { _ = try? Tapedeck.run(["-c", "umount -l '\(disk)'"], executable: "/bin/sh") }
+        let disk = try SmallDisk.mount(self, megabytes: 12)
         let session = disk + "/demo.tapedeck"
         XCTAssertEqual(try Tapedeck.run(["demo", session, "--samples", Tapedeck.packageRoot.appendingPathComponent("Samples").path]).status, 0)
         try FileManager.default.createDirectory(atPath: dir + "/config/tapedeck", withIntermediateDirectories: true)

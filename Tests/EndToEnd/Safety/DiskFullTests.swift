@@ -10,13 +10,7 @@ final class DiskFullTests: XCTestCase {
     private var mountPoint: String!
 
     override func setUpWithError() throws {
-        let dir = try Tapedeck.temporaryFolder(self).path
-        mountPoint = dir + "/small-disk"
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        guard getuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
-        let mounted = try Tapedeck.run(["-c", "mount -t tmpfs -o size=6m tmpfs '\(mountPoint!)'"], executable: "/bin/sh")
-        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
-        addTeardownBlock { [mountPoint] in _ = try? Tapedeck.run(["-c", "umount -l '\(mountPoint!)'"], executable: "/bin/sh") }
+        mountPoint = try SmallDisk.mount(self, megabytes: 6)
     }
 
     private func record(_ folder: SessionFolder, format: String, dir: String) throws -> Tapedeck.Result {

@@ -21,18 +21,8 @@ final class MirrorRecordTests: XCTestCase {
 
     /// A small disk with `secondsOfRoom` of recording left before a take writer stops.
     private func smallDisk(secondsOfRoom: Int) throws -> String {
-        let point = try Tapedeck.temporaryFolder(self).path + "/small-disk"
-        try FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
-        guard getuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
-        let mounted = try Tapedeck.run(["-c", "mount -t tmpfs -o size=4m tmpfs '\(point)'"], executable: "/bin/sh")
-        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
-        addTeardownBlock { _ = try? Tapedeck.run(["-c", "umount -l '\(point)'"], executable: "/bin/sh") }
-        var fs = statvfs()
-        XCTAssertEqual(statvfs(point, &fs), 0)
-        let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
-        let filler = free - AudioFileWriter.finishingReserveBytes - Int64(secondsOfRoom * bytesPerSecond)
-        XCTAssertGreaterThan(filler, 0)
-        FileManager.default.createFile(atPath: point + "/filler", contents: Data(count: Int(filler)))
+        let point = try SmallDisk.mount(self, megabytes: 4)
+        SmallDisk.fill(point, leavingRecording: Int64(secondsOfRoom * bytesPerSecond))
         return point
     }
 
@@ -112,10 +102,7 @@ final class MirrorRecordTests: XCTestCase {
         try FileManager.default.removeItem(atPath: small + "/filler")
         let folder = SessionFolder(path: small + "/s.tapedeck")
         XCTAssertEqual(try Tapedeck.run(["new", folder.path]).status, 0)
-        var fs = statvfs()
-        _ = statvfs(small, &fs)
-        let filler = Int64(fs.f_bavail) * Int64(fs.f_frsize) - AudioFileWriter.finishingReserveBytes - Int64(3 * bytesPerSecond)
-        FileManager.default.createFile(atPath: small + "/filler", contents: Data(count: Int(filler)))
+        SmallDisk.fill(small, leavingRecording: Int64(3 * bytesPerSecond))
         try FileManager.default.createDirectory(atPath: dir + "/mirror", withIntermediateDirectories: true)
 
         let (r, lines) = try run([folder.path, "--mirror", dir + "/mirror"], seconds: 10, input: dir + "/in.raw")
@@ -135,8 +122,7 @@ final class MirrorRecordTests: XCTestCase {
         XCTAssertEqual(markers(in: dir + "/mirror"), [name + ".recording"], "the mirror's copy stays marked until brought in")
 
         // Still full (the writers' finishing reserve taken too): refused in one line, nothing lost.
-        _ = statvfs(small, &fs)
-        FileManager.default.createFile(atPath: small + "/filler2", contents: Data(count: Int(fs.f_bavail) * Int(fs.f_frsize)))
+        FileManager.default.createFile(atPath: small + "/filler2", contents: Data(count: Int(SmallDisk.freeBytes(small))))
         let refused = try Tapedeck.run(["recover", folder.path, "--mirror", dir + "/mirror"])
         XCTAssertEqual(refused.status, 1, refused.stdout + refused.stderr)
         XCTAssertTrue(refused.stdout.contains("cannot copy it into the session"), refused.stdout)
