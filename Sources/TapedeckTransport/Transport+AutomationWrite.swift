@@ -63,14 +63,30 @@ extension Transport {
         for (t, track) in new.tracks.enumerated() where !track.automation.isEmpty {
             guard let before = old.tracks.first(where: { $0.name == track.name }) else { continue }
             for lane in track.automation where AutomationWriter.writes(lane.mode) {
-                let parameter = lane.parameter
-                guard let value = track.controlValue(parameter), value != before.controlValue(parameter),
-                      automation.writer.lastValue(track: track.name, parameter: parameter) != value else { continue }
-                if lane.mode != .write { engine.touch(track: t, parameter: parameter) }
-                hand(automation.writer.move(track: track.name, lane: lane, value: value, at: frame,
-                                            nanoseconds: Transport.monotonicNanoseconds()))
+                guard let value = track.controlValue(lane.parameter), value != before.controlValue(lane.parameter) else { continue }
+                writeAutomation(track: t, lane: lane, value: value, at: frame)
             }
         }
+    }
+
+    /// A typed mixer change (``apply(_:)``), already in ``session``: written to its lane as
+    /// ``writeAutomation(from:to:at:)`` writes a changed value. Control thread.
+    func writeAutomation(_ change: MixerChange, at frame: Int64) {
+        guard automation.rolling, frame >= 0, let t = change.strip, let parameter = change.automationParameter(in: session),
+              let i = session.tracks[t].laneIndex(parameter) else { return }
+        let lane = session.tracks[t].automation[i]
+        guard AutomationWriter.writes(lane.mode), let value = session.tracks[t].controlValue(parameter) else { return }
+        writeAutomation(track: t, lane: lane, value: value, at: frame)
+    }
+
+    /// `value` of `lane` on track `t`, moved by a hand at `frame`: the lane rests while held
+    /// (touch, latch) and the move is written. A value a controller already wrote is not
+    /// written again. Control thread.
+    private func writeAutomation(track t: Int, lane: AutomationLane, value: Double, at frame: Int64) {
+        let name = session.tracks[t].name
+        guard automation.writer.lastValue(track: name, parameter: lane.parameter) != value else { return }
+        if lane.mode != .write { engine.touch(track: t, parameter: lane.parameter) }
+        hand(automation.writer.move(track: name, lane: lane, value: value, at: frame, nanoseconds: Transport.monotonicNanoseconds()))
     }
 
     /// Finished writes: their lanes play again, and the front-end gets them.

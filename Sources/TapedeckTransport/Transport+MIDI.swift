@@ -192,6 +192,10 @@ extension Transport {
             let binding = spec.midiBindings[move.binding].binding
             midi.changes.moves.removeAll { $0.binding == binding }
             midi.changes.moves.append((binding, move.value))
+            // The engine plays the move already: the transport's session holds it from now
+            // on (so nothing writes the older value back), and the front-end's follows
+            // through ``collectMIDIChanges()`` without handing it back.
+            session.apply(binding, value: move.value)
             writeAutomation(binding, value: move.value, timelineFrame: move.timelineFrame)
         }
         let dropped = engine.droppedMIDIMessages

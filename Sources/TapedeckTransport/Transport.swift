@@ -24,7 +24,7 @@ public final class Transport {
     let provider: DeviceProvider?
     let options: TransportOptions
     /// The session as the transport last heard of it.
-    public private(set) var session: Session
+    public internal(set) var session: Session
     /// Where the session lives (nil: untitled, or a take outside any session).
     public let folder: SessionFolder?
     /// The spec the engine plays, and the tracks that listen.
@@ -177,10 +177,27 @@ public final class Transport {
         return s
     }
 
-    /// Follows an edited session: fader, pan, mute and solo reach the engine as values at
-    /// once; anything else (regions, chains, tracks, arming) becomes a new graph that only
-    /// changes what changed, without a gap. Returns the problem when the new session cannot
-    /// be played (a file gone); the engine then keeps playing the old one.
+    /// Mixer values the user moved (a key, a remote surface, a headless command's OSC), as
+    /// typed changes: each is written to the engine alone, so a value moved by anyone else
+    /// meanwhile (a bound controller) is never written back over. While rolling, a change of
+    /// a lane in touch, latch or write is written to it. Ignores a change that names nothing
+    /// here or changes nothing. Control thread.
+    public func apply(_ changes: [MixerChange]) {
+        let frame = automation.rolling ? status.positionFrame : -1
+        for change in changes {
+            guard let held = change.held, session.apply(held) else { continue }
+            engine.set(held)
+            if frame >= 0 { writeAutomation(held, at: frame) }
+        }
+    }
+
+    /// Follows a session replaced whole (an edit of its material, an undo, a command from
+    /// another process): what changed in regions, chains, tracks or arming becomes a new
+    /// graph that only changes what changed, without a gap (nodes diffed by identity, see
+    /// ``Engine/apply(_:)``); of the mixer values, only those that differ from what the
+    /// transport holds are written (``MixerChange``). A front-end that moves a mixer value
+    /// hands it over with ``apply(_:)`` instead. Returns the problem when the new session
+    /// cannot be played (a file gone); the engine then keeps playing the old one.
     @discardableResult
     public func follow(session new: Session) -> String? {
         let old = session
@@ -190,34 +207,40 @@ public final class Transport {
         let armed = Set(new.tracks.indices.filter { new.tracks[$0].armed })
         // A running pass keeps its tracks listening.
         let wanted = armed.union(recordingTracks)
+        let moved = old.mixerChanges(to: new)
         if Transport.sameMaterial(old, new) && wanted == listening {
-            pushMixer()
+            for change in moved { engine.set(change) }
             return nil
         }
         listening = wanted
-        return rebuild()
+        return rebuild(moved: moved)
     }
 
-    /// Builds and applies the graph for the current session. Returns the problem, if any.
+    /// Builds and applies the graph for the current session, then writes `moved` (the mixer
+    /// values the caller changed; a strip new to its track starts at the session's values).
+    /// Returns the problem, if any.
     @discardableResult
-    func rebuild() -> String? {
+    func rebuild(moved: [MixerChange] = []) -> String? {
         do {
             let next = try makeSpec(session)
             if next != spec {
                 try engine.apply(next)
                 spec = next
             }
-            pushMixer()
+            for change in moved { engine.set(change) }
             return nil
         } catch {
             let text = "\(error)"
             errors.append(text)
+            // The old graph plays on: the values still reach it where its strips are the
+            // session's (by name at each place).
+            if spec.tracks.map(\.name) == session.tracks.map(\.name) { for change in moved { engine.set(change) } }
             return text
         }
     }
 
     /// Every strip's fader, pan, mute, solo and send levels, and the master fader, to the
-    /// engine (atomics).
+    /// engine (atomics): for an engine just opened, which has heard nothing yet.
     func pushMixer() {
         engine.setMasterGain(decibels: session.masterGainDecibels)
         for (i, t) in session.tracks.enumerated() {

@@ -82,7 +82,7 @@ public final class ScreenMackie: ScreenService {
             let next = min(1, max(-1, model.session.tracks[t].pan + Double(steps) * Pan.fineStep))
             // At a stop the turn changes nothing: no undo step for it.
             guard next != model.session.tracks[t].pan else { return }
-            gestureEdit("pan \(strip)", name: "surface pan \(name)", model: model, now: now) { $0.tracks[t].pan = next }
+            gestureEdit("pan \(strip)", name: "surface pan \(name)", model: model, now: now, [.pan(strip: t, value: next)])
             model.say("\(name) pan \(Pan.text(next))")
         case .button(let note, let pressed):
             guard pressed else { return }
@@ -94,28 +94,23 @@ public final class ScreenMackie: ScreenService {
         // A move within the same 0.1 dB changes nothing: no undo step for it.
         if strip == 8 {
             guard db != model.session.masterGainDecibels else { return }
-            gestureEdit("fader 8", name: "surface master fader", model: model, now: now) { $0.masterGainDecibels = db }
+            gestureEdit("fader 8", name: "surface master fader", model: model, now: now, [.masterGain(decibels: db)])
             model.say("master fader \(Fader.text(db)) dB")
             return
         }
         guard let t = track(strip, model), db != model.session.tracks[t].gainDecibels else { return }
         let name = model.session.tracks[t].name
-        gestureEdit("fader \(strip)", name: "surface fader \(name)", model: model, now: now) { $0.tracks[t].gainDecibels = db }
+        gestureEdit("fader \(strip)", name: "surface fader \(name)", model: model, now: now, [.gain(strip: t, decibels: db)])
         model.say("\(name) fader \(Fader.text(db)) dB")
     }
 
     /// One undo step per gesture: a move continuing one (a fader touched, or moved within a
     /// second) joins its step.
-    private func gestureEdit(_ key: String, name: String, model: ScreenModel, now: Double, _ change: (inout Session) -> Void) {
+    private func gestureEdit(_ key: String, name: String, model: ScreenModel, now: Double, _ changes: [MixerChange]) {
         let strip = Int(key.split(separator: " ").last ?? "") ?? -1
         let continuing = key.hasPrefix("fader") && touched.contains(strip) && gestureAt[key] != nil
             || gestureAt[key].map { now - $0 < 1 } == true
-        if continuing && model.document.undoName == name {
-            model.document.editMerging(name, change)
-            model.link.update(session: model.session)
-        } else {
-            model.edit(name, change)
-        }
+        model.editMixer(name, merging: continuing, changes)
         gestureAt[key] = now
     }
 
@@ -130,9 +125,9 @@ public final class ScreenMackie: ScreenService {
                 guard !track.isBus else { model.say("\(track.name) is a bus: it has no input to arm", error: true); return }
                 model.edit("arm \(track.name)") { $0.tracks[t].armed.toggle() }
             } else if note < N.mute {
-                model.edit("solo \(track.name)") { $0.tracks[t].solo.toggle() }
+                model.editMixer("solo \(track.name)", [.solo(strip: t, on: !track.solo)])
             } else {
-                model.edit("mute \(track.name)") { $0.tracks[t].mute.toggle() }
+                model.editMixer("mute \(track.name)", [.mute(strip: t, on: !track.mute)])
             }
         case N.select..<(N.select + 8):
             guard let t = track(Int(note - N.select), model) else { return }

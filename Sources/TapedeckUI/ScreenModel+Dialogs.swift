@@ -51,6 +51,7 @@ extension ScreenModel {
                     // What the new device is (its outputs, above all) is known from now on, not
                     // from the next tick: a key pressed at once sees it.
                     snapshot = link.snapshot()
+                    followMIDI()
                     say("device: \(list[selected])")
                 }
             case .named(.esc), .char("q"): overlay = nil

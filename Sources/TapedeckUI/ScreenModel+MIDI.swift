@@ -132,6 +132,7 @@ extension ScreenModel {
             edit("learn \(learned)") { $0.bind(learned) }
             say("learnt \(learned)")
         }
+        // The transport and the engine have the moves already (nothing is handed back).
         for move in changes.moves {
             document.editMerging("controller \(move.binding)") { _ = $0.apply(move.binding, value: move.value) }
         }
@@ -142,7 +143,6 @@ extension ScreenModel {
             edit("write automation \(names)") { $0.apply(writes) }
             say("automation written: \(names)")
         }
-        if !changes.moves.isEmpty { link.update(session: session) }
         if let on = changes.loopEnabled, on != session.loopEnabled {
             edit("loop") { $0.loopEnabled = on }
         }

@@ -10,13 +10,13 @@ extension ScreenModel {
     func stepFader(steps: Int, coarse: Bool) {
         if actsOnMaster {
             let next = Fader.stepped(session.masterGainDecibels, steps: steps, coarse: coarse)
-            edit("master fader") { $0.masterGainDecibels = next }
+            editMixer("master fader", [.masterGain(decibels: next)])
             say("master fader \(Fader.text(next)) dB")
             return
         }
         guard let t = requireTrack() else { return }
         let next = Fader.stepped(handBase(t, .gain, own: session.tracks[t].gainDecibels), steps: steps, coarse: coarse)
-        editTrack("fader") { $0.gainDecibels = next }
+        editMixer("fader \(session.tracks[t].name)", [.gain(strip: t, decibels: next)])
         say("\(session.tracks[t].name) fader \(Fader.text(next)) dB")
     }
 
@@ -25,19 +25,19 @@ extension ScreenModel {
         guard !actsOnMaster else { say("the master has no pan", error: true); return }
         guard let t = requireTrack() else { return }
         let next = Pan.stepped(handBase(t, .pan, own: session.tracks[t].pan), steps: steps, coarse: coarse)
-        editTrack("pan") { $0.pan = next }
+        editMixer("pan \(session.tracks[t].name)", [.pan(strip: t, value: next)])
         say("\(session.tracks[t].name) pan \(Pan.text(next))")
     }
 
     /// The fader back to 0 dB.
     func resetFader() {
         if actsOnMaster {
-            edit("master fader") { $0.masterGainDecibels = 0 }
+            editMixer("master fader", [.masterGain(decibels: 0)])
             say("master fader 0.0 dB")
             return
         }
         guard let t = requireTrack() else { return }
-        editTrack("fader") { $0.gainDecibels = 0 }
+        editMixer("fader \(session.tracks[t].name)", [.gain(strip: t, decibels: 0)])
         say("\(session.tracks[t].name) fader 0.0 dB")
     }
 
@@ -45,7 +45,7 @@ extension ScreenModel {
     func resetPan() {
         guard !actsOnMaster else { say("the master has no pan", error: true); return }
         guard let t = requireTrack() else { return }
-        editTrack("pan") { $0.pan = 0 }
+        editMixer("pan \(session.tracks[t].name)", [.pan(strip: t, value: 0)])
         say("\(session.tracks[t].name) pan C")
     }
 

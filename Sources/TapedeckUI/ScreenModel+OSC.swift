@@ -56,18 +56,18 @@ extension ScreenModel {
             problem = nil // the service keeps its surfaces
         case .stripGain(let id, let db), .stripFader(let id, let db):
             problem = withStrip(id, doing: { t in
-                oscEdit("fader \(session.tracks[t].name)", continuing: continuing) { $0.tracks[t].gainDecibels = db }
+                oscEdit("fader \(session.tracks[t].name)", continuing: continuing, [.gain(strip: t, decibels: db)])
                 say("\(session.tracks[t].name) fader \(Fader.text(db)) dB — asked by \(who)")
             })
         case .stripPan(let id, let pan):
             problem = withStrip(id, doing: { t in
-                oscEdit("pan \(session.tracks[t].name)", continuing: continuing) { $0.tracks[t].pan = pan }
+                oscEdit("pan \(session.tracks[t].name)", continuing: continuing, [.pan(strip: t, value: pan)])
                 say("\(session.tracks[t].name) pan \(Pan.text(pan)) — asked by \(who)")
             })
         case .stripMute(let id, let on), .stripSolo(let id, let on):
             let what = if case .stripMute = command { "mute" } else { "solo" }
             problem = withStrip(id, doing: { t in
-                edit("\(what) \(session.tracks[t].name)") { if what == "mute" { $0.tracks[t].mute = on } else { $0.tracks[t].solo = on } }
+                editMixer("\(what) \(session.tracks[t].name)", [what == "mute" ? .mute(strip: t, on: on) : .solo(strip: t, on: on)])
                 say("\(session.tracks[t].name) \(what) \(on ? "on" : "off") — asked by \(who)")
             })
         case .stripRecordEnable(let id, let on):
@@ -83,7 +83,7 @@ extension ScreenModel {
                 guard strip.sends.indices.contains(send - 1) else {
                     return "\(strip.name) has \(strip.sends.count) send\(strip.sends.count == 1 ? "" : "s"), no send \(send)"
                 }
-                oscEdit("send \(strip.name) → \(strip.sends[send - 1].bus)", continuing: continuing) { $0.tracks[t].sends[send - 1].levelDecibels = db }
+                oscEdit("send \(strip.name) → \(strip.sends[send - 1].bus)", continuing: continuing, [.sendLevel(strip: t, send: send - 1, decibels: db)])
                 say("\(strip.name) send to \(strip.sends[send - 1].bus) \(Fader.text(db)) dB — asked by \(who)")
                 return nil
             }
@@ -105,10 +105,11 @@ extension ScreenModel {
     }
 
     /// A continuous control's edit: one undo step per gesture.
-    private func oscEdit(_ name: String, continuing: Bool, _ change: (inout Session) -> Void) {
+    private func oscEdit(_ name: String, continuing: Bool, _ changes: [MixerChange]) {
         let label = "OSC \(name)"
+        let change: (inout Session) -> Void = { s in for c in changes { s.apply(c) } }
         if continuing { document.editMerging(label, change) } else { document.edit(label, change) }
-        link.update(session: session)
+        link.apply(changes)
     }
 
     /// A marker at the playhead called `name` (`M1`, `M2`… when empty), as the marker key

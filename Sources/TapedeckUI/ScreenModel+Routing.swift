@@ -166,7 +166,7 @@ extension ScreenModel {
         // Over its lane in touch or latch, rolling: from the level heard (the lane's).
         let send = session.tracks[t].sends[k]
         let next = Fader.stepped(handBase(t, .send(send.bus), own: send.levelDecibels), steps: steps, coarse: coarse)
-        edit("send level \(session.tracks[t].name) to \(session.tracks[t].sends[k].bus)") { $0.tracks[t].sends[k].levelDecibels = next }
+        editMixer("send level \(session.tracks[t].name) to \(session.tracks[t].sends[k].bus)", [.sendLevel(strip: t, send: k, decibels: next)])
         say("send \(describeSend(strip: t, send: k))")
     }
 
@@ -185,7 +185,7 @@ extension ScreenModel {
         guard let value = Fader.parse(text) else { return "'\(text.terminalSafe)' is not a level: -6, +1.5, 0 or -inf" }
         if let problem = Fader.problem(value) { return problem }
         let level = Fader.stored(value)
-        edit("send level \(session.tracks[t].name) to \(session.tracks[t].sends[k].bus)") { $0.tracks[t].sends[k].levelDecibels = level }
+        editMixer("send level \(session.tracks[t].name) to \(session.tracks[t].sends[k].bus)", [.sendLevel(strip: t, send: k, decibels: level)])
         say("send \(describeSend(strip: t, send: k))")
         return nil
     }

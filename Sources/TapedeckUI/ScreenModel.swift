@@ -179,8 +179,10 @@ public final class ScreenModel {
     func readLink() {
         let before = snapshot
         snapshot = link.snapshot()
-        placeFinishedTakes()
+        // The controllers' moves first: the transport has them from this snapshot on, and
+        // an edit (a take placed) must not hand it a session without them.
         followMIDI()
+        placeFinishedTakes()
         if let n = snapshot.notice { say(n) }
         if let e = snapshot.lastError, e != before.lastError {
             // A device that went away (a JACK server killed) comes back on the next play.
@@ -248,8 +250,10 @@ public final class ScreenModel {
         case .loopEnd: setRangeEdge(loop: true, start: false)
         case .punchStart: setRangeEdge(loop: false, start: true)
         case .punchEnd: setRangeEdge(loop: false, start: false)
-        case .mute: editTrack("mute") { $0.mute.toggle() }
-        case .solo: editTrack("solo") { $0.solo.toggle() }
+        case .mute, .solo:
+            guard let t = requireTrack() else { return }
+            let track = session.tracks[t]
+            editMixer("\(action.rawValue) \(track.name)", [action == .mute ? .mute(strip: t, on: !track.mute) : .solo(strip: t, on: !track.solo)])
         case .arm:
             guard let t = requireNonBus("input to arm") else { return }
             edit("arm \(session.tracks[t].name)") { $0.tracks[t].armed.toggle() }
@@ -370,6 +374,14 @@ public final class ScreenModel {
     func edit(_ name: String, _ change: (inout Session) -> Void) {
         document.edit(name, change)
         link.update(session: session)
+    }
+
+    /// Moves mixer values as one undoable step (merged into the last when `merging` and it has
+    /// the same name: one gesture), and hands the transport exactly those (``MixerChange``).
+    func editMixer(_ name: String, merging: Bool = false, _ changes: [MixerChange]) {
+        let change: (inout Session) -> Void = { s in for c in changes { s.apply(c) } }
+        if merging && document.undoName == name { document.editMerging(name, change) } else { document.edit(name, change) }
+        link.apply(changes)
     }
 
     func editTrack(_ name: String, _ change: (inout Track) -> Void) {

@@ -9,8 +9,11 @@ import TapedeckTransport
 /// second when idle. ``Transport`` is the implementation (see `Transport+Link.swift`);
 /// tests drive the screen with a fake.
 public protocol TransportLink: AnyObject {
-    /// The session changed (mute, solo, gain, regions, tracks): follow it. UI thread.
+    /// The session changed whole (regions, tracks, chains, an undo): follow it. UI thread.
     func update(session: Session)
+    /// Mixer values the user moved, exactly these (the session holds them already): the
+    /// transport writes each alone, never a whole mixer over a controller's newer move. UI thread.
+    func apply(_ changes: [MixerChange])
     /// Starts playback at `fromFrame`. UI thread.
     func play(fromFrame: Int64)
     /// Stops playback or recording; the playhead stays where it is. UI thread.

@@ -31,6 +31,26 @@ final class MixerKeyTests: XCTestCase {
         XCTAssertEqual(model.session, before, "every mixer edit undoes exactly")
     }
 
+    func testMixerKeysHandTheTransportTheOneValueTheyMovedNotTheSession() {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        let updates = link.updates
+        model.handle(.char("9"))
+        model.handle(.char("8"))
+        model.handle(.char("m"))
+        model.handle(.char("s"))
+        model.handle(.named(.down))
+        model.handle(.char("9"))
+        XCTAssertEqual(link.mixerChanges, [.gain(strip: 0, decibels: -0.5), .pan(strip: 0, value: 0.05), .mute(strip: 0, on: true),
+                                           .solo(strip: 0, on: true), .gain(strip: 1, decibels: -0.5)])
+        XCTAssertEqual(link.updates, updates, "no whole session is handed over for a mixer value")
+        XCTAssertEqual(link.session, model.session, "the link's session and the screen's agree")
+        // An undo replaces the session whole: handed over as such.
+        model.handle(.char("u"))
+        XCTAssertEqual(link.updates, updates + 1)
+        XCTAssertEqual(link.session, model.session)
+    }
+
     func testTheMixerViewDrawsStripsAndItsArrowsMoveStripsAndFaders() {
         let model = ScreenModelTests.makeModel()
         model.handle(.char("v"))
@@ -104,6 +124,7 @@ final class ClippingLink: TransportLink {
     var clipped = true
     var wasReset = false
     func update(session: Session) {}
+    func apply(_ changes: [MixerChange]) {}
     func play(fromFrame: Int64) {}
     func stop() {}
     func record(fromFrame: Int64) -> String? { "no" }

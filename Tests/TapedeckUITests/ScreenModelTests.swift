@@ -16,7 +16,15 @@ final class FakeLink: TransportLink {
     var stripOutputDelayFrames: [Int] = []
     var outputLatencyFrames = 0
 
-    func update(session: Session) { self.session = session }
+    /// How many times the session was handed over whole.
+    var updates = 0
+    func update(session: Session) { self.session = session; updates += 1 }
+    /// Typed mixer changes, in order, as the screen handed them over.
+    var mixerChanges: [MixerChange] = []
+    func apply(_ changes: [MixerChange]) {
+        mixerChanges += changes
+        for c in changes { session.apply(c) }
+    }
     func play(fromFrame: Int64) { state = .playing; position = fromFrame; calls.append("play \(fromFrame)") }
     func stop() { state = .stopped; calls.append("stop") }
     func record(fromFrame: Int64) -> String? {

@@ -176,11 +176,15 @@ public final class Engine: @unchecked Sendable {
     /// Builds a graph for `spec` off the audio thread (reusing every unchanged track) and
     /// hands it over; the audio thread swaps it in at its next period. A file that cannot be
     /// opened throws and changes nothing. Control thread.
+    ///
+    /// Mixer values (faders, pans, mutes, solos, send levels, the master fader) of strips
+    /// that play on for the same track are kept as they play, not taken from `spec`: a
+    /// controller may have moved them since the caller last heard. Change them with
+    /// ``set(_:)``; a new track, or one taking over another's strip, starts at `spec`'s.
     public func apply(_ spec: GraphSpec) throws {
         guard prepared else { throw DeviceError(device: configuration.name, reason: "the engine has not been prepared") }
         collectGarbage()
         let graph = try build(spec)
-        setMasterGain(decibels: spec.masterGainDecibels)
         settled = false
         graphs.append(graph)
         noteChains(of: graph)
@@ -355,6 +359,27 @@ public final class Engine: @unchecked Sendable {
         guard let g = graphs.last, g.routes.sendStates.indices.contains(track),
               g.routes.sendStates[track].indices.contains(index) else { return }
         g.routes.sendStates[track][index].controls.set(levelDecibels: levelDecibels, pan: pan)
+    }
+
+    /// One mixer value, and nothing around it (a strip or send that does not play is
+    /// ignored). Heard at the next period (an atomic store, no graph). Control thread.
+    public func set(_ change: MixerChange) {
+        guard let g = graphs.last else { return }
+        switch change {
+        case .masterGain(let dB): setMasterGain(decibels: dB)
+        case .gain(let t, let dB): if g.strips.indices.contains(t) { g.strips[t].controls.setGain(decibels: dB) }
+        case .pan(let t, let value): if g.strips.indices.contains(t) { g.strips[t].controls.setPan(value) }
+        case .mute(let t, let on): if g.strips.indices.contains(t) { g.strips[t].controls.setMute(on) }
+        case .solo(let t, let on): if g.strips.indices.contains(t) { g.strips[t].controls.setSolo(on) }
+        case .sendLevel(let t, let k, let dB):
+            if g.routes.sendStates.indices.contains(t), g.routes.sendStates[t].indices.contains(k) {
+                g.routes.sendStates[t][k].controls.setLevel(decibels: dB)
+            }
+        case .sendPan(let t, let k, let value):
+            if g.routes.sendStates.indices.contains(t), g.routes.sendStates[t].indices.contains(k) {
+                g.routes.sendStates[t][k].controls.setPan(value)
+            }
+        }
     }
 
     /// The master fader.

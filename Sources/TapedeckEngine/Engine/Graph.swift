@@ -134,6 +134,15 @@ final class Graph: @unchecked Sendable {
         let files = SessionNodeFiles(folder: spec.sessionFolder)
         var unused = previous?.strips ?? []
         var strips: [PlaybackStrip] = []
+        // Mixer values are the engine's own once set: a strip kept (or followed) for the same
+        // track keeps what it plays now, which may be a controller's move the control thread
+        // has not seen yet. The transport writes what the user changed (``MixerChange``);
+        // only a strip new to its track takes the spec's values.
+        var predecessors: [ObjectIdentifier?] = []
+        func sameTrack(_ old: PlaybackStrip, _ name: String) -> Bool {
+            guard let previous, let k = previous.strips.firstIndex(where: { $0 === old }) else { return false }
+            return previous.spec.tracks[k].name == name
+        }
         for (i, track) in spec.tracks.enumerated() {
             if let at = unused.firstIndex(where: { $0.isBus == track.isBus && $0.voice.sources == track.sources
                 && $0.channelCount == track.channelCount
@@ -146,7 +155,9 @@ final class Graph: @unchecked Sendable {
                         old.chainSpec = track.chain
                     }
                     old.dropFallbackIfDone()
-                    old.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+                    let keeps = sameTrack(old, track.name)
+                    if !keeps { old.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo) }
+                    predecessors.append(keeps ? ObjectIdentifier(old) : nil)
                     strips.append(old)
                     continue
                 }
@@ -157,7 +168,13 @@ final class Graph: @unchecked Sendable {
                                               stateFolder: spec.pluginStateFolder, isBus: track.isBus) {
                     unused.remove(at: at)
                     old.dropFallbackIfDone()
-                    next.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+                    let keeps = sameTrack(old, track.name)
+                    if keeps {
+                        next.controls.copy(from: old.controls)
+                    } else {
+                        next.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+                    }
+                    predecessors.append(keeps ? ObjectIdentifier(old) : nil)
                     strips.append(next)
                     continue
                 }
@@ -175,7 +192,14 @@ final class Graph: @unchecked Sendable {
                                       maxFrames: Graph.stripFrames(periodFrames: context.periodFrames),
                                       meterWindowFrames: context.meterWindowFrames, fallback: fallback, stateFolder: spec.pluginStateFolder,
                                       files: files, isRealtime: context.isRealtime, isBus: track.isBus)
-            strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+            if let fallback, sameTrack(fallback, track.name) {
+                // The same track on new material: its fader as it stands.
+                strip.controls.copy(from: fallback.controls)
+                predecessors.append(ObjectIdentifier(fallback))
+            } else {
+                strip.controls.set(gainDecibels: track.gainDecibels, pan: track.pan, mute: track.mute, solo: track.solo)
+                predecessors.append(nil)
+            }
             strips.append(strip)
         }
         var unusedInputs = previous.map { p in zip(p.inputs, (0..<p.inputCount).map { p.trackOfInput[$0] }).map { ($0.0, p.spec.tracks[$0.1].name) } } ?? []
@@ -218,7 +242,7 @@ final class Graph: @unchecked Sendable {
                                                                      isRealtime: context.isRealtime),
                                                   maxFrames: context.periodFrames).instance
         }
-        let routes = RouteTable(spec: spec, strips: strips, masterLatencyFrames: master?.latencyFrames ?? 0,
+        let routes = RouteTable(spec: spec, strips: strips, predecessors: predecessors, masterLatencyFrames: master?.latencyFrames ?? 0,
                                 maxFrames: Graph.stripFrames(periodFrames: context.periodFrames), previous: previous?.routes)
         let automations = zip(spec.tracks, strips).map { track, strip in
             StripAutomation.make(track, chain: strip.chain, maxFrames: Graph.stripFrames(periodFrames: context.periodFrames))

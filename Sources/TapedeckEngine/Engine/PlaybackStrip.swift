@@ -18,18 +18,31 @@ final class MixerControls: @unchecked Sendable {
         flags.store((mute ? 1 : 0) | (solo ? 2 : 0), ordering: .relaxed)
     }
 
-    /// A controller moved the fader (MIDI learn). Audio thread: one atomic store.
+    /// A controller moved the fader (MIDI learn), or a key did (``Engine/set(_:)``). Audio
+    /// thread (or control): one atomic store.
     @inline(__always) func setGain(decibels: Double) {
-        let linear = Float(Decibels.toLinear(decibels))
+        // As ``set(gainDecibels:pan:mute:solo:)`` reads it, so a key and a controller agree.
+        let linear = decibels.isFinite || decibels < 0 ? Float(Decibels.toLinear(decibels)) : 1
         gainBits.store((linear.isFinite ? max(linear, 0) : 0).bitPattern, ordering: .relaxed)
     }
-    /// A controller moved the pan. Audio thread: one atomic store.
+    /// A controller or a key moved the pan. Audio thread (or control): one atomic store.
     @inline(__always) func setPan(_ pan: Double) {
         panBits.store(Float(pan.isFinite ? min(max(pan, -1), 1) : 0).bitPattern, ordering: .relaxed)
     }
-    /// A controller switched the mute. Audio thread: one atomic read-modify-write.
+    /// A controller or a key switched the mute. Audio thread (or control): one atomic read-modify-write.
     @inline(__always) func setMute(_ mute: Bool) {
         if mute { flags.bitwiseOr(1, ordering: .relaxed) } else { flags.bitwiseAnd(~1, ordering: .relaxed) }
+    }
+    /// Solo on or off, the mute as it is. Control thread: one atomic read-modify-write.
+    func setSolo(_ solo: Bool) {
+        if solo { flags.bitwiseOr(2, ordering: .relaxed) } else { flags.bitwiseAnd(~2, ordering: .relaxed) }
+    }
+    /// Every value as `other` holds it now (a strip that takes over from `other` for the same
+    /// track: a controller's move not yet seen by the control thread is kept). Control thread.
+    func copy(from other: MixerControls) {
+        gainBits.store(other.gainBits.load(ordering: .relaxed), ordering: .relaxed)
+        panBits.store(other.panBits.load(ordering: .relaxed), ordering: .relaxed)
+        flags.store(other.flags.load(ordering: .relaxed), ordering: .relaxed)
     }
 
     /// Audio thread: relaxed loads.

@@ -32,6 +32,17 @@ final class SendControls: @unchecked Sendable {
         levelBits.store((linear.isFinite ? max(linear, 0) : 0).bitPattern, ordering: .relaxed)
     }
 
+    /// Level and pan as `other` holds them now. Control thread.
+    func copy(from other: SendControls) {
+        levelBits.store(other.levelBits.load(ordering: .relaxed), ordering: .relaxed)
+        panBits.store(other.panBits.load(ordering: .relaxed), ordering: .relaxed)
+    }
+
+    /// Stores a new pan, the level as it is. Control thread: an atomic store.
+    func setPan(_ pan: Double) {
+        panBits.store(Float(pan.isFinite ? min(max(pan, -1), 1) : 0).bitPattern, ordering: .relaxed)
+    }
+
     /// A hand takes hold of the send's level, or lets go. Control thread (or the audio
     /// thread, for a bound controller's move: an atomic store).
     func touch() { touchedFlag.store(true, ordering: .relaxed) }
@@ -136,6 +147,12 @@ final class RouteTable: @unchecked Sendable {
     let stateKeys: [PathKey]
 
     /// What identifies a path across graphs.
+    /// A send by what it joins: its track's strip and its bus's strip.
+    struct SendKey: Hashable {
+        var source: ObjectIdentifier
+        var bus: ObjectIdentifier
+    }
+
     struct PathKey: Hashable {
         var source: ObjectIdentifier
         var target: Int
@@ -151,8 +168,11 @@ final class RouteTable: @unchecked Sendable {
     /// reading ahead); a bus's input lines up with the slowest path into it and its output
     /// lags by that and its chain; the master lines up every path into it, and device outputs
     /// line up with the master's output, each quicker path held back by the difference.
+    /// `predecessors[i]`: the strip of the previous graph that strip `i` plays on for (itself
+    /// when kept; nil: new to its track). Its sends keep the levels they play (a
+    /// controller's move included) rather than the spec's.
     /// Control thread.
-    init(spec: GraphSpec, strips: [PlaybackStrip], masterLatencyFrames: Int, maxFrames: Int, previous: RouteTable?) {
+    init(spec: GraphSpec, strips: [PlaybackStrip], predecessors: [ObjectIdentifier?] = [], masterLatencyFrames: Int, maxFrames: Int, previous: RouteTable?) {
         let n = spec.tracks.count
         stripCount = n
         let tracks = spec.tracks
@@ -169,7 +189,17 @@ final class RouteTable: @unchecked Sendable {
 
         // Paths, each strip's pre-fader sends, post-fader sends, then output.
         var old: [PathKey: PathState] = [:]
-        if let previous { for (key, state) in zip(previous.stateKeys, previous.states) { old[key] = state } }
+        // Each send's controls by its source strip and bus strip (not by place: places move
+        // when a track or a send is added before it).
+        var oldSends: [SendKey: SendControls] = [:]
+        if let previous {
+            for (key, state) in zip(previous.stateKeys, previous.states) {
+                old[key] = state
+                if let bus = key.targetStrip, key.kind == RoutePath.Kind.preFaderSend.rawValue || key.kind == RoutePath.Kind.postFaderSend.rawValue {
+                    oldSends[SendKey(source: key.source, bus: bus)] = oldSends[SendKey(source: key.source, bus: bus)] ?? state.controls
+                }
+            }
+        }
         var list: [RoutePath] = []
         var states: [PathState] = []
         var keys: [PathKey] = []
@@ -180,12 +210,14 @@ final class RouteTable: @unchecked Sendable {
         for i in 0..<n {
             let source = strips[i]
             let width = source.channelCount
+            var isNew = false
             func state(kind: RoutePath.Kind, target: Int, index: Int, delay: Int, channels: Int) -> PathState {
                 let key = PathKey(source: ObjectIdentifier(source), target: target,
                                   targetStrip: target >= 0 ? ObjectIdentifier(strips[target]) : nil,
                                   kind: kind.rawValue, index: index, delayFrames: delay, channels: channels)
-                let s = old.removeValue(forKey: key)
-                    ?? PathState(delay: delay > 0 ? DelayLine(delayFrames: delay, channelCount: channels, maxFrames: maxFrames) : nil)
+                let kept = old.removeValue(forKey: key)
+                let s = kept ?? PathState(delay: delay > 0 ? DelayLine(delayFrames: delay, channelCount: channels, maxFrames: maxFrames) : nil)
+                isNew = kept == nil
                 states.append(s)
                 keys.append(key)
                 return s
@@ -200,7 +232,19 @@ final class RouteTable: @unchecked Sendable {
                     let delay = arrival[t] - outDelay[i]
                     let kind: RoutePath.Kind = pre ? .preFaderSend : .postFaderSend
                     let s = state(kind: kind, target: t, index: index, delay: delay, channels: channels)
-                    s.controls.set(levelDecibels: send.levelDecibels, pan: send.pan)
+                    // A send of a strip kept for the same track keeps its level as it plays
+                    // (a controller's move included, see Graph.build), on a new path too.
+                    let was = predecessors.indices.contains(i) ? predecessors[i] : nil
+                    if was == nil {
+                        s.controls.set(levelDecibels: send.levelDecibels, pan: send.pan)
+                    } else if isNew, let was {
+                        let bus = (predecessors.indices.contains(t) ? predecessors[t] : nil) ?? ObjectIdentifier(strips[t])
+                        if let before = oldSends[SendKey(source: was, bus: bus)] {
+                            s.controls.copy(from: before)
+                        } else {
+                            s.controls.set(levelDecibels: send.levelDecibels, pan: send.pan)
+                        }
+                    }
                     perSend[index] = s
                     list.append(RoutePath(kind: kind, target: t, deviceLeft: -1, deviceRight: -1, targetChannels: channels,
                                           sourceChannels: width, delayFrames: delay, state: Unmanaged.passUnretained(s),

@@ -12,8 +12,8 @@ import Glibc
 /// Transport requests are turned into the control socket's commands and answered by
 /// ``HeadlessRemote/handle(_:)``, so OSC follows exactly the rules `tapedeck ctl` does: `play`
 /// follows transport commands, `record` never moves while a take runs and ends on stop. `play`
-/// also takes strip gain, pan, mute, solo and send levels: the transport follows a session
-/// that differs only in those as engine values (``Transport/follow(session:)``), for this run
+/// also takes strip gain, pan, mute, solo and send levels, handed to the transport as typed
+/// changes and written to the engine one value each (``Transport/apply(_:)``), for this run
 /// only (never saved, but written to automation lanes in touch, latch or write, as a MIDI
 /// controller's moves are). Registered surfaces get the screen's feedback (``OSCFeedback``).
 ///
@@ -100,44 +100,48 @@ final class HeadlessOSC {
                 ? "/strip/recenable: 'tapedeck play' does not record: use 'tapedeck record' or the screen"
                 : "/strip/recenable: the tracks that record were chosen when the take started (a take is never torn in two); stop first"
         case .stripGain(let id, let db), .stripFader(let id, let db):
-            return mix(command, id) { $0.gainDecibels = db }
+            return mixValue(command, id) { _ in .gain(strip: id - 1, decibels: db) }
         case .stripPan(let id, let pan):
-            return mix(command, id) { $0.pan = pan }
+            return mixValue(command, id) { _ in .pan(strip: id - 1, value: pan) }
         case .stripMute(let id, let on):
-            return mix(command, id) { $0.mute = on }
+            return mixValue(command, id) { _ in .mute(strip: id - 1, on: on) }
         case .stripSolo(let id, let on):
-            return mix(command, id) { $0.solo = on }
+            return mixValue(command, id) { _ in .solo(strip: id - 1, on: on) }
         case .sendGain(let id, let send, let db):
-            return mix(command, id) { track -> String? in
+            return mix(command, id) { track in
                 guard track.sends.indices.contains(send - 1) else {
-                    return "\(track.name) has \(track.sends.count) send\(track.sends.count == 1 ? "" : "s"), no send \(send)"
+                    return .failure(Refusal(text: "\(track.name) has \(track.sends.count) send\(track.sends.count == 1 ? "" : "s"), no send \(send)"))
                 }
-                track.sends[send - 1].levelDecibels = db
-                return nil
+                return .success(.sendLevel(strip: id - 1, send: send - 1, decibels: db))
             }
         }
     }
 
     /// A mixer change on strip `id` (1-based) for `play`; `record` refuses it: its mix is the
     /// session's as it was when the take began, and a recorder takes only stop while it runs.
-    private func mix(_ command: OSCCommand, _ id: Int, _ change: (inout Track) -> String?) -> String? {
+    private func mix(_ command: OSCCommand, _ id: Int, _ change: (Track) -> Result<MixerChange, Refusal>) -> String? {
         let address = HeadlessOSC.address(command)
         guard remote.role == .play else {
             let during = remote.role == .listen ? "while it listens" : "while a take runs"
             return "\(address): 'tapedeck record' takes no mixer changes \(during) (only stop); set the mix on the screen or with 'tapedeck track' before recording"
         }
-        var session = transport.session
+        let session = transport.session
         guard session.tracks.indices.contains(id - 1) else {
             return "\(address): no strip \(id): the session has \(session.tracks.count) (ids are 1-based in track order)"
         }
-        if let problem = change(&session.tracks[id - 1]) { return "\(address): \(problem)" }
-        // Only mixer values differ: the transport hands them to the engine as values.
-        if let problem = transport.follow(session: session) { return "\(address): \(problem)" }
+        switch change(session.tracks[id - 1]) {
+        case .failure(let refusal): return "\(address): \(refusal.text)"
+        // One value, handed to the transport as it is (a typed change, not a new session).
+        case .success(let typed): transport.apply([typed])
+        }
         return nil
     }
 
-    private func mix(_ command: OSCCommand, _ id: Int, _ change: (inout Track) -> Void) -> String? {
-        mix(command, id) { (track: inout Track) -> String? in change(&track); return nil }
+    /// Why a mixer change names nothing.
+    struct Refusal: Error { let text: String }
+
+    private func mixValue(_ command: OSCCommand, _ id: Int, _ change: (Track) -> MixerChange) -> String? {
+        mix(command, id) { (track: Track) -> Result<MixerChange, Refusal> in .success(change(track)) }
     }
 
     /// The reply's refusal, or nil when it was done (then said, as the screen says who asked).

@@ -1,0 +1,99 @@
+import Foundation
+import XCTest
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+@testable import TapedeckEngine
+
+/// A mixer value a controller moved belongs to the engine from then on: a new graph (an edit
+/// on another track, the same track's region moved, its chain changed) keeps it, even when the
+/// spec it is built from still holds the older value — the control thread has not heard of
+/// the move yet. Only a typed change (``Engine/set(_:)``) or a strip new to its track writes.
+final class MixerValueKeptTests: XCTestCase {
+    private let rate = 48000
+
+    func testAControllersMovesOutliveEveryGraphSwapOfTheirTrack() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let folder = SessionFolder(path: dir + "/k.tapedeck")
+        try folder.create(Session())
+        let x = [Float](repeating: 0.5, count: 8 * rate)
+        let writer = try AudioFileWriter(path: folder.audioFolder + "/dc.wav",
+                                         format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: rate, channelCount: 1))
+        try x.withUnsafeBufferPointer { try writer.write([$0.baseAddress!], frameCount: x.count) }
+        try writer.close()
+        // A: a steady 0.5 hard left (the left output is 0.5 × its fader), sending to FX.
+        var a = Track(name: "A", pan: -1, regions: [Region(file: "audio/dc.wav", timelineStartFrame: 0, lengthFrames: Int64(x.count))])
+        a.sends = [Send(bus: "FX", levelDecibels: -20, pan: 1)]
+        var session = Session()
+        session.tracks = [a, Track(name: "B"), Track.makeBus(name: "FX")]
+        session.midiBindings = [MIDIBinding(controller: 7, channel: 1, kind: .fader, track: "A"),
+                                MIDIBinding(controller: 8, channel: 1, kind: .send, track: "A", bus: "FX")]
+        try folder.save(session)
+
+        // Freewheeling, period by period: the test, not the machine's load, says when each
+        // period renders.
+        let device = FreewheelDevice(sampleRate: rate, playbackChannels: 2, periodFrames: 256)
+        let engine = Engine(device: device)
+        let port = MIDIInputPort(name: "surface")
+        engine.attach(midiInput: port)
+        defer {
+            device.stop()
+            engine.close()
+        }
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        try engine.start()
+        engine.play()
+        /// The left output of the next `periods` periods.
+        func render(_ periods: Int) -> [Float] {
+            var out: [Float] = []
+            var tries = 0
+            while out.count < periods * 256 && tries < periods * 1000 {
+                tries += 1
+                guard device.cycle() else { usleep(100); continue }
+                out += UnsafeBufferPointer(start: device.output[0], count: 256)
+            }
+            return out
+        }
+        _ = render(16)
+        // The hand: the fader to CC 40 (−15.9 dB), the send to CC 100 (0 dB).
+        port.receive(status: 0xB0, data1: 7, data2: 40, atNanoseconds: MIDIInputPort.now())
+        port.receive(status: 0xB0, data1: 8, data2: 100, atNanoseconds: MIDIInputPort.now())
+        let moved = MIDIBinding.faderDecibels(controllerValue: 40)
+        let want = 0.5 * Decibels.toLinear(moved)
+        let before = render(16)
+        XCTAssertEqual(Double(before.last ?? 0), want, accuracy: 1e-4, "the controller's move is heard")
+
+        // Nobody has told the session: every edit below hands the engine a spec at 0 dB and −20 dB.
+        var edits: [(String, Session)] = []
+        var edited = session
+        edited.tracks[1].playbackChain = "gain:-3"
+        edits.append(("another track's chain", edited))
+        edited.tracks[0].regions[0].sourceOffsetFrame = 4800
+        edits.append(("its region moved (new material, its old voice the fallback)", edited))
+        edited.tracks[0].playbackChain = "gain:0"
+        edits.append(("its chain changed (a new strip follows the old)", edited))
+        edited.tracks.insert(Track(name: "New", gainDecibels: -6), at: 1)
+        edits.append(("a track inserted before another", edited))
+        for (what, next) in edits {
+            try engine.apply(try GraphSpec(session: next, folder: folder))
+            let g = engine.graphs.last!
+            let a = g.spec.tracks.firstIndex { $0.name == "A" }!
+            XCTAssertEqual(g.strips[a].controls.gain, Float(Decibels.toLinear(moved)), accuracy: 1e-6, "fader after: \(what)")
+            XCTAssertEqual(g.routes.sendStates[a][0].controls.level, 1, accuracy: 1e-6, "send level after: \(what)")
+            if let n = g.spec.tracks.firstIndex(where: { $0.name == "New" }) {
+                XCTAssertEqual(g.strips[n].controls.gain, Float(Decibels.toLinear(-6)), accuracy: 1e-6, "a new track starts at its own fader")
+            }
+            // Heard once the swap (and a new voice's first read) is done: the controller's
+            // fader, never the spec's 0 dB.
+            let out = render(64)
+            XCTAssertEqual(out.count, 64 * 256)
+            let wrong = stride(from: 32 * 256, to: out.count, by: 1).first { abs(Double(out[$0]) - want) > 1e-4 }
+            XCTAssertNil(wrong, "heard \(wrong.map { out[$0] } ?? 0) at \(wrong ?? 0) frames after: \(what), not \(want)")
+        }
+        // A typed change is the one way the control thread moves it.
+        let placeOfA = engine.graphs.last!.spec.tracks.firstIndex { $0.name == "A" }!
+        engine.set(.gain(strip: placeOfA, decibels: -6))
+        XCTAssertEqual(Double(render(16).last ?? 0), 0.5 * Decibels.toLinear(-6), accuracy: 1e-4, "a typed change is heard")
+    }
+}

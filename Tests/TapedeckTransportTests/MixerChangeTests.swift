@@ -1,0 +1,107 @@
+import XCTest
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+@testable import TapedeckEngine
+@testable import TapedeckTransport
+import TapedeckDevices
+
+/// Mixer values have one writer each between the front-end and the engine: a key hands over
+/// the one value it moved (``MixerChange``), a controller's move is the engine's and then the
+/// transport's, and a session handed over whole writes only what differs. So a key on one
+/// strip, or any edit, never writes back a fader a controller moved a moment before.
+final class MixerChangeTests: XCTestCase {
+    /// Two tracks on a paced offline device, CC 7 on channel 1 learnt to A's fader, `port`
+    /// attached.
+    private func transport(_ dir: String, port: MIDIInputPort) throws -> (Transport, Session) {
+        let folder = SessionFolder(path: dir + "/m.tapedeck")
+        var session = Session(sampleRate: 48000)
+        try folder.create(session)
+        var a = Track(name: "A")
+        a.sends = [Send(bus: "FX", levelDecibels: -12)]
+        session.tracks = [a, Track(name: "B"), Track.makeBus(name: "FX")]
+        session.midiBindings = [MIDIBinding(controller: 7, channel: 1, kind: .fader, track: "A")]
+        try folder.save(session)
+        let device = OfflineClockDevice(sampleRate: 48000, playbackChannels: 2, periodFrames: 256, capacityPeriods: 0, paced: true)
+        let t = try Transport(session: session, folder: folder, device: device)
+        t.engine.attach(midiInput: port)
+        return (t, session)
+    }
+
+    private func gain(_ t: Transport, _ strip: Int) -> Float { t.engine.graphs.last!.strips[strip].controls.gain }
+
+    func testAnEditElsewhereNeverWritesBackAControllersMoveNotYetCollected() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let port = MIDIInputPort(name: "fader")
+        let (t, session) = try transport(dir, port: port)
+        defer { t.close() }
+        usleep(50_000)
+        [UInt8(0xB0), 7, 40].withUnsafeBufferPointer { port.receive($0, atNanoseconds: MIDIInputPort.now()) }
+        let moved = Float(Decibels.toLinear(MIDIBinding.faderDecibels(controllerValue: 40)))
+        let deadline = Date().addingTimeInterval(10)
+        while gain(t, 0) != moved && Date() < deadline { usleep(1000) }
+        XCTAssertEqual(gain(t, 0), moved, "the engine plays the controller's move")
+
+        // No snapshot yet: the front-end has not heard of the move. A key on B, then the
+        // session handed over whole with an edit elsewhere (B muted, a marker, B's chain).
+        t.apply([.pan(strip: 1, value: 0.5)])
+        XCTAssertEqual(gain(t, 0), moved, "a key on another strip leaves A's fader alone")
+        XCTAssertEqual(t.engine.graphs.last!.strips[1].controls.pan, 0.5)
+        var edited = session
+        edited.tracks[1].pan = 0.5
+        edited.tracks[1].mute = true
+        edited.markers = [Marker(name: "M1", frame: 48_000)]
+        XCTAssertNil(t.follow(session: edited))
+        XCTAssertEqual(gain(t, 0), moved, "a mute elsewhere leaves A's fader alone")
+        XCTAssertTrue(t.engine.graphs.last!.strips[1].controls.mute)
+        edited.tracks[1].playbackChain = "gain:-3"
+        XCTAssertNil(t.follow(session: edited))
+        XCTAssertEqual(gain(t, 0), moved, "a new graph leaves A's fader alone")
+        XCTAssertEqual(t.engine.graphs.last!.routes.sendStates[0][0].controls.level, Float(Decibels.toLinear(-12)), accuracy: 1e-6)
+
+        // The snapshot hands the move to the transport's session and to the front-end.
+        _ = t.snapshot()
+        XCTAssertEqual(t.session.tracks[0].gainDecibels, MIDIBinding.faderDecibels(controllerValue: 40), accuracy: 1e-9)
+        let moves = t.collectMIDIChanges().moves
+        XCTAssertEqual(moves.map(\.value), [40])
+        // The front-end follows it without handing it back; its next whole hand-over agrees.
+        edited.apply(moves[0].binding, value: moves[0].value)
+        edited.tracks[1].playbackChain = ""
+        XCTAssertNil(t.follow(session: edited))
+        XCTAssertEqual(gain(t, 0), moved)
+        // An undo handed over whole (A's fader back at 0 dB) is a change, and is written.
+        edited.tracks[0].gainDecibels = 0
+        XCTAssertNil(t.follow(session: edited))
+        XCTAssertEqual(gain(t, 0), 1)
+    }
+
+    func testTypedChangesWriteTheirValueOnlyAndRefuseWhatNamesNothing() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (t, _) = try transport(dir, port: MIDIInputPort(name: "unused"))
+        defer { t.close() }
+        let sendLevel = { t.engine.graphs.last!.routes.sendStates[0][0].controls.level }
+        t.apply([.gain(strip: 0, decibels: -6), .sendLevel(strip: 0, send: 0, decibels: 0), .solo(strip: 1, on: true)])
+        XCTAssertEqual(gain(t, 0), Float(Decibels.toLinear(-6)), accuracy: 1e-6)
+        XCTAssertEqual(sendLevel(), 1, accuracy: 1e-6)
+        XCTAssertTrue(t.engine.graphs.last!.strips[1].controls.solo)
+        XCTAssertFalse(t.engine.graphs.last!.strips[1].controls.mute, "solo leaves the mute as it was")
+        XCTAssertEqual(t.session.tracks[0].gainDecibels, -6)
+        XCTAssertEqual(t.session.tracks[0].sends[0].levelDecibels, 0)
+        // Strips and sends that do not exist, and values that are not numbers: nothing changes.
+        let before = t.session
+        t.apply([.gain(strip: 99, decibels: 0), .gain(strip: -1, decibels: 0), .sendLevel(strip: 1, send: 0, decibels: 0),
+                 .sendLevel(strip: 0, send: Int.max, decibels: 0), .pan(strip: Int.min, value: 0),
+                 .gain(strip: 0, decibels: .nan), .pan(strip: 0, value: .nan), .masterGain(decibels: .nan)])
+        XCTAssertEqual(t.session, before)
+        XCTAssertEqual(gain(t, 0), Float(Decibels.toLinear(-6)), accuracy: 1e-6)
+        // The largest values are held as a session can store them (JSON has no infinity).
+        t.apply([.gain(strip: 0, decibels: -.infinity), .pan(strip: 0, value: 1e300), .masterGain(decibels: .greatestFiniteMagnitude)])
+        XCTAssertEqual(t.session.tracks[0].gainDecibels, Fader.silentDecibels)
+        XCTAssertEqual(t.session.tracks[0].pan, 1)
+        XCTAssertEqual(t.session.masterGainDecibels, Fader.maximumDecibels)
+        XCTAssertEqual(gain(t, 0), 0, "−∞ is silence")
+        XCTAssertNoThrow(try JSONEncoder().encode(t.session))
+    }
+}
