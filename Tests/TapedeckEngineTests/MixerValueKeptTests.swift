@@ -96,4 +96,50 @@ final class MixerValueKeptTests: XCTestCase {
         engine.set(.gain(strip: placeOfA, decibels: -6))
         XCTAssertEqual(Double(render(16).last ?? 0), 0.5 * Decibels.toLinear(-6), accuracy: 1e-4, "a typed change is heard")
     }
+
+    func testAnEditOfOneParameterLeavesAParameterAControllerMovedAlone() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let folder = SessionFolder(path: dir + "/p.tapedeck")
+        var session = Session()
+        session.tracks = [Track(name: "A", playbackChain: "lpf:cutoff=1000,gain:0")]
+        session.masterChain = "gain:0,hpf:cutoff=20"
+        session.midiBindings = [MIDIBinding(controller: 74, channel: 1, kind: .parameter, track: "A", node: 1, parameter: "cutoff")]
+        try folder.create(session)
+        let device = FreewheelDevice(sampleRate: rate, playbackChannels: 2, periodFrames: 256)
+        let engine = Engine(device: device)
+        let port = MIDIInputPort(name: "knob")
+        engine.attach(midiInput: port)
+        defer {
+            device.stop()
+            engine.close()
+        }
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        try engine.start()
+        engine.play()
+        func cycle(_ n: Int) { var done = 0, tries = 0; while done < n && tries < n * 1000 { tries += 1; if device.cycle() { done += 1 } else { usleep(100) } } }
+        cycle(4)
+        port.receive(status: 0xB0, data1: 74, data2: 127, atNanoseconds: MIDIInputPort.now())
+        cycle(4)
+        func strip() -> ChainInstance { engine.graphs.last!.strips[0].chain! }
+        let cutoff = strip().nodes[0].parameters.index(of: "cutoff")!
+        XCTAssertEqual(strip().nodes[0].parameters.value(cutoff), 20000, accuracy: 1e-6, "the knob's top is 20 kHz")
+        // The other node's level and a bypass change, from a session that has not heard of the knob.
+        var edited = session
+        edited.tracks[0].playbackChain = "lpf:cutoff=1000,!gain:-3"
+        edited.masterChain = "gain:-1,hpf:cutoff=20"
+        try engine.apply(try GraphSpec(session: edited, folder: folder))
+        cycle(4)
+        let chain = strip()
+        XCTAssertEqual(chain.nodes[0].parameters.value(cutoff), 20000, accuracy: 1e-6, "the knob's cutoff is kept")
+        let level = chain.nodes[1].parameters.index(of: "gain")!
+        XCTAssertEqual(chain.nodes[1].parameters.value(level), -3, accuracy: 1e-9, "the edited parameter is written")
+        XCTAssertTrue(chain.isBypassed(1), "the bypass is written")
+        let master = engine.graphs.last!.masterChain!
+        XCTAssertEqual(master.nodes[0].parameters.value(master.nodes[0].parameters.index(of: "gain")!), -1, accuracy: 1e-9)
+        // An edit that names the cutoff moves it.
+        edited.tracks[0].playbackChain = "lpf:cutoff=500,!gain:-3"
+        try engine.apply(try GraphSpec(session: edited, folder: folder))
+        XCTAssertEqual(strip().nodes[0].parameters.value(cutoff), 500, accuracy: 1e-6)
+    }
 }

@@ -151,7 +151,7 @@ final class Graph: @unchecked Sendable {
                 if Graph.canRetune(old.chainSpec, to: track.chain, instance: old.chain) {
                     unused.remove(at: at)
                     if old.chainSpec != track.chain, let chain = old.chain {
-                        Graph.retune(chain, to: track.chain)
+                        Graph.retune(chain, from: old.chainSpec, to: track.chain)
                         old.chainSpec = track.chain
                     }
                     old.dropFallbackIfDone()
@@ -233,7 +233,7 @@ final class Graph: @unchecked Sendable {
         if let previous, previous.spec.masterChain == spec.masterChain {
             master = previous.masterChain
         } else if let previous, let old = previous.masterChain, Graph.canRetune(previous.spec.masterChain, to: spec.masterChain, instance: old) {
-            Graph.retune(old, to: spec.masterChain)
+            Graph.retune(old, from: previous.spec.masterChain, to: spec.masterChain)
             master = old
         } else if !spec.masterChain.entries.isEmpty {
             // Diffed by node against the master chain playing: what is kept keeps its state.
@@ -286,21 +286,21 @@ final class Graph: @unchecked Sendable {
         return zip(old.entries, new.entries).allSatisfy { $0.node == $1.node && $0.texts == $1.texts }
     }
 
-    /// Sets every parameter of `instance` to what `chain` says (defaults where it says
-    /// nothing), and bypasses the nodes it marks `!`. Nodes smooth the change. Control thread
+    /// Moves `instance`, built for `old`, to what `chain` says: each parameter whose value
+    /// differs between the two (a default where one says nothing), and each bypass that
+    /// differs. Nothing else is written: a parameter a controller or a lane moved since keeps
+    /// its value unless this edit changed it. Nodes smooth the change. Control thread
     /// (parameters and bypass flags are atomics).
-    static func retune(_ instance: ChainInstance, to chain: Chain) {
-        for (index, entry) in chain.entries.enumerated() where index < instance.nodes.count {
-            instance.setBypassed(index, entry.bypassed)
+    static func retune(_ instance: ChainInstance, from old: Chain, to chain: Chain) {
+        for (index, (was, entry)) in zip(old.entries, chain.entries).enumerated() where index < instance.nodes.count {
+            if was.bypassed != entry.bypassed { instance.setBypassed(index, entry.bypassed) }
         }
-        for (node, entry) in zip(instance.nodes, chain.entries) {
+        for (node, (was, entry)) in zip(instance.nodes, zip(old.entries, chain.entries)) {
             let parameters = node.parameters
             for (index, definition) in parameters.definitions.enumerated() {
-                if let s = entry.settings.first(where: { $0.parameter == definition.id }) {
-                    parameters.set(index, s.value)
-                } else {
-                    parameters.set(index, definition.defaultValue)
-                }
+                let before = was.settings.first { $0.parameter == definition.id }?.value ?? .number(definition.defaultValue)
+                let after = entry.settings.first { $0.parameter == definition.id }?.value ?? .number(definition.defaultValue)
+                if before != after { parameters.set(index, after) }
             }
         }
     }
