@@ -79,6 +79,20 @@ extension Transport {
         writeAutomation(track: t, lane: lane, value: value, at: frame)
     }
 
+    /// A typed chain change (``apply(_:)``), already in ``session``: a parameter of a node of
+    /// a track's playback chain with a lane in touch, latch or write is written to it.
+    /// Control thread.
+    func writeAutomation(_ change: ChainValueChange, at frame: Int64) {
+        guard automation.rolling, frame >= 0, case .playback(let t) = change.place, case .parameter(let id, _) = change.value,
+              session.tracks.indices.contains(t), let chain = try? Chain(parsing: session.tracks[t].playbackChain) else { return }
+        let track = session.tracks[t]
+        for lane in track.automation where AutomationWriter.writes(lane.mode) {
+            guard case .node(let node, let p) = lane.parameter, p.lowercased() == id.lowercased(),
+                  AutomationTargets.nodeIndex(node, in: chain) == change.node, let value = track.controlValue(lane.parameter) else { continue }
+            writeAutomation(track: t, lane: lane, value: value, at: frame)
+        }
+    }
+
     /// `value` of `lane` on track `t`, moved by a hand at `frame`: the lane rests while held
     /// (touch, latch) and the move is written. A value a controller already wrote is not
     /// written again. Control thread.

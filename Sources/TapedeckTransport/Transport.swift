@@ -191,6 +191,19 @@ public final class Transport {
         }
     }
 
+    /// A node's parameter or bypass the user moved (the chain panel's keys), as typed changes:
+    /// each written to the playing node alone, without a new graph. While rolling, a parameter
+    /// whose lane is in touch, latch or write is written to it. Ignores a change that names
+    /// nothing here or changes nothing. Control thread.
+    public func apply(_ changes: [ChainValueChange]) {
+        let frame = automation.rolling ? status.positionFrame : -1
+        for change in changes {
+            guard session.apply(change) else { continue }
+            engine.set(change)
+            if frame >= 0 { writeAutomation(change, at: frame) }
+        }
+    }
+
     /// Follows a session replaced whole (an edit of its material, an undo, a command from
     /// another process): what changed in regions, chains, tracks or arming becomes a new
     /// graph that only changes what changed, without a gap (nodes diffed by identity, see

@@ -44,6 +44,29 @@ extension ScreenModel {
         }
     }
 
+    /// One value of one node of the panel's chain moved (a parameter stepped, a bypass): one
+    /// undoable step, and the transport gets exactly that value (``ChainValueChange``), heard
+    /// through the node's smoothing without a new graph. False (nothing done) on a frozen
+    /// track, said as ``applyChain(_:track:name:)`` says it.
+    @discardableResult
+    func applyChainValue(_ value: ChainValueChange.Value, node: Int, track: Int, name: String) -> Bool {
+        let place: ChainValueChange.Place
+        if track == ScreenModel.masterChainTrack {
+            place = .master
+        } else {
+            guard session.tracks.indices.contains(track) else { return false }
+            if !chainIsInput, session.tracks[track].frozen != nil {
+                say("\(session.tracks[track].name) is frozen: unfreeze it (\(keyName(.freeze))) to change its chain", error: true)
+                return false
+            }
+            place = chainIsInput ? .input(strip: track) : .playback(strip: track)
+        }
+        let change = ChainValueChange(place: place, node: node, value: value)
+        document.edit("\(name) on \(chainOwnerName(track))") { $0.apply(change) }
+        link.apply([change])
+        return true
+    }
+
     func openChainText() {
         if actsOnMaster {
             overlay = .text(TextInput(purpose: .chain(track: ScreenModel.masterChainTrack),
@@ -99,15 +122,13 @@ extension ScreenModel {
                 say("nothing to step here: choose a node and a numeric parameter (, and . pick it; note values are typed with Enter)", error: true)
                 return true
             }
-            applyChain(edited.text, track: t, name: "change parameter")
-            if let p = edited.parameters(of: chainNode)[safe: chainParameter] {
-                say("\(edited.entries[chainNode].node) \(p.definition.id) = \(p.displayText)")
-            }
+            guard let p = edited.parameters(of: chainNode)[safe: chainParameter],
+                  applyChainValue(.parameter(p.definition.id, p.value), node: chainNode, track: t, name: "change parameter") else { return true }
+            say("\(edited.entries[chainNode].node) \(p.definition.id) = \(p.displayText)")
         case .char("b"):
             guard chain.entries.indices.contains(chainNode) else { return true }
             let bypass = !chain.entries[chainNode].bypassed
-            edited.setBypassed(chainNode, bypass)
-            applyChain(edited.text, track: t, name: bypass ? "bypass" : "un-bypass")
+            guard applyChainValue(.bypass(bypass), node: chainNode, track: t, name: bypass ? "bypass" : "un-bypass") else { return true }
             say("\(chain.entries[chainNode].node) \(bypass ? "bypassed" : "back in")")
         case .char("K"), .char("J"):
             let offset = key == .char("K") ? -1 : 1

@@ -14,6 +14,9 @@ public protocol TransportLink: AnyObject {
     /// Mixer values the user moved, exactly these (the session holds them already): the
     /// transport writes each alone, never a whole mixer over a controller's newer move. UI thread.
     func apply(_ changes: [MixerChange])
+    /// A node's parameters or bypasses the user moved, exactly these (the session holds them
+    /// already): written to the playing nodes, no new graph. UI thread.
+    func apply(_ changes: [ChainValueChange])
     /// Starts playback at `fromFrame`. UI thread.
     func play(fromFrame: Int64)
     /// Stops playback or recording; the playhead stays where it is. UI thread.

@@ -104,4 +104,66 @@ final class MixerChangeTests: XCTestCase {
         XCTAssertEqual(gain(t, 0), 0, "−∞ is silence")
         XCTAssertNoThrow(try JSONEncoder().encode(t.session))
     }
+
+    func testAChainValueIsWrittenToThePlayingNodeAndAnInputChainKeepsItsNodes() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let folder = SessionFolder(path: dir + "/c.tapedeck")
+        var session = Session(sampleRate: 48000)
+        try folder.create(session)
+        session.tracks = [Track(name: "A", inputChannels: [1], armed: true, inputChain: "comp:ratio=4", playbackChain: "lpf:cutoff=1000,gain:0"),
+                          Track(name: "B")]
+        session.masterChain = "gain:0"
+        try folder.save(session)
+        let device = OfflineClockDevice(sampleRate: 48000, captureChannels: 2, playbackChannels: 2, periodFrames: 256, capacityPeriods: 0, paced: true)
+        let t = try Transport(session: session, folder: folder, device: device)
+        defer { t.close() }
+        let graph = t.engine.graphs.last!
+        let input = try XCTUnwrap(graph.inputs.first)
+        func value(_ chain: ChainInstance?, _ node: Int, _ id: String) -> Double {
+            guard let p = chain?.nodes[node].parameters, let i = p.index(of: id) else { return .nan }
+            return p.value(i)
+        }
+        // Typed: the node moves, no graph is built, the transport's session says so.
+        t.apply([ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("cutoff", .number(2000))),
+                 ChainValueChange(place: .input(strip: 0), node: 0, value: .parameter("ratio", .number(8))),
+                 ChainValueChange(place: .master, node: 0, value: .parameter("gain", .number(-2))),
+                 ChainValueChange(place: .playback(strip: 0), node: 1, value: .bypass(true))])
+        XCTAssertTrue(t.engine.graphs.last! === graph, "a value needs no new graph")
+        XCTAssertEqual(value(graph.strips[0].chain, 0, "cutoff"), 2000)
+        XCTAssertEqual(value(input.chain, 0, "ratio"), 8)
+        XCTAssertEqual(value(graph.masterChain, 0, "gain"), -2)
+        XCTAssertTrue(graph.strips[0].chain!.isBypassed(1))
+        XCTAssertEqual(t.session.tracks[0].playbackChain, "lpf:cutoff=2000,!gain:gain=0")
+        XCTAssertEqual(t.session.tracks[0].inputChain, "comp:ratio=8")
+        XCTAssertEqual(t.session.masterChain, "gain:gain=-2", "in the parser's canonical form")
+        // Names nothing: nothing changes.
+        let before = t.session
+        t.apply([ChainValueChange(place: .playback(strip: 7), node: 0, value: .bypass(true)),
+                 ChainValueChange(place: .playback(strip: 0), node: 9, value: .bypass(true)),
+                 ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("nonsense", .number(1))),
+                 ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("cutoff", .number(.nan)))])
+        XCTAssertEqual(t.session, before)
+        XCTAssertEqual(value(graph.strips[0].chain, 0, "cutoff"), 2000)
+
+        // An edit elsewhere builds a graph: the input and its chain's nodes go on, at the typed values.
+        var edited = t.session
+        edited.tracks[1].playbackChain = "gain:-3"
+        XCTAssertNil(t.follow(session: edited))
+        let next = t.engine.graphs.last!
+        XCTAssertFalse(next === graph)
+        XCTAssertTrue(next.inputs.first === input, "the input strip is kept")
+        XCTAssertEqual(value(next.strips[0].chain, 0, "cutoff"), 2000)
+        XCTAssertEqual(value(input.chain, 0, "ratio"), 8)
+        XCTAssertEqual(value(next.masterChain, 0, "gain"), -2)
+        // A value of the input chain handed over in a whole session: retuned in place, not rebuilt.
+        edited.tracks[0].inputChain = "comp:ratio=2"
+        XCTAssertNil(t.follow(session: edited))
+        XCTAssertTrue(t.engine.graphs.last!.inputs.first === input, "a value edit keeps the input's nodes")
+        XCTAssertEqual(value(input.chain, 0, "ratio"), 2)
+        // A different node is a new input chain.
+        edited.tracks[0].inputChain = "hpf:cutoff=80"
+        XCTAssertNil(t.follow(session: edited))
+        XCTAssertFalse(t.engine.graphs.last!.inputs.first === input)
+    }
 }

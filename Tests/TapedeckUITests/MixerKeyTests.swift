@@ -1,5 +1,6 @@
 import XCTest
 import TapedeckCore
+import TapedeckDSP
 @testable import TapedeckUI
 import TapedeckTransport
 
@@ -125,6 +126,7 @@ final class ClippingLink: TransportLink {
     var wasReset = false
     func update(session: Session) {}
     func apply(_ changes: [MixerChange]) {}
+    func apply(_ changes: [ChainValueChange]) {}
     func play(fromFrame: Int64) {}
     func stop() {}
     func record(fromFrame: Int64) -> String? { "no" }

@@ -1,5 +1,6 @@
 import XCTest
 import TapedeckCore
+import TapedeckDSP
 @testable import TapedeckUI
 import TapedeckTransport
 
@@ -23,6 +24,12 @@ final class FakeLink: TransportLink {
     var mixerChanges: [MixerChange] = []
     func apply(_ changes: [MixerChange]) {
         mixerChanges += changes
+        for c in changes { session.apply(c) }
+    }
+    /// Typed chain changes, in order.
+    var chainChanges: [ChainValueChange] = []
+    func apply(_ changes: [ChainValueChange]) {
+        chainChanges += changes
         for c in changes { session.apply(c) }
     }
     func play(fromFrame: Int64) { state = .playing; position = fromFrame; calls.append("play \(fromFrame)") }
@@ -221,6 +228,38 @@ final class ScreenModelTests: XCTestCase {
         XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=91")
         let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
         XCTAssertTrue(canvas.text.contains("cutoff=91"))
+    }
+
+    func testChainPanelNudgesAndBypassesHandTheTransportTheOneValueTheyMoved() {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        model.handle(.char("c"))
+        for c in "hpf:cutoff=80,comp:ratio=4" { model.handle(.char(c)) }
+        model.handle(.named(.enter))
+        model.handle(.named(.tab)); model.handle(.named(.tab))
+        let updates = link.updates
+        model.handle(.named(.right))
+        model.handle(.named(.down))
+        model.handle(.char("b"))
+        XCTAssertEqual(link.chainChanges, [ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("cutoff", .number(81))),
+                                           ChainValueChange(place: .playback(strip: 0), node: 1, value: .bypass(true))])
+        XCTAssertEqual(link.updates, updates, "a value is not a whole session")
+        XCTAssertEqual(link.session.tracks[0].playbackChain, "hpf:cutoff=81,!comp:ratio=4")
+        XCTAssertEqual(link.session, model.session)
+        // Reordering changes what the chain is: the session goes whole.
+        model.handle(.char("K"))
+        XCTAssertEqual(link.updates, updates + 1)
+        XCTAssertEqual(link.session.tracks[0].playbackChain, "!comp:ratio=4,hpf:cutoff=81")
+        // Undo steps back one gesture at a time.
+        model.handle(.char("u")); model.handle(.char("u"))
+        XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=81,comp:ratio=4")
+        XCTAssertEqual(link.session, model.session)
+        // A frozen track's chain does not move: said, nothing handed over.
+        model.document.edit("freeze") { $0.tracks[0].frozen = FrozenAudio(file: "audio/f.wav", lengthFrames: 10) }
+        let handed = link.chainChanges.count
+        model.handle(.char("b"))
+        XCTAssertEqual(link.chainChanges.count, handed)
+        XCTAssertEqual(model.message?.isError, true)
     }
 
     func testTheLoudnessKeyShowsTheMastersR128ReadingsOnTheStatusLine() {

@@ -347,47 +347,6 @@ public final class Engine: @unchecked Sendable {
                     countInTo: countIn?.upperBound ?? 0, serial: nextSerial()))
     }
 
-    /// A track's fader, pan, mute and solo, heard at the next period (atomics, no graph).
-    public func setMixer(track: Int, gainDecibels: Double, pan: Double, mute: Bool, solo: Bool) {
-        guard let g = graphs.last, g.strips.indices.contains(track) else { return }
-        g.strips[track].controls.set(gainDecibels: gainDecibels, pan: pan, mute: mute, solo: solo)
-    }
-
-    /// Send `index` (in the session's order) of strip `track`: its level and pan, heard at the
-    /// next period (atomics, no graph).
-    public func setSend(track: Int, index: Int, levelDecibels: Double, pan: Double) {
-        guard let g = graphs.last, g.routes.sendStates.indices.contains(track),
-              g.routes.sendStates[track].indices.contains(index) else { return }
-        g.routes.sendStates[track][index].controls.set(levelDecibels: levelDecibels, pan: pan)
-    }
-
-    /// One mixer value, and nothing around it (a strip or send that does not play is
-    /// ignored). Heard at the next period (an atomic store, no graph). Control thread.
-    public func set(_ change: MixerChange) {
-        guard let g = graphs.last else { return }
-        switch change {
-        case .masterGain(let dB): setMasterGain(decibels: dB)
-        case .gain(let t, let dB): if g.strips.indices.contains(t) { g.strips[t].controls.setGain(decibels: dB) }
-        case .pan(let t, let value): if g.strips.indices.contains(t) { g.strips[t].controls.setPan(value) }
-        case .mute(let t, let on): if g.strips.indices.contains(t) { g.strips[t].controls.setMute(on) }
-        case .solo(let t, let on): if g.strips.indices.contains(t) { g.strips[t].controls.setSolo(on) }
-        case .sendLevel(let t, let k, let dB):
-            if g.routes.sendStates.indices.contains(t), g.routes.sendStates[t].indices.contains(k) {
-                g.routes.sendStates[t][k].controls.setLevel(decibels: dB)
-            }
-        case .sendPan(let t, let k, let value):
-            if g.routes.sendStates.indices.contains(t), g.routes.sendStates[t].indices.contains(k) {
-                g.routes.sendStates[t][k].controls.setPan(value)
-            }
-        }
-    }
-
-    /// The master fader.
-    public func setMasterGain(decibels: Double) {
-        let linear = decibels.isFinite ? Float(Decibels.toLinear(decibels)) : (decibels < 0 ? 0 : 1)
-        shared.masterGainBits.store((linear.isFinite ? linear : 1).bitPattern, ordering: .relaxed)
-    }
-
     /// Waits until the audio thread has applied every command and stop sent so far (for a
     /// front-end that must know, e.g. before reading the final position). False on timeout
     /// or when the device no longer runs.

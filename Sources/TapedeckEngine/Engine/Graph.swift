@@ -20,6 +20,9 @@ final class Graph: @unchecked Sendable {
     /// The listening tracks' inputs.
     let inputs: [InputStrip]
     let masterChain: ChainInstance?
+    /// The values the master chain's nodes play now (``spec``'s master chain, retuned since by
+    /// typed changes). Control thread only.
+    var masterChainSpec: Chain
     let stripTable: UnsafeMutablePointer<Unmanaged<PlaybackStrip>>
     let inputTable: UnsafeMutablePointer<Unmanaged<InputStrip>>
     /// For each track, the index of its input strip, or -1.
@@ -60,6 +63,7 @@ final class Graph: @unchecked Sendable {
         self.strips = strips
         self.inputs = inputs
         self.masterChain = masterChain
+        masterChainSpec = spec.masterChain
         trackCount = strips.count
         inputCount = inputs.count
         stripTable = .allocate(capacity: max(strips.count, 1))
@@ -207,8 +211,21 @@ final class Graph: @unchecked Sendable {
         var inputTracks: [Int] = []
         for (i, track) in spec.tracks.enumerated() {
             guard let input = track.input else { continue }
-            if let at = unusedInputs.firstIndex(where: { $0.0.spec == input && $0.1 == track.name }) {
-                inputs.append(unusedInputs.remove(at: at).0)
+            // The same input whose chain differs only in values: kept, its nodes retuned in
+            // place (a compressor's envelope, a plugin's state go on; a take is not disturbed).
+            func sameButValues(_ old: InputStrip) -> Bool {
+                var was = old.spec, now = input
+                was.chain = Chain()
+                now.chain = Chain()
+                return was == now && Graph.canRetune(old.chainSpec, to: input.chain, instance: old.chain)
+            }
+            if let at = unusedInputs.firstIndex(where: { $0.1 == track.name && sameButValues($0.0) }) {
+                let kept = unusedInputs.remove(at: at).0
+                if kept.chainSpec != input.chain, let chain = kept.chain {
+                    Graph.retune(chain, from: kept.chainSpec, to: input.chain)
+                    kept.chainSpec = input.chain
+                }
+                inputs.append(kept)
             } else {
                 inputs.append(InputStrip(spec: input, captureChannels: context.captureChannels, sampleRate: context.sampleRate,
                                          periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
@@ -230,10 +247,10 @@ final class Graph: @unchecked Sendable {
         }
         for (strip, playlist) in zip(strips, playlists) { strip.midi.setPlaylist(playlist, generation: generation) }
         var master: ChainInstance?
-        if let previous, previous.spec.masterChain == spec.masterChain {
+        if let previous, previous.masterChainSpec == spec.masterChain {
             master = previous.masterChain
-        } else if let previous, let old = previous.masterChain, Graph.canRetune(previous.spec.masterChain, to: spec.masterChain, instance: old) {
-            Graph.retune(old, from: previous.spec.masterChain, to: spec.masterChain)
+        } else if let previous, let old = previous.masterChain, Graph.canRetune(previous.masterChainSpec, to: spec.masterChain, instance: old) {
+            Graph.retune(old, from: previous.masterChainSpec, to: spec.masterChain)
             master = old
         } else if !spec.masterChain.entries.isEmpty {
             // Diffed by node against the master chain playing: what is kept keeps its state.

@@ -15,6 +15,9 @@ final class InputStrip: @unchecked Sendable {
     /// Device channel (0-based) of each of its channels; -1 when the device does not have it.
     private let deviceChannels: UnsafeMutablePointer<Int>
     let chain: ChainInstance?
+    /// The values its chain's nodes play now (``spec``'s chain, retuned since by edits of
+    /// values and typed changes). Control thread only.
+    var chainSpec: Chain
     /// The processed input (after the chain): recorded, metered, monitored.
     let wet: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// The unprocessed input, pointed at the device's buffers every period (a take that keeps
@@ -45,6 +48,7 @@ final class InputStrip: @unchecked Sendable {
             wet[c].initialize(repeating: 0, count: periodFrames)
             (dry + c).initialize(to: silence)
         }
+        chainSpec = spec.chain
         if spec.chain.entries.isEmpty {
             chain = nil
         } else {

@@ -1,0 +1,92 @@
+import TapedeckCore
+
+/// One value of one node moved (a parameter, or its bypass), as the one who moved it says
+/// it: the chain panel's keys hand these to the transport, which writes that value to the
+/// playing node and nothing else (no new graph, no other parameter written back over a
+/// controller's newer move). Anything that changes what the chain *is* (a node added,
+/// removed, moved, a file, the text retyped) is an edit of the session, diffed by node.
+public struct ChainValueChange: Equatable, Sendable {
+    /// Which chain.
+    public enum Place: Equatable, Sendable {
+        /// The playback chain of strip `strip` (the session's track order).
+        case playback(strip: Int)
+        /// The input chain of track `strip`.
+        case input(strip: Int)
+        /// The master chain.
+        case master
+    }
+
+    /// What moved.
+    public enum Value: Equatable, Sendable {
+        /// Parameter `id` (as the chain text names it) to a value.
+        case parameter(String, ParameterValue)
+        /// The node bypassed (true) or back in.
+        case bypass(Bool)
+    }
+
+    /// Which chain.
+    public var place: Place
+    /// The node's place in its chain (0-based).
+    public var node: Int
+    /// What moved.
+    public var value: Value
+
+    /// A change of node `node` of the chain at `place`.
+    public init(place: Place, node: Int, value: Value) {
+        self.place = place
+        self.node = node
+        self.value = value
+    }
+}
+
+extension Chain {
+    /// Applies `value` to entry `index`: a parameter set in the node's order of parameters
+    /// (or in place of its setting; a node this registry does not know takes a setting it
+    /// already has only), a bypass switched. False when it names nothing, or is so already.
+    public mutating func apply(_ value: ChainValueChange.Value, entry index: Int, registry: NodeRegistry = .builtIn) -> Bool {
+        guard entries.indices.contains(index) else { return false }
+        switch value {
+        case .bypass(let on):
+            guard entries[index].bypassed != on else { return false }
+            entries[index].bypassed = on
+        case .parameter(let id, let v):
+            if case .number(let n) = v, n.isNaN { return false }
+            if let at = entries[index].settings.firstIndex(where: { $0.parameter == id }) {
+                guard entries[index].settings[at].value != v else { return false }
+                entries[index].settings[at].value = v
+                return true
+            }
+            let order = parameters(of: index, registry: registry).map(\.definition.id)
+            guard let p = order.firstIndex(of: id) else { return false }
+            let position = entries[index].settings.firstIndex { (order.firstIndex(of: $0.parameter) ?? 0) > p } ?? entries[index].settings.count
+            entries[index].settings.insert(Setting(parameter: id, value: v), at: position)
+        }
+        return true
+    }
+}
+
+extension Session {
+    /// The text of the chain at `place`; nil when there is no such strip.
+    public func chainText(at place: ChainValueChange.Place) -> String? {
+        switch place {
+        case .master: return masterChain
+        case .playback(let s): return tracks.indices.contains(s) ? tracks[s].playbackChain : nil
+        case .input(let s): return tracks.indices.contains(s) ? tracks[s].inputChain : nil
+        }
+    }
+
+    /// Applies `change`: the chain's text written again with the one value changed (in the
+    /// parser's canonical form). False, changing nothing, when it names no strip, no node or
+    /// no parameter, the chain does not parse, or the value is so already.
+    @discardableResult
+    public mutating func apply(_ change: ChainValueChange) -> Bool {
+        guard let text = chainText(at: change.place), var chain = try? Chain(parsing: text),
+              chain.apply(change.value, entry: change.node) else { return false }
+        switch change.place {
+        case .master: masterChain = chain.text
+        case .playback(let s): tracks[s].playbackChain = chain.text
+        case .input(let s): tracks[s].inputChain = chain.text
+        }
+        return true
+    }
+}
