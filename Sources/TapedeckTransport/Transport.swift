@@ -186,6 +186,9 @@ public final class Transport {
         let frame = automation.rolling ? status.positionFrame : -1
         for change in changes {
             guard let held = change.held, session.apply(held) else { continue }
+            // The spec follows its session (a later edit is compared against it, and a new
+            // device starts from it); a file played alone has a spec of its own.
+            if options.material == nil { spec.apply(held) }
             engine.set(held)
             if frame >= 0 { writeAutomation(held, at: frame) }
         }
@@ -199,6 +202,7 @@ public final class Transport {
         let frame = automation.rolling ? status.positionFrame : -1
         for change in changes {
             guard session.apply(change) else { continue }
+            if options.material == nil || change.place == .master { spec.apply(change) }
             engine.set(change)
             if frame >= 0 { writeAutomation(change, at: frame) }
         }

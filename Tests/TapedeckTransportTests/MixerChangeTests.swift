@@ -146,6 +146,22 @@ final class MixerChangeTests: XCTestCase {
         XCTAssertEqual(t.session, before)
         XCTAssertEqual(value(graph.strips[0].chain, 0, "cutoff"), 2000)
 
+        // An undo hands the older session back whole: the older values are heard again; a
+        // redo brings the typed ones back.
+        let typed = t.session
+        XCTAssertNil(t.follow(session: session))
+        XCTAssertEqual(value(t.engine.graphs.last!.strips[0].chain, 0, "cutoff"), 1000)
+        XCTAssertFalse(t.engine.graphs.last!.strips[0].chain!.isBypassed(1))
+        XCTAssertEqual(value(t.engine.graphs.last!.inputs.first?.chain, 0, "ratio"), 4)
+        XCTAssertEqual(value(t.engine.graphs.last!.masterChain, 0, "gain"), 0)
+        XCTAssertNil(t.follow(session: typed))
+        XCTAssertEqual(value(t.engine.graphs.last!.strips[0].chain, 0, "cutoff"), 2000)
+        XCTAssertEqual(value(t.engine.graphs.last!.masterChain, 0, "gain"), -2)
+        // A mixer value typed, then undone whole.
+        t.apply([.gain(strip: 1, decibels: -9)])
+        XCTAssertNil(t.follow(session: typed))
+        XCTAssertEqual(t.engine.graphs.last!.strips[1].controls.gain, 1)
+
         // An edit elsewhere builds a graph: the input and its chain's nodes go on, at the typed values.
         var edited = t.session
         edited.tracks[1].playbackChain = "gain:-3"

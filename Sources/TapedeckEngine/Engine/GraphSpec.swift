@@ -271,3 +271,32 @@ public struct GraphSpec: Sendable, Equatable {
         self.init(tracks: [track], sampleRate: reader.sampleRate)
     }
 }
+
+extension GraphSpec {
+    /// Applies a typed mixer change, as ``Session/apply(_:)-(MixerChange)`` does to the session
+    /// it was built from (the transport keeps its spec in step with its session). Strips and
+    /// sends count as the session's do.
+    public mutating func apply(_ change: MixerChange) {
+        guard let change = change.held else { return }
+        if let s = change.strip, !tracks.indices.contains(s) { return }
+        switch change {
+        case .gain(let s, let dB): tracks[s].gainDecibels = dB
+        case .pan(let s, let v): tracks[s].pan = v
+        case .mute(let s, let on): tracks[s].mute = on
+        case .solo(let s, let on): tracks[s].solo = on
+        case .sendLevel(let s, let k, let dB): if tracks[s].sends.indices.contains(k) { tracks[s].sends[k].levelDecibels = dB }
+        case .sendPan(let s, let k, let v): if tracks[s].sends.indices.contains(k) { tracks[s].sends[k].pan = v }
+        case .masterGain(let dB): masterGainDecibels = dB
+        }
+    }
+
+    /// Applies a typed chain change to the chain it names (a track's input only while it
+    /// listens).
+    public mutating func apply(_ change: ChainValueChange) {
+        switch change.place {
+        case .master: _ = masterChain.apply(change.value, entry: change.node)
+        case .playback(let s): if tracks.indices.contains(s) { _ = tracks[s].chain.apply(change.value, entry: change.node) }
+        case .input(let s): if tracks.indices.contains(s) { _ = tracks[s].input?.chain.apply(change.value, entry: change.node) }
+        }
+    }
+}
