@@ -157,11 +157,11 @@ final class StripAutomation: @unchecked Sendable {
         hot.deallocate()
     }
 
-    /// The fader's, pan's and mute's segments (in ``hot``).
+    /// The fader's, pan's and mute's segments (in ``hot``). Audio thread: pointer arithmetic.
     private var gainSegment: UnsafeMutablePointer<LaneSegment> { hot.assumingMemoryBound(to: LaneSegment.self) }
     private var panSegment: UnsafeMutablePointer<LaneSegment> { hot.assumingMemoryBound(to: LaneSegment.self) + 1 }
     private var muteSegment: UnsafeMutablePointer<LaneSegment> { hot.assumingMemoryBound(to: LaneSegment.self) + 2 }
-    /// The node parameter lanes' segments, one a line after the mute's.
+    /// The node parameter lanes' segments, one a line after the mute's. Audio thread: pointer arithmetic.
     private var parameterSegments: UnsafeMutablePointer<LaneSegment> { hot.assumingMemoryBound(to: LaneSegment.self) + 3 }
 
     /// Sets every parameter lane's node parameter to its value at `frame`, but a parameter a
