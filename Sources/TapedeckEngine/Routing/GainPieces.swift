@@ -30,6 +30,14 @@ struct GainPieces {
         countStorage.initialize(to: 0)
     }
 
+    /// Pieces kept in memory the owner gives (and frees): the count at `count`, room for
+    /// `capacity` pieces at `pieces`. Control thread.
+    init(count: UnsafeMutablePointer<Int>, pieces: UnsafeMutablePointer<GainPiece>, capacity: Int) {
+        self.capacity = max(capacity, 1)
+        self.pieces = pieces
+        countStorage = count
+    }
+
     /// Frees the storage. Control thread, once, when the owner goes.
     func deallocate() {
         pieces.deallocate()

@@ -1,138 +1,6 @@
 import TapedeckCore
 import TapedeckDSP
 
-/// One point of a lane as the audio thread reads it: 32 bytes, so the two points of a
-/// segment share one or two cache lines.
-struct LanePoint {
-    var frame: Int64
-    var value: Double
-    /// A level lane's value as an amplitude (a fade read as gains needs no dB round trip).
-    var amplitude: Double
-    var exponential: Bool
-}
-
-/// One lane as the audio thread reads it: its points in one flat table behind its cursor
-/// (one allocation: at 256 automated strips a period, every lane's data in separate tables
-/// was cache misses enough to cost a tenth of the period), and a cursor that walks forward
-/// with the playhead (a jump back searches again), so reading a value costs a comparison or
-/// two, never an allocation.
-final class LaneCurve: @unchecked Sendable {
-    /// The cursor and the ends (one cache line: ``Head``), then the points.
-    private let storage: UnsafeMutableRawPointer
-    private static let pointsOffset = 64
-    private let points: UnsafeMutablePointer<LanePoint>
-    let count: Int
-    let parameter: AutomationParameter
-    private let isLevel: Bool
-    private let steps: Bool
-    /// The segment last read: points `cursor` and `cursor + 1`. Audio thread. In plain
-    /// memory: a class's stored `var` is checked for exclusive access at every use.
-    private var cursor: Int {
-        @inline(__always) get { head.pointee.cursor }
-        @inline(__always) set { head.pointee.cursor = newValue }
-    }
-    /// The cursor and the first and last points' frames and values, beside it: reading a
-    /// value before, inside or after the points touches this line and the segment only.
-    private struct Head {
-        var cursor: Int
-        var firstFrame: Int64, lastFrame: Int64
-        var firstValue: Double, lastValue: Double
-        var firstAmplitude: Double, lastAmplitude: Double
-    }
-    private let head: UnsafeMutablePointer<Head>
-
-    /// The lane's points (it has at least one). Control thread.
-    init(_ lane: AutomationLane) {
-        count = max(lane.points.count, 1)
-        parameter = lane.parameter
-        isLevel = lane.parameter.isLevel
-        if case .mute = lane.parameter { steps = true } else { steps = false }
-        storage = .allocate(byteCount: LaneCurve.pointsOffset + count * MemoryLayout<LanePoint>.stride, alignment: 64)
-        head = storage.bindMemory(to: Head.self, capacity: 1)
-        points = (storage + LaneCurve.pointsOffset).bindMemory(to: LanePoint.self, capacity: count)
-        if lane.points.isEmpty {
-            points.initialize(to: LanePoint(frame: 0, value: 0, amplitude: Decibels.toLinear(0), exponential: false))
-        }
-        for (i, p) in lane.points.enumerated() {
-            (points + i).initialize(to: LanePoint(frame: p.frame, value: p.value, amplitude: Decibels.toLinear(p.value),
-                                                  exponential: p.curve == .exponential))
-        }
-        let first = points[0], last = points[count - 1]
-        head.initialize(to: Head(cursor: 0, firstFrame: first.frame, lastFrame: last.frame, firstValue: first.value,
-                                 lastValue: last.value, firstAmplitude: first.amplitude, lastAmplitude: last.amplitude))
-    }
-
-    deinit {
-        points.deinitialize(count: count)
-        head.deinitialize(count: 1)
-        storage.deallocate()
-    }
-
-    /// Places the cursor on the segment holding `frame`: `points[cursor].frame <= frame <
-    /// points[cursor + 1].frame` between the first and last points (at an end, the nearest segment).
-    ///
-    /// Audio thread: no allocation, no locks.
-    @inline(__always)
-    private func seek(_ frame: Int64) {
-        if frame < points[cursor].frame {
-            // Back (a locate, a loop): search again.
-            var lo = 0, hi = max(count - 1, 0)
-            while lo + 1 < hi {
-                let mid = (lo + hi) / 2
-                if points[mid].frame <= frame { lo = mid } else { hi = mid }
-            }
-            cursor = lo
-        }
-        while cursor + 1 < count - 1 && points[cursor + 1].frame <= frame { cursor += 1 }
-    }
-
-    /// The points around `frame`: the last at or before it (Int64.min: none) and the first
-    /// after it (Int64.max: none).
-    ///
-    /// Audio thread: no allocation, no locks.
-    @inline(__always)
-    func corners(around frame: Int64) -> (before: Int64, after: Int64) {
-        let h = head.pointee
-        if frame < h.firstFrame { return (.min, h.firstFrame) }
-        if frame >= h.lastFrame { return (h.lastFrame, .max) }
-        seek(frame)
-        return (points[cursor].frame, points[cursor + 1].frame)
-    }
-
-    /// A level lane's value at timeline frame `frame` as an amplitude: along a linear segment
-    /// straight in amplitude (no dB round trip), along an exponential one in dB — as
-    /// ``value(at:)`` then ``Decibels/toLinear(_:)`` would give it, without the logarithm.
-    ///
-    /// Audio thread: no allocation, no locks.
-    @inline(__always)
-    func amplitude(at frame: Int64) -> Double {
-        let h = head.pointee
-        if frame <= h.firstFrame { return h.firstAmplitude }
-        if frame >= h.lastFrame { return h.lastAmplitude }
-        seek(frame)
-        let a = cursor, b = cursor + 1
-        let t = Double(frame - points[a].frame) / Double(points[b].frame - points[a].frame)
-        if points[a].exponential && !Fader.isSilent(points[a].value) && !Fader.isSilent(points[b].value) {
-            return Decibels.toLinear(points[a].value + (points[b].value - points[a].value) * t)
-        }
-        return points[a].amplitude + (points[b].amplitude - points[a].amplitude) * t
-    }
-
-    /// The lane's value at timeline frame `frame` (as ``AutomationLane/value(at:)`` has it).
-    ///
-    /// Audio thread: no allocation, no locks.
-    func value(at frame: Int64) -> Double {
-        let h = head.pointee
-        if frame <= h.firstFrame { return h.firstValue }
-        if frame >= h.lastFrame { return h.lastValue }
-        seek(frame)
-        let a = cursor, b = cursor + 1
-        if steps { return points[a].value }
-        let t = Double(frame - points[a].frame) / Double(points[b].frame - points[a].frame)
-        return AutomationLane.interpolate(points[a].value, points[b].value, t: t, curve: points[a].exponential ? .exponential : .linear, isLevel: isLevel)
-    }
-}
-
 /// The last value a fill worked out (at a timeline frame), so the next block, which starts
 /// where this one ended, does not work it out again. Audio thread.
 struct AnchorCache {
@@ -156,6 +24,12 @@ final class StripAutomation: @unchecked Sendable {
     /// by masking).
     static let anchorFrames = 32
 
+    /// Where the audio thread finds everything it reads each block, in one allocation (the
+    /// strip's ``Hot`` block): the fader, pan and mute lanes' segments, the node parameter
+    /// lanes' segments, the fader's and pan's last anchors and piece counts, the parameters'
+    /// table, then the pieces. At 256 automated strips a period these were some twenty
+    /// separate allocations (lanes, caches, counts, tables), each a cache miss.
+    private let hot: UnsafeMutableRawPointer
     /// The lanes, kept alive here; the audio thread reaches them through the unretained
     /// references below (taking a class reference out of a property or an array retains and
     /// releases it: at 256 tracks a period that was a tenth of automation's cost).
@@ -167,15 +41,19 @@ final class StripAutomation: @unchecked Sendable {
     /// Per send (the session's order), its level lane or nil.
     private let sendLanes: UnsafeMutablePointer<Unmanaged<LaneCurve>?>
     let sendCount: Int
-    /// Node parameter lanes: the parameters they set and which.
-    private let parameterStores: UnsafeMutablePointer<Unmanaged<NodeParameters>>
-    private let parameterIndices: UnsafeMutablePointer<Int>
-    private let parameterLanes: UnsafeMutablePointer<Unmanaged<LaneCurve>>
+    /// Node parameter lanes: the parameters they set, which, and the lane (in ``hot``).
+    private struct ParameterLane {
+        let store: Unmanaged<NodeParameters>
+        let index: Int
+        let lane: Unmanaged<LaneCurve>
+    }
+    private let parameters: UnsafeMutablePointer<ParameterLane>
     let parameterCount: Int
     /// Whether the fader, pan or mute move.
     let movesStrip: Bool
-    /// The last anchors worked out, per curve (gain, pan, then each send). Audio thread.
+    /// The last anchors worked out: the fader's, then the pan's (in ``hot``), and per send. Audio thread.
     private let caches: UnsafeMutablePointer<AnchorCache>
+    private let sendCaches: UnsafeMutablePointer<AnchorCache>
     /// This block's fader, pan and send gains as straight pieces (one a frame at most).
     let gainPieces: GainPieces
     let panPieces: GainPieces
@@ -188,67 +66,103 @@ final class StripAutomation: @unchecked Sendable {
     static func make(_ track: GraphSpec.Track, chain: ChainInstance?, maxFrames: Int) -> StripAutomation? {
         guard !track.automation.isEmpty else { return nil }
         PanTable.prepare()
-        var gain: LaneCurve?, pan: LaneCurve?, mute: LaneCurve?
+        var gain: AutomationLane?, pan: AutomationLane?, mute: AutomationLane?
         var sends = [LaneCurve?](repeating: nil, count: track.sends.count)
-        var parameters: [(NodeParameters, Int, LaneCurve)] = []
+        var parameters: [(NodeParameters, Int, AutomationLane)] = []
         let sendNames = track.sendBuses
         for lane in track.automation {
             switch lane.parameter {
-            case .gain: gain = LaneCurve(lane)
-            case .pan: pan = LaneCurve(lane)
-            case .mute: mute = LaneCurve(lane)
+            case .gain: gain = lane
+            case .pan: pan = lane
+            case .mute: mute = lane
             case .send(let bus):
                 if let k = sendNames.firstIndex(where: { $0.lowercased() == bus.lowercased() }) { sends[k] = LaneCurve(lane) }
             case .node(let node, let id):
                 guard let chain, let at = AutomationTargets.nodeIndex(node, in: chain.chain), at < chain.nodes.count,
                       let p = AutomationTargets.parameterIndex(id, in: chain.nodes[at].parameters) else { continue }
-                parameters.append((chain.nodes[at].parameters, p, LaneCurve(lane)))
+                parameters.append((chain.nodes[at].parameters, p, lane))
             }
         }
         guard gain != nil || pan != nil || mute != nil || sends.contains(where: { $0 != nil }) || !parameters.isEmpty else { return nil }
         return StripAutomation(gain: gain, pan: pan, mute: mute, sends: sends, parameters: parameters, maxFrames: maxFrames)
     }
 
-    private init(gain: LaneCurve?, pan: LaneCurve?, mute: LaneCurve?, sends: [LaneCurve?], parameters: [(NodeParameters, Int, LaneCurve)],
-                 maxFrames: Int) {
-        keep = [gain, pan, mute].compactMap { $0 } + sends.compactMap { $0 } + parameters.map(\.2)
-        keepNodes = parameters.map(\.0)
-        self.gain = gain.map { Unmanaged.passUnretained($0) }
-        self.pan = pan.map { Unmanaged.passUnretained($0) }
-        self.mute = mute.map { Unmanaged.passUnretained($0) }
+    /// The ``hot`` block's layout, in bytes: a cache line per lane segment (fader, pan, mute,
+    /// then each node parameter lane), a line of the fader's and pan's anchors and the piece
+    /// counts, the parameters' table, the sends' anchors, then the three piece tables.
+    private struct Hot {
+        static let line = 64
+        let parameterSegments = 3 * Hot.line
+        let anchors: Int
+        let parameterTable: Int
+        let sendAnchors: Int
+        let pieces: Int
+        let bytes: Int
+
+        init(parameterCount: Int, sendCount: Int, pieceCapacity: Int) {
+            func lines(_ bytes: Int) -> Int { (bytes + Hot.line - 1) / Hot.line * Hot.line }
+            anchors = parameterSegments + parameterCount * Hot.line
+            parameterTable = anchors + Hot.line
+            sendAnchors = parameterTable + lines(parameterCount * MemoryLayout<ParameterLane>.stride)
+            pieces = sendAnchors + lines(sendCount * MemoryLayout<AnchorCache>.stride)
+            bytes = pieces + 3 * pieceCapacity * MemoryLayout<GainPiece>.stride
+        }
+    }
+
+    private init(gain: AutomationLane?, pan: AutomationLane?, mute: AutomationLane?, sends: [LaneCurve?],
+                 parameters lanes: [(NodeParameters, Int, AutomationLane)], maxFrames: Int) {
+        let frames = max(maxFrames, 1)
+        self.maxFrames = frames
+        let layout = Hot(parameterCount: lanes.count, sendCount: sends.count, pieceCapacity: frames)
+        let hot = UnsafeMutableRawPointer.allocate(byteCount: layout.bytes, alignment: Hot.line)
+        self.hot = hot
+        hot.initializeMemory(as: UInt8.self, repeating: 0, count: layout.bytes)
+        precondition(MemoryLayout<LaneSegment>.stride == Hot.line, "a lane's segment is one cache line")
+        let gainCurve = gain.map { LaneCurve($0, segment: hot) }
+        let panCurve = pan.map { LaneCurve($0, segment: hot + Hot.line) }
+        let muteCurve = mute.map { LaneCurve($0, segment: hot + 2 * Hot.line) }
+        let parameterCurves = lanes.enumerated().map { k, p in LaneCurve(p.2, segment: hot + layout.parameterSegments + k * Hot.line) }
+        keep = [gainCurve, panCurve, muteCurve].compactMap { $0 } + sends.compactMap { $0 } + parameterCurves
+        keepNodes = lanes.map(\.0)
+        self.gain = gainCurve.map { Unmanaged.passUnretained($0) }
+        self.pan = panCurve.map { Unmanaged.passUnretained($0) }
+        self.mute = muteCurve.map { Unmanaged.passUnretained($0) }
         movesStrip = gain != nil || pan != nil || mute != nil
         sendCount = sends.count
         sendLanes = .allocate(capacity: max(sends.count, 1))
         sendLanes.initialize(repeating: nil, count: max(sends.count, 1))
         for (k, lane) in sends.enumerated() { sendLanes[k] = lane.map { Unmanaged.passUnretained($0) } }
-        parameterCount = parameters.count
-        parameterStores = .allocate(capacity: max(parameters.count, 1))
-        parameterIndices = .allocate(capacity: max(parameters.count, 1))
-        parameterLanes = .allocate(capacity: max(parameters.count, 1))
-        for (k, p) in parameters.enumerated() {
-            (parameterStores + k).initialize(to: Unmanaged.passUnretained(p.0))
-            (parameterIndices + k).initialize(to: p.1)
-            (parameterLanes + k).initialize(to: Unmanaged.passUnretained(p.2))
+        parameterCount = lanes.count
+        parameters = (hot + layout.parameterTable).bindMemory(to: ParameterLane.self, capacity: max(lanes.count, 1))
+        for k in 0..<lanes.count {
+            (parameters + k).initialize(to: ParameterLane(store: Unmanaged.passUnretained(lanes[k].0), index: lanes[k].1,
+                                                          lane: Unmanaged.passUnretained(parameterCurves[k])))
         }
-        let frames = max(maxFrames, 1)
-        self.maxFrames = frames
-        caches = .allocate(capacity: 2 + sends.count)
-        caches.initialize(repeating: AnchorCache(), count: 2 + sends.count)
-        gainPieces = GainPieces(capacity: frames)
-        panPieces = GainPieces(capacity: frames)
-        sendPieces = GainPieces(capacity: frames)
+        // The anchors line: the fader's and pan's anchors (32 bytes), then the three piece counts.
+        caches = (hot + layout.anchors).bindMemory(to: AnchorCache.self, capacity: 2)
+        caches.initialize(repeating: AnchorCache(), count: 2)
+        let counts = (hot + layout.anchors + 2 * MemoryLayout<AnchorCache>.stride).bindMemory(to: Int.self, capacity: 3)
+        counts.initialize(repeating: 0, count: 3)
+        sendCaches = (hot + layout.sendAnchors).bindMemory(to: AnchorCache.self, capacity: max(sends.count, 1))
+        sendCaches.initialize(repeating: AnchorCache(), count: sends.count)
+        let pieces = (hot + layout.pieces).bindMemory(to: GainPiece.self, capacity: 3 * frames)
+        gainPieces = GainPieces(count: counts, pieces: pieces, capacity: frames)
+        panPieces = GainPieces(count: counts + 1, pieces: pieces + frames, capacity: frames)
+        sendPieces = GainPieces(count: counts + 2, pieces: pieces + 2 * frames, capacity: frames)
     }
 
     deinit {
         sendLanes.deallocate()
-        parameterStores.deallocate()
-        parameterIndices.deallocate()
-        parameterLanes.deallocate()
-        caches.deallocate()
-        gainPieces.deallocate()
-        panPieces.deallocate()
-        sendPieces.deallocate()
+        // The lanes (in `keep`, released after this) no longer read their segments here.
+        hot.deallocate()
     }
+
+    /// The fader's, pan's and mute's segments (in ``hot``). Audio thread: pointer arithmetic.
+    private var gainSegment: UnsafeMutablePointer<LaneSegment> { hot.assumingMemoryBound(to: LaneSegment.self) }
+    private var panSegment: UnsafeMutablePointer<LaneSegment> { hot.assumingMemoryBound(to: LaneSegment.self) + 1 }
+    private var muteSegment: UnsafeMutablePointer<LaneSegment> { hot.assumingMemoryBound(to: LaneSegment.self) + 2 }
+    /// The node parameter lanes' segments, one a line after the mute's. Audio thread: pointer arithmetic.
+    private var parameterSegments: UnsafeMutablePointer<LaneSegment> { hot.assumingMemoryBound(to: LaneSegment.self) + 3 }
 
     /// Sets every parameter lane's node parameter to its value at `frame`, but a parameter a
     /// hand holds (automation written in touch or latch): that keeps the value set by hand.
@@ -257,10 +171,10 @@ final class StripAutomation: @unchecked Sendable {
     @inline(__always)
     func setParameters(at frame: Int64) {
         for k in 0..<parameterCount {
-            let index = parameterIndices[k]
-            if parameterStores[k]._withUnsafeGuaranteedRef({ $0.isTouched(index) }) { continue }
-            let v = parameterLanes[k]._withUnsafeGuaranteedRef { $0.value(at: frame) }
-            parameterStores[k]._withUnsafeGuaranteedRef { $0.set(index, v) }
+            let p = parameters[k]
+            if p.store._withUnsafeGuaranteedRef({ $0.isTouched(p.index) }) { continue }
+            let v = LaneCurve.value(parameterSegments + k, p.lane, at: frame)
+            p.store._withUnsafeGuaranteedRef { $0.set(p.index, v) }
         }
     }
 
@@ -272,14 +186,15 @@ final class StripAutomation: @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
-    static func fill(_ pieces: GainPieces, frameCount n: Int, from start: Int64, lane: LaneCurve,
+    static func fill(_ pieces: GainPieces, frameCount n: Int, from start: Int64, segment: UnsafeMutablePointer<LaneSegment>,
+                     lane: Unmanaged<LaneCurve>,
                      cache: UnsafeMutablePointer<AnchorCache>, _ sample: (Int64) -> (Float, Float)) {
         let span = Int64(anchorFrames)
         pieces.count = 0
         var f = 0
         while f < n {
             let t = start + Int64(f)
-            let corners = lane.corners(around: t)
+            let corners = LaneCurve.corners(segment, lane, around: t)
             let a = max(t & ~(span - 1), corners.before)
             let b = min((a & ~(span - 1)) + span, corners.after)
             let va = cache.pointee.frame == a ? cache.pointee.value : sample(a)
@@ -304,37 +219,34 @@ final class StripAutomation: @unchecked Sendable {
     func applyStrip(to buffers: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int, from start: Int64,
                     frameCount n: Int, panGains: (Float, Float), touched: MixerControls.Touch = []) {
         if let gain, !touched.contains(.gain) {
-            gain._withUnsafeGuaranteedRef { lane in
-                StripAutomation.fill(gainPieces, frameCount: n, from: start, lane: lane, cache: caches) {
-                    let a = Float(lane.amplitude(at: $0))
-                    return (a, a)
-                }
+            let segment = gainSegment
+            StripAutomation.fill(gainPieces, frameCount: n, from: start, segment: segment, lane: gain, cache: caches) {
+                let a = Float(LaneCurve.amplitude(segment, gain, at: $0))
+                return (a, a)
             }
             for c in 0..<channelCount { gainPieces.scale(buffers[c], side: 0) }
         }
         if let mute, !touched.contains(.mute) {
             // A mute steps where its point is: silence over the runs it holds.
-            mute._withUnsafeGuaranteedRef { lane in
-                var f = 0
-                while f < n {
-                    let t = start + Int64(f)
-                    let next = lane.corners(around: t).after
-                    let end = next == .max ? n : Int(min(Int64(n), max(next - start, Int64(f + 1))))
-                    if lane.value(at: t) >= 0.5 {
-                        for c in 0..<channelCount { buffers[c].advanced(by: f).update(repeating: 0, count: end - f) }
-                    }
-                    f = end
+            let segment = muteSegment
+            var f = 0
+            while f < n {
+                let t = start + Int64(f)
+                let next = LaneCurve.corners(segment, mute, around: t).after
+                let end = next == .max ? n : Int(min(Int64(n), max(next - start, Int64(f + 1))))
+                if LaneCurve.value(segment, mute, at: t) >= 0.5 {
+                    for c in 0..<channelCount { buffers[c].advanced(by: f).update(repeating: 0, count: end - f) }
                 }
+                f = end
             }
         }
         if let pan, !touched.contains(.pan) {
-            pan._withUnsafeGuaranteedRef { lane in
-                StripAutomation.fill(panPieces, frameCount: n, from: start, lane: lane, cache: caches + 1) {
-                    let pan = lane.value(at: $0)
-                    if channelCount == 1 { return PanTable.mono(pan: pan) }
-                    let g = PanLaw.stereo(pan: pan)
-                    return (Float(g.left), Float(g.right))
-                }
+            let segment = panSegment
+            StripAutomation.fill(panPieces, frameCount: n, from: start, segment: segment, lane: pan, cache: caches + 1) {
+                let pan = LaneCurve.value(segment, pan, at: $0)
+                if channelCount == 1 { return PanTable.mono(pan: pan) }
+                let g = PanLaw.stereo(pan: pan)
+                return (Float(g.left), Float(g.right))
             }
         } else {
             panPieces.hold(left: panGains.0, right: panGains.1, frameCount: n)
@@ -347,11 +259,10 @@ final class StripAutomation: @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     func fillSend(_ index: Int, from start: Int64, frameCount n: Int, left: Float, right: Float) -> Bool {
         guard index >= 0 && index < sendCount, let lane = sendLanes[index] else { return false }
-        lane._withUnsafeGuaranteedRef { lane in
-            StripAutomation.fill(sendPieces, frameCount: n, from: start, lane: lane, cache: caches + 2 + index) {
-                let a = Float(lane.amplitude(at: $0))
-                return (a, a)
-            }
+        let segment = lane._withUnsafeGuaranteedRef { $0.segment }
+        StripAutomation.fill(sendPieces, frameCount: n, from: start, segment: segment, lane: lane, cache: sendCaches + index) {
+            let a = Float(LaneCurve.amplitude(segment, lane, at: $0))
+            return (a, a)
         }
         // The pan applied after: the anchors kept for the next block stay the lane's own.
         for k in 0..<sendPieces.count {
