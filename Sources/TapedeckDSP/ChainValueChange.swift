@@ -31,6 +31,12 @@ public struct ChainValueChange: Equatable, Sendable {
     /// What moved.
     public var value: Value
 
+    /// Whether its value can be played and stored: a parameter's number is finite.
+    public var isPlayable: Bool {
+        if case .parameter(_, .number(let n)) = value { return n.isFinite }
+        return true
+    }
+
     /// A change of node `node` of the chain at `place`.
     public init(place: Place, node: Int, value: Value) {
         self.place = place
@@ -50,7 +56,7 @@ extension Chain {
             guard entries[index].bypassed != on else { return false }
             entries[index].bypassed = on
         case .parameter(let id, let v):
-            if case .number(let n) = v, n.isNaN { return false }
+            if case .number(let n) = v, !n.isFinite { return false }
             if let at = entries[index].settings.firstIndex(where: { $0.parameter == id }) {
                 guard entries[index].settings[at].value != v else { return false }
                 entries[index].settings[at].value = v

@@ -185,7 +185,11 @@ public final class Transport {
     public func apply(_ changes: [MixerChange]) {
         let frame = automation.rolling ? status.positionFrame : -1
         for change in changes {
-            guard let held = change.held, session.apply(held) else { continue }
+            guard let held = change.held else { continue }
+            // Written even when the session holds the value already: the engine may not (a
+            // controller moved it a moment ago), and the key is the newest hand on it. What
+            // names nothing here the engine ignores too.
+            session.apply(held)
             // The spec follows its session (a later edit is compared against it, and a new
             // device starts from it); a file played alone has a spec of its own.
             if options.material == nil { spec.apply(held) }
@@ -200,8 +204,9 @@ public final class Transport {
     /// nothing here or changes nothing. Control thread.
     public func apply(_ changes: [ChainValueChange]) {
         let frame = automation.rolling ? status.positionFrame : -1
-        for change in changes {
-            guard session.apply(change) else { continue }
+        for change in changes where change.isPlayable {
+            // Written even when the session holds the value already (see the mixer's apply).
+            session.apply(change)
             if options.material == nil || change.place == .master { spec.apply(change) }
             engine.set(change)
             if frame >= 0 { writeAutomation(change, at: frame) }

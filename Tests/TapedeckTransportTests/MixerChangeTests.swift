@@ -74,6 +74,15 @@ final class MixerChangeTests: XCTestCase {
         edited.tracks[0].gainDecibels = 0
         XCTAssertNil(t.follow(session: edited))
         XCTAssertEqual(gain(t, 0), 1)
+        // The controller moves again; before anyone hears of it, a key resets the fader to the
+        // 0 dB the session already holds: the key is the newest hand, and is heard.
+        [UInt8(0xB0), 7, 20].withUnsafeBufferPointer { port.receive($0, atNanoseconds: MIDIInputPort.now()) }
+        let again = Float(Decibels.toLinear(MIDIBinding.faderDecibels(controllerValue: 20)))
+        let until = Date().addingTimeInterval(10)
+        while gain(t, 0) != again && Date() < until { usleep(1000) }
+        XCTAssertEqual(gain(t, 0), again)
+        t.apply([.gain(strip: 0, decibels: 0)])
+        XCTAssertEqual(gain(t, 0), 1, "a key to the value the session holds is still written")
     }
 
     func testTypedChangesWriteTheirValueOnlyAndRefuseWhatNamesNothing() throws {
@@ -142,7 +151,8 @@ final class MixerChangeTests: XCTestCase {
         t.apply([ChainValueChange(place: .playback(strip: 7), node: 0, value: .bypass(true)),
                  ChainValueChange(place: .playback(strip: 0), node: 9, value: .bypass(true)),
                  ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("nonsense", .number(1))),
-                 ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("cutoff", .number(.nan)))])
+                 ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("cutoff", .number(.nan))),
+                 ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("cutoff", .number(-.infinity)))])
         XCTAssertEqual(t.session, before)
         XCTAssertEqual(value(graph.strips[0].chain, 0, "cutoff"), 2000)
 
