@@ -52,13 +52,8 @@ public enum MixerChange: Equatable, Sendable {
         case .mute: return .mute
         case .sendLevel(let s, let k, _):
             guard session.tracks.indices.contains(s), session.tracks[s].sends.indices.contains(k) else { return nil }
-            let bus = session.tracks[s].sends[k].bus
-            // The lane names the bus as it was written (any case).
-            let lane = session.tracks[s].automation.first {
-                if case .send(let b) = $0.parameter { return b.lowercased() == bus.lowercased() }
-                return false
-            }
-            return lane?.parameter ?? .send(bus)
+            // Lanes are found by name in any case (``Track/laneIndex(_:)``).
+            return .send(session.tracks[s].sends[k].bus)
         case .solo, .sendPan, .masterGain: return nil
         }
     }

@@ -31,30 +31,10 @@ final class MixerValueKeptTests: XCTestCase {
                                 MIDIBinding(controller: 8, channel: 1, kind: .send, track: "A", bus: "FX")]
         try folder.save(session)
 
-        // Freewheeling, period by period: the test, not the machine's load, says when each
-        // period renders.
-        let device = FreewheelDevice(sampleRate: rate, playbackChannels: 2, periodFrames: 256)
-        let engine = Engine(device: device)
-        let port = MIDIInputPort(name: "surface")
-        engine.attach(midiInput: port)
-        defer {
-            device.stop()
-            engine.close()
-        }
-        try engine.prepare(try GraphSpec(session: session, folder: folder))
-        try engine.start()
-        engine.play()
-        /// The left output of the next `periods` periods.
-        func render(_ periods: Int) -> [Float] {
-            var out: [Float] = []
-            var tries = 0
-            while out.count < periods * 256 && tries < periods * 1000 {
-                tries += 1
-                guard device.cycle() else { usleep(100); continue }
-                out += UnsafeBufferPointer(start: device.output[0], count: 256)
-            }
-            return out
-        }
+        let run = try FreewheelRun(session, folder, rate: rate)
+        defer { run.close() }
+        let engine = run.engine, port = run.port
+        func render(_ periods: Int) -> [Float] { run.render(periods) }
         _ = render(16)
         // The hand: the fader to CC 40 (−15.9 dB), the send to CC 100 (0 dB).
         port.receive(status: 0xB0, data1: 7, data2: 40, atNanoseconds: MIDIInputPort.now())
@@ -106,18 +86,10 @@ final class MixerValueKeptTests: XCTestCase {
         session.masterChain = "gain:0,hpf:cutoff=20"
         session.midiBindings = [MIDIBinding(controller: 74, channel: 1, kind: .parameter, track: "A", node: 1, parameter: "cutoff")]
         try folder.create(session)
-        let device = FreewheelDevice(sampleRate: rate, playbackChannels: 2, periodFrames: 256)
-        let engine = Engine(device: device)
-        let port = MIDIInputPort(name: "knob")
-        engine.attach(midiInput: port)
-        defer {
-            device.stop()
-            engine.close()
-        }
-        try engine.prepare(try GraphSpec(session: session, folder: folder))
-        try engine.start()
-        engine.play()
-        func cycle(_ n: Int) { var done = 0, tries = 0; while done < n && tries < n * 1000 { tries += 1; if device.cycle() { done += 1 } else { usleep(100) } } }
+        let run = try FreewheelRun(session, folder, rate: rate)
+        defer { run.close() }
+        let engine = run.engine, port = run.port
+        func cycle(_ n: Int) { _ = run.render(n) }
         cycle(4)
         port.receive(status: 0xB0, data1: 74, data2: 127, atNanoseconds: MIDIInputPort.now())
         cycle(4)
@@ -141,5 +113,40 @@ final class MixerValueKeptTests: XCTestCase {
         edited.tracks[0].playbackChain = "lpf:cutoff=500,!gain:-3"
         try engine.apply(try GraphSpec(session: edited, folder: folder))
         XCTAssertEqual(strip().nodes[0].parameters.value(cutoff), 500, accuracy: 1e-6)
+    }
+}
+
+/// An engine on a freewheeling device playing `session` from 0, a MIDI input attached:
+/// period by period as the test asks, so the test, not the machine's load, says when each
+/// period renders.
+private final class FreewheelRun {
+    let device: FreewheelDevice
+    let engine: Engine
+    let port = MIDIInputPort(name: "surface")
+
+    init(_ session: Session, _ folder: SessionFolder, rate: Int) throws {
+        device = FreewheelDevice(sampleRate: rate, playbackChannels: 2, periodFrames: 256)
+        engine = Engine(device: device)
+        engine.attach(midiInput: port)
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        try engine.start()
+        engine.play()
+    }
+
+    /// The left output of the next `periods` periods.
+    func render(_ periods: Int) -> [Float] {
+        var out: [Float] = []
+        var tries = 0
+        while out.count < periods * 256 && tries < periods * 1000 {
+            tries += 1
+            guard device.cycle() else { usleep(100); continue }
+            out += UnsafeBufferPointer(start: device.output[0], count: 256)
+        }
+        return out
+    }
+
+    func close() {
+        device.stop()
+        engine.close()
     }
 }

@@ -152,6 +152,17 @@ final class TransportMIDITests: XCTestCase {
     /// A send's level moved by a key (the front-end's session) over its lane in touch is
     /// written when the hand lets go; a node's parameter moved so over a latch lane, at the stop.
     func testASendLevelAndANodeParameterMovedByKeysAreWritten() throws {
+        try keysWriteTheirLanes(typed: false)
+    }
+
+    /// As the screen's keys hand them over now: typed changes, no whole session.
+    func testASendLevelAndANodeParameterMovedByTypedChangesAreWritten() throws {
+        try keysWriteTheirLanes(typed: true)
+    }
+
+    /// A send's level and a node's cutoff moved while rolling over their touch and latch
+    /// lanes, handed over as a whole session or (`typed`) as typed changes.
+    private func keysWriteTheirLanes(typed: Bool) throws {
         let dir = try TransportFixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var (session, folder) = try self.session(dir, chain: "sampler,lpf", armed: false)
@@ -170,7 +181,12 @@ final class TransportMIDITests: XCTestCase {
         var chain = try Chain(parsing: session.tracks[0].playbackChain)
         XCTAssertTrue(chain.set(entry: 1, parameter: "cutoff", to: 2000))
         session.tracks[0].playbackChain = chain.description
-        XCTAssertNil(t.follow(session: session))
+        if typed {
+            t.apply([MixerChange.sendLevel(strip: 0, send: 0, decibels: -6)])
+            t.apply([ChainValueChange(place: .playback(strip: 0), node: 1, value: .parameter("cutoff", .number(2000)))])
+        } else {
+            XCTAssertNil(t.follow(session: session))
+        }
         var writes: [AutomationWrite] = []
         let until = Date().addingTimeInterval(5)
         while writes.isEmpty && Date() < until {
