@@ -25,7 +25,7 @@ public enum ControlClient {
         guard connected == 0 else {
             switch errno {
             case EACCES, EPERM: throw RemoteError("Tapedeck pid \(pid) belongs to another user: its socket \(path) refuses you")
-            case ECONNREFUSED, ENOENT: throw RemoteError("Tapedeck pid \(pid) is not listening (it has quit?)")
+            case ECONNREFUSED, ENOENT: throw RemoteError("Tapedeck pid \(pid) is not listening (it has quit?)", nobodyListens: true)
             default: throw RemoteError("cannot reach Tapedeck pid \(pid) at \(path): \(String(cString: strerror(errno)))")
             }
         }

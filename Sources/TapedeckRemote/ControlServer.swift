@@ -88,6 +88,9 @@ public final class ControlServer {
     /// Makes the folder and the socket (mode 0600) and listens. Control thread.
     public init() throws(RemoteError) {
         let folder = try ControlFolder.prepare()
+        // Sockets of processes that are gone would otherwise pile up, one per crash or
+        // SIGKILL, and wait for their pid to be reused by something that does not listen.
+        _ = ControlFolder.running()
         path = folder + "/\(getpid()).sock"
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -99,7 +99,14 @@ public enum RemoteCommand: Equatable, Sendable {
 /// A refusal or failure of the control protocol, as one line.
 public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
     public var description: String
-    public init(_ description: String) { self.description = description }
+    /// Nothing listens on the socket: no such file, or a file left by a process that is gone
+    /// (its pid may since be another program's). Whoever asked can go on as if no Tapedeck
+    /// took requests there.
+    public var nobodyListens: Bool
+    public init(_ description: String, nobodyListens: Bool = false) {
+        self.description = description
+        self.nobodyListens = nobodyListens
+    }
 }
 
 /// What a front-end answers a command: `ok` (with news), `error: why`, or a JSON object.

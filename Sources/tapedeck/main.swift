@@ -69,7 +69,14 @@ func runCommand(_ type: any Command.Type, _ args: [String]) -> Int32 {
         try parsed.finish()
         return try command.run()
     } catch let error as SessionError where error.ownerPid != nil {
-        return OwnerForwarding.forward(type, args, to: error.ownerPid!, refusal: error)
+        if let status = OwnerForwarding.forward(type, args, to: error.ownerPid!, refusal: error) { return status }
+        // Nobody listens on the holder's socket: a file left by a process that is gone, its
+        // pid now the holder's (a plain command that takes no edits), or a screen that has
+        // just quit. Wait for the lock as with no screen at all.
+        let takesEdits = SessionOwner.takesEdits
+        SessionOwner.takesEdits = nil
+        defer { SessionOwner.takesEdits = takesEdits }
+        return runCommand(type, args)
     } catch {
         return report(error)
     }

@@ -42,15 +42,18 @@ enum OwnerForwarding {
     }
 
     /// Hands `args` (the command line after `type`'s name) to the owner `pid`; prints what it
-    /// printed and returns its status. `refusal` is said when the owner cannot be asked.
+    /// printed and returns its status. `refusal` is said when the owner cannot be asked. Nil
+    /// when nobody listens on the socket (a stale file: the caller runs the command itself).
     @MainActor
-    static func forward(_ type: any Command.Type, _ args: [String], to pid: Int32, refusal: SessionError) -> Int32 {
+    static func forward(_ type: any Command.Type, _ args: [String], to pid: Int32, refusal: SessionError) -> Int32? {
         let words = [type.name] + absolutePaths(args, spec: type.spec)
         let reply: String
         do {
             let here = FileManager.default.currentDirectoryPath
             reply = try ControlClient.send(RemoteCommand.commandLine(words, workingFolder: here).line, toPid: pid,
                                            timeoutMilliseconds: replySeconds * 1000)
+        } catch where error.nobodyListens {
+            return nil
         } catch {
             Terminal.err("tapedeck: \(refusal.description.terminalSafe); it cannot be asked to make the edit: \(error.description.terminalSafe)\n")
             return ExitCode.unavailable

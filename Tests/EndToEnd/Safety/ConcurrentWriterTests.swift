@@ -73,4 +73,43 @@ final class ConcurrentWriterTests: XCTestCase {
             if chained { XCTAssertEqual(session.tracks[0].playbackChain, chain, "trial \(trial): the edit is kept") }
         }
     }
+
+    /// A socket file left by a process that is gone, at the pid of a holder that takes no
+    /// edits (pids are reused: a machine that ran many Tapedecks has such files): the command
+    /// waits for the lock as with no screen, and lands. It used to be refused with "not
+    /// listening", which is how two imports or a record and a chain edit failed together.
+    func testAStaleSocketAtTheHoldersPidDoesNotTurnAnEditAway() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let folder = try Safety.session(in: dir)
+        let run = dir + "/run"
+        try FileManager.default.createDirectory(atPath: run + "/tapedeck", withIntermediateDirectories: true)
+        chmod(run + "/tapedeck", 0o700)
+        // This process holds the lock (and takes no edits); a dead socket bears its pid.
+        var lock: SessionLock? = try SessionLock.acquire(folder)
+        let stale = run + "/tapedeck/\(getpid()).sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(stale.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        close(fd)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: stale), "the bound file stays, and nobody listens on it")
+
+        let edit = try SpawnedChild([Tapedeck.binary, "track", folder.path, "1", "--gain", "-3"],
+                                    environment: ["XDG_RUNTIME_DIR": run], stderrPath: dir + "/err.txt")
+        usleep(500_000)
+        XCTAssertNotNil(lock)
+        lock = nil
+        let status = ((edit.wait(timeoutSeconds: 30) ?? -1) >> 8) & 0xff
+        let err = (try? String(contentsOfFile: dir + "/err.txt", encoding: .utf8)) ?? ""
+        XCTAssertEqual(status, 0, err)
+        XCTAssertEqual(try folder.load().tracks[0].gainDecibels, -3, accuracy: 1e-9, "the edit waited for the lock and landed")
+    }
 }
