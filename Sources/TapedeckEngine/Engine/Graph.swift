@@ -40,6 +40,8 @@ final class Graph: @unchecked Sendable {
     /// hands each strip its own as the graph is installed.
     let automations: [StripAutomation?]
     let automationTable: UnsafeMutablePointer<Unmanaged<StripAutomation>?>
+    /// Where each strip's next block lies in its ring, fetched a strip ahead by the mix.
+    let prefetch: StripPrefetch
     /// The session's tempo map (control thread; the audio thread reads ``tempoTable``).
     let tempoMap: TempoMap
     /// The tempo map's segments for the audio thread.
@@ -58,6 +60,7 @@ final class Graph: @unchecked Sendable {
         automationTable = .allocate(capacity: max(strips.count, 1))
         automationTable.initialize(repeating: nil, count: max(strips.count, 1))
         for (i, a) in automations.enumerated() where i < strips.count { automationTable[i] = a.map { Unmanaged.passUnretained($0) } }
+        prefetch = StripPrefetch(strips: strips)
         self.generation = generation
         self.spec = spec
         self.strips = strips
@@ -94,6 +97,7 @@ final class Graph: @unchecked Sendable {
 
     deinit {
         automationTable.deallocate()
+        prefetch.deallocate()
         listensToMIDI.deallocate()
         stripTable.deallocate()
         inputTable.deallocate()

@@ -229,8 +229,11 @@ extension RenderCore {
         let targets = StripTargets(master: UnsafePointer(bus), devices: UnsafePointer(directOutputs), deviceCount: directOutputCount,
                                    throughBuses: mix == nil, timelineFrame: position)
         let order = g.routes.order
+        if g.trackCount > 0 { g.prefetch.fetch(strip: order[0]) }
         for k in 0..<g.trackCount {
             let i = order[k]
+            // The next strip's ring frames, on their way while this one renders.
+            if k + 1 < g.trackCount { g.prefetch.fetch(strip: order[k + 1]) }
             if g.routes.isBus[i] {
                 guard mix == nil else { continue }
                 g.stripTable[i]._withUnsafeGuaranteedRef { $0.renderBus(frameCount: n, transport: transport) }
@@ -253,6 +256,7 @@ extension RenderCore {
                     : UnsafeBufferPointer<MIDIEvent>(start: nil, count: 0)
                 let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, transport: transport,
                                            monitor: monitor.channels, monitorChannels: monitor.count, midi: midi)
+                g.prefetch.noteRing(strip: i, frameCount: n)
                 countUnderrun(missing, track: i)
             }
             routeStrip(g, strip: i, frameCount: n, targets: targets)

@@ -39,6 +39,17 @@ public final class FrameRing: @unchecked Sendable {
     /// Frames popped or skipped since creation: the index of the next frame to pop. Either thread.
     public var readPosition: Int64 { readIndex.load(ordering: .acquiring) }
 
+    /// Where the next pop begins in the storage, and how many bytes `frameCount` frames from
+    /// there take (up to the storage's end): what the next block will read, for a prefetch.
+    ///
+    /// Audio thread (as consumer): loads.
+    @inline(__always)
+    func nextRead(frameCount: Int) -> (address: UnsafeRawPointer, bytes: Int) {
+        let slot = Int(readIndex.load(ordering: .relaxed) % Int64(capacityFrames))
+        let frames = min(frameCount, capacityFrames - slot)
+        return (UnsafeRawPointer(storage + slot * channelCount), frames * channelCount * MemoryLayout<Float>.stride)
+    }
+
     /// Drops every frame before index `position` (at most up to what has been pushed).
     ///
     /// Audio thread (as consumer): no allocation, no locks.
