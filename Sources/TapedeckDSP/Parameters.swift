@@ -185,8 +185,9 @@ public enum ParameterValue: Equatable, Hashable, Sendable {
 public final class NodeParameters: @unchecked Sendable {
     /// The definitions, in declaration order.
     public let definitions: [ParameterDefinition]
-    private let values: UnsafeMutablePointer<Atomic<UInt64>>
-    private let syncWholeNotes: UnsafeMutablePointer<Atomic<UInt64>>
+    /// (Usable from inlined code: automation's reads and writes are compiled into the engine.)
+    @usableFromInline let values: UnsafeMutablePointer<Atomic<UInt64>>
+    @usableFromInline let syncWholeNotes: UnsafeMutablePointer<Atomic<UInt64>>
     /// Each parameter's range and default, and whether it takes whole numbers, flat: what
     /// clamping needs, read on the audio thread without copying a definition (whose strings
     /// would be retained and released every time).
@@ -224,7 +225,7 @@ public final class NodeParameters: @unchecked Sendable {
 
     /// Parameters (the first 64) a hand holds while automation is written: their lanes rest
     /// and the value set by hand (a controller) is heard.
-    private let touchedBits = Atomic<UInt64>(0)
+    @usableFromInline let touchedBits = Atomic<UInt64>(0)
     /// A controller took hold of parameter `index`. Any thread, the audio thread included.
     @inline(__always) public func touch(_ index: Int) {
         if index >= 0 && index < 64 { touchedBits.bitwiseOr(1 << UInt64(index), ordering: .relaxed) }
@@ -236,7 +237,7 @@ public final class NodeParameters: @unchecked Sendable {
     /// Every parameter let go. Any thread.
     public func releaseAll() { touchedBits.store(0, ordering: .relaxed) }
     /// Whether parameter `index` is held. Audio thread: one relaxed load.
-    @inline(__always) public func isTouched(_ index: Int) -> Bool {
+    @inlinable @inline(__always) public func isTouched(_ index: Int) -> Bool {
         index >= 0 && index < 64 && touchedBits.load(ordering: .relaxed) & (1 << UInt64(index)) != 0
     }
 
@@ -250,6 +251,21 @@ public final class NodeParameters: @unchecked Sendable {
         syncWholeNotes[index].store(Double(0).bitPattern, ordering: .relaxed)
         values[index].store((r.whole ? v.rounded() : v).bitPattern, ordering: .relaxed)
     }
+
+    /// Sets parameter `index` to `value`, which the caller has clamped into its range (see
+    /// ``range(_:)``; a whole number where the parameter takes one), and stops a parameter
+    /// that can follow the tempo from following it. For automation, which keeps each lane's
+    /// range beside it: setting a value every 32 frames through ``set(_:_:)-(Int,Double)``
+    /// read the definitions, the ranges and the tempo table, three more cache lines a strip.
+    /// Audio thread: one or two relaxed stores.
+    @inlinable @inline(__always)
+    public func setInRange(_ index: Int, _ value: Double, tempoSyncable: Bool) {
+        if tempoSyncable { syncWholeNotes[index].store(Double(0).bitPattern, ordering: .relaxed) }
+        values[index].store(value.bitPattern, ordering: .relaxed)
+    }
+
+    /// Parameter `index`'s range, the value a NaN becomes, and whether it takes whole numbers.
+    public func range(_ index: Int) -> (minimum: Double, maximum: Double, fallback: Double, whole: Bool) { ranges[index] }
 
     /// Sets the parameter called `id`; returns false when there is none. Any thread.
     @discardableResult

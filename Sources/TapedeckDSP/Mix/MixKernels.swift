@@ -97,6 +97,47 @@ public enum MixKernels {
         while i < frameCount { buffer[i] *= from + step * Float(i + 1); i += 1 }
     }
 
+    /// Multiplies `buffer` in place by `start + step × i` at frame `i`: a straight piece of
+    /// automation, whose step per frame is worked out once with the piece (``ramp(_:frameCount:from:to:)``
+    /// divides for it again at every call). Compiled into the caller.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inlinable @inline(__always)
+    public static func ramp(_ buffer: UnsafeMutablePointer<Float>, frameCount: Int, start: Float, step: Float) {
+        let lanes = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
+        var g = SIMD8<Float>(repeating: start) + lanes * step
+        let stride = SIMD8<Float>(repeating: 8 * step)
+        var i = 0
+        while i + 8 <= frameCount {
+            let p = UnsafeMutableRawPointer(buffer + i)
+            p.storeBytes(of: p.loadUnaligned(as: SIMD8<Float>.self) * g, as: SIMD8<Float>.self)
+            g += stride
+            i += 8
+        }
+        while i < frameCount { buffer[i] *= start + step * Float(i); i += 1 }
+    }
+
+    /// Adds `source × (start + step × i)` at frame `i` into `destination` (see
+    /// ``ramp(_:frameCount:start:step:)``). Compiled into the caller.
+    ///
+    /// Audio thread: no allocation, no locks.
+    @inlinable @inline(__always)
+    public static func accumulate(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>,
+                                  frameCount: Int, start: Float, step: Float) {
+        let lanes = SIMD8<Float>(0, 1, 2, 3, 4, 5, 6, 7)
+        var g = SIMD8<Float>(repeating: start) + lanes * step
+        let stride = SIMD8<Float>(repeating: 8 * step)
+        var i = 0
+        while i + 8 <= frameCount {
+            let d = UnsafeMutableRawPointer(destination + i)
+            let x = UnsafeRawPointer(source + i).loadUnaligned(as: SIMD8<Float>.self)
+            d.storeBytes(of: d.loadUnaligned(as: SIMD8<Float>.self) + x * g, as: SIMD8<Float>.self)
+            g += stride
+            i += 8
+        }
+        while i < frameCount { destination[i] += source[i] * (start + step * Float(i)); i += 1 }
+    }
+
     /// Largest absolute sample in `buffer` (0 for an empty one; NaN samples are passed over).
     ///
     /// Worked on the samples' bits: with the sign cleared, finite floats and infinity order

@@ -40,6 +40,7 @@ public enum PanLaw {
 /// between 4096 steps of the quarter turn, within 2e-8 of ``PanLaw/mono(pan:)`` (below a
 /// Float's resolution at unity).
 public enum PanTable {
+    /// Steps of the quarter turn (``mono(pan:table:)`` spells it out, to be compiled into its callers).
     static let steps = 4096
     /// cos over [0, π/2] at `steps` + 1 points (sin is the table read backwards).
     nonisolated(unsafe) private static let table: UnsafeMutablePointer<Float> = {
@@ -54,15 +55,29 @@ public enum PanTable {
     /// reads it.
     public static func prepare() { _ = table }
 
+    /// The table, for a reader that keeps it (see ``mono(pan:table:)``). Control thread,
+    /// after ``prepare()``.
+    public static var storage: UnsafePointer<Float> { UnsafePointer(table) }
+
     /// Left and right gains for a mono source at `pan` (−1…+1).
     ///
     /// Audio thread (after ``prepare()``): no allocation, no locks.
     @inline(__always)
     public static func mono(pan: Double) -> (left: Float, right: Float) {
+        mono(pan: pan, table: UnsafePointer(table))
+    }
+
+    /// ``mono(pan:)`` from `t`, the table (``storage``), compiled into the caller: the
+    /// lazily made table costs a call and a check that it is made at every read (automation
+    /// reads it at every strip's every period).
+    ///
+    /// Audio thread: loads and arithmetic.
+    @inlinable @inline(__always)
+    public static func mono(pan: Double, table t: UnsafePointer<Float>) -> (left: Float, right: Float) {
+        let steps = 4096
         let x = (min(max(pan, -1), 1) + 1) / 2 * Double(steps)
         let i = min(Int(x), steps - 1)
         let f = Float(x - Double(i))
-        let t = table
         let left = t[i] + (t[i + 1] - t[i]) * f
         let j = steps - i
         let right = t[j] + (t[j - 1] - t[j]) * f

@@ -186,7 +186,7 @@ extension RenderCore {
                     // A hand holds the send (its lane written in touch or latch): the level set
                     // by hand is heard, gliding from the lane's where it takes hold.
                     if !state.handHeld, pieces.count > 0 {
-                        state.glide.stand(at: SIMD4(pieces.pieces[0].left, pieces.pieces[0].right, 0, 0))
+                        state.glide.stand(at: SIMD4(pieces[0].left, pieces[0].right, 0, 0))
                         state.handHeld = true
                     }
                     state.returnFrames = 0
@@ -199,7 +199,7 @@ extension RenderCore {
                         state.returnFrames = GainGlide.lengthFrames
                         state.handGains = SIMD2(state.glide.current.x, state.glide.current.y)
                     }
-                    let last = pieces.pieces[max(pieces.count - 1, 0)]
+                    let last = pieces[max(pieces.count - 1, 0)]
                     let length = Float(GainGlide.lengthFrames)
                     let p = min(1, (length - Float(state.returnFrames) + Float(n)) / length)
                     let lane = SIMD2(last.leftEnd, last.rightEnd)
@@ -212,7 +212,7 @@ extension RenderCore {
                     return
                 } else {
                     // The lane; the glide follows it, for a hand that takes hold next.
-                    let last = pieces.pieces[max(pieces.count - 1, 0)]
+                    let last = pieces[max(pieces.count - 1, 0)]
                     state.glide.stand(at: SIMD4(last.leftEnd, last.rightEnd, 0, 0))
                     land(path, state: state, from: source, into: destination, frameCount: n, gains: .pieces(pieces))
                     return

@@ -1,15 +1,43 @@
 import TapedeckDSP
 
 /// One straight piece of a block's gains: frames `start ..< start + count`, each side going
-/// from its value at the first frame toward its value at the frame after the last (as
-/// ``MixKernels/accumulate(_:into:frameCount:startGain:endGain:)`` takes a ramp).
+/// from its value at the first frame by its step per frame, toward its value at the frame
+/// after the last (`leftEnd`, `rightEnd`). The step is worked out once, with the piece: the
+/// kernels that took the ends divided for it again, and the divisions were a fifth of
+/// automation's fill. 32 bytes.
 struct GainPiece {
-    var start: Int
-    var count: Int
+    var start: Int32
+    var count: Int32
     var left: Float
     var leftEnd: Float
     var right: Float
     var rightEnd: Float
+    var leftStep: Float
+    var rightStep: Float
+
+    /// A piece of `count` frames from `start`, each side from its first value by its step.
+    @inline(__always)
+    init(start: Int, count: Int, left: Float, leftStep: Float, right: Float, rightStep: Float) {
+        self.start = Int32(truncatingIfNeeded: start)
+        self.count = Int32(truncatingIfNeeded: count)
+        self.left = left
+        self.right = right
+        self.leftStep = leftStep
+        self.rightStep = rightStep
+        leftEnd = left + leftStep * Float(count)
+        rightEnd = right + rightStep * Float(count)
+    }
+
+    /// Both sides times `left` and `right` (a send's pan).
+    @inline(__always)
+    mutating func scale(left l: Float, right r: Float) {
+        left *= l
+        leftEnd *= l
+        leftStep *= l
+        right *= r
+        rightEnd *= r
+        rightStep *= r
+    }
 }
 
 /// A block's gains as straight pieces (automation's curves between anchors), so the mix
@@ -18,9 +46,13 @@ struct GainPiece {
 /// on the audio thread (the count lives in plain memory: a stored `var` of a class is
 /// checked for exclusive access at every use).
 struct GainPieces {
-    let pieces: UnsafeMutablePointer<GainPiece>
+    private let pieces: UnsafeMutablePointer<GainPiece>
     private let countStorage: UnsafeMutablePointer<Int>
     let capacity: Int
+    /// Pieces from one piece to the next: a strip's fader, pan and send tables lie
+    /// interleaved, so that a block's first pieces of all three share the lines after the
+    /// strip's other automation state (one line fetched, not three far apart).
+    private let stride: Int
 
     /// Room for `capacity` pieces. Control thread.
     init(capacity: Int) {
@@ -28,20 +60,30 @@ struct GainPieces {
         pieces = .allocate(capacity: self.capacity)
         countStorage = .allocate(capacity: 1)
         countStorage.initialize(to: 0)
+        stride = 1
     }
 
     /// Pieces kept in memory the owner gives (and frees): the count at `count`, room for
-    /// `capacity` pieces at `pieces`. Control thread.
-    init(count: UnsafeMutablePointer<Int>, pieces: UnsafeMutablePointer<GainPiece>, capacity: Int) {
+    /// `capacity` pieces at `pieces`, `stride` pieces apart. Control thread.
+    init(count: UnsafeMutablePointer<Int>, pieces: UnsafeMutablePointer<GainPiece>, capacity: Int, stride: Int = 1) {
         self.capacity = max(capacity, 1)
         self.pieces = pieces
         countStorage = count
+        self.stride = max(stride, 1)
     }
 
-    /// Frees the storage. Control thread, once, when the owner goes.
+    /// Frees the storage of pieces made with ``init(capacity:)``. Control thread, once, when the owner goes.
     func deallocate() {
         pieces.deallocate()
         countStorage.deallocate()
+    }
+
+    /// Piece `k` of this block (below ``count``).
+    ///
+    /// Audio thread: a load or store.
+    subscript(_ k: Int) -> GainPiece {
+        @inline(__always) get { pieces[k &* stride] }
+        @inline(__always) nonmutating set { pieces[k &* stride] = newValue }
     }
 
     /// The pieces filled this block.
@@ -53,9 +95,11 @@ struct GainPieces {
     /// Audio thread: no allocation, no locks.
     @inline(__always)
     func append(_ piece: GainPiece) {
-        guard count < capacity else { return }
-        pieces[count] = piece
-        count += 1
+        // The count read once: stored pieces may alias it, so reading it again waited on the store.
+        let c = count
+        guard c < capacity else { return }
+        self[c] = piece
+        count = c + 1
     }
 
     /// One piece holding `left`/`right` over `frameCount` frames.
@@ -64,7 +108,7 @@ struct GainPieces {
     @inline(__always)
     func hold(left: Float, right: Float, frameCount n: Int) {
         count = 0
-        append(GainPiece(start: 0, count: n, left: left, leftEnd: left, right: right, rightEnd: right))
+        append(GainPiece(start: 0, count: n, left: left, leftStep: 0, right: right, rightStep: 0))
     }
 
     /// Multiplies `buffer` in place by side `side` (0 left, 1 right) of the pieces.
@@ -73,14 +117,12 @@ struct GainPieces {
     @inline(__always)
     func scale(_ buffer: UnsafeMutablePointer<Float>, side: Int) {
         for k in 0..<count {
-            let p = pieces[k]
-            let first = side == 0 ? p.left : p.right, end = side == 0 ? p.leftEnd : p.rightEnd
-            if first == end {
-                MixKernels.scale(buffer + p.start, frameCount: p.count, gain: first)
+            let p = self[k]
+            let first = side == 0 ? p.left : p.right, step = side == 0 ? p.leftStep : p.rightStep
+            if step == 0 {
+                MixKernels.scale(buffer + Int(p.start), frameCount: Int(p.count), gain: first)
             } else {
-                // The ramp kernel goes from the frame before to the last frame.
-                let step = (end - first) / Float(max(p.count, 1))
-                MixKernels.ramp(buffer + p.start, frameCount: p.count, from: first - step, to: end - step)
+                MixKernels.ramp(buffer + Int(p.start), frameCount: Int(p.count), start: first, step: step)
             }
         }
     }
@@ -91,9 +133,14 @@ struct GainPieces {
     @inline(__always)
     func accumulate(_ source: UnsafePointer<Float>, into destination: UnsafeMutablePointer<Float>, side: Int) {
         for k in 0..<count {
-            let p = pieces[k]
-            MixKernels.accumulate(source + p.start, into: destination + p.start, frameCount: p.count,
-                                  startGain: side == 0 ? p.left : p.right, endGain: side == 0 ? p.leftEnd : p.rightEnd)
+            let p = self[k]
+            let first = side == 0 ? p.left : p.right, step = side == 0 ? p.leftStep : p.rightStep
+            let at = Int(p.start), frames = Int(p.count)
+            if step == 0 {
+                MixKernels.accumulate(source + at, into: destination + at, frameCount: frames, startGain: first, endGain: first)
+            } else {
+                MixKernels.accumulate(source + at, into: destination + at, frameCount: frames, start: first, step: step)
+            }
         }
     }
 }

@@ -1,4 +1,7 @@
 import CPrefetch
+#if canImport(Glibc)
+import Glibc
+#endif
 import TapedeckCore
 import TapedeckDSP
 
@@ -12,19 +15,39 @@ struct LanePoint {
     var exponential: Bool
 }
 
-/// The segment of a lane last read — its points `cursor` and `cursor + 1` — with copies of
-/// their frames, values, amplitudes and curve and of the lane's kind, so that reading inside
-/// it needs this one cache line (64 bytes) and nothing else of the lane, not even the
-/// ``LaneCurve`` object. Written by the audio thread; in plain memory (a class's stored `var`
-/// is checked for exclusive access at every use), the strip's own block for the fader, pan,
-/// mute and node parameter lanes (``StripAutomation``), the lane's for the rest.
+/// How a segment's value runs from its first point toward its second, as
+/// ``AutomationLane/interpolate(_:_:t:curve:isLevel:)`` has it, worked out once per segment as
+/// a slope per frame, so that a read costs a multiply and an add (the division by the
+/// segment's length and the curve's branches were a fifth of automation's reads).
+enum SegmentShape: UInt8 {
+    /// A mute's step: the first point's value throughout.
+    case steps
+    /// Straight in value.
+    case linear
+    /// Exponential between two positive values: the first × e^(slope × frames).
+    case geometric
+    /// A level along an exponential segment between audible levels: straight in dB.
+    case decibels
+    /// A level along a linear segment, or to or from silence: straight in amplitude.
+    case amplitude
+}
+
+/// The segment of a lane last read — from point `cursor` at `lo` to point `cursor + 1` at
+/// `hi` — with its value's and amplitude's start and slope and the lane's kind, so that
+/// reading inside it needs this one cache line (64 bytes) and nothing else of the lane, not
+/// even the ``LaneCurve`` object. Written by the audio thread; in plain memory (a class's
+/// stored `var` is checked for exclusive access at every use), the strip's own block for
+/// the fader, pan, mute and node parameter lanes (``StripAutomation``), the lane's for the
+/// rest.
 struct LaneSegment {
     var lo: Int64, hi: Int64
-    var loValue: Double, hiValue: Double
-    var loAmplitude: Double, hiAmplitude: Double
+    /// The value at `lo`, and its slope per frame (in the segment's ``shape``).
+    var loValue: Double, valueSlope: Double
+    /// A level lane's amplitude at `lo`, and its slope per frame (straight in amplitude).
+    var loAmplitude: Double, amplitudeSlope: Double
     /// 32 bits, so that ``ahead`` fits the same line (a lane has far fewer points).
     var cursor: Int32
-    var exponential: Bool
+    var shape: SegmentShape
     /// `lo` is the first point's frame, where the lane reads the first point as it is (a
     /// value worked out from the segment could round otherwise): the segment serves the
     /// frames after it only.
@@ -38,6 +61,25 @@ struct LaneSegment {
     /// cross in one period: read cold, that period's reads were the automated session's
     /// slowest, its p99.9.)
     var ahead: UnsafeRawPointer?
+
+    /// The segment from `a` to `b` of a lane of this kind (`steps`, `isLevel`).
+    ///
+    /// Audio thread: arithmetic (an `exp`'s inverse, `log`, for a geometric segment).
+    @inline(__always)
+    static func between(_ a: LanePoint, _ b: LanePoint, steps: Bool, isLevel: Bool) -> (shape: SegmentShape, valueSlope: Double,
+                                                                                            amplitudeSlope: Double) {
+        let frames = Double(b.frame - a.frame)
+        let amplitudeSlope = (b.amplitude - a.amplitude) / frames
+        if steps { return (.steps, 0, amplitudeSlope) }
+        if isLevel {
+            if a.exponential && !Fader.isSilent(a.value) && !Fader.isSilent(b.value) {
+                return (.decibels, (b.value - a.value) / frames, amplitudeSlope)
+            }
+            return (.amplitude, 0, amplitudeSlope)
+        }
+        if a.exponential && a.value > 0 && b.value > 0 { return (.geometric, log(b.value / a.value) / frames, amplitudeSlope) }
+        return (.linear, (b.value - a.value) / frames, amplitudeSlope)
+    }
 
     /// Frames before `hi` from which the crossing's memory is fetched ahead: a few periods
     /// at 32 frames, so the fetches are spread and done before the crossing.
@@ -75,9 +117,13 @@ struct LaneSegment {
     /// Audio thread: arithmetic.
     @inline(__always)
     func value(at frame: Int64) -> Double {
-        if steps { return loValue }
-        let t = Double(frame - lo) / Double(hi - lo)
-        return AutomationLane.interpolate(loValue, hiValue, t: t, curve: exponential ? .exponential : .linear, isLevel: isLevel)
+        let d = Double(frame &- lo)
+        switch shape {
+        case .steps: return loValue
+        case .linear, .decibels: return loValue + valueSlope * d
+        case .geometric: return loValue * exp(valueSlope * d)
+        case .amplitude: return Fader.stored(Decibels.fromLinear(loAmplitude + amplitudeSlope * d))
+        }
     }
 
     /// A level lane's value at `frame` as an amplitude, inside the segment: along a linear
@@ -86,11 +132,9 @@ struct LaneSegment {
     /// Audio thread: arithmetic.
     @inline(__always)
     func amplitude(at frame: Int64) -> Double {
-        let t = Double(frame - lo) / Double(hi - lo)
-        if exponential && !Fader.isSilent(loValue) && !Fader.isSilent(hiValue) {
-            return Decibels.toLinear(loValue + (hiValue - loValue) * t)
-        }
-        return loAmplitude + (hiAmplitude - loAmplitude) * t
+        let d = Double(frame &- lo)
+        if shape == .decibels { return Decibels.toLinear(loValue + valueSlope * d) }
+        return loAmplitude + amplitudeSlope * d
     }
 }
 
@@ -144,8 +188,8 @@ final class LaneCurve: @unchecked Sendable {
         var steps = false
         if case .mute = lane.parameter { steps = true }
         // One point: no segment (an empty one, which no frame is inside).
-        segment.initialize(to: LaneSegment(lo: 0, hi: 0, loValue: 0, hiValue: 0, loAmplitude: 0, hiAmplitude: 0, cursor: 0,
-                                           exponential: false, startsAfterLo: false, steps: steps, isLevel: lane.parameter.isLevel,
+        segment.initialize(to: LaneSegment(lo: 0, hi: 0, loValue: 0, valueSlope: 0, loAmplitude: 0, amplitudeSlope: 0, cursor: 0,
+                                           shape: .steps, startsAfterLo: false, steps: steps, isLevel: lane.parameter.isLevel,
                                            ahead: nil))
         if count > 1 { load(0) }
     }
@@ -163,8 +207,9 @@ final class LaneCurve: @unchecked Sendable {
     private func load(_ cursor: Int) {
         let a = points[cursor], b = points[cursor + 1]
         let s = segment.pointee
-        segment.pointee = LaneSegment(lo: a.frame, hi: b.frame, loValue: a.value, hiValue: b.value, loAmplitude: a.amplitude,
-                                      hiAmplitude: b.amplitude, cursor: Int32(truncatingIfNeeded: cursor), exponential: a.exponential,
+        let run = LaneSegment.between(a, b, steps: s.steps, isLevel: s.isLevel)
+        segment.pointee = LaneSegment(lo: a.frame, hi: b.frame, loValue: a.value, valueSlope: run.valueSlope, loAmplitude: a.amplitude,
+                                      amplitudeSlope: run.amplitudeSlope, cursor: Int32(truncatingIfNeeded: cursor), shape: run.shape,
                                       startsAfterLo: a.frame <= ends.pointee.firstFrame, steps: s.steps, isLevel: s.isLevel,
                                       ahead: UnsafeRawPointer(points + cursor + 1))
     }

@@ -41,11 +41,23 @@ final class StripAutomation: @unchecked Sendable {
     /// Per send (the session's order), its level lane or nil.
     private let sendLanes: UnsafeMutablePointer<Unmanaged<LaneCurve>?>
     let sendCount: Int
-    /// Node parameter lanes: the parameters they set, which, and the lane (in ``hot``).
+    /// Node parameter lanes: the parameters they set, which, the lane (in ``hot``), and the
+    /// parameter's range, so that setting it reads nothing else of the node's.
     private struct ParameterLane {
         let store: Unmanaged<NodeParameters>
         let index: Int
         let lane: Unmanaged<LaneCurve>
+        let minimum: Double, maximum: Double, fallback: Double
+        let whole: Bool, tempoSyncable: Bool
+
+        /// `value` as the parameter can take it (as ``NodeParameters/set(_:_:)-(Int,Double)`` clamps).
+        ///
+        /// Audio thread: arithmetic.
+        @inline(__always)
+        func held(_ value: Double) -> Double {
+            let v = value.isNaN ? fallback : min(max(value, minimum), maximum)
+            return whole ? v.rounded() : v
+        }
     }
     private let parameters: UnsafeMutablePointer<ParameterLane>
     let parameterCount: Int
@@ -59,6 +71,8 @@ final class StripAutomation: @unchecked Sendable {
     let panPieces: GainPieces
     let sendPieces: GainPieces
     let maxFrames: Int
+    /// The pan law's table (``PanTable/storage``), kept so reading it needs no check that it is made.
+    private let panTable = PanTable.storage
 
     /// The lanes of `track` that this graph can play on a strip of `channelCount` whose chain
     /// is `chain` (nil when none can). A node or parameter the chain lacks is left out (the
@@ -89,7 +103,8 @@ final class StripAutomation: @unchecked Sendable {
 
     /// The ``hot`` block's layout, in bytes: a cache line per lane segment (fader, pan, mute,
     /// then each node parameter lane), a line of the fader's and pan's anchors and the piece
-    /// counts, the parameters' table, the sends' anchors, then the three piece tables.
+    /// counts, the parameters' table, the sends' anchors, then the three piece tables
+    /// (interleaved: a block's first pieces lie together, right after the rest).
     private struct Hot {
         static let line = 64
         let parameterSegments = 3 * Hot.line
@@ -135,8 +150,12 @@ final class StripAutomation: @unchecked Sendable {
         parameterCount = lanes.count
         parameters = (hot + layout.parameterTable).bindMemory(to: ParameterLane.self, capacity: max(lanes.count, 1))
         for k in 0..<lanes.count {
-            (parameters + k).initialize(to: ParameterLane(store: Unmanaged.passUnretained(lanes[k].0), index: lanes[k].1,
-                                                          lane: Unmanaged.passUnretained(parameterCurves[k])))
+            let (store, index) = (lanes[k].0, lanes[k].1)
+            let range = store.range(index)
+            (parameters + k).initialize(to: ParameterLane(store: Unmanaged.passUnretained(store), index: index,
+                                                          lane: Unmanaged.passUnretained(parameterCurves[k]),
+                                                          minimum: range.minimum, maximum: range.maximum, fallback: range.fallback,
+                                                          whole: range.whole, tempoSyncable: store.definitions[index].tempoSyncable))
         }
         // The anchors line: the fader's and pan's anchors (32 bytes), then the three piece counts.
         caches = (hot + layout.anchors).bindMemory(to: AnchorCache.self, capacity: 2)
@@ -146,9 +165,9 @@ final class StripAutomation: @unchecked Sendable {
         sendCaches = (hot + layout.sendAnchors).bindMemory(to: AnchorCache.self, capacity: max(sends.count, 1))
         sendCaches.initialize(repeating: AnchorCache(), count: sends.count)
         let pieces = (hot + layout.pieces).bindMemory(to: GainPiece.self, capacity: 3 * frames)
-        gainPieces = GainPieces(count: counts, pieces: pieces, capacity: frames)
-        panPieces = GainPieces(count: counts + 1, pieces: pieces + frames, capacity: frames)
-        sendPieces = GainPieces(count: counts + 2, pieces: pieces + 2 * frames, capacity: frames)
+        gainPieces = GainPieces(count: counts, pieces: pieces, capacity: frames, stride: 3)
+        panPieces = GainPieces(count: counts + 1, pieces: pieces + 1, capacity: frames, stride: 3)
+        sendPieces = GainPieces(count: counts + 2, pieces: pieces + 2, capacity: frames, stride: 3)
     }
 
     deinit {
@@ -173,8 +192,8 @@ final class StripAutomation: @unchecked Sendable {
         for k in 0..<parameterCount {
             let p = parameters[k]
             if p.store._withUnsafeGuaranteedRef({ $0.isTouched(p.index) }) { continue }
-            let v = LaneCurve.value(parameterSegments + k, p.lane, at: frame)
-            p.store._withUnsafeGuaranteedRef { $0.set(p.index, v) }
+            let v = p.held(LaneCurve.value(parameterSegments + k, p.lane, at: frame))
+            p.store._withUnsafeGuaranteedRef { $0.setInRange(p.index, v, tempoSyncable: p.tempoSyncable) }
         }
     }
 
@@ -200,12 +219,15 @@ final class StripAutomation: @unchecked Sendable {
             let va = cache.pointee.frame == a ? cache.pointee.value : sample(a)
             let vb = sample(b)
             cache.pointee = AnchorCache(frame: b, value: vb)
-            let width = Float(b - a)
-            let stepL = (vb.0 - va.0) / width, stepR = (vb.1 - va.1) / width
+            // A piece is at most an anchor span long: at full span a multiply by 1/32 is the
+            // division exactly, without its wait.
+            let width = b - a
+            let inverse = width == span ? 1 / Float(span) : 1 / Float(width)
+            let stepL = (vb.0 - va.0) * inverse, stepR = (vb.1 - va.1) * inverse
             let end = Int(min(Int64(n), b - start))
-            let first = Float(t - a), past = Float(t - a) + Float(end - f)
-            pieces.append(GainPiece(start: f, count: end - f, left: va.0 + stepL * first, leftEnd: va.0 + stepL * past,
-                                    right: va.1 + stepR * first, rightEnd: va.1 + stepR * past))
+            let first = Float(t - a)
+            pieces.append(GainPiece(start: f, count: end - f, left: va.0 + stepL * first, leftStep: stepL,
+                                    right: va.1 + stepR * first, rightStep: stepR))
             f = max(end, f + 1)
         }
     }
@@ -244,7 +266,7 @@ final class StripAutomation: @unchecked Sendable {
             let segment = panSegment
             StripAutomation.fill(panPieces, frameCount: n, from: start, segment: segment, lane: pan, cache: caches + 1) {
                 let pan = LaneCurve.value(segment, pan, at: $0)
-                if channelCount == 1 { return PanTable.mono(pan: pan) }
+                if channelCount == 1 { return PanTable.mono(pan: pan, table: panTable) }
                 let g = PanLaw.stereo(pan: pan)
                 return (Float(g.left), Float(g.right))
             }
@@ -266,10 +288,9 @@ final class StripAutomation: @unchecked Sendable {
         }
         // The pan applied after: the anchors kept for the next block stay the lane's own.
         for k in 0..<sendPieces.count {
-            sendPieces.pieces[k].left *= left
-            sendPieces.pieces[k].leftEnd *= left
-            sendPieces.pieces[k].right *= right
-            sendPieces.pieces[k].rightEnd *= right
+            var p = sendPieces[k]
+            p.scale(left: left, right: right)
+            sendPieces[k] = p
         }
         return true
     }
