@@ -56,7 +56,9 @@ final class StripAutomation: @unchecked Sendable {
         @inline(__always)
         func held(_ value: Double) -> Double {
             let v = value.isNaN ? fallback : min(max(value, minimum), maximum)
-            return whole ? v.rounded() : v
+            // A branch, not a select: `rounded` is a call, made for every value otherwise.
+            guard whole else { return v }
+            return v.rounded()
         }
     }
     private let parameters: UnsafeMutablePointer<ParameterLane>
