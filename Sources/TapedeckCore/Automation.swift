@@ -246,8 +246,31 @@ extension AutomationParameter {
         case .gain, .send: return Fader.text(value)
         case .pan: return Pan.text(value)
         case .mute: return value >= 0.5 ? "on" : "off"
-        case .node: return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+        case .node: return AutomationParameter.shortText(value)
         }
+    }
+
+    /// A node parameter's value as a listing or a screen column shows it: whole numbers in
+    /// full, others to four decimals below 10, fewer as the number grows (3333.3, 0.1235),
+    /// trailing zeros dropped, never in exponent form. (In full, a value along a segment read
+    /// 3333.3333333333335, and the screen's seven columns cut it to "3333334".) The CSV keeps
+    /// every digit.
+    static func shortText(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
+        if value == value.rounded() { return String(Int64(value)) }
+        var decimals = 4
+        var limit = 10.0
+        while decimals > 0 && abs(value) >= limit {
+            decimals -= 1
+            limit *= 10
+        }
+        var scale: Int64 = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let m = Int64((value * Double(scale)).rounded())
+        var digits = String(abs(m) % scale)
+        digits = String(repeating: "0", count: max(0, decimals - digits.count)) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return (m < 0 ? "-" : "") + String(abs(m) / scale) + (digits.isEmpty ? "" : "." + digits)
     }
 }
 

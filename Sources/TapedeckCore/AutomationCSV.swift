@@ -26,8 +26,11 @@ public enum AutomationCSV {
             return Fader.isSilent(value) ? "-inf" : decimalText(value)
         case .pan:
             return decimalText(value)
-        case .mute, .node:
+        case .mute:
             return parameter.valueText(value)
+        case .node:
+            // Every digit: read back to what was written.
+            return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
         }
     }
 

@@ -35,4 +35,25 @@ final class AutomationCSVTests: XCTestCase {
         XCTAssertEqual(AutomationCSV.decimalText(0.0000001), "0")
         XCTAssertEqual(AutomationCSV.decimalText(-12), "-12")
     }
+
+    /// A node parameter comes back with every digit, while a listing or the screen's column
+    /// shows it short (a value along a segment was printed whole, and the screen cut
+    /// 3333.3333333333335 to "3333334").
+    func testANodeLaneComesBackWholeAndIsShownShort() throws {
+        let lane = AutomationLane(parameter: .node("lpf", "cutoff"), points: [
+            AutomationPoint(frame: 0, value: 3333.3333333333335), AutomationPoint(frame: 9, value: 0.123456789),
+            AutomationPoint(frame: 10, value: 8000), AutomationPoint(frame: 11, value: -1234.56)])
+        XCTAssertEqual(try roundTrip(lane).map(\.value), lane.points.map(\.value))
+        let p = lane.parameter
+        XCTAssertEqual(p.valueText(3333.3333333333335), "3333.3")
+        XCTAssertEqual(p.valueText(0.123456789), "0.1235")
+        XCTAssertEqual(p.valueText(8000), "8000")
+        XCTAssertEqual(p.valueText(-1234.56), "-1234.6")
+        XCTAssertEqual(p.valueText(-0.00001), "0")
+        XCTAssertEqual(p.valueText(19999.96), "20000")
+        XCTAssertEqual(p.valueText(1.5e20), "1.5e+20")
+        for v in [3333.3333333333335, -1234.56, 0.5, 99.999, 12345.678] {
+            XCTAssertLessThanOrEqual(p.valueText(v).count, 7, "\(v) fits the screen's column")
+        }
+    }
 }
