@@ -12,8 +12,8 @@ import CPrefetch
 ///
 /// The addresses sit in one flat table, so fetching needs no pointer of the strip's to be
 /// read first: an entry is written after the strip's render (where its next block starts).
-/// (Fetching each strip's automation lines the same way measured no better: those lines are
-/// read after the strip's chain, and were mostly in the cache by then.)
+/// (Fetching each strip's automation lines the same way measured no better in `bench
+/// automation`, twice, four pairs of runs each: left out.)
 struct StripPrefetch {
     /// One strip's addresses.
     private struct Entry {

@@ -17,8 +17,8 @@ struct LanePoint {
 
 /// How a segment's value runs from its first point toward its second, as
 /// ``AutomationLane/interpolate(_:_:t:curve:isLevel:)`` has it, worked out once per segment as
-/// a slope per frame, so that a read costs a multiply and an add (the division by the
-/// segment's length and the curve's branches were a fifth of automation's reads).
+/// a slope per frame, so that a read costs a multiply and an add, not a division by the
+/// segment's length and the curve's branches.
 enum SegmentShape: UInt8 {
     /// A mute's step: the first point's value throughout.
     case steps
@@ -64,7 +64,7 @@ struct LaneSegment {
 
     /// The segment from `a` to `b` of a lane of this kind (`steps`, `isLevel`).
     ///
-    /// Audio thread: arithmetic (an `exp`'s inverse, `log`, for a geometric segment).
+    /// Audio thread: arithmetic (a logarithm for a geometric segment), when the cursor moves.
     @inline(__always)
     static func between(_ a: LanePoint, _ b: LanePoint, steps: Bool, isLevel: Bool) -> (shape: SegmentShape, valueSlope: Double,
                                                                                             amplitudeSlope: Double) {
