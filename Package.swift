@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),
         .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
-        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "CLiblo", "CSndfile"]),
+        .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "TapedeckRemote", "CLiblo", "CSndfile"]),
         // The command tables against the parser, the man page and the completions.
         .testTarget(name: "CLITests", dependencies: ["tapedeck"]),
     ]

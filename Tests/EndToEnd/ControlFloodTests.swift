@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TapedeckRemote
 
 /// Clients that flood the control socket and never read cannot delay the recorder: its
 /// status lines keep their pace (the socket's I/O is not the recorder's loop), a good
@@ -23,14 +24,7 @@ final class ControlFloodTests: XCTestCase {
             while !isStopped {
                 let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
                 guard fd >= 0 else { usleep(10_000); continue }
-                var address = sockaddr_un()
-                address.sun_family = sa_family_t(AF_UNIX)
-                let bytes = Array(path.utf8)
-                withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes); $0[bytes.count] = 0 }
-                let ok = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-                }
-                if ok == 0 {
+                if UnixSocketAddress.with(path, { connect(fd, $0, $1) }) == 0 {
                     connections += 1
                     while !isStopped {
                         let n = chunk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }

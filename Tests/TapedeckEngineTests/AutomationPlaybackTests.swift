@@ -20,13 +20,7 @@ final class AutomationPlaybackTests: XCTestCase {
 
     /// A track of a steady 0.5 for `seconds`.
     private func steadyTrack(seconds: Int = 3) throws -> Track {
-        let x = [Float](repeating: 0.5, count: seconds * rate)
-        unlink(folder.audioFolder + "/dc.wav")
-        let writer = try AudioFileWriter(path: folder.audioFolder + "/dc.wav",
-                                         format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: rate, channelCount: 1))
-        try x.withUnsafeBufferPointer { try writer.write([$0.baseAddress!], frameCount: x.count) }
-        try writer.close()
-        return Track(name: "A", pan: -1, regions: [Region(file: "audio/dc.wav", timelineStartFrame: 0, lengthFrames: Int64(x.count))])
+        try Fixture.steadyTrack(in: folder, seconds: seconds, sampleRate: rate)
     }
 
     /// A fade from −∞ to 0 dB over the first second: 100 points, even in dB after the first.

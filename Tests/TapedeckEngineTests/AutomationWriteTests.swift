@@ -16,13 +16,8 @@ final class AutomationWriteTests: XCTestCase {
     private func session(_ dir: String, lane: AutomationLane) throws -> (Session, SessionFolder) {
         let folder = SessionFolder(path: dir + "/w.tapedeck")
         try folder.create(Session())
-        let x = [Float](repeating: 0.5, count: 4 * rate)
-        let writer = try AudioFileWriter(path: folder.audioFolder + "/dc.wav",
-                                         format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: rate, channelCount: 1))
-        try x.withUnsafeBufferPointer { try writer.write([$0.baseAddress!], frameCount: x.count) }
-        try writer.close()
         var session = Session()
-        var track = Track(name: "A", pan: -1, regions: [Region(file: "audio/dc.wav", timelineStartFrame: 0, lengthFrames: Int64(x.count))])
+        var track = try Fixture.steadyTrack(in: folder, seconds: 4, sampleRate: rate)
         track.automation = [lane]
         session.tracks = [track]
         session.midiBindings = [MIDIBinding(controller: 7, channel: 1, kind: .fader, track: "A")]

@@ -17,13 +17,8 @@ final class MixerValueKeptTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let folder = SessionFolder(path: dir + "/k.tapedeck")
         try folder.create(Session())
-        let x = [Float](repeating: 0.5, count: 8 * rate)
-        let writer = try AudioFileWriter(path: folder.audioFolder + "/dc.wav",
-                                         format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: rate, channelCount: 1))
-        try x.withUnsafeBufferPointer { try writer.write([$0.baseAddress!], frameCount: x.count) }
-        try writer.close()
         // A: a steady 0.5 hard left (the left output is 0.5 × its fader), sending to FX.
-        var a = Track(name: "A", pan: -1, regions: [Region(file: "audio/dc.wav", timelineStartFrame: 0, lengthFrames: Int64(x.count))])
+        var a = try Fixture.steadyTrack(in: folder, seconds: 8, sampleRate: rate)
         a.sends = [Send(bus: "FX", levelDecibels: -20, pan: 1)]
         var session = Session()
         session.tracks = [a, Track(name: "B"), Track.makeBus(name: "FX")]

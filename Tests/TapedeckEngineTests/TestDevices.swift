@@ -94,6 +94,18 @@ enum Fixture {
         return path
     }
 
+    /// Track "A": `audio/dc.wav` in `folder` (written anew), a steady 0.5 for `seconds`, panned
+    /// hard left, so the left output is 0.5 × whatever gain the strip applies.
+    static func steadyTrack(in folder: SessionFolder, seconds: Int, sampleRate rate: Int = 48000) throws -> Track {
+        let x = [Float](repeating: 0.5, count: seconds * rate)
+        unlink(folder.audioFolder + "/dc.wav")
+        let writer = try AudioFileWriter(path: folder.audioFolder + "/dc.wav",
+                                         format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: rate, channelCount: 1))
+        try x.withUnsafeBufferPointer { try writer.write([$0.baseAddress!], frameCount: x.count) }
+        try writer.close()
+        return Track(name: "A", pan: -1, regions: [Region(file: "audio/dc.wav", timelineStartFrame: 0, lengthFrames: Int64(x.count))])
+    }
+
     /// Reads a (small) stereo file whole: its two channels (a mono file's one twice).
     static func readStereo(_ path: String) throws -> (left: [Float], right: [Float]) {
         let reader = try AudioFileReader(path: path)

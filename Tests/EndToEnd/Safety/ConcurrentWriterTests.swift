@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import TapedeckCore
 import TapedeckIO
+import TapedeckRemote
 
 /// Two writers on one session at once: nothing lost, or a clear refusal (issue 13).
 final class ConcurrentWriterTests: XCTestCase {
@@ -88,17 +89,7 @@ final class ConcurrentWriterTests: XCTestCase {
         var lock: SessionLock? = try SessionLock.acquire(folder)
         let stale = run + "/tapedeck/\(getpid()).sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(stale.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        XCTAssertEqual(bound, 0)
+        XCTAssertEqual(UnixSocketAddress.with(stale) { bind(fd, $0, $1) }, 0)
         close(fd)
         XCTAssertTrue(FileManager.default.fileExists(atPath: stale), "the bound file stays, and nobody listens on it")
 
