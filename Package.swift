@@ -44,6 +44,10 @@ let package = Package(
         // The mix pass's inner loop in AVX2, chosen at run time (Swift builds for baseline
         // SSE2); no FMA contraction, so it gives the Swift loop's bits.
         .target(name: "CMixKernels", path: "Sources/CMixKernels", cSettings: [.unsafeFlags(["-O2", "-ffp-contract=off"])]),
+        // The process graph's threads: per-strip dependency counts, a trigger queue and futex
+        // waits for the render's workers (counters in plain arrays, which Swift's Atomic cannot
+        // be laid over); thread names.
+        .target(name: "CProcessGraph", path: "Sources/CProcessGraph", cSettings: [.unsafeFlags(["-O2"])]),
         // Test-only C helpers (allocation counting); never linked into the app.
         .target(name: "CTestSupport", path: "Sources/CTestSupport"),
         // JACK clients that play and hear audio against JACK's transport frame: for the tests,
@@ -62,7 +66,8 @@ let package = Package(
         .target(name: "TapedeckFluidSynth", dependencies: ["TapedeckDSP", "CFluidSynth"]),
         // The render core keeps the device protocols (AudioDevice, PeriodDevice and its driver,
         // the freewheel device export runs on); CALSA only for DeviceError's words for an errno.
-        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "CALSA", "CPrefetch", "CMixKernels"],
+        .target(name: "TapedeckEngine", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "CALSA", "CPrefetch", "CMixKernels",
+                                                    "CProcessGraph"],
                 swiftSettings: optimisedAlways),
         // The device backends: ALSA, JACK, the offline clock and the loopback, the MIDI ports
         // (ALSA sequencer, JACK MIDI), latency calibration. Optimised like the engine: the

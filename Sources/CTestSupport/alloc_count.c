@@ -13,9 +13,11 @@ extern void *__libc_valloc(size_t);
 
 static __thread int counting;
 static __thread int64_t count;
+static __thread int64_t locks;
 
-void td_alloc_count_begin(void) { count = 0; counting = 1; }
+void td_alloc_count_begin(void) { count = 0; locks = 0; counting = 1; }
 int64_t td_alloc_count_end(void) { counting = 0; return count; }
+int64_t td_lock_count_last(void) { return locks; }
 
 #include <execinfo.h>
 #include <stdlib.h>
@@ -53,3 +55,19 @@ void *valloc(size_t n) { if (counting) { count++; trace(); } return __libc_vallo
 
 #include <malloc.h>
 void td_malloc_trim(void) { malloc_trim(0); }
+
+/* Locks: a thread that counts allocations counts the mutexes and semaphores it waits on too
+   (glibc exports the real entry points under these names). A futex the process graph waits
+   on directly is not a lock here: it is the bounded wait for a period's workers. */
+#include <pthread.h>
+#include <semaphore.h>
+/* Those names carry only an old symbol version (no default one a plain reference binds to). */
+extern int td_real_mutex_lock(pthread_mutex_t *);
+extern int td_real_rwlock_rdlock(pthread_rwlock_t *);
+extern int td_real_rwlock_wrlock(pthread_rwlock_t *);
+__asm__(".symver td_real_mutex_lock,__pthread_mutex_lock@GLIBC_2.2.5");
+__asm__(".symver td_real_rwlock_rdlock,__pthread_rwlock_rdlock@GLIBC_2.2.5");
+__asm__(".symver td_real_rwlock_wrlock,__pthread_rwlock_wrlock@GLIBC_2.2.5");
+int pthread_mutex_lock(pthread_mutex_t *m) { if (counting) locks++; return td_real_mutex_lock(m); }
+int pthread_rwlock_rdlock(pthread_rwlock_t *l) { if (counting) locks++; return td_real_rwlock_rdlock(l); }
+int pthread_rwlock_wrlock(pthread_rwlock_t *l) { if (counting) locks++; return td_real_rwlock_wrlock(l); }

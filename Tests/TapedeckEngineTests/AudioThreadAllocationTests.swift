@@ -7,11 +7,35 @@ import TapedeckIO
 @testable import TapedeckEngine
 import TapedeckFluidSynth
 
-/// Counts the audio thread's own heap allocations from its first period to its last.
-private final class AllocationProbe: AudioThreadProbe, @unchecked Sendable {
+/// Counts the audio thread's own heap allocations and locks from its first period to its
+/// last, and those of every worker of the process graph from its start to its end.
+final class AllocationProbe: AudioThreadProbe, @unchecked Sendable {
     let count = Atomic<Int64>(-1)
+    let locks = Atomic<Int64>(-1)
+    let workerAllocations = Atomic<Int64>(0)
+    let workerLocks = Atomic<Int64>(0)
+    let workersSeen = Atomic<Int>(0)
     func audioThreadBegins() { td_alloc_count_begin() }
-    func audioThreadEnds() { count.store(td_alloc_count_end(), ordering: .releasing) }
+    func audioThreadEnds() {
+        count.store(td_alloc_count_end(), ordering: .releasing)
+        locks.store(td_lock_count_last(), ordering: .releasing)
+    }
+    func workerThreadBegins() { td_alloc_count_begin() }
+    func workerThreadEnds() {
+        workerAllocations.add(td_alloc_count_end(), ordering: .relaxed)
+        workerLocks.add(td_lock_count_last(), ordering: .relaxed)
+        workersSeen.add(1, ordering: .releasing)
+    }
+
+    /// Every count, checked: no allocation and no lock on the audio thread or on a worker,
+    /// and the workers (`workers` of them) ran. Returns the audio thread's allocations.
+    func checked(workers: Int, file: StaticString = #filePath, line: UInt = #line) -> Int64 {
+        XCTAssertEqual(workersSeen.load(ordering: .acquiring), workers, "workers watched", file: file, line: line)
+        XCTAssertEqual(workerAllocations.load(ordering: .relaxed), 0, "allocations on the workers", file: file, line: line)
+        XCTAssertEqual(workerLocks.load(ordering: .relaxed), 0, "locks on the workers", file: file, line: line)
+        XCTAssertEqual(locks.load(ordering: .acquiring), 0, "locks on the audio thread", file: file, line: line)
+        return count.load(ordering: .acquiring)
+    }
 }
 
 final class AudioThreadAllocationTests: XCTestCase {
@@ -66,6 +90,8 @@ final class AudioThreadAllocationTests: XCTestCase {
         var options = EngineOptions()
         options.audioThreadProbe = probe
         options.handoverFrames = 2048
+        // Two workers beside the audio thread: strips rendered in parallel and ahead.
+        options.renderThreads = 3
         let device = XrunLoopbackDevice(periodFrames: 128, delayFrames: 300, xrunCycles: [300, 600])
         let engine = Engine(device: device, options: options)
         try engine.prepare(spec)
@@ -116,6 +142,9 @@ final class AudioThreadAllocationTests: XCTestCase {
         engine.stop()
         waitFrames(5_000)
         let load = engine.status().dspLoad
+        let ahead = engine.graphs.last?.strips.reduce(Int64(0)) { $0 + ($1.ahead?.renderedBlocks.load(ordering: .relaxed) ?? 0) } ?? 0
+        // (Only at 1×: under time-pitch the mix is read ahead by the stretcher instead.)
+        if speed == nil { XCTAssertGreaterThan(ahead, 0, "the workers rendered playback ahead") }
         XCTAssertTrue(set.hasEnded)
         let outcome = engine.finish(set).first
         XCTAssertNotNil(outcome?.mirror, "the take was mirrored")
@@ -125,7 +154,7 @@ final class AudioThreadAllocationTests: XCTestCase {
         XCTAssertNil(status.lastError)
         XCTAssertEqual(status.xrunCount, 2, "the xruns happened inside the counted span")
         XCTAssertGreaterThan(load, 0, "DSP load is measured and reported")
-        return probe.count.load(ordering: .acquiring)
+        return probe.checked(workers: options.renderThreads - 1)
     }
 
     func testTheAudioThreadNeverAllocatesWithChainsEverywhere() throws {
@@ -189,6 +218,7 @@ final class AudioThreadAllocationTests: XCTestCase {
         let probe = AllocationProbe()
         var options = EngineOptions()
         options.audioThreadProbe = probe
+        options.renderThreads = 3
         let device = XrunLoopbackDevice(periodFrames: 128, delayFrames: 300, xrunCycles: [400])
         let engine = Engine(device: device, options: options)
         let input = MIDIInputPort(name: "keys", surface: .mackie)
@@ -258,7 +288,7 @@ final class AudioThreadAllocationTests: XCTestCase {
         XCTAssertFalse(machine.isEmpty, "MMC arrived")
         XCTAssertFalse(moves.isEmpty, "controllers moved what they are bound to")
         XCTAssertGreaterThan(set.midiOutcomes.first?.eventCount ?? 0, 0, "the take kept what was played")
-        XCTAssertEqual(probe.count.load(ordering: .acquiring), 0)
+        XCTAssertEqual(probe.checked(workers: 2), 0)
     }
 
     /// A backend's own MIDI (the JACK backend's ports): handed to the cycle and taken back
@@ -307,12 +337,47 @@ final class AudioThreadAllocationTests: XCTestCase {
             probe.audioThreadBegins()
             let p = malloc(64)
             free(p)
+            var mutex = pthread_mutex_t()
+            pthread_mutex_init(&mutex, nil)
+            pthread_mutex_lock(&mutex)
+            pthread_mutex_unlock(&mutex)
+            pthread_mutex_destroy(&mutex)
             probe.audioThreadEnds()
             done.store(true, ordering: .releasing)
         }
         thread.start()
         while !done.load(ordering: .acquiring) { usleep(1000) }
         XCTAssertGreaterThan(probe.count.load(ordering: .acquiring), 0)
+        XCTAssertEqual(probe.locks.load(ordering: .acquiring), 1, "a mutex taken on the counted thread is seen")
+    }
+
+    /// The same for the workers: the engine hands its probe to every worker it starts, and a
+    /// worker's allocation (here a node that allocates in its process, on a worker's strip)
+    /// is seen.
+    func testTheProbeReallySeesAllocationsOnTheWorkers() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (session, folder) = try session(in: dir, tracks: 8)
+        let probe = AllocationProbe()
+        var options = EngineOptions()
+        options.audioThreadProbe = probe
+        options.renderThreads = 2
+        let device = FreewheelDevice(sampleRate: 48000, playbackChannels: 2, periodFrames: 256)
+        let engine = Engine(device: device, options: options)
+        try engine.prepare(try GraphSpec(session: session, folder: folder))
+        try engine.start()
+        engine.play()
+        // An allocation on the worker thread itself, through the job the pool runs there
+        // (each long enough that the worker wakes and takes some).
+        engine.core.runEach(count: 64) { _ in
+            usleep(1000)
+            free(malloc(32))
+        }
+        for _ in 0..<50 { _ = device.cycle() }
+        device.stop()
+        engine.close()
+        XCTAssertEqual(probe.workersSeen.load(ordering: .acquiring), 1)
+        XCTAssertGreaterThan(probe.workerAllocations.load(ordering: .relaxed), 0, "the worker's allocations are counted")
     }
 }
 
@@ -352,11 +417,22 @@ private final class XrunLoopbackDevice: PeriodDevice, @unchecked Sendable {
         return .ok
     }
 
+    /// Paced, as its configuration says, at four times real time: a device that never waits
+    /// would leave no idle time between periods, which the engine's real-time threads (the
+    /// audio thread, and the workers rendering ahead) would fill, keeping the writers off
+    /// every core.
     func write(from channels: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount: Int) -> DeviceIOResult {
         for i in 0..<frameCount { ring[(writeFrame + i) & (size - 1)] = channels[0][i] }
         writeFrame += frameCount
+        written += Int64(frameCount)
+        if startedAt == 0 { startedAt = monotonicNanoseconds() }
+        let due = startedAt + written * 1_000_000_000 / Int64(4 * configuration.sampleRate)
+        let now = monotonicNanoseconds()
+        if due > now { sleepNanoseconds(due - now) }
         return .ok
     }
+    private var written: Int64 = 0
+    private var startedAt: Int64 = 0
 
     /// Its clock, told exactly one cycle and as a coarse reading the next, so stamped MIDI
     /// is placed both ways (against the device's clock, through the delay-locked loop).

@@ -6,12 +6,26 @@ import TapedeckIO
 import TapedeckEngine
 @testable import TapedeckTransport
 
-/// Counts the heap allocations JACK's real-time thread makes from Tapedeck's first cycle to
-/// its last (the process callback, and the sync and timebase callbacks on the same thread).
+/// Counts the heap allocations and locks JACK's real-time thread makes from Tapedeck's first
+/// cycle to its last (the process callback, and the sync and timebase callbacks on the same
+/// thread), and those of the render's workers over their whole life.
 private final class AllocationProbe: AudioThreadProbe, @unchecked Sendable {
     let count = Atomic<Int64>(-1)
+    let locks = Atomic<Int64>(-1)
+    let workerAllocations = Atomic<Int64>(0)
+    let workerLocks = Atomic<Int64>(0)
+    let workersSeen = Atomic<Int>(0)
     func audioThreadBegins() { td_alloc_count_begin() }
-    func audioThreadEnds() { count.store(td_alloc_count_end(), ordering: .releasing) }
+    func audioThreadEnds() {
+        count.store(td_alloc_count_end(), ordering: .releasing)
+        locks.store(td_lock_count_last(), ordering: .releasing)
+    }
+    func workerThreadBegins() { td_alloc_count_begin() }
+    func workerThreadEnds() {
+        workerAllocations.add(td_alloc_count_end(), ordering: .relaxed)
+        workerLocks.add(td_lock_count_last(), ordering: .relaxed)
+        workersSeen.add(1, ordering: .releasing)
+    }
 }
 
 final class JACKAllocationTests: XCTestCase {
@@ -44,6 +58,8 @@ final class JACKAllocationTests: XCTestCase {
         let probe = AllocationProbe()
         var options = TransportOptions()
         options.engine.audioThreadProbe = probe
+        // A worker beside JACK's thread: strips in parallel, playback rendered ahead.
+        options.engine.renderThreads = 2
         let device = try JackTools.device(inputs: 1, outputs: 2, tracks: [("Vocal", [1])], timebase: true, tempo: session.tempoMap,
                                           midi: true)
         do {
@@ -72,5 +88,9 @@ final class JACKAllocationTests: XCTestCase {
             transport.close()
         }
         XCTAssertEqual(probe.count.load(ordering: .acquiring), 0, "allocations on JACK's real-time thread")
+        XCTAssertEqual(probe.locks.load(ordering: .acquiring), 0, "locks on JACK's real-time thread")
+        XCTAssertEqual(probe.workersSeen.load(ordering: .acquiring), 1, "the worker was watched")
+        XCTAssertEqual(probe.workerAllocations.load(ordering: .relaxed), 0, "allocations on the worker")
+        XCTAssertEqual(probe.workerLocks.load(ordering: .relaxed), 0, "locks on the worker")
     }
 }

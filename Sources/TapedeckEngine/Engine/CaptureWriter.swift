@@ -41,7 +41,7 @@ final class CaptureWriter: @unchecked Sendable {
     /// Starts the thread, and the mirrors' (a better nice value than the reader's, where
     /// allowed). Control thread.
     func start() -> Bool {
-        guard worker.start(name: writesMirrors ? "tapedeck-mirror" : "tapedeck-write", nice: -5, { [self] in run() }) else { return false }
+        guard worker.start(name: writesMirrors ? "tapedeck-mirror" : "tapedeck-writer", nice: -5, { [self] in run() }) else { return false }
         if let mirrorWriter, !mirrorWriter.start() {
             worker.stop()
             return false

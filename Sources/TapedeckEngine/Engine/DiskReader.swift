@@ -13,7 +13,7 @@ final class DiskReader: @unchecked Sendable {
     init(board: StatusBoard) { self.board = board }
 
     /// Starts the thread. Control thread.
-    func start() -> Bool { worker.start(name: "tapedeck-read") { [self] in run() } }
+    func start() -> Bool { worker.start(name: "tapedeck-disk") { [self] in run() } }
 
     /// Ends the thread. Control thread.
     func stop() { worker.stop() }
@@ -31,13 +31,13 @@ final class DiskReader: @unchecked Sendable {
         while list.contains(where: { $0.service(fail: { [board] in board.fail($0) }) }) {}
     }
 
-    /// ``fillNow()`` with each voice's reads on one of `workers`' threads (voices share
+    /// ``fillNow()`` with each voice's reads on one of the render's threads (voices share
     /// nothing but the reader pool, which lends a reader to one thread at a time). A
     /// freewheeling export's, between periods.
-    func fillNow(on workers: FreewheelWorkers) {
+    func fillNow(on core: RenderCore) {
         let list = voices.withLock { $0 }
         let board = self.board
-        workers.run(count: list.count) { i in
+        core.runEach(count: list.count) { i in
             while list[i].service(fail: { board.fail($0) }) {}
         }
     }

@@ -1,3 +1,4 @@
+import CProcessGraph
 import Synchronization
 import TapedeckCore
 import TapedeckDSP
@@ -66,8 +67,20 @@ public final class Engine: @unchecked Sendable {
         core = RenderCore(shared: shared, reader: reader, writer: writer, configuration: device.configuration,
                           options: options, clickOutputs: clickOutputs, startFrame: 0)
         writer.midiHub = core.midi
-        if options.rendersOffline && options.freewheelWorkerCount > 1 {
-            core.freewheelWorkers = FreewheelWorkers(workerCount: options.freewheelWorkerCount)
+        // Workers start at SCHED_FIFO 69, below PeriodDriver's 70, and follow the device's
+        // thread once it runs (a JACK client's thread has the server's priority). On a device
+        // with no clock (an export, a file tap) periods come back to back: real-time workers
+        // there would hold every core against the disk, the writers and the control thread.
+        if options.renderThreads > 1,
+           let threads = RenderThreads(count: options.renderThreads,
+                                       realtime: options.realtimePriority && !options.rendersOffline && configuration.isPaced,
+                                       priority: 69, frames: core.timelineFrames, core: core) {
+            core.threads = threads
+            core.threadPool = threads.pool
+            core.threadScratch = threads.scratch
+            // No clock, no deadline: periods come back to back, and a worker spinning for the
+            // next one would keep a core from the disk and the writers.
+            if !configuration.isPaced { td_graph_pool_set_idle_spin(threads.pool, 0) }
         }
     }
 
@@ -159,8 +172,8 @@ public final class Engine: @unchecked Sendable {
         reader.stop()
         core.loudness.close()
         releaseAllChains()
-        // Freewheel helpers hold their object: without this they would wait for ever.
-        core.freewheelWorkers?.stop()
+        // The workers call into the core: ended while it is certainly alive.
+        core.threads?.stop()
         timePitchBuild.join()
         return outcomes
     }
@@ -202,7 +215,11 @@ public final class Engine: @unchecked Sendable {
             ringFrames: Int(options.playbackRingSeconds * Double(configuration.sampleRate)) + configuration.periodFrames + options.diskBlockFrames
                 + (ringSpeed > 1 ? MixTimePitch.lookaheadFrames(speed: ringSpeed, periodFrames: configuration.periodFrames) : 0),
             blockFrames: options.diskBlockFrames, meterWindowFrames: core.meterWindowFrames,
-            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0, isRealtime: !options.rendersOffline)
+            waitNanoseconds: waitsForDisk ? 2_000_000_000 : 0, isRealtime: !options.rendersOffline,
+            // Ahead of what? A device with no clock has no deadline to keep.
+            ahead: core.threads == nil || options.rendersOffline || !configuration.isPaced ? .none
+                : .of(periodFrames: configuration.periodFrames, sampleRate: configuration.sampleRate,
+                      milliseconds: options.renderAheadMilliseconds))
         return try Graph.build(spec, previous: graphs.last, generation: generation, context: context)
     }
 

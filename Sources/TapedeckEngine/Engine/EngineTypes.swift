@@ -45,9 +45,18 @@ public struct EngineOptions: Sendable {
     /// Speed changes only ever vary the speed like tape (an export in varispeed mode): the
     /// mix's time-pitch builds no stretcher.
     public var varispeedOnly = false
-    /// Threads sharing each freewheeling period's tracks (disk reads and chains), the
-    /// calling one included; only with ``rendersOffline``.
-    public var freewheelWorkerCount = 1
+    /// Threads sharing each period's strips, the device's own included (`--threads`; one per
+    /// core by default): strips whose inputs are ready run in parallel, and the output is the
+    /// same bits as on one thread. 1 renders on the device's thread alone. The workers run at
+    /// SCHED_FIFO just below the device's thread (``realtimePriority``), and for an export
+    /// (``rendersOffline``) they also read the disk between periods.
+    public var renderThreads = RenderThreads.defaultCount
+    /// How far the workers render playback ahead of the device period, at most (a few
+    /// periods; 0: never). Only strips that play from disk alone (not armed, monitored,
+    /// fed by an input or playing MIDI): their chains run early, their faders, pans, mutes,
+    /// solos and sends at the period. A chain parameter is heard within this time. Not
+    /// with one thread, nor freewheeling.
+    public var renderAheadMilliseconds = 20.0
     /// Frames of round trip this device has beyond what ALSA reports, measured by
     /// `tapedeck calibrate` (``LatencyOffsets``); added to every overdub's compensation.
     public var latencyOffsetFrames: Int64 = 0
@@ -74,6 +83,18 @@ public protocol AudioThreadProbe: AnyObject, Sendable {
     func audioThreadBegins()
     /// Called on the audio thread just after its last cycle.
     func audioThreadEnds()
+    /// Called on each worker thread (``EngineOptions/renderThreads``) as it starts, before
+    /// its first period.
+    func workerThreadBegins()
+    /// Called on each worker thread just before it ends.
+    func workerThreadEnds()
+}
+
+extension AudioThreadProbe {
+    /// Nothing, unless the probe watches the workers too.
+    public func workerThreadBegins() {}
+    /// Nothing, unless the probe watches the workers too.
+    public func workerThreadEnds() {}
 }
 
 /// The metronome: how loud, when, and where it is heard. It is only ever played, never

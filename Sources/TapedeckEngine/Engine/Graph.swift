@@ -36,6 +36,13 @@ final class Graph: @unchecked Sendable {
     let outputLatencyFrames: Int
     /// Who feeds whom, in what order, with which delays.
     let routes: RouteTable
+    /// The strips as a process graph for several threads.
+    let processPlan: ProcessPlan
+    /// The strips the workers may render ahead: playing only from disk (not a bus, not fed by
+    /// an input — armed or monitored —, not listening to MIDI, no MIDI regions), with an
+    /// ahead buffer.
+    let aheadStrips: UnsafeMutablePointer<Int>
+    let aheadCount: Int
     /// Each strip's automation in this graph (nil: none), kept alive here; the audio thread
     /// hands each strip its own as the graph is installed.
     let automations: [StripAutomation?]
@@ -56,6 +63,7 @@ final class Graph: @unchecked Sendable {
     private init(generation: Int, spec: GraphSpec, strips: [PlaybackStrip], inputs: [InputStrip], inputTracks: [Int],
                  masterChain: ChainInstance?, playlists: [MIDIPlaylist?], routes: RouteTable, automations: [StripAutomation?]) {
         self.routes = routes
+        processPlan = ProcessPlan(routes: routes)
         self.automations = automations
         automationTable = .allocate(capacity: max(strips.count, 1))
         automationTable.initialize(repeating: nil, count: max(strips.count, 1))
@@ -88,6 +96,14 @@ final class Graph: @unchecked Sendable {
         listensToMIDI = .allocate(capacity: max(strips.count, 1))
         listensToMIDI.initialize(repeating: false, count: max(strips.count, 1))
         for (i, t) in spec.tracks.enumerated() { listensToMIDI[i] = t.listensToMIDI }
+        let listening = Set(inputTracks)
+        let ahead = strips.indices.filter { i in
+            strips[i].ahead != nil && !strips[i].isBus && !listening.contains(i) && !spec.tracks[i].listensToMIDI && playlists[i] == nil
+        }
+        aheadStrips = .allocate(capacity: max(ahead.count, 1))
+        aheadStrips.initialize(repeating: 0, count: max(ahead.count, 1))
+        for (k, i) in ahead.enumerated() { aheadStrips[k] = i }
+        aheadCount = ahead.count
         if !spec.midiBindings.isEmpty {
             var byTrack: [Int: InputStrip] = [:]
             for (i, t) in inputTracks.enumerated() { byTrack[t] = inputs[i] }
@@ -96,6 +112,7 @@ final class Graph: @unchecked Sendable {
     }
 
     deinit {
+        aheadStrips.deallocate()
         automationTable.deallocate()
         prefetch.deallocate()
         listensToMIDI.deallocate()
@@ -131,6 +148,8 @@ final class Graph: @unchecked Sendable {
         var waitNanoseconds: Int64
         /// What nodes are told: false while freewheeling (``EngineOptions/rendersOffline``).
         var isRealtime = true
+        /// How far playback is rendered ahead (none with one thread, or freewheeling).
+        var ahead = Ahead.none
     }
 
     /// Builds the graph for `spec`, reusing what `previous` has: a strip whose track has the
@@ -199,7 +218,7 @@ final class Graph: @unchecked Sendable {
             let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
                                       maxFrames: Graph.stripFrames(periodFrames: context.periodFrames),
                                       meterWindowFrames: context.meterWindowFrames, fallback: fallback, stateFolder: spec.pluginStateFolder,
-                                      files: files, isRealtime: context.isRealtime, isBus: track.isBus)
+                                      files: files, isRealtime: context.isRealtime, isBus: track.isBus, ahead: context.ahead)
             if let fallback, sameTrack(fallback, track.name) {
                 // The same track on new material: its fader as it stands.
                 strip.controls.copy(from: fallback.controls)
@@ -295,7 +314,7 @@ final class Graph: @unchecked Sendable {
         }
         return PlaybackStrip(voice: old.voice, chain: chain, reusing: instance, sampleRate: context.sampleRate, maxFrames: maxFrames,
                              meterWindowFrames: context.meterWindowFrames, fallback: nil, isRealtime: context.isRealtime,
-                             isBus: isBus, predecessor: old)
+                             isBus: isBus, predecessor: old, ahead: context.ahead)
     }
 
     /// Whether a live `instance` of chain `old` can become `new` by setting parameters: the

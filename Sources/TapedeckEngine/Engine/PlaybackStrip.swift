@@ -120,9 +120,14 @@ final class PlaybackStrip: @unchecked Sendable {
     var gainWasTouched = false
     /// The pan the pan law's gains were last worked out for, and those gains. Audio thread.
     var panGains: (pan: Float, left: Float, right: Float) = (.nan, 0, 0)
-    /// Freewheeling on several threads: this period's strip was rendered ahead by a worker,
-    /// and this is what it missed (−1: not rendered ahead). Audio thread.
-    var prerenderedMissing = -1
+    /// On several threads: the frames this period's render missed, told by the device's
+    /// thread once every strip is done. Its node's thread, then the audio thread.
+    var periodMissing = 0
+    /// Its playback rendered ahead by the workers (nil: never, as for a bus or a track with
+    /// no material); shared with a successor, which plays what it holds first.
+    let ahead: AheadBuffer?
+    /// Pointers into ``buffers`` past what came from ``ahead``, for the rest of a period.
+    private let tailTable: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
     /// A strip whose chain an edit replaced while its material stayed: it plays on through the
     /// same voice (no disk read, no hand-over), meter and MIDI; at the swap the audio thread
@@ -135,9 +140,16 @@ final class PlaybackStrip: @unchecked Sendable {
     /// needs no fallback. Control thread.
     init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, maxFrames: Int,
          meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil, files: (any NodeFiles)? = nil,
-         isRealtime: Bool = true, isBus: Bool = false, predecessor: PlaybackStrip? = nil) {
+         isRealtime: Bool = true, isBus: Bool = false, predecessor: PlaybackStrip? = nil, ahead: Graph.Ahead = .none) {
         self.voice = voice
         midi = predecessor?.midi ?? StripMIDI()
+        if let kept = predecessor?.ahead {
+            self.ahead = kept
+        } else if ahead.capacityFrames > 0 && !isBus && voice.streams {
+            self.ahead = AheadBuffer(channelCount: voice.channelCount, capacityFrames: ahead.capacityFrames, blockFrames: ahead.blockFrames)
+        } else {
+            self.ahead = nil
+        }
         self.predecessor = predecessor.map { Unmanaged.passUnretained($0) }
         self.isBus = isBus
         channelCount = voice.channelCount
@@ -161,6 +173,8 @@ final class PlaybackStrip: @unchecked Sendable {
         }
         pieceTable = .allocate(capacity: channelCount)
         pieceTable.initialize(repeating: buffers[0], count: channelCount)
+        tailTable = .allocate(capacity: channelCount)
+        tailTable.initialize(repeating: buffers[0], count: channelCount)
         pieceEvents = .allocate(capacity: pieceEventCapacity)
         pieceEvents.initialize(repeating: MIDIEvent(frameOffset: 0, status: 0, data1: 0, data2: 0), count: pieceEventCapacity)
         meter = predecessor?.meter ?? LevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames)
@@ -176,6 +190,7 @@ final class PlaybackStrip: @unchecked Sendable {
         for c in 0..<channelCount { buffers[c].deallocate() }
         buffers.deallocate()
         pieceTable.deallocate()
+        tailTable.deallocate()
         pieceEvents.deallocate()
     }
 
@@ -232,7 +247,7 @@ final class PlaybackStrip: @unchecked Sendable {
             // the disk can fill it for the next start.
             voice.settle(seq: seq + Int64(latencyFrames))
             for c in 0..<channelCount { buffers[c].update(repeating: 0, count: n) }
-            processChain(frameCount: n, transport: transport, midi: midi)
+            processChain(buffers, frameCount: n, transport: transport, midi: midi)
             return 0
         }
         if let fallbackRef, !handedOver.load(ordering: .relaxed) {
@@ -245,11 +260,44 @@ final class PlaybackStrip: @unchecked Sendable {
             }
             handedOver.store(true, ordering: .releasing)
         }
-        if latencyFrames > 0 { primeIfAdopted(seq: seq, transport: transport) }
-        let missing = voice.pull(into: buffers, frameCount: n, seq: seq + Int64(latencyFrames))
-        processChain(frameCount: n, transport: transport, midi: midi)
+        // What the workers rendered ahead first (its chain has run); the rest, if any, from
+        // the voice now.
+        let taken = ahead?.take(into: buffers, seq: seq, frameCount: n) ?? 0
+        if taken == n { return 0 }
+        var out = buffers
+        var info = transport
+        if taken > 0 {
+            for c in 0..<channelCount { tailTable[c] = buffers[c] + taken }
+            out = tailTable
+            info = transport.advanced(by: taken)
+        } else if latencyFrames > 0 {
+            primeIfAdopted(seq: seq, transport: transport)
+        }
+        let at = seq + Int64(taken)
+        let missing = voice.pull(into: out, frameCount: n - taken, seq: at + Int64(latencyFrames))
+        processChain(out, frameCount: n - taken, transport: info, midi: taken > 0 ? UnsafeBufferPointer(start: nil, count: 0) : midi)
+        ahead?.renderedInPeriod(seq: seq, frameCount: n)
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
         return missing
+    }
+
+    /// Renders the next block ahead into ``ahead`` — the material from its sequence number
+    /// through the chain, heard as `transport(seq)` says — when there is room and the voice
+    /// has the frames (a late disk is left to the device period, which counts it). Returns
+    /// whether it rendered. A block's MIDI is none: a strip that plays MIDI is never rendered
+    /// ahead.
+    ///
+    /// A worker holding the ahead buffer's claim, while the device's thread keeps the window
+    /// open: no allocation, no locks.
+    func renderAhead(transport: (Int64) -> TransportInfo) -> Bool {
+        guard let ahead, handedOver.load(ordering: .acquiring), let seq = ahead.nextBlock() else { return false }
+        let k = ahead.blockFrames
+        guard voice.hasData(atSeq: seq + Int64(latencyFrames), frameCount: k) else { return false }
+        let missing = voice.pull(into: ahead.blockTable, frameCount: k, seq: seq + Int64(latencyFrames))
+        processChain(ahead.blockTable, frameCount: k, transport: transport(seq), midi: UnsafeBufferPointer(start: nil, count: 0))
+        if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
+        ahead.wrote()
+        return true
     }
 
     /// A bus: runs its chain over what was summed into its buffers this block (`frameCount`
@@ -257,7 +305,7 @@ final class PlaybackStrip: @unchecked Sendable {
     ///
     /// Audio thread: no allocation, no locks.
     func renderBus(frameCount n: Int, transport: TransportInfo) {
-        processChain(frameCount: n, transport: transport, midi: UnsafeBufferPointer(start: nil, count: 0))
+        processChain(buffers, frameCount: n, transport: transport, midi: UnsafeBufferPointer(start: nil, count: 0))
     }
 
     /// Clears a bus's buffers for the next block's sums.
@@ -291,19 +339,24 @@ final class PlaybackStrip: @unchecked Sendable {
         }
     }
 
+    /// The chain over `frameCount` frames of `channels` (the strip's buffers, or a block of
+    /// its ahead buffer), its automated parameters set from their lanes.
+    ///
+    /// Audio thread or a worker (for its strip): no allocation, no locks.
     @inline(__always)
-    private func processChain(frameCount n: Int, transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
+    private func processChain(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
+                              transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
         guard let chain else { return }
         if let automation, automation._withUnsafeGuaranteedRef({ $0.parameterCount > 0 }) {
             // A block no longer than a piece is one piece: its parameters set, then the chain
             // as usual (at 32-frame periods, the pieces' bookkeeping was a tenth of automation's cost).
             guard n <= StripAutomation.anchorFrames else {
-                processAutomated(chain, automation: automation, frameCount: n, transport: transport, midi: midi)
+                processAutomated(chain, channels: channels, automation: automation, frameCount: n, transport: transport, midi: midi)
                 return
             }
             automation._withUnsafeGuaranteedRef { $0.setParameters(at: transport.timelineFrame) }
         }
-        var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
+        var context = RenderContext(inPlace: UnsafeBufferPointer(start: channels, count: channelCount),
                                     frameCount: n, midiEvents: midi, transport: transport)
         chain.process(&context)
     }
@@ -313,7 +366,8 @@ final class PlaybackStrip: @unchecked Sendable {
     /// piece given its own MIDI events.
     ///
     /// Audio thread: no allocation, no locks.
-    private func processAutomated(_ chain: ChainInstance, automation: Unmanaged<StripAutomation>, frameCount n: Int,
+    private func processAutomated(_ chain: ChainInstance, channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
+                                  automation: Unmanaged<StripAutomation>, frameCount n: Int,
                                   transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
         var done = 0
         var event = 0
@@ -328,7 +382,7 @@ final class PlaybackStrip: @unchecked Sendable {
                 count += 1
                 event += 1
             }
-            for c in 0..<channelCount { pieceTable[c] = buffers[c] + done }
+            for c in 0..<channelCount { pieceTable[c] = channels[c] + done }
             let piece = transport.advanced(by: done)
             var context = RenderContext(inPlace: UnsafeBufferPointer(start: pieceTable, count: channelCount), frameCount: k,
                                         midiEvents: UnsafeBufferPointer(start: pieceEvents, count: count), transport: piece)

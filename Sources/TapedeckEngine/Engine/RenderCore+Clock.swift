@@ -40,9 +40,17 @@ extension RenderCore {
     /// Audio thread: arithmetic only.
     @inline(__always)
     func tempoPoint(_ g: Graph, atFrame frame: Double) -> TempoPoint {
-        let countIn = countInFrames
-        guard frame < Double(countIn.upperBound), frame >= Double(countIn.lowerBound) else { return g.tempoTable.point(atFrame: frame) }
-        let end = g.tempoTable.point(atFrame: Double(countIn.upperBound))
+        RenderCore.tempoPoint(g.tempoTable, countIn: countInFrames, sampleRate: sampleRate, atFrame: frame)
+    }
+
+    /// ``tempoPoint(_:atFrame:)`` from what it depends on (the workers rendering ahead know
+    /// the count-in from their snapshot).
+    ///
+    /// Audio thread or a worker: arithmetic only.
+    @inline(__always)
+    static func tempoPoint(_ table: TempoTable, countIn: Range<Int64>, sampleRate: Int, atFrame frame: Double) -> TempoPoint {
+        guard frame < Double(countIn.upperBound), frame >= Double(countIn.lowerBound) else { return table.point(atFrame: frame) }
+        let end = table.point(atFrame: Double(countIn.upperBound))
         let beats = end.beatPosition - (Double(countIn.upperBound) - frame) * end.bpm / 60 / Double(sampleRate)
         let perBar = Double(max(end.beatsPerBar, 1))
         var p = end

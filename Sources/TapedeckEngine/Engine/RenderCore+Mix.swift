@@ -224,42 +224,32 @@ extension RenderCore {
         // Under time-pitch the material is rendered ahead and when the processors ask for
         // it (while waiting to roll, the FIFO fills: see rollWhenReady).
         let mix = timePitch.engaged && state != .stopped ? mixTimePitch : nil
-        if let workers = freewheelWorkers, rolling, mix == nil { prerender(g, workers: workers, frameCount: n, transport: transport) }
         if mix == nil { clearBuses(g, frameCount: n) }
         let targets = StripTargets(master: UnsafePointer(bus), devices: UnsafePointer(directOutputs), deviceCount: directOutputCount,
                                    throughBuses: mix == nil, timelineFrame: position)
-        let order = g.routes.order
-        if g.trackCount > 0 { g.prefetch.fetch(strip: order[0]) }
-        for k in 0..<g.trackCount {
-            let i = order[k]
-            // The next strip's ring frames, on their way while this one renders.
-            if k + 1 < g.trackCount { g.prefetch.fetch(strip: order[k + 1]) }
-            if g.routes.isBus[i] {
-                guard mix == nil else { continue }
-                g.stripTable[i]._withUnsafeGuaranteedRef { $0.renderBus(frameCount: n, transport: transport) }
-                routeStrip(g, strip: i, frameCount: n, targets: targets)
-                continue
-            }
-            let monitor = monitoredInput(g, track: i, rolling: rolling)
-            // Live input — audio monitored, or MIDI to an armed instrument — is played at
-            // device rate, never stretched; the rest goes through the mix's processors.
-            if mix != nil && monitor.channels == nil && !g.listensToMIDI[i] { continue }
-            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
-                if strip.prerenderedMissing >= 0 {
-                    countUnderrun(strip.prerenderedMissing, track: i)
-                    strip.prerenderedMissing = -1
-                    return
+        if mix == nil, let pool = threadPool, let plan = g.processPlan.plan {
+            mixOnThreads(g, pool: pool, plan: plan, frameCount: n, transport: transport, rolling: rolling, targets: targets)
+        } else {
+            let order = g.routes.order
+            if g.trackCount > 0 { g.prefetch.fetch(strip: order[0]) }
+            for k in 0..<g.trackCount {
+                let i = order[k]
+                // The next strip's ring frames, on their way while this one renders.
+                if k + 1 < g.trackCount { g.prefetch.fetch(strip: order[k + 1]) }
+                if g.routes.isBus[i] {
+                    guard mix == nil else { continue }
+                    g.stripTable[i]._withUnsafeGuaranteedRef { $0.renderBus(frameCount: n, transport: transport) }
+                    routeStrip(g, strip: i, frameCount: n, targets: targets)
+                    continue
                 }
-                // A monitored track plays its input, not its chain's MIDI: none is collected.
-                let midi = monitor.channels == nil
-                    ? midiEvents(g, track: i, strip: strip, frameCount: n, from: position, speed: speedFactor)
-                    : UnsafeBufferPointer<MIDIEvent>(start: nil, count: 0)
-                let missing = strip.render(frameCount: n, rolling: rolling, seq: seq, transport: transport,
-                                           monitor: monitor.channels, monitorChannels: monitor.count, midi: midi)
-                g.prefetch.noteRing(strip: i, frameCount: n)
+                let monitor = monitoredInput(g, track: i, rolling: rolling)
+                // Live input — audio monitored, or MIDI to an armed instrument — is played at
+                // device rate, never stretched; the rest goes through the mix's processors.
+                if mix != nil && monitor.channels == nil && !g.listensToMIDI[i] { continue }
+                let missing = renderTrack(g, track: i, monitor: monitor, frameCount: n, transport: transport, rolling: rolling)
                 countUnderrun(missing, track: i)
+                routeStrip(g, strip: i, frameCount: n, targets: targets)
             }
-            routeStrip(g, strip: i, frameCount: n, targets: targets)
         }
         if let mix, rolling {
             mix.renderAhead(frameCount: MixTimePitch.budget(speed: timePitch.speed, frameCount: n), timePitch: timePitch)
@@ -271,22 +261,6 @@ extension RenderCore {
         for i in 0..<g.trackCount { lowest = min(lowest, g.stripTable[i]._withUnsafeGuaranteedRef { $0.voice.fill }) }
         shared.board.playbackFillPermille.store(Int(lowest * 1000), ordering: .relaxed)
         if lowest < 0.5 { reader.signal() }
-    }
-
-    /// Freewheeling on several threads: every track that plays only its audio regions (no
-    /// MIDI, no input) renders through its chain on the workers; ``mixTracks(_:frameCount:transport:)``
-    /// then routes them in order as always, so the mix is the same bits as on one thread.
-    ///
-    /// Freewheel only: waits for the worker threads (see ``FreewheelWorkers``).
-    private func prerender(_ g: Graph, workers: FreewheelWorkers, frameCount n: Int, transport: TransportInfo) {
-        let seq = self.seq
-        workers.run(count: g.trackCount) { i in
-            guard !g.routes.isBus[i], g.inputForTrack[i] < 0, !g.listensToMIDI[i], g.playlists[i] == nil else { return }
-            g.stripTable[i]._withUnsafeGuaranteedRef { strip in
-                strip.prerenderedMissing = strip.render(frameCount: n, rolling: true, seq: seq, transport: transport,
-                                                        monitor: nil, monitorChannels: 0)
-            }
-        }
     }
 
     /// The time-pitch processors' source: `frameCount` frames of the playing (not live)
@@ -366,7 +340,7 @@ extension RenderCore {
     ///
     /// Audio thread: no allocation, no locks.
     @inline(__always)
-    private func monitoredInput(_ g: Graph, track i: Int, rolling: Bool) -> (channels: UnsafePointer<UnsafeMutablePointer<Float>>?, count: Int) {
+    func monitoredInput(_ g: Graph, track i: Int, rolling: Bool) -> (channels: UnsafePointer<UnsafeMutablePointer<Float>>?, count: Int) {
         let inputIndex = g.inputForTrack[i]
         guard inputIndex >= 0 else { return (nil, 0) }
         return g.inputTable[inputIndex]._withUnsafeGuaranteedRef { input in
@@ -383,7 +357,7 @@ extension RenderCore {
 
     /// Counts and reports a track's underrun. Audio thread: no allocation, no locks.
     @inline(__always)
-    private func countUnderrun(_ missing: Int, track i: Int) {
+    func countUnderrun(_ missing: Int, track i: Int) {
         guard missing > 0 else { return }
         shared.board.underrunFrames.add(Int64(missing), ordering: .relaxed)
         EngineActivity.shared.signal()

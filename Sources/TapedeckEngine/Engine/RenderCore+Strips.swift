@@ -71,11 +71,18 @@ extension RenderCore {
     }
 
     /// Strip `i`'s rendered pre-fader signal (in its buffers) on its way: pre-fader sends,
-    /// fader with mute and solo, meter, stem tap, post-fader sends, output.
+    /// fader with mute and solo, meter, stem tap, post-fader sends, output. Each path's gains
+    /// are kept in ``RouteTable/gains``; with `lands`, each path is added into its
+    /// destination at once (one thread walking the strips in order), otherwise the
+    /// destinations gather them later in the same order (``landIncoming(_:bus:frameCount:scratch:)``,
+    /// ``landFinal(_:frameCount:targets:scratch:)``) and a strip with pre-fader sends keeps
+    /// its pre-fader signal for them (``RouteTable/preFader``).
     ///
-    /// Audio thread: no allocation, no locks.
-    func routeStrip(_ g: Graph, strip i: Int, frameCount n: Int, targets: StripTargets) {
+    /// Audio thread, or a worker for its strip: no allocation, no locks.
+    func routeStrip(_ g: Graph, strip i: Int, frameCount n: Int, targets: StripTargets, lands: Bool = true,
+                    scratch: PathScratch? = nil) {
         let r = g.routes
+        let scratch = scratch ?? PathScratch(channels: pathScratch, devices: deviceTargets)
         let first = r.first[i], count = r.pathCount[i]
         g.stripTable[i]._withUnsafeGuaranteedRef { strip in
             let source = UnsafePointer(strip.buffers)
@@ -83,8 +90,12 @@ extension RenderCore {
                 for c in 0..<strip.channelCount { pair[c].update(from: source[c], count: n) }
             }
             if targets.throughBuses {
+                if !lands, let kept = r.preFader[i] {
+                    for c in 0..<strip.channelCount { kept[c].update(from: source[c], count: n) }
+                }
                 for p in first..<(first + count) where r.paths[p].kind == .preFaderSend {
-                    send(g, strip: i, path: p, from: source, frameCount: n, targets: targets)
+                    r.gains[p] = sendGains(g, strip: i, path: p, frameCount: n, targets: targets)
+                    if lands { landSend(g, path: p, from: source, frameCount: n, scratch: scratch) }
                 }
             }
             let automation = strip.automation
@@ -145,23 +156,42 @@ extension RenderCore {
             }
             if targets.throughBuses {
                 for p in first..<(first + count) where r.paths[p].kind == .postFaderSend {
-                    send(g, strip: i, path: p, from: source, frameCount: n, targets: targets)
+                    r.gains[p] = sendGains(g, strip: i, path: p, frameCount: n, targets: targets)
+                    if lands { landSend(g, path: p, from: source, frameCount: n, scratch: scratch) }
                 }
             }
-            let pieces = automated ? automation.map { a in a._withUnsafeGuaranteedRef { $0.panPieces } } : nil
-            output(g, strip: i, path: first + count - 1, from: source, frameCount: n, pan: (start.y, start.z, end.y, end.z), over: k,
-                   pieces: pieces, targets: targets)
+            // The output: the strip's pan (its glide, or the pan lane's pieces); into one
+            // channel, the pair folded at half each.
+            let p = first + count - 1
+            let own = automated ? automation.map { a in PathGains.pieces(a._withUnsafeGuaranteedRef { $0.panPieces }) } ?? .glide((start.y, start.z, end.y, end.z), k)
+                : .glide((start.y, start.z, end.y, end.z), k)
+            let path = r.paths[p]
+            if path.targetChannels == 1 {
+                let fold: Float = path.sourceChannels == 2 ? 0.5 : 1
+                r.gains[p] = .glide((fold, fold, fold, fold), 0)
+            } else {
+                r.gains[p] = own
+            }
+            if lands { landOutput(g, strip: i, path: p, from: source, frameCount: n, own: own, targets: targets, scratch: scratch) }
         }
     }
 
-    /// A send: the source × the send's level and pan (gliding) into its bus, held back by its
-    /// delay.
+    /// Where a path lands a block: the walk's scratch (a delayed path is gathered there before
+    /// its delay) and a table of two device outputs. One per thread.
+    struct PathScratch {
+        /// Two channels of a strip block.
+        var channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+        /// Two pointers, aimed at a path's pair of device outputs.
+        var devices: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    }
+
+    /// A send's gains this block: its level and pan (gliding) or its level lane's pieces, the
+    /// hand's level while one holds it.
     ///
-    /// Audio thread: no allocation, no locks.
-    private func send(_ g: Graph, strip i: Int, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
-                      targets: StripTargets) {
+    /// Audio thread, or a worker for the send's strip: no allocation, no locks.
+    private func sendGains(_ g: Graph, strip i: Int, path p: Int, frameCount n: Int, targets: StripTargets) -> PathGains {
         let path = g.routes.paths[p]
-        path.state._withUnsafeGuaranteedRef { state in
+        return path.state._withUnsafeGuaranteedRef { state -> PathGains in
             let level = state.controls.level
             // The send's pan as two gains (a mono bus takes a pair folded at half each).
             var panL: Float, panR: Float
@@ -176,12 +206,11 @@ extension RenderCore {
                 panL = path.sourceChannels == 2 ? 0.5 : 1
                 panR = panL
             }
-            let destination = g.stripTable[path.target]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
             // A send with a level lane: the lane's level frame by frame, at the send's pan.
             if let automation = g.stripTable[i]._withUnsafeGuaranteedRef({ $0.automation }),
                automation._withUnsafeGuaranteedRef({ $0.fillSend(path.sendIndex, from: targets.timelineFrame, frameCount: n,
                                                                   left: panL, right: panR) }) {
-                let pieces = automation._withUnsafeGuaranteedRef { $0.sendPieces }
+                let pieces = automation._withUnsafeGuaranteedRef { $0.sendPieces(path.sendIndex) }
                 if state.controls.isTouched {
                     // A hand holds the send (its lane written in touch or latch): the level set
                     // by hand is heard, gliding from the lane's where it takes hold.
@@ -207,57 +236,62 @@ extension RenderCore {
                     let start = state.glide.current
                     state.glide.stand(at: SIMD4(end.x, end.y, 0, 0))
                     state.returnFrames -= n
-                    land(path, state: state, from: source, into: destination, frameCount: n,
-                         gains: .glide((start.x, start.y, end.x, end.y), n))
-                    return
+                    return .glide((start.x, start.y, end.x, end.y), n)
                 } else {
                     // The lane; the glide follows it, for a hand that takes hold next.
                     let last = pieces[max(pieces.count - 1, 0)]
                     state.glide.stand(at: SIMD4(last.leftEnd, last.rightEnd, 0, 0))
-                    land(path, state: state, from: source, into: destination, frameCount: n, gains: .pieces(pieces))
-                    return
+                    return .pieces(pieces)
                 }
             }
             state.glide.aim(SIMD4(level * panL, level * panR, 0, 0))
             let (start, end, k) = state.glide.advance(frameCount: n)
-            land(path, state: state, from: source, into: destination, frameCount: n, gains: .glide((start.x, start.y, end.x, end.y), k))
+            return .glide((start.x, start.y, end.x, end.y), k)
         }
     }
 
-    /// A strip's output, post-fader: panned (the strip's glide) onto the master or a bus, or to
-    /// device outputs, held back by its delay. Outputs to buses go to the master when the
-    /// walk does not reach buses; outputs to devices are not heard when it does not reach them.
+    /// A send's block, `source` × its gains (``RouteTable/gains``), into its bus, held back by
+    /// its delay.
     ///
-    /// Audio thread: no allocation, no locks.
-    private func output(_ g: Graph, strip i: Int, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
-                        pan: (Float, Float, Float, Float), over k: Int,
-                        pieces: GainPieces?, targets: StripTargets) {
+    /// Audio thread, or the worker that lands it: no allocation, no locks.
+    @inline(__always)
+    func landSend(_ g: Graph, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
+                  scratch: PathScratch) {
         let path = g.routes.paths[p]
-        var gains = PathGains.glide(pan, k)
-        if let pieces { gains = .pieces(pieces) }
-        if path.targetChannels == 1 {
-            let fold: Float = path.sourceChannels == 2 ? 0.5 : 1
-            gains = .glide((fold, fold, fold, fold), 0)
+        let destination = g.stripTable[path.target]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
+        path.state._withUnsafeGuaranteedRef { state in
+            land(path, state: state, from: source, into: destination, frameCount: n, gains: g.routes.gains[p], scratch: scratch)
         }
+    }
+
+    /// A strip's output, post-fader, with its gains (``RouteTable/gains``): onto the master or
+    /// a bus, or to device outputs, held back by its delay. Outputs to buses go to the master
+    /// with the strip's own pan (`own`) when the walk does not reach buses; outputs to devices
+    /// are not heard when it does not reach them.
+    ///
+    /// Audio thread, or the worker that lands it: no allocation, no locks.
+    func landOutput(_ g: Graph, strip i: Int, path p: Int, from source: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
+                    own: PathGains, targets: StripTargets, scratch: PathScratch) {
+        let path = g.routes.paths[p]
+        let gains = g.routes.gains[p]
         path.state._withUnsafeGuaranteedRef { state in
             switch path.target {
             case RoutePath.device:
                 guard let devices = targets.devices, path.deviceLeft < targets.deviceCount,
                       path.deviceRight < targets.deviceCount else { return }
-                deviceTargets[0] = devices[path.deviceLeft]
-                deviceTargets[1] = devices[max(path.deviceRight, path.deviceLeft)]
-                land(path, state: state, from: source, into: UnsafePointer(deviceTargets), frameCount: n, gains: gains)
+                scratch.devices[0] = devices[path.deviceLeft]
+                scratch.devices[1] = devices[max(path.deviceRight, path.deviceLeft)]
+                land(path, state: state, from: source, into: UnsafePointer(scratch.devices), frameCount: n, gains: gains, scratch: scratch)
             case RoutePath.master:
                 guard isolatedStrip < 0 || isolatedStrip == i else { return }
-                land(path, state: state, from: source, into: targets.master, frameCount: n, gains: gains)
+                land(path, state: state, from: source, into: targets.master, frameCount: n, gains: gains, scratch: scratch)
             default:
                 if targets.throughBuses {
                     let destination = g.stripTable[path.target]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
-                    land(path, state: state, from: source, into: destination, frameCount: n, gains: gains)
+                    land(path, state: state, from: source, into: destination, frameCount: n, gains: gains, scratch: scratch)
                 } else {
                     // Heard at once, beside the stretched buses: the strip's own pan onto the master.
                     let second = path.sourceChannels > 1 ? source[1] : source[0]
-                    let own = pieces.map { PathGains.pieces($0) } ?? .glide(pan, k)
                     RenderCore.accumulate(source[0], into: targets.master[0], frameCount: n, gains: own, side: 0)
                     RenderCore.accumulate(second, into: targets.master[1], frameCount: n, gains: own, side: 1)
                 }
@@ -265,16 +299,18 @@ extension RenderCore {
         }
     }
 
-    /// Adds `source` × `gains` into `destination`, through the path's delay when it has one.
+    /// Adds `source` × `gains` into `destination`, through the path's delay when it has one
+    /// (gathered in `scratch` first).
     ///
-    /// Audio thread: no allocation, no locks.
+    /// Audio thread, or a worker: no allocation, no locks.
     @inline(__always)
     private func land(_ path: RoutePath, state: PathState, from source: UnsafePointer<UnsafeMutablePointer<Float>>,
-                      into destination: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, gains: PathGains) {
+                      into destination: UnsafePointer<UnsafeMutablePointer<Float>>, frameCount n: Int, gains: PathGains,
+                      scratch: PathScratch) {
         let second = path.sourceChannels > 1 ? source[1] : source[0]
         let delayed = state.delay != nil
-        let to = delayed ? UnsafePointer(pathScratch) : destination
-        if delayed { for c in 0..<path.targetChannels { pathScratch[c].update(repeating: 0, count: n) } }
+        let to = delayed ? UnsafePointer(scratch.channels) : destination
+        if delayed { for c in 0..<path.targetChannels { scratch.channels[c].update(repeating: 0, count: n) } }
         if path.targetChannels == 2 {
             RenderCore.accumulate(source[0], into: to[0], frameCount: n, gains: gains, side: 0)
             RenderCore.accumulate(second, into: to[1], frameCount: n, gains: gains, side: 1)
@@ -283,9 +319,9 @@ extension RenderCore {
             if path.sourceChannels > 1 { RenderCore.accumulate(source[1], into: to[0], frameCount: n, gains: gains, side: 1) }
         }
         guard let delay = state.delay else { return }
-        delay.process(UnsafePointer(pathScratch), channelCount: path.targetChannels, frameCount: n)
+        delay.process(UnsafePointer(scratch.channels), channelCount: path.targetChannels, frameCount: n)
         for c in 0..<path.targetChannels {
-            MixKernels.accumulate(pathScratch[c], into: destination[c], frameCount: n, startGain: 1, endGain: 1)
+            MixKernels.accumulate(scratch.channels[c], into: destination[c], frameCount: n, startGain: 1, endGain: 1)
         }
     }
 

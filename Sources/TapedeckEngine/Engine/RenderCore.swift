@@ -42,8 +42,21 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Freewheeling for an export (``EngineOptions/rendersOffline``): nothing reads the
     /// meters.
     let rendersOffline: Bool
-    /// Freewheeling on several threads: they render the tracks' chains of each period.
-    var freewheelWorkers: FreewheelWorkers?
+    /// The threads that share each period's strips (nil: this one alone, today's walk). Set
+    /// on the control thread before the device starts.
+    var threads: RenderThreads?
+    /// ``threads``' pool and per-thread scratch, held without reference counting for the
+    /// audio thread and the workers.
+    var threadPool: OpaquePointer?
+    var threadScratch: UnsafeMutablePointer<PathScratch>?
+    /// What this period's nodes are told (``GraphPeriod``).
+    var period = GraphPeriod()
+    /// ``runEach(count:_:)``'s job while it runs.
+    var jobBody: ((Int) -> Void)?
+    /// What the workers rendering ahead know of the transport (set as the window opens).
+    var aheadSnapshot: AheadSnapshot?
+    /// Where the workers take turns over the strips rendered ahead.
+    let aheadCursor = Atomic<Int>(0)
     /// Freewheeling for stems: each tapped track's own output, every period.
     var stemTaps: StemTaps?
     /// Freewheeling one stem at another speed: only this strip's path reaches the master
@@ -222,6 +235,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Audio thread.
     func audioThreadBegins(realtime: Bool) {
         shared.board.realtime.store(realtime ? 1 : 0, ordering: .relaxed)
+        followDevicePriority()
         probe?.audioThreadBegins()
     }
 
@@ -236,6 +250,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
 
     /// Audio thread.
     func audioThreadEnds() {
+        closeAhead()
         probe?.audioThreadEnds()
         shared.board.deviceRunning.store(false, ordering: .releasing)
     }
@@ -246,6 +261,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         // The device's wait for the period is not work: load is measured from here.
         let began = monotonicNanoseconds()
         cycleBegan = began
+        // The strips are this thread's again (the workers' blocks ahead are done).
+        closeAhead()
         if state == .rolling, !stalled, position >= stallAtFrame {
             stalled = true
             sleepNanoseconds(stallNanoseconds)
@@ -267,6 +284,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
             addClick(g, output: output, frameCount: n, transport: info)
         }
         finishCycle(frameCount: n, began: began)
+        openAhead()
     }
 
     /// Moves the transport on and publishes the period's numbers.
@@ -301,6 +319,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     private func installPendingGraph() {
         guard let raw = shared.pendingGraph.exchange(nil, ordering: .acquiringAndReleasing) else { return }
+        // The old graph may be freed once this one is in: no worker may still be in it.
+        closeAhead()
         let ref = Unmanaged<Graph>.fromOpaque(raw)
         graph = ref
         // Under time-pitch the mix is read ahead of the playhead: hand over ahead of that.
@@ -452,8 +472,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Audio thread: no allocation, no locks.
     func seekAll(seqStart: Int64, timeline: Int64, route: PlayRoute, continuesOld: Bool) {
         epoch += 1
+        // What was rendered ahead belongs to the old way: dropped at once.
+        closeAhead()
         guard let graphRef = graph else { return }
         graphRef._withUnsafeGuaranteedRef { g in
+            discardAhead(g)
             for i in 0..<g.trackCount {
                 g.stripTable[i]._withUnsafeGuaranteedRef { strip in
                     strip.handedOver.store(true, ordering: .releasing)

@@ -194,7 +194,7 @@ extension Engine {
     /// Fills every playback ring on the calling thread, as a disk thread would: the
     /// freewheeling export's, between periods (no disk thread runs then). Control thread.
     func fillRingsInline() {
-        if let workers = core.freewheelWorkers { reader.fillNow(on: workers) } else { reader.fillNow() }
+        if core.threads != nil { reader.fillNow(on: core) } else { reader.fillNow() }
     }
 
     /// The newest graph's chain problems, as an export reports them: `track 2 (Bass) chain:

@@ -35,7 +35,7 @@ final class FreewheelRender {
         options.realtimePriority = false
         options.waitsForDisk = true
         options.rendersOffline = true
-        options.freewheelWorkerCount = timePitch.isIdentity ? workerCount : 1
+        options.renderThreads = timePitch.isIdentity ? workerCount : 1
         options.readsDiskInline = timePitch.isIdentity
         options.varispeedOnly = timePitch.mode == .varispeed
         options.liveStretchQuality = quality

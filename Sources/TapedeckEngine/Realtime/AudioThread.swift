@@ -35,6 +35,8 @@ public final class RealtimeThread: @unchecked Sendable {
         var handle = pthread_t()
         let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { arg in
             let me = Unmanaged<RealtimeThread>.fromOpaque(arg!).takeRetainedValue()
+            // Named, so `top -H` tells the audio thread from the disk's and the writer's.
+            nameThisThread(me.name)
             var realtime = false
             if me.wantRealtime {
                 var param = sched_param()

@@ -145,6 +145,12 @@ final class RouteTable: @unchecked Sendable {
     private let states: [PathState]
     /// Keys of ``states``, for the next graph to find them.
     let stateKeys: [PathKey]
+    /// Each path's gains this block, worked out by its strip's walk and read where it lands
+    /// (at once on one thread; later, by its destination, on several). Audio thread and workers.
+    let gains: UnsafeMutablePointer<PathGains>
+    /// For each strip with pre-fader sends, its pre-fader signal this block (its own
+    /// channels, kept for the sends that land after its fader ran); nil for the others.
+    let preFader: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<Float>>?>
 
     /// What identifies a path across graphs.
     /// A send by what it joins: its track's strip and its bus's strip.
@@ -307,7 +313,24 @@ final class RouteTable: @unchecked Sendable {
         feedsFlags.initialize(repeating: false, count: max(n, 1))
         soloFlags = .allocate(capacity: max(n, 1))
         soloFlags.initialize(repeating: false, count: max(n, 1))
+        gains = .allocate(capacity: max(list.count, 1))
+        gains.initialize(repeating: .glide((0, 0, 0, 0), 0), count: max(list.count, 1))
+        preFader = .allocate(capacity: max(n, 1))
+        preFader.initialize(repeating: nil, count: max(n, 1))
+        for i in 0..<n where list[firsts[i]..<(firsts[i] + counts[i])].contains(where: { $0.kind == .preFaderSend }) {
+            let channels = strips[i].channelCount
+            let table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+            for c in 0..<channels {
+                (table + c).initialize(to: .allocate(capacity: maxFrames))
+                table[c].initialize(repeating: 0, count: maxFrames)
+            }
+            preFader[i] = table
+            preFaderChannels[i] = channels
+        }
     }
+
+    /// Channels of each ``preFader`` table (to free them).
+    private var preFaderChannels: [Int: Int] = [:]
 
     deinit {
         paths.deinitialize(count: totalPaths)
@@ -321,5 +344,12 @@ final class RouteTable: @unchecked Sendable {
         fedFlags.deallocate()
         feedsFlags.deallocate()
         soloFlags.deallocate()
+        gains.deallocate()
+        for (i, channels) in preFaderChannels {
+            guard let table = preFader[i] else { continue }
+            for c in 0..<channels { table[c].deallocate() }
+            table.deallocate()
+        }
+        preFader.deallocate()
     }
 }

@@ -71,7 +71,13 @@ final class StripAutomation: @unchecked Sendable {
     /// This block's fader, pan and send gains as straight pieces (one a frame at most).
     let gainPieces: GainPieces
     let panPieces: GainPieces
-    let sendPieces: GainPieces
+    /// The first automated send's pieces (interleaved with the fader's and pan's), and the
+    /// others' (each its own table): a send's pieces are read where it lands, which on
+    /// several threads is after the strip's other sends were worked out.
+    private let firstSendPieces: GainPieces
+    private let otherSendPieces: UnsafeMutablePointer<GainPieces>
+    /// Which table each send's pieces use (−1: the send has no lane).
+    private let sendPieceSlot: UnsafeMutablePointer<Int>
     let maxFrames: Int
     /// The pan law's table (``PanTable/storage``), kept so reading it needs no check that it is made.
     private let panTable = PanTable.storage
@@ -149,6 +155,16 @@ final class StripAutomation: @unchecked Sendable {
         sendLanes = .allocate(capacity: max(sends.count, 1))
         sendLanes.initialize(repeating: nil, count: max(sends.count, 1))
         for (k, lane) in sends.enumerated() { sendLanes[k] = lane.map { Unmanaged.passUnretained($0) } }
+        sendPieceSlot = .allocate(capacity: max(sends.count, 1))
+        sendPieceSlot.initialize(repeating: -1, count: max(sends.count, 1))
+        var slots = 0
+        for (k, lane) in sends.enumerated() where lane != nil {
+            sendPieceSlot[k] = slots
+            slots += 1
+        }
+        otherSendPieces = .allocate(capacity: max(slots - 1, 1))
+        for k in 0..<max(slots - 1, 0) { (otherSendPieces + k).initialize(to: GainPieces(capacity: frames)) }
+        otherSendPieceCount = max(slots - 1, 0)
         parameterCount = lanes.count
         parameters = (hot + layout.parameterTable).bindMemory(to: ParameterLane.self, capacity: max(lanes.count, 1))
         for k in 0..<lanes.count {
@@ -169,10 +185,15 @@ final class StripAutomation: @unchecked Sendable {
         let pieces = (hot + layout.pieces).bindMemory(to: GainPiece.self, capacity: 3 * frames)
         gainPieces = GainPieces(count: counts, pieces: pieces, capacity: frames, stride: 3)
         panPieces = GainPieces(count: counts + 1, pieces: pieces + 1, capacity: frames, stride: 3)
-        sendPieces = GainPieces(count: counts + 2, pieces: pieces + 2, capacity: frames, stride: 3)
+        firstSendPieces = GainPieces(count: counts + 2, pieces: pieces + 2, capacity: frames, stride: 3)
     }
 
+    private let otherSendPieceCount: Int
+
     deinit {
+        for k in 0..<otherSendPieceCount { otherSendPieces[k].deallocate() }
+        otherSendPieces.deallocate()
+        sendPieceSlot.deallocate()
         sendLanes.deallocate()
         // The lanes (in `keep`, released after this) no longer read their segments here.
         hot.deallocate()
@@ -277,12 +298,22 @@ final class StripAutomation: @unchecked Sendable {
         }
     }
 
-    /// Send `index`'s level lane as pieces into ``sendPieces`` (× `left`/`right`, the send's
-    /// pan); false when the send has no lane.
+    /// Send `index`'s pieces (after ``fillSend(_:from:frameCount:left:right:)`` said it has a lane).
+    ///
+    /// Audio thread: loads.
+    @inline(__always)
+    func sendPieces(_ index: Int) -> GainPieces {
+        let slot = index >= 0 && index < sendCount ? sendPieceSlot[index] : -1
+        return slot <= 0 ? firstSendPieces : otherSendPieces[slot - 1]
+    }
+
+    /// Send `index`'s level lane as pieces into ``sendPieces(_:)`` (× `left`/`right`, the
+    /// send's pan); false when the send has no lane.
     ///
     /// Audio thread: no allocation, no locks.
     func fillSend(_ index: Int, from start: Int64, frameCount n: Int, left: Float, right: Float) -> Bool {
         guard index >= 0 && index < sendCount, let lane = sendLanes[index] else { return false }
+        let sendPieces = self.sendPieces(index)
         let segment = lane._withUnsafeGuaranteedRef { $0.segment }
         StripAutomation.fill(sendPieces, frameCount: n, from: start, segment: segment, lane: lane, cache: sendCaches + index) {
             let a = Float(LaneCurve.amplitude(segment, lane, at: $0))

@@ -1,0 +1,112 @@
+import CProcessGraph
+import TapedeckCore
+import TapedeckDSP
+
+/// Playback rendered ahead (Reaper's anticipative processing; Ardour has none): between
+/// periods the workers run the chains of the strips that only play from disk a few periods
+/// ahead (``AheadBuffer``), so the device period carries the live inputs, the monitored and
+/// armed strips, the faders and the sums. The device's thread opens the window at the end of
+/// a rolling period with what the workers need to know (``AheadSnapshot``: they read nothing
+/// else of the transport), and closes it — waiting for a block in flight, one at most per
+/// worker — before it touches a strip: at the start of every period, before a graph is
+/// swapped in, before any seek (a locate, a loop or speed change, a stop), which also drops
+/// everything rendered ahead.
+extension RenderCore {
+    /// The transport as the next period will begin, for the workers rendering ahead.
+    struct AheadSnapshot {
+        var graph: Unmanaged<Graph>
+        /// The next period's first sequence number, and its timeline frame.
+        var seq: Int64
+        var position: Int64
+        var route: PlayRoute
+        var countIn: Range<Int64>
+        var sampleRate: Int
+        var recording: Bool
+        /// Another program's musical time at ``seq`` (JACK's timebase master), if any.
+        var host: TransportInfo?
+
+        /// What nodes are told for the block from sequence `s` (at 1×: the transport rolls on
+        /// along the route, round the loop).
+        ///
+        /// A worker: arithmetic only.
+        func transport(atSeq s: Int64, graph g: Graph) -> TransportInfo {
+            let d = s - seq
+            let frame = route.advance(position, by: d)
+            if var host {
+                host = host.advanced(by: Int(d))
+                host.timelineFrame = frame
+                return host
+            }
+            let p = RenderCore.tempoPoint(g.tempoTable, countIn: countIn, sampleRate: sampleRate, atFrame: Double(frame))
+            var info = TransportInfo(tempoBPM: p.bpm, beatPosition: p.beatPosition, beatsPerBar: p.beatsPerBar, beatUnit: p.beatUnit,
+                                     sampleRate: Double(sampleRate), timelineFrame: frame, isPlaying: true, isRecording: recording,
+                                     isCycling: route.loops)
+            info.barStartBeat = p.barStartBeat
+            info.bpmPerFrame = p.bpmPerFrame
+            return info
+        }
+    }
+
+    /// Opens the window for rendering ahead, when the transport rolls at 1× along a settled
+    /// route (no loop switch pending, no count-in to join) and the graph has strips to render.
+    ///
+    /// Audio thread, at the end of a period: no allocation, no locks.
+    func openAhead() {
+        guard let pool = threadPool, let g = graph, state == .rolling, !timePitch.engaged, pendingRoute == nil,
+              preRoll.joinFrame < 0, !rendersOffline, g._withUnsafeGuaranteedRef({ $0.aheadCount > 0 }) else { return }
+        var host = hostTransportInfo()
+        if let h = host {
+            // Read at this period's start: moved on to the next one's.
+            host = h.advanced(by: periodFrames)
+            host?.timelineFrame = position
+        }
+        aheadSnapshot = AheadSnapshot(graph: g, seq: seq, position: position, route: route, countIn: countInFrames,
+                                      sampleRate: sampleRate, recording: takes != nil, host: host)
+        td_graph_pool_open_ahead(pool)
+    }
+
+    /// Closes the window and waits for the blocks in flight (one at most per worker).
+    ///
+    /// Audio thread: no allocation; a bounded spin, then a futex wait.
+    @inline(__always)
+    func closeAhead() {
+        guard let pool = threadPool else { return }
+        _ = td_graph_pool_close_ahead(pool)
+    }
+
+    /// Drops everything the strips of `g` hold rendered ahead (after ``closeAhead()``).
+    ///
+    /// Audio thread: no allocation, no locks.
+    func discardAhead(_ g: Graph) {
+        for k in 0..<g.trackCount {
+            g.stripTable[k]._withUnsafeGuaranteedRef { $0.ahead?.discard() }
+        }
+    }
+
+    /// One block of one strip rendered ahead: the strips take turns (a shared cursor), and a
+    /// strip another worker renders is passed over. False when no strip has room or frames
+    /// to render.
+    ///
+    /// A worker, while the window is open: no allocation, no locks.
+    func renderAhead(thread t: Int) -> Bool {
+        guard let snapshot = aheadSnapshot else { return false }
+        return snapshot.graph._withUnsafeGuaranteedRef { g in
+            let count = g.aheadCount
+            guard count > 0 else { return false }
+            let start = Int(UInt(bitPattern: aheadCursor.wrappingAdd(1, ordering: .relaxed).oldValue) % UInt(count))
+            for k in 0..<count {
+                var at = start + k
+                if at >= count { at -= count }
+                let did = g.stripTable[g.aheadStrips[at]]._withUnsafeGuaranteedRef { strip -> Bool in
+                    guard let ahead = strip.ahead,
+                          ahead.claim.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return false }
+                    let did = strip.renderAhead { snapshot.transport(atSeq: $0, graph: g) }
+                    ahead.claim.store(false, ordering: .releasing)
+                    return did
+                }
+                if did { return true }
+            }
+            return false
+        }
+    }
+}

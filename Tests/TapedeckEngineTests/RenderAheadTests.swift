@@ -1,0 +1,218 @@
+import Foundation
+import Synchronization
+import XCTest
+import TapedeckCore
+import TapedeckDSP
+import TapedeckIO
+@testable import TapedeckEngine
+
+/// A device the test cycles by hand, with one input (a steady 0.25) and two outputs. It says
+/// it is paced (the engine renders ahead only for a device with a deadline), and between two
+/// periods the workers have all the time they need.
+private final class SteppedDevice: AudioDevice, @unchecked Sendable {
+    let configuration: DeviceConfiguration
+    let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let input: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private var client: AudioDeviceClient?
+
+    init(periodFrames: Int) {
+        var config = DeviceConfiguration(name: "stepped", sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
+                                         periodFrames: periodFrames, periodCount: 2, bufferFrames: 2 * periodFrames,
+                                         captureFormat: .float32, playbackFormat: .float32,
+                                         captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: true)
+        config.isPaced = true
+        configuration = config
+        output = .allocate(capacity: 2)
+        for c in 0..<2 { (output + c).initialize(to: .allocate(capacity: periodFrames)) }
+        input = .allocate(capacity: 1)
+        input.initialize(to: .allocate(capacity: periodFrames))
+        input[0].initialize(repeating: 0.25, count: periodFrames)
+    }
+
+    deinit {
+        for c in 0..<2 { output[c].deallocate() }
+        output.deallocate()
+        input[0].deallocate()
+        input.deallocate()
+    }
+
+    func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError) {
+        self.client = client
+        client.audioThreadBegins(realtime: false)
+    }
+
+    func stop() {
+        guard let client else { return }
+        self.client = nil
+        client.audioThreadEnds()
+    }
+
+    /// One period on the calling thread; false when the engine is idle.
+    func cycle() -> Bool {
+        guard let client, client.beginCycle() else { return false }
+        client.renderCycle(input: UnsafePointer(input), output: UnsafePointer(output), frameCount: configuration.periodFrames)
+        return true
+    }
+}
+
+/// Playback rendered ahead by the workers: faders still move at the device period, a chain
+/// parameter is heard within the render-ahead time, a locate drops what was rendered ahead,
+/// and a strip that is armed or monitors its input is never rendered ahead.
+final class RenderAheadTests: XCTestCase {
+    private var folder: SessionFolder!
+    private let rate = 48000
+    private let period = 64
+
+    override func setUpWithError() throws {
+        let path = try Fixture.temporaryFolder() + "/s.tapedeck"
+        folder = SessionFolder(path: path)
+        try folder.create(Session())
+        addTeardownBlock { [path] in try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+    }
+
+    /// A mono float file whose frame f holds `value(f)`; its region from 0.
+    private func region(_ name: String, frames: Int, _ value: (Int) -> Float) throws -> Region {
+        let samples = (0..<frames).map(value)
+        let writer = try AudioFileWriter(path: folder.audioFolder + "/" + name,
+                                         format: AudioFileFormat(container: .wav, encoding: .float32, sampleRate: rate, channelCount: 1))
+        try samples.withUnsafeBufferPointer { try writer.write([$0.baseAddress!], frameCount: frames) }
+        try writer.close()
+        return Region(file: "audio/" + name, timelineStartFrame: 0, lengthFrames: Int64(frames))
+    }
+
+    /// A running engine on two threads over `session` (tracks in `listening` hear the input).
+    private func start(_ session: Session, listening: [Int] = []) throws -> (Engine, SteppedDevice) {
+        let device = SteppedDevice(periodFrames: period)
+        var options = EngineOptions()
+        options.renderThreads = 2
+        options.realtimePriority = false
+        let engine = Engine(device: device, options: options)
+        try engine.prepare(try GraphSpec(session: session, folder: folder, listening: Set(listening)))
+        try engine.start()
+        addTeardownBlock {
+            device.stop()
+            engine.close()
+        }
+        return (engine, device)
+    }
+
+    /// The installed graph's strip `i`'s ahead buffer.
+    private func ahead(_ engine: Engine, strip i: Int) -> AheadBuffer? { engine.graphs.last?.strips[i].ahead }
+
+    /// Cycles one period and waits (up to two seconds) until the strips that are rendered
+    /// ahead hold their whole capacity again. Returns the period's left output.
+    @discardableResult
+    private func step(_ engine: Engine, _ device: SteppedDevice, fill: [Int] = [0]) -> [Float] {
+        _ = device.cycle()
+        let until = Date().addingTimeInterval(2)
+        while Date() < until {
+            // Full: no room for another block.
+            let full = fill.allSatisfy { i in
+                ahead(engine, strip: i).map { $0.heldFrames.load(ordering: .relaxed) + $0.blockFrames > $0.capacityFrames } ?? true
+            }
+            if full { break }
+            // Standing or waiting to roll: a moment for the disk, then the next period.
+            if engine.status().transport != .rolling {
+                usleep(500)
+                break
+            }
+            usleep(200)
+        }
+        return Array(UnsafeBufferPointer(start: device.output[0], count: period))
+    }
+
+    /// Rolls until the transport rolls and the ahead buffer of strip 0 is full.
+    private func roll(_ engine: Engine, _ device: SteppedDevice) throws {
+        engine.play()
+        for _ in 0..<400 where engine.status().transport != .rolling { step(engine, device) }
+        XCTAssertEqual(engine.status().transport, .rolling)
+        for _ in 0..<4 { step(engine, device) }
+        let a = try XCTUnwrap(ahead(engine, strip: 0), "a track that plays from disk has an ahead buffer")
+        XCTAssertGreaterThan(a.heldFrames.load(ordering: .relaxed) + a.blockFrames, a.capacityFrames, "the workers rendered it ahead")
+    }
+
+    private let centre = Float(PanLaw.mono(pan: 0).left)
+
+    func testAFaderMoveIsHeardWithinOneDevicePeriod() throws {
+        var s = Session()
+        s.tracks = [Track(name: "A", playbackChain: "gain:0", regions: [try region("a.wav", frames: 96000) { _ in 0.5 }])]
+        let (engine, device) = try start(s)
+        try roll(engine, device)
+        let before = step(engine, device)
+        XCTAssertEqual(before[period - 1], 0.5 * centre, accuracy: 1e-6)
+        engine.setMixer(track: 0, gainDecibels: -20, pan: 0, mute: false, solo: false)
+        let after = step(engine, device)
+        // The fader glides from the very next period on (over its 256 frames), whatever was
+        // rendered ahead.
+        XCTAssertLessThan(after[period - 1], 0.5 * centre * 0.95, "the fader moves in the next device period")
+        var last: [Float] = []
+        for _ in 0..<(GainGlide.lengthFrames / period) { last = step(engine, device) }
+        XCTAssertEqual(last[period - 1], 0.05 * centre, accuracy: 1e-5, "and lands within its glide")
+    }
+
+    func testAChainParameterIsHeardWithinTheRenderAheadTime() throws {
+        var s = Session()
+        s.tracks = [Track(name: "A", playbackChain: "gain:0", regions: [try region("a.wav", frames: 96000) { _ in 0.5 }])]
+        let (engine, device) = try start(s)
+        try roll(engine, device)
+        let capacity = try XCTUnwrap(ahead(engine, strip: 0)).capacityFrames
+        XCTAssertLessThanOrEqual(capacity, rate / 50, "no more than 20 ms ahead")
+        engine.set(ChainValueChange(place: .playback(strip: 0), node: 0, value: .parameter("gain", .number(-20))))
+        var heard: [Float] = []
+        for _ in 0..<((capacity + 4 * rate / 100) / period) { heard += step(engine, device) }
+        let old = 0.5 * centre
+        // What was rendered ahead plays first, at the old value: the workers did run the chain early.
+        XCTAssertEqual(heard[period - 1], old, accuracy: 1e-6, "the next period was rendered ahead, before the change")
+        let first = try XCTUnwrap(heard.firstIndex { abs($0 - old) > 1e-5 }, "the new value is heard")
+        XCTAssertLessThanOrEqual(first, capacity + period, "heard within the render-ahead time")
+        // Then the node's own 20 ms ramp to the new value.
+        XCTAssertEqual(heard[heard.count - 1], old * 0.1, accuracy: 1e-5)
+    }
+
+    func testALocateDropsEverythingRenderedAhead() throws {
+        // Frame f of the material holds f / 2^17: every output sample tells its frame.
+        var s = Session()
+        s.tracks = [Track(name: "A", playbackChain: "gain:0", regions: [try region("a.wav", frames: 480000) { Float($0) / 131072 }])]
+        let (engine, device) = try start(s)
+        try roll(engine, device)
+        func frame(_ sample: Float) -> Int { Int((sample / centre * 131072).rounded()) }
+        for target in [Int64(200000), 48000] {
+            engine.locate(to: target)
+            var heard: [Float] = []
+            var rolled = false
+            for _ in 0..<2000 where heard.count < 8 * period {
+                let before = engine.status().transport
+                let out = step(engine, device)
+                if before == .rolling && rolled { heard += out }
+                if engine.status().transport == .rolling { rolled = true }
+            }
+            XCTAssertGreaterThan(heard.count, 0, "rolled again after the locate")
+            // The first period rolled after the locate (skipped above) starts at the target;
+            // every later one goes on from there, frame after frame: nothing of the old place.
+            let first = frame(heard[0])
+            XCTAssertEqual(first, Int(target) + period, "the second rolling period after the locate to \(target)")
+            for (k, sample) in heard.enumerated() where frame(sample) != first + k {
+                XCTFail("frame \(frame(sample)) heard at \(k) after the locate to \(target) (old material rendered ahead)")
+                break
+            }
+        }
+    }
+
+    func testAnArmedOrMonitoredStripIsNeverRenderedAhead() throws {
+        var s = Session()
+        let material = try region("a.wav", frames: 96000) { _ in 0.1 }
+        s.tracks = [Track(name: "Plain", playbackChain: "gain:0", regions: [material]),
+                    Track(name: "Armed", inputChannels: [1], armed: true, playbackChain: "gain:0", regions: [material]),
+                    Track(name: "Monitored", inputChannels: [1], playbackChain: "gain:0", regions: [material], monitoring: .input),
+                    // Fed by its input but not hearing it: it plays its material, yet never ahead.
+                    Track(name: "Fed", inputChannels: [1], playbackChain: "gain:0", regions: [material], monitoring: .off)]
+        let (engine, device) = try start(s, listening: [1, 2, 3])
+        try roll(engine, device)
+        for _ in 0..<40 { step(engine, device) }
+        XCTAssertGreaterThan(try XCTUnwrap(ahead(engine, strip: 0)).renderedBlocks.load(ordering: .relaxed), 10)
+        for i in [1, 2, 3] {
+            let blocks = ahead(engine, strip: i)?.renderedBlocks.load(ordering: .relaxed) ?? 0
+            XCTAssertEqual(blocks, 0, "strip \(i) (listening to its input) was rendered ahead")
+        }
+    }
+}
