@@ -21,7 +21,8 @@ public final class OfflineStretcher {
         var options = RubberBandOptionProcessOffline.rawValue | RubberBandOptionThreadingNever.rawValue
             | RubberBandOptionChannelsTogether.rawValue
         options |= quality == .best ? RubberBandOptionEngineFiner.rawValue : RubberBandOptionEngineFaster.rawValue
-        if quality == .fast { options |= RubberBandOptionPitchHighQuality.rawValue }
+        // R2's resampler runs only for a pitch shift; asked for at 1:1 pitch it still costs.
+        if quality == .fast && pitchScale != 1 { options |= RubberBandOptionPitchHighQuality.rawValue }
         state = rubberband_new(UInt32(sampleRate), UInt32(channelCount), Int32(bitPattern: options), timeRatio, pitchScale)
         rubberband_set_expected_input_duration(state, UInt32(clamping: expectedInputFrames))
         rubberband_set_max_process_size(state, UInt32(blockFrames))

@@ -42,6 +42,11 @@ struct FreewheelMix {
     /// Export thread.
     func render(into writer: AudioFileWriter, stems: [(track: Int, writer: AudioFileWriter)] = [],
                 progress: (Double) -> Void) throws -> Result {
+        // Stretched (Rubber Band): rendered at 1×, then through the offline stretcher. Varispeed
+        // stays on the live path (libsamplerate on the mix, as playback: the same samples).
+        if !request.timePitch.isIdentity && request.timePitch.mode == .stretch && !request.usesLiveStretcher {
+            return try StretchedExport(request: request).render(into: writer, stems: stems, progress: progress)
+        }
         let spec = try spec()
         let atSpeed = !request.timePitch.isIdentity
         let passes = Double(1 + (atSpeed ? stems.count : 0))

@@ -33,6 +33,10 @@ public struct Mixdown {
         public var masterChain: String
         /// Worker threads rendering tracks (1 renders on the calling thread only).
         public var workerCount: Int
+        /// At another speed or pitch, the live engine's stretcher on the mix (real-time mode,
+        /// a period at a time) rather than a 1× render through the offline one: what
+        /// playback at that speed plays, block for block. Off by default.
+        public var usesLiveStretcher = false
 
         /// Creates a request.
         public init(session: Session, folder: SessionFolder, range: FrameRange, outputPath: String,

@@ -62,6 +62,39 @@ public enum TimePitchRender {
     private static func stretch(sourcePath: String, startFrame: Int64, frameCount: Int64, destinationPath: String,
                                 output: OutputSpec, timeRatio: Double, pitchScale: Double, quality: StretchQuality,
                                 sampleRate: Int, channelCount: Int, progress: (Double) -> Void) throws -> Summary {
+        var writer: AudioFileWriter?
+        try stretch(sourcePath: sourcePath, startFrame: startFrame, frameCount: frameCount, timeRatio: timeRatio, pitchScale: pitchScale,
+                    quality: quality, sampleRate: sampleRate, channelCount: channelCount, progress: progress) {
+            // Opened once the whole span is studied: a span that cannot be read leaves nothing.
+            let w = try AudioFileWriter(path: destinationPath, format: AudioFileFormat(container: output.container, encoding: output.encoding,
+                                        sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames,
+                                        expectedFrameCount: Int64((Double(frameCount) * timeRatio).rounded(.up)) + Int64(blockFrames),
+                                        channelLayout: output.channelLayout, creation: .replacingLeftover)
+            writer = w
+            return w
+        }
+        guard let writer else { return Summary(frameCount: 0, peakAmplitude: 0, overCount: 0) }
+        try writer.close()
+        return Summary(frameCount: writer.framesWritten, peakAmplitude: writer.peakAmplitude, overCount: writer.overCount)
+    }
+
+    /// Rubber Band's offline stretcher over a span of `sourcePath`: the whole span studied
+    /// first, then processed into the writer `open` gives (asked for once the study is done;
+    /// the caller closes it).
+    static func stretch(sourcePath: String, startFrame: Int64, frameCount: Int64, timeRatio: Double, pitchScale: Double,
+                        quality: StretchQuality, sampleRate: Int, channelCount: Int, progress: (Double) -> Void,
+                        into open: () throws -> AudioFileWriter) throws {
+        var writer: AudioFileWriter?
+        try stretch(sourcePath: sourcePath, startFrame: startFrame, frameCount: frameCount, timeRatio: timeRatio, pitchScale: pitchScale,
+                    quality: quality, sampleRate: sampleRate, channelCount: channelCount, progress: progress,
+                    studied: { writer = try open() }, emit: { out, k in try writer?.write(out, frameCount: k) })
+    }
+
+    /// Rubber Band's offline stretcher over a span of `sourcePath`, its output handed to `emit`
+    /// block by block; `studied` is called once the whole span is studied, before any output.
+    static func stretch(sourcePath: String, startFrame: Int64, frameCount: Int64, timeRatio: Double, pitchScale: Double,
+                        quality: StretchQuality, sampleRate: Int, channelCount: Int, progress: (Double) -> Void,
+                        studied: () throws -> Void = {}, emit: ([UnsafePointer<Float>], Int) throws -> Void) throws {
         let stretcher = OfflineStretcher(sampleRate: sampleRate, channelCount: channelCount, timeRatio: timeRatio,
                                          pitchScale: pitchScale, expectedInputFrames: frameCount, quality: quality,
                                          blockFrames: blockFrames)
@@ -70,19 +103,12 @@ public enum TimePitchRender {
             stretcher.study(span.pointers, frameCount: n, isFinal: span.isFinished)
             progress(0.3 * span.fractionDone)
         }
-        let writer = try AudioFileWriter(path: destinationPath, format: AudioFileFormat(container: output.container, encoding: output.encoding,
-                                         sampleRate: sampleRate, channelCount: channelCount), blockFrames: blockFrames,
-                                         expectedFrameCount: Int64((Double(frameCount) * timeRatio).rounded(.up)) + Int64(blockFrames),
-                                         channelLayout: output.channelLayout, creation: .replacingLeftover)
+        try studied()
         try span.rewind()
         while let n = try span.next() {
-            try stretcher.process(span.pointers, frameCount: n, isFinal: span.isFinished) { out, k in
-                try writer.write(out, frameCount: k)
-            }
+            try stretcher.process(span.pointers, frameCount: n, isFinal: span.isFinished, emit: emit)
             progress(0.3 + 0.7 * span.fractionDone)
         }
-        try writer.close()
-        return Summary(frameCount: writer.framesWritten, peakAmplitude: writer.peakAmplitude, overCount: writer.overCount)
     }
 
     private static func varispeed(sourcePath: String, startFrame: Int64, frameCount: Int64, destinationPath: String,
