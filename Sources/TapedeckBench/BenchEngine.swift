@@ -59,6 +59,9 @@ public enum BenchEngine {
             self.quality = quality
         }
 
+        /// Seconds of audio each playback ring holds (``BenchEngine/playbackRingSeconds`` on the
+        /// unpaced clock; a paced device needs the engine's own second).
+        var ringSeconds = BenchEngine.playbackRingSeconds
         /// Transport speed (1: none); the mix then runs through one time-pitch processor.
         var speed = 1.0
         var varispeed = false
@@ -217,7 +220,10 @@ public enum BenchEngine {
         let device = OfflineClockDevice(sampleRate: sampleRate, playbackChannels: 2, periodFrames: size.periodFrames,
                                         capacityPeriods: 4 * periods + 4096)
         var options = EngineOptions()
-        options.playbackRingSeconds = playbackRingSeconds
+        // The audio thread's own cost (its CPU time is what this bench reads): one thread.
+        // `bench load` runs the rows on every core, against a deadline.
+        options.renderThreads = 1
+        options.playbackRingSeconds = size.ringSeconds
         options.liveStretchQuality = size.quality
         // No clock to keep: the audio thread waits for the disk rather than play silence.
         options.waitsForDisk = true

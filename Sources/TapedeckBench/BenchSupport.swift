@@ -10,6 +10,12 @@ public enum BenchSupport {
     /// 0.1 s export and a small one of its peer's, so the ratios were skewed against the
     /// shorter run.
     static func time(_ executable: String, _ args: [String]) throws -> Double {
+        try measure(executable, args).wall
+    }
+
+    /// ``time(_:_:)`` with the child's CPU time (user + system, from `wait4`'s usage) beside
+    /// its wall time, in seconds.
+    static func measure(_ executable: String, _ args: [String]) throws -> (wall: Double, cpu: Double) {
         let errPath = NSTemporaryDirectory() + "tapedeck-bench-\(UUID().uuidString).err"
         defer { unlink(errPath) }
         var actions = posix_spawn_file_actions_t()
@@ -27,8 +33,10 @@ public enum BenchSupport {
             throw BenchError("cannot start \(executable): \(String(cString: strerror(code)))")
         }
         var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        var usage = rusage()
+        while wait4(child, &status, 0, &usage) < 0 && errno == EINTR {}
         let seconds = monotonicSeconds() - start
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         // WIFEXITED / WEXITSTATUS by hand: Glibc's macros do not reach Swift.
         let exited = status & 0x7f == 0
         let exitCode = (status >> 8) & 0xff
@@ -37,7 +45,7 @@ public enum BenchSupport {
             let how = exited ? "\(exitCode)" : "signal \(status & 0x7f)"
             throw BenchError("\(executable) \(args.joined(separator: " ")) failed (\(how)): \(err.prefix(300))")
         }
-        return seconds
+        return (seconds, cpu)
     }
 
     /// The median of `values` (mean of the middle two when even).

@@ -2,7 +2,7 @@ import TapedeckCore
 
 extension ScreenConfig {
     /// Config keys other than `theme` that have their own readers.
-    static let otherKeys: Set<String> = ["osc", "osc-address", "mirror", "split", "timestamp"]
+    static let otherKeys: Set<String> = ["osc", "osc-address", "mirror", "split", "timestamp", "threads"]
 
     /// `KEY = VALUE` from the config file (the last such line), the text as written: the
     /// command checks it as it checks its option (`mirror = DIR` as `--mirror DIR`).

@@ -97,7 +97,7 @@ final class CommandTableTests: XCTestCase {
             ("tapedeck export song.tapedeck --quality ", ["best", "fast"]),
             ("tapedeck record --monitor ", ["off", "input", "auto"]),
             ("tapedeck help rec", ["record", "recover"]),
-            ("tapedeck song.tapedeck --th", ["--theme"]),
+            ("tapedeck song.tapedeck --th", ["--theme", "--threads"]),
         ]
         for (line, expected) in cases {
             var words = line.split(separator: " ").map { "'\($0)'" }

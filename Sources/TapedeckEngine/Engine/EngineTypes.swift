@@ -72,6 +72,8 @@ public struct EngineOptions: Sendable {
     public var writerStallAtFrame: Int64 = 0
     /// Test hook: told on the audio thread when its first cycle begins and after its last.
     public var audioThreadProbe: (any AudioThreadProbe)?
+    /// Benchmark hook: each period's wall and CPU time, kept while it is armed.
+    public var periodTimes: PeriodTimes?
 
     /// Default options.
     public init() {}

@@ -119,6 +119,7 @@ enum SharedOptions {
         OptionSpec("--periods", value: "N", "periods in the device buffer (default 3; ALSA only)"),
         OptionSpec("--device-format", value: "F", "force the device sample format (ALSA only)",
                    allowed: ["float", "s32", "s24", "s24_3", "s16"]),
+        RenderThreadsOption.spec,
     ] + jack
 
     /// `--connect`, `--timebase`, `--jack-transport` (read by `JACKOptions`).

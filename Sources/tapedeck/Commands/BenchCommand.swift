@@ -6,9 +6,10 @@ import TapedeckDSP
 struct BenchCommand: Command {
     static let spec = CommandSpec(
         name: "bench", summary: "run the benchmarks (against ecasound, sox and rubberband where they apply)",
-        synopsis: ["bench [all|mixdown|stretch|speed|scale|engine|capture|screen|jack] [--runs N] [--folder DIR]"],
+        synopsis: ["bench [all|mixdown|stretch|speed|scale|engine|load|capture|screen|jack] [--runs N] [--folder DIR]"],
         positionals: [PositionalSpec("BENCHMARK", complete: .choices,
-                                     choices: ["all", "mixdown", "stretch", "speed", "scale", "engine", "automation", "capture", "screen", "jack"])],
+                                     choices: ["all", "mixdown", "stretch", "speed", "scale", "engine", "automation", "load", "capture", "screen",
+                                               "jack"])],
         options: [
             OptionSpec("--runs", value: "N", "alternating runs per wall time, 1...100 (default 5)"),
             OptionSpec("--folder", value: "DIR", "where generated test material is kept (default bench-out)", complete: .directory),
@@ -20,6 +21,7 @@ struct BenchCommand: Command {
             OptionSpec("--record", value: "N", "engine: tracks that record at once while the tracks play (32; 0: skip)"),
             OptionSpec("--channels", value: "N", "capture: channels (32)"),
             OptionSpec(flag: "--stereo", "engine: stereo tracks"),
+            OptionSpec("--threads", value: "N", "load and mixdown: the threads measured beside one, 2...64 (default: one per core)"),
         ],
         details: """
         Prints one row per benchmark: what Tapedeck measured, the peer tool's number, their
@@ -29,9 +31,12 @@ struct BenchCommand: Command {
         are several times slower. `make bench` does all of this.
 
           mixdown   W8: 8 stereo 16-bit 48 kHz tracks × 60 s through gain + low-pass + delay,
-                mixed to one WAV, against ecasound's equivalent chains (goal ≤ 0.15×)
+                mixed to one WAV, against ecasound's equivalent chains (goal ≤ 0.10×); then
+                export --threads N (all cores) against --threads 1 on 64 mono tracks × 30 s ×
+                'hpf,comp,eq,gain' (goal ≤ 0.6×)
           stretch   live: one stereo stretcher's cost at 0.5× and 2× (256-frame blocks, R2 and R3);
-                export: 0.5× R3 stretch against `rubberband -3` on the same file (goal ≤ 1.1×)
+                export: 0.5× and 2×, R3 and R2, against `rubberband -3`/`-2` on the same file,
+                by CPU time (goal ≤ 1.1×)
           speed     the engine's session (stereo, no track chains) with the mix at 1/32×, 0.5×,
                 2× and 32×, stretch and varispeed, then R3 stretch at 0.5× and 2×: DSP load
                 p50, p99, p99.9 and tracks per core by the 99th-percentile period (goal: 128
@@ -53,6 +58,13 @@ struct BenchCommand: Command {
                 Then --record N (32; 0: skip) tracks record at once from an N-channel device
                 while those tracks play, on the offline clock paced in real time for 10 s
                 (--seconds): DSP load p99.9 < 100 % and 0 dropped input frames
+          load      the load that matters: each period's wall time against its deadline on a
+                paced JACK server (a private jackd -d dummy), beside the audio thread's CPU time,
+                missed deadlines and xruns, every row with --threads 1 and all cores (--threads N)
+                side by side, runs alternating: 1,024 mono tracks × 'hpf,comp,eq,gain' at
+                256-frame periods for 60 s (goal: 0 xruns on all cores); the routing row at 32
+                frames (goal p99.9 < 60 %); the headroom and automation rows. --seconds S per run
+                (60 for the first row, 15 for the others), --tracks N for every row, --runs N (≤ 3)
           capture   32 channels 96 kHz/24-bit onto 32 armed tracks (a WAV each) while 32 tracks play,
                 128-frame periods, 10 minutes through the unpaced filetap ALSA device (from
                 TAPEDECK_ALSA_CONFIG, else written to DIR): dropped frames (goal 0), xruns,
@@ -90,12 +102,14 @@ struct BenchCommand: Command {
     let screenTracks: Int, screenSeconds: Double
     /// `jack`: seconds jack_iodelay runs for each measurement.
     let jackSeconds: Double
+    /// `load`: seconds per run (nil: each row's own), tracks for every row, threads beside one.
+    let loadSeconds: Double?, loadTracks: Int?, loadThreads: Int
 
     init(arguments: inout Arguments) throws {
         runs = try arguments.intOption("--runs", in: 1...100) ?? 5
         folder = try arguments.option("--folder") ?? "bench-out"
         // Shared by several benchmarks, each with its own default: read here, resolved below.
-        let tracks = try arguments.intOption("--tracks", in: 1...256)
+        let tracks = try arguments.intOption("--tracks", in: 1...4096)
         let minutes = try arguments.doubleOption("--minutes", in: 0.001...600)
         let period = try arguments.intOption("--period", in: 16...4096)
         let chain = try arguments.option("--chain")
@@ -121,8 +135,15 @@ struct BenchCommand: Command {
         screenTracks = tracks ?? 32
         screenSeconds = seconds ?? 10
         jackSeconds = seconds ?? 3
-        guard ["all", "mixdown", "stretch", "speed", "scale", "scale-open", "engine", "automation", "capture", "screen", "jack"].contains(which) else {
-            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, speed, scale, engine, automation, capture, screen, jack)")
+        loadSeconds = seconds
+        loadTracks = tracks
+        loadThreads = try arguments.intOption("--threads", in: 2...64) ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
+        guard ["all", "mixdown", "stretch", "speed", "scale", "scale-open", "engine", "automation", "load", "capture", "screen", "jack"]
+            .contains(which) else {
+            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, speed, scale, engine, automation, load, capture, screen, jack)")
+        }
+        if let tracks, tracks > 256, which != "load" {
+            throw UsageError("bench: --tracks '\(tracks)' must be a whole number in 1...256 (up to 4096 for load)")
         }
     }
 
@@ -142,10 +163,11 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "mixdown" {
             attempt("W8 mixdown") { [try BenchMixdown.run(folder: folder, runs: runs)] }
+            attempt("export threads") { [try BenchMixdown.threads(folder: folder, runs: runs, threads: loadThreads)] }
         }
         if which == "all" || which == "stretch" {
             attempt("live stretch") { BenchStretch.live() }
-            attempt("export stretch") { [try BenchStretch.export(folder: folder, runs: runs)] }
+            attempt("export stretch") { try BenchStretch.export(folder: folder, runs: runs) }
         }
         if which == "all" || which == "speed" {
             attempt("mix at speed") {
@@ -173,6 +195,11 @@ struct BenchCommand: Command {
             // The automation row alone (it is part of `engine`).
             attempt("engine automation") {
                 [try BenchEngine.runAutomation(folder: folder, runs: runs, seconds: min(engineSize.seconds, 10))]
+            }
+        }
+        if which == "all" || which == "load" {
+            attempt("paced load") {
+                try BenchLoad.run(folder: folder, runs: min(runs, 3), seconds: loadSeconds, threads: loadThreads, tracks: loadTracks)
             }
         }
         if which == "all" || which == "capture" {

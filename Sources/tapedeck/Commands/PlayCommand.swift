@@ -88,7 +88,7 @@ struct PlayCommand: Command {
         var session: Session
         var folder: SessionFolder?
         var options = TransportOptions()
-        options.engine = DeviceOptions.engineOptions()
+        options.engine = DeviceOptions.engineOptions(threads: device.threads)
         options.engine.liveStretchQuality = quality
         options.clickOutputs = click?.outputChannels ?? [1, 2]
         options.midi = midi.setup

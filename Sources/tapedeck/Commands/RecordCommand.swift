@@ -170,7 +170,7 @@ struct RecordCommand: Command {
         let timing = try recording.timing(session: session, tempo: tempo)
 
         var options = TransportOptions()
-        options.engine = DeviceOptions.engineOptions()
+        options.engine = DeviceOptions.engineOptions(threads: device.threads)
         options.playsSession = play
         options.stopsAtEnd = false
         options.allowsRecordingAtSpeed = true

@@ -22,6 +22,7 @@ struct ScreenCommand: Command {
             OptionSpec("--mirror", value: "DIR", "write a second copy of every take into DIR (another disk), as `record --mirror` (config: 'mirror = DIR')"),
             OptionSpec("--timestamp", value: "WHAT", "stamp takes with their timeline frame (timeline, default) or the wall-clock time of their first frame (clock), as `record --timestamp` (config: 'timestamp = clock')",
                        allowed: ["timeline", "clock"]),
+            RenderThreadsOption.spec,
         ] + SharedOptions.jack + SharedOptions.midi + SharedOptions.osc,
         details: """
         Opens SESSION (a NAME.tapedeck folder) full-screen in the terminal. A SESSION that does
@@ -34,7 +35,7 @@ struct ScreenCommand: Command {
           keys     one 'action = key[, key]' per line, e.g. 'play = space', '# comments'
           config   'theme = NAME', 'osc = PORT' (as --osc), 'osc-address = ADDR',
                    'split = 1h' (as --split), 'mirror = DIR' (as --mirror),
-                   'timestamp = clock' (as --timestamp)
+                   'timestamp = clock' (as --timestamp), 'threads = N' (as --threads)
           themes/  your own NAME.theme files
         --theme NAME picks a theme (default, light, high-contrast, mono) over the config file.
         NO_COLOR set in the environment turns colours off.
@@ -64,6 +65,8 @@ struct ScreenCommand: Command {
     let jack: JACKOptions
     let midi: MIDIOptions
     let osc: OSCOptions
+    /// `--threads` (or the config's `threads = N`); nil: one per core.
+    let threads: Int?
     /// Every take's split and mirror (`--split`, `--mirror`, or the config's).
     let split: TakeSplit?
     let mirrorFolder: String?
@@ -100,10 +103,13 @@ struct ScreenCommand: Command {
         case "timeline": stampsClock = false
         case let other: throw named(stamp?.source ?? "open", UsageError("open: --timestamp '\(other.terminalSafe)' must be clock or timeline"))
         }
+        threads = try RenderThreadsOption.parse(&arguments, command: "open")
         sessionPath = arguments.positional()
     }
 
     func run() throws -> Int32 {
+        // The screen's own thread, told from the audio thread and the workers in `top -H`.
+        nameThisThread("tapedeck-ui")
         let env = ProcessInfo.processInfo.environment
         var messages: [String] = []
 
@@ -214,7 +220,7 @@ struct ScreenCommand: Command {
         -> (Transport, offlineReason: String?) {
         let fake = env["TAPEDECK_FAKE_RECORD"] == "1"
         var options = TransportOptions()
-        options.engine = DeviceOptions.engineOptions()
+        options.engine = DeviceOptions.engineOptions(threads: threads)
         options.engine.lockMemory = true
         options.retroSeconds = Transport.screenRetroSeconds
         options.midi = midi.setup

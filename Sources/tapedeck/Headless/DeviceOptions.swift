@@ -6,13 +6,15 @@ import Glibc
 #endif
 
 /// The device flags shared by `record` and `play`: `--device`, `--period`, `--periods`,
-/// `--device-format`, plus the `TAPEDECK_ALSA_CONFIG` environment variable.
+/// `--device-format`, `--threads`, plus the `TAPEDECK_ALSA_CONFIG` environment variable.
 struct DeviceOptions {
     var name: String
     var periodFrames: Int
     var periodCount: Int
     var formats: [DeviceSampleFormat]
     var jack: JACKOptions
+    /// `--threads` (or the config's `threads = N`); nil: one per core.
+    var threads: Int?
 
     init(arguments: inout Arguments) throws(UsageError) {
         name = try arguments.option("--device") ?? "default"
@@ -31,6 +33,7 @@ struct DeviceOptions {
             formats = DeviceSampleFormat.allCases
         }
         jack = try JACKOptions(arguments: &arguments, deviceName: name)
+        threads = try RenderThreadsOption.parse(&arguments, command: arguments.command)
         if isJACK, let flag = period != nil ? "--period" : periods != nil ? "--periods" : formatText != nil ? "--device-format" : nil {
             throw UsageError("\(arguments.command): \(flag) is for ALSA: the JACK server sets its own buffer size and format (jack_bufsize changes it)")
         }
@@ -82,8 +85,9 @@ struct DeviceOptions {
     /// thread once (a real xrun on a paced device), `TAPEDECK_TEST_WRITER_STALL=FRAME:MS`
     /// stalls the capture writer once when a take reaches FRAME (a disk that stops
     /// answering), `TAPEDECK_TEST_CAPTURE_RING=SECONDS` sizes the capture rings.
-    static func engineOptions() -> EngineOptions {
+    static func engineOptions(threads: Int? = nil) -> EngineOptions {
         var options = EngineOptions()
+        if let threads { options.renderThreads = threads }
         func pair(_ name: String) -> (Int64, Int)? {
             guard let raw = getenv(name) else { return nil }
             let parts = String(cString: raw).split(separator: ":")
