@@ -29,6 +29,39 @@ final class NonFiniteTests: XCTestCase {
         }
     }
 
+    /// A chain whose host promises clean input (the engine's track and bus chains: their
+    /// files are scanned as they are read) does not scan after its built-in nodes: a NaN put
+    /// into such a chain on purpose passes a gain untouched (nothing scanned it). A built-in
+    /// node whose state goes bad is still caught by its last frame, reset, and the chain
+    /// plays on.
+    func testBuiltInNodesOfACleanChainSkipTheScanButAreResetWhenTheirStateGoesBad() throws {
+        let gain = try Chain(parsing: "gain:-6").instantiate()
+        gain.inputIsClean = true
+        gain.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 1), maxFrames: 256)
+        defer { gain.release() }
+        let buffers = ChannelBuffers(channelCount: 1, capacityFrames: 256)
+        for i in 0..<256 { buffers[0][i] = 0.5 }
+        buffers[0][17] = .nan
+        var context = RenderContext(inPlace: buffers.channels, frameCount: 256, transport: TransportInfo(sampleRate: 48000, isPlaying: true))
+        gain.process(&context)
+        XCTAssertTrue(buffers[0][17].isNaN, "no scan after a built-in node of a clean chain")
+        XCTAssertEqual(gain.nonFiniteSampleCount, 0)
+
+        let filter = try Chain(parsing: "hpf:100,gain:0").instantiate()
+        filter.inputIsClean = true
+        filter.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 1), maxFrames: 256)
+        defer { filter.release() }
+        for block in 0..<40 {
+            for i in 0..<256 { buffers[0][i] = Float(sin(Double(block * 256 + i) * 0.05)) * 0.5 }
+            if block == 2 { buffers[0][17] = .nan }
+            var context = RenderContext(inPlace: buffers.channels, frameCount: 256, transport: TransportInfo(sampleRate: 48000, isPlaying: true))
+            filter.process(&context)
+            if block == 2 { XCTAssertFalse(buffers[0].contains { !$0.isFinite }, "the filter's bad state is caught at its last frame") }
+        }
+        XCTAssertGreaterThan(filter.nonFiniteSampleCount, 0, "and counted")
+        XCTAssertGreaterThan(buffers[0].map(abs).max() ?? 0, 0.1, "the filter plays on after its reset")
+    }
+
     func testACleanSignalCountsNothing() throws {
         let chain = try Chain(parsing: "hpf:80,reverb").instantiate()
         chain.prepare(format: NodeFormat(sampleRate: 48000, channelCount: 2), maxFrames: 256)

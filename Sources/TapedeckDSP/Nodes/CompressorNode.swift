@@ -57,16 +57,22 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
     }
     private var cached = CachedSettings()
 
+    /// The attack and release as eight-frame steps (``DetectorStep``), remade with them.
+    private var attackStep = DetectorStep(coefficient: 0)
+    private var releaseStep = DetectorStep(coefficient: 0)
+
     /// Audio thread: arithmetic only.
     @inline(__always)
     private func updateCache(attackMilliseconds a: Double, releaseMilliseconds r: Double, makeupDecibels m: Double) {
         if a != cached.attackMilliseconds {
             cached.attackMilliseconds = a
             cached.attack = onePoleCoefficient(milliseconds: a, sampleRate: sampleRate)
+            attackStep = DetectorStep(coefficient: Float(cached.attack))
         }
         if r != cached.releaseMilliseconds {
             cached.releaseMilliseconds = r
             cached.release = onePoleCoefficient(milliseconds: r, sampleRate: sampleRate)
+            releaseStep = DetectorStep(coefficient: Float(cached.release))
         }
         if m != cached.makeupDecibels {
             cached.makeupDecibels = m
@@ -131,21 +137,29 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
             }
             i += lanes
         }
-        // Pass 2: the smooth branching peak detector, frame after frame.
-        // Both branches' next value are worked out and one is kept: the choice then runs
-        // beside the multiply instead of before it, on the one chain that waits frame after
-        // frame (the same arithmetic, so the same values).
-        let attack = cached.attack, release = cached.release
-        let attackRest = 1 - attack, releaseRest = 1 - release
-        var yL = reductionDecibels
-        for i in 0..<n {
-            let xL = Double(g[i])
-            let rising = attack * yL + attackRest * xL
-            let falling = release * yL + releaseRest * xL
-            yL = xL > yL ? rising : falling
-            g[i] = Float(yL)
+        // Pass 2: the smooth branching peak detector. Its recurrence waits on the frame before
+        // (it was 30 % of a 1,024-track period, frame after frame in Double); eight frames at
+        // a time while the branch holds (DetectorStep), frame by frame where it turns.
+        var y = Float(reductionDecibels)
+        i = 0
+        while i + 8 <= n {
+            let x = UnsafeRawPointer(g + i).loadUnaligned(as: SIMD8<Float>.self)
+            let rising = x[0] > y
+            let out = (rising ? attackStep : releaseStep).apply(x, from: y)
+            if DetectorStep.holds(x, out, from: y, rising: rising) {
+                UnsafeMutableRawPointer(g + i).storeBytes(of: out, as: SIMD8<Float>.self)
+                y = out[7]
+            } else {
+                for k in i..<(i + 8) { y = detect(g[k], y) ; g[k] = y }
+            }
+            i += 8
         }
-        reductionDecibels = yL < 1e-9 ? 0 : yL
+        while i < n {
+            y = detect(g[i], y)
+            g[i] = y
+            i += 1
+        }
+        reductionDecibels = y < 1e-9 ? 0 : Double(y)
         // Pass 3: the reduction as a linear gain.
         i = 0
         while i + 8 <= n {
@@ -173,6 +187,13 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
         makeup = channelMakeup
     }
 
+    /// One frame of the detector: towards `x` at the attack's pace when it rises above the
+    /// state `y`, at the release's otherwise. Audio thread: arithmetic.
+    @inline(__always)
+    private func detect(_ x: Float, _ y: Float) -> Float {
+        x > y ? attackStep.c * y + attackStep.rest * x : releaseStep.c * y + releaseStep.rest * x
+    }
+
     /// The gain reduction in dB right now (for meters). Any thread; may be a block stale.
     public var currentReductionDecibels: Double { reductionDecibels }
 
@@ -182,5 +203,66 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
     /// Off the audio thread.
     public func release() {
         gains.free()
+    }
+}
+
+/// Eight frames of a one-pole smoother `y ← c·y + (1 − c)·x` at once: the recurrence
+/// unrolled, each output a sum over the frames before it (`y_j = c^j·y + Σ (1 − c)·c^(j−m)·x_m`),
+/// so nothing waits on the frame before. The compressor's detector takes it where its branch
+/// (attack while the input rises above the state, release otherwise) holds for all eight.
+struct DetectorStep {
+    let c: Float
+    let rest: Float
+    /// Lane j: c^(j+1).
+    private let powers: SIMD8<Float>
+    /// Column m, lane j: (1 − c)·c^(j−m) for j ≥ m, else 0.
+    private let columns: (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>,
+                          SIMD8<Float>, SIMD8<Float>, SIMD8<Float>, SIMD8<Float>)
+
+    /// Audio thread, when a coefficient changes: arithmetic only.
+    init(coefficient: Float) {
+        c = coefficient
+        rest = 1 - coefficient
+        var p = SIMD8<Float>()
+        var k: Float = 1
+        for j in 0..<8 {
+            k *= coefficient
+            p[j] = k
+        }
+        powers = p
+        func column(_ m: Int) -> SIMD8<Float> {
+            var v = SIMD8<Float>()
+            var k: Float = 1 - coefficient
+            for j in m..<8 {
+                v[j] = k
+                k *= coefficient
+            }
+            return v
+        }
+        columns = (column(0), column(1), column(2), column(3), column(4), column(5), column(6), column(7))
+    }
+
+    /// The eight outputs from state `y` over inputs `x`. Audio thread: arithmetic.
+    @inline(__always)
+    func apply(_ x: SIMD8<Float>, from y: Float) -> SIMD8<Float> {
+        var out = powers * y
+        out += columns.0 * x[0]
+        out += columns.1 * x[1]
+        out += columns.2 * x[2]
+        out += columns.3 * x[3]
+        out += columns.4 * x[4]
+        out += columns.5 * x[5]
+        out += columns.6 * x[6]
+        out += columns.7 * x[7]
+        return out
+    }
+
+    /// Whether each frame took the branch `rising` says: its input above the state before it
+    /// (the previous output) exactly when rising. Audio thread: arithmetic.
+    @inline(__always)
+    static func holds(_ x: SIMD8<Float>, _ out: SIMD8<Float>, from y: Float, rising: Bool) -> Bool {
+        let before = SIMD8<Float>(y, out[0], out[1], out[2], out[3], out[4], out[5], out[6])
+        let above = x .> before
+        return rising ? all(above) : !any(above)
     }
 }

@@ -282,6 +282,8 @@ final class Graph: @unchecked Sendable {
                                                                      isRealtime: context.isRealtime),
                                                   maxFrames: context.periodFrames).instance
         }
+        // The master bus is scanned for NaN before its chain (RenderCore.master).
+        master?.inputIsClean = true
         let routes = RouteTable(spec: spec, strips: strips, predecessors: predecessors, masterLatencyFrames: master?.latencyFrames ?? 0,
                                 maxFrames: Graph.stripFrames(periodFrames: context.periodFrames), previous: previous?.routes)
         let automations = zip(spec.tracks, strips).map { track, strip in

@@ -166,6 +166,9 @@ final class PlaybackStrip: @unchecked Sendable {
             chain = instance
         }
         latencyFrames = chain?.latencyFrames ?? 0
+        // Its files are scanned for NaN as they are read, a bus sums scanned strips: built-in
+        // nodes need no scan after them (ChainInstance.inputIsClean).
+        chain?.inputIsClean = true
         buffers = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
             (buffers + c).initialize(to: .allocate(capacity: maxFrames))
