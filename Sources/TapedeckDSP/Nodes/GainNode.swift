@@ -14,6 +14,7 @@ public final class GainNode: BuiltInNode, @unchecked Sendable {
     public let parameters = NodeParameters(GainNode.descriptor.parameters)
     private var ramp = LinearRamp(1)
     private var rampFrames = 960
+    private var gainCache = DecibelGain()
 
     /// Creates a unity-gain node.
     public init() {}
@@ -25,7 +26,7 @@ public final class GainNode: BuiltInNode, @unchecked Sendable {
     }
 
     /// The gain asked for, its sign flipped when inverted. Audio thread: arithmetic.
-    private var target: Float { gainOf(decibels: parameters.value(0)) * (parameters.value(1) >= 0.5 ? -1 : 1) }
+    private var target: Float { gainCache.of(parameters.value(0)) * (parameters.value(1) >= 0.5 ? -1 : 1) }
 
     /// Audio thread: reads the gain once, ramps to it over 20 ms (through zero when the polarity
     /// flips), applies it to every channel.

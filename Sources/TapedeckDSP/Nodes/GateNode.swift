@@ -30,14 +30,18 @@ public final class GateNode: BuiltInNode, @unchecked Sendable {
         reset()
     }
 
+    private var thresholdGain = DecibelGain(), floorGain = DecibelGain()
+    private var attackCoefficient = OnePoleCoefficient(), releaseCoefficient = OnePoleCoefficient()
+
     /// Audio thread: opens or closes per frame, one gain for all channels.
     public func process(_ context: inout RenderContext) {
         let p = parameters
-        let threshold = gainOf(decibels: p.value(0))
-        let attack = Float(onePoleCoefficient(milliseconds: p.value(1), sampleRate: sampleRate))
+        // The library calls only when a setting moved.
+        let threshold = thresholdGain.of(p.value(0))
+        let attack = Float(attackCoefficient.of(p.value(1), sampleRate: sampleRate))
         let holdFrames = Int(frames(milliseconds: p.value(2), sampleRate: sampleRate))
-        let release = Float(onePoleCoefficient(milliseconds: p.value(3), sampleRate: sampleRate))
-        let floor = gainOf(decibels: p.value(4))
+        let release = Float(releaseCoefficient.of(p.value(3), sampleRate: sampleRate))
+        let floor = floorGain.of(p.value(4))
         let n = min(context.frameCount, gains.count)
         let channels = context.output.count
         guard let g = gains.pointer else { return }

@@ -54,12 +54,16 @@ public final class LimiterNode: BuiltInNode, @unchecked Sendable {
         reset()
     }
 
+    private var ceilingGain = DecibelGain(), driveGain = DecibelGain()
+    private var releaseCache = OnePoleCoefficient()
+
     /// Audio thread: limits every frame; all channels share one gain so the image holds.
     public func process(_ context: inout RenderContext) {
-        let ceiling = gainOf(decibels: parameters.value(0))
+        // The library calls only when a setting moved.
+        let ceiling = ceilingGain.of(parameters.value(0))
         let ceilingD = Double(ceiling)
-        let releaseCoefficient = onePoleCoefficient(milliseconds: parameters.value(1), sampleRate: sampleRate)
-        drive.setTarget(gainOf(decibels: parameters.value(2)), frames: Int(frames(milliseconds: parameterRampMilliseconds, sampleRate: sampleRate)))
+        let releaseCoefficient = releaseCache.of(parameters.value(1), sampleRate: sampleRate)
+        drive.setTarget(driveGain.of(parameters.value(2)), frames: Int(frames(milliseconds: parameterRampMilliseconds, sampleRate: sampleRate)))
         let channels = min(channelCount, context.output.count)
         let d = lookAhead, capacity = d + 2
         guard let ring = delay.pointer, let box = boxValues.pointer,

@@ -54,6 +54,9 @@ public final class MetronomeNode: BuiltInNode, @unchecked Sendable {
         return max(0, Int((x - 1e-6).rounded(.up)))
     }
 
+    /// `pow` only when a level moved.
+    private var levelGain = DecibelGain(), accentGain = DecibelGain()
+
     /// Audio thread: starts clicks at the beats inside this block, adds them to every channel.
     public func process(_ context: inout RenderContext) {
         let n = min(context.frameCount, scratch.count)
@@ -68,8 +71,8 @@ public final class MetronomeNode: BuiltInNode, @unchecked Sendable {
         var nextBeat = Int64((start - 1e-6).rounded(.up))
         if nextBeat <= lastBeat { nextBeat = lastBeat + 1 }
         var nextFrame = rolling && bpf > 0 ? Self.frameOffset(ofBeat: nextBeat, blockStartBeat: start, beatsPerFrame: bpf, growth: growth) : Int.max
-        let level = gainOf(decibels: parameters.value(0))
-        let accent = gainOf(decibels: parameters.value(1))
+        let level = levelGain.of(parameters.value(0))
+        let accent = accentGain.of(parameters.value(1))
         let pitch = parameters.value(2)
         let decay = Float(clickFrames) / 5
         for i in 0..<n {

@@ -28,11 +28,14 @@ public final class NoiseNode: BuiltInNode, @unchecked Sendable {
         level.jump(to: gainOf(decibels: parameters.value(0)))
     }
 
+    /// `pow` only when the level moved.
+    private var levelGain = DecibelGain()
+
     /// Audio thread: renders the noise once, adds it to every channel.
     public func process(_ context: inout RenderContext) {
         let n = min(context.frameCount, scratch.count)
         guard let s = scratch.pointer else { return }
-        level.setTarget(gainOf(decibels: parameters.value(0)), frames: rampFrames)
+        level.setTarget(levelGain.of(parameters.value(0)), frames: rampFrames)
         if parameters.value(1) >= 0.5 {
             var (b0, b1, b2, b3, b4, b5, b6) = pink
             for i in 0..<n {

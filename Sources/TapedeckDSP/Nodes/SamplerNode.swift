@@ -92,12 +92,15 @@ public final class SamplerNode: BuiltInNode, TextParameterNode, @unchecked Senda
         scratch.allocate(maxFrames, fill: 0)
     }
 
+    /// `pow` only when a level moved.
+    private var levelGain = DecibelGain()
+
     /// Audio thread: renders voices between MIDI events, applying each event on its frame.
     public func process(_ context: inout RenderContext) {
         let n = min(context.frameCount, scratch.count)
         guard let s = scratch.pointer, let v = voices.pointer else { return }
         s.update(repeating: 0, count: n)
-        let level = gainOf(decibels: parameters.value(0))
+        let level = levelGain.of(parameters.value(0))
         let releaseStep = Float(1 / max(frames(milliseconds: parameters.value(1), sampleRate: outputRate), 1))
         let tune = parameters.value(2)
         let root = Int(parameters.value(3))

@@ -29,11 +29,14 @@ public final class SaturationNode: BuiltInNode, @unchecked Sendable {
         output.jump(to: gainOf(decibels: parameters.value(2)))
     }
 
+    /// `pow` only when a level moved.
+    private var driveGain = DecibelGain(), outputGain = DecibelGain()
+
     /// Audio thread: shapes every channel.
     public func process(_ context: inout RenderContext) {
-        drive.setTarget(gainOf(decibels: parameters.value(0)), frames: rampFrames)
+        drive.setTarget(driveGain.of(parameters.value(0)), frames: rampFrames)
         mix.setTarget(Float(parameters.value(1)), frames: rampFrames)
-        output.setTarget(gainOf(decibels: parameters.value(2)), frames: rampFrames)
+        output.setTarget(outputGain.of(parameters.value(2)), frames: rampFrames)
         var g = drive, m = mix, o = output
         for c in 0..<context.output.count {
             g = drive; m = mix; o = output

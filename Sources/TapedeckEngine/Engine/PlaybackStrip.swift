@@ -82,6 +82,9 @@ final class MixerControls: @unchecked Sendable {
 final class PlaybackStrip: @unchecked Sendable {
     let voice: TrackVoice
     let chain: ChainInstance?
+    /// The chain unretained, for the audio thread (``chain`` holds it): taking a class
+    /// reference out of a property retains and releases it, every strip every period.
+    private let chainRef: Unmanaged<ChainInstance>?
     /// The chain as parsed (after any retuning), to compare with the next spec. Control thread.
     var chainSpec: Chain
     let channelCount: Int
@@ -166,6 +169,7 @@ final class PlaybackStrip: @unchecked Sendable {
             chain = instance
         }
         latencyFrames = chain?.latencyFrames ?? 0
+        chainRef = chain.map { Unmanaged.passUnretained($0) }
         // Its files are scanned for NaN as they are read, a bus sums scanned strips: built-in
         // nodes need no scan after them (ChainInstance.inputIsClean).
         chain?.inputIsClean = true
@@ -349,7 +353,7 @@ final class PlaybackStrip: @unchecked Sendable {
     @inline(__always)
     private func processChain(_ channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, frameCount n: Int,
                               transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
-        guard let chain else { return }
+        guard let chain = chainRef else { return }
         if let automation, automation._withUnsafeGuaranteedRef({ $0.parameterCount > 0 }) {
             // A block no longer than a piece is one piece: its parameters set, then the chain
             // as usual (at 32-frame periods, the pieces' bookkeeping was a tenth of automation's cost).
@@ -361,7 +365,7 @@ final class PlaybackStrip: @unchecked Sendable {
         }
         var context = RenderContext(inPlace: UnsafeBufferPointer(start: channels, count: channelCount),
                                     frameCount: n, midiEvents: midi, transport: transport)
-        chain.process(&context)
+        chain._withUnsafeGuaranteedRef { $0.process(&context) }
     }
 
     /// The chain over the block in pieces of ``StripAutomation/anchorFrames``, its automated
@@ -369,7 +373,7 @@ final class PlaybackStrip: @unchecked Sendable {
     /// piece given its own MIDI events.
     ///
     /// Audio thread: no allocation, no locks.
-    private func processAutomated(_ chain: ChainInstance, channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
+    private func processAutomated(_ chain: Unmanaged<ChainInstance>, channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
                                   automation: Unmanaged<StripAutomation>, frameCount n: Int,
                                   transport: TransportInfo, midi: UnsafeBufferPointer<MIDIEvent>) {
         var done = 0
@@ -389,7 +393,7 @@ final class PlaybackStrip: @unchecked Sendable {
             let piece = transport.advanced(by: done)
             var context = RenderContext(inPlace: UnsafeBufferPointer(start: pieceTable, count: channelCount), frameCount: k,
                                         midiEvents: UnsafeBufferPointer(start: pieceEvents, count: count), transport: piece)
-            chain.process(&context)
+            chain._withUnsafeGuaranteedRef { $0.process(&context) }
             done += k
         }
     }

@@ -28,6 +28,9 @@ final class TrackVoice: @unchecked Sendable {
     let sources: [GraphSpec.Source]
     /// Nil for a track with no material: it plays silence and costs the disk nothing.
     let ring: FrameRing?
+    /// The ring unretained, for the audio thread (``ring`` holds it): taking a class reference
+    /// out of a property retains and releases it, every strip every period.
+    private let ringRef: Unmanaged<FrameRing>?
     private let streamer: TrackStreamer?
     /// NaN and infinite samples this voice's files held, replaced by silence. Any thread.
     var nonFiniteSampleCount: Int64 { streamer?.nonFiniteSamples.load(ordering: .relaxed) ?? 0 }
@@ -75,6 +78,7 @@ final class TrackVoice: @unchecked Sendable {
             streamer = try TrackStreamer(sources: sources, channelCount: channelCount, blockFrames: blockFrames)
             ring = FrameRing(channelCount: channelCount, capacityFrames: max(ringFrames, 2 * blockFrames))
         }
+        ringRef = ring.map { Unmanaged.passUnretained($0) }
         requestScratch = .allocate(capacity: 6)
         requestScratch.initialize(repeating: 0, count: 6)
         markScratch = .allocate(capacity: 3)
@@ -195,10 +199,18 @@ final class TrackVoice: @unchecked Sendable {
     /// Audio thread: as ``pull(into:offset:frameCount:seq:)``.
     @inline(__always)
     func pull<Sink: FrameSink>(into sink: inout Sink, offset: Int = 0, frameCount n: Int, seq: Int64) -> Int {
-        guard let ring else {
+        guard let ringRef else {
             sink.silence(at: offset, count: n)
             return 0
         }
+        return ringRef._withUnsafeGuaranteedRef { pull(from: $0, into: &sink, offset: offset, frameCount: n, seq: seq) }
+    }
+
+    /// ``pull(into:offset:frameCount:seq:)`` from `ring` (the voice's, taken unretained).
+    ///
+    /// Audio thread: as ``pull(into:offset:frameCount:seq:)``.
+    @inline(__always)
+    private func pull<Sink: FrameSink>(from ring: FrameRing, into sink: inout Sink, offset: Int, frameCount n: Int, seq: Int64) -> Int {
         var done = 0
         var missing = 0
         var waited: Int64 = 0
@@ -327,7 +339,7 @@ final class TrackVoice: @unchecked Sendable {
 
     /// Fill of the ring, 0…1 (1 for a voice with nothing to stream). Any thread.
     var fill: Double {
-        guard let ring else { return 1 }
-        return Double(ring.availableFrames) / Double(ring.capacityFrames)
+        guard let ringRef else { return 1 }
+        return ringRef._withUnsafeGuaranteedRef { Double($0.availableFrames) / Double($0.capacityFrames) }
     }
 }
