@@ -43,6 +43,30 @@ final class FreewheelMixTests: XCTestCase {
     /// A ramp: every frame's value says which frame it is.
     private let ramp = (0..<200_000).map { Float($0) / 200_000 }
 
+    /// Freewheeling at 1×, a track's regions are decoded straight into its strip once its
+    /// ring's first fill is played (no copy through the ring), every frame in place.
+    func testAnExportDecodesStraightIntoTheStripsBuffers() throws {
+        let s = try session(ramp)
+        let range = FrameRange(startFrame: 1000, endFrame: 180_000)
+        let run = try FreewheelRender(spec: try GraphSpec(session: s, folder: folder, listening: []), range: range, workerCount: 2)
+        defer { run.close() }
+        var left: [Float] = []
+        var total: Int64 = 0
+        while total < range.frameCount {
+            let rolled = try run.next()
+            guard rolled > 0 else { continue }
+            left += UnsafeBufferPointer(start: run.device.output[0], count: Int(rolled))
+            total += rolled
+        }
+        let voice = try XCTUnwrap(run.engine.graphs.last?.strips.first?.voice)
+        XCTAssertGreaterThan(voice.decodedDirectFrames.load(ordering: .relaxed), range.frameCount - 2 * Int64(FreewheelRender.longPeriodFrames),
+                             "all but the ring's first fill decoded straight")
+        for (k, v) in left.prefix(Int(range.frameCount)).enumerated() where v != ramp[1000 + k] {
+            XCTFail("frame \(1000 + k) plays \(v), not \(ramp[1000 + k])")
+            break
+        }
+    }
+
     func testEveryFrameOfARangeIsExportedInPlaceWhateverItsEdges() throws {
         let s = try session(ramp)
         // Edges on, just off and far off the engine's 1024-frame periods, one frame, and a

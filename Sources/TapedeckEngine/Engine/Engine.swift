@@ -219,7 +219,8 @@ public final class Engine: @unchecked Sendable {
             // Ahead of what? A device with no clock has no deadline to keep.
             ahead: core.threads == nil || options.rendersOffline || !configuration.isPaced ? .none
                 : .of(periodFrames: configuration.periodFrames, sampleRate: configuration.sampleRate,
-                      milliseconds: options.renderAheadMilliseconds))
+                      milliseconds: options.renderAheadMilliseconds),
+            readsDirect: options.readsDiskInline)
         return try Graph.build(spec, previous: graphs.last, generation: generation, context: context)
     }
 

@@ -150,6 +150,9 @@ final class Graph: @unchecked Sendable {
         var isRealtime = true
         /// How far playback is rendered ahead (none with one thread, or freewheeling).
         var ahead = Ahead.none
+        /// Voices decode straight into their strips once their rings are done with (a
+        /// freewheeling export at 1×: ``EngineOptions/readsDiskInline``).
+        var readsDirect = false
     }
 
     /// Builds the graph for `spec`, reusing what `previous` has: a strip whose track has the
@@ -207,7 +210,8 @@ final class Graph: @unchecked Sendable {
                 }
             }
             let voice = try TrackVoice(sources: track.sources, channelCount: track.channelCount, ringFrames: context.ringFrames,
-                                       blockFrames: context.blockFrames, waitNanoseconds: context.waitNanoseconds)
+                                       blockFrames: context.blockFrames, waitNanoseconds: context.waitNanoseconds,
+                                       readsDirect: context.readsDirect)
             // The same track (by name, at the same place) plays its old material until the new is read.
             var fallback: PlaybackStrip?
             if !track.isBus, let previous, i < previous.strips.count, previous.spec.tracks[i].name == track.name,

@@ -32,6 +32,20 @@ final class TrackStreamer {
         output.deallocate()
     }
 
+    /// Renders timeline frames `[start, start + frameCount)` (at most ``blockFrames``) into
+    /// `channels` from `offset` on, straight (a freewheeling export's strip buffers: no ring
+    /// between). A file that fails mid-way throws. Any one thread at a time.
+    func render(start: Int64, frameCount: Int, into channels: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int) throws(AudioFileError) {
+        for ch in 0..<channelCount { (channels[ch] + offset).update(repeating: 0, count: frameCount) }
+        guard start <= Int64.max - Int64(frameCount) else { return }
+        for ch in 0..<channelCount { table[ch] = channels[ch] + offset }
+        try source.add(blockStart: start, frameCount: frameCount, into: UnsafeBufferPointer(start: table, count: channelCount))
+        nonFiniteSamples.store(source.nonFiniteSampleCount, ordering: .relaxed)
+    }
+
+    /// Pointers into a caller's buffers at an offset, for ``render(start:frameCount:into:offset:)``.
+    private lazy var table = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channelCount)
+
     /// Renders timeline frames `[start, start + frameCount)` into ``output``. Frames too far
     /// out for any region (the transport parked near the end of time) are silence.
     /// A file that fails mid-way throws; the caller reports it and plays silence.

@@ -38,6 +38,12 @@ final class TrackVoice: @unchecked Sendable {
     private let marks = Int64Mailbox(count: 3)
     /// How long `pull` may wait for a late disk (0 on real devices: never).
     private let waitNanoseconds: Int64
+    /// A freewheeling export's (``EngineOptions/readsDiskInline``): once the ring is empty and
+    /// no seek is under way, `pull` decodes the regions straight into the strip's buffers and
+    /// the disk side leaves the ring alone (every frame copied through the ring was 16 % of
+    /// an export). Then the disk side and the render never run at once (the exporting thread
+    /// fills between periods), so the two sides' state may be shared.
+    private let readsDirect: Bool
 
     // Audio thread.
     private(set) var wantedEpoch: Int64 = -1
@@ -67,10 +73,11 @@ final class TrackVoice: @unchecked Sendable {
 
     /// Probes every source file and allocates the ring. Control thread.
     init(sources: [GraphSpec.Source], channelCount: Int, ringFrames: Int, blockFrames: Int,
-         waitNanoseconds: Int64) throws(AudioFileError) {
+         waitNanoseconds: Int64, readsDirect: Bool = false) throws(AudioFileError) {
         self.channelCount = channelCount
         self.sources = sources
         self.waitNanoseconds = waitNanoseconds
+        self.readsDirect = readsDirect
         if sources.isEmpty {
             streamer = nil
             ring = nil
@@ -127,6 +134,8 @@ final class TrackVoice: @unchecked Sendable {
     func hasData(atSeq seq: Int64, frameCount: Int) -> Bool {
         guard let ring else { return true }
         settle(seq: seq)
+        // Decoded straight from the files: always there.
+        if readsDirect && decodesDirect(seq: seq) { return true }
         let end = seq + Int64(frameCount)
         let available = Int64(ring.availableFrames)
         // Frames before the data's start are silence by design (nothing was asked for there).
@@ -188,6 +197,19 @@ final class TrackVoice: @unchecked Sendable {
     /// Audio thread: no allocation, no locks; waits for the disk only when the engine runs
     /// on an unpaced device and asked to (``EngineOptions/waitsForDisk``).
     func pull(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int = 0, frameCount n: Int, seq: Int64) -> Int {
+        if readsDirect, let ring, inStep {
+            // What the ring still holds first (its first fill), then straight from the files.
+            let held = min(n, max(0, Int(pushedSeq - seq)), ring.availableFrames)
+            var missing = 0
+            if held > 0 {
+                var sink = ChannelSink(channels: channels, channelCount: channelCount)
+                missing = pull(into: &sink, offset: offset, frameCount: held, seq: seq)
+            }
+            if held < n && decodesDirect(seq: seq + Int64(held)) {
+                return missing + decode(into: channels, offset: offset + held, frameCount: n - held)
+            }
+            if held == n { return missing }
+        }
         var sink = ChannelSink(channels: channels, channelCount: channelCount)
         return pull(into: &sink, offset: offset, frameCount: n, seq: seq)
     }
@@ -281,6 +303,48 @@ final class TrackVoice: @unchecked Sendable {
         sink.silence(at: offset, count: count)
     }
 
+    // MARK: - Straight from the files (a freewheeling export)
+
+    /// Whether the seek asked for is served and taken up, with no switch under way: from here
+    /// the disk side pushes nothing more, and what the ring holds is played out first.
+    private var inStep: Bool {
+        streamer != nil && activeEpoch >= 0 && activeEpoch == wantedEpoch && activeEpoch == servedEpoch && !switchPending
+            && pendingSwitchSeq == nil
+    }
+
+    /// Whether the ring is done with (empty, in step) and the next frame is `seq`: the regions
+    /// can be decoded straight into the strip.
+    private func decodesDirect(seq: Int64) -> Bool {
+        guard let ring, inStep, ring.availableFrames == 0 else { return false }
+        return ringSeq == seq && pushedSeq == seq
+    }
+
+    /// `frameCount` frames from the disk side's cursor straight into `channels` (round the
+    /// loop as the route goes), both sides moved on as if they went through the ring. A file
+    /// that fails plays as silence (and is told at the next fill).
+    private func decode(into channels: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, frameCount n: Int) -> Int {
+        guard let streamer else { return 0 }
+        var done = 0
+        while done < n {
+            let k = Int(min(Int64(min(n - done, streamer.blockFrames)), diskRoute.framesUntilWrap(from: diskCursor)))
+            do { try streamer.render(start: diskCursor, frameCount: k, into: channels, offset: offset + done) } catch {
+                directFailure = error.description
+                for ch in 0..<channelCount { (channels[ch] + offset + done).update(repeating: 0, count: k) }
+            }
+            diskCursor = diskRoute.advance(diskCursor, by: Int64(k))
+            pushedSeq += Int64(k)
+            ringSeq += Int64(k)
+            done += k
+        }
+        decodedDirectFrames.add(Int64(n), ordering: .relaxed)
+        return 0
+    }
+
+    /// A file that failed while decoded straight, told by the next ``service(maxBlocks:fail:)``.
+    private var directFailure: String?
+    /// Frames decoded straight into the strip so far (for tests). Any thread.
+    let decodedDirectFrames = Atomic<Int64>(0)
+
     // MARK: - Disk thread
 
     /// Answers a new seek and tops the ring up, at most `maxBlocks` blocks. Returns whether
@@ -289,6 +353,13 @@ final class TrackVoice: @unchecked Sendable {
     /// Disk thread: reads files, may allocate.
     func service(maxBlocks: Int = .max, fail: (String) -> Void) -> Bool {
         guard let ring, let streamer else { return false }
+        if let failure = directFailure {
+            directFailure = nil
+            fail(failure)
+        }
+        // Decoded straight into the strip from here on: nothing more goes into the ring (unless
+        // the strip, out of step with it, could not take over from where it stops).
+        if readsDirect && inStep && (ring.availableFrames > 0 || ringSeq == pushedSeq) { return false }
         var worked = false
         if requests.read(into: diskScratch), diskScratch[0] > max(servedEpoch, switchPending ? nextEpoch : -1) {
             let epoch = diskScratch[0], seqStart = diskScratch[1], timeline = diskScratch[2]
