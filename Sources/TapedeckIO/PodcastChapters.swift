@@ -41,15 +41,13 @@ public enum PodcastChapters {
         }
     }
 
-    /// Writes `cues` to `path` in the form its extension names (replacing a file there).
-    public static func write(_ cues: [CuePoint], sampleRate: Int, to path: String) throws(AudioFileError) {
+    /// Writes `cues` to `path` in the form its extension names, replacing a file there
+    /// atomically through ``WriteGuard`` (never over what `sessions` or any other session owns).
+    public static func write(_ cues: [CuePoint], sampleRate: Int, to path: String, sessions: [ProtectedSession] = []) throws {
         guard let format = format(forPath: path) else {
             throw AudioFileError(path: path, reason: "chapters are written as .json (Podcasting 2.0) or .txt")
         }
-        do {
-            try text(cues, sampleRate: sampleRate, format: format).write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw AudioFileError(path: path, reason: "cannot write the chapters: \((error as NSError).localizedDescription)")
-        }
+        try WriteGuard.write(Array(text(cues, sampleRate: sampleRate, format: format).utf8), to: path,
+                             as: "export: --chapters", sessions: sessions)
     }
 }

@@ -87,6 +87,8 @@ func report(_ error: any Error) -> Int32 {
     let (text, code): (String, Int32)
     switch error {
     case let e as UsageError: (text, code) = (e.description, ExitCode.usage)
+    // A write the guard refused is the user's choice of path: a usage mistake, as before it.
+    case let e as WriteRefusal: (text, code) = (e.description, ExitCode.usage)
     case let e as AudioFileError: (text, code) = (e.description, ExitCode.dataError)
     case let e as SessionError: (text, code) = (e.description, ExitCode.dataError)
     case let e as TimeText.ParseError: (text, code) = (e.description, ExitCode.usage)

@@ -5,8 +5,8 @@ import TapedeckIO
 
 /// Every file and folder a session plays from, wherever it lies: region files (audio and
 /// MIDI), frozen renders, files chain nodes name (a sampler's sample, a SoundFont) and saved
-/// plugin states. Exports and stems are checked against these so that nothing a chain or
-/// region plays is ever written over (issue 24).
+/// plugin states. Every write is checked against these (``WriteGuard``) so that nothing a
+/// chain or region plays is ever written over (issues 24 and 40).
 public enum SessionReferences {
     /// Absolute paths (not yet resolved) of everything `session` in `folder` refers to.
     /// A chain that does not parse refers to nothing here: the session loader has refused it.
@@ -29,9 +29,17 @@ public enum SessionReferences {
         return out
     }
 
-    /// Why writing the export `output` (a file, or a stems folder when `isFolder`) could
-    /// destroy part of `session`: the session's own folders, or any file it refers to.
-    public static func exportProblem(_ output: String, session: Session, folder: SessionFolder, isFolder: Bool = false) -> String? {
-        folder.exportProblem(output, session: session, isFolder: isFolder, referenced: paths(of: session, folder: folder))
+    /// `session` in `folder` as ``WriteGuard`` protects it: its folder, its region files and
+    /// frozen renders, and every file its chains name.
+    public static func protected(_ session: Session, folder: SessionFolder) -> ProtectedSession {
+        ProtectedSession(folder: folder, session: session, referenced: paths(of: session, folder: folder))
+    }
+
+    /// The session at `path` on disk as ``WriteGuard`` protects it, when it can be read (an
+    /// open session another Tapedeck holds: see ``WriteGuard/openSessions``).
+    public static func protected(path: String) -> ProtectedSession? {
+        let folder = SessionFolder(path: path)
+        guard let session = folder.loadQuietly() else { return nil }
+        return protected(session, folder: folder)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TapedeckBench
 import TapedeckDSP
+import TapedeckIO
 
 /// `tapedeck bench`: the benchmarks behind the README's table.
 struct BenchCommand: Command {
@@ -133,6 +134,8 @@ struct BenchCommand: Command {
             if let problem { Terminal.err("tapedeck: \(problem)\n"); return ExitCode.failure }
             return ExitCode.ok
         }
+        // Generated material is written here: never into what a session keeps.
+        try WriteGuard.check(folder, as: "bench: --folder", kind: .folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var results: [BenchResult] = []
         func attempt(_ name: String, _ body: () throws -> [BenchResult]) {

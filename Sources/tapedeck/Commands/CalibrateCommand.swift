@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckIO
 import TapedeckEngine
 import TapedeckDevices
 
@@ -40,6 +41,8 @@ struct CalibrateCommand: Command {
         // Read the file first: a broken one should stop us before any sound is made.
         let path = LatencyOffsets.defaultPath
         let before = try LatencyOffsets.load(path: path)
+        // And where it would be stored: never inside what a session keeps.
+        if !dryRun { try WriteGuard.check(path, as: "calibrate") }
         let dev = try device.open(sampleRate: sampleRate, captureChannels: channel, playbackChannels: 2)
         let config = dev.configuration
         Terminal.err("measuring \(config)\n")

@@ -169,15 +169,7 @@ struct ExportCommand: Command {
             guard end > 0 else { throw UsageError("export: \(folder.path.terminalSafe) has no audio to export") }
             range = FrameRange(startFrame: 0, endFrame: end)
         }
-        if let problem = SessionReferences.exportProblem(output, session: session, folder: folder) {
-            throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
-        }
-        if let chapters, let problem = SessionReferences.exportProblem(chapters, session: session, folder: folder) {
-            throw UsageError("export: --chapters '\(chapters.terminalSafe)' \(problem)")
-        }
-        if let stems, let problem = SessionReferences.exportProblem(stems, session: session, folder: folder, isFolder: true) {
-            throw UsageError("export: --stems '\(stems.terminalSafe)' \(problem)")
-        }
+        let protected = try guardOutputs(session)
         try checkSpace(frames: range.frameCount, container: container, files: 1 + (stems == nil ? 0 : session.tracks.count))
         if let stems {
             var st = stat()
@@ -210,7 +202,7 @@ struct ExportCommand: Command {
         var chaptersLine: String?
         if let chapters {
             let cues = request.fileCues
-            try PodcastChapters.write(cues, sampleRate: session.sampleRate, to: chapters)
+            try PodcastChapters.write(cues, sampleRate: session.sampleRate, to: chapters, sessions: protected)
             chaptersLine = "chapters \(chapters.terminalSafe): \(cues.count) from the session's markers"
             if cues.isEmpty { warnings.append("no marker lies inside the export: \(chapters.terminalSafe) holds no chapters (add them with `tapedeck marker`)") }
         }
@@ -235,11 +227,22 @@ struct ExportCommand: Command {
             }
             range = r
         }
-        if let problem = SessionReferences.exportProblem(output, session: session, folder: folder) {
-            throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
-        }
-        let summary = try MIDIExporter.export(session: session, folder: folder, to: output, range: range)
+        let summary = try MIDIExporter.export(session: session, folder: folder, to: output, range: range,
+                                              sessions: try guardOutputs(session))
         return "exported \(output.terminalSafe): \(summary.trackCount) MIDI track\(summary.trackCount == 1 ? "" : "s"), \(summary.eventCount) event\(summary.eventCount == 1 ? "" : "s")" + (summary.sysExCount > 0 ? ", \(summary.sysExCount) SysEx" : "")
+    }
+
+    /// Refuses, before any work, every output that could destroy part of a session (see
+    /// ``WriteGuard``): the mix and its partial file, the chapters, the stems folder. Returns
+    /// the session as protected, for the writes themselves.
+    @discardableResult
+    func guardOutputs(_ session: Session) throws(WriteRefusal) -> [ProtectedSession] {
+        let protected = [SessionReferences.protected(session, folder: folder)]
+        try WriteGuard.check(output, as: "export: -o", sessions: protected)
+        if !midi { try WriteGuard.check(output + ".partial", as: "export: -o", sessions: protected) }
+        if let chapters { try WriteGuard.check(chapters, as: "export: --chapters", sessions: protected) }
+        if let stems { try WriteGuard.check(stems, as: "export: --stems", sessions: protected, kind: .folder) }
+        return protected
     }
 
     /// Refuses a WAV export that cannot fit on its disk before rendering any of it (a

@@ -148,6 +148,14 @@ struct RecordCommand: Command {
         defer { withExtendedLifetime(lock) {} }
         var target = try RecordTarget(command: self)
         let session = target.session
+        // What this recording writes outside the session's own audio/, through the one write
+        // guard, before a device opens (the session's own takes are checked as they are named).
+        let protected = target.folder.map { [SessionReferences.protected(session, folder: $0)] } ?? []
+        if let out = outPath {
+            try WriteGuard.check(out, as: "record: --out", sessions: protected)
+            if split != nil { try WriteGuard.check(TakePieces.firstPieceName(out), as: "record: --out", sessions: protected) }
+        }
+        if let mirror = mirrorFolder { try WriteGuard.check(mirror, as: "record: --mirror", sessions: protected, kind: .folder) }
         let tempo = session.tempoMap
         var maxFrames: Int64?
         if let d = durationText {
