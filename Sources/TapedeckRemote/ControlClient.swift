@@ -3,11 +3,16 @@ import Foundation
 import Glibc
 #endif
 
-/// The other end of a control socket: `tapedeck ctl`.
+/// The other end of a control socket: `tapedeck ctl`, and a command line handed to the screen.
+///
+/// It trusts nothing it did not make: a socket is looked for only in a folder that is the
+/// user's own, mode 0700 and not a link (``ControlFolder/distrust(_:)``), and the process
+/// that answers must run as the same user (`SO_PEERCRED`) before a byte is sent. Anything else
+/// is refused in one line naming the folder.
 public enum ControlClient {
     /// Sends one line to the Tapedeck running as `pid` and returns its one-line reply.
     public static func send(_ line: String, toPid pid: pid_t, timeoutMilliseconds: Int = 5000) throws(RemoteError) -> String {
-        let path = ControlFolder.socketPath(pid: pid)
+        let path = try trustedSocket(pid: pid)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RemoteError("cannot make a socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -20,6 +25,15 @@ public enum ControlClient {
             case ECONNREFUSED, ENOENT: throw RemoteError("Tapedeck pid \(pid) is not listening (it has quit?)", nobodyListens: true)
             default: throw RemoteError("cannot reach Tapedeck pid \(pid) at \(path): \(String(cString: strerror(errno)))")
             }
+        }
+        // The kernel's word on who listens there, before anything is said to it.
+        var cred = PeerCredentials()
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 else {
+            throw RemoteError("cannot tell who listens at \(path): \(String(cString: strerror(errno))); nothing was sent")
+        }
+        guard cred.uid == getuid() else {
+            throw RemoteError("\(folder(of: path)): the process listening at \(path) runs as uid \(cred.uid), not as you (uid \(getuid())); nothing was sent")
         }
         let request = Array((line + "\n").utf8)
         let sent = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -52,6 +66,35 @@ public enum ControlClient {
         }
         let end = reply.firstIndex(of: UInt8(ascii: "\n")) ?? reply.count
         return String(decoding: reply[..<end], as: UTF8.self)
+    }
+
+    /// The socket of `pid` in a trusted folder. When there is none, says so: as a refusal
+    /// naming the folder when an untrusted one holds a socket of that pid (or is the usual
+    /// folder, taken), else as nobody listening.
+    static func trustedSocket(pid: pid_t) throws(RemoteError) -> String {
+        if let socket = ControlFolder.trustedSocket(pid: pid) { return socket }
+        let refused = ControlFolder.folders().refused
+        var st = stat()
+        if let bad = refused.first(where: { lstat($0.folder + "/\(pid).sock", &st) == 0 }) ?? refused.first(where: { $0.folder == ControlFolder.path }) {
+            throw RemoteError(refusal(bad.folder, bad.why))
+        }
+        throw RemoteError("Tapedeck pid \(pid) is not listening (no control socket of it in \(ControlFolder.path))", nobodyListens: true)
+    }
+
+    /// The one line said when a control folder is not to be trusted.
+    public static func refusal(_ folder: String, _ why: String) -> String {
+        "\(folder) is not to be trusted (\(why)): nothing is sent there; a control folder must be yours alone, mode 0700, not a link"
+    }
+
+    private static func folder(of socket: String) -> String {
+        socket.lastIndex(of: "/").map { String(socket[..<$0]) } ?? "."
+    }
+
+    /// Linux's `struct ucred` (which Glibc's Swift module leaves out without _GNU_SOURCE).
+    private struct PeerCredentials {
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        var gid: gid_t = 0
     }
 
     /// Every running Tapedeck with its status (pid, session, front-end, state…), asked over

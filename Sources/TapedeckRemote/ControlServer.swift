@@ -62,6 +62,9 @@ public final class ControlServer {
 
     /// The socket's path.
     public let path: String
+    /// The note beside it naming the session this Tapedeck has open (`PID.session`), if any:
+    /// how other Tapedecks know which sessions are open (``ControlFolder/openSessions()``).
+    private let sessionNote: String?
     private let listener: Int32
     private var connections: [Connection] = []
     private var closed = false
@@ -85,8 +88,9 @@ public final class ControlServer {
     /// Connections the kernel queues before ``service(_:)`` accepts them.
     static let listenBacklog: Int32 = 128
 
-    /// Makes the folder and the socket (mode 0600) and listens. Control thread.
-    public init() throws(RemoteError) {
+    /// Makes the folder and the socket (mode 0600) and listens; notes `session` (the folder
+    /// this Tapedeck has open) beside the socket. Control thread.
+    public init(session: String? = nil) throws(RemoteError) {
         let folder = try ControlFolder.prepare()
         // Sockets of processes that are gone would otherwise pile up, one per crash or
         // SIGKILL, and wait for their pid to be reused by something that does not listen.
@@ -107,6 +111,20 @@ public final class ControlServer {
             throw RemoteError("cannot listen on \(path): \(why)")
         }
         listener = fd
+        sessionNote = session.map { _ in folder + "/\(getpid()).session" }
+        if let note = sessionNote, let session {
+            // Written whole under a temporary name, then renamed: a reader sees all of it or none.
+            let absolute = session.hasPrefix("/") ? session : FileManager.default.currentDirectoryPath + "/" + session
+            let temporary = note + ".tmp"
+            unlink(temporary)
+            let noteFD = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if noteFD >= 0 {
+                let bytes = Array((absolute + "\n").utf8)
+                let written = bytes.withUnsafeBytes { Glibc.write(noteFD, $0.baseAddress, $0.count) }
+                Glibc.close(noteFD)
+                if written != bytes.count || rename(temporary, note) != 0 { unlink(temporary) }
+            }
+        }
     }
 
     deinit { close() }
@@ -119,6 +137,7 @@ public final class ControlServer {
         connections = []
         Glibc.close(listener)
         unlink(path)
+        if let sessionNote { unlink(sessionNote) }
     }
 
     /// What to wait on: new connections, requests, replies that did not fit at once.

@@ -197,7 +197,7 @@ struct ScreenCommand: Command {
         if midi.setup.surface == .mcu {
             if link.hasMackieSurface { services.append(ScreenMackie(surface: link)) } else { messages.append("--midi-surface mcu: \(link.midiInputLine)") }
         }
-        do { services.append(ScreenControl(server: try ControlServer())) } catch {
+        do { services.append(ScreenControl(server: try ControlServer(session: folder?.path))) } catch {
             messages.append("remote control is off: \(error)")
         }
         if let oscServer { services.append(ScreenOSC(server: oscServer)) }
