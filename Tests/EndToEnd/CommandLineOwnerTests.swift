@@ -117,11 +117,7 @@ final class CommandLineOwnerTests: XCTestCase {
         let history = session + "/history"
         let steps = try FileManager.default.contentsOfDirectory(atPath: history).filter { $0 != "index.json" }
         XCTAssertFalse(steps.isEmpty)
-        // A damaged index is no history, never a trap.
-        try "{not json".write(toFile: history + "/index.json", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "nothing to undo\n")
-        XCTAssertEqual(try Tapedeck.run(["marker", session, "add", "3:00", "After"]).status, 0)
-        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "undid: marker add 3:00 After\n")
+        // A damaged index is rebuilt from these steps: see HistoryTests.
     }
 
     /// A region named by its id stays that region through a split that renumbers the listing.
