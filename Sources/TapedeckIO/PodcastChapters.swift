@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckCore
 
 /// Podcast chapters from an export's markers (`export --chapters FILE`), in the two forms
 /// podcast hosts and tools take beside the audio:
@@ -31,11 +32,13 @@ public enum PodcastChapters {
             }
             let object: [String: Any] = ["version": "1.2.0", "chapters": chapters]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            return String(decoding: data, as: UTF8.self) + "\n"
+            return SafeText.jsonSafe(String(decoding: data, as: UTF8.self)) + "\n"
         case .text:
             return cues.map { cue in
                 let ms = Int64((Double(cue.frame) / rate * 1000).rounded())
-                let title = cue.name.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+                // A name is data: a line break or a terminal escape in it is written escaped
+                // (as everywhere Tapedeck prints a name), never raw into a file people `cat`.
+                let title = cue.name.terminalSafe
                 return String(format: "%02lld:%02lld:%02lld.%03lld ", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000) + title
             }.map { $0 + "\n" }.joined()
         }

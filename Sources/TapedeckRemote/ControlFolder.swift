@@ -110,6 +110,11 @@ public enum ControlFolder {
         var pids: [pid_t] = []
         for folder in folders().trusted {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+            // A command line handed over in a file whose asker died before it was read.
+            for name in names where name.contains(".cli-") {
+                let asker = name.split(separator: "-").dropFirst().first.flatMap { pid_t($0) } ?? 0
+                if asker > 0 && kill(asker, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+            }
             for name in names where name.hasSuffix(".sock") || name.hasSuffix(".session") {
                 let stem = name.hasSuffix(".sock") ? name.dropLast(5) : name.dropLast(8)
                 guard let pid = pid_t(stem), pid > 0 else { continue }

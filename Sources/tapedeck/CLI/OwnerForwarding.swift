@@ -53,8 +53,7 @@ enum OwnerForwarding {
         let reply: String
         do {
             let here = FileManager.default.currentDirectoryPath
-            reply = try ControlClient.send(RemoteCommand.commandLine(words, workingFolder: here).line, toPid: pid,
-                                           timeoutMilliseconds: replySeconds * 1000)
+            reply = try ControlClient.sendCommandLine(words, workingFolder: here, toPid: pid, timeoutMilliseconds: replySeconds * 1000)
         } catch where error.nobodyListens {
             return nil
         } catch {

@@ -64,7 +64,9 @@ struct ControlCommand: Command {
         if reply.hasPrefix("error: ") {
             throw ControlFailure(message: "ctl: Tapedeck pid \(target): \(reply.dropFirst(7))")
         }
-        Terminal.out(reply)
+        // The reply is one line of JSON (or a word): any character a terminal would act on is
+        // escaped, which inside JSON's strings is the same character to a JSON reader.
+        Terminal.out(reply.terminalSafe)
         return ExitCode.ok
     }
 

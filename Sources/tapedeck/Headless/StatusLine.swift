@@ -92,7 +92,7 @@ struct StatusLine {
     static func emitLine(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
               let text = String(data: data, encoding: .utf8) else { return }
-        Terminal.out(text)
+        Terminal.out(SafeText.jsonSafe(text))
     }
 
     /// dBFS rounded to 0.1, clamped to −120…+60 so garbage input (NaN, huge floats from a
