@@ -20,13 +20,14 @@ public struct ProtectedSession: Sendable {
         self.folder = folder
         var files: [String] = []
         var labels: [String: String] = [:]
+        // Each file once, named by the first region that plays it: a session at the region
+        // limit plays 100,000 regions from a few files.
+        var seen: Set<String> = []
         for (t, track) in (session?.tracks ?? []).enumerated() {
-            for region in track.regions {
+            for region in track.regions where seen.insert(region.file).inserted {
                 let file = folder.absolutePath(of: region.file)
-                if labels[file] == nil {
-                    files.append(file)
-                    labels[file] = "\(region.file.terminalSafe), the \(region.isMIDI ? "MIDI" : "audio") of a region on track \(t + 1)"
-                }
+                files.append(file)
+                labels[file] = "\(region.file.terminalSafe), the \(region.isMIDI ? "MIDI" : "audio") of a region on track \(t + 1)"
             }
             if let frozen = track.frozen {
                 let file = folder.absolutePath(of: frozen.file)
@@ -141,7 +142,11 @@ public enum WriteGuard {
     public static func write(_ bytes: [UInt8], to path: String, as what: String, sessions: [ProtectedSession] = []) throws {
         try check(path, as: what, sessions: sessions)
         let temporary = temporaryPath(for: path)
-        try DurableFile.writeNew(bytes, to: temporary)
+        // A failure names the path the user gave, not the temporary name (and the folder's
+        // name in it escaped, as every path Tapedeck says).
+        do { try DurableFile.writeNew(bytes, to: temporary) } catch {
+            throw AudioFileError(path: path, reason: error.reason.terminalSafe)
+        }
         if rename(temporary, path) != 0 {
             let code = errno
             unlink(temporary)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
@@ -16,6 +17,12 @@ public enum SessionReferences {
             out += track.regions.map { folder.absolutePath(of: $0.file) }
             if let frozen = track.frozen { out.append(folder.absolutePath(of: frozen.file)) }
         }
+        return out + chainPaths(of: session, folder: folder)
+    }
+
+    /// The files and plugin-state folders the chains of `session` name, absolute.
+    static func chainPaths(of session: Session, folder: SessionFolder) -> [String] {
+        var out: [String] = []
         let files = SessionNodeFiles(folder: folder.path)
         for text in SessionPluginStates.chainTexts(of: session) {
             guard let chain = try? Chain(parsing: text) else { continue }
@@ -32,14 +39,23 @@ public enum SessionReferences {
     /// `session` in `folder` as ``WriteGuard`` protects it: its folder, its region files and
     /// frozen renders, and every file its chains name.
     public static func protected(_ session: Session, folder: SessionFolder) -> ProtectedSession {
-        ProtectedSession(folder: folder, session: session, referenced: paths(of: session, folder: folder))
+        // The regions and frozen renders are the protected session's own (each file once).
+        ProtectedSession(folder: folder, session: session, referenced: chainPaths(of: session, folder: folder))
     }
 
     /// The session at `path` on disk as ``WriteGuard`` protects it, when it can be read (an
-    /// open session another Tapedeck holds: see ``WriteGuard/openSessions``).
+    /// open session another Tapedeck holds: see ``WriteGuard/openSessions``). Read again only
+    /// when its `session.json` changed: one export checks several paths, and a session at the
+    /// limits takes a good part of a second to read.
     public static func protected(path: String) -> ProtectedSession? {
         let folder = SessionFolder(path: path)
+        let stamp = FileStamp.of(path: folder.sessionFile)
+        if let stamp, let kept = cache.withLock({ $0[folder.path] }), kept.stamp == stamp { return kept.protected }
         guard let session = folder.loadQuietly() else { return nil }
-        return protected(session, folder: folder)
+        let made = protected(session, folder: folder)
+        if let stamp { cache.withLock { $0[folder.path] = (stamp, made) } }
+        return made
     }
+
+    private static let cache = Mutex<[String: (stamp: FileStamp, protected: ProtectedSession)]>([:])
 }

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import TapedeckCore
 import TapedeckIO
+import TapedeckRemote
 
 /// Nothing a user types can destroy a session (issue 40, item 1): every option that names a
 /// path Tapedeck writes, against every file and folder a session owns — named directly, and
@@ -154,5 +155,51 @@ final class WriteGuardTableTests: XCTestCase {
                                   mentions: [option.what, "s.tapedeck"], "\(option.what) \(alias) → \(shown)")
             }
         }
+    }
+
+    /// The files of a session open in another Tapedeck are refused wherever they lie (here its
+    /// audio/ is a link to another disk, which no session folder holds), and a write handed to
+    /// the screen itself goes through the same guard.
+    func testASessionOpenInTheScreenIsProtectedWhereverItsFilesLieAndInsideTheScreen() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let run = dir + "/run"
+        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        let env = ["XDG_RUNTIME_DIR": run]
+        let other = try Safety.session(in: dir)
+        let open = SessionFolder(path: dir + "/t.tapedeck")
+        XCTAssertEqual(try Tapedeck.run(["new", open.path]).status, 0)
+        let disk = dir + "/disk2/t-audio"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        try FileManager.default.removeItem(atPath: open.audioFolder)
+        symlink(disk, open.audioFolder)
+        XCTAssertEqual(try Tapedeck.run(["import", open.path, dir + "/tone.wav"]).status, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: disk + "/tone.wav"))
+        // Not open anywhere: the other disk's folder is nobody's.
+        let before = try Tapedeck.run(["export", other.path, "-o", disk + "/free.wav"], environment: env)
+        XCTAssertEqual(before.status, 0, before.stderr)
+        unlink(disk + "/free.wav")
+
+        let screen = try ScreenTmux(self, folder: dir, args: [open.path, "--device", "offline"], environment: env, width: 120)
+        screen.waitFor("tone")
+        let recording = try Data(contentsOf: URL(fileURLWithPath: disk + "/tone.wav"))
+        for (args, what) in [(["export", other.path, "-o", disk + "/free.wav"], "export: -o"),
+                             (["export", other.path, "-o", disk + "/tone.wav"], "export: -o"),
+                             (["automation", other.path, "1", "gain", "csv", "--output", disk + "/x.csv"], "automation: --output")] {
+            let r = try Tapedeck.run(args, environment: env)
+            Safety.assertRefused(r, status: 64, mentions: [what, "t.tapedeck"])
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: disk).sorted(), ["tone.wav"])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: disk + "/tone.wav")), recording)
+
+        // Handed to the screen (its own run of the command line), the same guard answers.
+        let socket = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: run + "/tapedeck").first { $0.hasSuffix(".sock") })
+        let json = Safety.sessionBytes(open)
+        let line = RemoteCommand.commandLine(["automation", open.path, "1", "gain", "csv", "--output", open.sessionFile],
+                                             workingFolder: dir).line
+        let reply = try XCTUnwrap(ControlProbe.ask(run + "/tapedeck/" + socket, line, timeout: 10), "the screen answered")
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any], reply)
+        XCTAssertEqual(object["status"] as? Int, 64, reply)
+        XCTAssertTrue((object["err"] as? String ?? "").contains("automation: --output '\(open.sessionFile)' is session.json of the session t.tapedeck"), reply)
+        XCTAssertEqual(Safety.sessionBytes(open), json, "the open session's file is as it was")
     }
 }
