@@ -87,9 +87,9 @@ final class MirrorRecoveryTransactionTests: XCTestCase {
         return try Tapedeck.run(prefix + [Tapedeck.binary] + args, executable: "/usr/bin/strace")
     }
 
-    /// The sequence: a recover while the session's disk is still full places what it
-    /// can and keeps every other marker; once there is room, the next places every piece; a
-    /// third changes nothing.
+    /// A recover while the session's disk is still full places what it can and keeps every
+    /// other marker; once there is room, the next places every piece; a third changes nothing.
+    /// Then the issue's own sequence: the mirror's pieces copied in, their save refused.
     func testRecoveringWhileTheDiskIsFullLosesNoPieceAndTheNextRunPlacesThemAll() throws {
         let r = try record()
         let first = try recover(r)
@@ -103,6 +103,23 @@ final class MirrorRecoveryTransactionTests: XCTestCase {
         let third = try recover(r)
         XCTAssertEqual(third.status, 0, third.stderr)
         XCTAssertEqual(Safety.sessionBytes(r.folder), before, "a third run changes nothing")
+
+        // The issue's own order: the session's takes finished first (`recover S` once it has
+        // room), then the mirror's copies go in and the disk refuses the save that places them
+        // (every fsync fails with ENOSPC, as the full disk's did): the markers stay, and the
+        // next run places every piece.
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else { throw XCTSkip("strace is not installed") }
+        try restore(r)
+        let own = try Tapedeck.run(["recover", r.folder.path])
+        XCTAssertEqual(own.status, 0, own.stdout + own.stderr)
+        let marked = markers(in: r.mirror)
+        let refused = try recover(r, through: ["-f", "-qq", "-o", "/dev/null", "-e", "inject=fsync:error=ENOSPC"])
+        XCTAssertNotEqual(refused.status, 0, "the save that places them was refused: \(refused.stdout)\(refused.stderr)")
+        XCTAssertTrue(refused.stderr.contains("the disk is full"), refused.stderr)
+        XCTAssertEqual(markers(in: r.mirror), marked, "no marker goes before the session that places its take is saved")
+        let after = try recover(r)
+        XCTAssertEqual(after.status, 0, after.stdout + after.stderr)
+        try assertEveryPiecePlaced(r, "after the save the full disk refused")
     }
 
     /// Killed at every rename a recovery makes (strace's fault injection: SIGKILL on the
