@@ -89,7 +89,8 @@ public enum WriteGuard {
     /// The sessions open in running Tapedecks (a screen, a recorder), with the files they play;
     /// set once by the program before any command runs (the control folder knows them). Nil:
     /// only the sessions named in a call and those whose folder holds the path are protected.
-    nonisolated(unsafe) public static var openSessions: (() -> [ProtectedSession])?
+    /// Called from any thread (the screen exports on a worker): it must not be tied to one.
+    nonisolated(unsafe) public static var openSessions: (@Sendable () -> [ProtectedSession])?
 
     /// The names at the top of a session folder that are the session itself.
     static let sessionFileNames = ["session.json", "session.json.bak", "session.json.tmp", "session.lock"]
