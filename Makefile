@@ -161,7 +161,8 @@ lv2: deps
 	.build/$(CONFIG)/tapedeck-lv2-bundle .build/$(CONFIG)/libtapedeck-lv2.so $(LV2_BUNDLE)
 
 # Fuzzing: 10^5 seeded cases per parser (times, chains, session JSON, keys and theme files,
-# audio headers; the command line gets a tenth), each in a watched worker that reports
+# audio headers, MIDI files, control socket lines, output paths through the write guard; the
+# command line gets a tenth, output paths among it), each in a watched worker that reports
 # crashes, 10 s hangs and unclear messages; then the kill matrix (50 kills of each kind) and
 # the concurrent writers (20 trials each). A release build, for speed. FUZZ_SEED replays a run.
 FUZZ_CASES ?= 100000
