@@ -11,7 +11,9 @@ extension Transport {
     /// Keeps the running pass's device xruns and dropped spans, to mark them in its takes.
     func noteIncidents(_ new: [EngineEvent]) {
         guard pass != nil else { return }
-        for e in new where e.kind == .deviceXrun || e.kind == .captureDropped { pass?.incidents.append(e) }
+        for e in new where e.kind == .deviceXrun || e.kind == .captureDropped || e.kind == .takeLatencyChanged {
+            pass?.incidents.append(e)
+        }
     }
 
     /// The pass's incidents, with any the engine told after the last snapshot (a drop
@@ -87,6 +89,10 @@ extension Transport {
             guard e.frame >= 0, e.frame < frames else { continue }
             let timeline = isLoop ? -1 : start + Int64((Double(e.frame) * speed).rounded(.down))
             lost.append((e.frame, timeline, "dropped \(e.frames)" + (several ? " (track \(take.track + 1))" : "")))
+        }
+        // A round trip that changed while it recorded: where the take began following the new one.
+        for e in incidents where e.kind == .takeLatencyChanged && e.track == take.track && e.frame >= 0 && e.frame < frames {
+            lost.append((e.frame, -1, "latency \(e.previousFrames) → \(e.frames) frames"))
         }
         for e in incidents where e.kind == .deviceXrun {
             let f = Int64((Double(e.frame - start) / speed).rounded(.down))

@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckEngine
 
 /// What the transport is doing, as a front-end shows it.
 public enum TransportState: String, Sendable, Equatable {
@@ -127,6 +128,9 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var outputLatencyFrames = 0
     /// Outputs the open device plays (a strip routed to `out:N` beyond them is not heard).
     public var outputChannelCount = 2
+    /// The round trip an overdub of input 1 is placed with now (``Engine/takeLatency(captureChannels:playing:)``),
+    /// nil when the device cannot record.
+    public var roundTrip: TakeLatency?
 
     /// Creates a snapshot.
     public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],

@@ -35,6 +35,10 @@ public struct TakeRequest: Sendable {
     /// that fails or fills stops alone, and so does the main file. Its crash marker is
     /// written beside it, so `recover --mirror` can bring either copy in. No peaks, no dry copy.
     public var mirrorPath: String?
+    /// Frames this take's input lags what it was played against (``TakeLatency/totalFrames``
+    /// for its own channels); nil: the gate's. Followed while it records
+    /// (``Engine/setTakeLatency(_:index:frames:)``).
+    public var latencyFrames: Int64?
 
     /// Creates a request.
     public init(track: Int, channelCount: Int, path: String, container: AudioContainer, encoding: SampleEncoding,
@@ -144,6 +148,16 @@ final class TakeLane: @unchecked Sendable {
     let mirrorOpenError: String?
     /// Whether this lane is a mirror (its failures stop it alone, and are said as the mirror's).
     let isMirror: Bool
+
+    // The take's own place (audio thread, but for the atomics).
+    /// Frames its input lags what it was played against, as the audio thread applies it.
+    var latencyFrames: Int64 = 0
+    /// The latency the control thread wants applied from the next period on.
+    let latencyTarget = Atomic<Int64>(0)
+    /// Take frames kept so far (silence included).
+    var kept: Int64 = 0
+    /// ``kept``, published.
+    let framesKept = Atomic<Int64>(0)
 
     init(request: TakeRequest, ringFrames: Int, blockFrames: Int, sampleRate: Int, isMirror: Bool = false) throws {
         self.request = request
@@ -260,7 +274,9 @@ public final class TakeSet: @unchecked Sendable {
     var startDevice: Int64 = .max
     /// Device frame (as played) where keeping ends; .max while open-ended.
     var endDevice: Int64 = .max
-    /// Frames each take has been given so far (dropped spans included).
+    /// Frames the longest take has been given so far (dropped spans included); each lane
+    /// counts its own (``TakeLane/kept``): takes of inputs with different latencies reach
+    /// their frames at different device times.
     var keptFrames: Int64 = 0
 
     // Published by the audio thread.
@@ -290,6 +306,10 @@ public final class TakeSet: @unchecked Sendable {
         self.gate = gate
         mirrorLanes = lanes.compactMap(\.mirror)
         writableLaneCount = lanes.count + mirrorLanes.count
+        for lane in lanes {
+            lane.latencyFrames = lane.request.latencyFrames ?? gate.latencyFrames
+            lane.latencyTarget.store(lane.latencyFrames, ordering: .relaxed)
+        }
         laneTable = .allocate(capacity: max(lanes.count, 1))
         for (i, lane) in lanes.enumerated() { (laneTable + i).initialize(to: Unmanaged.passUnretained(lane)) }
     }
@@ -353,9 +373,11 @@ public final class TakeSet: @unchecked Sendable {
     /// Whether every frame the audio thread kept has been written (or a lane failed). Any thread.
     public var isWritten: Bool {
         guard hasEnded else { return false }
-        let total = frameCount
-        return lanes.allSatisfy { $0.failed.load(ordering: .acquiring) || $0.writtenFrames.load(ordering: .acquiring) >= total }
-            && mirrorLanes.allSatisfy { $0.failed.load(ordering: .acquiring) || $0.writtenFrames.load(ordering: .acquiring) >= total }
+        func written(_ lane: TakeLane) -> Bool {
+            lane.failed.load(ordering: .acquiring)
+                || lane.writtenFrames.load(ordering: .acquiring) >= lane.framesKept.load(ordering: .acquiring)
+        }
+        return lanes.allSatisfy(written) && mirrorLanes.allSatisfy(written)
             && midiLanes.allSatisfy { $0.done.load(ordering: .acquiring) }
     }
     /// The requests, in order.
