@@ -174,9 +174,13 @@ public enum LatencyCalibrator {
             rival = s
             rivalLag = lag
         }
-        // A second echo as loud as the first (within half) is a second path, not noise: no
-        // one figure fits both.
-        if rival >= bestScore / 2 && rival / n >= minimumLevel { throw .severalEchoes(best, rivalLag) }
+        // A second echo as loud as the first (within half) is a second path: no one figure fits
+        // both. An echo stands far above the input's level as a whole (8 impulses in seconds of
+        // near silence); the best of noise's chance alignments does not.
+        var energy: Double = 0
+        for x in input { energy += Double(x) * Double(x) }
+        let floor = Float((energy / Double(max(input.count, 1))).squareRoot())
+        if rival >= bestScore / 2, rival / n >= minimumLevel, rival / n >= 4 * floor { throw .severalEchoes(best, rivalLag) }
         guard bestScore >= 2 * rival else { throw .noSignal(peak: peak) }
         var signed: Float = 0
         var spread = 0

@@ -66,6 +66,13 @@ extension RenderCore {
             // A pass of MIDI takes only ends when what was played at its end is heard.
             var allDone = set.endDevice != .max && deviceFrame &+ Int64(n) &- gate.latencyFrames >= set.endDevice
             var most: Int64 = 0
+            if set.lanes.isEmpty {
+                // MIDI takes only: the pass's length is what was heard of it, at the gate's latency.
+                let next = set.startDevice.addingSaturating(set.keptFrames).addingSaturating(gate.latencyFrames)
+                let end = set.endDevice == .max ? Int64.max : set.endDevice.addingSaturating(gate.latencyFrames)
+                let to = min(max(end, next), deviceFrame + Int64(n))
+                most = set.keptFrames + max(0, to - max(next, deviceFrame)) + max(0, min(deviceFrame, end) - next)
+            }
             for l in 0..<set.lanes.count {
                 set.laneTable[l]._withUnsafeGuaranteedRef { lane in
                     followLatency(lane)
