@@ -88,6 +88,12 @@ public protocol AudioDeviceClient: AnyObject {
     /// now (takes get silence, a rolling playhead moves on); nothing is counted. Called
     /// between cycles.
     func deviceSkipped(frames: Int64)
+    /// Before a cycle: up to `frames` of device time may have passed unheard just before it,
+    /// which the device can tell only in a later cycle (a clock read late may give them back):
+    /// what it then skips of them (``deviceSkipped(frames:)``, ``deviceDidXrun(lostFrames:skippingNow:)``)
+    /// was lost here, before this cycle's frames, not where it is told. 0: nothing is held
+    /// any more. Called when it changes, between cycles.
+    func deviceHolds(frames: Int64)
     /// The device failed for good (`code`: negative errno); no cycle follows.
     func deviceDidFail(code: Int32)
     /// Called once on the audio thread after its last cycle.
@@ -100,6 +106,11 @@ extension AudioDeviceClient {
     ///
     /// Audio thread: no allocation, no locks.
     public func deviceDidXrun(lostFrames: Int64) { deviceDidXrun(lostFrames: lostFrames, skippingNow: lostFrames) }
+
+    /// A client that keeps nothing in time ignores what a device holds.
+    ///
+    /// Audio thread: does nothing.
+    public func deviceHolds(frames: Int64) {}
 }
 
 /// What one device read or write did.

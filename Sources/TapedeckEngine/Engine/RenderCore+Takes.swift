@@ -209,7 +209,18 @@ extension RenderCore {
         }
         if pushed < count {
             let lost = Int64(count - pushed)
-            _ = lane.gaps.push(TakeGap(frame: keptBefore + Int64(pushed), count: lost))
+            let gap = TakeGap(frame: keptBefore + Int64(pushed), count: lost)
+            if lane.holdAt >= 0 {
+                // Told to the writer once the hold ends, after the silence it inserts before it.
+                if lane.heldDropCount < TakeLane.heldDropCapacity {
+                    lane.heldDrops[lane.heldDropCount] = gap
+                    lane.heldDropCount += 1
+                } else {
+                    lane.heldDrops[lane.heldDropCount - 1].count += lost
+                }
+            } else {
+                _ = lane.gaps.push(gap)
+            }
             lane.droppedFrames.add(lost, ordering: .relaxed)
             if lane.isMirror { return }
             shared.board.droppedFrames.add(lost, ordering: .relaxed)
@@ -227,8 +238,14 @@ extension RenderCore {
         takes = nil
         ref._withUnsafeGuaranteedRef { set in
             for i in 0..<set.lanes.count {
-                let track = set.laneTable[i]._withUnsafeGuaranteedRef { $0.request.track }
-                if track >= 0 && track < recordingTrackCapacity { recordingTracks[track] = false }
+                set.laneTable[i]._withUnsafeGuaranteedRef { lane in
+                    // A hold the device never resolved: what was kept follows on (nothing
+                    // was said lost), and the writer finishes.
+                    endHold(lane)
+                    if let mirror = lane.mirror { endHold(mirror) }
+                    let track = lane.request.track
+                    if track >= 0 && track < recordingTrackCapacity { recordingTracks[track] = false }
+                }
             }
             set.endedFlag.store(true, ordering: .releasing)
         }

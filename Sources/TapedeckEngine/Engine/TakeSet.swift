@@ -159,6 +159,21 @@ final class TakeLane: @unchecked Sendable {
     /// ``kept``, published.
     let framesKept = Atomic<Int64>(0)
 
+    // A device clock that cannot tell yet whether frames were lost (JACK: see
+    // `JACKClockGaps`): the writer holds the take's frames from ``holdFrom`` on until it
+    // can, so silence for what was lost goes before them, where it was lost.
+    /// Take frame the writer writes up to, no further (`.max`: no hold).
+    let holdFrom = Atomic<Int64>(.max)
+    /// Audio thread: the take frame the hold began at (-1: none), silence inserted there so
+    /// far, and dropped spans told meanwhile (pushed once the hold ends, after what it inserted).
+    var holdAt: Int64 = -1
+    var insertedAtHold: Int64 = 0
+    /// The playhead when the hold began (where a span it drops is marked).
+    var holdPosition: Int64 = 0
+    let heldDrops: UnsafeMutablePointer<TakeGap>
+    var heldDropCount = 0
+    static let heldDropCapacity = 16
+
     init(request: TakeRequest, ringFrames: Int, blockFrames: Int, sampleRate: Int, isMirror: Bool = false) throws {
         self.request = request
         self.isMirror = isMirror
@@ -179,6 +194,7 @@ final class TakeLane: @unchecked Sendable {
         }
         bytesPerSecond = Int64(sampleRate * request.channelCount * max(1, format.encoding.bits / 8) * (request.dryPath != nil ? 2 : 1))
         scratchFrames = blockFrames
+        heldDrops = .allocate(capacity: TakeLane.heldDropCapacity)
         scratch = .allocate(capacity: channels)
         for c in 0..<channels { (scratch + c).initialize(to: .allocate(capacity: blockFrames)) }
         if let mirrorPath = request.mirrorPath, !isMirror {
@@ -204,6 +220,7 @@ final class TakeLane: @unchecked Sendable {
     deinit {
         for c in 0..<ring.channelCount { scratch[c].deallocate() }
         scratch.deallocate()
+        heldDrops.deallocate()
     }
 
     /// Marks the lane failed with `text` (the first failure wins) and `keptFrames` in its
@@ -250,6 +267,9 @@ public struct TakeFailure: Sendable, Equatable {
 struct TakeGap: BitwiseCopyable {
     var frame: Int64
     var count: Int64
+    /// The span's frames are in the ring but are not to be kept (a cycle JACK handed over too
+    /// late to trust): the writer drops them and writes silence instead.
+    var replaces = false
 }
 
 /// The takes of one recording pass: every armed track at once, all starting on the same
