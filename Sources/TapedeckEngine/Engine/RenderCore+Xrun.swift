@@ -35,8 +35,8 @@ extension RenderCore {
             guard set.startDevice != .max || !holding else { return }
             for l in 0..<set.lanes.count {
                 set.laneTable[l]._withUnsafeGuaranteedRef { lane in
-                    if holding { beginHold(lane) } else { endHold(lane, givenBack: true, tells: l == 0) }
-                    if let mirror = lane.mirror { if holding { beginHold(mirror) } else { endHold(mirror, givenBack: true) } }
+                    if holding { beginHold(lane) } else { endHold(lane, resolved: true, tells: l == 0) }
+                    if let mirror = lane.mirror { if holding { beginHold(mirror) } else { endHold(mirror, resolved: true) } }
                 }
             }
         }
@@ -52,17 +52,21 @@ extension RenderCore {
         lane.holdFrom.store(lane.kept, ordering: .releasing)
     }
 
-    /// The hold is over: the spans dropped meanwhile go to the writer (after what was
-    /// inserted before them), and it writes on. `givenBack`: the device took back what it
-    /// held, so the cycles kept meanwhile were read late (JACK's clock of the cycle after
-    /// them): another client may have written its next cycle into their input already, and
-    /// what they hold cannot be trusted — they become silence (counted as lost, said as an
-    /// xrun), never audio out of place. Audio thread: no allocation, no locks.
-    func endHold(_ lane: TakeLane, givenBack: Bool = false, tells: Bool = false) {
+    /// The hold is over: the frames kept meanwhile become silence, the spans dropped
+    /// meanwhile go to the writer (after what was inserted before them), and it writes on.
+    ///
+    /// The cycles the device held were read by a clock it could not trust: read late (JACK's
+    /// clock of the cycle after them, given back later), another client may have written its
+    /// next cycle into their input already; and when frames were lost, a late cycle's audio
+    /// belongs before the loss and a timely one's after it, which no reading tells apart. So
+    /// what they hold is never placed: it is silence, counted as lost and said as an xrun
+    /// (`tells`), and nothing lands out of place. (`resolved` false: the pass ended with the
+    /// device still unsure; what was kept follows on.) Audio thread: no allocation, no locks.
+    func endHold(_ lane: TakeLane, resolved: Bool = false, tells: Bool = false) {
         guard lane.holdAt >= 0 else { return }
-        let held = lane.kept - lane.holdAt
-        if givenBack && lane.insertedAtHold == 0 && held > 0 {
-            _ = lane.gaps.push(TakeGap(frame: lane.holdAt, count: held, replaces: true))
+        let held = lane.kept - lane.holdAt - lane.insertedAtHold
+        if resolved && held > 0 {
+            _ = lane.gaps.push(TakeGap(frame: lane.holdAt + lane.insertedAtHold, count: held, replaces: true))
             if tells {
                 shared.events.push(EngineEvent(kind: .deviceXrun, frame: lane.holdPosition, frames: held))
                 EngineActivity.shared.signal()
