@@ -1,6 +1,10 @@
-/* td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N]: a loopback cable for
-   the tests and `bench jack` (never installed). Whatever reaches NAME:in_K comes back out of
-   NAME:out_K, FRAMES later (counted in the frames this client processes).
+/* td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ]: a loopback
+   cable for the tests and `bench jack` (never installed). Whatever reaches NAME:in_K comes
+   back out of NAME:out_K, FRAMES later (counted in the frames this client processes).
+
+   With --sine HZ it is a source instead: out_K plays a cosine of HZ at 0.25 by JACK's frame
+   time (jack_last_frame_time + the frame's offset), so the phase of every sample a recorder
+   keeps tells the device time it belongs to.
 
    It stands for a sound card with a cable from its output to its input, as JACK's latency
    API describes one: its inputs are the card's playback side and its outputs its capture
@@ -21,6 +25,7 @@
    bound to the first server it served, and the tests run many servers one after another.
    Prints "ready" once its ports exist and its latency is set, then runs until SIGTERM/SIGINT. */
 #include <jack/jack.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +40,7 @@ static jack_port_t *outputs[MAX_CHANNELS];
 static int channels = 1;
 static long delay = 0;
 static int report = 1;
+static double sineHz = 0;
 static float *line[MAX_CHANNELS];
 static long lineSize;
 static long position;
@@ -45,6 +51,19 @@ static void stop(int sig) { (void)sig; running = 0; }
 /* JACK's thread: a delay line per channel, no allocation. */
 static int process(jack_nframes_t frames, void *arg) {
     (void)arg;
+    if (sineHz > 0) {
+        jack_nframes_t start = jack_last_frame_time(client);
+        double rate = (double)jack_get_sample_rate(client);
+        for (int c = 0; c < channels; c++) {
+            float *out = jack_port_get_buffer(outputs[c], frames);
+            for (jack_nframes_t i = 0; i < frames; i++) {
+                /* The frame time wraps at 2^32; the phase is taken modulo the tone's period. */
+                double t = fmod((double)(jack_nframes_t)(start + i) * sineHz / rate, 1.0);
+                out[i] = (float)(0.25 * cos(2 * M_PI * t));
+            }
+        }
+        return 0;
+    }
     for (int c = 0; c < channels; c++) {
         const float *in = jack_port_get_buffer(inputs[c], frames);
         float *out = jack_port_get_buffer(outputs[c], frames);
@@ -87,13 +106,14 @@ static int bufferSize(jack_nframes_t frames, void *arg) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N]\n");
+        fprintf(stderr, "usage: td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ]\n");
         return 2;
     }
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--delay") == 0) delay = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--report") == 0) report = strcmp(argv[i + 1], "no") != 0;
         else if (strcmp(argv[i], "--channels") == 0) channels = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--sine") == 0) sineHz = atof(argv[i + 1]);
         else { fprintf(stderr, "td-jack-loop: unknown option %s\n", argv[i]); return 2; }
     }
     if (delay < 0 || delay > 1 << 20 || channels < 1 || channels > MAX_CHANNELS) {

@@ -46,6 +46,32 @@ final class LoopbackMatrixTests: XCTestCase {
 
     func testOneCalibrationHoldsAtEveryBufferSizeOnPipeWiresJACK() throws { try calibrated(.pipewire) }
 
+    /// On ALSA (through ALSA's JACK plugin, `jackloop`): one `calibrate` at 256 × 3 frames,
+    /// then takes at 512 × 3 and 128 × 4 land on their frames (ALSA's part, the playback
+    /// buffer, is read from the device as it opens; the residual stays what it was).
+    func testOnALSAOneCalibrationHoldsAtTwoPeriodSizes() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let server = try LoopbackServer(.jackd2, period: 256, folder: dir, test: self)
+        try server.startLoop("tdloop", delayFrames: LoopbackMatrixTests.delayFrames)
+        let env = server.environment.merging(["XDG_CONFIG_HOME": dir + "/config-alsa", "XDG_RUNTIME_DIR": dir]) { $1 }
+        let cal = try Tapedeck.run(["calibrate", "--device", "jackloop", "--period", "256", "--periods", "3"], environment: env, timeout: 60)
+        XCTAssertEqual(cal.status, 0, cal.stderr)
+        XCTAssertTrue(cal.stdout.contains("reported    768 frames by ALSA (capture 0 + playback 768)"), cal.stdout)
+        var failures: [String] = []
+        for (period, periods) in [(512, 3), (128, 4)] {
+            let session = try makeSession(in: dir, name: "alsa\(period)")
+            let r = try Tapedeck.run(["record", session, "--play", "--device", "jackloop", "--period", "\(period)", "--periods", "\(periods)",
+                                      "--duration", "3.8"], environment: env, timeout: 60)
+            guard r.status == 0 else {
+                failures.append("\(period) × \(periods): record failed: \(r.stderr)")
+                continue
+            }
+            let offsets = try clickOffsets(session: session, pass: nil).offsets
+            if !offsets.allSatisfy({ $0 == 0 }) || offsets.isEmpty { failures.append("\(period) × \(periods): clicks off by \(offsets)") }
+        }
+        XCTAssertEqual(failures, [], "after one calibrate at 256 × 3:\n" + failures.joined(separator: "\n"))
+    }
+
     // MARK: - The matrix
 
     private func matrix(_ kind: LoopbackServer.Kind) throws {

@@ -90,10 +90,11 @@ final class LoopbackServer {
     /// Starts a loopback cable `NAME:in_1` → `NAME:out_1` delaying by `delayFrames`, which
     /// reports its latency to JACK (as a sound card does), or keeps `delayFrames` to itself
     /// (`reports: false`: what `calibrate` must find). Waits until it is ready.
-    func startLoop(_ loopName: String, delayFrames: Int, reports: Bool = true) throws {
+    func startLoop(_ loopName: String, delayFrames: Int, reports: Bool = true, sineHz: Double? = nil) throws {
         let tool = Tapedeck.binary.replacingOccurrences(of: "/tapedeck", with: "/td-jack-loop", options: .backwards)
         let out = folder + "/\(loopName).out"
-        let loop = try SpawnedChild([tool, loopName, "--delay", "\(delayFrames)", "--report", reports ? "yes" : "no"],
+        let loop = try SpawnedChild([tool, loopName, "--delay", "\(delayFrames)", "--report", reports ? "yes" : "no"]
+                                        + (sineHz.map { ["--sine", "\($0)"] } ?? []),
                                     environment: environment, stdoutPath: out, stderrPath: folder + "/\(loopName).err")
         loops[loopName] = loop
         let deadline = Date().addingTimeInterval(15)
@@ -123,6 +124,22 @@ final class LoopbackServer {
             usleep(50_000)
         }
         XCTFail("no JACK port \(name)", file: file, line: line)
+    }
+
+    /// Stops the server for `milliseconds` (SIGSTOP, then SIGCONT), as a machine that stalls:
+    /// jackd2 itself, or the PipeWire daemon that runs the graph.
+    func stall(milliseconds: Int) {
+        let pid: pid_t?
+        switch kind {
+        case .jackd2: pid = server?.pid
+        case .pipewire:
+            let pids = (try? String(contentsOfFile: folder + "/pw/pids", encoding: .utf8)) ?? ""
+            pid = pids.split(separator: "\n").dropFirst().first.flatMap { pid_t($0) }  // dbus, then pipewire
+        }
+        guard let pid else { return XCTFail("no server process to stall") }
+        kill(pid, SIGSTOP)
+        usleep(useconds_t(milliseconds * 1000))
+        kill(pid, SIGCONT)
     }
 
     func stop() {
