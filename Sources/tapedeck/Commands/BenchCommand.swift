@@ -64,10 +64,12 @@ struct BenchCommand: Command {
                 frames a second for --seconds S (10): CPU per second of drawing (goal ≤ 3 %)
           jack      round trip through Tapedeck monitoring an armed track, measured by
                 jack_iodelay on private `jackd -d dummy` servers at 64, 256 and 1024 frames,
-                against jack_iodelay looped straight back (goal: no frames added); and a take
-                of another client's sine with a busy process per core and a 60 ms stall,
-                judged by the sine's phase (goal: silence exactly where frames were lost,
-                nothing else off its frame)
+                against jack_iodelay looped straight back (goal: no frames added); overdubs
+                of clicks through a loopback that reports its latency, at 64, 256 and 1024
+                frames, its ports connected at start and patched after (goal: 0 frames off);
+                and a take of another client's sine with a busy process per core, a 60 ms
+                stall of Tapedeck and a 200 ms stop of the server, judged by the sine's phase
+                (goal: silence exactly where frames were lost, nothing off its frame)
         """,
         examples: ["tapedeck bench mixdown --runs 3"])
 
@@ -183,6 +185,7 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "jack" {
             attempt("JACK round trip") { try BenchJack.run(seconds: jackSeconds) }
+            attempt("JACK overdub alignment") { [try BenchJackAlignment.run()] }
             attempt("JACK take under load") { [try BenchJackStalls.run(seconds: max(jackSeconds, 4))] }
         }
         let rows = results.map { r in
