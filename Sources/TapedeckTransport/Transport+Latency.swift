@@ -26,6 +26,12 @@ extension Transport {
             notices.append("round trip now \(Transport.latencyWords(now, sampleRate: engine.configuration.sampleRate)) (was \(before.totalFrames) frames)")
         }
         latencyFollow.roundTrip = now
+        let report = engine.device.latency
+        if !report.unsureCaptureChannels.isEmpty || !report.unsurePlaybackChannels.isEmpty {
+            let which = (report.unsureCaptureChannels.map { "input \($0)" } + report.unsurePlaybackChannels.map { "output \($0)" })
+                .joined(separator: ", ")
+            notices.append("\(report.backend) reports \(which) with latencies that differ (paths of different latency meet there): takes are placed by the longest")
+        }
         guard let pass, options.playsSession else { return }
         for (k, take) in pass.takes.enumerated() {
             let moved = engine.takeLatency(captureChannels: take.captureChannels, playing: true)

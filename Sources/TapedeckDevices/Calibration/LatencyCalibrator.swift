@@ -284,8 +284,13 @@ private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
         }
     }
 
+    /// An xrun that cost frames spoils the run; one that cost nothing (JACK tells one for
+    /// every change of its graph: a port connected while it measures) does not.
+    ///
     /// Audio thread.
-    func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) { spoil() }
+    func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) {
+        if lostFrames > 0 || skippingNow > 0 { spoil() }
+    }
 
     /// Audio thread: frames lost spoil the run as an xrun does.
     func deviceSkipped(frames: Int64) { spoil() }
