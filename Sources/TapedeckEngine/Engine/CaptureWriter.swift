@@ -157,7 +157,7 @@ final class CaptureWriter: @unchecked Sendable {
             // A dropped span (or device time lost) due now becomes silence.
             if let gap = lane.gaps.peek(), gap.frame <= written {
                 _ = lane.gaps.pop()
-                if gap.replaces { lane.ring.pop(into: nil, frameCount: Int(gap.count)) }
+                if gap.replaces { lane.ring.pop(into: nil, frameCount: Int(gap.ringFrames)) }
                 writeSilence(lane, of: set, at: written, frames: gap.count)
                 written += gap.count
                 lane.writtenFrames.store(written, ordering: .releasing)

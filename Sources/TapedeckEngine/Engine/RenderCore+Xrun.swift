@@ -66,16 +66,22 @@ extension RenderCore {
         guard lane.holdAt >= 0 else { return }
         let held = lane.kept - lane.holdAt - lane.insertedAtHold
         if resolved && held > 0 {
-            _ = lane.gaps.push(TakeGap(frame: lane.holdAt + lane.insertedAtHold, count: held, replaces: true))
+            // What the ring holds of the span: the span less what was dropped from it (spans
+            // dropped meanwhile lie inside it, and are silence with the rest).
+            var dropped: Int64 = 0
+            for i in 0..<lane.heldDropCount { dropped += lane.heldDrops[i].count }
+            _ = lane.gaps.push(TakeGap(frame: lane.holdAt + lane.insertedAtHold, count: held, replaces: true,
+                                       ringFrames: max(0, held - dropped)))
             if tells {
                 shared.events.push(EngineEvent(kind: .deviceXrun, frame: lane.holdPosition, frames: held))
                 EngineActivity.shared.signal()
             }
-        }
-        for i in 0..<lane.heldDropCount {
-            var gap = lane.heldDrops[i]
-            gap.frame += lane.insertedAtHold
-            _ = lane.gaps.push(gap)
+        } else {
+            for i in 0..<lane.heldDropCount {
+                var gap = lane.heldDrops[i]
+                gap.frame += lane.insertedAtHold
+                _ = lane.gaps.push(gap)
+            }
         }
         lane.heldDropCount = 0
         lane.holdAt = -1

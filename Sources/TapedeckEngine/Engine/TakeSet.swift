@@ -268,8 +268,10 @@ struct TakeGap: BitwiseCopyable {
     var frame: Int64
     var count: Int64
     /// The span's frames are in the ring but are not to be kept (a cycle JACK handed over too
-    /// late to trust): the writer drops them and writes silence instead.
+    /// late to trust): the writer drops ``ringFrames`` of them (the span less what was
+    /// dropped from it before it reached the ring) and writes `count` of silence instead.
     var replaces = false
+    var ringFrames: Int64 = 0
 }
 
 /// The takes of one recording pass: every armed track at once, all starting on the same
