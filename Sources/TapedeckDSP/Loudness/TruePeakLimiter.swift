@@ -60,12 +60,19 @@ public final class TruePeakLimiter {
         var gains = [Float](repeating: 1, count: ready)
         let span = Float(lookAhead)
         required.withUnsafeBufferPointer { r in
+            // The last frame in reach that needs turning down: where none is, the window's
+            // scan is skipped (most of a normalised mix is under the ceiling).
+            var lastBelow = -1
+            for k in 0..<min(window, r.count) where r[k] < 1 { lastBelow = k }
             for i in 0..<ready {
+                if r[i + window] < 1 { lastBelow = i + window }
                 // Frame i + lookAhead in `required`: the lowest ramp through it of any frame in reach.
                 var attack: Float = 1
-                for k in i...(i + window) where r[k] < 1 {
-                    let distance = Float(abs(k - i - lookAhead))
-                    attack = min(attack, r[k] + (1 - r[k]) * distance / span)
+                if lastBelow >= i {
+                    for k in i...(i + window) where r[k] < 1 {
+                        let distance = Float(abs(k - i - lookAhead))
+                        attack = min(attack, r[k] + (1 - r[k]) * distance / span)
+                    }
                 }
                 gain = min(attack, gain + (1 - gain) * releaseStep)
                 // The release only nears 1; within a millionth (−0.00001 dB) it is there.
