@@ -304,8 +304,8 @@ extension ScreenModel {
         overlay = .text(TextInput(purpose: .exportPath,
                                   prompt: "Export to (.wav .flac .mp3 .opus .mid), with export's options:",
                                   text: lastExport,
-                                  notes: ["paths are read from the session folder \(folder?.path ?? "")/ unless they start with /",
-                                          "--bits 16|24|32f  --range 1:00-2:30  --normalize -16LUFS  --true-peak -1  --tail SECONDS|auto",
-                                          "--stems DIR  --chapters FILE.json  --fx CHAIN  --speed R  --pitch N  --bitrate KBPS  --midi"]))
+                                  notes: ["paths from the session folder (\(folder?.path ?? "")) unless they start with /",
+                                          "--tail SECONDS|auto  --normalize -16LUFS  --range 1:00-2:30  --bits 16",
+                                          "--stems DIR  --chapters FILE  --fx CHAIN  --bitrate KBPS  --midi"]))
     }
 }
