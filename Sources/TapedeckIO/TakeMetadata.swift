@@ -151,7 +151,7 @@ public struct TakeMetadata: Equatable, Sendable {
     // MARK: iXML
 
     /// An iXML document (version 2.10 fields Tapedeck knows) carrying the same lines in `USER`.
-    public func ixml(sampleRate: Int) -> String {
+    public func ixml(sampleRate: Int, channelCount: Int = 0) -> String {
         func x(_ s: String) -> String {
             var out = ""
             for c in s {
@@ -166,10 +166,20 @@ public struct TakeMetadata: Equatable, Sendable {
             return out
         }
         let frame = UInt64(max(timeReference ?? timelineFrame, 0))
-        var trackList = "<TRACK_LIST><TRACK_COUNT>\(deviceChannels.count)</TRACK_COUNT>"
-        for (i, ch) in deviceChannels.enumerated() {
+        // A take lists the device inputs it recorded; anything else (an export, a stem, a
+        // render) every channel of the file, named for what it carries.
+        let names: [String]
+        if !deviceChannels.isEmpty {
+            names = deviceChannels.map { trackName.isEmpty ? "input \($0)" : "\(trackName) in \($0)" }
+        } else {
+            let base = trackName.isEmpty ? (session.isEmpty ? "mix" : "\(session) mix") : trackName
+            names = channelCount == 1 ? [base] : channelCount == 2 ? ["\(base) L", "\(base) R"]
+                : (0..<max(0, channelCount)).map { "\(base) \($0 + 1)" }
+        }
+        var trackList = "<TRACK_LIST><TRACK_COUNT>\(names.count)</TRACK_COUNT>"
+        for (i, name) in names.enumerated() {
             trackList += "<TRACK><CHANNEL_INDEX>\(i + 1)</CHANNEL_INDEX><INTERLEAVE_INDEX>\(i + 1)</INTERLEAVE_INDEX>"
-                + "<NAME>\(x(trackName.isEmpty ? "input \(ch)" : "\(trackName) in \(ch)"))</NAME></TRACK>"
+                + "<NAME>\(x(name))</NAME></TRACK>"
         }
         trackList += "</TRACK_LIST>"
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<BWFXML><IXML_VERSION>2.10</IXML_VERSION>"

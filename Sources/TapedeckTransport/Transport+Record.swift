@@ -401,10 +401,13 @@ extension Transport {
         let incidents = passIncidents()
         self.pass = nil
         let outcomes = engine.finish(pass.set)
-        let start = pass.set.startFrame
+        // A clock-stamped take goes where its time of day falls on the session's timeline.
+        let (start, placement) = placedStart(of: pass)
         let crossfade = session.punchCrossfadeFrames
         var nothing = false
         lastPassProblems = []
+        // A notice, not a failure: the take is kept, at the record point.
+        if let placement { notices.append(placement) }
         // Takes whose disk refused a write: closed with what they hold, said once each.
         lastPassFailures = pass.set.failedTakes
         lastPassMirrors = outcomes.compactMap(\.mirror)
@@ -437,6 +440,8 @@ extension Transport {
             let stamped = stamp(take: take, index: k, of: pass, frames: frames, start: start, incidents: incidents,
                                 mirrorFrames: outcome.mirror?.frameCount)
             lastPassProblems += stamped.problems
+            // Known now for the passes after this one, whatever the front-end does meanwhile.
+            if session.timeOfDayOrigin == nil, let origin = stamped.origin { session.timeOfDayOrigin = origin }
             // Where the pass really started (a take started on the fly knows it only now).
             var marker = take.marker
             if case .loop = pass.kind {} else { marker.timelineStartFrame = start }

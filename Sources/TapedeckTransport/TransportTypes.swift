@@ -176,7 +176,8 @@ public struct FinishedTake: Sendable, Equatable {
     public var placement: TakePlacement
     /// The word the message line uses for it ("recorded", "kept").
     public var verb: String
-    /// Timeline markers where the take lost input (`xrun`, `dropped 512`), added with it.
+    /// Timeline markers where the take lost input (`xrun: 512 frames lost`, `dropped 512`),
+    /// of the lost-input kind, added with it.
     public var markers: [Marker] = []
     /// The session's time-of-day origin this take implies (it was stamped with the wall
     /// clock): set when placed on a session that has none.
@@ -221,7 +222,7 @@ extension Session {
         }
         for m in take.markers where markers.count < SessionLimits.maximumMarkers
             && !markers.contains(where: { $0.frame == m.frame && $0.name == m.name }) {
-            _ = try? addMarker(m.name, atFrame: m.frame)
+            _ = try? addMarker(m.name, atFrame: m.frame, kind: m.kind)
         }
         switch take.placement {
         case .plain:

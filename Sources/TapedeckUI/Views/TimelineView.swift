@@ -57,8 +57,9 @@ public enum TimelineView {
         drawRange(s.punchRange, enabled: s.punchEnabled, role: .punch, model: model, canvas: &canvas, y: y + 1, x: x, width: width, glyph: glyphs.loopBar)
         for m in s.markers {
             guard let c = column(of: m.frame, model: model, width: width) else { continue }
-            canvas.set(y + 1, x + c, glyphs.marker, .marker)
-            canvas.put(y + 1, x + c + 1, m.name, .marker, maxWidth: max(0, width - c - 1))
+            // Lost input stands out from the user's markers: `!` and the error colour.
+            canvas.set(y + 1, x + c, m.isLostInput ? "!" : glyphs.marker, m.isLostInput ? .error : .marker)
+            canvas.put(y + 1, x + c + 1, m.name, m.isLostInput ? .error : .marker, maxWidth: max(0, width - c - 1))
         }
         if let c = column(of: model.playheadFrame, model: model, width: width) {
             canvas.set(y + 1, x + c, glyphs.playhead, .playhead)

@@ -8,7 +8,7 @@ struct BenchCommand: Command {
         name: "bench", summary: "run the benchmarks (against ecasound, sox and rubberband where they apply)",
         synopsis: ["bench [all|mixdown|stretch|speed|scale|engine|capture|screen|jack] [--runs N] [--folder DIR]"],
         positionals: [PositionalSpec("BENCHMARK", complete: .choices,
-                                     choices: ["all", "mixdown", "stretch", "speed", "scale", "engine", "automation", "capture", "screen", "jack"])],
+                                     choices: ["all", "mixdown", "loudness", "stretch", "speed", "scale", "engine", "automation", "capture", "screen", "jack"])],
         options: [
             OptionSpec("--runs", value: "N", "alternating runs per wall time, 1...100 (default 5)"),
             OptionSpec("--folder", value: "DIR", "where generated test material is kept (default bench-out)", complete: .directory),
@@ -123,8 +123,8 @@ struct BenchCommand: Command {
         screenTracks = tracks ?? 32
         screenSeconds = seconds ?? 10
         jackSeconds = seconds ?? 3
-        guard ["all", "mixdown", "stretch", "speed", "scale", "scale-open", "engine", "automation", "capture", "screen", "jack"].contains(which) else {
-            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, speed, scale, engine, automation, capture, screen, jack)")
+        guard ["all", "mixdown", "loudness", "stretch", "speed", "scale", "scale-open", "engine", "automation", "capture", "screen", "jack"].contains(which) else {
+            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, loudness, stretch, speed, scale, engine, automation, capture, screen, jack)")
         }
     }
 
@@ -144,6 +144,9 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "mixdown" {
             attempt("W8 mixdown") { [try BenchMixdown.run(folder: folder, runs: runs)] }
+        }
+        if which == "all" || which == "loudness" {
+            attempt("loudness") { try BenchLoudness.run(folder: folder, runs: min(runs, 3)) }
         }
         if which == "all" || which == "stretch" {
             attempt("live stretch") { BenchStretch.live() }

@@ -108,7 +108,7 @@ struct RecordCommand: Command {
         channels = try parseChannelList(channelsText ?? "1", command: "record")
         sampleRate = try arguments.intOption("--sample-rate", in: 1000...768_000)
         if let f = try arguments.option("--format") {
-            guard let c = AudioContainer(rawValue: f.lowercased()) else { throw UsageError("record: --format '\(f)' must be wav or flac") }
+            guard let c = AudioContainer(rawValue: f.lowercased()), !c.isLossy else { throw UsageError("record: --format '\(f)' must be wav or flac") }
             container = c
         }
         let bits = try arguments.option("--bits") ?? "24"
