@@ -118,8 +118,12 @@ extension ScreenModel {
         }
         guard message?.isError != true else { return }
         let passes = placed.map(\.take.passCount).max() ?? 1
-        if passes > 1 {
-            say("recorded \(passes) takes on \(onTracks) (\(keyName(.take)) picks the one that plays)")
+        if passes > 1, let looped = placed.first(where: { $0.take.passCount == passes }) {
+            // The pass heard: the last whole one (a pass cut short by the stop is kept after it).
+            let track = session.tracks[looped.track]
+            let playing = track.takeGroups.last.flatMap { track.activeTakeNumber(group: $0) } ?? passes
+            let which = playing < passes ? "take \(playing), the last whole pass, plays" : "the last pass plays"
+            say("recorded \(passes) takes on \(onTracks): \(which) (\(keyName(.take)) picks another)")
         } else {
             let frames = placed.filter { $0.track == placed[0].track }.reduce(Int64(0)) { $0 + $1.take.region.lengthFrames }
             let length = TransportBarView.clockText(frames, sampleRate: session.sampleRate)

@@ -37,7 +37,7 @@ struct RecordCommand: Command {
             OptionSpec("--count-in", value: "N", "N bars of metronome before the record point (default 0); the take starts exactly at the record point"),
         ] + SharedOptions.click + [
             OptionSpec("--punch", value: "A-B", "with --play: record only inside A-B, to the frame, with short crossfades against what the track had there"),
-            OptionSpec(flag: "--loop", "with --play: loop the session's loop range; every pass becomes a take on the track (take lanes; stopping mid-pass keeps it)"),
+            OptionSpec(flag: "--loop", "with --play: loop the session's loop range; every pass becomes a take on the track (take lanes: the last complete pass plays; stopping mid-pass keeps the partial pass as the take after it)"),
             OptionSpec("--monitor", value: "MODE", "hear the input (after its input chain): input always; auto while recording, in place of the track's own playback (default off); its latency is shown",
                        allowed: ["off", "input", "auto"]),
             OptionSpec("--split", value: "SIZE", "split each take into files of this length (1h, 30m, 90s) or size (2GB, 500MB; at most 4GB), named NAME-001, NAME-002, …: each piece is finished before the next begins and placed on the track right after the one before, so they play as one take"),
