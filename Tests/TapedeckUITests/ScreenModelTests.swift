@@ -67,6 +67,11 @@ final class FakeLink: TransportLink {
         defer { midiChanges = MIDIChanges() }
         return midiChanges
     }
+    /// The takes the fake records (their peaks filled by the test) and the lanes it writes.
+    var live: [LiveTake] = []
+    func liveTakes() -> [LiveTake] { live }
+    var writing: [AutomationWrite] = []
+    func automationBeingWritten() -> [AutomationWrite] { writing }
 }
 
 final class ScreenModelTests: XCTestCase {

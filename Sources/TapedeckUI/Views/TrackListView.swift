@@ -82,9 +82,11 @@ public enum TrackListView {
         // Whole fields only: the parameter's name shortened, the point count left out.
         var x = canvas.put(row, 3, mark + " " + Fit.pad(Fit.shortened(lane.parameter.description, 14), 14), selected ? .selected : .label)
         x = canvas.put(row, x + 1, Fit.pad(lane.mode.rawValue, 5), lane.mode == .off ? .dim : (AutomationWriter.writes(lane.mode) ? .armed : .value))
-        let value = lane.value(at: model.playheadFrame).map { lane.parameter.valueText($0) } ?? "-"
+        // The value heard at the playhead; while a pass writes the lane, the value written.
+        let shown = model.shownLane(t, k) ?? lane
+        let value = shown.value(at: model.playheadFrame).map { lane.parameter.valueText($0) } ?? "-"
         x = canvas.put(row, x + 1, Fit.right(value, max(7, value.count)), .value)
-        let points = "\(lane.points.count) pt"
+        let points = "\(shown.points.count) pt"
         if x + 1 + points.count <= width { canvas.put(row, x + 1, points, .dim) }
     }
 
