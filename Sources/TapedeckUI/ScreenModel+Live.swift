@@ -13,10 +13,12 @@ extension ScreenModel {
     }
 
     /// The takes being recorded on track `t` (matched by index and name, as a finished take is).
-    func liveTakes(onTrack t: Int) -> [LiveTake] {
-        guard session.tracks.indices.contains(t), !liveTakes.isEmpty else { return [] }
+    func liveTakes(onTrack t: Int) -> ArraySlice<LiveTake> {
+        guard !liveTakes.isEmpty, session.tracks.indices.contains(t) else { return [] }
         let name = session.tracks[t].name
-        return liveTakes.filter { $0.track == t && $0.trackName == name }
+        guard let k = liveTakes.firstIndex(where: { $0.track == t && $0.trackName == name }) else { return [] }
+        // A track records one take a pass.
+        return liveTakes[k...k]
     }
 
     /// Lane `k` of track `t` as it is being written: the session's lane with what the pass has

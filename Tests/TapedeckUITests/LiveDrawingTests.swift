@@ -8,8 +8,14 @@ import TapedeckTransport
 /// records (plain, a loop's passes), and a lane's values while a pass writes them.
 final class LiveDrawingTests: XCTestCase {
     /// Peaks of `seconds` of a sine at `amplitude` (as the take writer appends them).
-    static func peaks(seconds: Double, amplitude: Float = 0.2, silentFirst: Int = 0) -> LivePeaks {
+    static func peaks(seconds: Double, amplitude: Float = 0.2) -> LivePeaks {
         let peaks = LivePeaks()
+        append(seconds: seconds, amplitude: amplitude, to: peaks)
+        return peaks
+    }
+
+    /// Appends `seconds` of the sine to `peaks`, going on from what they hold.
+    static func append(seconds: Double, amplitude: Float = 0.2, to peaks: LivePeaks) {
         let frames = Int(seconds * 48000)
         let block = 4096
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block)
@@ -22,7 +28,6 @@ final class LiveDrawingTests: XCTestCase {
             channels.withUnsafeBufferPointer { peaks.append($0.baseAddress!, channelCount: 1, frameCount: n) }
             done += n
         }
-        return peaks
     }
 
     /// Columns of `row`'s timeline part holding a waveform glyph, and their roles.
@@ -40,14 +45,19 @@ final class LiveDrawingTests: XCTestCase {
         model.handle(.char("r"))
         let layout = Layout(height: 30, width: 100)
         let vocal = layout.tracksTop + 2 * 2
-        for seconds in [0.5, 2.0] {
-            link.live = [LiveTake(track: 2, trackName: "Vocal", startFrame: 48_000, timelineFramesPerFrame: 1, loop: nil, passFrames: 0,
-                                  peaks: LiveDrawingTests.peaks(seconds: seconds))]
+        // One take, its writer going on between frames: what was drawn is kept, the rest added.
+        let peaks = LivePeaks()
+        link.live = [LiveTake(track: 2, trackName: "Vocal", startFrame: 48_000, timelineFramesPerFrame: 1, loop: nil, passFrames: 0,
+                              peaks: peaks)]
+        var written = 0.0
+        for seconds in [0.5, 0.6, 2.0] {
+            LiveDrawingTests.append(seconds: seconds - written, to: peaks)
+            written = seconds
             model.tick(nowSeconds: 0)
             let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
             let drawn = cells(canvas, row: vocal + 1, from: layout.timelineLeft)
-            // 125 ms a column: from 1 s (column 8) on, a column per 125 ms written.
-            XCTAssertEqual(drawn.map(\.column), Array(8..<(8 + Int(seconds * 8))), "\(seconds) s:\n\(canvas.text)")
+            // 125 ms a column: from 1 s (column 8) on, a column per 125 ms begun.
+            XCTAssertEqual(drawn.map(\.column), Array(8..<(8 + Int((seconds * 8).rounded(.up)))), "\(seconds) s:\n\(canvas.text)")
             XCTAssertTrue(drawn.allSatisfy { $0.role == .recording }, "in the recording colour")
             XCTAssertTrue(cells(canvas, row: layout.tracksTop + 1, from: layout.timelineLeft).isEmpty, "other tracks untouched")
         }

@@ -166,6 +166,14 @@ public enum TrackListView {
         drawMeterRow(model, t, row: row + 1, width: width, take: takeShown ? nil : take, canvas: &canvas, glyphs: glyphs)
     }
 
+    /// Every shown track's meter row, as the list draws them: for the screen benchmark, which
+    /// sets their cost beside the live waveforms'.
+    public static func drawMeterRows(_ model: ScreenModel, into canvas: inout Canvas, y: Int, rows: Int, width: Int, glyphs: Glyphs) {
+        for band in TrackBands.layout(model, top: y, rows: rows) where band.kind == .track {
+            drawMeterRow(model, band.track, row: band.y + 1, width: width, take: nil, canvas: &canvas, glyphs: glyphs)
+        }
+    }
+
     /// A track's second row: `take` (the take heard, when its name's row had no room for it),
     /// one meter per channel, its routing, then the loudest peak in dBFS.
     private static func drawMeterRow(_ model: ScreenModel, _ t: Int, row meterRow: Int, width: Int, take: String?, canvas: inout Canvas,
