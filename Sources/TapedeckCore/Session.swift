@@ -322,8 +322,8 @@ public enum MonitoringMode: String, Codable, Equatable, Sendable, CaseIterable {
     case off
     /// Always the live input (through the input chain), never the disk.
     case input
-    /// The input while armed and recording (or armed and stopped), the disk otherwise:
-    /// what a tape machine does.
+    /// The input while armed and stopped or recording (from a pass's count-in or pre-roll
+    /// on), the disk while it plays without recording: Ardour's auto-input, a tape machine's.
     case auto
 }
 

@@ -157,7 +157,7 @@ public enum TakePlacement: Sendable, Equatable {
     /// Punched in: what lies under it is cut back, with crossfades this long at both edges.
     case punch(crossfadeFrames: Int64)
     /// Loop recording: the region and these later passes become the takes of one new take
-    /// group, the last pass active.
+    /// group, the last complete pass active (a pass cut short by the stop is kept after it).
     case loopPasses([Region])
 }
 
@@ -213,7 +213,7 @@ extension Session {
     }
 
     /// Puts `take` on track `track` as its placement says: added, punched in with
-    /// crossfades, or as the takes of one new group (the last pass plays).
+    /// crossfades, or as the takes of one new group (the last complete pass plays).
     public mutating func place(_ take: FinishedTake, onTrack track: Int) {
         guard tracks.indices.contains(track) else { return }
         if timeOfDayOrigin == nil, let origin = take.timeOfDayOrigin,
@@ -230,11 +230,7 @@ extension Session {
         case .punch(let crossfade):
             punchIn(track: track, take: take.region, crossfadeFrames: crossfade)
         case .loopPasses(let more):
-            var group: Int?
-            for region in [take.region] + more {
-                guard let slot = try? addTake(track: track, region: region, group: group) else { continue }
-                group = slot.group
-            }
+            _ = try? addLoopPasses(track: track, passes: [take.region] + more)
         }
     }
 }

@@ -184,6 +184,8 @@ final class CaptureWriter: @unchecked Sendable {
                     if let dry = lane.dryWriter {
                         try dry.write((0..<takeChannels).map { UnsafePointer(lane.scratch[takeChannels + $0]) }, frameCount: k)
                     }
+                    // What the file now holds, for the screen's waveform while it records.
+                    lane.live?.append(UnsafePointer(lane.scratch), channelCount: takeChannels, frameCount: k)
                 } catch {
                     fail(lane, of: set, error.description)
                 }
@@ -232,6 +234,7 @@ final class CaptureWriter: @unchecked Sendable {
             do {
                 try lane.writer.write((0..<channels).map { UnsafePointer(lane.scratch[$0]) }, frameCount: k)
                 if let dry = lane.dryWriter { try dry.write((0..<channels).map { UnsafePointer(lane.scratch[$0]) }, frameCount: k) }
+                lane.live?.appendSilence(frameCount: k)
             } catch {
                 fail(lane, of: set, error.description)
             }

@@ -148,6 +148,8 @@ final class TakeLane: @unchecked Sendable {
     let mirrorOpenError: String?
     /// Whether this lane is a mirror (its failures stop it alone, and are said as the mirror's).
     let isMirror: Bool
+    /// The take's waveform as it is written, for the screen (nil for a mirror: the same take).
+    let live: LivePeaks?
 
     // The take's own place (audio thread, but for the atomics).
     /// Frames its input lags what it was played against, as the audio thread applies it.
@@ -177,6 +179,7 @@ final class TakeLane: @unchecked Sendable {
     init(request: TakeRequest, ringFrames: Int, blockFrames: Int, sampleRate: Int, isMirror: Bool = false) throws {
         self.request = request
         self.isMirror = isMirror
+        live = isMirror ? nil : LivePeaks()
         let channels = request.channelCount * (request.dryPath != nil ? 2 : 1)
         ring = FrameRing(channelCount: channels, capacityFrames: ringFrames)
         let format = AudioFileFormat(container: request.container, encoding: request.encoding, sampleRate: sampleRate,
@@ -404,4 +407,9 @@ public final class TakeSet: @unchecked Sendable {
     }
     /// The requests, in order.
     public var requests: [TakeRequest] { lanes.map(\.request) }
+    /// Take `index`'s waveform as its writer writes it (frame 0 is the take's first frame,
+    /// pieces and lost input included), for a front-end to draw while it records. Any thread.
+    public func livePeaks(take index: Int) -> LivePeaks? {
+        lanes.indices.contains(index) ? lanes[index].live : nil
+    }
 }

@@ -103,7 +103,7 @@ public enum TransportBarView {
         x = canvas.put(row2, x + 2, disk, (snap.diskSecondsLeft ?? 3600) < 600 ? .error : .label)
         if !latency.isEmpty { x = canvas.put(row2, x + 2, latency, .label) }
         if !roundTrip.isEmpty { x = canvas.put(row2, x + 2, roundTrip, .label) }
-        canvas.put(row2, max(x + 2, canvas.width - 1 - nameWidth), name, .title, maxWidth: nameWidth)
+        canvas.put(row2, max(x + 2, canvas.width - 1 - nameWidth), Fit.shortened(name, nameWidth), .title)
     }
 
     /// `CLICK off`, `CLICK rec`, `CLICK on`.

@@ -61,7 +61,10 @@ struct BenchCommand: Command {
                 --tracks N (32), --period FRAMES (128)
           screen    the screen's drawing alone (model update, layout, curses output to a
                 pseudo-terminal, no audio) for a --tracks N (32) session playing, at 30
-                frames a second for --seconds S (10): CPU per second of drawing (goal ≤ 3 %)
+                frames a second for --seconds S (10): CPU per second of drawing (goal ≤ 3 %);
+                then every track recording, its take's waveform growing on its row: the same
+                (goal ≤ 3 %), and the live waveform rows' cost against the meter rows' in the
+                same frames (goal: no more than the meters)
           jack      round trip through Tapedeck monitoring an armed track, measured by
                 jack_iodelay on private `jackd -d dummy` servers at 64, 256 and 1024 frames,
                 against jack_iodelay looped straight back (goal: no frames added); overdubs
@@ -184,7 +187,10 @@ struct BenchCommand: Command {
             attempt("capture") { [try BenchCapture.run(folder: folder, size: captureSize)] }
         }
         if which == "all" || which == "screen" {
-            attempt("screen") { [try BenchScreen.run(folder: folder, tracks: screenTracks, seconds: screenSeconds)] }
+            attempt("screen") {
+                [try BenchScreen.run(folder: folder, tracks: screenTracks, seconds: screenSeconds)]
+                    + (try BenchScreenRecording.run(folder: folder, tracks: screenTracks, seconds: screenSeconds))
+            }
         }
         if which == "all" || which == "jack" {
             attempt("JACK round trip") { try BenchJack.run(seconds: jackSeconds) }
