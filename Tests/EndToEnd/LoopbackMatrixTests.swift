@@ -93,7 +93,7 @@ final class LoopbackMatrixTests: XCTestCase {
                         found += judged.offsets.count
                         expected += judged.expected
                         if !judged.offsets.allSatisfy({ $0 == 0 }) || judged.offsets.isEmpty {
-                            failures.append("\(cell): clicks off by \(judged.offsets) (\(judged.expected) in the take)")
+                            failures.append("\(cell): clicks off by \(judged.offsets) (\(judged.expected) in the take \(judged.take))")
                         }
                     } catch {
                         failures.append("\(cell): \(error)")
@@ -227,7 +227,7 @@ final class LoopbackMatrixTests: XCTestCase {
     /// Where each click that is in the Vocal take lies from its frame (take frame − timeline
     /// frame): the take's region (for a loop, pass `pass`'s), clicks inside it but clear of its
     /// edges' crossfades. A click in silence (frames an xrun lost) is left out.
-    private func clickOffsets(session: String, pass: Int?) throws -> (offsets: [Int64], expected: Int) {
+    private func clickOffsets(session: String, pass: Int?) throws -> (offsets: [Int64], expected: Int, take: String) {
         let folder = SessionFolder(path: session)
         let loaded = try folder.load()
         let regions = loaded.tracks[1].regions.filter { $0.file.hasPrefix("audio/take-") }
@@ -254,6 +254,8 @@ final class LoopbackMatrixTests: XCTestCase {
             guard abs(samples[loudest]) > 0.1 else { continue }
             offsets.append(Int64(loudest - expected))
         }
-        return (offsets, inTake)
+        let peak = samples.map { abs($0) }.max() ?? 0
+        let take = "at \(region.timelineStartFrame)f for \(region.lengthFrames)f from \(region.sourceOffsetFrame)f of \(samples.count)f, peak \(peak)"
+        return (offsets, inTake, take)
     }
 }
