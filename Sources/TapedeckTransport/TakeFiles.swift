@@ -59,7 +59,7 @@ public enum TakeFiles {
     /// What a take stores about itself (BWF/iXML or Vorbis comments, see `TakeMetadata`):
     /// session, track, timeline position, speed, device and the input chain it went through.
     public static func metadata(folder: SessionFolder?, session: Session?, trackIndex: Int?, device: String, deviceChannels: [Int],
-                                timelineFrame: Int64, latencyFrames: Int64, speed: Double, inputChain: String) -> TakeMetadata {
+                                timelineFrame: Int64, latency: TakeLatency, speed: Double, inputChain: String) -> TakeMetadata {
         let track = trackIndex.flatMap { i in session?.tracks.indices.contains(i) == true ? session?.tracks[i] : nil }
         var name = folder.map { ($0.path as NSString).lastPathComponent } ?? ""
         if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
@@ -67,8 +67,9 @@ public enum TakeFiles {
         f.dateFormat = "yyyy-MM-dd HH:mm:ss"
         f.locale = Locale(identifier: "en_US_POSIX")
         return TakeMetadata(session: name, trackNumber: trackIndex.map { $0 + 1 }, trackName: track?.name ?? "",
-                            timelineFrame: timelineFrame, latencyFrames: latencyFrames, speed: speed, device: device,
-                            deviceChannels: deviceChannels, inputChain: inputChain, startedAt: f.string(from: Date()))
+                            timelineFrame: timelineFrame, latencyFrames: latency.totalFrames, speed: speed, device: device,
+                            deviceChannels: deviceChannels, inputChain: inputChain, startedAt: f.string(from: Date()),
+                            latencyParts: latency.playing ? latency.text : "")
     }
 
     /// `take.wav` → `take.dry.wav`.

@@ -7,9 +7,9 @@ import TapedeckIO
 struct BenchCommand: Command {
     static let spec = CommandSpec(
         name: "bench", summary: "run the benchmarks (against ecasound, sox and rubberband where they apply)",
-        synopsis: ["bench [all|mixdown|stretch|speed|scale|engine|capture|screen|jack|budgets] [--runs N] [--folder DIR]"],
+        synopsis: ["bench [all|mixdown|loudness|stretch|speed|scale|engine|capture|screen|jack|budgets] [--runs N] [--folder DIR]"],
         positionals: [PositionalSpec("BENCHMARK", complete: .choices,
-                                     choices: ["all", "mixdown", "stretch", "speed", "scale", "engine", "automation", "capture", "screen", "jack",
+                                     choices: ["all", "mixdown", "loudness", "stretch", "speed", "scale", "engine", "automation", "capture", "screen", "jack",
                                                "budgets"])],
         options: [
             OptionSpec("--runs", value: "N", "alternating runs per wall time, 1...100 (default 5)"),
@@ -63,13 +63,18 @@ struct BenchCommand: Command {
                 --tracks N (32), --period FRAMES (128)
           screen    the screen's drawing alone (model update, layout, curses output to a
                 pseudo-terminal, no audio) for a --tracks N (32) session playing, at 30
-                frames a second for --seconds S (10): CPU per second of drawing (goal ≤ 3 %)
+                frames a second for --seconds S (10): CPU per second of drawing (goal ≤ 3 %);
+                then every track recording, its take's waveform growing on its row: the same
+                (goal ≤ 3 %), and the live waveform rows' cost against the meter rows' in the
+                same frames (goal: no more than the meters)
           jack      round trip through Tapedeck monitoring an armed track, measured by
                 jack_iodelay on private `jackd -d dummy` servers at 64, 256 and 1024 frames,
-                against jack_iodelay looped straight back (goal: no frames added); and a take
-                of another client's sine with a busy process per core and a 60 ms stall,
-                judged by the sine's phase (goal: silence exactly where frames were lost,
-                nothing else off its frame)
+                against jack_iodelay looped straight back (goal: no frames added); overdubs
+                of clicks through a loopback that reports its latency, at 64, 256 and 1024
+                frames, its ports connected at start and patched after (goal: 0 frames off);
+                and a take of another client's sine with a busy process per core, a 60 ms
+                stall of Tapedeck and a 200 ms stop of the server, judged by the sine's phase
+                (goal: silence exactly where frames were lost, nothing off its frame)
           budgets   the time budgets tests hold only to 10× (they held these once, and failed on
                 a busy machine): a session of 10^6 automation points opens in ≤ 0.5 s; at the
                 region limit (100,000) info ≤ 5 s CPU, export --range 0-2 ≤ 5 s, play --to 2
@@ -129,9 +134,9 @@ struct BenchCommand: Command {
         screenTracks = tracks ?? 32
         screenSeconds = seconds ?? 10
         jackSeconds = seconds ?? 3
-        guard ["all", "mixdown", "stretch", "speed", "scale", "scale-open", "engine", "automation", "capture", "screen", "jack",
+        guard ["all", "mixdown", "loudness", "stretch", "speed", "scale", "scale-open", "engine", "automation", "capture", "screen", "jack",
                "budgets"].contains(which) else {
-            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, stretch, speed, scale, engine, automation, capture, screen, jack, budgets)")
+            throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, loudness, stretch, speed, scale, engine, automation, capture, screen, jack, budgets)")
         }
     }
 
@@ -153,6 +158,9 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "mixdown" {
             attempt("W8 mixdown") { [try BenchMixdown.run(folder: folder, runs: runs)] }
+        }
+        if which == "all" || which == "loudness" {
+            attempt("loudness") { try BenchLoudness.run(folder: folder, runs: min(runs, 3)) }
         }
         if which == "all" || which == "stretch" {
             attempt("live stretch") { BenchStretch.live() }
@@ -190,10 +198,14 @@ struct BenchCommand: Command {
             attempt("capture") { [try BenchCapture.run(folder: folder, size: captureSize)] }
         }
         if which == "all" || which == "screen" {
-            attempt("screen") { [try BenchScreen.run(folder: folder, tracks: screenTracks, seconds: screenSeconds)] }
+            attempt("screen") {
+                [try BenchScreen.run(folder: folder, tracks: screenTracks, seconds: screenSeconds)]
+                    + (try BenchScreenRecording.run(folder: folder, tracks: screenTracks, seconds: screenSeconds))
+            }
         }
         if which == "all" || which == "jack" {
             attempt("JACK round trip") { try BenchJack.run(seconds: jackSeconds) }
+            attempt("JACK overdub alignment") { [try BenchJackAlignment.run()] }
             attempt("JACK take under load") { [try BenchJackStalls.run(seconds: max(jackSeconds, 4))] }
         }
         if which == "all" || which == "budgets" {

@@ -38,6 +38,11 @@ struct StatusLine {
                 if json { emit(["event": "underrun", "track": e.track + 1, "frame": e.frame, "frames": e.frames]) }
             case .captureDropped:
                 if json { emit(["event": "dropped", "track": e.track + 1, "take_frame": e.frame, "frames": e.frames]) }
+            case .takeLatencyChanged:
+                if json {
+                    emit(["event": "latency_changed", "track": e.track + 1, "take_frame": e.frame, "latency_frames": e.frames,
+                          "previous_latency_frames": e.previousFrames])
+                }
             case .hostStarted, .hostStopped, .hostLocated:
                 let what = e.kind == .hostStarted ? "started" : e.kind == .hostStopped ? "stopped" : "located"
                 if json { emit(["event": "jack_transport", "what": what, "frame": e.frame, "by": e.external ? "another program" : "tapedeck"]) }
