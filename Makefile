@@ -22,15 +22,22 @@ LV2_BUNDLE   ?= tapedeck.lv2
 #          the NSM client); libfluidsynth (the gm instrument); fluid-soundfont-gm is the
 #          SoundFont gm plays by default (a run-time recommendation, and the tests' sounds);
 #          midicsv is the independent MIDI file reader/writer the tests compare against;
-#          sox reads an export's FLAC chapter comments back (another program's reading).
+#          sox reads an export's FLAC chapter comments back (another program's reading);
+#          ffmpeg (ffprobe and its ebur128 filter) reads MP3 and Opus exports back: codec,
+#          length, loudness, tags and chapters, and a FLAC's time_reference comment.
+#   pipewire, pipewire-bin, pipewire-jack, libspa-0.2-jack, wireplumber, dbus: the JACK tests that
+#          matter (loopback alignment, stalls, transport) run under PipeWire's JACK too, on a
+#          private headless PipeWire the tests start (Tests/Fixtures/pipewire-headless.sh).
 BUILD_PACKAGES := libasound2-dev libncurses-dev libsndfile1-dev librubberband-dev \
                   libsamplerate0-dev libebur128-dev liblilv-dev lv2-dev pkg-config \
                   libjack-jackd2-dev liblo-dev libfluidsynth-dev
 TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins swh-lv2 x42-plugins mda-lv2 lilv-utils \
-                  groff-base zsh fish fluid-soundfont-gm midicsv liblo-tools sox
+                  groff-base zsh fish fluid-soundfont-gm midicsv liblo-tools sox ffmpeg \
+                  pipewire pipewire-bin pipewire-jack libspa-0.2-jack wireplumber dbus
 #   deb:   dpkg-shlibdeps (dpkg-dev) names the runtime libraries the binary needs.
 DEB_PACKAGES   := dpkg-dev
-BENCH_PACKAGES := ecasound sox rubberband-cli hyperfine
+#   bench: ffmpeg's two-pass loudnorm is the peer of `bench loudness`.
+BENCH_PACKAGES := ecasound sox rubberband-cli hyperfine ffmpeg
 
 # Where `make install` puts things (DESTDIR stages them elsewhere, e.g. for a package).
 PREFIX       ?= /usr/local
@@ -161,7 +168,8 @@ lv2: deps
 	.build/$(CONFIG)/tapedeck-lv2-bundle .build/$(CONFIG)/libtapedeck-lv2.so $(LV2_BUNDLE)
 
 # Fuzzing: 10^5 seeded cases per parser (times, chains, session JSON, keys and theme files,
-# audio headers; the command line gets a tenth), each in a watched worker that reports
+# audio headers, MIDI files, control socket lines, output paths through the write guard; the
+# command line gets a tenth, output paths among it), each in a watched worker that reports
 # crashes, 10 s hangs and unclear messages; then the kill matrix (50 kills of each kind) and
 # the concurrent writers (20 trials each). A release build, for speed. FUZZ_SEED replays a run.
 FUZZ_CASES ?= 100000

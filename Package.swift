@@ -112,6 +112,9 @@ let package = Package(
         .executableTarget(name: "td-jack-midi-clock", linkerSettings: [.linkedLibrary("jack")]),
         // A JACK MIDI sender, the controller a person turns, for the end-to-end tests.
         .executableTarget(name: "td-jack-midi-send", linkerSettings: [.linkedLibrary("jack")]),
+        // A loopback cable on JACK that reports its latency as a sound card does (or keeps part
+        // of it to itself, for `calibrate` to find): the tests' and `bench jack`'s round trips.
+        .executableTarget(name: "td-jack-loop", dependencies: ["CJACKProbe"]),
 
         // The fuzzers behind `make fuzz` (and the fixed corpus `make test` runs): seeded,
         // each case in a worker process it watches for crashes and hangs.

@@ -128,6 +128,14 @@ public struct AutomationWriter: Sendable {
         return out
     }
 
+    /// What each lane being written holds so far, as if its pass ended at timeline frame
+    /// `frame` (where the transport is) with the hand still on it: the points written, the
+    /// last value held to `frame`. Changes nothing: a front-end draws the lanes from it while
+    /// the pass runs (the edit itself comes when the pass ends).
+    public func inProgress(at frame: Int64) -> [AutomationWrite] {
+        passes.map { end($0, releaseFrame: frame, held: true) }
+    }
+
     /// The transport stopped (or left the stretch being written) at timeline frame `frame`:
     /// every pass ends there — a touch returns to its lane, a latch and a write hold their
     /// last value to `frame`.

@@ -14,7 +14,7 @@ extension Session {
     /// Adds a marker called `name` at `frame` (a default `M1`, `M2`… when `name` is empty);
     /// returns its index in timeline order.
     @discardableResult
-    public mutating func addMarker(_ name: String, atFrame frame: Int64) throws(MarkerEditError) -> Int {
+    public mutating func addMarker(_ name: String, atFrame frame: Int64, kind: Marker.Kind = .user) throws(MarkerEditError) -> Int {
         guard frame >= 0, frame <= Session.maximumTimelineFrame else {
             throw MarkerEditError("a marker must lie between the start and \(clockText(Session.maximumTimelineFrame))")
         }
@@ -25,7 +25,7 @@ extension Session {
             label = "M\(n)"
         }
         let index = markers.firstIndex { $0.frame > frame } ?? markers.count
-        markers.insert(Marker(name: label, frame: frame), at: index)
+        markers.insert(Marker(name: label, frame: frame, kind: kind), at: index)
         return index
     }
 
@@ -42,7 +42,7 @@ extension Session {
     public mutating func moveMarker(_ index: Int, toFrame frame: Int64) throws(MarkerEditError) -> Int {
         guard markers.indices.contains(index) else { throw MarkerEditError("marker \(index + 1) does not exist") }
         let m = markers.remove(at: index)
-        return try addMarker(m.name, atFrame: frame)
+        return try addMarker(m.name, atFrame: frame, kind: m.kind)
     }
 
     /// Removes marker `index`.

@@ -34,6 +34,37 @@ public enum SafeText {
         return out
     }
 
+    /// JSON text (as JSONSerialization writes it) safe for a terminal with the same meaning:
+    /// every character that must not reach a terminal raw and that JSON leaves raw inside its
+    /// strings (DEL, C1 controls, bidirectional overrides, zero-width and other invisible
+    /// formatting characters) becomes a `\uXXXX` escape (a surrogate pair above U+FFFF), which
+    /// every JSON reader turns back into the same character. Characters below U+0020 are left
+    /// alone: JSON escapes them inside strings already, and outside strings they are the
+    /// document's own line breaks and indents.
+    public static func jsonSafe(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: { $0.value >= 0x7F && needsEscape($0) }) else { return json }
+        var out = ""
+        out.reserveCapacity(json.utf8.count + 16)
+        func unit(_ v: UInt32) {
+            let hex = String(v, radix: 16, uppercase: true)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        }
+        for scalar in json.unicodeScalars {
+            guard scalar.value >= 0x7F && needsEscape(scalar) else {
+                out.unicodeScalars.append(scalar)
+                continue
+            }
+            if scalar.value > 0xFFFF {
+                let v = scalar.value - 0x10000
+                unit(0xD800 + (v >> 10))
+                unit(0xDC00 + (v & 0x3FF))
+            } else {
+                unit(scalar.value)
+            }
+        }
+        return out
+    }
+
     /// Whether `scalar` must not reach a terminal as itself.
     public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value

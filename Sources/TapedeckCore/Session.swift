@@ -37,16 +37,50 @@ public struct FrameRange: Codable, Equatable, Sendable {
 
 /// A named point on the timeline.
 public struct Marker: Codable, Equatable, Sendable {
+    /// What a marker marks.
+    public enum Kind: String, Codable, Sendable {
+        /// A place the user named: exported as a cue point and a chapter.
+        case user
+        /// Where a take lost input (a device xrun, frames a slow disk dropped), added by the
+        /// recorder and named with what was lost: shown and listed, kept in the take's own
+        /// cues, but exported only when asked (`export --markers all`).
+        case lostInput = "lost-input"
+    }
+
     /// What the user called it.
     public var name: String
     /// Where it is.
     public var frame: Int64
+    /// What it marks.
+    public var kind: Kind
 
     /// Creates a marker.
-    public init(name: String, frame: Int64) {
+    public init(name: String, frame: Int64, kind: Kind = .user) {
         self.name = name
         self.frame = frame
+        self.kind = kind
     }
+
+    private enum CodingKeys: String, CodingKey { case name, frame, kind }
+
+    /// Reads a marker; one saved before kinds existed is a user marker.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        frame = try c.decode(Int64.self, forKey: .frame)
+        kind = try c.decodeIfPresent(Kind.self, forKey: .kind) ?? .user
+    }
+
+    /// Writes a marker; a user marker's kind is left out, as older sessions have it.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(frame, forKey: .frame)
+        if kind != .user { try c.encode(kind, forKey: .kind) }
+    }
+
+    /// Whether it marks lost input.
+    public var isLostInput: Bool { kind == .lostInput }
 }
 
 /// A piece of an audio file placed on a track's timeline.
@@ -288,8 +322,8 @@ public enum MonitoringMode: String, Codable, Equatable, Sendable, CaseIterable {
     case off
     /// Always the live input (through the input chain), never the disk.
     case input
-    /// The input while armed and recording (or armed and stopped), the disk otherwise:
-    /// what a tape machine does.
+    /// The input while armed and stopped or recording (from a pass's count-in or pre-roll
+    /// on), the disk while it plays without recording: Ardour's auto-input, a tape machine's.
     case auto
 }
 

@@ -99,6 +99,27 @@ extension Session {
         return TakeSlot(group: g, take: number)
     }
 
+    /// Stacks the passes of one loop recording (in the order they were played, each over the
+    /// loop) as the takes of one group: into `group`, or a new group when nil. The last
+    /// complete pass plays, as in Reaper and Ardour: a pass cut short by the stop (shorter
+    /// than the passes before it) is kept as the take after it, heard only when chosen. A
+    /// recording stopped in its first pass has only that one, and it plays. Returns the group
+    /// (nil when there were no passes).
+    @discardableResult
+    public mutating func addLoopPasses(track: Int, passes: [Region], group: Int? = nil) throws(TakeLaneError) -> Int? {
+        try checkTrack(track)
+        guard let full = passes.map(\.lengthFrames).max() else { return group }
+        var g = group
+        var chosen: TakeSlot?
+        for pass in passes {
+            let slot = try addTake(track: track, region: pass, group: g)
+            g = slot.group
+            if pass.lengthFrames == full { chosen = slot }
+        }
+        if let chosen { tracks[track].choose(group: chosen.group, take: chosen.take) }
+        return g
+    }
+
     /// Makes the next take of `group` active (after the last comes the first); returns its
     /// number.
     @discardableResult

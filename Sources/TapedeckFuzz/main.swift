@@ -4,7 +4,7 @@ import TapedeckCore
 /// `tapedeck-fuzz`: seeded, reproducible fuzzing of every parser Tapedeck has, run by
 /// `make fuzz` (10^5 cases per parser) and, over a fixed corpus, by `make test`.
 ///
-///     tapedeck-fuzz [all|time|chain|session|keys|theme|audio|midi|cli|socket ...] [--cases N] [--seed S] [--findings DIR]
+///     tapedeck-fuzz [all|time|chain|session|keys|theme|audio|midi|cli|socket|paths ...] [--cases N] [--seed S] [--findings DIR]
 ///     tapedeck-fuzz corpus DIR        every file of DIR/PARSER/ through its parser
 ///
 /// Reports crashes (a worker killed by a signal), hangs (10 s without progress) and unclear
@@ -15,7 +15,7 @@ import TapedeckCore
 enum Targets {
     nonisolated(unsafe) static let all: [any FuzzTarget.Type] = [TimeTarget.self, ChainTarget.self, SessionTarget.self, KeysTarget.self,
                                              ThemeTarget.self, AudioTarget.self, MIDITarget.self, CLITarget.self,
-                                             SocketTarget.self]
+                                             SocketTarget.self, PathsTarget.self]
 
     static func make(_ name: String) throws -> any FuzzTarget {
         guard let type = all.first(where: { $0.name == name }) else { throw FuzzUsage("unknown parser '\(name)'") }

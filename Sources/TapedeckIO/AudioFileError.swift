@@ -1,3 +1,5 @@
+import TapedeckCore
+
 /// Why an audio file could not be read or written. The description is one line for the user,
 /// naming the file and the reason.
 public struct AudioFileError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -12,10 +14,10 @@ public struct AudioFileError: Error, CustomStringConvertible, Equatable, Sendabl
         self.reason = reason
     }
 
-    /// `PATH: REASON`, as the user sees it; always one line, whatever a C library put in
-    /// the reason.
+    /// `PATH: REASON`, as the user sees it, the path escaped (``SafeText``); always one line,
+    /// whatever a C library put in the reason.
     public var description: String {
-        let line = "\(path): \(reason)"
+        let line = "\(path.terminalSafe): \(reason)"
         return line.contains(where: \.isNewline) ? String(line.map { $0.isNewline ? " " : $0 }) : line
     }
 }

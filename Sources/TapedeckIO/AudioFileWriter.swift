@@ -78,13 +78,24 @@ public final class AudioFileWriter {
     /// The bytes of chunks handed to libsndfile (iXML, the cue labels): it keeps the pointers
     /// until the file is closed.
     var chunkBuffers: [UnsafeMutableRawPointer] = []
-    /// FLAC: the chapters to add once libsndfile has finished the file (see ``FLACChapters``).
+    /// FLAC, MP3, Opus: the chapters to add once libsndfile has finished the file (see
+    /// ``FLACChapters``, ``ID3Tag``, ``OpusChapters``).
     private var pendingChapters: [CuePoint] = []
+    /// Title, artist and album (exports).
+    let tags: FileTags
+    /// WAV exports with more cue points than libsndfile writes: added after the data on close.
+    var appendedCues: [CuePoint] = []
+    /// The `bext` loudness fields to fill on close (``setLoudness(_:)``), WAV only.
+    var pendingLoudness: BextLoudness?
+    /// Opus at a rate it does not code: the frames go through libsamplerate to 48 kHz.
+    private var resampler: StreamResampler?
+    /// Whether samples go to libsndfile as floats (32-bit float files, and the encoders).
+    private var writesFloats: Bool { format.encoding == .float32 || format.container.isLossy }
     /// The take metadata stored in the header, if any.
     public let metadata: TakeMetadata?
     /// Why part of the metadata could not be stored, if so. Never fatal: a take without its
     /// description is still a take.
-    public private(set) var metadataProblem: String?
+    public internal(set) var metadataProblem: String?
     /// Whether the header states the channel positions asked for (WAV only, and only in an
     /// order WAVE_FORMAT_EXTENSIBLE can say: front left, right, centre, LFE, rear, …, side).
     public private(set) var storesChannelLayout = false
@@ -101,14 +112,15 @@ public final class AudioFileWriter {
     /// FLAC chapter comments; what cannot be stored is said in ``metadataProblem``.
     public init(path: String, format: AudioFileFormat, blockFrames: Int = 4096, peakPath: String? = nil,
                 expectedFrameCount: Int64? = nil, metadata: TakeMetadata? = nil, cues: [CuePoint] = [],
-                channelLayout: [ChannelPosition]? = nil, creation: Creation = .new) throws(AudioFileError) {
+                channelLayout: [ChannelPosition]? = nil, tags: FileTags = FileTags(), creation: Creation = .new) throws(AudioFileError) {
         self.path = path
         self.format = format
         self.peakPath = peakPath
         self.metadata = metadata
+        self.tags = tags
         if let problem = format.problem() { throw AudioFileError(path: path, reason: problem) }
         var info = SF_INFO()
-        info.samplerate = Int32(format.sampleRate)
+        info.samplerate = Int32(format.storedSampleRate)
         info.channels = Int32(format.channelCount)
         // Classic WAV only when the data surely stays below the 4 GB RIFF limit (2 GB margin).
         let bytesPerFrame = Int64(format.channelCount * format.encoding.bits / 8)
@@ -117,7 +129,8 @@ public final class AudioFileWriter {
         // Classic WAV has no place for positions; the extensible header has (and RF64 writes it).
         info.format = classic ? (positions == nil ? format.classicWAVFormat : format.extensibleWAVFormat) : format.sndfileFormat
         guard sf_format_check(&info) == SF_TRUE else {
-            throw AudioFileError(path: path, reason: "libsndfile cannot write \(format.container.rawValue) \(format.encoding.rawValue)-bit with \(format.channelCount) channels")
+            let what = format.container.isLossy ? format.container.rawValue.uppercased() : "\(format.container.rawValue) \(format.encoding.rawValue)-bit"
+            throw AudioFileError(path: path, reason: "libsndfile cannot write \(what) with \(format.channelCount) channels (its build may lack the encoder)")
         }
         if FileSystem.isFolder(path) { throw AudioFileError(path: path, reason: "cannot create: it is a folder") }
         let fd = try AudioFileWriter.openFile(path, creation)
@@ -143,16 +156,32 @@ public final class AudioFileWriter {
         floatBuffer = .allocate(capacity: self.blockFrames * format.channelCount)
         peaks = peakPath == nil ? nil : PeakBuilder(channelCount: format.channelCount)
         // Still before the first write, which is when libsndfile writes the header.
-        if let metadata { store(metadata, handle: h) }
+        if format.container.isLossy {
+            if let problem = configureEncoder(h) {
+                sf_close(h)
+                handle = nil
+                if creation != .reserved { unlink(path) }
+                throw AudioFileError(path: path, reason: problem)
+            }
+            if format.storedSampleRate != format.sampleRate {
+                resampler = try StreamResampler(channelCount: format.channelCount,
+                                                ratio: Double(format.storedSampleRate) / Double(format.sampleRate),
+                                                quality: .medium, blockFrames: self.blockFrames, path: path)
+            }
+        }
+        if let metadata { store(metadata, handle: h) } else if format.container.isLossy { storeTags(nil, handle: h) }
         if !cues.isEmpty {
             var problem: String?
             if format.container == .wav {
                 problem = storeWAVCues(cues, handle: h, expectedFrameCount: expectedFrameCount)
-            } else if format.container == .flac {
-                let (kept, dropped) = FileCues.usable(cues, frameCount: expectedFrameCount, limit: FileCues.maximumFLACChapters,
-                                                      maximumFrame: Int64.max)
+            } else {
+                let limit = format.container == .mp3 ? ID3Tag.maximumChapters : FileCues.maximumFLACChapters
+                let (kept, dropped) = FileCues.usable(cues, frameCount: expectedFrameCount, limit: limit, maximumFrame: Int64.max)
                 pendingChapters = kept
-                if dropped > 0 { problem = "\(dropped) marker\(dropped == 1 ? "" : "s") (a FLAC holds \(FileCues.maximumFLACChapters) chapters)" }
+                if dropped > 0 {
+                    let name = format.container == .mp3 ? "an MP3" : format.container == .opus ? "an Opus file" : "a FLAC"
+                    problem = "\(dropped) marker\(dropped == 1 ? "" : "s") (\(name) holds \(limit) chapters)"
+                }
             }
             if let problem { metadataProblem = (metadataProblem.map { $0 + ", " } ?? "could not store ") + problem }
         }
@@ -252,61 +281,38 @@ public final class AudioFileWriter {
     /// write fails or the peak file cannot be written.
     public func close() throws(AudioFileError) {
         guard let h = handle else { return }
+        if let resampler {
+            // The converter's tail: the last few milliseconds it still holds.
+            try resampler.process(floatBuffer, frameCount: 0, endOfInput: true, path: path) { out, m throws(AudioFileError) in
+                if Int(sf_writef_float(h, out, sf_count_t(m))) != m {
+                    throw AudioFileError(path: path, reason: AudioFileWriter.writeFailureReason(handle: h))
+                }
+            }
+        }
         handle = nil
         descriptor = -1
         let code = sf_close(h)
         if code != 0 {
             throw AudioFileError(path: path, reason: "could not finish the file: \(String(cString: sf_error_number(code)))")
         }
-        if !pendingChapters.isEmpty {
-            try FLACChapters.add(pendingChapters, sampleRate: format.sampleRate, toFileAt: path)
+        try finishMetadata()
+        switch format.container {
+        case .flac where !pendingChapters.isEmpty || (metadata != nil && !guardsDiskSpace):
+            // An export's time reference as the `time_reference` comment: the key ffmpeg gives
+            // a BWF's bext time reference, and writes into a FLAC made from one. (Not a take's:
+            // a take is not rewritten whole at its close for it.)
+            let reference = guardsDiskSpace ? [] : metadata.map { [("time_reference", String(max(0, $0.timeReference ?? $0.timelineFrame)))] } ?? []
+            try FLACChapters.add(pendingChapters, sampleRate: format.sampleRate, extra: reference, toFileAt: path)
+        case .mp3:
+            // Always: the tag (UTF-8 text frames, chapters) is ours, not LAME's Latin-1 one.
+            try ID3Tag.rewrite(path: path, tags: storedTags, chapters: pendingChapters, sampleRate: format.sampleRate,
+                               frameCount: framesWritten)
+        case .opus where !pendingChapters.isEmpty:
+            try OpusChapters.add(pendingChapters, sampleRate: format.sampleRate, toFileAt: path)
+        default: break
         }
         savePeaks()
         if let peakError { throw peakError }
-    }
-
-    /// Stores `m` in the fresh file's header (see ``TakeMetadata`` for where each field goes).
-    private func store(_ m: TakeMetadata, handle h: OpaquePointer) {
-        var problems: [String] = []
-        let strings: [(Int32, String)] = [(Int32(SF_STR_TITLE), m.title), (Int32(SF_STR_COMMENT), m.text),
-                                          (Int32(SF_STR_SOFTWARE), "Tapedeck"), (Int32(SF_STR_DATE), m.startedAt)]
-        for (kind, value) in strings where !value.isEmpty {
-            if sf_set_string(h, kind, value) != 0 { problems.append("string \(kind)") }
-        }
-        if format.container == .wav {
-            var bext = SF_BROADCAST_INFO()
-            TakeMetadata.fill(&bext.description, with: m.text, capacity: 255)
-            TakeMetadata.fill(&bext.originator, with: "Tapedeck", capacity: 32)
-            TakeMetadata.fill(&bext.originator_reference, with: m.session, capacity: 32)
-            // BWF wants "yyyy-mm-dd" and "hh:mm:ss"; startedAt is "yyyy-mm-dd hh:mm:ss".
-            let stamp = m.startedAt.split(separator: " ")
-            if stamp.count == 2 {
-                TakeMetadata.fill(&bext.origination_date, with: String(stamp[0]), capacity: 10)
-                TakeMetadata.fill(&bext.origination_time, with: String(stamp[1]), capacity: 8)
-            }
-            let reference = UInt64(max(m.timeReference ?? m.timelineFrame, 0))
-            bext.time_reference_low = UInt32(truncatingIfNeeded: reference)
-            bext.time_reference_high = UInt32(truncatingIfNeeded: reference >> 32)
-            bext.version = 1
-            let mode = format.channelCount == 1 ? "mono" : format.channelCount == 2 ? "stereo" : "multitrack"
-            let history = "A=PCM,F=\(format.sampleRate),W=\(format.encoding.bits),M=\(mode),T=Tapedeck speed \(m.speed)\r\n"
-            TakeMetadata.fill(&bext.coding_history, with: history, capacity: 255)
-            bext.coding_history_size = UInt32(min(history.utf8.count, 255))
-            if sf_command(h, Int32(SFC_SET_BROADCAST_INFO), &bext, Int32(MemoryLayout<SF_BROADCAST_INFO>.size)) != SF_TRUE {
-                problems.append("bext chunk")
-            }
-            var xml = Array(m.ixml(sampleRate: format.sampleRate).utf8)
-            if xml.count % 2 == 1 { xml.append(0x20) }  // RIFF pads odd chunks; keep the size exact.
-            let bytes = UnsafeMutableRawPointer.allocate(byteCount: xml.count, alignment: 1)
-            bytes.copyMemory(from: xml, byteCount: xml.count)
-            chunkBuffers.append(bytes)
-            var chunk = SF_CHUNK_INFO()
-            TakeMetadata.setID(&chunk, "iXML")
-            chunk.datalen = UInt32(xml.count)
-            chunk.data = bytes
-            if sf_set_chunk(h, &chunk) != 0 { problems.append("iXML chunk") }
-        }
-        metadataProblem = problems.isEmpty ? nil : "could not store " + problems.joined(separator: ", ")
     }
 
     private func savePeaks() {
@@ -331,8 +337,13 @@ public final class AudioFileWriter {
                 throw AudioFileError(path: path, reason: "the disk is full (stopped with room left to finish the file)")
             }
         }
-        let written: Int
-        if format.encoding == .float32 {
+        var written: Int
+        if let resampler {
+            written = n
+            try resampler.process(floatBuffer, frameCount: n, endOfInput: false, path: path) { out, m throws(AudioFileError) in
+                if Int(sf_writef_float(h, out, sf_count_t(m))) != m { written = 0 }
+            }
+        } else if writesFloats {
             written = Int(sf_writef_float(h, floatBuffer, sf_count_t(n)))
         } else if let shorts = shortBuffer {
             // The top halves of the left-justified 32-bit values, eight at a time.
@@ -394,7 +405,7 @@ public final class AudioFileWriter {
         }
         peakAmplitude = peak
         overCount += overs
-        if format.encoding == .float32 {
+        if writesFloats {
             var i = 0
             while i < count { floatBuffer[i * c + ch] = src[i * stride]; i += 1 }
             return

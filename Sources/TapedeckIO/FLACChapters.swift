@@ -14,9 +14,11 @@ import Glibc
 /// audio frames copied as they are — and renamed over the old one, so a failure leaves the
 /// file libsndfile wrote.
 public enum FLACChapters {
-    /// Adds `chapters` (frames at `sampleRate`) to the FLAC file at `path`.
-    public static func add(_ chapters: [CuePoint], sampleRate: Int, toFileAt path: String) throws(AudioFileError) {
-        guard !chapters.isEmpty else { return }
+    /// Adds `chapters` (frames at `sampleRate`) and the `extra` comments (`KEY`, value;
+    /// replacing any of the same key) to the FLAC file at `path`.
+    public static func add(_ chapters: [CuePoint], sampleRate: Int, extra: [(String, String)] = [],
+                           toFileAt path: String) throws(AudioFileError) {
+        guard !chapters.isEmpty || !extra.isEmpty else { return }
         let input = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard input >= 0 else { throw AudioFileError(path: path, reason: "cannot read the file back to add its chapters") }
         defer { close(input) }
@@ -28,12 +30,12 @@ public enum FLACChapters {
         var all: [(type: UInt8, body: [UInt8])] = []
         for block in blocks {
             if block.type == 4 && comments == nil {
-                comments = adding(chapters, sampleRate: sampleRate, to: block.body)
+                comments = adding(chapters, sampleRate: sampleRate, extra: extra, to: block.body)
             } else if block.type != 1 {  // padding is dropped: the file is rewritten anyway
                 all.append(block)
             }
         }
-        let commentBlock = comments ?? adding(chapters, sampleRate: sampleRate, to: nil)
+        let commentBlock = comments ?? adding(chapters, sampleRate: sampleRate, extra: extra, to: nil)
         guard commentBlock.count < 1 << 24 else {
             throw AudioFileError(path: path, reason: "cannot add chapters: too many for one Vorbis comment block")
         }
@@ -106,13 +108,18 @@ public enum FLACChapters {
 
     /// A Vorbis comment block body: `existing`'s vendor and comments (minus any chapter
     /// entries: these replace them) and the chapters. A damaged `existing` is replaced.
-    static func adding(_ chapters: [CuePoint], sampleRate: Int, to existing: [UInt8]?) -> [UInt8] {
+    static func adding(_ chapters: [CuePoint], sampleRate: Int, extra: [(String, String)] = [], to existing: [UInt8]?) -> [UInt8] {
         var vendor = Array("Tapedeck".utf8)
         var comments: [[UInt8]] = []
+        let replaced = Set(extra.map { $0.0.uppercased() + "=" })
         if let b = existing, let parsed = parse(b) {
             vendor = parsed.vendor
-            comments = parsed.comments.filter { !String(decoding: $0.prefix(7), as: UTF8.self).uppercased().hasPrefix("CHAPTER") }
+            comments = parsed.comments.filter { c in
+                let text = String(decoding: c.prefix(64), as: UTF8.self).uppercased()
+                return !text.hasPrefix("CHAPTER") && !replaced.contains(where: { text.hasPrefix($0) })
+            }
         }
+        for (key, value) in extra { comments.append(Array("\(key)=\(value)".utf8)) }
         for (i, c) in chapters.sorted(by: { $0.frame < $1.frame }).enumerated() {
             let number = String(format: "%03d", i + 1)
             comments.append(Array("CHAPTER\(number)=\(clock(c.frame, sampleRate: sampleRate))".utf8))

@@ -27,8 +27,13 @@ public struct CuePoint: Equatable, Sendable {
 /// - FLAC: Vorbis comments `CHAPTER001=00:01:00.000` / `CHAPTER001NAME=Chorus` (the chapter
 ///   comment convention ffmpeg/ffprobe read as chapters), see ``FLACChapters``.
 public enum FileCues {
-    /// The most cue points a WAV holds (libsndfile's `SF_CUES` has room for 100).
+    /// The most cue points libsndfile writes into a WAV's header (its `SF_CUES` has room for
+    /// 100); an export with more gets its `cue ` and `adtl` chunks written here after the
+    /// data once the file is closed (``TakeFilePatch/appendCues(path:cues:frameCount:limit:)``).
     public static let maximumWAVCues = 100
+    /// The most an export's WAV holds: the `cue ` chunk's 32-bit size allows far more; this is
+    /// the session's own marker limit.
+    public static let maximumExportWAVCues = 10_000
     /// The most chapters a FLAC holds (three digits in `CHAPTERnnn`).
     public static let maximumFLACChapters = 999
 
@@ -102,11 +107,17 @@ extension AudioFileWriter {
     /// returns what could not be stored, or nil.
     func storeWAVCues(_ cues: [CuePoint], handle h: OpaquePointer, expectedFrameCount: Int64?) -> String? {
         // The cue chunk's positions are 32-bit: a point past 2^32 frames cannot be said.
-        let (kept, dropped) = FileCues.usable(cues, frameCount: expectedFrameCount, limit: FileCues.maximumWAVCues,
-                                              maximumFrame: Int64(UInt32.max))
+        // An export (its length known) holds any number: past libsndfile's 100 they are
+        // written after the data on close.
+        let limit = expectedFrameCount == nil ? FileCues.maximumWAVCues : FileCues.maximumExportWAVCues
+        let (kept, dropped) = FileCues.usable(cues, frameCount: expectedFrameCount, limit: limit, maximumFrame: Int64(UInt32.max))
         var problems: [String] = []
-        if dropped > 0 { problems.append("\(dropped) marker\(dropped == 1 ? "" : "s") (a WAV holds \(FileCues.maximumWAVCues) cue points before 2^32 frames)") }
+        if dropped > 0 { problems.append("\(dropped) marker\(dropped == 1 ? "" : "s") (a WAV holds \(limit) cue points before 2^32 frames)") }
         guard !kept.isEmpty else { return problems.first }
+        if kept.count > FileCues.maximumWAVCues {
+            appendedCues = kept
+            return problems.first
+        }
         var table = FileCues.sfCues(kept)
         if sf_command(h, Int32(SFC_SET_CUE), &table, Int32(MemoryLayout<SF_CUES>.size)) != SF_TRUE {
             problems.append("cue chunk")

@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckCore
 
 /// Podcast chapters from an export's markers (`export --chapters FILE`), in the two forms
 /// podcast hosts and tools take beside the audio:
@@ -31,25 +32,25 @@ public enum PodcastChapters {
             }
             let object: [String: Any] = ["version": "1.2.0", "chapters": chapters]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            return String(decoding: data, as: UTF8.self) + "\n"
+            return SafeText.jsonSafe(String(decoding: data, as: UTF8.self)) + "\n"
         case .text:
             return cues.map { cue in
                 let ms = Int64((Double(cue.frame) / rate * 1000).rounded())
-                let title = cue.name.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+                // A name is data: a line break or a terminal escape in it is written escaped
+                // (as everywhere Tapedeck prints a name), never raw into a file people `cat`.
+                let title = cue.name.terminalSafe
                 return String(format: "%02lld:%02lld:%02lld.%03lld ", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000) + title
             }.map { $0 + "\n" }.joined()
         }
     }
 
-    /// Writes `cues` to `path` in the form its extension names (replacing a file there).
-    public static func write(_ cues: [CuePoint], sampleRate: Int, to path: String) throws(AudioFileError) {
+    /// Writes `cues` to `path` in the form its extension names, replacing a file there
+    /// atomically through ``WriteGuard`` (never over what `sessions` or any other session owns).
+    public static func write(_ cues: [CuePoint], sampleRate: Int, to path: String, sessions: [ProtectedSession] = []) throws {
         guard let format = format(forPath: path) else {
             throw AudioFileError(path: path, reason: "chapters are written as .json (Podcasting 2.0) or .txt")
         }
-        do {
-            try text(cues, sampleRate: sampleRate, format: format).write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw AudioFileError(path: path, reason: "cannot write the chapters: \((error as NSError).localizedDescription)")
-        }
+        try WriteGuard.write(Array(text(cues, sampleRate: sampleRate, format: format).utf8), to: path,
+                             as: "export: --chapters", sessions: sessions)
     }
 }

@@ -166,6 +166,7 @@ public struct SessionFolder: Sendable {
     public func undoLastSave(redo: Bool = false) throws(SessionError) -> String? {
         let lock = try SessionLock.acquire(self)
         defer { withExtendedLifetime(lock) {} }
+        try SessionHistory.check(self)
         guard let (session, name) = try SessionHistory.peek(self, undo: !redo) else { return nil }
         let replaced = SessionHistory.preserveCurrent(self)
         try save(session, keepingHistory: false)
@@ -213,6 +214,7 @@ public struct SessionFolder: Sendable {
             session = backup
         }
         try checkLinks(session)
+        try SessionHistory.check(self)
         // A session from before region ids (or edited by hand) gets them as it is read.
         var identified = session
         identified.identifyRegions()

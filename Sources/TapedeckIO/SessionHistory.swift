@@ -34,8 +34,10 @@ public enum SessionHistory {
         var redo: [Step] = []
     }
 
-    /// The steps `undo` and `redo` would take, newest first: their names.
-    public static func steps(_ folder: SessionFolder) -> (undo: [String], redo: [String]) {
+    /// The steps `undo` and `redo` would take, newest first: their names. Throws when the
+    /// history cannot be the session's (``check(_:)``).
+    public static func steps(_ folder: SessionFolder) throws(SessionError) -> (undo: [String], redo: [String]) {
+        try check(folder)
         let index = read(folder)
         return (index.undo.reversed().map(\.name), index.redo.reversed().map(\.name))
     }
@@ -54,7 +56,7 @@ public enum SessionHistory {
     static func keep(_ folder: SessionFolder, name: String, clearingRedo: Bool = true) {
         guard FileSystem.exists(folder.sessionFile) else { return }
         let dir = folder.path + "/history"
-        if !FileSystem.isFolder(dir) && mkdir(dir, 0o755) != 0 { return }
+        guard makeFolder(folder) else { return }
         var index = read(folder)
         guard let file = preserve(folder.sessionFile, in: dir, index: index) else { return }
         index.undo.append(Step(file: file, name: name))
@@ -97,7 +99,7 @@ public enum SessionHistory {
     /// Keeps the current `session.json` under a new name in the history folder; the name.
     static func preserveCurrent(_ folder: SessionFolder) -> String? {
         let dir = folder.path + "/history"
-        if !FileSystem.isFolder(dir) && mkdir(dir, 0o755) != 0 { return nil }
+        guard makeFolder(folder) else { return nil }
         return preserve(folder.sessionFile, in: dir, index: read(folder))
     }
 
@@ -117,13 +119,79 @@ public enum SessionHistory {
         return name
     }
 
+    /// Why the session's `history` cannot be its undo history, or nil when it can (a folder
+    /// of the session's own, or not there yet): a link (steps would be written and read
+    /// elsewhere) or something that is not a folder (edits would keep no history, silently).
+    /// The session is refused with this, as a region file that is a link is.
+    public static func folderProblem(_ folder: SessionFolder) -> String? {
+        let dir = folder.path + "/history"
+        var st = stat()
+        guard lstat(dir, &st) == 0 else { return nil }
+        switch st.st_mode & S_IFMT {
+        case S_IFDIR: return nil
+        case S_IFLNK:
+            let target = SessionFolder.resolved(dir).map { " to \($0.terminalSafe)" } ?? " that leads nowhere"
+            return "is a link\(target); the undo history must be a folder inside the session (Tapedeck never keeps it through a link): move it back or remove the link"
+        default:
+            return "is not a folder; the undo history must be a folder inside the session: move that file away"
+        }
+    }
+
+    /// Refuses a session whose `history` is a link or not a folder (``folderProblem(_:)``).
+    public static func check(_ folder: SessionFolder) throws(SessionError) {
+        if let why = folderProblem(folder) { throw SessionError(path: folder.path + "/history", reason: why) }
+    }
+
+    /// Makes `history/` when missing; false when it cannot be the history (``folderProblem(_:)``).
+    private static func makeFolder(_ folder: SessionFolder) -> Bool {
+        if folderProblem(folder) != nil { return false }
+        let dir = folder.path + "/history"
+        var st = stat()
+        return lstat(dir, &st) == 0 || mkdir(dir, 0o755) == 0
+    }
+
     private static func read(_ folder: SessionFolder) -> Index {
+        guard folderProblem(folder) == nil else { return Index() }
         let path = folder.path + "/history/index.json"
-        guard let bytes = try? FileSystem.readAll(path: path, limitBytes: 1 << 20),
-              let index = try? JSONDecoder().decode(Index.self, from: Data(bytes)) else { return Index() }
+        let bytes = try? FileSystem.readAll(path: path, limitBytes: 1 << 20)
+        guard let bytes, let index = try? JSONDecoder().decode(Index.self, from: Data(bytes)) else {
+            // Steps with no readable index: the history is rebuilt from them, never forgotten.
+            return rebuilt(folder, damaged: bytes != nil || FileSystem.isPresent(path))
+        }
         // A step's file is a plain name in the history folder, never a path elsewhere.
         func sane(_ s: Step) -> Bool { !s.file.isEmpty && !s.file.contains("/") && !s.file.hasPrefix(".") }
         return Index(undo: index.undo.filter(sane), redo: index.redo.filter(sane))
+    }
+
+    /// The history read back from its step files when `index.json` is damaged (or missing
+    /// beside steps): every step an undo step, oldest first by the time it was saved (the
+    /// newest ``limit``), named by that time (their names were in the index). Said as a
+    /// notice; under the session lock also saved as the new index (the damaged one kept as
+    /// `index.json.damaged`), so it is said once.
+    private static func rebuilt(_ folder: SessionFolder, damaged: Bool) -> Index {
+        let dir = folder.path + "/history"
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { name in
+            name.hasSuffix(".json") && name != "index.json" && !name.hasPrefix(".") && name.dropLast(5).allSatisfy(\.isNumber)
+        }
+        guard !names.isEmpty else { return Index() }
+        let stamped = names.compactMap { name -> (name: String, nanos: Int64)? in
+            guard let stamp = FileStamp.of(path: dir + "/" + name) else { return nil }
+            return (name, stamp.modificationNanoseconds)
+        }.sorted { ($0.nanos, $0.name) < ($1.nanos, $1.name) }.suffix(limit)
+        let f = DateFormatter()
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        f.locale = Locale(identifier: "en_US_POSIX")
+        let index = Index(undo: stamped.map { step in
+            Step(file: step.name, name: "the save of \(f.string(from: Date(timeIntervalSince1970: Double(step.nanos) / 1e9))) (its name was in the lost index)")
+        })
+        let path = dir + "/index.json"
+        // Only a writer (the lock's holder) mends the index; a reader just reads the steps.
+        if SessionLock.isHeld(folder) {
+            if damaged { _ = rename(path, path + ".damaged") }
+            _ = write(index, folder)
+        }
+        SessionFolder.notice("\(path.terminalSafe): \(damaged ? "unreadable" : "missing"); the undo history was rebuilt from its \(index.undo.count) step file\(index.undo.count == 1 ? "" : "s") (their names are lost\(damaged ? "; the damaged index is kept as index.json.damaged" : ""))")
+        return index
     }
 
     private static func write(_ index: Index, _ folder: SessionFolder) -> Bool {

@@ -72,11 +72,12 @@ public enum TakeFilePatch {
 
     /// Adds `cues` to the closed WAV (or RF64) take at `path`: a `cue ` chunk and a `LIST`
     /// `adtl` chunk with their labels after its last chunk, and the RIFF size grown to hold
-    /// them. Points outside the file, past 2^32 frames or beyond a hundred are left out.
+    /// them. Points outside the file, past 2^32 frames or beyond `limit` are left out.
     /// Returns how many were written.
     @discardableResult
-    public static func appendCues(path: String, cues: [CuePoint], frameCount: Int64) throws(Failure) -> Int {
-        let (kept, _) = FileCues.usable(cues, frameCount: frameCount, limit: FileCues.maximumWAVCues, maximumFrame: Int64(UInt32.max))
+    public static func appendCues(path: String, cues: [CuePoint], frameCount: Int64,
+                                  limit: Int = FileCues.maximumWAVCues) throws(Failure) -> Int {
+        let (kept, _) = FileCues.usable(cues, frameCount: frameCount, limit: limit, maximumFrame: Int64(UInt32.max))
         guard !kept.isEmpty else { return 0 }
         let file = try PatchFile(path: path)
         defer { file.close() }

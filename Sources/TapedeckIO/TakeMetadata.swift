@@ -23,8 +23,12 @@ public struct TakeMetadata: Equatable, Sendable {
     public var trackName: String
     /// Timeline frame where the take's audio (after latency compensation) belongs.
     public var timelineFrame: Int64
-    /// Frames at the file's start that precede `timelineFrame` (the round trip of an overdub).
+    /// Frames the take's input lagged what it was played against (the round trip of an
+    /// overdub), by which it was placed earlier than it arrived.
     public var latencyFrames: Int64
+    /// Where ``latencyFrames`` came from, in words (`356 frames = capture 0 + playback 356
+    /// (JACK) + residual 0 + graph 0`); empty when nothing played.
+    public var latencyParts: String
     /// Transport speed while recording (1 = normal).
     public var speed: Double
     /// The ALSA device it was recorded from.
@@ -48,12 +52,13 @@ public struct TakeMetadata: Equatable, Sendable {
     public init(session: String = "", trackNumber: Int? = nil, trackName: String = "", timelineFrame: Int64 = 0,
                 latencyFrames: Int64 = 0, speed: Double = 1, device: String = "", deviceChannels: [Int] = [],
                 inputChain: String = "", startedAt: String = "", takeGroup: Int? = nil, takeNumber: Int? = nil,
-                timeReference: Int64? = nil) {
+                timeReference: Int64? = nil, latencyParts: String = "") {
         self.session = session
         self.trackNumber = trackNumber
         self.trackName = trackName
         self.timelineFrame = timelineFrame
         self.latencyFrames = latencyFrames
+        self.latencyParts = latencyParts
         self.speed = speed
         self.device = device
         self.deviceChannels = deviceChannels
@@ -83,6 +88,7 @@ public struct TakeMetadata: Equatable, Sendable {
         lines.append(("timeline_frame", String(timelineFrame)))
         if let r = timeReference { lines.append(("time_reference", String(r))) }
         if latencyFrames != 0 { lines.append(("latency_frames", String(latencyFrames))) }
+        if !latencyParts.isEmpty { lines.append(("latency", latencyParts)) }
         lines.append(("speed", String(speed)))
         lines.append(("device", device))
         if !deviceChannels.isEmpty { lines.append(("channels", deviceChannels.map(String.init).joined(separator: ","))) }
@@ -110,7 +116,7 @@ public struct TakeMetadata: Equatable, Sendable {
                   deviceChannels: (fields["channels"] ?? "").split(separator: ",").compactMap { Int($0) },
                   inputChain: fields["input_chain"] ?? "", startedAt: fields["started"] ?? "",
                   takeGroup: fields["take_group"].flatMap { Int($0) }, takeNumber: fields["take"].flatMap { Int($0) },
-                  timeReference: fields["time_reference"].flatMap { Int64($0) })
+                  timeReference: fields["time_reference"].flatMap { Int64($0) }, latencyParts: fields["latency"] ?? "")
     }
 
     static func escape(_ s: String) -> String {
@@ -145,7 +151,7 @@ public struct TakeMetadata: Equatable, Sendable {
     // MARK: iXML
 
     /// An iXML document (version 2.10 fields Tapedeck knows) carrying the same lines in `USER`.
-    public func ixml(sampleRate: Int) -> String {
+    public func ixml(sampleRate: Int, channelCount: Int = 0) -> String {
         func x(_ s: String) -> String {
             var out = ""
             for c in s {
@@ -160,10 +166,20 @@ public struct TakeMetadata: Equatable, Sendable {
             return out
         }
         let frame = UInt64(max(timeReference ?? timelineFrame, 0))
-        var trackList = "<TRACK_LIST><TRACK_COUNT>\(deviceChannels.count)</TRACK_COUNT>"
-        for (i, ch) in deviceChannels.enumerated() {
+        // A take lists the device inputs it recorded; anything else (an export, a stem, a
+        // render) every channel of the file, named for what it carries.
+        let names: [String]
+        if !deviceChannels.isEmpty {
+            names = deviceChannels.map { trackName.isEmpty ? "input \($0)" : "\(trackName) in \($0)" }
+        } else {
+            let base = trackName.isEmpty ? (session.isEmpty ? "mix" : "\(session) mix") : trackName
+            names = channelCount == 1 ? [base] : channelCount == 2 ? ["\(base) L", "\(base) R"]
+                : (0..<max(0, channelCount)).map { "\(base) \($0 + 1)" }
+        }
+        var trackList = "<TRACK_LIST><TRACK_COUNT>\(names.count)</TRACK_COUNT>"
+        for (i, name) in names.enumerated() {
             trackList += "<TRACK><CHANNEL_INDEX>\(i + 1)</CHANNEL_INDEX><INTERLEAVE_INDEX>\(i + 1)</INTERLEAVE_INDEX>"
-                + "<NAME>\(x(trackName.isEmpty ? "input \(ch)" : "\(trackName) in \(ch)"))</NAME></TRACK>"
+                + "<NAME>\(x(name))</NAME></TRACK>"
         }
         trackList += "</TRACK_LIST>"
         return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<BWFXML><IXML_VERSION>2.10</IXML_VERSION>"

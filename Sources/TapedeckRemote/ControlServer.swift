@@ -47,6 +47,16 @@ public final class ControlServer {
         /// When the client last took bytes of a reply (or when replies started waiting).
         var lastDrained: Double
         var closing = false
+        /// The size of the last reply queued: one reply may be longer than the pending limit
+        /// (a command line's long answer), a client that never reads may not queue more.
+        var lastReplyBytes = 0
+        var pendingLimit: Int { max(ControlServer.maximumPendingReplyBytes, lastReplyBytes) }
+        /// Queues `reply` for the client.
+        func queue(_ reply: RemoteReply) {
+            let bytes = Array((reply.line + "\n").utf8)
+            lastReplyBytes = bytes.count
+            output += bytes
+        }
         /// Requests handed out by ``serviceDeferred(_:)`` and not answered yet.
         var awaiting = 0
         /// Let go whatever it still waits for (it left, or never reads).
@@ -62,14 +72,21 @@ public final class ControlServer {
 
     /// The socket's path.
     public let path: String
+    /// The note beside it naming the session this Tapedeck has open (`PID.session`), if any:
+    /// how other Tapedecks know which sessions are open (``ControlFolder/openSessions()``).
+    private let sessionNote: String?
     private let listener: Int32
     private var connections: [Connection] = []
     private var closed = false
     private var nextConnection = 0
     /// At most this many clients at once; a line at most this long.
     static let maximumConnections = 32
-    /// (A command line handed over with many files to import runs to a few kilobytes.)
-    static let maximumLineBytes = 64 * 1024
+    /// (A command line handed over with many files to import runs to a few kilobytes; one
+    /// longer than a line is handed over in a file: see ``ControlClient/sendCommandLine``.)
+    public static let maximumLineBytes = 64 * 1024
+    /// The longest command line handed over in a file (`cli-file NAME`): past anything Linux
+    /// lets a command line hold (its arguments total about 2 MiB), each byte escaped sixfold.
+    public static let maximumCommandFileBytes = 16 << 20
     /// A client silent this long is let go.
     static let idleSeconds = 10.0
     /// Replies waiting for a client that does not read are bounded: past this many bytes, or
@@ -85,8 +102,9 @@ public final class ControlServer {
     /// Connections the kernel queues before ``service(_:)`` accepts them.
     static let listenBacklog: Int32 = 128
 
-    /// Makes the folder and the socket (mode 0600) and listens. Control thread.
-    public init() throws(RemoteError) {
+    /// Makes the folder and the socket (mode 0600) and listens; notes `session` (the folder
+    /// this Tapedeck has open) beside the socket. Control thread.
+    public init(session: String? = nil) throws(RemoteError) {
         let folder = try ControlFolder.prepare()
         // Sockets of processes that are gone would otherwise pile up, one per crash or
         // SIGKILL, and wait for their pid to be reused by something that does not listen.
@@ -107,6 +125,20 @@ public final class ControlServer {
             throw RemoteError("cannot listen on \(path): \(why)")
         }
         listener = fd
+        sessionNote = session.map { _ in folder + "/\(getpid()).session" }
+        if let note = sessionNote, let session {
+            // Written whole under a temporary name, then renamed: a reader sees all of it or none.
+            let absolute = session.hasPrefix("/") ? session : FileManager.default.currentDirectoryPath + "/" + session
+            let temporary = note + ".tmp"
+            unlink(temporary)
+            let noteFD = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if noteFD >= 0 {
+                let bytes = Array((absolute + "\n").utf8)
+                let written = bytes.withUnsafeBytes { Glibc.write(noteFD, $0.baseAddress, $0.count) }
+                Glibc.close(noteFD)
+                if written != bytes.count || rename(temporary, note) != 0 { unlink(temporary) }
+            }
+        }
     }
 
     deinit { close() }
@@ -119,6 +151,7 @@ public final class ControlServer {
         connections = []
         Glibc.close(listener)
         unlink(path)
+        if let sessionNote { unlink(sessionNote) }
     }
 
     /// What to wait on: new connections, requests, replies that did not fit at once.
@@ -150,7 +183,7 @@ public final class ControlServer {
             case .success(let command): reply = handle(command, c.peer)
             case .failure(let error): reply = .error(error.description)
             }
-            c.output += Array((reply.line + "\n").utf8)
+            c.queue(reply)
         }
     }
 
@@ -171,7 +204,7 @@ public final class ControlServer {
         guard let c = connections.first(where: { $0.id == connection }) else { return }
         c.awaiting = max(0, c.awaiting - 1)
         guard !c.dead else { return }
-        c.output += Array((reply.line + "\n").utf8)
+        c.queue(reply)
     }
 
     /// The one pass both ways of serving make: accept, read, hand each complete line to
@@ -183,19 +216,19 @@ public final class ControlServer {
         for c in connections where !c.closing {
             read(c, now: now)
             var answered = 0
-            while answered < Self.maximumLinesPerService, c.output.count <= Self.maximumPendingReplyBytes, ready(c),
+            while answered < Self.maximumLinesPerService, c.output.count <= c.pendingLimit, ready(c),
                   let end = c.input.firstIndex(of: UInt8(ascii: "\n")) {
                 answered += 1
                 var bytes = Array(c.input[..<end])
                 c.input.removeSubrange(...end)
                 if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
                 if let line = String(validating: bytes, as: UTF8.self) {
-                    take(c, RemoteCommand.parse(line))
+                    take(c, line.hasPrefix("cli-file ") ? commandFromFile(String(line.dropFirst(9))) : RemoteCommand.parse(line))
                 } else {
                     take(c, .failure(RemoteError("the line is not UTF-8 text")))
                 }
             }
-            if c.output.count > Self.maximumPendingReplyBytes {
+            if c.output.count > c.pendingLimit {
                 // It asks and never reads: nothing more is said to it.
                 c.output = []
                 c.input = []
@@ -225,6 +258,36 @@ public final class ControlServer {
             Glibc.close(c.fd)
             return true
         }
+    }
+
+    /// `cli-file NAME`: a command line too long for a line, left by the asker (a process of
+    /// this user's, as every client is) in this socket's own folder as `PID.cli-…`, a plain
+    /// file of this user's, never a link. Read once and removed.
+    private func commandFromFile(_ name: String) -> Result<RemoteCommand, RemoteError> {
+        guard name.hasPrefix("\(getpid()).cli-"), !name.contains("/"), name.count < 128 else {
+            return .failure(RemoteError("cli-file names a file of this Tapedeck's control folder (PID.cli-…)"))
+        }
+        let file = (path as NSString).deletingLastPathComponent + "/" + name
+        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(RemoteError("cli-file \(name): \(String(cString: strerror(errno)))")) }
+        defer { Glibc.close(fd); unlink(file) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == getuid(),
+              st.st_size <= Self.maximumCommandFileBytes else {
+            return .failure(RemoteError("cli-file \(name) is not a command line of yours (a plain file of at most \(Self.maximumCommandFileBytes) bytes)"))
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            done += n
+        }
+        guard done == bytes.count, let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(RemoteError("cli-file \(name) could not be read whole as UTF-8 text"))
+        }
+        return RemoteCommand.parse("cli " + text)
     }
 
     private func acceptWaiting(now: Double) {

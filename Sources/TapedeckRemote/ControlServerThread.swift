@@ -28,10 +28,10 @@ public final class ControlServerThread: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var closed = false
 
-    /// Makes the socket (see ``ControlServer/init()``) and starts serving it; ``close()`` stops
+    /// Makes the socket (see ``ControlServer/init(session:)``) and starts serving it; ``close()`` stops
     /// it (the thread holds this object until then). Owner's thread.
-    public init() throws(RemoteError) {
-        server = try ControlServer()
+    public init(session: String? = nil) throws(RemoteError) {
+        server = try ControlServer(session: session)
         path = server.path
         let io = Self.makePipe(), owner = Self.makePipe()
         guard let io, let owner else {

@@ -86,7 +86,7 @@ public struct RemoteStatus {
         ] as [String: Any]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
               let text = String(data: data, encoding: .utf8) else { return "{}" }
-        return text
+        return SafeText.jsonSafe(text)
     }
 
     /// dBFS to 0.1, or null for silence (JSON has no −∞) and nonsense.

@@ -16,7 +16,8 @@ import TapedeckIO
 /// - punch: ``Placement/punch(range:crossfadeFrames:)`` with the punch range and the
 ///   crossfade the session uses; the take replaces what lies under it;
 /// - loop recording: ``Placement/loopPasses(loop:)``; every pass becomes a take of one group
-///   (``takeGroup``, or a new group), the file starting after `latencyFrames` of round trip;
+///   (``takeGroup``, or a new group; the last complete pass plays), the file starting after
+///   `latencyFrames` of round trip;
 /// - a take recorded at another transport speed carries ``recordedSpeed``.
 public struct TakeMarker: Codable, Equatable, Sendable {
     /// How the finished take goes onto its track.
@@ -203,11 +204,8 @@ public struct TakeMarker: Codable, Equatable, Sendable {
         case .punch(_, let crossfade):
             session.punchIn(track: t, take: regions[0], crossfadeFrames: crossfade)
         case .loopPasses:
-            var group = takeGroup
-            for pass in regions {
-                do { group = try session.addTake(track: t, region: pass, group: group).group } catch {
-                    throw TakeError(path: relative ?? file, reason: error.description)
-                }
+            do { try session.addLoopPasses(track: t, passes: regions, group: takeGroup) } catch {
+                throw TakeError(path: relative ?? file, reason: error.description)
             }
         }
         return regions

@@ -131,7 +131,7 @@ public enum TakeRecovery {
         switch AudioContainer(pathExtension: path) {
         case .wav?: return 44
         case .flac?: return 42
-        case nil: return 0
+        case .mp3?, .opus?, nil: return 0
         }
     }
 
@@ -159,7 +159,7 @@ public enum TakeRecovery {
             return try WAVHeaderRepair.repair(path: path).frameCount
         case .flac?:
             return try rewriteDecodable(path: path)
-        case nil:
+        case .mp3?, .opus?, nil:
             let reader = try AudioFileReader(path: path)
             return reader.frameCount
         }

@@ -16,17 +16,18 @@ public enum TakeFiles {
     /// `mirror`: a folder the takes are copied into as well (``RecordRequest/mirrorFolder``):
     /// a name already there is skipped too, so no mirror copy meets a file of that name.
     public static func freshNames(in folder: SessionFolder, tracks: [Int], container: AudioContainer, mirror: String? = nil) -> [String] {
-        freshNames(in: folder.audioFolder, tracks: tracks, extension: container.rawValue, mirror: mirror)
+        freshNames(in: folder.audioFolder, of: folder, tracks: tracks, extension: container.rawValue, mirror: mirror)
     }
 
     /// As ``freshNames(in:tracks:container:)``, for MIDI takes: `.mid` files in the session's
     /// `midi/` folder (created when missing).
     public static func freshMIDINames(in folder: SessionFolder, tracks: [Int]) -> [String] {
         if !FileManager.default.fileExists(atPath: folder.midiFolder) { mkdir(folder.midiFolder, 0o755) }
-        return freshNames(in: folder.midiFolder, tracks: tracks, extension: "mid")
+        return freshNames(in: folder.midiFolder, of: folder, tracks: tracks, extension: "mid")
     }
 
-    private static func freshNames(in directory: String, tracks: [Int], extension ext: String, mirror: String? = nil) -> [String] {
+    private static func freshNames(in directory: String, of folder: SessionFolder, tracks: [Int], extension ext: String,
+                                   mirror: String? = nil) -> [String] {
         let f = DateFormatter()
         f.dateFormat = "yyyyMMdd-HHmmss"
         f.locale = Locale(identifier: "en_US_POSIX")
@@ -38,6 +39,9 @@ public enum TakeFiles {
                 let file = directory + "/" + name
                 var st = stat()
                 if lstat(file, &st) == 0 { continue }
+                // Through the one write guard (a new name in the session's own audio/ or midi/);
+                // a folder that leads elsewhere is the writer's to report, as any failure.
+                if WriteGuard.refusal(file, kind: .newInSession(folder)) != nil { return name }
                 if let mirror, [name, TakePieces.firstPieceName(name)].contains(where: { lstat(mirror + "/" + $0, &st) == 0 }) { continue }
                 let fd = open(TakeMarker.sidecarPath(forAudio: file), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
                 if fd >= 0 {
@@ -55,7 +59,7 @@ public enum TakeFiles {
     /// What a take stores about itself (BWF/iXML or Vorbis comments, see `TakeMetadata`):
     /// session, track, timeline position, speed, device and the input chain it went through.
     public static func metadata(folder: SessionFolder?, session: Session?, trackIndex: Int?, device: String, deviceChannels: [Int],
-                                timelineFrame: Int64, latencyFrames: Int64, speed: Double, inputChain: String) -> TakeMetadata {
+                                timelineFrame: Int64, latency: TakeLatency, speed: Double, inputChain: String) -> TakeMetadata {
         let track = trackIndex.flatMap { i in session?.tracks.indices.contains(i) == true ? session?.tracks[i] : nil }
         var name = folder.map { ($0.path as NSString).lastPathComponent } ?? ""
         if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
@@ -63,8 +67,9 @@ public enum TakeFiles {
         f.dateFormat = "yyyy-MM-dd HH:mm:ss"
         f.locale = Locale(identifier: "en_US_POSIX")
         return TakeMetadata(session: name, trackNumber: trackIndex.map { $0 + 1 }, trackName: track?.name ?? "",
-                            timelineFrame: timelineFrame, latencyFrames: latencyFrames, speed: speed, device: device,
-                            deviceChannels: deviceChannels, inputChain: inputChain, startedAt: f.string(from: Date()))
+                            timelineFrame: timelineFrame, latencyFrames: latency.totalFrames, speed: speed, device: device,
+                            deviceChannels: deviceChannels, inputChain: inputChain, startedAt: f.string(from: Date()),
+                            latencyParts: latency.playing ? latency.text : "")
     }
 
     /// `take.wav` → `take.dry.wav`.

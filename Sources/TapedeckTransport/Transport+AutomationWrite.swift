@@ -10,6 +10,8 @@ final class TransportAutomation {
     var lastRollingFrame: Int64 = 0
     /// Where the last `play(from:)` rolled from (-1: not known: the pass begins where first seen).
     var playFrom: Int64 = -1
+    /// What the lanes being written hold so far, as of the last snapshot.
+    var inProgress: [AutomationWrite] = []
 }
 
 extension Transport {
@@ -33,7 +35,9 @@ extension Transport {
             }
             a.lastRollingFrame = status.positionFrame
             hand(a.writer.releaseIdle(at: now, frame: status.positionFrame))
+            a.inProgress = a.writer.inProgress(at: status.positionFrame)
         } else if a.rolling {
+            a.inProgress = []
             a.rolling = false
             a.playFrom = -1
             // Where it stopped (the playhead stays there), unless it went back to a start.
@@ -43,6 +47,12 @@ extension Transport {
             engine.releaseAllTouches()
         }
     }
+
+    /// The lanes being written by hand as they stand at the last snapshot: each lane's points
+    /// so far (the last value held to the playhead), for a front-end to draw the pass as it
+    /// runs; empty while stopped. The edit itself comes when the pass ends
+    /// (``MIDIChanges/automationWrites``). Control thread.
+    public var automationInProgress: [AutomationWrite] { automation.inProgress }
 
     /// A bound controller moved while rolling: written to its lane when that is in touch,
     /// latch or write. Control thread.

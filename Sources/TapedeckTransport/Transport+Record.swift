@@ -32,11 +32,15 @@ struct RecordingPass {
         var pieceFrames: Int64?
         /// The take's second copy (``RecordRequest/mirrorFolder``), its first piece's name when split.
         var mirrorPath: String?
+        /// The device inputs it records (1-based), and where it is placed from
+        /// (``Engine/takeLatency(captureChannels:playing:)``), followed while it records.
+        var captureChannels: [Int] = []
+        var latency: TakeLatency = .none
     }
 
     let set: TakeSet
     let kind: Kind
-    let takes: [Take]
+    var takes: [Take]
     /// The MIDI tracks' takes (`.mid` files in `midi/`), in the order of the set's MIDI lanes.
     var midiTakes: [Take] = []
     var tracks: Set<Int> { Set((takes + midiTakes).map(\.track)) }
@@ -58,8 +62,10 @@ struct RecordingPass {
 public struct RecordingStart: Sendable {
     /// The take files, in track order.
     public var paths: [String]
-    /// Frames the takes are shifted by to line up with what was heard.
+    /// Frames the takes are shifted by to line up with what was heard (the first audio take's).
     public var latencyFrames: Int64
+    /// Where each audio take is placed from, in track order.
+    public var latencies: [TakeLatency] = []
     /// Frames from input to output while monitoring (nil when no recorded track is heard).
     public var monitorLatencyFrames: Int64?
 }
@@ -161,8 +167,13 @@ extension Transport {
         let roomFrames = Int64(min(Double(room) / max(timePitch.speed, 1.0 / 64), 0x1p62))
         gate.maxFrames = min(request.maxFrames ?? .max, roomFrames)
         // A pass of MIDI tracks only keeps what was played when it was heard: the MIDI latency.
+        // Each audio take is placed by the one latency model for its own inputs; the pass's own
+        // figure is the quickest of them (a take started at once starts from what it hears).
         let audioTracks = tracks.filter { !session.tracks[$0].isMIDI }
-        gate.latencyFrames = audioTracks.isEmpty ? engine.midiLatencyFrames : (options.playsSession ? engine.overdubLatencyFrames : 0)
+        let latencies = audioTracks.map { t in
+            engine.takeLatency(captureChannels: spec.tracks[t].input?.deviceChannels ?? [1], playing: options.playsSession)
+        }
+        gate.latencyFrames = audioTracks.isEmpty ? engine.midiLatencyFrames : latencies.map(\.totalFrames).min() ?? 0
         if request.split != nil {
             // A piece is placed at the record point plus its frames: a punch, loop passes or
             // another speed would need each piece cut or scaled, and a dry copy its own pieces.
@@ -248,12 +259,15 @@ extension Transport {
                 throw TransportError(.usage, "give one file for a take outside a session")
             }
             if request.keepsDryCopy { take.dryPath = TakeFiles.dryPath(for: take.path) }
+            take.captureChannels = channels
+            take.latency = latencies[k]
             var r = TakeRequest(track: t, channelCount: takeChannels, path: take.path,
                                 container: options.takeContainer, encoding: options.takeEncoding, peakPath: take.peakPath,
                                 marker: take.marker)
+            r.latencyFrames = take.latency.totalFrames
             r.metadata = TakeFiles.metadata(folder: take.relativeFile == nil ? nil : folder, session: session,
                                             trackIndex: take.relativeFile == nil ? nil : t, device: config.name,
-                                            deviceChannels: channels, timelineFrame: recordPoint, latencyFrames: gate.latencyFrames,
+                                            deviceChannels: channels, timelineFrame: recordPoint, latency: take.latency,
                                             speed: timePitch.speed, inputChain: input?.chain.text ?? "")
             // Known only once the first frame is in: a placeholder as long as any, replaced on close.
             if options.stampsTakesWithClock { r.metadata?.timeReference = TakeFilePatch.placeholderTimeReference }
@@ -322,15 +336,20 @@ extension Transport {
                              stopsWhenDone: request.stopsWhenDone, mirrorFolder: request.mirrorFolder)
         pass?.stampsClock = options.stampsTakesWithClock
         var monitorLatency: Int64?
+        let device = engine.device.latency
         for t in tracks where (spec.tracks[t].input?.monitoring ?? .off) != .off {
-            let frames = config.captureLatencyFrames + config.playbackLatencyFrames + Int64(engine.inputLatencyFrames(track: t))
+            let frames = device.capture(channels: spec.tracks[t].input?.deviceChannels ?? [1]) + device.playback(channels: [1, 2])
+                + Int64(engine.inputLatencyFrames(track: t))
             monitorLatency = max(monitorLatency ?? 0, frames)
         }
         if let frames = monitorLatency {
             let ms = Double(frames) * 1000 / Double(config.sampleRate)
             notices.append("monitoring: \(frames) frames (\(String(format: "%.1f", ms)) ms) from input to output")
         }
-        return RecordingStart(paths: (takes + midiTakes).map(\.path), latencyFrames: gate.latencyFrames, monitorLatencyFrames: monitorLatency)
+        var start = RecordingStart(paths: (takes + midiTakes).map(\.path), latencyFrames: takes.first?.latency.totalFrames ?? gate.latencyFrames,
+                                   monitorLatencyFrames: monitorLatency)
+        start.latencies = takes.map(\.latency)
+        return start
     }
 
     /// Turns the pass's MIDI takes into finished takes placed as its audio takes are: at the
@@ -382,13 +401,17 @@ extension Transport {
         let incidents = passIncidents()
         self.pass = nil
         let outcomes = engine.finish(pass.set)
-        let start = pass.set.startFrame
+        // A clock-stamped take goes where its time of day falls on the session's timeline.
+        let (start, placement) = placedStart(of: pass)
         let crossfade = session.punchCrossfadeFrames
         var nothing = false
         lastPassProblems = []
+        // A notice, not a failure: the take is kept, at the record point.
+        if let placement { notices.append(placement) }
         // Takes whose disk refused a write: closed with what they hold, said once each.
         lastPassFailures = pass.set.failedTakes
         lastPassMirrors = outcomes.compactMap(\.mirror)
+        lastPassLatencies = pass.takes.map(\.latency)
         let everyTakeFailed = pass.set.nothingWritable
         for f in lastPassFailures where !saidFailedTakes.contains(f.index) {
             saidFailedTakes.insert(f.index)
@@ -417,6 +440,8 @@ extension Transport {
             let stamped = stamp(take: take, index: k, of: pass, frames: frames, start: start, incidents: incidents,
                                 mirrorFrames: outcome.mirror?.frameCount)
             lastPassProblems += stamped.problems
+            // Known now for the passes after this one, whatever the front-end does meanwhile.
+            if session.timeOfDayOrigin == nil, let origin = stamped.origin { session.timeOfDayOrigin = origin }
             // Where the pass really started (a take started on the fly knows it only now).
             var marker = take.marker
             if case .loop = pass.kind {} else { marker.timelineStartFrame = start }

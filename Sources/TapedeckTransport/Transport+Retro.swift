@@ -27,27 +27,29 @@ extension Transport {
             }
         }
         let config = engine.configuration
-        // What plays is heard back this much later; with nothing playing, at once.
-        let latency = options.playsSession ? engine.overdubLatencyFrames : 0
         let names = folder.map { TakeFiles.freshNames(in: $0, tracks: armed, container: options.takeContainer) } ?? []
         var kept: [FinishedTake] = []
         for (k, t) in armed.enumerated() {
             guard let buffer = engine.retroBuffer(track: t), let firstDevice = buffer.firstDeviceFrame else { continue }
             let written = buffer.framesWritten
             guard written > 0 else { continue }
+            let channels = spec.tracks[t].input?.deviceChannels ?? [1]
+            // What plays is heard back this much later on this track's inputs (the one
+            // latency model, as for every take); with nothing playing, at once.
+            let placement = engine.takeLatency(captureChannels: channels, playing: options.playsSession)
+            let latency = placement.totalFrames
             // The segment the newest frame was played in, and how far back it goes.
             let lastPlayed = firstDevice + written - 1 - latency
             guard let segment = engine.transportSegment(at: lastPlayed) else { continue }
             let earliest = max(0, segment.deviceFrame + latency - firstDevice)
             let relative = paths[t] == nil ? "audio/" + names[k] : nil
             let path = paths[t] ?? folder!.absolutePath(of: relative!)
-            let channels = spec.tracks[t].input?.deviceChannels ?? [1]
             let format = AudioFileFormat(container: options.takeContainer, encoding: options.takeEncoding,
                                          sampleRate: config.sampleRate, channelCount: buffer.channelCount)
             let speed = segment.speed == 0 ? 1 : segment.speed
             let metadata = TakeFiles.metadata(folder: relative == nil ? nil : folder, session: session, trackIndex: t,
                                               device: config.name, deviceChannels: channels,
-                                              timelineFrame: segment.timelineFrame, latencyFrames: latency, speed: speed,
+                                              timelineFrame: segment.timelineFrame, latency: placement, speed: speed,
                                               inputChain: spec.tracks[t].input?.chain.text ?? "")
             let (first, count) = try buffer.keep(to: path, format: format, metadata: metadata, notBefore: earliest)
             let played = firstDevice + first - latency

@@ -14,6 +14,7 @@ extension Transport {
         report(newEvents)
         noteIncidents(newEvents)
         notices += engine.device.drainNotices()
+        followLatency()
         pollMIDI()
         pollAutomation(status)
         watchDisk(status)
@@ -61,6 +62,7 @@ extension Transport {
             snap.outputLatencyFrames = compensation.outputLatencyFrames
         }
         snap.outputChannelCount = engine.configuration.playbackChannels
+        if engine.configuration.captureChannels > 0 { snap.roundTrip = latencyFollow.roundTrip }
         if !errors.isEmpty { snap.lastError = errors.joined(separator: "; ") }
         if !notices.isEmpty { snap.notice = notices.joined(separator: "; ") }
         errors = []
@@ -94,6 +96,9 @@ extension Transport {
         for e in events {
             switch e.kind {
             case .deviceXrun: break
+            case .takeLatencyChanged:
+                let ms = String(format: "%.1f", Double(e.frames) * 1000 / Double(max(engine.configuration.sampleRate, 1)))
+                notices.append("track \(e.track + 1): the round trip changed while recording (\(e.previousFrames) → \(e.frames) frames, \(ms) ms); the take follows it from \(TimeText.clock(frames: e.frame, sampleRate: engine.configuration.sampleRate)) into it")
             case .playbackUnderrun: late[e.track, default: 0] += e.frames
             case .captureDropped: lost[e.track, default: 0] += e.frames
             case .hostStarted, .hostStopped, .hostLocated:

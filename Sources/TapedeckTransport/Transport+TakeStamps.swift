@@ -11,7 +11,9 @@ extension Transport {
     /// Keeps the running pass's device xruns and dropped spans, to mark them in its takes.
     func noteIncidents(_ new: [EngineEvent]) {
         guard pass != nil else { return }
-        for e in new where e.kind == .deviceXrun || e.kind == .captureDropped { pass?.incidents.append(e) }
+        for e in new where e.kind == .deviceXrun || e.kind == .captureDropped || e.kind == .takeLatencyChanged {
+            pass?.incidents.append(e)
+        }
     }
 
     /// The pass's incidents, with any the engine told after the last snapshot (a drop
@@ -43,6 +45,28 @@ extension Transport {
         }
     }
 
+    /// Where pass `pass`'s takes go on the timeline: the record point, or, for a plain pass
+    /// stamped with the wall clock in a session with a time-of-day origin, the time of its
+    /// first frame less the origin (so takes recorded at any time, their split pieces and
+    /// their mirror copies all line up with each other and with other recorders' files
+    /// imported `--at original`). A take stamped before the origin stays at the record point,
+    /// and the line returned says so.
+    func placedStart(of pass: RecordingPass) -> (frame: Int64, line: String?) {
+        let recorded = pass.set.startFrame
+        guard pass.stampsClock, case .plain = pass.kind, let origin = session.timeOfDayOrigin,
+              let wall = pass.set.firstFrameWallClock else { return (recorded, nil) }
+        let rate = engine.configuration.sampleRate
+        let day = TimeOfDay.framesPerDay(sampleRate: rate)
+        var reference = TakeFilePatch.timeOfDay(wallClock: wall, sampleRate: rate).reference
+        // Recorded past midnight after a session that began the day before.
+        if reference < origin && origin - reference > day / 2 { reference += day }
+        guard reference >= origin else {
+            let clock = TimeText.clock(frames: recorded, sampleRate: rate)
+            return (recorded, "the take began at \(TimeOfDay.text(frames: reference, sampleRate: rate)), before the session's time-of-day origin \(TimeOfDay.text(frames: origin, sampleRate: rate)): it stays at the record point \(clock), not at its time of day")
+        }
+        return (reference - origin, nil)
+    }
+
     /// What a take's file(s) say and where it marks lost input.
     struct TakeStamp {
         /// Timeline markers for the take (xruns, dropped spans).
@@ -64,6 +88,8 @@ extension Transport {
         guard frames > 0 else { return out }
         let rate = engine.configuration.sampleRate
         let speed = pass.speed > 0 ? pass.speed : 1
+        // A take placed by its time of day: its xruns' timeline frames move with it.
+        let timelineShift = start - pass.set.startFrame
         let isLoop: Bool
         if case .loop = pass.kind { isLoop = true } else { isLoop = false }
         let pieceFrames = take.pieceFrames ?? frames
@@ -88,18 +114,26 @@ extension Transport {
             let timeline = isLoop ? -1 : start + Int64((Double(e.frame) * speed).rounded(.down))
             lost.append((e.frame, timeline, "dropped \(e.frames)" + (several ? " (track \(take.track + 1))" : "")))
         }
-        for e in incidents where e.kind == .deviceXrun {
-            let f = Int64((Double(e.frame - start) / speed).rounded(.down))
+        // A round trip that changed while it recorded: where the take began following the new one.
+        for e in incidents where e.kind == .takeLatencyChanged && e.track == take.track && e.frame >= 0 && e.frame < frames {
+            lost.append((e.frame, -1, "latency \(e.previousFrames) → \(e.frames) frames"))
+        }
+        let xruns = incidents.filter { $0.kind == .deviceXrun }
+        for e in xruns {
+            // A device that tells an xrun before it knows its cost tells the cost again from
+            // the same frame: one marker, with the frames.
+            if e.frames == 0 && xruns.contains(where: { $0.frame == e.frame && $0.frames > 0 }) { continue }
+            let f = Int64((Double(e.frame - pass.set.startFrame) / speed).rounded(.down))
             let inTake = !isLoop && f >= 0 && f < frames
             // A loop pass's xrun is marked on the timeline only (its file frame is not one place).
             guard inTake || (isLoop && k == 0) else { continue }
-            lost.append((inTake ? f : -1, e.frame, e.frames > 0 ? "xrun \(e.frames)" : "xrun"))
+            lost.append((inTake ? f : -1, e.frame + timelineShift, TakeStamps.xrunName(lostFrames: e.frames)))
         }
         lost.sort { ($0.frame, $0.timeline) < ($1.frame, $1.timeline) }
         // The timeline: the session's takes only; a device xrun once per pass (first take).
         if take.relativeFile != nil {
             for l in lost where l.timeline >= 0 && (k == 0 || !l.name.hasPrefix("xrun")) {
-                out.markers.append(Marker(name: l.name, frame: l.timeline))
+                out.markers.append(Marker(name: l.name, frame: l.timeline, kind: .lostInput))
             }
         }
         for p in 0..<pieceCount {
@@ -154,6 +188,12 @@ extension Transport {
 
 /// Helpers for ``Transport/stamp(take:index:of:frames:start:incidents:)``.
 enum TakeStamps {
+    /// An xrun's marker says what it lost: `xrun: 512 frames lost`, or, when the device lost
+    /// no time (a late period it caught up), `xrun: no frames lost`.
+    static func xrunName(lostFrames: Int64) -> String {
+        lostFrames > 0 ? "xrun: \(lostFrames) frame\(lostFrames == 1 ? "" : "s") lost" : "xrun: no frames lost"
+    }
+
     /// Dropped spans told period by period, joined where one runs on from the other.
     static func merged(_ drops: [EngineEvent]) -> [EngineEvent] {
         var out: [EngineEvent] = []

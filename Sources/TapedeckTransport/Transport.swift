@@ -62,6 +62,9 @@ public final class Transport {
     public internal(set) var lastPassFailures: [TakeFailure] = []
     /// The last pass's mirror copies (``RecordRequest/mirrorFolder``), in take order.
     public internal(set) var lastPassMirrors: [MirrorOutcome] = []
+    /// Where the last pass's audio takes were placed from at their end (a latency that
+    /// changed while they recorded is followed), in take order.
+    public internal(set) var lastPassLatencies: [TakeLatency] = []
     /// Every take that stopped on a refused write, as it was said (Transport+Disk.swift).
     public internal(set) var takeFailures: [TakeFailureReport] = []
     /// The running pass's failed takes already said, and the lowest "time left" warned of.
@@ -87,6 +90,8 @@ public final class Transport {
     let midi = TransportMIDI()
     /// Automation being written by hand (Transport+AutomationWrite).
     let automation = TransportAutomation()
+    /// The device's latency as last followed (Transport+Latency).
+    let latencyFollow = TransportLatencyFollow()
 
     /// Opens the engine on `device` for `session` (saved in `folder`, or not) with the
     /// playhead at `position`. Armed tracks listen at once (meters, monitoring, retroactive
@@ -413,7 +418,7 @@ public final class Transport {
     /// gave a way to look it up.
     static func engineOptions(_ options: TransportOptions, for device: AudioDevice) -> EngineOptions {
         var engine = options.engine
-        if let offset = options.latencyOffset { engine.latencyOffsetFrames = offset(device.configuration.name) }
+        if let offset = options.latencyOffset { engine.latencyOffsetFrames = offset(device.calibrationName) }
         return engine
     }
 

@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckEngine
 
 /// What the transport is doing, as a front-end shows it.
 public enum TransportState: String, Sendable, Equatable {
@@ -127,6 +128,9 @@ public struct TransportSnapshot: Sendable, Equatable {
     public var outputLatencyFrames = 0
     /// Outputs the open device plays (a strip routed to `out:N` beyond them is not heard).
     public var outputChannelCount = 2
+    /// The round trip an overdub of input 1 is placed with now (``Engine/takeLatency(captureChannels:playing:)``),
+    /// nil when the device cannot record.
+    public var roundTrip: TakeLatency?
 
     /// Creates a snapshot.
     public init(state: TransportState = .stopped, positionFrame: Int64 = 0, trackLevels: [[ChannelLevel]] = [],
@@ -153,7 +157,7 @@ public enum TakePlacement: Sendable, Equatable {
     /// Punched in: what lies under it is cut back, with crossfades this long at both edges.
     case punch(crossfadeFrames: Int64)
     /// Loop recording: the region and these later passes become the takes of one new take
-    /// group, the last pass active.
+    /// group, the last complete pass active (a pass cut short by the stop is kept after it).
     case loopPasses([Region])
 }
 
@@ -172,7 +176,8 @@ public struct FinishedTake: Sendable, Equatable {
     public var placement: TakePlacement
     /// The word the message line uses for it ("recorded", "kept").
     public var verb: String
-    /// Timeline markers where the take lost input (`xrun`, `dropped 512`), added with it.
+    /// Timeline markers where the take lost input (`xrun: 512 frames lost`, `dropped 512`),
+    /// of the lost-input kind, added with it.
     public var markers: [Marker] = []
     /// The session's time-of-day origin this take implies (it was stamped with the wall
     /// clock): set when placed on a session that has none.
@@ -208,7 +213,7 @@ extension Session {
     }
 
     /// Puts `take` on track `track` as its placement says: added, punched in with
-    /// crossfades, or as the takes of one new group (the last pass plays).
+    /// crossfades, or as the takes of one new group (the last complete pass plays).
     public mutating func place(_ take: FinishedTake, onTrack track: Int) {
         guard tracks.indices.contains(track) else { return }
         if timeOfDayOrigin == nil, let origin = take.timeOfDayOrigin,
@@ -217,7 +222,7 @@ extension Session {
         }
         for m in take.markers where markers.count < SessionLimits.maximumMarkers
             && !markers.contains(where: { $0.frame == m.frame && $0.name == m.name }) {
-            _ = try? addMarker(m.name, atFrame: m.frame)
+            _ = try? addMarker(m.name, atFrame: m.frame, kind: m.kind)
         }
         switch take.placement {
         case .plain:
@@ -225,11 +230,7 @@ extension Session {
         case .punch(let crossfade):
             punchIn(track: track, take: take.region, crossfadeFrames: crossfade)
         case .loopPasses(let more):
-            var group: Int?
-            for region in [take.region] + more {
-                guard let slot = try? addTake(track: track, region: region, group: group) else { continue }
-                group = slot.group
-            }
+            _ = try? addLoopPasses(track: track, passes: [take.region] + more)
         }
     }
 }

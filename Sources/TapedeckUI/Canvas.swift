@@ -64,6 +64,20 @@ public struct Canvas: Equatable, Sendable {
         return col
     }
 
+    /// Writes a run of `cells` on row `y` from column `x`, clipped to the canvas: a run worked
+    /// out once and kept (a live take's finished columns) is copied in one go.
+    public mutating func put(cells: ArraySlice<Cell>, _ y: Int, _ x: Int) {
+        guard y >= 0, y < height, !cells.isEmpty else { return }
+        let from = max(x, 0), to = min(x + cells.count, width)
+        guard to > from else { return }
+        let start = cells.startIndex + (from - x)
+        // Cell by cell: a replaceSubrange copied each cell through the type's value witnesses,
+        // several times slower than the assignment.
+        rows[y].withUnsafeMutableBufferPointer { row in
+            for i in 0..<(to - from) { row[from + i] = cells[start + i] }
+        }
+    }
+
     /// Fills a rectangle with `character`.
     public mutating func fill(_ y: Int, _ x: Int, height h: Int, width w: Int, _ character: Character = " ", _ role: Role) {
         guard h > 0, w > 0 else { return }

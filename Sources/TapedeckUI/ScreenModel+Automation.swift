@@ -217,6 +217,11 @@ extension ScreenModel {
     /// the lane gives it (the track list shows it so, as a moving fader shows it in a DAW).
     func heardValue(_ t: Int, _ parameter: AutomationParameter, own: Double) -> (value: Double, automated: Bool) {
         let track = session.tracks[t]
+        // A pass writing the lane: what it writes is what is heard (a controller's move too,
+        // which no key press marks as held).
+        if let k = track.laneIndex(parameter), let shown = shownLane(t, k), let written = shown.value(at: playheadFrame) {
+            return (written, true)
+        }
         guard let k = track.laneIndex(parameter), track.automation[k].mode != .off, track.automation[k].mode != .write,
               let heard = track.automation[k].value(at: playheadFrame) else { return (own, false) }
         let mode = track.automation[k].mode

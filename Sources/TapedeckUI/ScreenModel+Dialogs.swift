@@ -302,9 +302,10 @@ extension ScreenModel {
         guard hooks.export != nil else { say("export is not available here", error: true); return }
         guard session.endFrame > 0 else { say("nothing to export: the session has no audio", error: true); return }
         overlay = .text(TextInput(purpose: .exportPath,
-                                  prompt: "Export to (.wav .flac .mid, in the session folder), with export's options:",
+                                  prompt: "Export to (.wav .flac .mp3 .opus .mid), with export's options:",
                                   text: lastExport,
-                                  notes: ["--bits 16|24|32f  --range 1:00-2:30  --normalize -16LUFS  --true-peak -1",
-                                          "--stems DIR  --fx CHAIN  --speed R  --pitch N  --quality fast  --midi"]))
+                                  notes: ["paths from the session folder (\(folder?.path ?? "")) unless they start with /",
+                                          "--tail SECONDS|auto  --normalize -16LUFS  --range 1:00-2:30  --bits 16",
+                                          "--stems DIR  --chapters FILE  --fx CHAIN  --bitrate KBPS  --midi"]))
     }
 }

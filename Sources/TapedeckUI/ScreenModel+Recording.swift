@@ -30,12 +30,18 @@ extension ScreenModel {
         guard let t = requireNonBus("input to monitor") else { return }
         let next = ScreenModel.nextMonitoring(session.tracks[t].monitoring)
         edit("monitoring \(session.tracks[t].name)") { $0.tracks[t].monitoring = next }
-        let what = switch next {
-        case .off: "off: only what is on disk is heard"
-        case .input: "input: the input is heard while recording, with the track's playback"
-        case .auto: "auto: the input is heard while recording, in place of the track's playback"
+        let track = session.tracks[t]
+        say("\(track.name): monitoring \(ScreenModel.monitoringWords(next))\(track.armed ? "" : " (once armed)")")
+    }
+
+    /// What an armed track in `mode` plays, stopped and rolling: the words the message line uses
+    /// (the help and the README say the same). (What the engine does: RenderCore's monitoredInput.)
+    public static func monitoringWords(_ mode: MonitoringMode) -> String {
+        switch mode {
+        case .off: "off: the disk only, the input never heard"
+        case .input: "input: the input always (stopped and rolling), never the disk"
+        case .auto: "auto: the input while stopped or recording, the disk while playing"
         }
-        say("monitoring \(what) (\(session.tracks[t].name))")
     }
 
     static func nextMonitoring(_ mode: MonitoringMode) -> MonitoringMode {
@@ -118,8 +124,12 @@ extension ScreenModel {
         }
         guard message?.isError != true else { return }
         let passes = placed.map(\.take.passCount).max() ?? 1
-        if passes > 1 {
-            say("recorded \(passes) takes on \(onTracks) (\(keyName(.take)) picks the one that plays)")
+        if passes > 1, let looped = placed.first(where: { $0.take.passCount == passes }) {
+            // The pass heard: the last whole one (a pass cut short by the stop is kept after it).
+            let track = session.tracks[looped.track]
+            let playing = track.takeGroups.last.flatMap { track.activeTakeNumber(group: $0) } ?? passes
+            let which = playing < passes ? "take \(playing), the last whole pass, plays" : "the last pass plays"
+            say("recorded \(passes) takes on \(onTracks): \(which) (\(keyName(.take)) picks another)")
         } else {
             let frames = placed.filter { $0.track == placed[0].track }.reduce(Int64(0)) { $0 + $1.take.region.lengthFrames }
             let length = TransportBarView.clockText(frames, sampleRate: session.sampleRate)

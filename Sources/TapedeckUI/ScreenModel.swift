@@ -79,6 +79,11 @@ public final class ScreenModel {
     /// its own row); see ScreenModel+Automation.
     public internal(set) var automationShown: Set<Int> = []
     public internal(set) var selectedLane: Int?
+    /// The takes being recorded and the lanes being written by hand, as of the last tick
+    /// (ScreenModel+Live): drawn as they grow.
+    public internal(set) var liveTakes: [LiveTake] = []
+    public internal(set) var automationInProgress: [AutomationWrite] = []
+    let liveColumns = LiveColumnCache()
     /// When a key last moved a control whose lane is written by hand (see ``handBase``).
     var handHeldAt: [String: Double] = [:]
     /// Whether the chain panel edits the input chain (else the playback chain).
@@ -183,6 +188,7 @@ public final class ScreenModel {
         // an edit (a take placed) must not hand it a session without them.
         followMIDI()
         placeFinishedTakes()
+        followLive()
         if let n = snapshot.notice { say(n) }
         if let e = snapshot.lastError, e != before.lastError {
             // A device that went away (a JACK server killed) comes back on the next play.

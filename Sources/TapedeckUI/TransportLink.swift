@@ -60,6 +60,12 @@ public protocol TransportLink: AnyObject {
     /// What MIDI changed since the last call (a binding learnt, bound controllers moved, the
     /// loop switched by a surface), for the screen's session. UI thread.
     func collectMIDIChanges() -> MIDIChanges
+    /// The automation lanes being written by hand right now (touch, latch, write), each as it
+    /// stands: the screen draws them while the pass runs. UI thread.
+    func automationBeingWritten() -> [AutomationWrite]
+    /// The takes being recorded right now, growing as the writer writes them: the screen
+    /// draws their waveforms while recording. UI thread.
+    func liveTakes() -> [LiveTake]
 }
 
 extension TransportLink {
@@ -77,9 +83,16 @@ extension TransportLink {
     public func learnController(for target: MIDIBinding?) {}
     /// No MIDI: nothing changes.
     public func collectMIDIChanges() -> MIDIChanges { MIDIChanges() }
+    /// Nothing written by hand.
+    public func automationBeingWritten() -> [AutomationWrite] { [] }
+    /// Nothing recorded.
+    public func liveTakes() -> [LiveTake] { [] }
 }
 
 extension Transport: TransportLink {
+    /// The lanes being written (``Transport/automationInProgress``).
+    public func automationBeingWritten() -> [AutomationWrite] { automationInProgress }
+
     /// Follows the edited session (problems come back through the next snapshot).
     public func update(session: Session) { follow(session: session) }
 

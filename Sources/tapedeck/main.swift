@@ -5,6 +5,7 @@ import TapedeckEngine
 import TapedeckLV2
 import TapedeckFluidSynth
 import TapedeckDevices
+import TapedeckRemote
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,6 +21,8 @@ func runMain(_ argv: [String]) -> Int32 {
     NodeRegistry.install(LV2Provider.shared)
     // The General MIDI instrument (FluidSynth) joins the built-in nodes.
     NodeRegistry.install(type: GMSynthNode.self)
+    // Every write is kept off the files of the sessions open in running Tapedecks too.
+    WriteGuard.openSessions = { ControlFolder.openSessions().compactMap { SessionReferences.protected(path: $0) } }
     var args = Array(argv.dropFirst())
     // `tapedeck --headless --record [SESSION] ...` is `tapedeck record [SESSION] ...`.
     if let h = args.firstIndex(of: "--headless"), args.contains("--record") {
@@ -87,6 +90,8 @@ func report(_ error: any Error) -> Int32 {
     let (text, code): (String, Int32)
     switch error {
     case let e as UsageError: (text, code) = (e.description, ExitCode.usage)
+    // A write the guard refused is the user's choice of path: a usage mistake, as before it.
+    case let e as WriteRefusal: (text, code) = (e.description, ExitCode.usage)
     case let e as AudioFileError: (text, code) = (e.description, ExitCode.dataError)
     case let e as SessionError: (text, code) = (e.description, ExitCode.dataError)
     case let e as TimeText.ParseError: (text, code) = (e.description, ExitCode.usage)

@@ -94,7 +94,7 @@ final class CommandTableTests: XCTestCase {
         let cases: [(String, [String])] = [
             ("tapedeck ex", ["export"]),
             ("tapedeck export song.tapedeck --qu", ["--quality"]),
-            ("tapedeck export song.tapedeck --quality ", ["best", "fast"]),
+            ("tapedeck export song.tapedeck --markers ", ["named", "all"]),
             ("tapedeck record --monitor ", ["off", "input", "auto"]),
             ("tapedeck help rec", ["record", "recover"]),
             ("tapedeck song.tapedeck --th", ["--theme", "--threads"]),
@@ -141,9 +141,9 @@ final class CommandTableTests: XCTestCase {
     }
 
     func testAChoiceOutsideTheTableIsAUsageError() {
-        var arguments = Arguments(["s.tapedeck", "-o", "x.wav", "--quality", "ultra"], spec: ExportCommand.spec)
+        var arguments = Arguments(["s.tapedeck", "-o", "x.wav", "--markers", "every"], spec: ExportCommand.spec)
         XCTAssertThrowsError(try ExportCommand(arguments: &arguments)) { error in
-            XCTAssertEqual("\(error)", "export: --quality 'ultra' must be best or fast")
+            XCTAssertEqual("\(error)", "export: --markers 'every' must be named or all")
         }
     }
 

@@ -1,5 +1,7 @@
 import Foundation
 import XCTest
+import TapedeckCore
+import TapedeckIO
 
 /// `tapedeck calibrate` through the filetap test device. filetap cannot loop its output back,
 /// so the test plays the loop's part: its input file holds the click train where a cable
@@ -34,7 +36,8 @@ final class CalibrateTests: XCTestCase {
             let r = try run(["--device", device, "--period", "\(period)", "--periods", "\(periods)", "--device-format", "s16"], config: config)
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertTrue(r.stdout.contains("round trip  \(reported + extra) frames"), r.stdout)
-            XCTAssertTrue(r.stdout.contains("extra       \(extra) frames"), r.stdout)
+            XCTAssertTrue(r.stdout.contains("residual    \(extra) frames"), r.stdout)
+            XCTAssertTrue(r.stdout.contains("reported    \(reported) frames by ALSA (capture 0 + playback \(reported))"), r.stdout)
             let stored = try String(contentsOfFile: config + "/tapedeck/latency", encoding: .utf8)
             XCTAssertTrue(stored.contains("\n\(device) = \(extra)\n"), stored)
         }
@@ -70,8 +73,78 @@ final class CalibrateTests: XCTestCase {
         RecordSupport.writeRaw(input, bits: 16, to: dir + "/in.raw")
         let r = try run(["--device", "filetap:IN=\(dir)/in.raw,OUT=/dev/null", "--device-format", "s16", "--dry-run"], config: dir + "/xdg")
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(r.stdout.contains("extra       40 frames"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("residual    40 frames"), r.stdout)
         XCTAssertTrue(r.stdout.contains("polarity inverted"), r.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/xdg/tapedeck/latency"))
+    }
+}
+
+/// `tapedeck calibrate --device jack`, as a user meets it on a server where other things ran.
+final class JACKCalibrateTests: XCTestCase {
+    /// On a server where the screen ran before, calibrate measures three times in a row, the
+    /// last through a stop of the server mid-measurement (its xruns spoil a run, which starts
+    /// over on the same client: restarting a JACK client was refused, "Input/output error").
+    /// It names JACK as what it measured and stores only the residual, under the server's name.
+    func testCalibrateWorksOnJACKWhateverRanBeforeAndThroughAStall() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let server = try LoopbackServer(.jackd2, period: 256, folder: dir, test: self)
+        try server.startLoop("tdcal", delayFrames: 40, reports: false)
+        var env = server.environment
+        env["XDG_CONFIG_HOME"] = dir + "/xdg"
+        env["XDG_RUNTIME_DIR"] = dir
+        var session = Session(sampleRate: 48000)
+        session.tracks = [Track(name: "Vocal", inputChannels: [1], armed: true)]
+        try SessionFolder(path: dir + "/s.tapedeck").create(session)
+        let screen = try ScreenTmux(self, folder: dir, args: [dir + "/s.tapedeck", "--device", "jack", "--connect", "tdcal:"], environment: env)
+        screen.waitFor("STOPPED", timeout: 15)
+        screen.send("Space")
+        usleep(700_000)
+        screen.send("q")
+        let quit = Date().addingTimeInterval(10)
+        while screen.isRunning && Date() < quit { usleep(50_000) }
+        for trial in 1...3 {
+            let out = dir + "/cal\(trial).out", err = dir + "/cal\(trial).err"
+            let cal = try SpawnedChild([Tapedeck.binary, "calibrate", "--device", "jack", "--connect", "tdcal:"], environment: env,
+                                       stdoutPath: out, stderrPath: err)
+            if trial == 3 {
+                usleep(400_000)
+                server.stall(milliseconds: 150)
+            }
+            let status = cal.wait(timeoutSeconds: 60)
+            let printed = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            let said = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+            XCTAssertEqual(status.map { ($0 >> 8) & 0xff }, 0, "trial \(trial): \(said)")
+            XCTAssertTrue(printed.contains("reported    256 frames by JACK (capture 0 + playback 256)"), "trial \(trial): \(printed)")
+            XCTAssertTrue(printed.contains("residual    40 frames"), "trial \(trial): \(printed)")
+        }
+        let stored = try String(contentsOfFile: dir + "/xdg/tapedeck/latency", encoding: .utf8)
+        XCTAssertTrue(stored.contains("\njack@\(env["JACK_DEFAULT_SERVER"]!) = 40\n"), stored)
+    }
+
+    /// Two loopbacks of different delays on one output: no one figure fits both, so
+    /// calibrate refuses in one line and stores nothing.
+    func testTwoPathsOfDifferentLatencyAreRefusedAndNothingIsStored() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let server = try LoopbackServer(.jackd2, period: 256, folder: dir, test: self)
+        try server.startLoop("tdshort", delayFrames: 40)
+        try server.startLoop("tdlong", delayFrames: 3000)
+        var env = server.environment
+        env["XDG_CONFIG_HOME"] = dir + "/xdg"
+        let out = dir + "/cal.out", err = dir + "/cal.err"
+        let cal = try SpawnedChild([Tapedeck.binary, "calibrate", "--device", "jack", "--connect", "none"], environment: env,
+                                   stdoutPath: out, stderrPath: err)
+        server.waitForPort("tapedeck:out_L")
+        server.waitForPort("tapedeck:in_1")
+        for loop in ["tdshort", "tdlong"] {
+            server.connect("tapedeck:out_L", "\(loop):in_1")
+            server.connect("\(loop):out_1", "tapedeck:in_1")
+        }
+        let status = cal.wait(timeoutSeconds: 60)
+        let said = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+        XCTAssertEqual(status.map { ($0 >> 8) & 0xff }, 1, said)
+        let lines = said.split(separator: "\n").filter { $0.hasPrefix("tapedeck:") }
+        XCTAssertEqual(lines.count, 1, said)
+        XCTAssertTrue(said.contains("nothing stored"), said)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/xdg/tapedeck/latency"))
     }
 }

@@ -85,6 +85,41 @@ final class CommandLineOwnerTests: XCTestCase {
         XCTAssertEqual(final.markers.map(\.name), ["Bridge"])
     }
 
+    /// One mistake, one answer (issue 40, item 5): an argument longer than the control
+    /// socket's line (64 KB) is handed to the screen in a file of its own, so the screen's run
+    /// of the command refuses it exactly as the command alone does — the same line, the same
+    /// status — and a long argument that is fine goes through.
+    func testAnArgumentOverALineGetsTheSameAnswerWithTheScreenOpenOrNot() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let env = try runtime(dir)
+        let session = dir.path + "/s.tapedeck"
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add"]).status, 0)
+        let long = String(repeating: "x", count: 70_000)
+        let cases = [["marker", session, "add", "1:00", long], ["track", session, "1", "--name", long]]
+        let alone = try cases.map { try Tapedeck.run($0, environment: env) }
+        for r in alone {
+            XCTAssertNotEqual(r.status, 0)
+            XCTAssertTrue(r.stderr.contains("at most 1000"), r.stderr)
+        }
+        let screen = try ScreenTmux(self, folder: dir.path, args: [session, "--device", "offline"], environment: env, width: 120)
+        screen.waitFor("Track 1")
+        for (args, before) in zip(cases, alone) {
+            let handed = try Tapedeck.run(args, environment: env)
+            XCTAssertEqual(handed.status, before.status, "\(args[0]): \(handed.stderr)")
+            XCTAssertEqual(handed.stderr, before.stderr, "\(args[0]): the same line with the screen open")
+        }
+        // A long argument that is fine (a chain of 65,406 characters, padded) reaches the
+        // screen whole, in a file, and is answered.
+        let chain = "gain:-3" + String(repeating: " ", count: 65_400)
+        let set = try Tapedeck.run(["chain", session, "1", chain], environment: env)
+        XCTAssertEqual(set.status, 0, set.stderr)
+        XCTAssertEqual(set.stdout, "track 1 (Track 1) playback chain: gain:gain=-3\n")
+        screen.waitFor("gain")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: env["XDG_RUNTIME_DIR"]! + "/tapedeck").filter { $0.contains(".cli-") }
+        XCTAssertEqual(leftovers, [], "the hand-over files are gone")
+    }
+
     /// Without a screen, the folder keeps one step per save: undo reverts the last command's
     /// change, redo brings it back, a new change drops redo; the steps cost no copy.
     func testTheFolderKeepsTheHistoryForUndoAndRedo() throws {
@@ -117,11 +152,7 @@ final class CommandLineOwnerTests: XCTestCase {
         let history = session + "/history"
         let steps = try FileManager.default.contentsOfDirectory(atPath: history).filter { $0 != "index.json" }
         XCTAssertFalse(steps.isEmpty)
-        // A damaged index is no history, never a trap.
-        try "{not json".write(toFile: history + "/index.json", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "nothing to undo\n")
-        XCTAssertEqual(try Tapedeck.run(["marker", session, "add", "3:00", "After"]).status, 0)
-        XCTAssertEqual(try Tapedeck.run(["undo", session]).stdout, "undid: marker add 3:00 After\n")
+        // A damaged index is rebuilt from these steps: see HistoryTests.
     }
 
     /// A region named by its id stays that region through a split that renumbers the listing.

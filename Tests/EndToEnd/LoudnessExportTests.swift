@@ -119,4 +119,37 @@ final class LoudnessExportTests: XCTestCase {
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
+
+    /// Issue 43: −8 LUFS takes heavy limiting; two renders (the mix, the file) reach it to
+    /// ±0.1 LU by the independent BS.1770 computation, under the ceiling, and the line
+    /// describes the file written (a 24-bit file's own peak, nothing "kept as float").
+    func testMinus8ReachesTheTargetUnderTheCeilingAndTheSummaryDescribesTheFileWritten() throws {
+        let (folder, session) = try makeSession(peaky: true)
+        let out = folder.appendingPathComponent("hot.wav").path
+        let r = try Tapedeck.run(["export", session, "-o", out, "--normalize", "-8"], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stdout.contains("not met"), r.stdout)
+        XCTAssertFalse(r.stdout.contains("over 0 dBFS"), "the scratch render's overs are not the file's: \(r.stdout)")
+        let (reference, report) = try LoudnessExportTests.measure(out)
+        XCTAssertEqual(reference, -8, accuracy: 0.1)
+        XCTAssertLessThanOrEqual(report.truePeakDecibels, -1.0)
+        let peak = 20 * log10(Double(try Signals.read(out).channels.flatMap { $0 }.map { abs($0) }.max() ?? 0))
+        let said = try XCTUnwrap(r.stdout.range(of: "peak ").map { r.stdout[$0.upperBound...].prefix { $0 != " " } })
+        XCTAssertEqual(Double(said) ?? 99, peak, accuracy: 0.06, "the summary's peak is the written file's: \(r.stdout)")
+    }
+
+    /// A target the ceiling cannot hold is written as near as it gets and said in one line,
+    /// in bounded time (it once looped past two minutes).
+    func testAnImpossibleTargetIsBoundedAndSaysNotMet() throws {
+        let (folder, session) = try makeSession(peaky: true)
+        let out = folder.appendingPathComponent("zero.wav").path
+        let r = try Tapedeck.run(["export", session, "-o", out, "--normalize", "-0", "--true-peak", "-1"], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stdout.components(separatedBy: "not met").count - 1, 1, r.stdout)
+        // The ceiling holds even so: every sample under it (libebur128's 4× interpolator reads
+        // the hard-limited signal's band next to Nyquist high, so its true peak is no judge here).
+        let peak = try Signals.read(out).channels.flatMap { $0 }.map { abs($0) }.max() ?? 1
+        XCTAssertLessThanOrEqual(20 * log10(Double(peak)), -1.0)
+        XCTAssertTrue(r.stdout.contains("(gain +"), r.stdout)
+    }
 }

@@ -288,9 +288,14 @@ final class ScreenEngineTests: XCTestCase {
             }
             usleep(50_000)
         }
+        // Measured with others building: the slowest answer 18–37 ms, the clock still at most
+        // 54–116 ms (a status every 50 ms). The bounds are ten times that; the goals (< 100 ms,
+        // < 200 ms) are `tapedeck bench budgets`'s. A build in the way (a second or more in
+        // this debug build) still fails them.
+        print("first speed change: slowest status answer \(slowest) s, clock still at most \(longestStill) s")
         XCTAssertEqual(unanswered, 0, "the control socket stopped answering after the first speed change")
-        XCTAssertLessThan(slowest, 0.1, "ctl status took \(slowest) s to answer after the first speed change")
-        XCTAssertLessThan(longestStill, 0.2, "the clock stood still for \(longestStill) s after the first speed change")
+        XCTAssertLessThan(slowest, 0.5, "ctl status took \(slowest) s to answer after the first speed change")
+        XCTAssertLessThan(longestStill, 1.0, "the clock stood still for \(longestStill) s after the first speed change")
         // Then the change is heard: the clock runs at 1.1× (however long the build took).
         var heard = false
         let built = Date().addingTimeInterval(90)

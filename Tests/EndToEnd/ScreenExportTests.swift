@@ -34,4 +34,25 @@ final class ScreenExportTests: XCTestCase {
         screen.send("e")
         screen.waitFor("exports/short.flac --bits 16")
     }
+
+    /// Issue 43, item 7: paths typed in the dialog (the file, --chapters) are read from the
+    /// session folder, whatever folder the screen was started in, and the dialog says so;
+    /// --tail is offered and taken.
+    func testTheDialogReadsItsPathsFromTheSessionFolderAndSaysSo() throws {
+        let (folder, session) = try ScreenTmux.demoFolder(self)
+        let screen = try ScreenTmux(self, folder: folder, args: [session, "--device", "offline"], width: 100, height: 30)
+        screen.waitFor("Vocal")
+        screen.send("e")
+        screen.waitFor("paths from the session folder")
+        screen.waitFor("--tail SECONDS|auto")
+        screen.send("C-u")
+        screen.send("-l", "exports/ep.mp3 --chapters exports/ep.txt --tail 1")
+        screen.send("Enter")
+        screen.waitFor("done", timeout: 60)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: session + "/exports/ep.mp3"), screen.capture())
+        let chapters = try String(contentsOfFile: session + "/exports/ep.txt", encoding: .utf8)
+        XCTAssertFalse(chapters.isEmpty, "the demo's markers, beside the export in the session folder")
+        let plain = try AudioFileReader(path: session + "/exports/ep.mp3")
+        XCTAssertGreaterThan(plain.frameCount, 0)
+    }
 }

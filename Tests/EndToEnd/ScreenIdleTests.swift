@@ -64,7 +64,9 @@ final class ScreenIdleTests: XCTestCase {
                 if drawn == nil { usleep(10_000) }
             }
             let at = try XCTUnwrap(drawn, "the edit is drawn")
-            XCTAssertLessThan(Double(at - answered) / 1e6, 50, "drawn \(Double(at - answered) / 1e6) ms after the answer")
+            // At once: a few ms quiet (the loop wakes on the edit, nothing else draws: see the
+            // idle count above); ten times that and more on a busy machine.
+            XCTAssertLessThan(Double(at - answered) / 1e6, 250, "drawn \(Double(at - answered) / 1e6) ms after the answer")
         }
         screen.waitFor("M2")
     }

@@ -96,9 +96,10 @@ final class ScreenMixingTests: XCTestCase {
         XCTAssertTrue(help.contains("play / stop") && help.contains("scroll"), help)
         XCTAssertTrue(help.split(separator: "\n").allSatisfy { $0.count <= 80 })
         screen.send("PageDown", "PageDown", "PageDown", "PageDown", "PageDown", "PageDown", "PageDown", "PageDown")
-        let end = screen.waitFor("Panels and dialogs")
+        // The end: the panels' last lines (their heading scrolled past).
+        let end = screen.waitFor("'action = key, key' per line")
         XCTAssertTrue(end.contains("keys file"), end)
         screen.send("Escape")
-        screen.waitFor("the help to close") { !$0.contains("Panels and dialogs") }
+        screen.waitFor("the help to close") { !$0.contains("'action = key, key' per line") }
     }
 }

@@ -79,10 +79,11 @@ final class ScreenWorkflowTests: XCTestCase {
         screen.send("r")
         screen.waitFor("COUNT-IN", timeout: 10)
         screen.waitFor("● REC", timeout: 10)
-        // Two whole passes and half of a third: stopping mid-pass keeps it.
+        // Two whole passes and half of a third: stopping mid-pass keeps it, after the last
+        // whole pass, which plays.
         usleep(5_000_000)
         screen.send("r")
-        screen.waitFor("recorded 3 takes on Vocal", timeout: 10)
+        screen.waitFor("recorded 3 takes on Vocal: take 2, the last whole pass, plays", timeout: 10)
         var track = try vocal()
         XCTAssertEqual(track.regions.count, 3)
         // The takes `record --play --loop --count-in 1` makes (RecordingWorkflowTests): a
@@ -94,11 +95,14 @@ final class ScreenWorkflowTests: XCTestCase {
         XCTAssertEqual(track.takeGroups.count, 1, "one take group")
         XCTAssertEqual(track.regions.compactMap(\.takeNumber).sorted(), [1, 2, 3])
         XCTAssertTrue(track.regions.allSatisfy { $0.timelineStartFrame == 0 }, "every pass sits on the loop")
-        XCTAssertEqual(track.activeTakeNumber(group: group), 3, "the last pass plays")
+        XCTAssertEqual(track.activeTakeNumber(group: group), 2, "the last complete pass plays, not the one cut short")
+        XCTAssertLessThan(passes[2].lengthFrames, 96_000, "the third pass was cut short")
         // Named beside the track's name (the take heard at the playhead), not over its waveform.
-        screen.waitFor("Vocal t3/3")
+        screen.waitFor("Vocal t2/3")
         // The Vocal is track 4.
         screen.send("Down", "Down", "Down", "Home", "T")
+        screen.waitFor("take 3/3 plays on Vocal")
+        screen.send("T")
         screen.waitFor("take 1/3 plays on Vocal")
         screen.send("C-s")
         screen.waitFor("saved ")

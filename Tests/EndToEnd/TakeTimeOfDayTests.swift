@@ -174,3 +174,61 @@ final class TakeTimeOfDayTests: XCTestCase {
         XCTAssertNil(try SessionFolder(path: path("s.tapedeck")).load().timeOfDayOrigin)
     }
 }
+
+/// Issue 43, item 6: every clock-stamped take, not only a session's first, is placed at its
+/// time of day less the session's origin; an imported BWF with the same stamp lands on the
+/// same frame; a take stamped before the origin stays at its record point, and says so.
+final class TakeTimeOfDayPlacementTests: XCTestCase {
+    private let rate = 48000
+
+    func testTwoClockStampedTakesAndAnImportedBWFAllLandOnTheirFrames() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let folder = SessionFolder(path: dir + "/s.tapedeck")
+        try folder.create(Session(sampleRate: rate))
+        RecordSupport.writeRaw(RecordSupport.signal(frames: 6 * rate, channels: 1, bits: 16, seed: 5), bits: 16, to: dir + "/in.raw")
+        func record(at: String) throws -> (take: String, reference: Int64, result: Tapedeck.Result) {
+            let r = try Tapedeck.run(["record", folder.path, "--device", "filetap:IN=\(dir)/in.raw", "--device-format", "s16", "--bits", "16",
+                                      "--duration", "\(rate)f", "--timestamp", "clock", "--at", at],
+                                     environment: RecordSupport.environment, timeout: 120)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let region = try XCTUnwrap(try folder.load().tracks.last?.regions.first)
+            let take = folder.absolutePath(of: region.file)
+            return (take, Int64(try XCTUnwrap(try RIFFWalk(path: take).bextTimeReference)), r)
+        }
+        let first = try record(at: "3")
+        let origin = first.reference - 3 * Int64(rate)
+        usleep(1_500_000)
+        // Asked for 0:00, as the issue's second take was: it goes where its time of day falls.
+        let second = try record(at: "0")
+        let session = try folder.load()
+        XCTAssertEqual(session.timeOfDayOrigin, origin, "the first take's origin stays")
+        XCTAssertEqual(session.tracks.count, 2)
+        let placed = try XCTUnwrap(session.tracks[1].regions.first?.timelineStartFrame)
+        XCTAssertEqual(placed, second.reference - origin, "at its stamp less the origin, to the frame")
+        XCTAssertGreaterThan(placed, 4 * Int64(rate), "after the first take's end, as it was recorded")
+        XCTAssertEqual(session.tracks[0].regions.first?.timelineStartFrame, 3 * Int64(rate))
+        // Another recorder's file carrying the second take's stamp lines up with it.
+        try BWF.write(dir + "/other.wav", sampleRate: rate, timeReference: UInt64(second.reference))
+        XCTAssertEqual(try Tapedeck.run(["import", folder.path, dir + "/other.wav", "--at", "original"]).status, 0)
+        XCTAssertEqual(try folder.load().tracks.last?.regions.first?.timelineStartFrame, placed)
+    }
+
+    func testATakeStampedBeforeTheOriginStaysAtTheRecordPointAndSaysSo() throws {
+        let now = Date()
+        let seconds = Int(now.timeIntervalSince(Calendar.current.startOfDay(for: now)))
+        guard seconds < 86_400 - 600 else { throw XCTSkip("too near midnight for an origin ten minutes ahead") }
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let folder = SessionFolder(path: dir + "/s.tapedeck")
+        try folder.create(Session(sampleRate: rate))
+        let ahead = seconds + 300
+        let clock = String(format: "%02d:%02d:%02d", ahead / 3600, ahead / 60 % 60, ahead % 60)
+        XCTAssertEqual(try Tapedeck.run(["session", folder.path, "--time-of-day", clock]).status, 0)
+        RecordSupport.writeRaw(RecordSupport.signal(frames: 3 * rate, channels: 1, bits: 16, seed: 5), bits: 16, to: dir + "/in.raw")
+        let r = try Tapedeck.run(["record", folder.path, "--device", "filetap:IN=\(dir)/in.raw", "--device-format", "s16", "--bits", "16",
+                                  "--duration", "\(rate / 2)f", "--timestamp", "clock", "--at", "1"],
+                                 environment: RecordSupport.environment, timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue((r.stdout + r.stderr).contains("before the session's time-of-day origin \(clock).000"), r.stdout + r.stderr)
+        XCTAssertEqual(try folder.load().tracks.last?.regions.first?.timelineStartFrame, Int64(rate), "kept at the record point")
+    }
+}

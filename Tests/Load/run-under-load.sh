@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${LOAD_ROUNDS:-3}
-filter=${LOAD_FILTER:-'JACK|MIDI|Screen|RemoteControl|RecordingMeter|Mailbox'}
+filter=${LOAD_FILTER:-'JACK|MIDI|Screen|RemoteControl|RecordingMeter|Mailbox|Loopback|ServerStall'}
 cores=$(nproc)
 hogs=()
 stop_hogs() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }

@@ -27,6 +27,30 @@ final class TakeLaneTests: XCTestCase {
         XCTAssertEqual(track.activeRegions.map(\.file), ["audio/bed.wav", "audio/take-3.wav"], "the ordinary region always plays")
     }
 
+    func testALoopRecordingStoppedMidPassLeavesTheLastCompletePassActive() throws {
+        func passes(_ lengths: [Int64]) -> [Region] {
+            lengths.enumerated().map { k, n in
+                Region(file: "audio/loop.wav", timelineStartFrame: 96_000, sourceOffsetFrame: Int64(k) * 48_000, lengthFrames: n)
+            }
+        }
+        var s = Session()
+        s.tracks = [Track(name: "Gtr")]
+        // Two whole passes and a third cut short by the stop: the second plays, the third is kept after it.
+        let group = try XCTUnwrap(try s.addLoopPasses(track: 0, passes: passes([48_000, 48_000, 20_000])))
+        XCTAssertEqual(s.tracks[0].takeIndices(group: group).count, 3, "every pass is kept")
+        XCTAssertEqual(s.activeTake(track: 0, group: group)?.takeNumber, 2)
+        XCTAssertEqual(s.activeTake(track: 0, group: group)?.lengthFrames, 48_000)
+        XCTAssertEqual(try s.cycleTake(track: 0, group: group), 3, "the partial pass is the take after it")
+        // Stopped on a pass's end: the last pass is whole, and plays.
+        let whole = try XCTUnwrap(try s.addLoopPasses(track: 0, passes: passes([48_000, 48_000])))
+        XCTAssertEqual(s.activeTake(track: 0, group: whole)?.takeNumber, 2)
+        // Stopped inside the first pass: the one take there is plays.
+        let first = try XCTUnwrap(try s.addLoopPasses(track: 0, passes: passes([20_000])))
+        XCTAssertEqual(s.activeTake(track: 0, group: first)?.takeNumber, 1)
+        XCTAssertNil(try s.addLoopPasses(track: 0, passes: []))
+        XCTAssertThrowsError(try s.addLoopPasses(track: 3, passes: passes([48_000])))
+    }
+
     func testCyclingWalksEveryTakeAndWrapsAround() throws {
         var s = try threeTakes()
         XCTAssertEqual(try s.cycleTake(track: 0, group: 1), 1)

@@ -43,7 +43,7 @@ final class FileCuesTests: XCTestCase {
         let path = makeTempFolder(self) + "/c.wav"
         let writer = try AudioFileWriter(path: path, format: AudioFileFormat(container: .wav, encoding: .int16, sampleRate: 48000, channelCount: 1),
                                          expectedFrameCount: 100, cues: [CuePoint(frame: 10, name: "in"), CuePoint(frame: 500, name: "out")])
-        XCTAssertEqual(writer.metadataProblem, "could not store 1 marker (a WAV holds 100 cue points before 2^32 frames)")
+        XCTAssertEqual(writer.metadataProblem, "could not store 1 marker (a WAV holds 10000 cue points before 2^32 frames)")
         try writer.close()
     }
 

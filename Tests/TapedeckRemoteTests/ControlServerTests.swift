@@ -83,16 +83,43 @@ final class ControlServerTests: XCTestCase {
         XCTAssertNotEqual(lstat(server.path, &st), 0, "removed")
         XCTAssertEqual(ControlFolder.running(), [])
 
-        // A folder another user could enter is closed again before use; a link in its place is refused.
+        // A folder of ours opened to others is closed again before use.
         chmod(ControlFolder.path, 0o777)
         let again = try ControlServer()
         XCTAssertEqual(lstat(ControlFolder.path, &st), 0)
         XCTAssertEqual(st.st_mode & 0o777, 0o700)
         again.close()
+        // A link in its place is never followed: the server listens in a folder of its own
+        // beside it, of a name nobody can predict, and clients find it there.
+        let target = NSTemporaryDirectory() + "tapedeck-link-target-\(getpid())"
+        mkdir(target, 0o755)
+        defer { rmdir(target) }
         try FileManager.default.removeItem(atPath: ControlFolder.path)
-        symlink("/tmp", ControlFolder.path)
-        XCTAssertThrowsError(try ControlServer()) { error in
-            XCTAssertTrue("\(error)".contains("is not a folder (a link or a file is in its place)"), "\(error)")
-        }
+        symlink(target, ControlFolder.path)
+        defer { unlink(ControlFolder.path) }
+        let moved = try ControlServer()
+        defer { moved.close() }
+        let folder = (moved.path as NSString).deletingLastPathComponent
+        XCTAssertTrue(folder.hasPrefix(ControlFolder.path + "-") && folder.count == ControlFolder.path.count + 7, folder)
+        XCTAssertNil(ControlFolder.distrust(folder), "its own, 0700")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: target), [], "nothing was made through the link")
+        XCTAssertEqual(ControlFolder.running(), [getpid()])
+        XCTAssertEqual(ControlFolder.trustedSocket(pid: getpid()), moved.path)
+        XCTAssertEqual(ControlFolder.folders().refused.map(\.folder), [ControlFolder.path])
+        moved.close()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// A server notes the session it has open beside its socket, for every other Tapedeck's
+    /// write guard (WriteGuard.openSessions); the note goes with the server.
+    func testTheOpenSessionIsNotedBesideTheSocketAndGoesWithIt() throws {
+        XCTAssertEqual(ControlFolder.openSessions(), [])
+        let server = try ControlServer(session: "/music/song.tapedeck")
+        XCTAssertEqual(ControlFolder.openSessions(), ["/music/song.tapedeck"])
+        var st = stat()
+        XCTAssertEqual(lstat((server.path as NSString).deletingLastPathComponent + "/\(getpid()).session", &st), 0)
+        XCTAssertEqual(st.st_mode & 0o777, 0o600)
+        server.close()
+        XCTAssertEqual(ControlFolder.openSessions(), [])
     }
 }

@@ -101,7 +101,8 @@ final class ControlServerThreadTests: XCTestCase {
         }
         XCTAssertGreaterThan(answered, 100, "the flood was being answered")
         XCTAssertLessThanOrEqual(mostPerPass, 64, "a pass answers a bounded number of requests")
-        XCTAssertLessThan(slowest, 0.2, "a 50 ms pause never grows much under the flood")
+        // A pass waits 50 ms and answers a few ms of requests; ten times that on a busy machine.
+        XCTAssertLessThan(slowest, 0.5, "a 50 ms pause never grows much under the flood")
         let took = try XCTUnwrap(goodTook, "the good client was answered under the flood")
         XCTAssertLessThan(took, 1.0, "the good client was answered within a second (\(took) s)")
     }

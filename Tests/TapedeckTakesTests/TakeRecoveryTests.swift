@@ -150,6 +150,7 @@ final class TakeRecoveryTests: XCTestCase {
         XCTAssertEqual(passes.map(\.sourceOffsetFrame), [100, 20_100, 40_100])
         XCTAssertEqual(passes.map(\.lengthFrames), [20_000, 20_000, 4_900])
         XCTAssertEqual(Set(passes.compactMap(\.takeGroup)).count, 1)
+        XCTAssertEqual(session.tracks[1].activeRegions.map(\.lengthFrames), [20_000], "the last complete pass plays, as a clean stop has it")
         // Speed: found by its track's name (the index was stale), placed over the time it spans.
         let taken = try XCTUnwrap(session.tracks[2].regions.first)
         XCTAssertEqual(taken.timelineStartFrame, 96000)

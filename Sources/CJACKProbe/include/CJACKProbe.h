@@ -40,4 +40,21 @@ const int64_t *td_jack_probe_midi_frames(td_jack_probe *probe);
 const uint32_t *td_jack_probe_midi_messages(td_jack_probe *probe);
 /* Deactivates and closes the client, frees everything. */
 void td_jack_probe_close(td_jack_probe *probe);
+
+/* A loopback cable: whatever reaches NAME:in_K comes back out of NAME:out_K `delay_frames`
+   later (counted in the frames it processes). It stands for a sound card with a cable from
+   its output to its input, as JACK's latency API describes one: its ports are terminal, and
+   it reports on its inputs' playback side the latency it knows — the graph's own period (a
+   loop through another client always costs one cycle, whichever runs first, as a card's
+   buffering costs periods) and, when `reports`, `delay_frames` too (a driver that knows its
+   converters); without, it keeps them to itself, as the converters, cables and USB delays no
+   driver reports, which only `calibrate` can measure. With `sine_hz` > 0 it is a source
+   instead: out_K plays a cosine of `sine_hz` at 0.25 by JACK's frame time, so the phase of
+   every sample a recorder keeps tells the device time it belongs to. NULL when it cannot open. */
+typedef struct td_jack_loop td_jack_loop;
+td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frames, int reports, double sine_hz);
+/* After a buffer-size change, asks JACK to recompute the latencies it reports (call it now
+   and then from an ordinary thread; it does nothing otherwise). */
+void td_jack_loop_service(td_jack_loop *loop);
+void td_jack_loop_close(td_jack_loop *loop);
 #endif

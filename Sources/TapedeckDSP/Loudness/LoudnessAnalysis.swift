@@ -13,6 +13,11 @@ public struct LoudnessReport: Sendable, Equatable {
     public var samplePeakDecibels: Double
     /// Momentary loudness every 100 ms from the start (−∞ where silent), for plots.
     public var momentaryLUFS: [Double]
+    /// The highest short-term (3 s) loudness, read every 100 ms, LUFS (−∞ when silent).
+    public var maxShortTermLUFS: Double = -.infinity
+
+    /// The highest momentary (400 ms) loudness, LUFS (−∞ when silent).
+    public var maxMomentaryLUFS: Double { momentaryLUFS.max() ?? -.infinity }
 
     /// Creates a report.
     public init(integratedLUFS: Double, rangeLU: Double, truePeakDecibels: Double, samplePeakDecibels: Double,
@@ -33,11 +38,14 @@ public final class LoudnessAnalysis {
     private let framesPerStep: Int
     private var framesSinceStep = 0
     private var momentary: [Double] = []
+    private var maxShortTerm = -Double.infinity
 
-    /// A measurement of `channelCount` channels at `sampleRate`.
-    public init(channelCount: Int, sampleRate: Int) throws(LoudnessError) {
+    /// A measurement of `channelCount` channels at `sampleRate`. Without `truePeak`,
+    /// libebur128's 4× true peak is not measured (its report says −∞): a normalised export
+    /// measures its own at 32×, and the 4× one was a third of each pass.
+    public init(channelCount: Int, sampleRate: Int, truePeak: Bool = true) throws(LoudnessError) {
         let mode = Int32(EBUR128_MODE_M.rawValue | EBUR128_MODE_S.rawValue | EBUR128_MODE_I.rawValue
-                         | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue | EBUR128_MODE_SAMPLE_PEAK.rawValue)
+                         | EBUR128_MODE_LRA.rawValue | (truePeak ? EBUR128_MODE_TRUE_PEAK.rawValue : 0) | EBUR128_MODE_SAMPLE_PEAK.rawValue)
         meter = try EBUR128State(channelCount: channelCount, sampleRate: sampleRate, mode: mode, chunkFrames: 4096)
         framesPerStep = max(1, sampleRate / 10)
     }
@@ -54,6 +62,7 @@ public final class LoudnessAnalysis {
             if framesSinceStep == framesPerStep {
                 framesSinceStep = 0
                 momentary.append(meter.momentary())
+                maxShortTerm = max(maxShortTerm, meter.shortTerm())
             }
         }
     }
@@ -65,9 +74,11 @@ public final class LoudnessAnalysis {
 
     /// The measurement of everything fed.
     public func finish() -> LoudnessReport {
-        LoudnessReport(integratedLUFS: meter.integrated(), rangeLU: max(0, meter.range()),
-                       truePeakDecibels: meter.truePeakDecibels(), samplePeakDecibels: meter.samplePeakDecibels(),
-                       momentaryLUFS: momentary)
+        var report = LoudnessReport(integratedLUFS: meter.integrated(), rangeLU: max(0, meter.range()),
+                                    truePeakDecibels: meter.truePeakDecibels(), samplePeakDecibels: meter.samplePeakDecibels(),
+                                    momentaryLUFS: momentary)
+        report.maxShortTermLUFS = maxShortTerm
+        return report
     }
 
     private func withOffset(_ channels: UnsafePointer<UnsafeMutablePointer<Float>>, by offset: Int,

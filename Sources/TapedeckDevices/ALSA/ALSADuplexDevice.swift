@@ -60,6 +60,18 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         xrunClock = XrunClock(sampleRate: main.sampleRate)
     }
 
+    /// ALSA's part of a take's placement: playback is prefilled with one buffer before both
+    /// streams start together, so a frame written leaves that buffer after the input read
+    /// beside it arrived; capture adds nothing the engine can see (a period is read as soon as
+    /// it is in). Converters, USB and cables are the residual `calibrate` measures, the same at
+    /// every period size (checked at 128 × 4 to 1024 × 2 through ALSA's JACK plugin).
+    public var latency: DeviceLatency {
+        let c = configuration
+        return DeviceLatency(backend: "ALSA", captureChannels: c.captureChannels, captureFrames: c.captureLatencyFrames,
+                             playbackChannels: c.playbackChannels, playbackFrames: c.playbackLatencyFrames,
+                             origin: "playback buffer \(c.periodCount) × \(c.periodFrames) frames")
+    }
+
     /// Prefills playback and starts both streams together. Control thread.
     public func startStreams() throws(DeviceError) {
         for s in [capture, playback].compactMap({ $0 }) where snd_pcm_state(s.pcm) == SND_PCM_STATE_SETUP {

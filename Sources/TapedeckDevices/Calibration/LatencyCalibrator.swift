@@ -42,9 +42,10 @@ public enum LatencyCalibrator {
     public struct Result: Sendable, Equatable {
         /// True round trip: frames from writing a frame to reading it back.
         public var measuredFrames: Int64
-        /// What the device configuration claims (``DeviceConfiguration/roundTripLatencyFrames``).
+        /// What the device reports for the same path (``DeviceLatency``: the input's capture
+        /// latency plus the master outputs' playback latency, as a take is placed).
         public var reportedFrames: Int64
-        /// `measuredFrames - reportedFrames`: the per-device offset to store.
+        /// `measuredFrames - reportedFrames`: the residual to store, what no driver reports.
         public var extraFrames: Int64 { measuredFrames - reportedFrames }
         /// Level of the click as it came back (mean over the clicks, linear, signed: negative
         /// when the loop inverts polarity).
@@ -54,6 +55,10 @@ public enum LatencyCalibrator {
         public var spreadFrames: Int
         /// Clicks played.
         public var clickCount: Int
+        /// Who reported ``reportedFrames`` (`JACK`, `ALSA`, …) and how it is made up.
+        public var backend = ""
+        public var reportedCaptureFrames: Int64 = 0
+        public var reportedPlaybackFrames: Int64 = 0
     }
 
     /// Why a measurement failed; one line for the user.
@@ -66,6 +71,11 @@ public enum LatencyCalibrator {
         case deviceFailed(code: Int32)
         /// Xruns kept disturbing the measurement.
         case xruns(count: Int)
+        /// The train came back at two lags (frames): the loop has more than one path.
+        case severalEchoes(Int, Int)
+        /// The device cannot say what it reports for the path (a JACK port whose latency is a
+        /// range: paths of different latency meet there); the words say which.
+        case unsureReport(String)
 
         public var description: String {
             switch self {
@@ -75,6 +85,9 @@ public enum LatencyCalibrator {
             case .unusableDevice(let why): return why
             case .deviceFailed(let code): return "the device failed while measuring: \(DeviceError.explain(code))"
             case .xruns(let n): return "\(n) xruns during the measurement; try a larger --period or --periods"
+            case .severalEchoes(let a, let b):
+                return "the clicks came back twice, \(min(a, b)) and \(max(a, b)) frames later: the loop has more than one path (connect one output to one input, nothing else); nothing stored"
+            case .unsureReport(let why): return "\(why); nothing stored"
             }
         }
     }
@@ -91,8 +104,10 @@ public enum LatencyCalibrator {
     }
 
     /// Plays the click train on every playback channel of `device` and records it back on
-    /// the calling thread, then finds the round trip. Starts and stops the device. Retries
-    /// up to `attempts` times when an xrun breaks the run.
+    /// the calling thread, then finds the round trip. Starts and stops the device once: an
+    /// xrun spoils the run under way, which starts over on the running device (up to
+    /// `attempts` runs) — a device opened once can be measured whatever it went through (a
+    /// JACK client is not restarted: its stop closes it).
     ///
     /// Control thread (it drives the device itself; no engine may be running on it).
     public static func measure(device: AudioDevice, settings: Settings = Settings(), attempts: Int = 3) throws(Failure) -> Result {
@@ -105,38 +120,32 @@ public enum LatencyCalibrator {
         }
         let clicks = clickFrames(sampleRate: config.sampleRate, settings: settings)
         let maxLag = Int(settings.maxLatencySeconds * Double(config.sampleRate)) + config.bufferFrames
-        var xruns = 0
-        for _ in 0..<max(attempts, 1) {
-            switch run(device: device, clicks: clicks, maxLag: maxLag, amplitude: settings.amplitude, channel: settings.inputChannel - 1) {
-            case .recorded(let input):
-                // What the device says now: JACK settles its latencies after the ports connect,
-                // on its own thread, and the takes are placed with what it says then.
-                return try analyse(input, clicks: clicks, maxLag: maxLag, reported: device.currentRoundTripLatencyFrames,
-                                   minimumLevel: settings.minimumLevel)
-            case .xrun: xruns += 1
-            case .failed(let code): throw .deviceFailed(code: code)
-            }
+        let frames = (clicks.last ?? 0) + maxLag + 2 * config.periodFrames
+        let client = ClickTrainClient(clicks: clicks, frames: frames, amplitude: settings.amplitude, channel: settings.inputChannel - 1,
+                                      playbackChannels: config.playbackChannels, attempts: max(attempts, 1), settleFrames: maxLag)
+        do { try device.start(client: client, realtimePriority: true) } catch {
+            throw .deviceFailed(code: error.code == 0 ? -5 : error.code)
         }
-        throw .xruns(count: xruns)
-    }
-
-    private enum RunOutcome { case recorded([Float]), xrun, failed(Int32) }
-
-    /// One pass: the device runs with a ``ClickTrainClient`` until the last click had
-    /// `maxLag` frames to return (or an xrun or failure ends it early).
-    private static func run(device: AudioDevice, clicks: [Int], maxLag: Int, amplitude: Float, channel: Int) -> RunOutcome {
-        let config = device.configuration
-        let period = config.periodFrames
-        let total = (clicks.last ?? 0) + maxLag + 2 * period
-        let cycles = (total + period - 1) / period
-        let client = ClickTrainClient(clicks: clicks, cycles: cycles, periodFrames: period, amplitude: amplitude,
-                                      channel: channel, playbackChannels: config.playbackChannels)
-        do { try device.start(client: client, realtimePriority: true) } catch { return .failed(error.code == 0 ? -5 : error.code) }
         while !client.finished.load(ordering: .acquiring) { sleepNanoseconds(2_000_000) }
+        // What the device says of the path, read while it still runs: JACK settles its
+        // latencies after the ports connect, on its own thread, and takes are placed with
+        // what it says then.
+        let report = device.latency
         device.stop()
-        if client.failureCode != 0 { return .failed(client.failureCode) }
-        if client.sawXrun { return .xrun }
-        return .recorded(Array(UnsafeBufferPointer(start: client.input, count: cycles * period)))
+        if client.failureCode != 0 { throw .deviceFailed(code: client.failureCode) }
+        if client.spoiled { throw .xruns(count: client.xruns) }
+        let channel = settings.inputChannel
+        if report.unsureCaptureChannels.contains(channel) || !report.unsurePlaybackChannels.filter({ $0 <= 2 }).isEmpty {
+            let which = report.unsureCaptureChannels.contains(channel) ? "input \(channel)" : "the outputs"
+            throw .unsureReport("\(report.backend) reports \(which) with latencies that differ (paths of different latency meet there)")
+        }
+        let capture = report.capture(channels: [channel]), playback = report.playback(channels: [1, 2])
+        var result = try analyse(Array(UnsafeBufferPointer(start: client.input, count: frames)), clicks: clicks, maxLag: maxLag,
+                                 reported: capture + playback, minimumLevel: settings.minimumLevel)
+        result.backend = report.backend
+        result.reportedCaptureFrames = capture
+        result.reportedPlaybackFrames = playback
+        return result
     }
 
     /// Finds the lag in `0...maxLag` where `input` (capture frames from the first read) at
@@ -160,8 +169,18 @@ public enum LatencyCalibrator {
         // click, hum, noise) lines up at most one or two at a time. Demand the best lag beat
         // twice over every lag outside its own neighbourhood (64 frames: converters smear an
         // impulse over a few dozen frames at most, and clicks are thousands of frames apart).
-        var rival: Float = 0
-        for (lag, s) in scores.enumerated() where abs(lag - best) > 64 { rival = max(rival, s) }
+        var rival: Float = 0, rivalLag = 0
+        for (lag, s) in scores.enumerated() where abs(lag - best) > 64 && s > rival {
+            rival = s
+            rivalLag = lag
+        }
+        // A second echo as loud as the first (within half) is a second path: no one figure fits
+        // both. An echo stands far above the input's level as a whole (8 impulses in seconds of
+        // near silence); the best of noise's chance alignments does not.
+        var energy: Double = 0
+        for x in input { energy += Double(x) * Double(x) }
+        let floor = Float((energy / Double(max(input.count, 1))).squareRoot())
+        if rival >= bestScore / 2, rival / n >= minimumLevel, rival / n >= 4 * floor { throw .severalEchoes(best, rivalLag) }
         guard bestScore >= 2 * rival else { throw .noSignal(peak: peak) }
         var signed: Float = 0
         var spread = 0
@@ -180,33 +199,43 @@ public enum LatencyCalibrator {
     }
 }
 
-/// The calibration's device client: each cycle keeps the captured channel and writes the
-/// clicks due in that period on every output. Everything is allocated before the device starts.
+/// The calibration's device client: keeps the captured channel and writes the clicks due in
+/// each block on every output, counting frames (a JACK cycle may come in blocks of any
+/// length). An xrun spoils the run under way: it starts over at the next block, up to
+/// `attempts` runs. Everything is allocated before the device starts.
 private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
     let clicks: [Int]
-    let cycles: Int
-    let periodFrames: Int
+    let frames: Int
     let amplitude: Float
     let channel: Int
     let playbackChannels: Int
-    /// Every captured frame of the chosen channel, in order.
+    let attempts: Int
+    /// Frames of silence before a run that starts over, so no echo of the spoiled one is heard in it.
+    let settleFrames: Int
+    private var settling = 0
+    /// Every captured frame of the chosen channel, in order, of the run that finished.
     let input: UnsafeMutablePointer<Float>
-    private var cycle = 0
+    private var frame = 0
     private var nextClick = 0
-    /// Set (releasing) when the run is over; the control thread then reads the rest.
+    /// Set on the audio thread when an xrun spoiled the run under way.
+    private var restart = false
+    /// Set (releasing) when the measurement is over; the control thread then reads the rest.
     let finished = Atomic<Bool>(false)
-    var sawXrun = false
+    /// Runs spoiled by xruns; whether the last one was (the measurement failed).
+    var xruns = 0
+    var spoiled = false
     var failureCode: Int32 = 0
 
-    init(clicks: [Int], cycles: Int, periodFrames: Int, amplitude: Float, channel: Int, playbackChannels: Int) {
+    init(clicks: [Int], frames: Int, amplitude: Float, channel: Int, playbackChannels: Int, attempts: Int, settleFrames: Int) {
         self.clicks = clicks
-        self.cycles = cycles
-        self.periodFrames = periodFrames
+        self.frames = frames
         self.amplitude = amplitude
         self.channel = channel
         self.playbackChannels = playbackChannels
-        input = .allocate(capacity: max(cycles * periodFrames, 1))
-        input.initialize(repeating: 0, count: max(cycles * periodFrames, 1))
+        self.attempts = attempts
+        self.settleFrames = settleFrames
+        input = .allocate(capacity: max(frames, 1))
+        input.initialize(repeating: 0, count: max(frames, 1))
     }
 
     deinit { input.deallocate() }
@@ -219,28 +248,52 @@ private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
     func renderCycle(input captured: UnsafePointer<UnsafeMutablePointer<Float>>, output: UnsafePointer<UnsafeMutablePointer<Float>>,
                      frameCount: Int) {
         for c in 0..<max(playbackChannels, 2) { output[c].update(repeating: 0, count: frameCount) }
-        guard cycle < cycles, !finished.load(ordering: .relaxed) else { return }
-        let first = cycle * periodFrames
-        (input + first).update(from: captured[channel], count: min(frameCount, periodFrames))
-        while nextClick < clicks.count && clicks[nextClick] < first + periodFrames {
+        guard !finished.load(ordering: .relaxed) else { return }
+        if restart {
+            restart = false
+            frame = 0
+            nextClick = 0
+            settling = settleFrames
+        }
+        if settling > 0 {
+            settling -= frameCount
+            return
+        }
+        let first = frame
+        let count = min(frameCount, frames - first)
+        (input + first).update(from: captured[channel], count: count)
+        while nextClick < clicks.count && clicks[nextClick] < first + frameCount {
             for c in 0..<playbackChannels { output[c][clicks[nextClick] - first] = amplitude }
             nextClick += 1
         }
-        cycle += 1
-        if cycle == cycles { finished.store(true, ordering: .releasing) }
+        frame += count
+        if frame >= frames { finished.store(true, ordering: .releasing) }
     }
 
+    /// An xrun: this run is spoiled; another starts, or the measurement ends.
+    ///
+    /// Audio thread.
+    private func spoil() {
+        guard !finished.load(ordering: .relaxed), frame > 0 else { return }
+        xruns += 1
+        if xruns >= attempts {
+            spoiled = true
+            finished.store(true, ordering: .releasing)
+        } else {
+            restart = true
+        }
+    }
+
+    /// An xrun that cost frames spoils the run; one that cost nothing (JACK tells one for
+    /// every change of its graph: a port connected while it measures) does not.
+    ///
     /// Audio thread.
     func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) {
-        sawXrun = true
-        finished.store(true, ordering: .releasing)
+        if lostFrames > 0 || skippingNow > 0 { spoil() }
     }
 
-    /// Audio thread: frames lost spoil the measurement as an xrun does.
-    func deviceSkipped(frames: Int64) {
-        sawXrun = true
-        finished.store(true, ordering: .releasing)
-    }
+    /// Audio thread: frames lost spoil the run as an xrun does.
+    func deviceSkipped(frames: Int64) { spoil() }
 
     /// Audio thread.
     func deviceDidFail(code: Int32) {

@@ -75,6 +75,9 @@ public struct LatencyOffsets: Equatable, Sendable {
         for name in frames.keys where name.contains("\n") || name.trimmingWhitespace != name || name.isEmpty {
             throw Problem(path: path, reason: "device name '\(name)' cannot be stored (empty, newline or outer spaces)")
         }
+        // Through the one write guard: a config path that leads into a session (its history,
+        // its session.json…) is refused before any folder is made.
+        do { try WriteGuard.check(path, as: "calibrate", kind: .file) } catch { throw Problem(path: path, reason: error.reason) }
         try LatencyOffsets.makeFolders(forFile: path)
         // Created exclusively and never through a link, like every file Tapedeck writes.
         let temporary = path + ".tmp-\(getpid())"

@@ -56,6 +56,13 @@ public final class LoopbackDevice: PeriodDevice, @unchecked Sendable {
 
     deinit { ring.deallocate() }
 
+    /// What it claims (``reportedLatencyFrames``) on its playback side.
+    public var latency: DeviceLatency {
+        let c = configuration
+        return DeviceLatency(backend: "loopback", captureChannels: c.captureChannels, captureFrames: 0,
+                             playbackChannels: c.playbackChannels, playbackFrames: c.playbackLatencyFrames, origin: "as claimed")
+    }
+
     public func startStreams() throws(DeviceError) {}
     public func stopStreams() {}
 

@@ -45,6 +45,12 @@ final class JACKCycle: @unchecked Sendable {
     private let outputTable: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// Silence for a device with no inputs, and scratch outputs when JACK has fewer than two.
     private let scratch: UnsafeMutablePointer<Float>
+    /// The cycle's input, copied as the cycle begins: a port's buffer is the connected
+    /// client's, which JACK goes on rewriting once a cycle runs past its timeout, so a cycle
+    /// that is late to read it would keep another cycle's audio. Room for
+    /// ``inputCopyFrames`` frames a channel (a longer cycle is read in place).
+    private let inputCopy: UnsafeMutablePointer<Float>
+    static let inputCopyFrames = 8192
     private let tableOutputs: Int
     /// MIDI ports: inputs handed to the engine at their frames, outputs fed with its thru.
     private let midi: JACKCycleMIDI
@@ -101,6 +107,8 @@ final class JACKCycle: @unchecked Sendable {
     private var gaps = JACKClockGaps()
     /// Whether the last cycle took longer than two periods to render (JACK2's timeout).
     private var lastCycleOverran = false
+    /// What the engine was last told is held (``AudioDeviceClient/deviceHolds(frames:)``).
+    private var toldHeld: Int64 = 0
 
     init(jack: OpaquePointer, inputs: [OpaquePointer], outputs: [OpaquePointer], midiInputs: [OpaquePointer] = [],
          midiOutputs: [OpaquePointer] = [], enginePeriod: Int, sampleRate: Int, followsTransport: Bool, timebaseMaster: Bool) {
@@ -119,6 +127,8 @@ final class JACKCycle: @unchecked Sendable {
         tableOutputs = max(outputs.count, 2)
         scratch = .allocate(capacity: 3 * max(enginePeriod, 1))
         scratch.initialize(repeating: 0, count: 3 * max(enginePeriod, 1))
+        inputCopy = .allocate(capacity: max(inputs.count, 1) * JACKCycle.inputCopyFrames)
+        inputCopy.initialize(repeating: 0, count: max(inputs.count, 1) * JACKCycle.inputCopyFrames)
         inBase = .allocate(capacity: max(inputs.count, 1))
         inBase.initialize(repeating: scratch, count: max(inputs.count, 1))
         outBase = .allocate(capacity: tableOutputs)
@@ -139,6 +149,7 @@ final class JACKCycle: @unchecked Sendable {
         inputTable.deallocate()
         outputTable.deallocate()
         scratch.deallocate()
+        inputCopy.deallocate()
         reason.deallocate()
     }
 
@@ -173,6 +184,18 @@ final class JACKCycle: @unchecked Sendable {
             gate.store(2, ordering: .releasing)
             return 0
         }
+        // The input first, before anything can delay the cycle (see `inputCopy`).
+        let copies = n <= JACKCycle.inputCopyFrames
+        for c in 0..<inputCount {
+            let port = jack_port_get_buffer(inPorts[c], nframes).assumingMemoryBound(to: Float.self)
+            if copies {
+                let copy = inputCopy + c * JACKCycle.inputCopyFrames
+                copy.update(from: port, count: n)
+                inBase[c] = copy
+            } else {
+                inBase[c] = port
+            }
+        }
         // JACK's transport, read once for the cycle (when it is followed).
         var pos = jack_position_t()
         let transport = follower == nil ? JackTransportStopped : jack_transport_query(jack, &pos)
@@ -184,9 +207,6 @@ final class JACKCycle: @unchecked Sendable {
         if let follower { followTransport(follower, state: transport, position: pos, frameCount: n) }
         let midiClient = midiClient
         midi.beginCycle(nframes)
-        for c in 0..<inputCount {
-            inBase[c] = jack_port_get_buffer(inPorts[c], nframes).assumingMemoryBound(to: Float.self)
-        }
         for c in 0..<outputCount {
             outBase[c] = jack_port_get_buffer(outPorts[c], nframes).assumingMemoryBound(to: Float.self)
         }
@@ -295,6 +315,11 @@ final class JACKCycle: @unchecked Sendable {
             fresh -= 1
             if xrunsAhead > 0 { xrunsAhead -= 1 } else { client.deviceDidXrun(lostFrames: 0) }
         }
+        // After what was skipped: what is still held was lost (if it was) before this cycle.
+        if gaps.heldFrames != toldHeld {
+            toldHeld = gaps.heldFrames
+            client.deviceHolds(frames: toldHeld)
+        }
     }
 
     /// Reads JACK's transport for this cycle and lets the engine follow it; remembers where
@@ -313,73 +338,6 @@ final class JACKCycle: @unchecked Sendable {
         if reply.startHost { jack_transport_start(jack) }
     }
 
-    /// Bar, beat, tick and tempo another program published, when they make sense: they come
-    /// from anywhere, so nothing in them may trap (a NaN tempo, a bar of Int32.min).
-    ///
-    /// Audio thread: arithmetic only.
-    static func readMusicalTime(_ pos: jack_position_t, into host: inout HostClockFrame) {
-        let bpm = pos.beats_per_minute, perBar = Double(pos.beats_per_bar), unit = Double(pos.beat_type)
-        let ticksPerBeat = pos.ticks_per_beat
-        guard bpm.isFinite, bpm >= 1, bpm <= 1000, perBar.isFinite, perBar >= 1, perBar <= 64, unit.isFinite, unit >= 1,
-              unit <= 64, ticksPerBeat.isFinite, ticksPerBeat >= 1, pos.bar >= 1, pos.beat >= 1, pos.tick >= 0 else { return }
-        host.hasMusicalTime = true
-        host.tempoBPM = bpm
-        host.beatsPerBar = Int(perBar)
-        host.beatUnit = Int(unit)
-        host.beatPosition = (Double(pos.bar) - 1) * perBar + (Double(pos.beat) - 1) + Double(pos.tick) / ticksPerBeat
-    }
-
-    /// Slow sync: ready once the engine stands where the transport is about to roll from,
-    /// its disk streams filled. Before the engine runs, nothing holds the others back.
-    ///
-    /// Audio thread: no allocation, no locks.
-    func sync(frame: UInt32) -> Int32 {
-        // A client opened but not yet rendering holds the others back (it is about to start:
-        // rolling without it would skip the start of what it plays); a stopped one does not.
-        guard attached.load(ordering: .acquiring) else { return stopRequested.load(ordering: .relaxed) ? 1 : 0 }
-        guard !ended.load(ordering: .relaxed) else { return 1 }
-        return readyFrame.load(ordering: .relaxed) == Int64(frame) ? 1 : 0
-    }
-
-    /// As timebase master: bar, beat, tick and tempo of `pos.frame` from the session's
-    /// tempo map.
-    ///
-    /// Audio thread: arithmetic only.
-    func timebase(_ pos: UnsafeMutablePointer<jack_position_t>) {
-        let bits = tempoTableBits.load(ordering: .acquiring)
-        if bits != 0, let raw = UnsafeRawPointer(bitPattern: bits) {
-            // Through the map's changes: the bar, beat and tempo there (a ramp's at that frame).
-            let p = Unmanaged<TempoTable>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.point(atFrame: Double(pos.pointee.frame)) }
-            let ticksPerBeat = Double(TempoMap.ticksPerBeat)
-            let inBar = max(0, p.beatPosition - p.barStartBeat)
-            pos.pointee.valid = jack_position_bits_t(rawValue: pos.pointee.valid.rawValue | JackPositionBBT.rawValue)
-            pos.pointee.bar = Int32(clamping: p.bar)
-            pos.pointee.beat = Int32(clamping: Int(inBar.rounded(.down)) + 1)
-            pos.pointee.tick = Int32(clamping: min(Int(((inBar - inBar.rounded(.down)) * ticksPerBeat).rounded(.down)), TempoMap.ticksPerBeat - 1))
-            pos.pointee.bar_start_tick = p.barStartBeat * ticksPerBeat
-            pos.pointee.beats_per_bar = Float(p.beatsPerBar)
-            pos.pointee.beat_type = Float(p.beatUnit)
-            pos.pointee.ticks_per_beat = ticksPerBeat
-            pos.pointee.beats_per_minute = p.bpm
-            return
-        }
-        let bpm = Double(bitPattern: tempoBits.load(ordering: .relaxed))
-        let perBar = beatsPerBar.load(ordering: .relaxed)
-        let unit = beatUnit.load(ordering: .relaxed)
-        let map = TempoMap(sampleRate: sampleRate, tempoBPM: bpm, timeSignature: TimeSignature(beatsPerBar: perBar, beatUnit: unit))
-        let p = map.position(ofFrame: Int64(pos.pointee.frame))
-        let ticksPerBeat = Double(TempoMap.ticksPerBeat)
-        pos.pointee.valid = jack_position_bits_t(rawValue: pos.pointee.valid.rawValue | JackPositionBBT.rawValue)
-        pos.pointee.bar = Int32(clamping: p.bar)
-        pos.pointee.beat = Int32(clamping: p.beat)
-        pos.pointee.tick = Int32(clamping: p.tick)
-        pos.pointee.bar_start_tick = Double(p.bar - 1) * Double(perBar) * ticksPerBeat
-        pos.pointee.beats_per_bar = Float(perBar)
-        pos.pointee.beat_type = Float(unit)
-        pos.pointee.ticks_per_beat = ticksPerBeat
-        pos.pointee.beats_per_minute = bpm
-    }
-
     /// Outputs silent for a cycle the engine does not render.
     ///
     /// Audio thread: no allocation.
@@ -387,15 +345,6 @@ final class JACKCycle: @unchecked Sendable {
         midi.beginCycle(nframes)
         for c in 0..<outputCount {
             jack_port_get_buffer(outPorts[c], nframes).assumingMemoryBound(to: Float.self).update(repeating: 0, count: Int(nframes))
-        }
-    }
-
-    /// Audio thread: compares raw values only (see ``process(_:)``).
-    static func state(_ s: jack_transport_state_t) -> HostClockFrame.State {
-        switch s.rawValue {
-        case JackTransportRolling.rawValue: .rolling
-        case JackTransportStarting.rawValue, JackTransportNetStarting.rawValue: .starting
-        default: .stopped
         }
     }
 

@@ -87,6 +87,10 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
     public let followsHostTransport: Bool
     private let jack: OpaquePointer
     private let cycle: JACKCycle
+    /// The ports' latency, kept current by JACK's latency callback.
+    private let watch: JACKLatencyWatch
+    /// `JACK`, or `PipeWire (JACK)` when libjack is PipeWire's.
+    private let backend: String
     private let inputs: [OpaquePointer]
     private let outputs: [OpaquePointer]
     private var notices: [String] = []
@@ -123,8 +127,12 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
         let cycle = JACKCycle(jack: jack, inputs: ports.inputs, outputs: ports.outputs, midiInputs: ports.midiInputs,
                               midiOutputs: ports.midiOutputs, enginePeriod: period, sampleRate: rate,
                               followsTransport: request.transportSync, timebaseMaster: request.timebaseMaster)
+        let watch = JACKLatencyWatch(inputs: ports.inputs, outputs: ports.outputs, midiInputs: ports.midiInputs,
+                                     midiOutputs: ports.midiOutputs)
         self.jack = jack
         self.cycle = cycle
+        self.watch = watch
+        backend = String(cString: jack_get_version_string()).contains("PipeWire") ? "PipeWire (JACK)" : "JACK"
         inputs = ports.inputs
         outputs = ports.outputs
         followsHostTransport = request.transportSync
@@ -138,6 +146,10 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
         jack_set_buffer_size_callback(jack, JACKCallbacks.bufferSize, arg)
         jack_set_sample_rate_callback(jack, JACKCallbacks.sampleRate, arg)
         jack_on_info_shutdown(jack, JACKCallbacks.shutdown, arg)
+        // The watch lives as long as the cycle (see `close()`); JACK holds it unretained too.
+        let watchArg = Unmanaged.passUnretained(watch).toOpaque()
+        jack_set_latency_callback(jack, JACKLatencyCallbacks.latency, watchArg)
+        jack_set_graph_order_callback(jack, JACKLatencyCallbacks.graphOrder, watchArg)
         if request.transportSync { jack_set_sync_callback(jack, JACKCallbacks.sync, arg) }
         if request.timebaseMaster && jack_set_timebase_callback(jack, 0, JACKCallbacks.timebase, arg) != 0 {
             notices.append("JACK refused Tapedeck as timebase master; bar and beat come from another program")
@@ -157,13 +169,17 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
         }
         portNames = (ports.inputs + ports.outputs).map { String(cString: jack_port_name($0)) }
         midiPortNames = (ports.midiInputs + ports.midiOutputs).map { String(cString: jack_port_name($0)) }
+        // JACK computes the ports' latency once they are connected (its callback tells the
+        // watch); asked for here so the figures are settled before the first take.
         jack_recompute_total_latencies(jack)
+        watch.readNow()
+        let table = watch.current
         configuration = DeviceConfiguration(
             name: request.deviceName, sampleRate: rate, captureChannels: ports.inputs.count, playbackChannels: ports.outputs.count,
             periodFrames: period, periodCount: 1, bufferFrames: period,
             captureFormat: ports.inputs.isEmpty ? nil : .float32, playbackFormat: ports.outputs.isEmpty ? nil : .float32,
-            captureLatencyFrames: JACKPorts.latency(ports.inputs, mode: JackCaptureLatency),
-            playbackLatencyFrames: JACKPorts.latency(ports.outputs, mode: JackPlaybackLatency), linked: true)
+            captureLatencyFrames: table.capture.map(\.max).max() ?? 0,
+            playbackLatencyFrames: table.playback.map(\.max).max() ?? 0, linked: true)
     }
 
     deinit { close() }
@@ -198,16 +214,32 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
         }
         guard alive else {
             _ = Unmanaged.passRetained(cycle)
+            _ = Unmanaged.passRetained(watch)
             return
         }
         jack_deactivate(jack)
         jack_client_close(jack)
     }
 
-    /// The round trip JACK reports now (it changes with connections and the buffer size).
-    public var currentRoundTripLatencyFrames: Int64 {
-        withClient { _ in JACKPorts.latency(inputs, mode: JackCaptureLatency) + JACKPorts.latency(outputs, mode: JackPlaybackLatency) }
-            ?? configuration.roundTripLatencyFrames
+    /// Each port's latency as JACK computed it last: an input's capture latency, an output's
+    /// playback latency (the most of its range; a range whose ends differ is unsure).
+    public var latency: DeviceLatency {
+        let table = watch.current
+        var report = DeviceLatency(backend: backend, captureFrames: table.capture.map(\.max), playbackFrames: table.playback.map(\.max),
+                                   origin: "port latencies")
+        report.unsureCaptureChannels = table.capture.indices.filter { table.capture[$0].min != table.capture[$0].max }.map { $0 + 1 }
+        report.unsurePlaybackChannels = table.playback.indices.filter { table.playback[$0].min != table.playback[$0].max }.map { $0 + 1 }
+        return report
+    }
+
+    /// Moves on whenever JACK recomputed its latencies or its graph changed.
+    public var latencyGeneration: Int { watch.current.generation }
+
+    /// The server's: the residual belongs to the hardware behind it, whichever client name
+    /// (`jack`, `jack:Rec`) records. `JACK_DEFAULT_SERVER` names it (else `default`).
+    public var calibrationName: String {
+        let server = getenv("JACK_DEFAULT_SERVER").map { String(cString: $0) } ?? "default"
+        return (backend == "JACK" ? "jack@" : "pipewire-jack@") + (server.isEmpty ? "default" : server)
     }
 
     /// Runs `body` on the client while it is alive (nil once it closed or its server went).
@@ -243,6 +275,9 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
         let frames = cycle.bufferFrames.load(ordering: .relaxed)
         if frames != saidBufferFrames {
             saidBufferFrames = frames
+            // JACK does not recompute the ports' latency on a new buffer size (only on a new
+            // connection): asked here, so the next take uses the new figure.
+            withClient { jack_recompute_total_latencies($0) }
             let engine = configuration.periodFrames
             let how = frames > engine ? "each cycle is rendered as \((frames + engine - 1) / engine) blocks of \(engine)"
                 : frames < engine ? "each cycle is rendered as one block of \(frames)" : "as the engine was built"

@@ -181,16 +181,4 @@ enum JACKPorts {
         }
         return out
     }
-
-    /// The most frames of latency JACK reports for `ports` in `mode` (capture latency of
-    /// inputs, playback latency of outputs).
-    static func latency(_ ports: [OpaquePointer], mode: jack_latency_callback_mode_t) -> Int64 {
-        var most: Int64 = 0
-        for port in ports {
-            var range = jack_latency_range_t()
-            jack_port_get_latency_range(port, mode, &range)
-            most = max(most, Int64(range.max))
-        }
-        return most
-    }
 }

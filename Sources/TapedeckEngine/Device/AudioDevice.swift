@@ -16,9 +16,16 @@ public protocol AudioDevice: AnyObject {
     /// none will. Safe to call twice. Control thread.
     func stop()
 
-    /// The round trip now, in frames: a server whose connections or buffer size change (JACK)
-    /// reports it live; others keep ``DeviceConfiguration/roundTripLatencyFrames``. Control thread.
-    var currentRoundTripLatencyFrames: Int64 { get }
+    /// The latency of each channel as the device reports it now: a server whose connections or
+    /// buffer size change (JACK) keeps it current; others report what they were opened with.
+    /// Control thread.
+    var latency: DeviceLatency { get }
+    /// Changes whenever ``latency`` may have (a connection made, the buffer size changed), so
+    /// a caller polling it knows when to read it again. Control thread.
+    var latencyGeneration: Int { get }
+    /// The name `calibrate` stores this device's residual under: what stays the same while
+    /// the hardware does (the PCM name; for JACK, the server), not the buffer size.
+    var calibrationName: String { get }
     /// One line for the failure the device reported with `code`. Control thread.
     func failureDescription(code: Int32) -> String
     /// News about the device since the last call (a port left unconnected, a buffer-size
@@ -27,8 +34,22 @@ public protocol AudioDevice: AnyObject {
 }
 
 extension AudioDevice {
-    /// The configured round trip.
-    public var currentRoundTripLatencyFrames: Int64 { configuration.roundTripLatencyFrames }
+    /// What the device was opened with, every channel alike.
+    public var latency: DeviceLatency {
+        let c = configuration
+        return DeviceLatency(backend: "device", captureChannels: c.captureChannels, captureFrames: c.captureLatencyFrames,
+                             playbackChannels: max(c.playbackChannels, 2), playbackFrames: c.playbackLatencyFrames,
+                             origin: "as opened")
+    }
+    /// Never changes.
+    public var latencyGeneration: Int { 0 }
+    /// The device's name.
+    public var calibrationName: String { configuration.name }
+    /// The round trip of the first input and the first two outputs now (``latency``).
+    public var currentRoundTripLatencyFrames: Int64 {
+        let l = latency
+        return l.capture(channels: [1]) + l.playback(channels: [1, 2])
+    }
     /// The errno explained as ALSA explains it.
     public func failureDescription(code: Int32) -> String { DeviceError.alsa(configuration.name, "stopped", code).description }
     /// Nothing to say.
@@ -67,6 +88,12 @@ public protocol AudioDeviceClient: AnyObject {
     /// now (takes get silence, a rolling playhead moves on); nothing is counted. Called
     /// between cycles.
     func deviceSkipped(frames: Int64)
+    /// Before a cycle: up to `frames` of device time may have passed unheard just before it,
+    /// which the device can tell only in a later cycle (a clock read late may give them back):
+    /// what it then skips of them (``deviceSkipped(frames:)``, ``deviceDidXrun(lostFrames:skippingNow:)``)
+    /// was lost here, before this cycle's frames, not where it is told. 0: nothing is held
+    /// any more. Called when it changes, between cycles.
+    func deviceHolds(frames: Int64)
     /// The device failed for good (`code`: negative errno); no cycle follows.
     func deviceDidFail(code: Int32)
     /// Called once on the audio thread after its last cycle.
@@ -79,6 +106,11 @@ extension AudioDeviceClient {
     ///
     /// Audio thread: no allocation, no locks.
     public func deviceDidXrun(lostFrames: Int64) { deviceDidXrun(lostFrames: lostFrames, skippingNow: lostFrames) }
+
+    /// A client that keeps nothing in time ignores what a device holds.
+    ///
+    /// Audio thread: does nothing.
+    public func deviceHolds(frames: Int64) {}
 }
 
 /// What one device read or write did.

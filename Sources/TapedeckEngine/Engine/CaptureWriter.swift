@@ -151,9 +151,13 @@ final class CaptureWriter: @unchecked Sendable {
                 stalled = true
                 sleepNanoseconds(Int64(stallMilliseconds) * 1_000_000)
             }
-            // A dropped span due now becomes silence.
+            // Read before the gaps: the audio thread pushes what it inserts at a hold before it
+            // lets the hold go.
+            let hold = lane.holdFrom.load(ordering: .acquiring)
+            // A dropped span (or device time lost) due now becomes silence.
             if let gap = lane.gaps.peek(), gap.frame <= written {
                 _ = lane.gaps.pop()
+                if gap.replaces { lane.ring.pop(into: nil, frameCount: Int(gap.ringFrames)) }
                 writeSilence(lane, of: set, at: written, frames: gap.count)
                 written += gap.count
                 lane.writtenFrames.store(written, ordering: .releasing)
@@ -161,6 +165,8 @@ final class CaptureWriter: @unchecked Sendable {
             }
             var limit = lane.scratchFrames
             if let gap = lane.gaps.peek() { limit = min(limit, Int(gap.frame - written)) }
+            // The device may yet say frames were lost before these: they wait (see `TakeLane/holdFrom`).
+            if hold != .max { limit = min(limit, Int(max(0, min(hold - written, Int64(Int32.max))))) }
             // A split take: a block never crosses the end of a piece, so piece k holds
             // exactly the take's frames [k·N, (k+1)·N). The next piece starts only when a
             // frame is there for it (a take ending on a boundary leaves no empty piece).
@@ -178,6 +184,8 @@ final class CaptureWriter: @unchecked Sendable {
                     if let dry = lane.dryWriter {
                         try dry.write((0..<takeChannels).map { UnsafePointer(lane.scratch[takeChannels + $0]) }, frameCount: k)
                     }
+                    // What the file now holds, for the screen's waveform while it records.
+                    lane.live?.append(UnsafePointer(lane.scratch), channelCount: takeChannels, frameCount: k)
                 } catch {
                     fail(lane, of: set, error.description)
                 }
@@ -226,6 +234,7 @@ final class CaptureWriter: @unchecked Sendable {
             do {
                 try lane.writer.write((0..<channels).map { UnsafePointer(lane.scratch[$0]) }, frameCount: k)
                 if let dry = lane.dryWriter { try dry.write((0..<channels).map { UnsafePointer(lane.scratch[$0]) }, frameCount: k) }
+                lane.live?.appendSilence(frameCount: k)
             } catch {
                 fail(lane, of: set, error.description)
             }

@@ -7,11 +7,37 @@ import TapedeckTakes
 /// thread, and finishing the files once the capture writer has written the last frames.
 extension Engine {
 
-    /// Frames an overdub's input lags what it heard: the device's round trip, the calibrated
-    /// offset and the graph's output latency (the master chain's look-ahead and the slowest
-    /// path into the master, ``RouteTable``).
-    public var overdubLatencyFrames: Int64 {
-        device.currentRoundTripLatencyFrames + options.latencyOffsetFrames + Int64(graphs.last?.outputLatencyFrames ?? 0)
+    /// Where a take of device inputs `captureChannels` (1-based) lands: the one latency model
+    /// (``TakeLatency``) — what the device reports now for those inputs and for the master's
+    /// outputs (1 and 2, what the performer hears), the residual `calibrate` stored for it,
+    /// and the graph's output latency (the master chain's look-ahead and the slowest path
+    /// into the master, ``RouteTable``). `playing`: whether the session plays meanwhile
+    /// (when not, nothing is there to line up with). Control thread.
+    public func takeLatency(captureChannels: [Int], playing: Bool) -> TakeLatency {
+        let report = device.latency
+        return TakeLatency(backend: report.backend, captureFrames: report.capture(channels: captureChannels),
+                           playbackFrames: report.playback(channels: [1, 2]), residualFrames: options.latencyOffsetFrames,
+                           outputFrames: Int64(graphs.last?.outputLatencyFrames ?? 0), playing: playing)
+    }
+
+    /// The round trip in use for the first input, as ``takeLatency(captureChannels:playing:)``
+    /// places a take of it while the session plays.
+    public var overdubLatencyFrames: Int64 { takeLatency(captureChannels: [1], playing: true).totalFrames }
+
+    /// Moves take `index` of `set` to a new latency from the next period on (a port patched
+    /// while it records): its later frames are read that much after what was played. Frames
+    /// outside 0…10 min are held there. Control thread.
+    public func setTakeLatency(_ set: TakeSet, index: Int, frames: Int64) {
+        guard set.lanes.indices.contains(index) else { return }
+        let limit = Int64(configuration.sampleRate) * 600
+        set.lanes[index].latencyTarget.store(min(max(frames, 0), limit), ordering: .relaxed)
+    }
+
+    /// The latency take `index` of `set` is read with now (the audio thread's last word).
+    /// Any thread.
+    public func takeLatencyTarget(_ set: TakeSet, index: Int) -> Int64? {
+        guard set.lanes.indices.contains(index) else { return nil }
+        return set.lanes[index].latencyTarget.load(ordering: .relaxed)
     }
 
     /// The newest graph's delay compensation: each strip's output delay and the total.

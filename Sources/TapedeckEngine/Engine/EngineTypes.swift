@@ -172,6 +172,10 @@ public struct EngineEvent: Sendable, Equatable, BitwiseCopyable {
         case hostStopped = 4
         /// The shared transport moved; the engine's playhead moved to `frame` with it.
         case hostLocated = 5
+        /// A take's latency changed while it recorded (a port patched, a buffer size changed):
+        /// from take frame `frame` its input is read `frames` after what was played
+        /// (``EngineEvent/previousFrames`` before), so it stays where it was played.
+        case takeLatencyChanged = 6
     }
 
     /// What happened.
@@ -184,14 +188,17 @@ public struct EngineEvent: Sendable, Equatable, BitwiseCopyable {
     public var track: Int
     /// For the shared transport's events: another program did it (false: Tapedeck asked).
     public var external: Bool
+    /// For a latency change: the latency before it.
+    public var previousFrames: Int64
 
     /// Creates an event.
-    public init(kind: Kind, frame: Int64, frames: Int64, track: Int = -1, external: Bool = false) {
+    public init(kind: Kind, frame: Int64, frames: Int64, track: Int = -1, external: Bool = false, previousFrames: Int64 = 0) {
         self.kind = kind
         self.frame = frame
         self.frames = frames
         self.track = track
         self.external = external
+        self.previousFrames = previousFrames
     }
 }
 

@@ -37,6 +37,10 @@ struct HostFollow {
     /// The shared transport was moved while rolling: it rolls on once ready, and that is
     /// part of the move, not a new start.
     var resumes = false
+    /// Cycles left in which a standing transport that Tapedeck just stopped may still settle
+    /// back: PipeWire's JACK stops the transport a cycle (or, after xruns, the frames it did
+    /// not count) behind the playhead. That is Tapedeck's stop, not another program's locate.
+    var stopSettling = 0
 }
 
 /// Following a shared transport (JACK's) on the audio thread, in the cycle it moves: no
@@ -115,12 +119,19 @@ extension RenderCore: HostClockClient {
             reply.readyToRoll = position == host.frame && streamsReadyNow(frameCount: n)
         case .stopped:
             hostFollow.resumes = false
-            if !first && was != .stopped {
-                let own = asked.stop.exchange(false, ordering: .acquiringAndReleasing)
+            let stopsNow = !first && was != .stopped
+            var own = false
+            if stopsNow {
+                own = asked.stop.exchange(false, ordering: .acquiringAndReleasing)
                 if state != .stopped { stopRolling() }
                 shared.events.push(EngineEvent(kind: .hostStopped, frame: position, frames: 0, external: !own))
+                hostFollow.stopSettling = own ? 3 : 0
             }
-            if moves { jumpForHost(to: host.frame, quiet: first) }
+            // Tapedeck's own stop settling where the shared transport stops (behind the
+            // playhead by what it did not count of the last cycles) is followed, as the stop.
+            let settling = hostFollow.stopSettling > 0 && host.frame <= position && position - host.frame <= Int64(sampleRate / 2)
+            if !stopsNow { hostFollow.stopSettling = max(0, hostFollow.stopSettling - 1) }
+            if moves { jumpForHost(to: host.frame, quiet: first || settling) }
             reply.readyToRoll = position == host.frame && streamsReadyNow(frameCount: n)
         }
         // The engine stopped by itself (its end frame, a punch's end) while the shared

@@ -81,6 +81,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var deviceFrame: Int64 = 0
     /// Where the playhead stood when frames of an xrun not told yet were first skipped (-1: none).
     var untoldXrunFrame: Int64 = -1
+    /// Whether the device holds frames it cannot tell yet were lost (RenderCore+Xrun).
+    var deviceHolding = false
     var fraction = 0.0
     var state = EngineTransportState.stopped
     /// What ``publish()`` last woke the screen for.

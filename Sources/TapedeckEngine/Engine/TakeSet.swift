@@ -35,6 +35,10 @@ public struct TakeRequest: Sendable {
     /// that fails or fills stops alone, and so does the main file. Its crash marker is
     /// written beside it, so `recover --mirror` can bring either copy in. No peaks, no dry copy.
     public var mirrorPath: String?
+    /// Frames this take's input lags what it was played against (``TakeLatency/totalFrames``
+    /// for its own channels); nil: the gate's. Followed while it records
+    /// (``Engine/setTakeLatency(_:index:frames:)``).
+    public var latencyFrames: Int64?
 
     /// Creates a request.
     public init(track: Int, channelCount: Int, path: String, container: AudioContainer, encoding: SampleEncoding,
@@ -144,10 +148,38 @@ final class TakeLane: @unchecked Sendable {
     let mirrorOpenError: String?
     /// Whether this lane is a mirror (its failures stop it alone, and are said as the mirror's).
     let isMirror: Bool
+    /// The take's waveform as it is written, for the screen (nil for a mirror: the same take).
+    let live: LivePeaks?
+
+    // The take's own place (audio thread, but for the atomics).
+    /// Frames its input lags what it was played against, as the audio thread applies it.
+    var latencyFrames: Int64 = 0
+    /// The latency the control thread wants applied from the next period on.
+    let latencyTarget = Atomic<Int64>(0)
+    /// Take frames kept so far (silence included).
+    var kept: Int64 = 0
+    /// ``kept``, published.
+    let framesKept = Atomic<Int64>(0)
+
+    // A device clock that cannot tell yet whether frames were lost (JACK: see
+    // `JACKClockGaps`): the writer holds the take's frames from ``holdFrom`` on until it
+    // can, so silence for what was lost goes before them, where it was lost.
+    /// Take frame the writer writes up to, no further (`.max`: no hold).
+    let holdFrom = Atomic<Int64>(.max)
+    /// Audio thread: the take frame the hold began at (-1: none), silence inserted there so
+    /// far, and dropped spans told meanwhile (pushed once the hold ends, after what it inserted).
+    var holdAt: Int64 = -1
+    var insertedAtHold: Int64 = 0
+    /// The playhead when the hold began (where a span it drops is marked).
+    var holdPosition: Int64 = 0
+    let heldDrops: UnsafeMutablePointer<TakeGap>
+    var heldDropCount = 0
+    static let heldDropCapacity = 16
 
     init(request: TakeRequest, ringFrames: Int, blockFrames: Int, sampleRate: Int, isMirror: Bool = false) throws {
         self.request = request
         self.isMirror = isMirror
+        live = isMirror ? nil : LivePeaks()
         let channels = request.channelCount * (request.dryPath != nil ? 2 : 1)
         ring = FrameRing(channelCount: channels, capacityFrames: ringFrames)
         let format = AudioFileFormat(container: request.container, encoding: request.encoding, sampleRate: sampleRate,
@@ -165,6 +197,7 @@ final class TakeLane: @unchecked Sendable {
         }
         bytesPerSecond = Int64(sampleRate * request.channelCount * max(1, format.encoding.bits / 8) * (request.dryPath != nil ? 2 : 1))
         scratchFrames = blockFrames
+        heldDrops = .allocate(capacity: TakeLane.heldDropCapacity)
         scratch = .allocate(capacity: channels)
         for c in 0..<channels { (scratch + c).initialize(to: .allocate(capacity: blockFrames)) }
         if let mirrorPath = request.mirrorPath, !isMirror {
@@ -190,6 +223,7 @@ final class TakeLane: @unchecked Sendable {
     deinit {
         for c in 0..<ring.channelCount { scratch[c].deallocate() }
         scratch.deallocate()
+        heldDrops.deallocate()
     }
 
     /// Marks the lane failed with `text` (the first failure wins) and `keptFrames` in its
@@ -236,6 +270,11 @@ public struct TakeFailure: Sendable, Equatable {
 struct TakeGap: BitwiseCopyable {
     var frame: Int64
     var count: Int64
+    /// The span's frames are in the ring but are not to be kept (a cycle JACK handed over too
+    /// late to trust): the writer drops ``ringFrames`` of them (the span less what was
+    /// dropped from it before it reached the ring) and writes `count` of silence instead.
+    var replaces = false
+    var ringFrames: Int64 = 0
 }
 
 /// The takes of one recording pass: every armed track at once, all starting on the same
@@ -260,7 +299,9 @@ public final class TakeSet: @unchecked Sendable {
     var startDevice: Int64 = .max
     /// Device frame (as played) where keeping ends; .max while open-ended.
     var endDevice: Int64 = .max
-    /// Frames each take has been given so far (dropped spans included).
+    /// Frames the longest take has been given so far (dropped spans included); each lane
+    /// counts its own (``TakeLane/kept``): takes of inputs with different latencies reach
+    /// their frames at different device times.
     var keptFrames: Int64 = 0
 
     // Published by the audio thread.
@@ -290,6 +331,10 @@ public final class TakeSet: @unchecked Sendable {
         self.gate = gate
         mirrorLanes = lanes.compactMap(\.mirror)
         writableLaneCount = lanes.count + mirrorLanes.count
+        for lane in lanes {
+            lane.latencyFrames = lane.request.latencyFrames ?? gate.latencyFrames
+            lane.latencyTarget.store(lane.latencyFrames, ordering: .relaxed)
+        }
         laneTable = .allocate(capacity: max(lanes.count, 1))
         for (i, lane) in lanes.enumerated() { (laneTable + i).initialize(to: Unmanaged.passUnretained(lane)) }
     }
@@ -353,11 +398,18 @@ public final class TakeSet: @unchecked Sendable {
     /// Whether every frame the audio thread kept has been written (or a lane failed). Any thread.
     public var isWritten: Bool {
         guard hasEnded else { return false }
-        let total = frameCount
-        return lanes.allSatisfy { $0.failed.load(ordering: .acquiring) || $0.writtenFrames.load(ordering: .acquiring) >= total }
-            && mirrorLanes.allSatisfy { $0.failed.load(ordering: .acquiring) || $0.writtenFrames.load(ordering: .acquiring) >= total }
+        func written(_ lane: TakeLane) -> Bool {
+            lane.failed.load(ordering: .acquiring)
+                || lane.writtenFrames.load(ordering: .acquiring) >= lane.framesKept.load(ordering: .acquiring)
+        }
+        return lanes.allSatisfy(written) && mirrorLanes.allSatisfy(written)
             && midiLanes.allSatisfy { $0.done.load(ordering: .acquiring) }
     }
     /// The requests, in order.
     public var requests: [TakeRequest] { lanes.map(\.request) }
+    /// Take `index`'s waveform as its writer writes it (frame 0 is the take's first frame,
+    /// pieces and lost input included), for a front-end to draw while it records. Any thread.
+    public func livePeaks(take index: Int) -> LivePeaks? {
+        lanes.indices.contains(index) ? lanes[index].live : nil
+    }
 }

@@ -20,14 +20,26 @@ extension Mixdown.Request {
         f.locale = Locale(identifier: "en_US_POSIX")
         let name = track.flatMap { session.tracks.indices.contains($0) ? session.tracks[$0].name : nil } ?? ""
         return TakeMetadata(session: sessionName, trackNumber: track.map { $0 + 1 }, trackName: name,
-                            timelineFrame: range.startFrame, speed: timePitch.speed, startedAt: f.string(from: Date()))
+                            timelineFrame: range.startFrame, speed: timePitch.speed, startedAt: f.string(from: Date()),
+                            // With a time-of-day origin, the export says the time of day it starts at.
+                            timeReference: session.timeOfDayOrigin.map { $0 + range.startFrame })
+    }
+
+    /// The tags of the mix (or of stem `track`: its name joins the title): `--tag`s, the
+    /// title defaulting to the session's name.
+    func fileTags(track: Int? = nil) -> FileTags {
+        var t = tags
+        if t.title == nil { t.title = sessionName }
+        if let track, session.tracks.indices.contains(track) { t.title = (t.title ?? sessionName) + " – " + session.tracks[track].name }
+        return t
     }
 
     /// The session's markers inside the range, at their frame in the file (from the range's
-    /// start, at the export's speed), named as they are.
+    /// start, at the export's speed), named as they are: the user's, and the lost-input ones
+    /// (xruns, dropped spans) only with ``allMarkers`` (`--markers all`).
     public var fileCues: [CuePoint] {
         let speed = timePitch.speed > 0 ? timePitch.speed : 1
-        return session.markers.filter { $0.frame >= range.startFrame && $0.frame < range.endFrame }.map { m in
+        return session.markers.filter { $0.frame >= range.startFrame && $0.frame < range.endFrame && (allMarkers || !$0.isLostInput) }.map { m in
             let offset = m.frame - range.startFrame
             return CuePoint(frame: speed == 1 ? offset : Int64((Double(offset) / speed).rounded()), name: m.name)
         }

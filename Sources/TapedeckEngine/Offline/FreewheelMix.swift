@@ -14,15 +14,38 @@ struct FreewheelMix {
         var nonFiniteSampleCount: Int64
         /// Chains' problems (a plugin not installed, passed through), one line each.
         var warnings: [String]
+        /// What `--tail` rendered: `, tail 3.250 s` (nil without one).
+        var tailLine: String?
     }
 
     let request: Mixdown.Request
 
-    /// Frames the export holds: the range at the export's speed.
-    var outputFrameCount: Int64 {
+    /// Frames of the range at the export's speed.
+    var rangeOutputFrames: Int64 {
         let speed = request.timePitch.speed
         guard speed != 1 else { return request.range.frameCount }
         return Int64((Double(request.range.frameCount) / speed).rounded(.up))
+    }
+
+    /// Frames the export may hold: the range at the export's speed, and the most `--tail`
+    /// adds (an automatic tail usually ends sooner).
+    var outputFrameCount: Int64 { rangeOutputFrames + tailFrames }
+
+    /// The most frames the tail adds, in output frames.
+    var tailFrames: Int64 {
+        let rate = Double(request.session.sampleRate)
+        switch request.tail {
+        case .none: return 0
+        case .frames(let n): return max(0, n)
+        case .auto: return Int64(ExportTail.maximumSeconds * rate)
+        }
+    }
+
+    /// The timeline the engine renders: the range, and past it as far as the tail may go.
+    private var renderRange: FrameRange {
+        guard tailFrames > 0 else { return request.range }
+        let timeline = Int64((Double(tailFrames) * request.timePitch.speed).rounded(.up))
+        return FrameRange(startFrame: request.range.startFrame, endFrame: request.range.endFrame + timeline)
     }
 
     /// The session's graph with the request's master chain, no track listening.
@@ -52,7 +75,7 @@ struct FreewheelMix {
         let passes = Double(1 + (atSpeed ? stems.count : 0))
         let tapped = atSpeed ? [] : stems
         var taps: StemTaps?
-        let run = try FreewheelRender(spec: spec, range: request.range, timePitch: request.timePitch, quality: request.quality,
+        let run = try FreewheelRender(spec: spec, range: renderRange, timePitch: request.timePitch, quality: request.quality,
                                       workerCount: request.workerCount) { engine in
             guard !tapped.isEmpty else { return nil }
             // Every stem lines up with the master's input: held back by what its strip's path
@@ -67,32 +90,43 @@ struct FreewheelMix {
         let audible = request.session.audibleStrips()
         let warnings = run.engine.chainProblems(trackNames: request.session.tracks.map(\.name)) { audible[$0] }
         let stemLead = Int64(run.engine.delayCompensation?.masterArrivalFrames ?? 0)
-        try pass(run, into: writer, stems: tapped, taps: taps, stemLead: stemLead) { progress($0 / passes) }
+        let written = try pass(run, into: writer, stems: tapped, taps: taps, stemLead: stemLead, total: outputFrameCount,
+                               auto: request.tail == .auto) { progress($0 / passes) }
         var nonFinite = run.nonFiniteSampleCount
         if atSpeed {
             for (k, stem) in stems.enumerated() {
-                let solo = try FreewheelRender(spec: spec, range: request.range, timePitch: request.timePitch, quality: request.quality)
+                let solo = try FreewheelRender(spec: spec, range: renderRange, timePitch: request.timePitch, quality: request.quality)
                 defer { solo.close() }
                 solo.engine.core.isolatedStrip = stem.track
                 solo.engine.core.bypassesMaster = true
-                try pass(solo, into: stem.writer, stems: [], taps: nil, stemLead: 0, mastered: false) {
+                // As long as the mix: its tail was decided there.
+                _ = try pass(solo, into: stem.writer, stems: [], taps: nil, stemLead: 0, mastered: false, total: written, auto: false) {
                     progress((Double(k + 1) + $0) / passes)
                 }
                 nonFinite += solo.nonFiniteSampleCount
             }
         }
-        return Result(frameCount: outputFrameCount, nonFiniteSampleCount: nonFinite, warnings: warnings)
+        let tail = written - rangeOutputFrames
+        let tailLine = request.tail == .none ? nil
+            : ", tail \(String(format: "%.3f", Double(tail) / Double(request.session.sampleRate))) s"
+            + (request.tail == .auto && tail >= tailFrames ? " (the most --tail auto renders; still above -90 dBFS)" : "")
+        return Result(frameCount: written, nonFiniteSampleCount: nonFinite, warnings: warnings, tailLine: tailLine)
     }
 
     /// One pass: the device's output from the range's first frame on (its lead dropped) into
     /// `writer`, `outputFrameCount` frames; at 1× each tapped stem alongside. A pass that is
     /// not `mastered` skips the master section, so its lead is the master's arrival alone.
+    /// With `auto`, what comes after the range is held back (``TailHold``) and written only
+    /// up to the last frame any of them has above −90 dBFS, once all have stayed under it for
+    /// ``ExportTail/holdSeconds``. Returns the frames written.
     private func pass(_ run: FreewheelRender, into writer: AudioFileWriter, stems: [(track: Int, writer: AudioFileWriter)],
-                      taps: StemTaps?, stemLead: Int64, mastered: Bool = true, progress: (Double) -> Void) throws {
+                      taps: StemTaps?, stemLead: Int64, mastered: Bool = true, total: Int64, auto: Bool,
+                      progress: (Double) -> Void) throws -> Int64 {
         let speed = request.timePitch.speed
-        let total = outputFrameCount
-        let out = OverlappedWriter(writer, frames: run.periodFrames)
-        let stemOuts = stems.map { OverlappedWriter($0.writer, frames: run.periodFrames) }
+        let hold = auto ? TailHold(rangeFrames: rangeOutputFrames, stems: stems.count,
+                                   holdFrames: Int64(ExportTail.holdSeconds * Double(request.session.sampleRate))) : nil
+        let out = OverlappedWriter(writer, frames: run.periodFrames, hold: hold, index: 0)
+        let stemOuts = stems.enumerated().map { OverlappedWriter($0.element.writer, frames: run.periodFrames, hold: hold, index: $0.offset + 1) }
         defer {
             out.drain()
             for s in stemOuts { s.drain() }
@@ -104,6 +138,8 @@ struct FreewheelMix {
         var stemLeft = stems.isEmpty ? 0 : total
         var rolling = false
         while left > 0 || stemLeft > 0 {
+            // Every strip has stayed silent long enough: the tail is over.
+            if let hold, hold.isOver(mixFrames: total - left, stemFrames: stems.isEmpty ? nil : total - stemLeft) { break }
             let rolled = try run.next()
             if rolled > 0 { rolling = true }
             guard rolling else { continue }
@@ -135,6 +171,12 @@ struct FreewheelMix {
         try out.finish()
         for s in stemOuts { try s.finish() }
         withExtendedLifetime(taps) {}
+        guard let hold else { return total - left }
+        // A hair past the last loud frame, so the file ends under −90 dBFS.
+        let length = min(hold.length + Int64(request.session.sampleRate / 100), hold.heldFrames)
+        try out.flushHeld(frames: length)
+        for s in stemOuts { try s.flushHeld(frames: length) }
+        return hold.rangeFrames + length
     }
 }
 
@@ -148,15 +190,50 @@ final class OverlappedWriter: @unchecked Sendable {
     private let group = DispatchGroup()
     // Written by the queue, read after `group.wait()`.
     private var failure: Error?
+    /// An automatic tail's hold, and this writer's place in it (0: the mix).
+    private let hold: TailHold?
+    private let index: Int
+    private var framesHandedOver: Int64 = 0
 
-    init(_ writer: AudioFileWriter, frames: Int) {
+    init(_ writer: AudioFileWriter, frames: Int, hold: TailHold? = nil, index: Int = 0) {
         self.writer = writer
         buffer = StereoBuffer(frameCount: frames)
+        self.hold = hold
+        self.index = index
     }
 
     /// Hands `frameCount` frames over (after the last write is done: one is in flight at a
-    /// time); throws what an earlier write met.
+    /// time); throws what an earlier write met. Past the range of an automatic tail they are
+    /// held back instead, until the tail's length is known.
     func write(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, frameCount: Int) throws {
+        if let hold {
+            let inRange = Int(max(0, min(Int64(frameCount), hold.rangeFrames - framesHandedOver)))
+            framesHandedOver += Int64(frameCount)
+            if inRange < frameCount { hold.keep(index, left + inRange, right + inRange, frameCount: frameCount - inRange) }
+            guard inRange > 0 else { return }
+            try writeNow(left, right, frameCount: inRange)
+            return
+        }
+        try writeNow(left, right, frameCount: frameCount)
+    }
+
+    /// Writes the first `frames` of the held tail.
+    func flushHeld(frames: Int64) throws {
+        guard let hold, frames > 0 else { return }
+        let (l, r) = hold.held(index)
+        var done = 0
+        let n = Int(min(frames, Int64(l.count)))
+        while done < n {
+            let k = min(buffer.capacity, n - done)
+            try l.withUnsafeBufferPointer { lp in
+                try r.withUnsafeBufferPointer { rp in try writeNow(lp.baseAddress! + done, rp.baseAddress! + done, frameCount: k) }
+            }
+            done += k
+        }
+        try finish()
+    }
+
+    private func writeNow(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, frameCount: Int) throws {
         try finish()
         buffer.left.update(from: left, count: frameCount)
         buffer.right.update(from: right, count: frameCount)
@@ -175,6 +252,47 @@ final class OverlappedWriter: @unchecked Sendable {
 
     /// Waits for the write in flight, whatever it met (before the file is removed).
     func drain() { group.wait() }
+}
+
+/// An automatic tail (`export --tail auto`): every output's frames after the range, kept in
+/// memory (at most ``ExportTail/maximumSeconds`` each), and the last frame any of them held
+/// above −90 dBFS. Export thread.
+final class TailHold: @unchecked Sendable {
+    let rangeFrames: Int64
+    private let holdFrames: Int64
+    private let silence = Float(Decibels.toLinear(ExportTail.silenceDecibels))
+    private var left: [[Float]]
+    private var right: [[Float]]
+    /// Frames after the range up to and including the last loud one, over every output.
+    private(set) var length: Int64 = 0
+
+    init(rangeFrames: Int64, stems: Int, holdFrames: Int64) {
+        self.rangeFrames = rangeFrames
+        self.holdFrames = holdFrames
+        left = Array(repeating: [], count: stems + 1)
+        right = left
+    }
+
+    func keep(_ index: Int, _ l: UnsafePointer<Float>, _ r: UnsafePointer<Float>, frameCount: Int) {
+        let start = left[index].count
+        left[index].append(contentsOf: UnsafeBufferPointer(start: l, count: frameCount))
+        right[index].append(contentsOf: UnsafeBufferPointer(start: r, count: frameCount))
+        var i = frameCount - 1
+        while i >= 0 && abs(l[i]) <= silence && abs(r[i]) <= silence { i -= 1 }
+        if i >= 0 { length = max(length, Int64(start + i + 1)) }
+    }
+
+    func held(_ index: Int) -> ([Float], [Float]) { (left[index], right[index]) }
+
+    /// Frames every output holds after the range.
+    var heldFrames: Int64 { Int64(left.map(\.count).min() ?? 0) }
+
+    /// Whether every output has rendered `holdFrames` past the last loud frame (the mix's
+    /// and stems' counts of frames handed over so far).
+    func isOver(mixFrames: Int64, stemFrames: Int64?) -> Bool {
+        let done = min(mixFrames, stemFrames ?? mixFrames) - rangeFrames
+        return done >= length + holdFrames
+    }
 }
 
 /// Why a freewheeled mix could not be finished.

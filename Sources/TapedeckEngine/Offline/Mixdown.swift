@@ -37,6 +37,14 @@ public struct Mixdown {
         /// a period at a time) rather than a 1× render through the offline one: what
         /// playback at that speed plays, block for block. Off by default.
         public var usesLiveStretcher = false
+        /// MP3 and Opus: bit rate or quality (nil: the container's standard).
+        public var encoder: EncoderSetting?
+        /// Title, artist, album, date the files carry (the title defaults to the session's name).
+        public var tags = FileTags()
+        /// Whether lost-input markers become cue points and chapters too (`--markers all`).
+        public var allMarkers = false
+        /// What is rendered past the range's end (`--tail`): effects' echoes and decays.
+        public var tail: ExportTail = .none
 
         /// Creates a request.
         public init(session: Session, folder: SessionFolder, range: FrameRange, outputPath: String,
@@ -78,6 +86,8 @@ public struct Mixdown {
 
         /// Whether the samples over full scale were clipped (an integer file) or kept.
         public var oversWereClipped: Bool
+        /// `, tail 3.250 s` when `--tail` rendered past the range (empty otherwise).
+        public var tailText = ""
 
         /// `, 1234 samples clipped (peak 3.1 dB over 0 dBFS)` when the mix went over full
         /// scale, else empty: the end of the one line an export reports.
@@ -112,7 +122,7 @@ public struct Mixdown {
     /// master hears. `progress` is called with the fraction done.
     public func run(progress: (Double) -> Void = { _ in }) throws -> Summary {
         let format = AudioFileFormat(container: request.container, encoding: request.encoding,
-                                     sampleRate: request.session.sampleRate, channelCount: 2)
+                                     sampleRate: request.session.sampleRate, channelCount: 2, encoder: request.encoder)
         if let problem = format.problem() { throw AudioFileError(path: request.outputPath, reason: problem) }
         let session = request.session
         let partial = request.outputPath + ".partial"
@@ -127,26 +137,31 @@ public struct Mixdown {
             stemTracks.map { folder + "/" + Mixdown.stemFileName(session.tracks[$0].name, index: $0, container: request.container) }
         } ?? []
         let mix = FreewheelMix(request: request)
+        var tailNote = ""
         do {
             // Exports and stems describe themselves as takes do, and carry the markers.
             let cues = request.fileCues
             func open(_ path: String, track: Int?) throws -> AudioFileWriter {
                 try AudioFileWriter(path: path, format: format, blockFrames: FreewheelRender.longPeriodFrames,
                                     expectedFrameCount: mix.outputFrameCount, metadata: request.fileMetadata(track: track),
-                                    cues: cues, creation: .replacingLeftover)
+                                    cues: cues, tags: request.fileTags(track: track), creation: .replacingLeftover)
             }
             let writer = try open(partial, track: nil)
             let stems = try zip(stemTracks, stemPaths).map { (track: $0.0, writer: try open($0.1 + ".partial", track: $0.0)) }
             let result = try mix.render(into: writer, stems: stems, progress: progress)
+            if let tailLine = result.tailLine { tailNote = tailLine }
             try writer.close()
             for stem in stems { try stem.writer.close() }
             try Mixdown.moveIntoPlace(partial, request.outputPath)
             for p in stemPaths { try Mixdown.moveIntoPlace(p + ".partial", p) }
             // Said once, for the mix: its stems carry the same markers and fields.
             let metadataWarnings = writer.metadataProblem.map { ["\(request.outputPath): \($0)"] } ?? []
-            return Summary(frameCount: result.frameCount, peakDecibels: Decibels.fromLinear(Double(writer.peakAmplitude)),
-                           overCount: writer.overCount, stemPaths: stemPaths, warnings: result.warnings + metadataWarnings,
-                           nonFiniteSampleCount: result.nonFiniteSampleCount, oversWereClipped: request.encoding != .float32)
+            var summary = Summary(frameCount: result.frameCount, peakDecibels: Decibels.fromLinear(Double(writer.peakAmplitude)),
+                                  overCount: writer.overCount, stemPaths: stemPaths, warnings: result.warnings + metadataWarnings,
+                                  nonFiniteSampleCount: result.nonFiniteSampleCount,
+                                  oversWereClipped: request.encoding != .float32 || request.container.isLossy)
+            summary.tailText = tailNote
+            return summary
         } catch {
             unlink(partial)
             for p in stemPaths { unlink(p + ".partial") }
@@ -169,12 +184,35 @@ public struct Mixdown {
     }
 }
 
+/// What an export renders past its range's end (`export --tail`).
+public enum ExportTail: Equatable, Sendable {
+    /// Nothing: the file ends with the range.
+    case none
+    /// This many frames more.
+    case frames(Int64)
+    /// Until every strip's output (the mix, and each stem) has stayed under
+    /// ``ExportTail/silenceDecibels`` for ``ExportTail/holdSeconds`` (a delay's echoes may
+    /// be further apart than a period), and at most ``ExportTail/maximumSeconds``; the
+    /// file ends at the last frame above it.
+    case auto
+
+    /// Below this a strip is silent, dBFS.
+    public static let silenceDecibels = -90.0
+    /// How long every strip must stay silent before the tail ends, seconds.
+    public static let holdSeconds = 2.0
+    /// The longest an automatic tail renders, seconds.
+    public static let maximumSeconds = 60.0
+}
+
 /// Two preallocated channel buffers.
 final class StereoBuffer {
     let left: UnsafeMutablePointer<Float>
     let right: UnsafeMutablePointer<Float>
+    /// Frames each channel holds.
+    let capacity: Int
 
     init(frameCount: Int) {
+        capacity = frameCount
         left = .allocate(capacity: frameCount)
         right = .allocate(capacity: frameCount)
         left.initialize(repeating: 0, count: frameCount)

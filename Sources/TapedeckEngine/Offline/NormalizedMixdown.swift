@@ -3,14 +3,19 @@ import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 
-/// A mixdown brought to a loudness target: the whole export is rendered once to 32-bit
-/// float scratch files (so nothing clips or is rounded before the gain), its integrated
-/// loudness is measured over all of it (libebur128, BS.1770), and one gain is applied as the
-/// final file (and every stem) is written in the asked format. Where that gain would take
-/// the true peak, measured at 32× oversampling, over the ceiling, a look-ahead true-peak
-/// limiter turns those moments down (and the stems with them, by the same curve); the file
-/// is measured as written and the pass is repeated, gain or limiter adjusted, until it reads
-/// the target and its 32× peak is under the ceiling.
+/// A mixdown brought to a loudness target in two renders: the whole export is rendered
+/// once to 32-bit float scratch files (so nothing clips or is rounded before the gain) and
+/// measured once at unit gain (its integrated loudness by libebur128, BS.1770, and its true
+/// peaks at 32× oversampling, kept); then one gain is applied as the final file (and every
+/// stem) is written in the asked format, through a look-ahead true-peak limiter where that
+/// gain would take the true peak over the ceiling, and what was written is measured again.
+///
+/// The limiter costs loudness where it acts, so the gain is found before writing: its gains
+/// follow from the kept peaks alone, so a candidate gain is measured by reading the scratch
+/// mix through gain and limiter into libebur128, with nothing oversampled again, and a
+/// secant search (a few such reads) finds the gain that reads the target. The search is
+/// bounded (``maximumExtraGainDecibels``, ``maximumSearches``): a target the ceiling cannot
+/// hold is written as near as it came and said "not met", never looped on.
 public struct NormalizedMixdown {
     /// The target and the ceiling.
     public struct Target: Sendable {
@@ -56,10 +61,12 @@ public struct NormalizedMixdown {
     /// the band next to Nyquist (sox's `rate -v` read a gated 12 kHz tone 0.1 dB higher
     /// than ours) all stay under the ceiling itself.
     static let ceilingMarginDecibels = 0.2
-    /// Loudness within this of the target needs no further pass.
-    static let loudnessToleranceLU = 0.03
-    /// Passes at most (each writes the file): the limiter costs loudness, so the gain rises.
-    static let maximumPasses = 6
+    /// Loudness within this of the target needs no further search.
+    static let loudnessToleranceLU = 0.02
+    /// Gain searched at most (each reads the scratch mix once, nothing oversampled).
+    static let maximumSearches = 8
+    /// The most the gain may rise past the plain difference to make up for the limiter.
+    static let maximumExtraGainDecibels = 12.0
 
     private let request: Mixdown.Request
     private let target: Target
@@ -87,17 +94,27 @@ public struct NormalizedMixdown {
         render.encoding = .float32
         render.stemsFolder = request.stemsFolder.map { _ in scratchFolder + "/stems" }
         if let stems = render.stemsFolder { try makeFolder(stems) }
-        let rendered = try Mixdown(render).run { progress($0 * 0.8) }
+        // Render one.
+        let rendered = try Mixdown(render).run { progress($0 * 0.6) }
 
-        let measured = try NormalizedMixdown.measure(render.outputPath)
+        // Measured once, at unit gain, as it will be written (a mono file as its sum).
+        let ceiling = target.truePeakCeilingDecibels - NormalizedMixdown.ceilingMarginDecibels
+        let threshold = Float(Decibels.toLinear(ceiling))
+        let peaksPath = scratchFolder + "/peaks.f32"
+        let measured = try LimitedCopy.measureLoudness(from: render.outputPath, mono: target.mono)
         guard measured.integratedLUFS.isFinite else {
             throw AudioFileError(path: output, reason: "cannot normalise: the mix is silent (below the −70 LUFS gate)")
         }
-        var gain = target.integratedLUFS - measured.integratedLUFS
-        // A mono file is measured as one channel: the sum at half each reads 3 LU or more
-        // under the stereo mix, and the first pass's gain allows for it.
-        if target.mono { gain += 3 }
-        var threshold = target.truePeakCeilingDecibels - NormalizedMixdown.ceilingMarginDecibels
+        let plainGain = target.integratedLUFS - measured.integratedLUFS
+        // The peaks are exact wherever the highest gain the search may try would limit; below
+        // that the cheap sample peaks stand (at −16 LUFS speech, nearly everywhere).
+        let floor = threshold / Float(Decibels.toLinear(plainGain + NormalizedMixdown.maximumExtraGainDecibels))
+        let unitPeak = try LimitedCopy.measurePeaks(from: render.outputPath, peaksPath: peaksPath, mono: target.mono, floor: floor)
+        progress(0.7)
+        let gain = try searchGain(plainGain: plainGain, unitPeak: unitPeak, threshold: threshold, scratch: render.outputPath,
+                                  peaksPath: peaksPath)
+        progress(0.8)
+
         let curvePath = rendered.stemPaths.isEmpty ? nil : scratchFolder + "/limiter.wav"
         let files = [(render.outputPath, output)] + rendered.stemPaths.map { stem in
             // The scratch stems are WAV; the final ones take the asked container's extension.
@@ -106,38 +123,34 @@ public struct NormalizedMixdown {
         }
         var written: [String] = []
         do {
-            var pass: LimitedCopy.Outcome
-            var passes = 0
-            var missed = false
             written.append(output + ".partial")
-            while true {
-                passes += 1
-                pass = try LimitedCopy.run(from: render.outputPath, to: output + ".partial", container: request.container,
-                                           encoding: request.encoding, gain: Float(Decibels.toLinear(gain)),
-                                           threshold: Float(Decibels.toLinear(threshold)), mono: target.mono, curvePath: curvePath,
-                                           cues: request.fileCues)
-                progress(min(0.95, 0.8 + 0.05 * Double(passes)))
-                let over = pass.truePeak32Decibels - target.truePeakCeilingDecibels
-                let short = target.integratedLUFS - pass.loudness.integratedLUFS
-                if over <= 0 && abs(short) <= NormalizedMixdown.loudnessToleranceLU { break }
-                guard passes < NormalizedMixdown.maximumPasses, short.isFinite else { missed = true; break }
-                // Over the ceiling: the limiter aims lower by as much (and a little more).
-                if over > 0 { threshold -= over + 0.01 }
-                // Off the target: what the pass missed by is the next pass's correction.
-                if abs(short) > NormalizedMixdown.loudnessToleranceLU { gain += short }
-            }
+            // Render two: the file, measured as it is written.
+            let pass = try LimitedCopy.run(from: render.outputPath, peaksPath: peaksPath, to: output + ".partial", container: request.container,
+                                           encoding: request.encoding, gain: Float(Decibels.toLinear(gain)), threshold: threshold,
+                                           mono: target.mono, curvePath: curvePath, cues: request.fileCues, encoder: request.encoder,
+                                           tags: request.fileTags())
+            progress(0.95)
+            let over = pass.truePeak32Decibels - target.truePeakCeilingDecibels
+            let short = target.integratedLUFS - pass.loudness.integratedLUFS
+            // A lossy file reads a little off what went into its encoder: judged more loosely.
+            let tolerance = request.container.isLossy ? 0.3 : 0.1
+            let missed = over > 0 || !(abs(short) <= tolerance)
             TestHooks.killIfAsked(at: "normalize-partial")
             let limited = pass.deepestCutDecibels > 0
             for (i, (from, to)) in files.enumerated().dropFirst() {
                 try LimitedCopy.stem(from: from, to: to + ".partial", container: request.container, encoding: request.encoding,
                                      gain: Float(Decibels.toLinear(gain)), mono: target.mono, curvePath: limited ? curvePath : nil,
-                                     cues: request.fileCues)
+                                     cues: request.fileCues, encoder: request.encoder,
+                                     tags: request.fileTags(track: (try? TakeMetadata.read(path: from))??.trackNumber.map { $0 - 1 }))
                 written.append(to + ".partial")
                 progress(0.95 + 0.05 * Double(i) / Double(files.count))
             }
             for (_, to) in files { try Mixdown.moveIntoPlace(to + ".partial", to) }
+            // The summary is the written file's: its peak and its samples over full scale.
             var summary = rendered
-            summary.peakDecibels = pass.loudness.samplePeakDecibels
+            summary.peakDecibels = Decibels.fromLinear(Double(pass.peakAmplitude))
+            summary.overCount = pass.overCount
+            summary.oversWereClipped = request.encoding != .float32 || request.container.isLossy
             summary.stemPaths = files.dropFirst().map(\.1)
             return Result(summary: summary, measured: measured, gainDecibels: gain, result: pass.loudness,
                           truePeak32Decibels: pass.truePeak32Decibels, limitedByTruePeak: limited,
@@ -147,6 +160,38 @@ public struct NormalizedMixdown {
             for path in written { unlink(path) }
             throw error
         }
+    }
+
+    /// The gain, dB, at which the mix through the limiter reads the target: the plain
+    /// difference when the limiter would not act at it; else a secant search on measured
+    /// candidates (loudness rises with the gain, by at most as much), within
+    /// ``maximumExtraGainDecibels`` and ``maximumSearches``.
+    private func searchGain(plainGain: Double, unitPeak: Float, threshold: Float, scratch: String, peaksPath: String) throws -> Double {
+        // Under the ceiling at the plain gain: the limiter never acts, the loudness is exact.
+        if Double(unitPeak) * Decibels.toLinear(plainGain) <= Double(threshold) { return plainGain }
+        func loudness(_ g: Double) throws -> Double {
+            try LimitedCopy.loudness(from: scratch, peaksPath: peaksPath, gain: Float(Decibels.toLinear(g)), threshold: threshold,
+                                     mono: target.mono)
+        }
+        let highest = plainGain + NormalizedMixdown.maximumExtraGainDecibels
+        var g = plainGain
+        var l = try loudness(g)
+        var previous: (g: Double, l: Double)?
+        var best = (g: g, miss: abs(target.integratedLUFS - l))
+        for _ in 1..<NormalizedMixdown.maximumSearches {
+            let short = target.integratedLUFS - l
+            if abs(short) <= NormalizedMixdown.loudnessToleranceLU || !l.isFinite { break }
+            // The loudness's slope against the gain: 1 where nothing limits, less where it does.
+            var slope = 1.0
+            if let p = previous, p.g != g { slope = min(1, max(0.05, (l - p.l) / (g - p.g))) }
+            let next = min(highest, max(plainGain - 1, g + short / slope))
+            if next == g { break }
+            previous = (g, l)
+            g = next
+            l = try loudness(g)
+            if abs(target.integratedLUFS - l) < best.miss { best = (g, abs(target.integratedLUFS - l)) }
+        }
+        return best.g
     }
 
     /// The loudness of a whole file.

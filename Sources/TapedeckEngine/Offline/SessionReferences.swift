@@ -1,12 +1,13 @@
 import Foundation
+import Synchronization
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
 
 /// Every file and folder a session plays from, wherever it lies: region files (audio and
 /// MIDI), frozen renders, files chain nodes name (a sampler's sample, a SoundFont) and saved
-/// plugin states. Exports and stems are checked against these so that nothing a chain or
-/// region plays is ever written over (issue 24).
+/// plugin states. Every write is checked against these (``WriteGuard``) so that nothing a
+/// chain or region plays is ever written over (issues 24 and 40).
 public enum SessionReferences {
     /// Absolute paths (not yet resolved) of everything `session` in `folder` refers to.
     /// A chain that does not parse refers to nothing here: the session loader has refused it.
@@ -16,6 +17,12 @@ public enum SessionReferences {
             out += track.regions.map { folder.absolutePath(of: $0.file) }
             if let frozen = track.frozen { out.append(folder.absolutePath(of: frozen.file)) }
         }
+        return out + chainPaths(of: session, folder: folder)
+    }
+
+    /// The files and plugin-state folders the chains of `session` name, absolute.
+    static func chainPaths(of session: Session, folder: SessionFolder) -> [String] {
+        var out: [String] = []
         let files = SessionNodeFiles(folder: folder.path)
         for text in SessionPluginStates.chainTexts(of: session) {
             guard let chain = try? Chain(parsing: text) else { continue }
@@ -29,9 +36,26 @@ public enum SessionReferences {
         return out
     }
 
-    /// Why writing the export `output` (a file, or a stems folder when `isFolder`) could
-    /// destroy part of `session`: the session's own folders, or any file it refers to.
-    public static func exportProblem(_ output: String, session: Session, folder: SessionFolder, isFolder: Bool = false) -> String? {
-        folder.exportProblem(output, session: session, isFolder: isFolder, referenced: paths(of: session, folder: folder))
+    /// `session` in `folder` as ``WriteGuard`` protects it: its folder, its region files and
+    /// frozen renders, and every file its chains name.
+    public static func protected(_ session: Session, folder: SessionFolder) -> ProtectedSession {
+        // The regions and frozen renders are the protected session's own (each file once).
+        ProtectedSession(folder: folder, session: session, referenced: chainPaths(of: session, folder: folder))
     }
+
+    /// The session at `path` on disk as ``WriteGuard`` protects it, when it can be read (an
+    /// open session another Tapedeck holds: see ``WriteGuard/openSessions``). Read again only
+    /// when its `session.json` changed: one export checks several paths, and a session at the
+    /// limits takes a good part of a second to read.
+    public static func protected(path: String) -> ProtectedSession? {
+        let folder = SessionFolder(path: path)
+        let stamp = FileStamp.of(path: folder.sessionFile)
+        if let stamp, let kept = cache.withLock({ $0[folder.path] }), kept.stamp == stamp { return kept.protected }
+        guard let session = folder.loadQuietly() else { return nil }
+        let made = protected(session, folder: folder)
+        if let stamp { cache.withLock { $0[folder.path] = (stamp, made) } }
+        return made
+    }
+
+    private static let cache = Mutex<[String: (stamp: FileStamp, protected: ProtectedSession)]>([:])
 }

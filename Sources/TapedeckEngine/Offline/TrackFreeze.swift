@@ -107,6 +107,12 @@ public enum TrackFreeze {
         let base = "freeze-" + MIDIRegionFile.safeBase(trackName)
         for n in 1...10_000 {
             let name = "audio/" + (n == 1 ? "\(base).wav" : "\(base)-\(n).wav")
+            // Through the one write guard: a new name in this session's own audio/.
+            if let why = WriteGuard.refusal(folder.absolutePath(of: name), kind: .newInSession(folder)) {
+                var st = stat()
+                if lstat(folder.absolutePath(of: name), &st) == 0 { continue }
+                throw TakeError(path: folder.absolutePath(of: name), reason: "cannot create: \(why)")
+            }
             let fd = open(folder.absolutePath(of: name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if fd >= 0 {
                 close(fd)

@@ -29,13 +29,24 @@ struct CLITarget: FuzzTarget {
                     ["record", "--out", root + "/r.wav", "--device", "no-such-device", "--duration", "VALUE"],
                     ["chain", s, "1", "VALUE"],
                     ["new", root + "/n-VALUE", "--tempo", "VALUE"],
-                    ["info", s], ["takes", s, "1", "--choose", "VALUE"]]
+                    ["info", s], ["takes", s, "1", "--choose", "VALUE"],
+                    // Output paths (issue 40): whatever PATH is, the session stays as it was.
+                    ["automation", s, "1", "gain", "csv", "--output", "PATH"],
+                    ["export", s, "-o", "PATH", "--range", "0-0.1"],
+                    ["export", s, "-o", root + "/x.wav", "--range", "0-0.1", "--chapters", "PATH"]]
+        symlink(s, root + "/alias")
     }
+
+    /// Paths into the session, through a link to it, and beside it, for the PATH commands.
+    static let pathSeeds = ["s.tapedeck/session.json", "s.tapedeck/session.json.bak", "s.tapedeck/history/index.json",
+                            "s.tapedeck/audio/a.wav", "alias/session.json", "s.tapedeck/exports/x.wav", "x.csv", "s.tapedeck/x.json",
+                            "alias/audio/../session.json", "s.tapedeck/peaks/a.wav.peak"]
 
     func input(seed: UInt64, index: Int) -> [UInt8] {
         var rng = FuzzRandom(seed: seed, stream: Self.name, index: index)
         let command = rng.below(commands.count)
-        let seedValues = ["1.1.1", "2s", "0-1", "1:00-", "0.5", "hpf:80,reverb", "gain:-6", "120", "1.2", "3|2|480", "90000f"]
+        let seedValues = commands[command].contains("PATH") ? Self.pathSeeds
+            : ["1.1.1", "2s", "0-1", "1:00-", "0.5", "hpf:80,reverb", "gain:-6", "120", "1.2", "3|2|480", "90000f"]
         let value = mutator.mutate(Array(rng.pick(seedValues).utf8), &rng)
         return [UInt8(command)] + value.filter { $0 != 0 }
     }
@@ -43,8 +54,22 @@ struct CLITarget: FuzzTarget {
     func check(_ input: [UInt8], index: Int) -> String? {
         guard let first = input.first else { return nil }
         let value = Oracle.text(Array(input.dropFirst()))
-        let args = commands[Int(first) % commands.count].map { $0.replacingOccurrences(of: "VALUE", with: value) }
+        let template = commands[Int(first) % commands.count]
+        // A path is relative to the fixture's folder (the binary runs in the fuzzer's own).
+        let args = template.map { $0.replacingOccurrences(of: "VALUE", with: value).replacingOccurrences(of: "PATH", with: root + "/" + value) }
+        let session = root + "/s.tapedeck"
+        let before = template.contains("PATH") ? PathsTarget.fingerprint(session) : [:]
         guard let r = FuzzBinary.run([binary] + args, in: root) else { return "tapedeck \(args.joined(separator: " ").terminalSafe) ran past 9 s" }
+        if template.contains("PATH") {
+            let after = PathsTarget.fingerprint(session)
+            // Only a new file of the user's own beside session.json or in exports/ may appear.
+            let changed = before.keys.filter { after[$0] != before[$0] } + after.keys.filter { name in
+                let top = name.split(separator: "/").first.map(String.init) ?? name
+                return before[name] == nil && (top.hasPrefix("session.json") || top == "session.lock" || !(name == top || top == "exports"))
+            }
+            for name in after.keys where before[name] == nil { try? FileManager.default.removeItem(atPath: session + "/" + name) }
+            if !changed.isEmpty { return "tapedeck \(args.joined(separator: " ").terminalSafe) changed the session: \(changed.sorted().prefix(3).joined(separator: ", ").terminalSafe)" }
+        }
         if r.signal != 0 { return "tapedeck \(args.joined(separator: " ").terminalSafe) died of signal \(r.signal)" }
         guard [0, 1, 64, 65].contains(r.status) else { return "exit \(r.status) for \(args.joined(separator: " ").terminalSafe)" }
         if r.status != 0 {

@@ -172,9 +172,11 @@ public enum MIDIExporter {
         return whole.clipped(offset: range.startFrame, length: range.frameCount)
     }
 
-    /// Writes every track with MIDI regions to `path` (replacing it atomically). Throws when
-    /// no track has MIDI.
-    public static func export(session: Session, folder: SessionFolder, to path: String, range: FrameRange? = nil) throws(AudioFileError) -> Summary {
+    /// Writes every track with MIDI regions to `path` (replacing it atomically, through
+    /// ``WriteGuard``: never over what `sessions` — by default this session — or any other
+    /// session owns). Throws when no track has MIDI.
+    public static func export(session: Session, folder: SessionFolder, to path: String, range: FrameRange? = nil,
+                              sessions: [ProtectedSession]? = nil) throws -> Summary {
         var tracks: [StandardMIDIFile.Track] = []
         var count = 0, sysExCount = 0
         let map = session.tempoMap
@@ -190,7 +192,8 @@ public enum MIDIExporter {
         file.format = 1
         // Track 0 is the conductor track (tempo and meter), as other programs expect.
         file.tracks = [StandardMIDIFile.Track()] + tracks
-        try file.write(to: path)
+        try WriteGuard.write(file.bytes(), to: path, as: "export: -o",
+                             sessions: sessions ?? [ProtectedSession(folder: folder, session: session)])
         return Summary(trackCount: tracks.count, eventCount: count, sysExCount: sysExCount)
     }
 }

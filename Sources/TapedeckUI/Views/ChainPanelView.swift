@@ -38,12 +38,17 @@ public enum ChainPanelView {
             let row = y + 1 + i
             let isSelected = n == model.chainNode
             var x = canvas.put(row, 1, isSelected ? ">" : " ", .selected)
-            x = canvas.put(row, x + 1, Fit.pad("\(n + 1). \(entry.node)", 14), entry.bypassed ? .dim : (isSelected ? .selected : .trackName))
+            x = canvas.put(row, x + 1, Fit.pad(Fit.shortened("\(n + 1). \(entry.node)", 14), 14), entry.bypassed ? .dim : (isSelected ? .selected : .trackName))
             if entry.bypassed { x = canvas.put(row, x, "bypassed ", .muted) }
+            // Whole parameters only: one that does not fit is not cut, a "…" says there is more.
             for (p, state) in chain.parameters(of: n).enumerated() {
                 let active = isSelected && p == model.chainParameter
-                x = canvas.put(row, x + 1, "\(state.definition.id)=\(state.displayText)", active ? .selected : (state.isSet ? .value : .dim))
-                if x >= canvas.width { break }
+                let text = "\(state.definition.id)=\(state.displayText)"
+                guard x + 1 + text.count <= canvas.width else {
+                    if x + 2 <= canvas.width { canvas.put(row, x + 1, "…", .dim) }
+                    break
+                }
+                x = canvas.put(row, x + 1, text, active ? .selected : (state.isSet ? .value : .dim))
             }
         }
     }

@@ -75,11 +75,12 @@ public enum MixerView {
                                   glyphs: Glyphs, canvas: inout Canvas) {
         let track = model.session.tracks[t]
         let w = stripWidth - 1
-        canvas.put(y, x, Fit.pad(track.name, w), selected ? .selected : (track.isBus ? .title : .trackName))
+        // Every field whole: the name shortened with "…", the chain by whole nodes.
+        canvas.put(y, x, Fit.pad(Fit.shortened(track.name, w), w), selected ? .selected : (track.isBus ? .title : .trackName))
         // A bus has no input, arm or monitoring: its width and solo-safe stand there.
         let input = track.isBus ? TrackListView.busLabel(track) : InputChannels.text(track.inputChannels)
-        canvas.put(y + 1, x, Fit.pad(input, w), track.isBus ? .title : .label)
-        canvas.put(y + 2, x, Fit.pad(TrackListView.chainSummary(track.playbackChain), w), .dim)
+        canvas.put(y + 1, x, Fit.pad(Fit.shortened(input, w), w), track.isBus ? .title : .label)
+        canvas.put(y + 2, x, Fit.pad(Fit.chain(TrackListView.chainSummary(track.playbackChain), w), w), .dim)
         var bx = canvas.put(y + 3, x, track.mute ? "M" : "m", track.mute ? .muted : .dim)
         bx = canvas.put(y + 3, bx + 1, track.solo ? "S" : "s", track.solo ? .solo : .dim)
         if track.isBus {
@@ -101,7 +102,7 @@ public enum MixerView {
         let w = stripWidth - 1
         canvas.put(y, x, Fit.pad("Master", w), selected ? .selected : .title)
         canvas.put(y + 1, x, Fit.pad("stereo", w), .label)
-        canvas.put(y + 2, x, Fit.pad(TrackListView.chainSummary(model.session.masterChain), w), .dim)
+        canvas.put(y + 2, x, Fit.pad(Fit.chain(TrackListView.chainSummary(model.session.masterChain), w), w), .dim)
         drawColumns(fader: model.session.masterGainDecibels, meters: model.masterMeters, x: x, meterTop: meterTop,
                     meterRows: meterRows, selected: selected, glyphs: glyphs, canvas: &canvas)
     }
@@ -120,10 +121,13 @@ public enum MixerView {
             drawMeter(meter, x: x + 3 + c * 2, top: meterTop, rows: meterRows, glyphs: glyphs, canvas: &canvas)
         }
         let footer = bottom + 1
-        canvas.put(footer, x, Fit.right(Fader.text(fader), 5) + "dB", selected ? .selected : .value)
+        // Whole numbers: a fader typed below -99.9 dB takes the strip's width; a hold quieter
+        // than -99.9 dBFS reads as that floor.
+        let faderText = Fader.text(fader)
+        canvas.put(footer, x, Fit.right(faderText, max(5, faderText.count)) + "dB", selected ? .selected : .value)
         let hold = channels.map(\.holdDecibels).max() ?? -.infinity
         let clipped = channels.contains(where: \.clipped)
-        canvas.put(footer + 1, x, clipped ? "CLIP " : Fit.right(Decibels.text(hold), 5), clipped ? .clip : .label)
+        canvas.put(footer + 1, x, clipped ? "CLIP " : Fit.right(Decibels.text(hold.isFinite ? max(hold, -99.9) : hold), 5), clipped ? .clip : .label)
     }
 
     /// One channel's meter from the bottom: full cells to the RMS level, half cells on to the

@@ -57,8 +57,9 @@ public enum TimelineView {
         drawRange(s.punchRange, enabled: s.punchEnabled, role: .punch, model: model, canvas: &canvas, y: y + 1, x: x, width: width, glyph: glyphs.loopBar)
         for m in s.markers {
             guard let c = column(of: m.frame, model: model, width: width) else { continue }
-            canvas.set(y + 1, x + c, glyphs.marker, .marker)
-            canvas.put(y + 1, x + c + 1, m.name, .marker, maxWidth: max(0, width - c - 1))
+            // Lost input stands out from the user's markers: `!` and the error colour.
+            canvas.set(y + 1, x + c, m.isLostInput ? "!" : glyphs.marker, m.isLostInput ? .error : .marker)
+            canvas.put(y + 1, x + c + 1, m.name, m.isLostInput ? .error : .marker, maxWidth: max(0, width - c - 1))
         }
         if let c = column(of: model.playheadFrame, model: model, width: width) {
             canvas.set(y + 1, x + c, glyphs.playhead, .playhead)
@@ -99,6 +100,9 @@ public enum TimelineView {
                 if highlighted && band.track == model.selectedTrack { canvas.set(band.y, x, ">", .selected) }
             case .track:
                 drawTrackLane(model, track: band.track, row: band.y, x: x, width: width, glyphs: glyphs, canvas: &canvas)
+                for take in model.liveTakes(onTrack: band.track) {
+                    drawLiveTake(take, model: model, row: band.y, x: x, width: width, glyphs: glyphs, canvas: &canvas)
+                }
                 if highlighted && band.track == model.selectedTrack { canvas.set(band.y, x, ">", .selected) }
             case .automation(let k):
                 drawAutomationLane(model, track: band.track, lane: k, row: band.y, x: x, width: width, glyphs: glyphs, canvas: &canvas)
@@ -200,7 +204,9 @@ public enum TimelineView {
     private static func drawAutomationLane(_ model: ScreenModel, track t: Int, lane k: Int, row: Int, x: Int, width: Int, glyphs: Glyphs,
                                            canvas: inout Canvas) {
         let track = model.session.tracks[t]
-        let lane = track.automation[k]
+        // While a pass writes the lane, what it has written so far, in the armed colour.
+        let lane = model.shownLane(t, k) ?? track.automation[k]
+        let written = model.writtenRange(t, k)
         let selected = t == model.selectedTrack && model.selectedLane == k
         let role: Role = lane.mode == .off ? .dim : (selected ? .selected : .fade)
         let range: ClosedRange<Double>
@@ -220,16 +226,17 @@ public enum TimelineView {
         }
         for col in 0..<width {
             let from = frame(atColumn: col, model: model), to = from + model.framesPerColumn
+            let writing = written.map { $0.startFrame < to && from < $0.endFrame } ?? false
             let first = lane.insertionIndex(from)
             if first < lane.points.count && lane.points[first].frame < to {
-                canvas.set(row, x + col, glyphs == .ascii ? "o" : "●", selected ? .selected : .marker)
+                canvas.set(row, x + col, glyphs == .ascii ? "o" : "●", writing ? .armed : (selected ? .selected : .marker))
                 continue
             }
             let v = lane.value(at: from + model.framesPerColumn / 2) ?? range.lowerBound
             let level = Fader.isSilent(v) && lane.parameter.isLevel ? 0
                 : min(max((v - range.lowerBound) / max(range.upperBound - range.lowerBound, 1e-12), 0), 1)
             let ch = glyphs.levels[max(1, Int((level * Double(steps)).rounded()))]
-            canvas.set(row, x + col, ch, role)
+            canvas.set(row, x + col, ch, writing ? .armed : role)
         }
     }
 

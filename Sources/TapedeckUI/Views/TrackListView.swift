@@ -56,10 +56,12 @@ public enum TrackListView {
             canvas.put(y, 1, "No tracks: \(model.keyName(.newTrack)) adds one, \(model.keyName(.importFile)) imports a file.", .dim, maxWidth: width - 1)
             return
         }
-        for band in TrackBands.layout(model, top: y, rows: rows) {
+        let bands = TrackBands.layout(model, top: y, rows: rows)
+        let columns = self.columns(model, width: width, shown: bands.filter { $0.kind == .track }.map(\.track))
+        for band in bands {
             let track = tracks[band.track]
             switch band.kind {
-            case .track: drawTrack(model, band.track, row: band.y, width: width, canvas: &canvas, glyphs: glyphs)
+            case .track: drawTrack(model, band.track, row: band.y, columns: columns, canvas: &canvas, glyphs: glyphs)
             case .take(let group, let number, _):
                 let active = track.activeTakeNumber(group: group) == number
                 let mark = active ? (glyphs == .ascii ? ">" : "▶") : " "
@@ -77,11 +79,15 @@ public enum TrackListView {
         let selected = t == model.selectedTrack && model.selectedLane == k
         if selected { canvas.fill(row, 0, height: 1, width: width, " ", .selected) }
         let mark = selected ? (glyphs == .ascii ? ">" : "▶") : " "
-        var x = canvas.put(row, 3, mark + " " + Fit.pad(lane.parameter.description, 14), selected ? .selected : .label)
+        // Whole fields only: the parameter's name shortened, the point count left out.
+        var x = canvas.put(row, 3, mark + " " + Fit.pad(Fit.shortened(lane.parameter.description, 14), 14), selected ? .selected : .label)
         x = canvas.put(row, x + 1, Fit.pad(lane.mode.rawValue, 5), lane.mode == .off ? .dim : (AutomationWriter.writes(lane.mode) ? .armed : .value))
-        let value = lane.value(at: model.playheadFrame).map { lane.parameter.valueText($0) } ?? "-"
-        x = canvas.put(row, x + 1, Fit.right(value, 7), .value)
-        canvas.put(row, x + 1, "\(lane.points.count) pt", .dim, maxWidth: max(0, width - x - 1))
+        // The value heard at the playhead; while a pass writes the lane, the value written.
+        let shown = model.shownLane(t, k) ?? lane
+        let value = shown.value(at: model.playheadFrame).map { lane.parameter.valueText($0) } ?? "-"
+        x = canvas.put(row, x + 1, Fit.right(value, max(7, value.count)), .value)
+        let points = "\(shown.points.count) pt"
+        if x + 1 + points.count <= width { canvas.put(row, x + 1, points, .dim) }
     }
 
     /// `t2/3` when take 2 of 3 plays: of the take group under `frame`, else of the track's
@@ -97,36 +103,82 @@ public enum TrackListView {
         return "t\(number)/\(track.takeIndices(group: group).count)"
     }
 
-    private static func drawTrack(_ model: ScreenModel, _ t: Int, row: Int, width: Int, canvas: inout Canvas, glyphs: Glyphs) {
+    /// The text of a track's input field: its input channels, `bus 2ch`, `frozen` or `MIDI`.
+    static func inputText(_ track: Track) -> String {
+        track.isBus ? busLabel(track) : track.frozen != nil ? "frozen" : (track.isMIDI ? "MIDI" : InputChannels.text(track.inputChannels))
+    }
+
+    /// The list's columns for the tracks `shown`, as they are heard now (``TrackListColumns``):
+    /// they line up with each other (the ones off screen are not looked at, so a frame costs
+    /// what is on it).
+    static func columns(_ model: ScreenModel, width: Int, shown: [Int]) -> TrackListColumns {
+        let tracks = model.session.tracks
+        var name = 0, input = 0, fader = 0, chain = 0
+        for t in shown where tracks.indices.contains(t) {
+            let track = tracks[t]
+            let take = playingTake(track, at: model.playheadFrame)
+            name = max(name, track.name.count + (take.map { $0.count + 1 } ?? 0))
+            input = max(input, inputText(track).count)
+            fader = max(fader, Fader.text(model.heardValue(t, .gain, own: track.gainDecibels).value).count)
+            if !track.playbackChain.isEmpty { chain = max(chain, chainSummary(track.playbackChain).count) }
+        }
+        return TrackListColumns.layout(width: width, trackCount: tracks.count, longestName: name, longestInput: input,
+                                       longestFader: fader, longestChain: chain)
+    }
+
+    private static func drawTrack(_ model: ScreenModel, _ t: Int, row: Int, columns: TrackListColumns, canvas: inout Canvas,
+                                  glyphs: Glyphs) {
         let track = model.session.tracks[t]
+        let width = columns.width
         let selected = t == model.selectedTrack
         if selected { canvas.fill(row, 0, height: 1, width: width, " ", .selected) }
-        var x = canvas.put(row, 0, Fit.right("\(t + 1)", 2) + " ", selected ? .selected : .label)
-        // The take heard at the playhead is named here, beside the track's name, not over its
-        // waveform (where it hid the top of the take it named).
-        if let take = playingTake(track, at: model.playheadFrame) {
-            let name = String(track.name.prefix(max(1, 12 - take.count - 1)))
-            x = canvas.put(row, x, name + " ", selected ? .selected : .trackName)
-            x = canvas.put(row, x, Fit.pad(take, 12 - name.count - 1), selected ? .selected : .marker)
+        canvas.put(row, 0, Fit.right("\(t + 1)", columns.numberWidth), selected ? .selected : .label)
+        // The take heard at the playhead is named beside the track's name, not over its
+        // waveform (where it hid the top of the take it named); on the meter row when the
+        // name's slot has no room for it.
+        let take = playingTake(track, at: model.playheadFrame)
+        let (nameText, takeShown) = columns.nameText(track.name, take: take)
+        let nameRole: Role = selected ? .selected : (track.isBus ? .title : .trackName)
+        if takeShown, let take {
+            let x = canvas.put(row, columns.nameX, String(nameText.dropLast(take.count)), nameRole)
+            canvas.put(row, x, take, selected ? .selected : .marker)
         } else {
-            x = canvas.put(row, x, Fit.pad(track.name, 12), selected ? .selected : (track.isBus ? .title : .trackName))
+            canvas.put(row, columns.nameX, nameText, nameRole)
         }
-        // A bus cannot be armed or monitored: blanks there, so its row reads differently.
-        x = canvas.put(row, x + 1, track.isBus ? " " : (track.armed ? "R" : "-"), track.armed ? .armed : .dim)
-        x = canvas.put(row, x + 1, track.mute ? "M" : "-", track.mute ? .muted : .dim)
-        x = canvas.put(row, x + 1, track.solo ? "S" : "-", track.solo ? .solo : .dim)
-        x = canvas.put(row, x + 1, track.isBus ? " " : monitoringLetter(track.monitoring), track.monitoring == .off ? .dim : .label)
-        // A MIDI track's input is the MIDI inputs; a frozen track plays its render.
-        let input = track.isBus ? busLabel(track) : track.frozen != nil ? "frozen" : (track.isMIDI ? "MIDI" : InputChannels.text(track.inputChannels))
-        x = canvas.put(row, x + 2, Fit.pad(input, 7), track.isBus ? .title : (track.frozen != nil ? .dim : .label))
+        if columns.showsFlags {
+            // A bus cannot be armed or monitored: blanks there, so its row reads differently.
+            var x = canvas.put(row, columns.flagsX, track.isBus ? " " : (track.armed ? "R" : "-"), track.armed ? .armed : .dim)
+            x = canvas.put(row, x + 1, track.mute ? "M" : "-", track.mute ? .muted : .dim)
+            x = canvas.put(row, x + 1, track.solo ? "S" : "-", track.solo ? .solo : .dim)
+            canvas.put(row, x + 1, track.isBus ? " " : monitoringLetter(track.monitoring), track.monitoring == .off ? .dim : .label)
+        }
+        if columns.inputWidth > 0 {
+            // A MIDI track's input is the MIDI inputs; a frozen track plays its render.
+            canvas.put(row, columns.inputX, Fit.pad(inputText(track), columns.inputWidth),
+                       track.isBus ? .title : (track.frozen != nil ? .dim : .label))
+        }
         // A fader or pan its lane moves shows the lane's value, in the playing colour.
         let gain = model.heardValue(t, .gain, own: track.gainDecibels), pan = model.heardValue(t, .pan, own: track.pan)
-        x = canvas.put(row, x, Fit.right(Fader.text(gain.value), 5) + "dB", gain.automated ? .playing : .value)
-        x = canvas.put(row, x + 1, Fit.pad(Pan.text(pan.value), 4), pan.automated ? .playing : .value)
-        canvas.put(row, x + 1, chainSummary(track.playbackChain), .dim, maxWidth: max(0, width - x - 1))
+        canvas.put(row, columns.faderX, Fit.right(Fader.text(gain.value), columns.faderWidth) + "dB", gain.automated ? .playing : .value)
+        canvas.put(row, columns.panX, Fit.pad(Pan.text(pan.value), TrackListColumns.panWidth), pan.automated ? .playing : .value)
+        let chain = Fit.chain(chainSummary(track.playbackChain), width - columns.chainX)
+        if !chain.isEmpty { canvas.put(row, columns.chainX, chain, .dim) }
+        drawMeterRow(model, t, row: row + 1, width: width, take: takeShown ? nil : take, canvas: &canvas, glyphs: glyphs)
+    }
 
-        // Second row: one meter per channel, then the loudest peak in dBFS.
-        let meterRow = row + 1
+    /// Every shown track's meter row, as the list draws them: for the screen benchmark, which
+    /// sets their cost beside the live waveforms'.
+    public static func drawMeterRows(_ model: ScreenModel, into canvas: inout Canvas, y: Int, rows: Int, width: Int, glyphs: Glyphs) {
+        for band in TrackBands.layout(model, top: y, rows: rows) where band.kind == .track {
+            drawMeterRow(model, band.track, row: band.y + 1, width: width, take: nil, canvas: &canvas, glyphs: glyphs)
+        }
+    }
+
+    /// A track's second row: `take` (the take heard, when its name's row had no room for it),
+    /// one meter per channel, its routing, then the loudest peak in dBFS.
+    private static func drawMeterRow(_ model: ScreenModel, _ t: Int, row meterRow: Int, width: Int, take: String?, canvas: inout Canvas,
+                                     glyphs: Glyphs) {
+        let track = model.session.tracks[t]
         let readings = t < model.meters.count ? model.meters[t] : []
         let channels = max(1, readings.count)
         let numberWidth = 6
@@ -136,10 +188,13 @@ public enum TrackListView {
         if !routing.isEmpty {
             canvas.put(meterRow, width - numberWidth - routingWidth, Fit.pad(routing, routingWidth - 1), .value)
         }
-        let meterSpace = max(4, width - 3 - numberWidth - routingWidth)
+        // The take heard, when the name's row had no room for it.
+        var meterX = 3
+        if let take { meterX = canvas.put(meterRow, meterX, take, .marker) + 1 }
+        let meterSpace = max(4, width - meterX - numberWidth - routingWidth)
         let each = max(2, (meterSpace - (channels - 1)) / channels)
         for c in 0..<channels {
-            MeterRender.draw(into: &canvas, y: meterRow, x: 3 + c * (each + 1), width: each,
+            MeterRender.draw(into: &canvas, y: meterRow, x: meterX + c * (each + 1), width: each,
                              meter: c < readings.count ? readings[c] : MeterReading(), glyphs: glyphs)
         }
         let loudest = readings.map(\.peakDecibels).max() ?? -.infinity

@@ -88,8 +88,11 @@ public enum TransportBarView {
         // The delay compensation the routing needs (a latent chain on a bus or the master):
         // what the output lags the timeline. Shown only when there is some.
         let latency = snap.outputLatencyFrames > 0 ? "latency " + MixerRouting.milliseconds(snap.outputLatencyFrames, rate: s.sampleRate) : ""
+        // The round trip an overdub is placed with now (it follows JACK's connections and
+        // buffer size), on a device that records.
+        let roundTrip = snap.isOffline ? "" : snap.roundTrip.map { "rt " + MixerRouting.milliseconds(Int($0.totalFrames), rate: s.sampleRate) } ?? ""
         let name = (model.folder.map { lastComponent($0.path) } ?? "untitled") + (model.document.isDirty ? " *" : "")
-        let fixed = [xruns, dsp, listening, disk, latency].filter { !$0.isEmpty }.reduce(0) { $0 + $1.count + 2 }
+        let fixed = [xruns, dsp, listening, disk, latency, roundTrip].filter { !$0.isEmpty }.reduce(0) { $0 + $1.count + 2 }
         let nameWidth = min(name.count, max(8, canvas.width / 3))
         let deviceRoom = max(6, min(26, canvas.width - 1 - "device ".count - fixed - nameWidth - 3))
         x = canvas.put(row2, 1, "device ", .label)
@@ -99,7 +102,8 @@ public enum TransportBarView {
         if !listening.isEmpty { x = canvas.put(row2, x + 2, listening, .notice) }
         x = canvas.put(row2, x + 2, disk, (snap.diskSecondsLeft ?? 3600) < 600 ? .error : .label)
         if !latency.isEmpty { x = canvas.put(row2, x + 2, latency, .label) }
-        canvas.put(row2, max(x + 2, canvas.width - 1 - nameWidth), name, .title, maxWidth: nameWidth)
+        if !roundTrip.isEmpty { x = canvas.put(row2, x + 2, roundTrip, .label) }
+        canvas.put(row2, max(x + 2, canvas.width - 1 - nameWidth), Fit.shortened(name, nameWidth), .title)
     }
 
     /// `CLICK off`, `CLICK rec`, `CLICK on`.

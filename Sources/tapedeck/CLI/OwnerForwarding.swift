@@ -33,11 +33,14 @@ enum OwnerForwarding {
     /// in the owner, and is answered when done.
     static let replySeconds = 600
 
-    /// Lets ``SessionLock`` tell a holder that takes edits (it serves a control socket).
+    /// Lets ``SessionLock`` tell a holder that takes edits (it serves a control socket). A
+    /// socket of the holder's in a folder that is not to be trusted counts too: the handover
+    /// then refuses, naming that folder (``ControlClient``), rather than wait for the lock.
     static func install() {
         SessionOwner.takesEdits = { pid in
+            if ControlFolder.trustedSocket(pid: pid) != nil { return true }
             var st = stat()
-            return lstat(ControlFolder.socketPath(pid: pid), &st) == 0 && st.st_mode & S_IFMT == S_IFSOCK
+            return ControlFolder.folders().refused.contains { lstat($0.folder + "/\(pid).sock", &st) == 0 }
         }
     }
 
@@ -50,8 +53,7 @@ enum OwnerForwarding {
         let reply: String
         do {
             let here = FileManager.default.currentDirectoryPath
-            reply = try ControlClient.send(RemoteCommand.commandLine(words, workingFolder: here).line, toPid: pid,
-                                           timeoutMilliseconds: replySeconds * 1000)
+            reply = try ControlClient.sendCommandLine(words, workingFolder: here, toPid: pid, timeoutMilliseconds: replySeconds * 1000)
         } catch where error.nobodyListens {
             return nil
         } catch {

@@ -80,6 +80,6 @@ enum RoutingText {
     /// Pretty, key-sorted JSON on stdout (a whole document, unlike `play`'s one object a line).
     static func printJSON(_ object: Any) throws {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        Terminal.out(String(decoding: data, as: UTF8.self))
+        Terminal.out(SafeText.jsonSafe(String(decoding: data, as: UTF8.self)))
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
+import TapedeckEngine
 
 /// `tapedeck automation`: a strip's lanes from the command line — add points, list them,
 /// clear a range, set a lane's mode, and a lane in and out as CSV for scripts.
@@ -145,9 +146,10 @@ struct AutomationCommand: Command {
         case .csv(let output):
             let text = AutomationCSV.text(lane, sampleRate: session.sampleRate)
             if let output {
-                do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch {
-                    throw UsageError("automation: cannot write \(output.terminalSafe): \(error.localizedDescription)")
-                }
+                // Never over anything a session owns (this one's session.json, its recordings,
+                // its history…), atomically, also when the screen runs this for the asker.
+                try WriteGuard.write(Array(text.utf8), to: output, as: "automation: --output",
+                                     sessions: [SessionReferences.protected(session, folder: folder)])
             } else {
                 Terminal.out(text, newline: false)
             }

@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckIO
 import TapedeckEngine
 import TapedeckDevices
 
@@ -16,9 +17,14 @@ struct CalibrateCommand: Command {
         details: """
         Connect an output of the device to an input (a cable, or a loopback device), then run
         this. It plays eight clicks, records them back, and finds the round trip to the frame.
-        What ALSA does not report (converters, USB, cables) is stored per device in
-        $XDG_CONFIG_HOME/tapedeck/latency (default ~/.config/tapedeck/latency) and added to every
-        later overdub on that device. Calibrate again after changing --period or --periods.
+        What the device does not report — converters, USB, cables: the residual — is stored per
+        device in $XDG_CONFIG_HOME/tapedeck/latency (default ~/.config/tapedeck/latency) and
+        added to every later take placed on that device (the screen's, record's, ctl's, a
+        punch's, every loop pass's). What the device reports is read live at each take (ALSA:
+        the playback buffer; JACK: its ports' latencies, as connected now), so one calibration
+        holds at every --period, --periods and JACK buffer size. On JACK the residual is the
+        server's (JACK_DEFAULT_SERVER), whichever client name records. A loop that is open, or
+        that comes back by two paths, is refused and nothing is stored.
 
         \(SharedOptions.alsaEnvironment)
         """,
@@ -40,8 +46,11 @@ struct CalibrateCommand: Command {
         // Read the file first: a broken one should stop us before any sound is made.
         let path = LatencyOffsets.defaultPath
         let before = try LatencyOffsets.load(path: path)
+        // And where it would be stored: never inside what a session keeps.
+        if !dryRun { try WriteGuard.check(path, as: "calibrate") }
         let dev = try device.open(sampleRate: sampleRate, captureChannels: channel, playbackChannels: 2)
         let config = dev.configuration
+        let key = dev.calibrationName
         Terminal.err("measuring \(config)\n")
         var settings = LatencyCalibrator.Settings()
         settings.inputChannel = channel
@@ -50,16 +59,16 @@ struct CalibrateCommand: Command {
         let dB = result.level == 0 ? "-inf" : Decibels.text(Decibels.fromLinear(Double(abs(result.level))))
         var lines = [
             "round trip  \(result.measuredFrames) frames (\(ms(result.measuredFrames)))",
-            "reported    \(result.reportedFrames) frames by ALSA",
-            "extra       \(result.extraFrames) frames (\(ms(result.extraFrames)))",
+            "reported    \(result.reportedFrames) frames by \(result.backend) (capture \(result.reportedCaptureFrames) + playback \(result.reportedPlaybackFrames))",
+            "residual    \(result.extraFrames) frames (\(ms(result.extraFrames))): what \(result.backend) does not report",
             "click       \(dB) dBFS back\(result.level < 0 ? ", polarity inverted" : "")\(result.spreadFrames > 0 ? ", spread \(result.spreadFrames) frames" : "")",
         ]
-        if let old = before.frames[config.name], old != result.extraFrames { lines.append("previous    \(old) frames") }
+        if let old = before.frames[key], old != result.extraFrames { lines.append("previous    \(old) frames") }
         if dryRun {
             lines.append("not stored (--dry-run)")
         } else {
-            try LatencyOffsets.store(result.extraFrames, forDevice: config.name, path: path)
-            lines.append("stored      \(config.name) = \(result.extraFrames) in \(path)")
+            try LatencyOffsets.store(result.extraFrames, forDevice: key, path: path)
+            lines.append("stored      \(key.terminalSafe) = \(result.extraFrames) in \(path)")
         }
         Terminal.out(lines.joined(separator: "\n"))
         return ExitCode.ok

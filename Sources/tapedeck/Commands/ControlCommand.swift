@@ -19,6 +19,10 @@ struct ControlCommand: Command {
         Every running Tapedeck — the screen, `record` and `play` — listens on a socket of its own,
         $XDG_RUNTIME_DIR/tapedeck/PID.sock (/tmp/tapedeck-UID/PID.sock when XDG_RUNTIME_DIR is
         not set), mode 0600 in a folder only you can enter; nothing listens on the network.
+        A folder that is not yours alone (another user made /tmp/tapedeck-UID first, or it is a
+        link, or open to others) is never used: Tapedeck listens in a folder of its own beside
+        it, and ctl finds it there, refuses the other in one line and sends nothing unless the
+        process answering runs as you.
         With one Tapedeck running, no --session or --pid is needed.
 
           play            roll from the playhead
@@ -60,7 +64,9 @@ struct ControlCommand: Command {
         if reply.hasPrefix("error: ") {
             throw ControlFailure(message: "ctl: Tapedeck pid \(target): \(reply.dropFirst(7))")
         }
-        Terminal.out(reply)
+        // The reply is one line of JSON (or a word): any character a terminal would act on is
+        // escaped, which inside JSON's strings is the same character to a JSON reader.
+        Terminal.out(reply.terminalSafe)
         return ExitCode.ok
     }
 
@@ -72,6 +78,8 @@ struct ControlCommand: Command {
             return pid
         }
         let running = ControlClient.instances()
+        // A control folder someone else made (or opened up) is never used: named, once.
+        let refused = ControlFolder.folders().refused
         func describe(_ list: [(pid: pid_t, status: [String: Any])]) -> String {
             list.map { i in
                 let where_ = (i.status["session"] as? String).map { ($0 as NSString).lastPathComponent } ?? "no session"
@@ -79,8 +87,10 @@ struct ControlCommand: Command {
             }.joined(separator: ", ")
         }
         guard !running.isEmpty else {
+            if let bad = refused.first { throw ControlFailure(message: "ctl: " + ControlClient.refusal(bad.folder, bad.why)) }
             throw ControlFailure(message: "ctl: no Tapedeck is running (no control socket in \(ControlFolder.path))")
         }
+        for bad in refused { Terminal.err("tapedeck: warning: ctl: \(ControlClient.refusal(bad.folder, bad.why).terminalSafe)\n") }
         if let session {
             let wanted = ControlCommand.canonical(session)
             let matches = running.filter { ($0.status["session"] as? String).map(ControlCommand.canonical) == wanted }

@@ -39,6 +39,7 @@ struct DemoCommand: Command {
 
     func run() throws -> Int32 {
         if let folder = synthesize {
+            try WriteGuard.check(folder, as: "demo: --synthesize", kind: .folder)
             let names = try SampleSynth.writeAll(to: folder)
             Terminal.out("wrote \(names.map { folder + "/" + $0 }.joined(separator: ", "))")
             return ExitCode.ok

@@ -11,22 +11,26 @@ import Glibc
 /// `tapedeck export`: mixes a session to a stereo WAV or FLAC file.
 struct ExportCommand: Command {
     static let spec = CommandSpec(
-        name: "export", summary: "mix a session to a WAV or FLAC file (optionally per-track stems, loudness-normalised)",
-        synopsis: ["export SESSION -o FILE.wav|FILE.flac [options]", "export SESSION --midi -o FILE.mid [--range A-B]"],
+        name: "export", summary: "mix a session to a WAV, FLAC, MP3 or Opus file (optionally per-track stems, loudness-normalised)",
+        synopsis: ["export SESSION -o FILE.wav|FILE.flac|FILE.mp3|FILE.opus [options]", "export SESSION --midi -o FILE.mid [--range A-B]"],
         positionals: [PositionalSpec("SESSION", complete: .session)],
         options: [
-            OptionSpec("--output", "-o", value: "FILE", "the file to write: .wav or .flac", complete: .file),
+            OptionSpec("--output", "-o", value: "FILE", "the file to write: .wav, .flac, .mp3 or .opus", complete: .file),
+            OptionSpec("--format", value: "FORMAT", "the file's format when its name does not say it", allowed: ["wav", "flac", "mp3", "opus"]),
             OptionSpec("--bits", value: "BITS", "sample depth (default 24; FLAC is 16 or 24)", allowed: ["16", "24", "32f"]),
+            OptionSpec("--bitrate", value: "KBPS", "MP3 or Opus: constant bit rate in kbit/s (default MP3 128 mono, 192 stereo; Opus 64, 128)"),
+            OptionSpec("--tag", value: "KEY=VALUE", "title, artist, album or date stored in the file (repeatable; title defaults to the session's name)"),
             OptionSpec("--range", value: "A-B", "the span to export (default: start to the end of the last region)"),
             OptionSpec("--stems", value: "DIR", "also write each audible track alone, post fader and pan", complete: .directory),
         ] + SharedOptions.timePitch + [
-            OptionSpec("--quality", value: "Q", "stretch engine: Rubber Band R3 finer (best, default) or R2 faster (fast)",
-                       allowed: ["best", "fast"]),
+            OptionSpec("--quality", value: "Q", "stretch engine: Rubber Band R3 finer (best, default) or R2 faster (fast); or, for MP3 and Opus, a variable bit rate at 0 (best) to 10 (smallest)"),
             OptionSpec("--fx", value: "CHAIN", "master chain for this export (replaces the session's)"),
             OptionSpec("--threads", value: "N", "tracks rendered in parallel (default: one per core)"),
             OptionSpec("--normalize", value: "LUFS|NAME", "set the mix's integrated loudness (EBU R128): -16LUFS, or podcast, podcast-mono, broadcast, broadcast-mono"),
             OptionSpec("--true-peak", value: "DBTP", "with --normalize: the highest true peak allowed, at 32× oversampling (default -1)"),
             OptionSpec("--chapters", value: "FILE", "also write the markers inside the range as podcast chapters: FILE.json (Podcasting 2.0 JSON chapters) or FILE.txt (HH:MM:SS.mmm Title lines)", complete: .file),
+            OptionSpec("--tail", value: "SECONDS|auto", "render past the end for effects' echoes and decays: SECONDS more, or auto (until every strip is under -90 dBFS, at most 60 s)"),
+            OptionSpec("--markers", value: "WHICH", "markers written as cue points and chapters: named (the session's own, default) or all (lost-input markers too: xruns, dropped input)", allowed: ["named", "all"]),
             OptionSpec(flag: "--midi", "write the session's MIDI as a Standard MIDI File (-o FILE.mid): one track per track with MIDI regions"),
         ],
         details: """
@@ -73,6 +77,14 @@ struct ExportCommand: Command {
     let chapters: String?
 
     let midi: Bool
+    /// MP3 and Opus: `--bitrate` or a numeric `--quality`.
+    let encoder: EncoderSetting?
+    /// `--tag KEY=VALUE`s.
+    let tags: FileTags
+    /// `--markers all`: lost-input markers exported too.
+    let allMarkers: Bool
+    /// `--tail SECONDS|auto`, in seconds (nil: auto; 0: none).
+    let tailSeconds: Double?
 
     init(arguments: inout Arguments) throws {
         midi = arguments.flag("--midi")
@@ -92,10 +104,41 @@ struct ExportCommand: Command {
         stems = try arguments.option("--stems")
         timePitch = try TimePitchOptions.parse(&arguments)
         let q = try arguments.option("--quality") ?? "best"
-        guard let quality = StretchQuality(rawValue: q) else {
-            throw UsageError("export: --quality '\(q)' must be best or fast")
+        var encoder: EncoderSetting?
+        if let number = Double(q), number.isFinite {
+            guard (0...10).contains(number) else { throw UsageError("export: --quality \(q) must be 0 (best) to 10 (smallest) for MP3 and Opus") }
+            encoder = .quality(number)
+            quality = .best
+        } else if let quality = StretchQuality(rawValue: q) {
+            self.quality = quality
+        } else {
+            throw UsageError("export: --quality '\(q)' must be best or fast (the stretcher), or 0 to 10 (MP3 and Opus)")
         }
-        self.quality = quality
+        if let kbps = try arguments.intOption("--bitrate", in: 6...2048) {
+            if encoder != nil { throw UsageError("export: give --bitrate or a numeric --quality, not both") }
+            encoder = .bitrate(kbps: kbps)
+        }
+        self.encoder = encoder
+        var tags = FileTags()
+        for t in try arguments.options("--tag") {
+            guard let eq = t.firstIndex(of: "="), tags.set(String(t[..<eq]).trimmingCharacters(in: .whitespaces), String(t[t.index(after: eq)...])) else {
+                throw UsageError("export: --tag '\(t.terminalSafe)' must be KEY=VALUE with KEY one of \(FileTags.keys.joined(separator: ", "))")
+            }
+        }
+        self.tags = tags
+        allMarkers = try arguments.option("--markers")?.lowercased() == "all"
+        if let tail = try arguments.option("--tail") {
+            if tail.lowercased() == "auto" {
+                tailSeconds = nil
+            } else if let seconds = Double(tail.trimmingCharacters(in: .whitespaces)), seconds.isFinite, (0...600).contains(seconds) {
+                tailSeconds = seconds
+            } else {
+                throw UsageError("export: --tail '\(tail.terminalSafe)' must be seconds (0 to 600) or auto")
+            }
+        } else {
+            tailSeconds = 0
+        }
+        let formatName = try arguments.option("--format")
         masterChain = try arguments.option("--fx")
         if let fx = masterChain { _ = try Chain(parsing: fx) }  // a typo is a usage error, before any work
         threads = try arguments.intOption("--threads", in: 1...64)
@@ -131,8 +174,23 @@ struct ExportCommand: Command {
             container = .wav
             return
         }
-        guard let container = AudioContainer(pathExtension: output) else {
-            throw UsageError("export: -o '\(output)' must end in .wav or .flac")
+        let named = formatName.flatMap { AudioContainer(rawValue: $0.lowercased()) }
+        let fromName = AudioContainer(exportExtension: output)
+        if let named, let fromName, named != fromName {
+            throw UsageError("export: --format \(named.rawValue) does not match -o '\(output)'")
+        }
+        guard let container = named ?? fromName else {
+            throw UsageError("export: -o '\(output)' must end in .wav, .flac, .mp3 or .opus (or give --format)")
+        }
+        if encoder != nil && !container.isLossy {
+            throw UsageError("export: --bitrate and a numeric --quality are for MP3 and Opus; \(container.rawValue.uppercased()) is lossless")
+        }
+        if container.isLossy && encoding != nil {
+            throw UsageError("export: --bits is for WAV and FLAC; \(container.rawValue.uppercased()) takes --bitrate or --quality")
+        }
+        if let problem = AudioFileFormat(container: container, encoding: .int24, sampleRate: 48000, channelCount: loudness?.mono == true ? 1 : 2,
+                                         encoder: encoder).problem() {
+            throw UsageError("export: \(problem)")
         }
         // A depth the container cannot hold is a usage mistake, found before anything is read.
         if let problem = AudioFileFormat(container: container, encoding: encoding ?? .int24, sampleRate: 48000, channelCount: 2).problem() {
@@ -169,15 +227,7 @@ struct ExportCommand: Command {
             guard end > 0 else { throw UsageError("export: \(folder.path.terminalSafe) has no audio to export") }
             range = FrameRange(startFrame: 0, endFrame: end)
         }
-        if let problem = SessionReferences.exportProblem(output, session: session, folder: folder) {
-            throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
-        }
-        if let chapters, let problem = SessionReferences.exportProblem(chapters, session: session, folder: folder) {
-            throw UsageError("export: --chapters '\(chapters.terminalSafe)' \(problem)")
-        }
-        if let stems, let problem = SessionReferences.exportProblem(stems, session: session, folder: folder, isFolder: true) {
-            throw UsageError("export: --stems '\(stems.terminalSafe)' \(problem)")
-        }
+        let protected = try guardOutputs(session)
         try checkSpace(frames: range.frameCount, container: container, files: 1 + (stems == nil ? 0 : session.tracks.count))
         if let stems {
             var st = stat()
@@ -185,10 +235,18 @@ struct ExportCommand: Command {
                 throw AudioFileError(path: stems, reason: "cannot create the stems folder: \(String(cString: strerror(errno)))")
             }
         }
-        let request = Mixdown.Request(session: session, folder: folder, range: range, outputPath: output,
+        var request = Mixdown.Request(session: session, folder: folder, range: range, outputPath: output,
                                       container: container, encoding: encoding ?? .int24, stemsFolder: stems,
                                       timePitch: timePitch, quality: quality, masterChain: masterChain,
                                       workerCount: threads ?? Mixdown.defaultWorkerCount)
+        request.encoder = encoder
+        request.tags = tags
+        request.allMarkers = allMarkers
+        if let tailSeconds {
+            request.tail = tailSeconds > 0 ? .frames(Int64((tailSeconds * Double(session.sampleRate)).rounded())) : .none
+        } else {
+            request.tail = .auto
+        }
         let started = monotonicSeconds()
         let summary: Mixdown.Summary
         var loudnessLine: String?
@@ -210,7 +268,7 @@ struct ExportCommand: Command {
         var chaptersLine: String?
         if let chapters {
             let cues = request.fileCues
-            try PodcastChapters.write(cues, sampleRate: session.sampleRate, to: chapters)
+            try PodcastChapters.write(cues, sampleRate: session.sampleRate, to: chapters, sessions: protected)
             chaptersLine = "chapters \(chapters.terminalSafe): \(cues.count) from the session's markers"
             if cues.isEmpty { warnings.append("no marker lies inside the export: \(chapters.terminalSafe) holds no chapters (add them with `tapedeck marker`)") }
         }
@@ -219,7 +277,7 @@ struct ExportCommand: Command {
         let speed = seconds > 0 ? Double(summary.frameCount) / Double(session.sampleRate) / seconds : 0
         let cleaned = summary.nonFiniteSampleCount == 0 ? ""
             : ", \(summary.nonFiniteSampleCount) NaN/infinite sample\(summary.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
-        let line = ("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)\(summary.clipText)")
+        let line = ("exported \(output.terminalSafe): \(length) (\(summary.frameCount) frames), peak \(Decibels.text(summary.peakDecibels)) dBFS, \(formatSeconds(seconds)) s (\(Int(speed.rounded()))× real time)\(summary.tailText)\(summary.stemPaths.isEmpty ? "" : ", \(summary.stemPaths.count) stems in \((stems ?? "").terminalSafe)")\(cleaned)\(summary.clipText)")
         return ([line] + (loudnessLine.map { [$0] } ?? []) + (chaptersLine.map { [$0] } ?? []), warnings)
     }
 
@@ -235,11 +293,22 @@ struct ExportCommand: Command {
             }
             range = r
         }
-        if let problem = SessionReferences.exportProblem(output, session: session, folder: folder) {
-            throw UsageError("export: -o '\(output.terminalSafe)' \(problem)")
-        }
-        let summary = try MIDIExporter.export(session: session, folder: folder, to: output, range: range)
+        let summary = try MIDIExporter.export(session: session, folder: folder, to: output, range: range,
+                                              sessions: try guardOutputs(session))
         return "exported \(output.terminalSafe): \(summary.trackCount) MIDI track\(summary.trackCount == 1 ? "" : "s"), \(summary.eventCount) event\(summary.eventCount == 1 ? "" : "s")" + (summary.sysExCount > 0 ? ", \(summary.sysExCount) SysEx" : "")
+    }
+
+    /// Refuses, before any work, every output that could destroy part of a session (see
+    /// ``WriteGuard``): the mix and its partial file, the chapters, the stems folder. Returns
+    /// the session as protected, for the writes themselves.
+    @discardableResult
+    func guardOutputs(_ session: Session) throws(WriteRefusal) -> [ProtectedSession] {
+        let protected = [SessionReferences.protected(session, folder: folder)]
+        try WriteGuard.check(output, as: "export: -o", sessions: protected)
+        if !midi { try WriteGuard.check(output + ".partial", as: "export: -o", sessions: protected) }
+        if let chapters { try WriteGuard.check(chapters, as: "export: --chapters", sessions: protected) }
+        if let stems { try WriteGuard.check(stems, as: "export: --stems", sessions: protected, kind: .folder) }
+        return protected
     }
 
     /// Refuses a WAV export that cannot fit on its disk before rendering any of it (a

@@ -78,7 +78,7 @@ struct InfoCommand: Command {
             ]
             if let m = reader.metadata {
                 o["take"] = ["session": m.session, "track_number": m.trackNumber ?? NSNull(), "track_name": m.trackName,
-                             "take_number": m.takeNumber ?? NSNull(), "timeline_frame": m.timelineFrame, "latency_frames": m.latencyFrames,
+                             "take_number": m.takeNumber ?? NSNull(), "timeline_frame": m.timelineFrame, "latency_frames": m.latencyFrames, "latency": m.latencyParts,
                              "speed": m.speed, "device": m.device, "device_channels": m.deviceChannels, "input_chain": m.inputChain,
                              "started_at": m.startedAt] as [String: Any]
             }
@@ -111,6 +111,7 @@ struct InfoCommand: Command {
                          "speed     \(m.speed)×",
                          "device    \(m.device.isEmpty ? "unknown" : m.device.terminalSafe)\(channels)",
                          "input fx  \(m.inputChain.isEmpty ? "(none)" : m.inputChain.terminalSafe)"]
+            if !m.latencyParts.isEmpty { lines.append("placed    \(m.latencyParts.terminalSafe) earlier than it arrived") }
             if !m.startedAt.isEmpty { lines.append("recorded  \(m.startedAt.terminalSafe)") }
             Terminal.out(lines.joined(separator: "\n"))
         }

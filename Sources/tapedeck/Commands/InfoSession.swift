@@ -46,7 +46,7 @@ extension InfoCommand {
             "length    \(clock(session.endFrame)) (\(session.endFrame) frames, bar \(map.barsBeatsTicks(ofFrame: session.endFrame)))",
             "loop      \(range(session.loopRange, session.loopEnabled))",
             "punch     \(range(session.punchRange, session.punchEnabled))",
-            "markers   \(session.markers.isEmpty ? "none" : session.markers.map { "\($0.name.terminalSafe)@\(clock($0.frame))" }.joined(separator: ", "))",
+            "markers   \(session.markers.isEmpty ? "none" : session.markers.map { "\($0.isLostInput ? "lost input: " : "")\($0.name.terminalSafe)@\(clock($0.frame))" }.joined(separator: ", "))",
             "master    fader \(Fader.text(session.masterGainDecibels)) dB, \(session.masterChain.isEmpty ? "no effects" : session.masterChain.terminalSafe)",
             "tracks    \(session.tracks.count)\(busCount == 0 ? "" : " (\(busCount) bus\(busCount == 1 ? "" : "es"))")",
         ] + (session.midiBindings.isEmpty ? [] : ["MIDI      " + session.midiBindings.map(\.description).joined(separator: ", ")])
@@ -144,7 +144,7 @@ extension InfoCommand {
             "meter_changes": session.meterChanges.map { ["bar": $0.bar, "meter": "\($0.signature)",
                                                         "frame": session.tempoMap.frame(bar: $0.bar, beat: 1)] as [String: Any] },
             "loop": range(session.loopRange, session.loopEnabled), "punch": range(session.punchRange, session.punchEnabled),
-            "markers": session.markers.map { ["name": $0.name, "frame": $0.frame] as [String: Any] },
+            "markers": session.markers.map { ["name": $0.name, "frame": $0.frame, "kind": $0.kind.rawValue] as [String: Any] },
             "master": ["gain_db": RoutingText.decibels(session.masterGainDecibels), "chain": session.masterChain] as [String: Any],
             "tracks": strips, "latency": latencyJSON,
         ]

@@ -51,7 +51,7 @@ struct MarkerCommand: Command {
         let map = document.session.tempoMap
         guard let edit else {
             let s = document.session
-            Terminal.out(s.markers.isEmpty ? "no markers" : s.markers.enumerated().map { "  \($0.offset + 1)  \(s.clockText($0.element.frame))  \($0.element.name)" }.joined(separator: "\n"))
+            Terminal.out(s.markers.isEmpty ? "no markers" : s.markers.enumerated().map { "  \($0.offset + 1)  \(s.clockText($0.element.frame))  \($0.element.name)\($0.element.isLostInput ? "  (lost input)" : "")" }.joined(separator: "\n"))
             return ExitCode.ok
         }
         let said: String

@@ -37,8 +37,8 @@ struct RecordCommand: Command {
             OptionSpec("--count-in", value: "N", "N bars of metronome before the record point (default 0); the take starts exactly at the record point"),
         ] + SharedOptions.click + [
             OptionSpec("--punch", value: "A-B", "with --play: record only inside A-B, to the frame, with short crossfades against what the track had there"),
-            OptionSpec(flag: "--loop", "with --play: loop the session's loop range; every pass becomes a take on the track (take lanes; stopping mid-pass keeps it)"),
-            OptionSpec("--monitor", value: "MODE", "hear the input (after its input chain): input always; auto while recording, in place of the track's own playback (default off); its latency is shown",
+            OptionSpec(flag: "--loop", "with --play: loop the session's loop range; every pass becomes a take on the track (take lanes: the last complete pass plays; stopping mid-pass keeps the partial pass as the take after it)"),
+            OptionSpec("--monitor", value: "MODE", "hear the input (after its input chain) in place of the track's own playback: input always, stopped and rolling; auto while stopped (listening, --retro) or recording (from the count-in or a punch's pre-roll on), the track's playback otherwise; off never (the default); its latency is shown",
                        allowed: ["off", "input", "auto"]),
             OptionSpec("--split", value: "SIZE", "split each take into files of this length (1h, 30m, 90s) or size (2GB, 500MB; at most 4GB), named NAME-001, NAME-002, …: each piece is finished before the next begins and placed on the track right after the one before, so they play as one take"),
             OptionSpec("--mirror", value: "DIR", "write a second copy of every take (and every --split piece, under the same file names) into DIR, another disk, from a writer of its own: a mirror that fails or fills is said once and the take records on, and the other way round; `recover S --mirror DIR` brings a mirror's copy in"),
@@ -108,7 +108,7 @@ struct RecordCommand: Command {
         channels = try parseChannelList(channelsText ?? "1", command: "record")
         sampleRate = try arguments.intOption("--sample-rate", in: 1000...768_000)
         if let f = try arguments.option("--format") {
-            guard let c = AudioContainer(rawValue: f.lowercased()) else { throw UsageError("record: --format '\(f)' must be wav or flac") }
+            guard let c = AudioContainer(rawValue: f.lowercased()), !c.isLossy else { throw UsageError("record: --format '\(f)' must be wav or flac") }
             container = c
         }
         let bits = try arguments.option("--bits") ?? "24"
@@ -148,6 +148,14 @@ struct RecordCommand: Command {
         defer { withExtendedLifetime(lock) {} }
         var target = try RecordTarget(command: self)
         let session = target.session
+        // What this recording writes outside the session's own audio/, through the one write
+        // guard, before a device opens (the session's own takes are checked as they are named).
+        let protected = target.folder.map { [SessionReferences.protected(session, folder: $0)] } ?? []
+        if let out = outPath {
+            try WriteGuard.check(out, as: "record: --out", sessions: protected)
+            if split != nil { try WriteGuard.check(TakePieces.firstPieceName(out), as: "record: --out", sessions: protected) }
+        }
+        if let mirror = mirrorFolder { try WriteGuard.check(mirror, as: "record: --mirror", sessions: protected, kind: .folder) }
         let tempo = session.tempoMap
         var maxFrames: Int64?
         if let d = durationText {

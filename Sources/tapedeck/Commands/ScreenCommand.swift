@@ -157,6 +157,12 @@ struct ScreenCommand: Command {
             folder = f
         }
 
+        // The mirror (given or configured) goes through the one write guard like every path
+        // Tapedeck writes: never into what this or any other session keeps.
+        if let mirrorFolder {
+            try WriteGuard.check(mirrorFolder, as: "open: --mirror", sessions: folder.map { [SessionReferences.protected(session, folder: $0)] } ?? [],
+                                 kind: .folder)
+        }
         // Before the screen starts (and before the terminal is asked for), so a port in use is
         // one line and a failed exit.
         let oscServer = try osc.open(command: "tapedeck") { messages.insert($0, at: 0) }
@@ -197,7 +203,7 @@ struct ScreenCommand: Command {
         if midi.setup.surface == .mcu {
             if link.hasMackieSurface { services.append(ScreenMackie(surface: link)) } else { messages.append("--midi-surface mcu: \(link.midiInputLine)") }
         }
-        do { services.append(ScreenControl(server: try ControlServer())) } catch {
+        do { services.append(ScreenControl(server: try ControlServer(session: folder?.path))) } catch {
             messages.append("remote control is off: \(error)")
         }
         if let oscServer { services.append(ScreenOSC(server: oscServer)) }

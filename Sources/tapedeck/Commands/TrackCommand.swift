@@ -24,7 +24,7 @@ struct TrackCommand: Command {
             OptionSpec(flag: "--unmute", "unmute the track"),
             OptionSpec(flag: "--solo", "solo the track"),
             OptionSpec(flag: "--unsolo", "unsolo the track"),
-            OptionSpec("--monitor", value: "MODE", "what an armed track's output carries", allowed: ["off", "input", "auto"]),
+            OptionSpec("--monitor", value: "MODE", "what an armed track plays: off its disk only; input its input always, never its disk; auto its input while stopped or recording, its disk while it only plays", allowed: ["off", "input", "auto"]),
             OptionSpec(flag: "--midi", "add: a MIDI track (armed, it hears and records MIDI); its chain starts with the General MIDI instrument, gm"),
             OptionSpec(flag: "--freeze", "render the track (its MIDI through its instrument, its chain) to audio, which then plays in their place"),
             OptionSpec(flag: "--unfreeze", "play the track's regions and chain again (the render is deleted)"),

@@ -36,7 +36,7 @@ struct UndoCommand: Command {
 
     func run() throws -> Int32 {
         if list {
-            let steps = SessionHistory.steps(folder)
+            let steps = try SessionHistory.steps(folder)
             let lines = steps.undo.enumerated().map { "  undo \($0.offset + 1)  \($0.element)" }
                 + steps.redo.enumerated().map { "  redo \($0.offset + 1)  \($0.element)" }
             Terminal.out(lines.isEmpty ? "no history (steps are kept from the first save that changes the session)" : lines.joined(separator: "\n"))

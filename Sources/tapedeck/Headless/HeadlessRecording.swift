@@ -17,6 +17,12 @@ struct HeadlessRecording {
     /// OSC surfaces (`--osc`), served as the control socket is.
     var osc: OSCServer? = nil
 
+    /// A take's placement as JSON: its total and where each part came from.
+    static func json(_ l: TakeLatency) -> [String: Any] {
+        ["frames": l.totalFrames, "backend": l.backend, "capture_frames": l.captureFrames, "playback_frames": l.playbackFrames,
+         "residual_frames": l.residualFrames, "graph_frames": l.outputFrames, "playing": l.playing]
+    }
+
     func run() throws -> Int32 {
         let rate = device.sampleRate
         var line = StatusLine(label: "recording", file: start.paths.first ?? "", sampleRate: rate, json: json)
@@ -25,7 +31,8 @@ struct HeadlessRecording {
             line.emit(["event": "start", "device": device.name, "sample_rate": rate, "device_channels": device.captureChannels,
                        "channels": channels.first ?? [], "tracks": target.tracks.map { $0 + 1 },
                        "format": device.captureFormat?.rawValue ?? "", "period_frames": device.periodFrames,
-                       "periods": device.periodCount, "latency_frames": start.latencyFrames, "file": start.paths.first ?? "",
+                       "periods": device.periodCount, "latency_frames": start.latencyFrames,
+                       "latency": start.latencies.map { Self.json($0) }, "file": start.paths.first ?? "",
                        "files": start.paths, "monitor": monitor.rawValue, "monitor_latency_frames": start.monitorLatencyFrames ?? 0,
                        // The MIDI ports a MIDI take listens on (the line the text output prints).
                        "midi": target.tracks.contains { transport.session.tracks[$0].isMIDI } ? transport.midiInputLine : NSNull()])
@@ -103,7 +110,8 @@ struct HeadlessRecording {
                                     "error": m.error.map { $0 as Any } ?? NSNull()] as [String: Any]
             }
             line.emit(pieces.merging(["event": "done", "frames": takeFrames, "xruns": line.xruns.count, "xrun_frames": line.xruns,
-                       "file": start.paths.first ?? "", "files": start.paths, "latency_frames": start.latencyFrames,
+                       "file": start.paths.first ?? "", "files": start.paths, "latency_frames": transport.lastPassLatencies.first?.totalFrames ?? start.latencyFrames,
+                       "latency": transport.lastPassLatencies.map { Self.json($0) },
                        "dropped_frames": last.droppedFrames, "disk_full": failures.contains { $0.isDiskFull },
                        "markers": marks.map { ["name": $0.name, "frame": $0.frame] as [String: Any] },
                        "error": problems.isEmpty ? NSNull() : problems.joined(separator: "; ") as Any]) { $1 })

@@ -35,7 +35,7 @@ final class HeadlessRemote {
         self.role = role
         self.transport = transport
         self.sessionPath = sessionPath
-        do { server = try ControlServerThread() } catch {
+        do { server = try ControlServerThread(session: sessionPath) } catch {
             server = nil
             let text = "remote control is off: \(error)"
             if json { StatusLine.emitLine(["event": "notice", "text": text]) } else { Terminal.err(text + "\n") }

@@ -38,6 +38,11 @@ struct StatusLine {
                 if json { emit(["event": "underrun", "track": e.track + 1, "frame": e.frame, "frames": e.frames]) }
             case .captureDropped:
                 if json { emit(["event": "dropped", "track": e.track + 1, "take_frame": e.frame, "frames": e.frames]) }
+            case .takeLatencyChanged:
+                if json {
+                    emit(["event": "latency_changed", "track": e.track + 1, "take_frame": e.frame, "latency_frames": e.frames,
+                          "previous_latency_frames": e.previousFrames])
+                }
             case .hostStarted, .hostStopped, .hostLocated:
                 let what = e.kind == .hostStarted ? "started" : e.kind == .hostStopped ? "stopped" : "located"
                 if json { emit(["event": "jack_transport", "what": what, "frame": e.frame, "by": e.external ? "another program" : "tapedeck"]) }
@@ -92,7 +97,7 @@ struct StatusLine {
     static func emitLine(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
               let text = String(data: data, encoding: .utf8) else { return }
-        Terminal.out(text)
+        Terminal.out(SafeText.jsonSafe(text))
     }
 
     /// dBFS rounded to 0.1, clamped to −120…+60 so garbage input (NaN, huge floats from a

@@ -42,7 +42,7 @@ final class DiskFullRecordTests: XCTestCase {
     private func assertStoppedLoudly(_ run: Run, file: String, line: UInt = #line) throws -> Int {
         let r = run.result
         XCTAssertEqual(r.status, 74, "a refused write is EX_IOERR: \(r.stderr)", line: line)
-        XCTAssertLessThan(run.seconds, 20, "it ended by itself soon after the disk filled, not at --duration 60", line: line)
+        XCTAssertLessThan(run.seconds, 45, "it ended by itself soon after the disk filled, not at --duration 60", line: line)
         let stopped = try XCTUnwrap(run.events("take_stopped").first, "a take_stopped event: \(r.stdout)", line: line)
         XCTAssertEqual(stopped["disk_full"] as? Bool, true, line: line)
         XCTAssertEqual(stopped["recording_stopped"] as? Bool, true, line: line)
@@ -71,7 +71,8 @@ final class DiskFullRecordTests: XCTestCase {
         let take = mountPoint + "/solo.wav"
         let run = try record(["--out", take], device: "jacktap:IN=\(dir)/in.raw,OUT=/dev/null", environment: jack.environment)
         let kept = try assertStoppedLoudly(run, file: take)
-        XCTAssertLessThan(run.seconds, Double(secondsOfRoom) + 8, "paced: it stopped about when the room ran out")
+        // Paced: the room's seconds, and ten times the second or so a start and stop take.
+        XCTAssertLessThan(run.seconds, Double(secondsOfRoom) + 15, "paced: it stopped about when the room ran out")
         let got = try RecordSupport.readInts(take, bits: 16)
         XCTAssertEqual(got.frames, kept)
         let offset = try XCTUnwrap((0...768).first { Array(input[$0..<($0 + 64)]) == Array(got.values[0..<64]) }, "the take is the input")

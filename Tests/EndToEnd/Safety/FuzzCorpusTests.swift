@@ -13,8 +13,8 @@ final class FuzzCorpusTests: XCTestCase {
         let findings = try Tapedeck.temporaryFolder(self).path
         let r = try Tapedeck.run(args + ["--findings", findings], executable: fuzzer, timeout: 600)
         XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
-        // One line per fuzz target (time, chain, session, keys, theme, audio, midi, cli, socket).
-        XCTAssertTrue(r.stdout.contains("9 passed, 0 failed"), r.stdout)
+        // One line per fuzz target (time, chain, session, keys, theme, audio, midi, cli, socket, paths).
+        XCTAssertTrue(r.stdout.contains("10 passed, 0 failed"), r.stdout)
     }
 
     func testTheReproductionsOfEveryKnownBreakageStayFixed() throws {

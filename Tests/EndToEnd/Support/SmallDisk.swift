@@ -5,9 +5,9 @@ import TapedeckIO
 /// A real small disk for the full-disk tests: a tmpfs mounted in the test's own folder
 /// (root only: elsewhere the test is skipped, saying why) and unmounted when it ends.
 enum SmallDisk {
-    /// Mounts a `megabytes` tmpfs at `TEST-FOLDER/small-disk` and returns its path.
-    static func mount(_ test: XCTestCase, megabytes: Int) throws -> String {
-        let point = try Tapedeck.temporaryFolder(test).path + "/small-disk"
+    /// Mounts a `megabytes` tmpfs at `TEST-FOLDER/NAME` and returns its path.
+    static func mount(_ test: XCTestCase, megabytes: Int, name: String = "small-disk") throws -> String {
+        let point = try Tapedeck.temporaryFolder(test).path + "/" + name
         try FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
         guard getuid() == 0 else { throw XCTSkip("mounting a small tmpfs needs root") }
         let mounted = try Tapedeck.run(["-c", "mount -t tmpfs -o size=\(megabytes)m tmpfs '\(point)'"], executable: "/bin/sh")

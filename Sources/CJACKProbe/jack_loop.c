@@ -1,0 +1,130 @@
+/* A loopback cable on JACK (see td_jack_loop_open in CJACKProbe.h): the tests' and
+   `bench jack`'s round trips. */
+#include "CJACKProbe.h"
+#include <jack/jack.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TD_LOOP_MAX_CHANNELS 8
+
+struct td_jack_loop {
+    jack_client_t *client;
+    jack_port_t *inputs[TD_LOOP_MAX_CHANNELS];
+    jack_port_t *outputs[TD_LOOP_MAX_CHANNELS];
+    int channels;
+    long delay;
+    int report;
+    double sine_hz;
+    float *line[TD_LOOP_MAX_CHANNELS];
+    long line_size;
+    long position;
+    volatile int buffer_changed;
+};
+
+/* JACK's thread: a delay line per channel (or the frame-time cosine), no allocation. */
+static int loop_process(jack_nframes_t frames, void *arg) {
+    struct td_jack_loop *l = arg;
+    if (l->sine_hz > 0) {
+        jack_nframes_t start = jack_last_frame_time(l->client);
+        double rate = (double)jack_get_sample_rate(l->client);
+        for (int c = 0; c < l->channels; c++) {
+            float *out = jack_port_get_buffer(l->outputs[c], frames);
+            for (jack_nframes_t i = 0; i < frames; i++) {
+                /* The frame time wraps at 2^32; the phase is taken modulo the tone's period. */
+                double t = fmod((double)(jack_nframes_t)(start + i) * l->sine_hz / rate, 1.0);
+                out[i] = (float)(0.25 * cos(2 * M_PI * t));
+            }
+        }
+        return 0;
+    }
+    for (int c = 0; c < l->channels; c++) {
+        const float *in = jack_port_get_buffer(l->inputs[c], frames);
+        float *out = jack_port_get_buffer(l->outputs[c], frames);
+        for (jack_nframes_t i = 0; i < frames; i++) {
+            long at = (l->position + (long)i) % l->line_size;
+            l->line[c][at] = in[i];
+            long from = (l->position + (long)i - l->delay) % l->line_size;
+            if (from < 0) from += l->line_size;
+            out[i] = l->position + (long)i >= l->delay ? l->line[c][from] : 0;
+        }
+    }
+    l->position += frames;
+    return 0;
+}
+
+/* JACK's notification thread: the latency this "card" knows, on its own ports only. */
+static void loop_latency(jack_latency_callback_mode_t mode, void *arg) {
+    struct td_jack_loop *l = arg;
+    jack_latency_range_t range;
+    if (mode == JackPlaybackLatency) {
+        jack_nframes_t frames = jack_get_buffer_size(l->client) + (l->report ? (jack_nframes_t)l->delay : 0);
+        range.min = range.max = frames;
+        for (int c = 0; c < l->channels; c++) jack_port_set_latency_range(l->inputs[c], JackPlaybackLatency, &range);
+    } else {
+        range.min = range.max = 0;
+        for (int c = 0; c < l->channels; c++) jack_port_set_latency_range(l->outputs[c], JackCaptureLatency, &range);
+    }
+}
+
+/* The period is part of what it reports: td_jack_loop_service asks JACK to recompute (a
+   request to the server from inside a notification could deadlock). */
+static int loop_buffer_size(jack_nframes_t frames, void *arg) {
+    (void)frames;
+    ((struct td_jack_loop *)arg)->buffer_changed = 1;
+    return 0;
+}
+
+td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frames, int reports, double sine_hz) {
+    if (delay_frames < 0 || delay_frames > 1 << 20 || channels < 1 || channels > TD_LOOP_MAX_CHANNELS) return NULL;
+    struct td_jack_loop *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->channels = channels;
+    l->delay = delay_frames;
+    l->report = reports;
+    l->sine_hz = sine_hz;
+    l->line_size = delay_frames + 16384;
+    jack_status_t status;
+    l->client = jack_client_open(name, JackNoStartServer | JackUseExactName, &status);
+    if (!l->client) {
+        free(l);
+        return NULL;
+    }
+    for (int c = 0; c < channels; c++) {
+        char port[32];
+        snprintf(port, sizeof port, "in_%d", c + 1);
+        l->inputs[c] = jack_port_register(l->client, port, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput | JackPortIsTerminal, 0);
+        snprintf(port, sizeof port, "out_%d", c + 1);
+        l->outputs[c] = jack_port_register(l->client, port, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput | JackPortIsTerminal, 0);
+        l->line[c] = calloc((size_t)l->line_size, sizeof(float));
+        if (!l->inputs[c] || !l->outputs[c] || !l->line[c]) {
+            td_jack_loop_close(l);
+            return NULL;
+        }
+    }
+    if (jack_set_process_callback(l->client, loop_process, l) != 0 || jack_set_latency_callback(l->client, loop_latency, l) != 0
+        || jack_set_buffer_size_callback(l->client, loop_buffer_size, l) != 0 || jack_activate(l->client) != 0) {
+        td_jack_loop_close(l);
+        return NULL;
+    }
+    jack_recompute_total_latencies(l->client);
+    return l;
+}
+
+void td_jack_loop_service(td_jack_loop *loop) {
+    if (loop && loop->buffer_changed) {
+        loop->buffer_changed = 0;
+        jack_recompute_total_latencies(loop->client);
+    }
+}
+
+void td_jack_loop_close(td_jack_loop *loop) {
+    if (!loop) return;
+    if (loop->client) {
+        jack_deactivate(loop->client);
+        jack_client_close(loop->client);
+    }
+    for (int c = 0; c < TD_LOOP_MAX_CHANNELS; c++) free(loop->line[c]);
+    free(loop);
+}

@@ -1,0 +1,50 @@
+/* td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ]: a loopback
+   cable (or, with --sine, a frame-time cosine source) on JACK for the tests, as a process of
+   its own (never installed): see td_jack_loop_open in CJACKProbe.h.
+
+   A process of its own, not a client in the test process: libjack keeps per-process state
+   bound to the first server it served, the tests run many servers one after another, and
+   under PipeWire it must load PipeWire's libjack (LD_LIBRARY_PATH, as pw-jack does).
+   Prints "ready" once its ports exist and its latency is set, then runs until SIGTERM/SIGINT. */
+#include "CJACKProbe.h"
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t running = 1;
+
+static void stop(int sig) { (void)sig; running = 0; }
+
+int main(int argc, char **argv) {
+    if (argc < 2 || (argc % 2) != 0) {
+        fprintf(stderr, "usage: td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ]\n");
+        return 2;
+    }
+    long delay = 0;
+    int report = 1, channels = 1;
+    double sine = 0;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--delay") == 0) delay = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--report") == 0) report = strcmp(argv[i + 1], "no") != 0;
+        else if (strcmp(argv[i], "--channels") == 0) channels = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--sine") == 0) sine = atof(argv[i + 1]);
+        else { fprintf(stderr, "td-jack-loop: unknown option %s\n", argv[i]); return 2; }
+    }
+    signal(SIGTERM, stop);
+    signal(SIGINT, stop);
+    td_jack_loop *loop = td_jack_loop_open(argv[1], channels, delay, report, sine);
+    if (!loop) {
+        fprintf(stderr, "td-jack-loop: cannot open the client '%s' (no JACK server, the name taken, or --delay 0...1048576, --channels 1...8)\n", argv[1]);
+        return 1;
+    }
+    printf("ready\n");
+    fflush(stdout);
+    while (running) {
+        td_jack_loop_service(loop);
+        usleep(10000);
+    }
+    td_jack_loop_close(loop);
+    return 0;
+}

@@ -1,0 +1,261 @@
+import Foundation
+import XCTest
+import TapedeckCore
+import TapedeckIO
+
+/// Every kind of take lands where it was played, to the frame: the one latency model (capture
+/// latency of the recorded port + playback latency of the master's outputs as the server
+/// reports them now + the calibrated residual) on jackd2 and on PipeWire's JACK.
+///
+/// A session plays a track of single-frame clicks while an armed track records through a
+/// loopback cable (`td-jack-loop`, delaying by a known number of frames and reporting it
+/// through JACK's latency API as a sound card does). Each take is judged by where every click
+/// came back in it: 0 frames off, in every cell of
+/// {screen `r`, `record --play`, `ctl record`, a punch, a loop's second pass}
+/// × {ports connected by `--connect`, ports patched with `jack_connect` after start}
+/// × {64-, 256- and 1024-frame periods}.
+/// A click that falls where an xrun lost frames (silence in the take) is not there to judge;
+/// every click that is there must be on its frame, every take must have one, and most of all
+/// the clicks must be there (a busy machine at 64 frames loses some).
+final class LoopbackMatrixTests: XCTestCase {
+    static let rate = 48000
+    /// Clicks on the timeline (irregular, so no two line up at a wrong lag), from 1.2 s on:
+    /// after any patch made at start.
+    static let clicks: [Int64] = [57_617, 70_013, 88_007, 101_111, 119_999, 131_071, 150_099, 171_003]
+    static let loopRange = FrameRange(startFrame: 48_000, endFrame: 144_000)
+    static let punchRange = FrameRange(startFrame: 62_000, endFrame: 140_000)
+    /// What the loopback delays by beyond the graph's period.
+    static let delayFrames = 100
+
+    enum FrontEnd: String, CaseIterable {
+        case screen = "screen r"
+        case record = "record --play"
+        case ctl = "ctl record"
+        case punch = "record --punch"
+        case loop = "loop pass 2"
+    }
+
+    func testEveryKindOfTakeLandsOnItsFrameOnJackd2() throws { try matrix(.jackd2) }
+
+    func testEveryKindOfTakeLandsOnItsFrameOnPipeWiresJACK() throws { try matrix(.pipewire) }
+
+    /// A loopback that keeps its delay to itself (as converters do): one `calibrate` at 256
+    /// frames stores only the residual, and a take through it lands on its frame at 64, 256
+    /// and 1024 frames.
+    func testOneCalibrationHoldsAtEveryBufferSizeOnJackd2() throws { try calibrated(.jackd2) }
+
+    func testOneCalibrationHoldsAtEveryBufferSizeOnPipeWiresJACK() throws { try calibrated(.pipewire) }
+
+    /// On ALSA (through ALSA's JACK plugin, `jackloop`): one `calibrate` at 256 × 3 frames,
+    /// then takes at 512 × 3 and 128 × 4 land on their frames (ALSA's part, the playback
+    /// buffer, is read from the device as it opens; the residual stays what it was).
+    func testOnALSAOneCalibrationHoldsAtTwoPeriodSizes() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let server = try LoopbackServer(.jackd2, period: 256, folder: dir, test: self)
+        try server.startLoop("tdloop", delayFrames: LoopbackMatrixTests.delayFrames)
+        let env = server.environment.merging(["XDG_CONFIG_HOME": dir + "/config-alsa", "XDG_RUNTIME_DIR": dir]) { $1 }
+        let cal = try Tapedeck.run(["calibrate", "--device", "jackloop", "--period", "256", "--periods", "3"], environment: env, timeout: 60)
+        XCTAssertEqual(cal.status, 0, cal.stderr)
+        XCTAssertTrue(cal.stdout.contains("reported    768 frames by ALSA (capture 0 + playback 768)"), cal.stdout)
+        var failures: [String] = []
+        for (period, periods) in [(512, 3), (128, 4)] {
+            let session = try makeSession(in: dir, name: "alsa\(period)")
+            let r = try Tapedeck.run(["record", session, "--play", "--device", "jackloop", "--period", "\(period)", "--periods", "\(periods)",
+                                      "--duration", "3.8"], environment: env, timeout: 60)
+            guard r.status == 0 else {
+                failures.append("\(period) × \(periods): record failed: \(r.stderr)")
+                continue
+            }
+            let offsets = try clickOffsets(session: session, pass: nil).offsets
+            if !offsets.allSatisfy({ $0 == 0 }) || offsets.isEmpty { failures.append("\(period) × \(periods): clicks off by \(offsets)") }
+        }
+        XCTAssertEqual(failures, [], "after one calibrate at 256 × 3:\n" + failures.joined(separator: "\n"))
+    }
+
+    // MARK: - The matrix
+
+    private func matrix(_ kind: LoopbackServer.Kind) throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let server = try LoopbackServer(kind, period: 256, folder: dir, test: self)
+        try server.startLoop("tdloop", delayFrames: LoopbackMatrixTests.delayFrames)
+        var failures: [String] = []
+        var cells = 0, found = 0, expected = 0
+        for period in [64, 256, 1024] {
+            try server.setPeriod(period)
+            for front in FrontEnd.allCases {
+                for patched in [false, true] {
+                    let cell = "\(kind.rawValue), \(period) frames, \(front.rawValue), \(patched ? "patched after start" : "--connect")"
+                    let session = try makeSession(in: dir, name: "c\(cells)")
+                    cells += 1
+                    do {
+                        try take(front, session: session, patched: patched, server: server, connect: "tdloop:", loop: "tdloop")
+                        let judged = try clickOffsets(session: session, pass: front == .loop ? 2 : nil)
+                        found += judged.offsets.count
+                        expected += judged.expected
+                        if !judged.offsets.allSatisfy({ $0 == 0 }) || judged.offsets.isEmpty {
+                            failures.append("\(cell): clicks off by \(judged.offsets) (\(judged.expected) in the take \(judged.take))")
+                        }
+                    } catch {
+                        failures.append("\(cell): \(error)")
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(failures, [], "\(failures.count) of \(cells) cells are not 0 frames off:\n" + failures.joined(separator: "\n"))
+        XCTAssertGreaterThanOrEqual(found * 10, expected * 7, "\(found) of \(expected) clicks were in their takes to judge")
+        print("loopback matrix on \(kind.rawValue): \(cells) cells, \(found) of \(expected) clicks judged, \(failures.count) off")
+    }
+
+    private func calibrated(_ kind: LoopbackServer.Kind) throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let server = try LoopbackServer(kind, period: 256, folder: dir, test: self)
+        try server.startLoop("tdcal", delayFrames: LoopbackMatrixTests.delayFrames, reports: false)
+        let config = dir + "/config-calibrated"
+        let cal = try Tapedeck.run(["calibrate", "--device", "jack", "--connect", "tdcal:"],
+                                   environment: server.environment.merging(["XDG_CONFIG_HOME": config]) { $1 }, timeout: 60)
+        XCTAssertEqual(cal.status, 0, cal.stderr)
+        XCTAssertTrue(cal.stdout.contains("reported    256 frames by \(kind == .jackd2 ? "JACK" : "PipeWire (JACK)")"), cal.stdout)
+        XCTAssertTrue(cal.stdout.contains("residual    100 frames"), "only what the device does not report is stored:\n\(cal.stdout)")
+        var failures: [String] = []
+        for period in [64, 1024, 256] {
+            try server.setPeriod(period)
+            let session = try makeSession(in: dir, name: "cal\(period)")
+            do {
+                try take(.record, session: session, patched: false, server: server, connect: "tdcal:", loop: "tdcal", config: config)
+                let offsets = try clickOffsets(session: session, pass: nil).offsets
+                if !offsets.allSatisfy({ $0 == 0 }) || offsets.isEmpty { failures.append("\(period) frames: clicks off by \(offsets)") }
+            } catch {
+                failures.append("\(period) frames: \(error)")
+            }
+        }
+        XCTAssertEqual(failures, [], "after one calibrate at 256 frames:\n" + failures.joined(separator: "\n"))
+    }
+
+    // MARK: - One take
+
+    struct CellError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Records one take of `session` through the loopback `loop` as `front` does.
+    private func take(_ front: FrontEnd, session: String, patched: Bool, server: LoopbackServer, connect: String, loop: String,
+                      config: String? = nil) throws {
+        let folder = (session as NSString).deletingLastPathComponent
+        var env = server.environment
+        env["XDG_CONFIG_HOME"] = config ?? folder + "/config"
+        if server.kind == .jackd2 { env["XDG_RUNTIME_DIR"] = folder }
+        let connection = patched ? "none" : connect
+        func patch() {
+            server.waitForPort("tapedeck:out_L")
+            server.waitForPort("tapedeck:Vocal_in")
+            server.connect("tapedeck:out_L", "\(loop):in_1")
+            server.connect("\(loop):out_1", "tapedeck:Vocal_in")
+        }
+        switch front {
+        case .record, .punch, .loop:
+            var args = ["record", session, "--play", "--device", "jack", "--connect", connection, "--json"]
+            switch front {
+            case .punch: args += ["--punch", "\(Self.punchRange.startFrame)f-\(Self.punchRange.endFrame)f", "--duration", "4"]
+            case .loop: args += ["--loop", "--duration", "5.5"]
+            default: args += ["--duration", "3.8"]
+            }
+            let out = folder + "/record.out", err = folder + "/record.err"
+            let child = try SpawnedChild([Tapedeck.binary] + args, environment: env, stdoutPath: out, stderrPath: err)
+            if patched { patch() }
+            guard let status = child.wait(timeoutSeconds: 60) else {
+                _ = child.kill(SIGKILL)
+                throw CellError(description: "record did not end")
+            }
+            guard (status >> 8) & 0xff == 0 else {
+                throw CellError(description: "record failed: \((try? String(contentsOfFile: err, encoding: .utf8)) ?? "")")
+            }
+        case .screen, .ctl:
+            let screen = try ScreenTmux(self, folder: folder, args: [session, "--device", "jack", "--connect", connection],
+                                        environment: env)
+            defer { screen.kill() }
+            screen.waitFor("STOPPED", timeout: 15)
+            if patched { patch() } else { server.waitForPort("tapedeck:Vocal_in") }
+            if front == .screen {
+                screen.send("r")
+            } else {
+                let r = try Tapedeck.run(["ctl", "--session", session, "record"], environment: env)
+                guard r.status == 0 else { throw CellError(description: "ctl record: \(r.stderr)") }
+            }
+            // The screen counts a bar in (2 s), then records from the playhead past the last click.
+            usleep(6_200_000)
+            if front == .screen {
+                screen.send("Space")
+            } else {
+                let r = try Tapedeck.run(["ctl", "--session", session, "stop"], environment: env)
+                guard r.status == 0 else { throw CellError(description: "ctl stop: \(r.stderr)") }
+            }
+            // The screen saves the session with the take placed.
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                if let s = try? SessionFolder(path: session).load(), s.tracks[1].regions.contains(where: { $0.file.hasPrefix("audio/take-") }) { break }
+                usleep(100_000)
+            }
+            screen.send("q")
+            let quit = Date().addingTimeInterval(10)
+            while screen.isRunning && Date() < quit { usleep(50_000) }
+        }
+    }
+
+    // MARK: - The session and the judge
+
+    /// A session with the click track on track 1 and an armed Vocal (input 1) on track 2.
+    private func makeSession(in dir: String, name: String) throws -> String {
+        let path = dir + "/\(name).tapedeck"
+        let folder = SessionFolder(path: path)
+        var session = Session(sampleRate: Self.rate)
+        let frames = 6 * Self.rate
+        var clicks = [Float](repeating: 0, count: frames)
+        for c in Self.clicks { clicks[Int(c)] = 0.5 }
+        session.loopRange = Self.loopRange
+        session.punchRange = Self.punchRange
+        session.tracks = [
+            Track(name: "Clicks", inputChannels: [2]),
+            Track(name: "Vocal", inputChannels: [1], armed: true, monitoring: .off),
+        ]
+        try folder.create(session)
+        try Signals.write([clicks], to: folder.absolutePath(of: "audio/clicks.wav"))
+        session.tracks[0].regions = [Region(file: "audio/clicks.wav", timelineStartFrame: 0, lengthFrames: Int64(frames))]
+        try folder.save(session)
+        return path
+    }
+
+    /// Where each click that is in the Vocal take lies from its frame (take frame − timeline
+    /// frame): the take's region (for a loop, pass `pass`'s), clicks inside it but clear of its
+    /// edges' crossfades. A click in silence (frames an xrun lost) is left out.
+    private func clickOffsets(session: String, pass: Int?) throws -> (offsets: [Int64], expected: Int, take: String) {
+        let folder = SessionFolder(path: session)
+        let loaded = try folder.load()
+        let regions = loaded.tracks[1].regions.filter { $0.file.hasPrefix("audio/take-") }
+        let region: Region
+        if let pass {
+            guard let r = regions.first(where: { $0.takeNumber == pass }) else {
+                throw CellError(description: "no take of pass \(pass): \(regions.map { ($0.takeNumber ?? 0, $0.timelineStartFrame) })")
+            }
+            region = r
+        } else {
+            guard regions.count == 1, let r = regions.first else { throw CellError(description: "\(regions.count) takes on the Vocal track") }
+            region = r
+        }
+        let samples = try Signals.read(folder.absolutePath(of: region.file)).channels[0]
+        var offsets: [Int64] = []
+        var inTake = 0
+        for c in Self.clicks where c >= region.timelineStartFrame + 600 && c < region.timelineEndFrame - 600 {
+            inTake += 1
+            let expected = Int(c - region.timelineStartFrame + region.sourceOffsetFrame)
+            let lo = max(0, expected - 1500), hi = min(samples.count, expected + 1500)
+            guard hi > lo else { continue }
+            var loudest = lo
+            for i in lo..<hi where abs(samples[i]) > abs(samples[loudest]) { loudest = i }
+            guard abs(samples[loudest]) > 0.1 else { continue }
+            offsets.append(Int64(loudest - expected))
+        }
+        let peak = samples.map { abs($0) }.max() ?? 0
+        let take = "at \(region.timelineStartFrame)f for \(region.lengthFrames)f from \(region.sourceOffsetFrame)f of \(samples.count)f, peak \(peak)"
+        return (offsets, inTake, take)
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import XCTest
+
+/// A JACK server for the round-trip tests, with the loopback cables (`td-jack-loop`) on it:
+/// jackd2's dummy driver, or PipeWire's JACK on a private, headless PipeWire (its own session
+/// bus and runtime folder, a null sink; nothing in /etc or $HOME changes). Skips the test
+/// when the one asked for is not installed or does not start. Stopped when the test ends.
+final class LoopbackServer {
+    enum Kind: String, CaseIterable {
+        case jackd2
+        case pipewire
+    }
+
+    let kind: Kind
+    let folder: String
+    /// What every client of this server needs in its environment.
+    private(set) var environment: [String: String]
+    private var server: SpawnedChild?
+    private var loops: [String: SpawnedChild] = [:]
+    private let name: String
+
+    /// Starts a server at `period` frames, 48 kHz.
+    init(_ kind: Kind, period: Int, folder: String, test: XCTestCase) throws {
+        self.kind = kind
+        self.folder = folder
+        name = "tdloop-\(getpid())-\(UUID().uuidString.prefix(6))"
+        switch kind {
+        case .jackd2:
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { throw XCTSkip("jackd2 is not installed") }
+            environment = RecordSupport.environment.merging(["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"]) { $1 }
+            let process = try SpawnedChild(["/usr/bin/jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "\(period)"],
+                                           environment: ["JACK_NO_AUDIO_RESERVATION": "1"])
+            let wait = try SpawnedChild(["/usr/bin/jack_wait", "-s", name, "-w", "-t", "10"], environment: ["JACK_DEFAULT_SERVER": name])
+            guard wait.wait(timeoutSeconds: 15) == 0 else {
+                _ = process.kill(SIGKILL)
+                throw XCTSkip("the private JACK server did not start")
+            }
+            server = process
+        case .pipewire:
+            for tool in ["/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/pw-cli", "/usr/bin/pw-metadata", "/usr/bin/dbus-daemon"]
+            where !FileManager.default.isExecutableFile(atPath: tool) {
+                throw XCTSkip("PipeWire is not installed (\(tool)): apt-get install pipewire pipewire-bin pipewire-jack libspa-0.2-jack wireplumber dbus")
+            }
+            guard FileManager.default.fileExists(atPath: LoopbackServer.pipewireJACK + "/libjack.so.0") else {
+                throw XCTSkip("pipewire-jack is not installed")
+            }
+            let script = Tapedeck.packageRoot.appendingPathComponent("Tests/Fixtures/pipewire-headless.sh").path
+            let out = folder + "/pipewire.env"
+            let start = try SpawnedChild(["/bin/bash", script, "start", folder + "/pw"], environment: [:], stdoutPath: out,
+                                         stderrPath: folder + "/pipewire.err")
+            guard let status = start.wait(timeoutSeconds: 30), status == 0,
+                  let line = try? String(contentsOfFile: out, encoding: .utf8), line.hasPrefix("export ") else {
+                _ = LoopbackServer.run(["/bin/bash", script, "stop", folder + "/pw"], environment: [:])
+                throw XCTSkip("the private PipeWire did not start: \((try? String(contentsOfFile: folder + "/pipewire.err", encoding: .utf8)) ?? "")")
+            }
+            var env = RecordSupport.environment
+            for pair in line.dropFirst("export ".count).split(separator: " ") {
+                let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                if kv.count == 2 { env[kv[0]] = kv[1] }
+            }
+            // What `pw-jack` does: PipeWire's libjack first.
+            env["LD_LIBRARY_PATH"] = LoopbackServer.pipewireJACK
+            env["JACK_NO_START_SERVER"] = "1"
+            environment = env
+        }
+        test.addTeardownBlock { [self] in stop() }
+        try setPeriod(period)
+    }
+
+    /// Where Debian puts PipeWire's libjack (`pw-jack` uses the same, with `$LIB`).
+    static let pipewireJACK = "/usr/lib/x86_64-linux-gnu/pipewire-0.3/jack"
+
+    /// Changes the period: `jack_bufsize` on jackd2, the forced quantum on PipeWire. Waits
+    /// until the server runs at it.
+    func setPeriod(_ frames: Int) throws {
+        switch kind {
+        case .jackd2:
+            _ = LoopbackServer.run(["/usr/bin/jack_bufsize", "\(frames)"], environment: environment)
+        case .pipewire:
+            _ = LoopbackServer.run(["/usr/bin/pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(frames)"], environment: environment)
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if LoopbackServer.output(["/usr/bin/jack_bufsize"], environment: environment).trimmingCharacters(in: .whitespacesAndNewlines) == "\(frames)" { return }
+            usleep(50_000)
+        }
+        throw XCTSkip("the \(kind.rawValue) server would not run at \(frames) frames")
+    }
+
+    /// Starts a loopback cable `NAME:in_1` → `NAME:out_1` delaying by `delayFrames`, which
+    /// reports its latency to JACK (as a sound card does), or keeps `delayFrames` to itself
+    /// (`reports: false`: what `calibrate` must find). Waits until it is ready.
+    func startLoop(_ loopName: String, delayFrames: Int, reports: Bool = true, sineHz: Double? = nil) throws {
+        let tool = Tapedeck.binary.replacingOccurrences(of: "/tapedeck", with: "/td-jack-loop", options: .backwards)
+        let out = folder + "/\(loopName).out"
+        let loop = try SpawnedChild([tool, loopName, "--delay", "\(delayFrames)", "--report", reports ? "yes" : "no"]
+                                        + (sineHz.map { ["--sine", "\($0)"] } ?? []),
+                                    environment: environment, stdoutPath: out, stderrPath: folder + "/\(loopName).err")
+        loops[loopName] = loop
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if (try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") == true { return }
+            usleep(20_000)
+        }
+        throw XCTSkip("the loopback client \(loopName) did not start: \((try? String(contentsOfFile: folder + "/\(loopName).err", encoding: .utf8)) ?? "")")
+    }
+
+    /// `jack_connect A B` (as a patchbay would).
+    func connect(_ a: String, _ b: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(LoopbackServer.run(["/usr/bin/jack_connect", a, b], environment: environment), 0, "jack_connect \(a) \(b)",
+                       file: file, line: line)
+    }
+
+    /// Whether port `name` exists now.
+    func hasPort(_ name: String) -> Bool {
+        LoopbackServer.output(["/usr/bin/jack_lsp"], environment: environment).split(separator: "\n").contains { $0 == name }
+    }
+
+    /// Waits until port `name` exists (the client it belongs to has opened).
+    func waitForPort(_ name: String, timeout: Double = 15, file: StaticString = #filePath, line: UInt = #line) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if hasPort(name) { return }
+            usleep(50_000)
+        }
+        XCTFail("no JACK port \(name)", file: file, line: line)
+    }
+
+    /// Stops the server for `milliseconds` (SIGSTOP, then SIGCONT), as a machine that stalls:
+    /// jackd2 itself, or the PipeWire daemon that runs the graph.
+    func stall(milliseconds: Int) {
+        let pid: pid_t?
+        switch kind {
+        case .jackd2: pid = server?.pid
+        case .pipewire:
+            let pids = (try? String(contentsOfFile: folder + "/pw/pids", encoding: .utf8)) ?? ""
+            pid = pids.split(separator: "\n").dropFirst().first.flatMap { pid_t($0) }  // dbus, then pipewire
+        }
+        guard let pid else { return XCTFail("no server process to stall") }
+        kill(pid, SIGSTOP)
+        usleep(useconds_t(milliseconds * 1000))
+        kill(pid, SIGCONT)
+    }
+
+    func stop() {
+        for loop in loops.values { _ = loop.kill(SIGTERM) }
+        loops = [:]
+        switch kind {
+        case .jackd2:
+            _ = server?.kill(SIGTERM)
+            server = nil
+        case .pipewire:
+            let script = Tapedeck.packageRoot.appendingPathComponent("Tests/Fixtures/pipewire-headless.sh").path
+            _ = LoopbackServer.run(["/bin/bash", script, "stop", folder + "/pw"], environment: [:])
+        }
+    }
+
+    /// Runs a tool to its end; its exit status.
+    @discardableResult
+    static func run(_ argv: [String], environment: [String: String]) -> Int32 {
+        guard let child = try? SpawnedChild(argv, environment: environment), let status = child.wait(timeoutSeconds: 20) else { return -1 }
+        return (status >> 8) & 0xff
+    }
+
+    /// Runs a tool to its end; what it printed.
+    static func output(_ argv: [String], environment: [String: String]) -> String {
+        let out = NSTemporaryDirectory() + "loopback-\(UUID().uuidString)"
+        defer { unlink(out) }
+        guard let child = try? SpawnedChild(argv, environment: environment, stdoutPath: out) else { return "" }
+        _ = child.wait(timeoutSeconds: 20)
+        return (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+    }
+}
