@@ -41,12 +41,13 @@ final class StretchedExportTests: XCTestCase {
     }
 
     private func export(_ s: Session, frames: Int, to name: String, timePitch: TimePitchSettings = .normal, stems: Bool = false,
-                        threads: Int = 3) throws -> Mixdown.Summary {
+                        threads: Int = 3, tail: ExportTail = .none) throws -> Mixdown.Summary {
         var request = Mixdown.Request(session: s, folder: folder, range: FrameRange(startFrame: 0, endFrame: Int64(frames)),
                                       outputPath: dir + "/" + name, container: .wav, encoding: .float32,
                                       stemsFolder: stems ? dir + "/" + name + "-stems" : nil, timePitch: timePitch, quality: .best,
                                       workerCount: threads)
         request.masterChain = s.masterChain
+        request.tail = tail
         if stems { try FileManager.default.createDirectory(atPath: dir + "/" + name + "-stems", withIntermediateDirectories: true) }
         return try Mixdown(request).run()
     }
@@ -71,6 +72,16 @@ final class StretchedExportTests: XCTestCase {
         XCTAssertEqual(Double(stretched.frameCount), Double(frames) * 2, accuracy: 4096, "twice as long")
         XCTAssertNil(try difference(dir + "/half.wav", dir + "/alone.wav"),
                      "the export at 0.5x is the 1x mix through Rubber Band's offline stretcher, sample for sample")
+    }
+
+    /// A tail is rendered at the export's speed (the live stretcher's path, where the tail's
+    /// end is decided as it renders): the file is the stretched range plus the tail.
+    func testAStretchedExportWithATailKeepsItsTail() throws {
+        let frames = 48000
+        let s = try session(frames: frames)
+        let half = TimePitchSettings(speed: 0.5, mode: .stretch, pitchSemitones: 0)
+        let summary = try export(s, frames: frames, to: "tail.wav", timePitch: half, tail: .frames(24000))
+        XCTAssertEqual(Double(summary.frameCount), Double(frames) * 2 + 24000, accuracy: 4096, "the range at 0.5x and the tail")
     }
 
     func testEveryStemIsItsOwnOneTimesStemStretched() throws {

@@ -66,8 +66,10 @@ struct FreewheelMix {
     func render(into writer: AudioFileWriter, stems: [(track: Int, writer: AudioFileWriter)] = [],
                 progress: (Double) -> Void) throws -> Result {
         // Stretched (Rubber Band): rendered at 1×, then through the offline stretcher. Varispeed
-        // stays on the live path (libsamplerate on the mix, as playback: the same samples).
-        if !request.timePitch.isIdentity && request.timePitch.mode == .stretch && !request.usesLiveStretcher {
+        // stays on the live path (libsamplerate on the mix, as playback: the same samples). So
+        // does an export with --tail: where an automatic tail ends is decided while rendering,
+        // which the 1× pass cannot know at the export's speed.
+        if !request.timePitch.isIdentity && request.timePitch.mode == .stretch && !request.usesLiveStretcher && request.tail == .none {
             return try StretchedExport(request: request).render(into: writer, stems: stems, progress: progress)
         }
         let spec = try spec()
