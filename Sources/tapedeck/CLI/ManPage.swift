@@ -23,7 +23,8 @@ enum ManPage {
             time-pitch control, and writes WAV and FLAC. Run with a session folder (NAME.tapedeck)
             it opens the full-screen recorder; the commands below do the same work without the
             screen, for scripts and unattended recording. Every failure prints one line naming
-            what and why.
+            what and why. Each command also has a page of its own, tapedeck-COMMAND(1) (man
+            tapedeck-record), with the same text as its section below.
             """),
             ".SH COMMANDS",
         ]
