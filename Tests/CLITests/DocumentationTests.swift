@@ -99,7 +99,35 @@ final class DocumentationTests: XCTestCase {
         XCTAssertGreaterThan(checked, 50, "the links were found")
     }
 
+    /// ARCHITECTURE.md follows the code: it names every target Package.swift declares, and
+    /// every source file it points at exists (a rename or a removed target fails here).
+    func testArchitectureNamesEveryTargetAndOnlyFilesThatExist() throws {
+        let architecture = try String(contentsOf: DocumentationTests.root.appendingPathComponent("ARCHITECTURE.md"), encoding: .utf8)
+        let package = try String(contentsOf: DocumentationTests.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let targets = try DocumentationTests.matches(#"\.(?:target|executableTarget|systemLibrary)\(name: "([^"]+)""#, in: package)
+        XCTAssertGreaterThan(targets.count, 20, "the targets were read from Package.swift")
+        for target in targets {
+            XCTAssertTrue(architecture.contains("`\(target)`"), "ARCHITECTURE.md does not name the target \(target)")
+        }
+        var sources: Set<String> = ["Package.swift"]
+        let e = FileManager.default.enumerator(atPath: DocumentationTests.root.appendingPathComponent("Sources").path)
+        while let p = e?.nextObject() as? String { sources.insert((p as NSString).lastPathComponent) }
+        let cited = try DocumentationTests.matches(#"([A-Za-z0-9_+]+\.(?:swift|c|h))`"#, in: architecture)
+        XCTAssertGreaterThan(cited.count, 10, "the cited files were found")
+        for file in cited {
+            XCTAssertTrue(sources.contains(file), "ARCHITECTURE.md cites \(file), which is not in Sources/")
+        }
+    }
+
     // MARK: helpers
+
+    /// The first capture group of every match of `pattern`.
+    static func matches(_ pattern: String, in text: String) throws -> [String] {
+        let regex = try NSRegularExpression(pattern: pattern)
+        return regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap {
+            Range($0.range(at: 1), in: text).map { String(text[$0]) }
+        }
+    }
 
     /// README.md, ARCHITECTURE.md, BENCHMARKS.md and every .md under docs/.
     static func markdownFiles() -> [String] {
