@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TapedeckUI
 @testable import tapedeck
 
 /// The documentation against the command table and itself: every command has its page in
@@ -97,6 +98,29 @@ final class DocumentationTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(checked, 50, "the links were found")
+    }
+
+    /// docs/keys.md (the README's link for every key) shows every key the screen ships with:
+    /// a key added to KeyMap.defaults without its row fails here.
+    func testTheKeysPageShowsEveryDefaultKey() throws {
+        let page = try String(contentsOf: DocumentationTests.root.appendingPathComponent("docs/keys.md"), encoding: .utf8)
+        var shown = Set<String>()
+        for line in page.split(separator: "\n") where line.hasPrefix("| ") {
+            // | key | action | key | action |: the key cells are the first and the third.
+            let cells = line.replacingOccurrences(of: "\\|", with: "\u{1}").split(separator: "|", omittingEmptySubsequences: false)
+            for index in [1, 3] where index < cells.count {
+                let parts = cells[index].split(separator: "`", omittingEmptySubsequences: false)
+                for (i, part) in parts.enumerated() where i % 2 == 1 {
+                    shown.insert(part.replacingOccurrences(of: "\u{1}", with: "|"))
+                }
+            }
+        }
+        XCTAssertGreaterThan(shown.count, 50, "the key table was read")
+        for (action, keys) in KeyMap.defaults {
+            for key in keys {
+                XCTAssertTrue(shown.contains(key.name), "docs/keys.md lacks \(key.name) (\(action.rawValue))")
+            }
+        }
     }
 
     /// ARCHITECTURE.md follows the code: it names every target Package.swift declares, and
