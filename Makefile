@@ -54,7 +54,7 @@ VERSION      := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Source
 SAMPLES      := drums.flac bass.flac keys.flac click.flac
 
 .PHONY: deps test-deps bench-deps deb-deps build release run test test-load bench samples clean commit \
-        install install-files uninstall deb lv2 fuzz
+        install install-files uninstall deb lv2 fuzz docs
 
 # Installs only what is missing; silent when everything is there.
 define install_missing
@@ -98,7 +98,11 @@ build: deps commit
 release:
 	$(MAKE) build CONFIG=release
 
-# Installs the release binary, its themes and demo clips, the man page and completions.
+# The man pages of the commands (tapedeck-record.1, …), named after the committed Markdown
+# pages, which a test keeps equal to the command table: uninstall needs no binary to list them.
+COMMAND_MANS := $(patsubst docs/commands/%.md,tapedeck-%.1,$(filter-out docs/commands/README.md,$(wildcard docs/commands/*.md)))
+
+# Installs the release binary, its themes and demo clips, the man pages and completions.
 install: release
 	$(MAKE) install-files CONFIG=release
 
@@ -110,6 +114,7 @@ install-files:
 	install -m 644 Themes/*.theme $(DATADIR)/themes/
 	install -m 644 $(addprefix Samples/,$(SAMPLES)) $(DATADIR)/samples/
 	$(BIN) man > $(MANDIR)/tapedeck.1
+	$(BIN) docs --man $(MANDIR) > /dev/null
 	$(BIN) completions bash > $(BASHCOMPDIR)/tapedeck
 	$(BIN) completions zsh > $(ZSHCOMPDIR)/_tapedeck
 	$(BIN) completions fish > $(FISHCOMPDIR)/tapedeck.fish
@@ -118,6 +123,7 @@ install-files:
 uninstall:
 	rm -f $(BINDIR)/tapedeck $(MANDIR)/tapedeck.1 $(MANDIR)/tapedeck.1.gz $(BASHCOMPDIR)/tapedeck \
 	      $(ZSHCOMPDIR)/_tapedeck $(FISHCOMPDIR)/tapedeck.fish
+	rm -f $(addprefix $(MANDIR)/,$(COMMAND_MANS) $(addsuffix .gz,$(COMMAND_MANS)))
 	rm -f $(addprefix $(DATADIR)/themes/,$(notdir $(wildcard Themes/*.theme))) $(addprefix $(DATADIR)/samples/,$(SAMPLES))
 	-rmdir $(DATADIR)/themes $(DATADIR)/samples $(DATADIR) 2>/dev/null
 
@@ -129,7 +135,7 @@ deb: deb-deps release
 	rm -rf .build/deb && mkdir -p $(DEB_ROOT)/DEBIAN .build/deb/debian
 	$(MAKE) install-files CONFIG=release PREFIX=/usr DESTDIR=$(CURDIR)/$(DEB_ROOT)
 	strip --strip-unneeded $(DEB_ROOT)/usr/bin/tapedeck
-	gzip -9n $(DEB_ROOT)/usr/share/man/man1/tapedeck.1
+	gzip -9n $(DEB_ROOT)/usr/share/man/man1/*.1
 	printf 'Source: tapedeck\nMaintainer: Tapedeck <tapedeck@localhost>\n\nPackage: tapedeck\nArchitecture: any\nDescription: x\n' \
 	  > .build/deb/debian/control
 	cd .build/deb && dpkg-shlibdeps -O -e tapedeck/usr/bin/tapedeck 2>/dev/null | sed -n 's/^shlibs:Depends=//p' > depends
@@ -183,6 +189,11 @@ fuzz: test-deps
 bench: bench-deps
 	$(MAKE) build CONFIG=release
 	.build/release/tapedeck bench all
+
+# One Markdown page per command in docs/commands/, from the command table (commit them: a
+# test fails when they differ from what the binary prints).
+docs: build
+	$(BIN) docs docs/commands
 
 clean:
 	rm -rf .build tapedeck.lv2

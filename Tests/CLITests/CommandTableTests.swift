@@ -13,7 +13,7 @@ final class CommandTableTests: XCTestCase {
         "export": ["s.tapedeck", "-o", "x.wav"], "info": ["x.wav"], "nodes": [], "chain": ["s.tapedeck", "1"],
         "takes": ["s.tapedeck", "1"], "demo": ["d.tapedeck"], "record": ["--out", "x.wav"],
         "calibrate": [], "play": ["x.wav"], "devices": [], "recover": ["s.tapedeck"], "bench": ["mixdown"],
-        "completions": ["bash"], "man": [], "track": ["s.tapedeck", "1"], "region": ["s.tapedeck", "1"],
+        "completions": ["bash"], "man": [], "docs": ["d"], "track": ["s.tapedeck", "1"], "region": ["s.tapedeck", "1"],
         "marker": ["s.tapedeck"], "session": ["s.tapedeck"], "undo": ["s.tapedeck"], "redo": ["s.tapedeck"], "tempo": ["s.tapedeck"], "meter": ["s.tapedeck"], "loop": ["s.tapedeck"], "punch": ["s.tapedeck"], "learn": ["s.tapedeck"],
         "ctl": ["status"], "bus": ["s.tapedeck"], "send": ["s.tapedeck", "1"], "automation": ["s.tapedeck", "1"],
     ]

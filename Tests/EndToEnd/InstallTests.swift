@@ -28,7 +28,8 @@ final class InstallTests: XCTestCase {
         let install = try make(["install-files"] + vars)
         XCTAssertEqual(install.status, 0, install.stderr)
         let installed = files(under: dest)
-        for expected in ["usr/bin/tapedeck", "usr/share/man/man1/tapedeck.1", "usr/share/bash-completion/completions/tapedeck",
+        for expected in ["usr/bin/tapedeck", "usr/share/man/man1/tapedeck.1", "usr/share/man/man1/tapedeck-record.1",
+                         "usr/share/man/man1/tapedeck-export.1", "usr/share/bash-completion/completions/tapedeck",
                          "usr/share/zsh/vendor-completions/_tapedeck", "usr/share/fish/vendor_completions.d/tapedeck.fish",
                          "usr/share/tapedeck/samples/drums.flac", "usr/share/tapedeck/themes/light.theme"] {
             XCTAssertTrue(installed.contains(expected), "\(expected) missing from \(installed)")
@@ -46,6 +47,12 @@ final class InstallTests: XCTestCase {
         // The man page renders.
         let man = try Tapedeck.run(["-c", "groff -man -Tutf8 -ww '\(dest.path)/usr/share/man/man1/tapedeck.1' 2>&1"], executable: "/bin/sh")
         XCTAssertTrue(man.stdout.contains("--normalize"), "the man page shows the options")
+        // And each command's own page (man tapedeck-record), one per command of the table.
+        let record = try Tapedeck.run(["-c", "groff -man -Tutf8 -ww '\(dest.path)/usr/share/man/man1/tapedeck-record.1' 2>&1"], executable: "/bin/sh")
+        XCTAssertTrue(record.stdout.contains("--split"), "tapedeck-record(1) shows record's options")
+        let commandPages = installed.filter { $0.hasPrefix("usr/share/man/man1/tapedeck-") }
+        let committed = try FileManager.default.contentsOfDirectory(atPath: Tapedeck.packageRoot.appendingPathComponent("docs/commands").path)
+        XCTAssertEqual(commandPages.count, committed.count - 1, "a man page per command (docs/commands less its README.md)")
 
         let uninstall = try make(["uninstall"] + vars)
         XCTAssertEqual(uninstall.status, 0, uninstall.stderr)

@@ -34,5 +34,6 @@ enum CommandList {
     BenchCommand.self,
     CompletionsCommand.self,
     ManCommand.self,
+    DocsCommand.self,
 ]
 }

@@ -19,7 +19,8 @@ enum HelpText {
         for c in commands {
             lines.append("  " + c.name + String(repeating: " ", count: width - c.name.count) + c.summary)
         }
-        lines += ["", times, "'tapedeck help COMMAND' shows one command's options; 'man tapedeck' shows them all."]
+        lines += ["", times, "'tapedeck help COMMAND' (or 'man tapedeck-COMMAND') shows one command's options; 'man tapedeck' shows them all.",
+                  "Every command's page, a tutorial and the manual: docs/ in the source (docs/commands/COMMAND.md)."]
         return lines.joined(separator: "\n")
     }
 
