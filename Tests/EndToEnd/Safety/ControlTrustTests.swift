@@ -60,13 +60,17 @@ final class ControlTrustTests: XCTestCase {
         let tmp = dir + "/tmp"
         mkdir(tmp, 0o777)
         chmod(tmp, 0o1777)
+        // The binary is run from here: the checkout may lie under /tmp (hidden inside the
+        // namespace) or in a folder another user cannot enter.
+        try FileManager.default.copyItem(atPath: Tapedeck.binary, toPath: dir + "/tapedeck")
+        chmod(dir + "/tapedeck", 0o755)
         return (dir, tmp)
     }
 
     /// Runs `script` with `tmp` as /tmp, XDG_RUNTIME_DIR unset, `$TAPEDECK` the binary.
     private func inPrivateTmp(_ tmp: String, _ script: String) throws -> Tapedeck.Result {
         try Tapedeck.run(["--mount", "--propagation", "private", "/bin/sh", "-c",
-                          "mount --bind '\(tmp)' /tmp || exit 99\nunset XDG_RUNTIME_DIR\nTAPEDECK='\(Tapedeck.binary)'\n"
+                          "mount --bind '\(tmp)' /tmp || exit 99\nunset XDG_RUNTIME_DIR\nTAPEDECK='\((tmp as NSString).deletingLastPathComponent)/tapedeck'\n"
                           + "export TAPEDECK_ALSA_CONFIG='\(Tapedeck.alsaTestConfig)'\n" + script],
                          executable: "/usr/bin/unshare", timeout: 60)
     }
