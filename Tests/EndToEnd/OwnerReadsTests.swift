@@ -97,6 +97,8 @@ final class OwnerReadsTests: XCTestCase {
             info = try Tapedeck.run(["info", session], environment: env, timeout: 300)
         }
         XCTAssertTrue(info.stdout.contains("muted"), "info shows the screen's unsaved mute:\n\(info.stdout)\(info.stderr)")
+        // A read leaves the screen's message line alone (an edit is said there).
+        XCTAssertFalse(screen.capture().contains("tapedeck info (pid"), screen.capture())
         let open = try answers(session, env)
         for (i, (read, answer)) in zip(reads(session), open).enumerated() where i != 0 && i != 1 {
             // Everything but the mute is as before the undone edits.
