@@ -50,6 +50,10 @@ public struct SessionDocument: Sendable {
     public var undoName: String? { undoStack.last?.name }
     /// Name of the edit ``redo()`` would reapply, if any.
     public var redoName: String? { redoStack.last?.name }
+    /// Names of the edits ``undo()`` would revert, the next one first.
+    public var undoNames: [String] { undoStack.reversed().map(\.name) }
+    /// Names of the edits ``redo()`` would reapply, the next one first.
+    public var redoNames: [String] { redoStack.reversed().map(\.name) }
 
     /// Reverts the last edit; returns its name, or nil when there is nothing to undo.
     @discardableResult

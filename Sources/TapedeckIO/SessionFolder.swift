@@ -14,11 +14,16 @@ public struct SessionError: Error, CustomStringConvertible, Equatable, Sendable 
     /// that process: the command line hands the edit to it (see ``SessionOwner``).
     public var ownerPid: Int32?
 
+    /// With ``ownerPid``: the command only reads the session, so the owner is asked to answer
+    /// it from the session as it stands; when it cannot, the command reads the file itself.
+    public var ownerAnswersRead: Bool
+
     /// Creates an error for `path`.
-    public init(path: String, reason: String, ownerPid: Int32? = nil) {
+    public init(path: String, reason: String, ownerPid: Int32? = nil, ownerAnswersRead: Bool = false) {
         self.path = path
         self.reason = reason
         self.ownerPid = ownerPid
+        self.ownerAnswersRead = ownerAnswersRead
     }
 
     /// `PATH: REASON`, the path with control characters escaped.
@@ -202,6 +207,8 @@ public struct SessionFolder: Sendable {
         guard FileSystem.isFolder(path) else {
             throw SessionError(path: path, reason: FileSystem.exists(path) ? "is not a session folder" : "no such session folder")
         }
+        // A read with the session open on the screen is answered by the screen (SessionOwner).
+        try SessionOwner.handReadToOwner(self)
         let session: Session
         do {
             session = try readSession(sessionFile)

@@ -42,6 +42,14 @@ public enum SessionHistory {
         return (index.undo.reversed().map(\.name), index.redo.reversed().map(\.name))
     }
 
+    /// `undo --list`'s text for these steps (newest first), whoever keeps them: the folder's
+    /// history, or the screen's own undo while it holds the session open.
+    public static func listText(undo: [String], redo: [String]) -> String {
+        let lines = undo.enumerated().map { "  undo \($0.offset + 1)  \($0.element)" }
+            + redo.enumerated().map { "  redo \($0.offset + 1)  \($0.element)" }
+        return lines.isEmpty ? "no history (steps are kept from the first save that changes the session)" : lines.joined(separator: "\n")
+    }
+
     /// The name a save of this process gets: ``label``, else the command line without the
     /// program and the session's own path (`marker add 1:00 Chorus`).
     static func currentLabel(_ folder: SessionFolder) -> String {

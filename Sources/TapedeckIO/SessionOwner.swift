@@ -21,6 +21,35 @@ public enum SessionOwner {
     /// the command line before its command runs; read by ``SessionLock``.
     nonisolated(unsafe) public static var takesEdits: ((Int32) -> Bool)?
 
+    /// In a command-line process running a command that reads a session (`info`, `marker`
+    /// without an action): whether a read of a session held open by a process that takes
+    /// edits (``takesEdits``) is handed to that owner, which answers from the session as it
+    /// stands, unsaved edits included, rather than from the saved file. Set once by the
+    /// command line before its command runs; read by ``handReadToOwner(_:)``.
+    nonisolated(unsafe) public static var readsAskOwner = false
+
+    /// Throws, naming the owner, when this process reads `folder` as a command that hands its
+    /// reads over (``readsAskOwner``) and the session is held open by another process that
+    /// takes edits: the command line then asks that owner to run the command instead. Returns
+    /// when the read is this process's own: nobody holds the session, this process does, or
+    /// the holder takes no edits. Never waits: the lock is only tested.
+    public static func handReadToOwner(_ folder: SessionFolder) throws(SessionError) {
+        guard readsAskOwner, let takesEdits, matching(folder) == nil, !SessionLock.isHeld(folder) else { return }
+        // Only tested, never created: a read makes no files. A shared lock is refused only
+        // while a writer holds it; when granted it goes with the descriptor.
+        let fd = open(folder.lockFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        var held = false
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            held = errno == EWOULDBLOCK
+            break
+        }
+        close(fd)
+        guard held, let pid = SessionLock.holderPid(folder), pid != getpid(), takesEdits(pid) else { return }
+        throw SessionError(path: folder.path, reason: "held open by \(SessionLock.holderText(folder))", ownerPid: pid, ownerAnswersRead: true)
+    }
+
     /// The session being served while a handed-over command runs: where, on which thread, and
     /// what it is. Only that thread sees it: a save or load elsewhere (a take writer, an
     /// export job) goes to the disk as always.

@@ -19,7 +19,13 @@ extension ScreenModel {
         var out = ""
         var err = ""
         let before = session
-        if verb == "undo" || verb == "redo" {
+        // A read (`tapedeck info S`): answered, nothing saved; it leaves the message line alone.
+        var read = false
+        if verb == "undo", words.contains("--list") {
+            read = true
+            // The screen's own undo, as `undo` here is (a read: nothing changes).
+            out = SessionHistory.listText(undo: document.undoNames, redo: document.redoNames) + "\n"
+        } else if verb == "undo" || verb == "redo" {
             let undoing = verb == "undo"
             if let name = undoing ? document.undo() : document.redo() {
                 out = "\(undoing ? "undid" : "redid"): \(name)\n"
@@ -32,6 +38,7 @@ extension ScreenModel {
             let args = words.dropFirst().filter { SessionOwner.canonicalPath($0) != SessionOwner.canonicalPath(folder.path) }
             let step = "\(([verb] + args).joined(separator: " ").terminalSafe), asked by \(who)"
             var stepOpen = false
+            var didSave = false
             let previousLabel = SessionHistory.label
             SessionHistory.label = step
             defer { SessionHistory.label = previousLabel }
@@ -39,9 +46,11 @@ extension ScreenModel {
                 // Every save of the command is one undo step (a command may save twice).
                 if stepOpen { document.editMerging(step) { $0 = saved } } else { document.edit(step) { $0 = saved } }
                 stepOpen = true
+                didSave = true
                 // What was saved is this whole session (the command read it from here).
                 document.markSaved()
             }) { run(words, workingFolder) }
+            read = status == 0 && !didSave
         }
         if session != before {
             link.update(session: session)
@@ -52,7 +61,7 @@ extension ScreenModel {
         let said = (status == 0 ? out : err).split(separator: "\n").first.map(String.init) ?? (status == 0 ? "done" : "failed")
         let trimmed = said.hasPrefix("tapedeck: ") ? String(said.dropFirst(10)) : said
         // Who asked first: a long answer is cut at the line's end, the asker never.
-        say("\(who): \(trimmed)", error: status != 0)
+        if !read || session != before { say("\(who): \(trimmed)", error: status != 0) }
         let object: [String: Any] = ["status": Int(status), "out": out, "err": err]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]) else {
             return .error("cannot encode the reply")

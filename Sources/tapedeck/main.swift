@@ -58,7 +58,9 @@ func runMain(_ argv: [String]) -> Int32 {
         return ExitCode.ok
     }
     // A session held open by the screen takes this edit itself (OwnerForwarding).
-    if OwnerForwarding.commandNames.contains(type.name) { OwnerForwarding.install() }
+    if OwnerForwarding.commandNames.contains(type.name) || OwnerForwarding.readNames.contains(type.name) { OwnerForwarding.install() }
+    // And answers this command's reads from the session as it stands.
+    SessionOwner.readsAskOwner = OwnerForwarding.readNames.contains(type.name)
     return runCommand(type, args)
 }
 
@@ -72,10 +74,15 @@ func runCommand(_ type: any Command.Type, _ args: [String]) -> Int32 {
         try parsed.finish()
         return try command.run()
     } catch let error as SessionError where error.ownerPid != nil {
-        if let status = OwnerForwarding.forward(type, args, to: error.ownerPid!, refusal: error) { return status }
+        if error.ownerAnswersRead {
+            if let status = OwnerForwarding.forwardRead(type, args, to: error.ownerPid!, holder: error) { return status }
+        } else if let status = OwnerForwarding.forward(type, args, to: error.ownerPid!, refusal: error) {
+            return status
+        }
         // Nobody listens on the holder's socket: a file left by a process that is gone, its
         // pid now the holder's (a plain command that takes no edits), or a screen that has
-        // just quit. Wait for the lock as with no screen at all.
+        // just quit; or an owner that cannot answer a read. Wait for the lock as with no
+        // screen at all, or read the saved file.
         let takesEdits = SessionOwner.takesEdits
         SessionOwner.takesEdits = nil
         defer { SessionOwner.takesEdits = takesEdits }

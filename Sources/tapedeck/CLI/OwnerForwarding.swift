@@ -22,6 +22,17 @@ enum OwnerForwarding {
         "tempo", "meter", "loop", "punch", "takes", "undo", "redo",
     ]
 
+    /// The commands whose reads a running owner answers from the session as it stands (its
+    /// unsaved edits included), with the text, JSON and status the command gives on the
+    /// saved file: `info`, and the showing forms of the others (`tempo S list`, `chain S T`,
+    /// `automation S T …`, `undo S --list`, `takes S T`, `marker S`).
+    static let readNames: Set<String> = ["info", "tempo", "chain", "automation", "undo", "takes", "marker"]
+
+    /// How long a read waits for the owner before it reads the saved file instead: the
+    /// owner's UI thread answers between frames, so this is only reached when it is stuck
+    /// (or busy with an import, which runs there today).
+    static let readReplySeconds = 20
+
     /// The folder a command's relative names are read from: where it was typed, also when the
     /// screen runs it for another shell (nil: this process's own). UI thread.
     nonisolated(unsafe) static var workingFolder: String?
@@ -74,14 +85,51 @@ enum OwnerForwarding {
         return status
     }
 
+    /// Asks the owner `pid` to answer a read (`args` after `type`'s name) from the session as
+    /// it stands; prints its answer and returns its status. Nil when it cannot answer: nobody
+    /// listens, it takes no reads (headless `record`, or an older screen), or it did not
+    /// answer in time. The caller then reads the saved file; a failure worth knowing about
+    /// (no answer, a control folder not to be trusted) is said in one line first.
+    @MainActor
+    static func forwardRead(_ type: any Command.Type, _ args: [String], to pid: Int32, holder: SessionError) -> Int32? {
+        let words = [type.name] + absolutePaths(args, spec: type.spec)
+        let reply: String
+        do {
+            let here = FileManager.default.currentDirectoryPath
+            reply = try ControlClient.sendCommandLine(words, workingFolder: here, toPid: pid, timeoutMilliseconds: readReplySeconds * 1000)
+        } catch where error.nobodyListens {
+            return nil
+        } catch {
+            Terminal.err("tapedeck: \(holder.description.terminalSafe), which cannot be asked (\(error.description.terminalSafe)); showing the saved session.json\n")
+            return nil
+        }
+        // Headless record takes no command lines; an older screen takes no reads: both hold
+        // nothing the file does not say.
+        if reply.hasPrefix("error: ") { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any],
+              let status = (object["status"] as? NSNumber)?.int32Value else {
+            Terminal.err("tapedeck: \(holder.path.terminalSafe): pid \(pid) answered what is not a command's reply; showing the saved session.json\n")
+            return nil
+        }
+        let out = object["out"] as? String ?? ""
+        let err = object["err"] as? String ?? ""
+        if status == ExitCode.usage, out.isEmpty, err.contains(notTakenText) { return nil }
+        if !out.isEmpty { Terminal.out(out, newline: false) }
+        if !err.isEmpty { Terminal.err(err.terminalSafeLines) }
+        return status
+    }
+
+    /// What an owner says of a command line it does not take.
+    static let notTakenText = "is not an edit a running Tapedeck takes"
+
     /// The owner's side: runs `words` (`marker`, `S`, `add`, `1:00`) as this program would,
     /// asked by `peer`, and returns its status with what it printed. UI thread.
     @MainActor
     static func run(_ words: [String], workingFolder: String) -> (status: Int32, out: String, err: String) {
-        guard let name = words.first, commandNames.contains(name),
+        guard let name = words.first, commandNames.contains(name) || readNames.contains(name),
               let type = CommandList.all.first(where: { $0.name == name }) else {
-            let known = commandNames.sorted().joined(separator: ", ")
-            return (ExitCode.usage, "", "tapedeck: '\((words.first ?? "").terminalSafe)' is not an edit a running Tapedeck takes (it takes: \(known))\n")
+            let known = commandNames.union(readNames).sorted().joined(separator: ", ")
+            return (ExitCode.usage, "", "tapedeck: '\((words.first ?? "").terminalSafe)' \(notTakenText) (it takes: \(known))\n")
         }
         let previous = Terminal.captured
         Terminal.captured = ("", "")

@@ -36,10 +36,10 @@ struct UndoCommand: Command {
 
     func run() throws -> Int32 {
         if list {
+            // With the session open on the screen, the list is the screen's own undo.
+            try SessionOwner.handReadToOwner(folder)
             let steps = try SessionHistory.steps(folder)
-            let lines = steps.undo.enumerated().map { "  undo \($0.offset + 1)  \($0.element)" }
-                + steps.redo.enumerated().map { "  redo \($0.offset + 1)  \($0.element)" }
-            Terminal.out(lines.isEmpty ? "no history (steps are kept from the first save that changes the session)" : lines.joined(separator: "\n"))
+            Terminal.out(SessionHistory.listText(undo: steps.undo, redo: steps.redo))
             return ExitCode.ok
         }
         guard let name = try folder.undoLastSave(redo: redo) else {
