@@ -60,10 +60,12 @@ final class ControlTrustTests: XCTestCase {
         let tmp = dir + "/tmp"
         mkdir(tmp, 0o777)
         chmod(tmp, 0o1777)
-        // The binary is run from here: the checkout may lie under /tmp (hidden inside the
-        // namespace) or in a folder another user cannot enter.
+        // The binary and the ALSA test config are used from here: the checkout may lie under
+        // /tmp (hidden inside the namespace) or in a folder another user cannot enter.
         try FileManager.default.copyItem(atPath: Tapedeck.binary, toPath: dir + "/tapedeck")
         chmod(dir + "/tapedeck", 0o755)
+        try FileManager.default.copyItem(atPath: Tapedeck.alsaTestConfig, toPath: dir + "/alsa-test.conf")
+        chmod(dir + "/alsa-test.conf", 0o644)
         return (dir, tmp)
     }
 
@@ -71,7 +73,7 @@ final class ControlTrustTests: XCTestCase {
     private func inPrivateTmp(_ tmp: String, _ script: String) throws -> Tapedeck.Result {
         try Tapedeck.run(["--mount", "--propagation", "private", "/bin/sh", "-c",
                           "mount --bind '\(tmp)' /tmp || exit 99\nunset XDG_RUNTIME_DIR\nTAPEDECK='\((tmp as NSString).deletingLastPathComponent)/tapedeck'\n"
-                          + "export TAPEDECK_ALSA_CONFIG='\(Tapedeck.alsaTestConfig)'\n" + script],
+                          + "export TAPEDECK_ALSA_CONFIG='\((tmp as NSString).deletingLastPathComponent)/alsa-test.conf'\n" + script],
                          executable: "/usr/bin/unshare", timeout: 60)
     }
 
