@@ -53,7 +53,7 @@ RELEASE_FLAGS ?= --static-swift-stdlib
 VERSION      := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/tapedeck/CLI/HelpText.swift)
 SAMPLES      := drums.flac bass.flac keys.flac click.flac
 
-.PHONY: deps test-deps bench-deps deb-deps build release run test test-load bench samples clean commit \
+.PHONY: deps test-deps bench-deps deb-deps build release run test test-load test-edges bench samples clean commit \
         install install-files uninstall deb lv2 fuzz docs
 
 # Installs only what is missing; silent when everything is there.
@@ -165,6 +165,12 @@ test: test-deps commit
 test-load: test-deps commit
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	Tests/Load/run-under-load.sh
+
+# The take-placement cells of known open defects (issue 39): PipeWire's JACK at every period,
+# and ALSA's JACK plugin at 128 x 4. They fail today; not part of `make test`.
+test-edges: test-deps commit
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	TAPEDECK_TEST_EDGES=1 $(SWIFT) test --skip-build $(BUILD_FLAGS) --filter 'LoopbackMatrixTests'
 
 # Tapedeck's effect nodes as LV2 plugins for other hosts: $(LV2_BUNDLE)/ holds the plugin
 # library and the TTL written from the node descriptors. Install by copying it to ~/.lv2/.
