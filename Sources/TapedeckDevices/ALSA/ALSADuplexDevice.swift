@@ -21,6 +21,8 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
     private let linked: Bool
     /// What xruns cost (see ``XrunClock``).
     private let xrunClock: XrunClock
+    /// Whether unlinked streams still keep their round trip (nil: linked, or one stream).
+    private let roundTrip: RoundTripWatch?
     /// ``DeviceConfiguration/isPaced``, kept apart so the audio thread does not copy the
     /// configuration (and retain its name) to read it.
     private let paced: Bool
@@ -58,7 +60,15 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         configuration.isPaced = [cap, play].compactMap { $0 }.allSatisfy(\.isPaced)
         paced = configuration.isPaced
         xrunClock = XrunClock(sampleRate: main.sampleRate)
+        // Linked streams start and stop as one in the driver: they cannot slip apart. An
+        // unpaced device (a null or file PCM) has no round trip to keep.
+        roundTrip = cap != nil && play != nil && !isLinked && configuration.isPaced
+            ? RoundTripWatch(bufferFrames: play!.bufferFrames, periodFrames: main.periodFrames, sampleRate: main.sampleRate) : nil
     }
+
+    /// Times the capture and playback streams slipped apart with no xrun and were restarted
+    /// (see ``RoundTripWatch``), and the last slip in frames. Any thread (a diagnostic).
+    public var roundTripSlips: (count: Int, lastFrames: Int64) { (roundTrip?.slips ?? 0, roundTrip?.lastSlipFrames ?? 0) }
 
     /// ALSA's part of a take's placement: playback is prefilled with one buffer before both
     /// streams start together, so a frame written leaves that buffer after the input read
@@ -81,6 +91,7 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         }
         try startBothStreams()
         xrunClock.reset()
+        roundTrip?.reset()
     }
 
     /// A cycle's period moved: when its first stream moved it (capture's read, else
@@ -113,6 +124,12 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         guard let cap = capture else { return .ok }
         let code = cap.readPeriod(into: channels, frameCount: frameCount)
         if code == 0 {
+            if let watch = roundTrip, let play = playback, !watch.holds(capture: cap.pcm, playback: play.pcm, pendingFrames: frameCount) {
+                // The streams slipped apart (see ``RoundTripWatch``): everything after would
+                // land a server period off. Restarted as after an xrun; this period is not
+                // rendered and not accounted, so it counts among the frames lost.
+                return restart()
+            }
             // A capturing cycle moved once its period came in, as the restart after an xrun
             // is timed (see ``recover(_:movedFrames:)``).
             account(frameCount)
@@ -164,6 +181,15 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
             if r < 0 { r = snd_pcm_prepare(s.pcm) }
             if r < 0 && DeviceError.isFatal(r) { return .failed(code: r) }
         }
+        return restart()
+    }
+
+    /// Starts both streams again together (the round trip back to what it was at the
+    /// start) and times the restart (see ``recover(_:movedFrames:)``).
+    ///
+    /// Audio thread: no allocation, no locks, no logging (it waits on the device, at most
+    /// until it moves or the stall timeout).
+    private func restart() -> DeviceIOResult {
         if capture != nil && playback != nil {
             // Restart both together so the round trip stays what it was.
             snd_pcm_drop(capture!.pcm)
@@ -172,6 +198,7 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
             snd_pcm_prepare(playback!.pcm)
         }
         do { try startBothStreams() } catch { return .failed(code: error.code == 0 ? -EBADFD : error.code) }
+        roundTrip?.reset()
         // Unpaced devices run ahead of the clock: nothing measurable was lost there.
         guard xrunClock.isAnchored, paced, let first = capture ?? playback else { return .xrun(lostFrames: 0) }
         // The cycle's first stream moves its first frames: captured, or room made after the
