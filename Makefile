@@ -28,12 +28,17 @@ LV2_BUNDLE   ?= tapedeck.lv2
 #   pipewire, pipewire-bin, pipewire-jack, libspa-0.2-jack, wireplumber, dbus: the JACK tests that
 #          matter (loopback alignment, stalls, transport) run under PipeWire's JACK too, on a
 #          private headless PipeWire the tests start (Tests/Fixtures/pipewire-headless.sh).
+#   strace: kills a mirror recovery at each of its renames (fault injection) to show nothing
+#          is lost; python3-minimal: connects to the control socket as another user; time:
+#          the many-regions test's CPU and memory; gcc: builds a test LV2 plugin with latency.
+#          Without them those tests skip, so a bare machine would pass without running them.
 BUILD_PACKAGES := libasound2-dev libncurses-dev libsndfile1-dev librubberband-dev \
                   libsamplerate0-dev libebur128-dev liblilv-dev lv2-dev pkg-config \
                   libjack-jackd2-dev liblo-dev libfluidsynth-dev
 TEST_PACKAGES  := tmux alsa-utils jackd2 libasound2-plugins swh-lv2 x42-plugins mda-lv2 lilv-utils \
                   groff-base zsh fish fluid-soundfont-gm midicsv liblo-tools sox ffmpeg \
-                  pipewire pipewire-bin pipewire-jack libspa-0.2-jack wireplumber dbus
+                  pipewire pipewire-bin pipewire-jack libspa-0.2-jack wireplumber dbus \
+                  strace python3-minimal time gcc
 #   deb:   dpkg-shlibdeps (dpkg-dev) names the runtime libraries the binary needs.
 DEB_PACKAGES   := dpkg-dev
 #   bench: ffmpeg's two-pass loudnorm is the peer of `bench loudness`.
