@@ -19,14 +19,14 @@ enum OwnerForwarding {
     /// `record` (it opens devices; a take is recorded by its own process), not `recover`.
     static let commandNames: Set<String> = [
         "import", "chain", "learn", "track", "bus", "send", "automation", "region", "marker",
-        "tempo", "meter", "loop", "punch", "takes", "undo", "redo",
+        "session", "tempo", "meter", "loop", "punch", "takes", "undo", "redo",
     ]
 
     /// The commands whose reads a running owner answers from the session as it stands (its
     /// unsaved edits included), with the text, JSON and status the command gives on the
     /// saved file: `info`, and the showing forms of the others (`tempo S list`, `chain S T`,
-    /// `automation S T …`, `undo S --list`, `takes S T`, `marker S`).
-    static let readNames: Set<String> = ["info", "tempo", "chain", "automation", "undo", "takes", "marker"]
+    /// `automation S T …`, `undo S --list`, `takes S T`, `marker S`, `session S`).
+    static let readNames: Set<String> = ["info", "tempo", "chain", "automation", "undo", "takes", "marker", "session"]
 
     /// How long a read waits for the owner before it reads the saved file instead: the
     /// owner's UI thread answers between frames, so this is only reached when it is stuck
