@@ -171,8 +171,8 @@ test-load: test-deps commit
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	Tests/Load/run-under-load.sh
 
-# The take-placement cells of known open defects (issue 39): PipeWire's JACK at every period,
-# and ALSA's JACK plugin after an xrun. They fail at times today; not part of `make test`.
+# The take-placement cells of known open defects (issue 39): PipeWire's JACK at every period.
+# They fail at times today; not part of `make test`.
 test-edges: test-deps commit
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	TAPEDECK_TEST_EDGES=1 $(SWIFT) test --skip-build $(BUILD_FLAGS) --filter 'LoopbackMatrixTests'

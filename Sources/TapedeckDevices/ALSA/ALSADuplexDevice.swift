@@ -23,6 +23,8 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
     private let xrunClock: XrunClock
     /// Whether unlinked streams still keep their round trip (nil: linked, or one stream).
     private let roundTrip: RoundTripWatch?
+    /// A slip of the output mended at this cycle's read, to be counted at its write.
+    private var outputSlipped = false
     /// ``DeviceConfiguration/isPaced``, kept apart so the audio thread does not copy the
     /// configuration (and retain its name) to read it.
     private let paced: Bool
@@ -126,9 +128,8 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         if code == 0 {
             if let watch = roundTrip, let play = playback, !watch.holds(capture: cap.pcm, playback: play.pcm, pendingFrames: frameCount) {
                 // The streams slipped apart (see ``RoundTripWatch``): everything after would
-                // land a server period off. Restarted as after an xrun; this period is not
-                // rendered and not accounted, so it counts among the frames lost.
-                return restart()
+                // land a server period off.
+                return mendSlip(watch.lastSlipFrames, playback: play, frameCount: frameCount)
             }
             // A capturing cycle moved once its period came in, as the restart after an xrun
             // is timed (see ``recover(_:movedFrames:)``).
@@ -145,6 +146,12 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         let code = play.writePeriod(from: channels, frameCount: frameCount)
         if code == 0 {
             if capture == nil { account(frameCount) }
+            if outputSlipped {
+                // Playback lost a server cycle (mended at the read): counted as an xrun; no
+                // input was lost.
+                outputSlipped = false
+                return .xrun(lostFrames: 0)
+            }
             return .ok
         }
         // The engine rendered this period and moved its playhead through it whether or not
@@ -199,6 +206,7 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         }
         do { try startBothStreams() } catch { return .failed(code: error.code == 0 ? -EBADFD : error.code) }
         roundTrip?.reset()
+        outputSlipped = false
         // Unpaced devices run ahead of the clock: nothing measurable was lost there.
         guard xrunClock.isAnchored, paced, let first = capture ?? playback else { return .xrun(lostFrames: 0) }
         // The cycle's first stream moves its first frames: captured, or room made after the
@@ -210,6 +218,33 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
         let moved = ready > 0 ? min(ready, first.bufferFrames) : configuration.periodFrames
         let lost = xrunClock.restarted(movedFrames: moved, atNanoseconds: now)
         return .xrun(lostFrames: lost)
+    }
+
+    /// Mends a slip of `off` frames (captured-unread + queued + pending, less the buffer)
+    /// where the streams stand, with no restart, which would cost a buffer of input:
+    ///
+    /// - Negative: the server skipped the capture client for a cycle. Those `-off` frames of
+    ///   input are lost (the period just read came after them and is dropped as well: it
+    ///   cannot be placed before the engine knows); playback gets them as silence, so its
+    ///   queue is back to the buffer, and the engine is told as of an xrun that lost them.
+    /// - Positive: the server skipped the playback client: its queue is `off` frames longer.
+    ///   The newest `off` frames written are taken back (`snd_pcm_rewind`), the output skips
+    ///   them, the input lost nothing; counted as an xrun at this cycle's write.
+    ///
+    /// A PCM that cannot do either is restarted as after an xrun.
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func mendSlip(_ off: Int64, playback play: ALSAStream, frameCount: Int) -> DeviceIOResult {
+        if off < 0 {
+            let lost = Int(-off) + frameCount
+            guard lost <= play.bufferFrames, play.writeSilence(frameCount: lost) == 0 else { return restart() }
+            xrunClock.passed(lost)
+            return .xrun(lostFrames: Int64(lost))
+        }
+        guard snd_pcm_rewind(play.pcm, snd_pcm_uframes_t(off)) == snd_pcm_sframes_t(off) else { return restart() }
+        outputSlipped = true
+        account(frameCount)
+        return .ok
     }
 
     /// Stops both streams, dropping what is queued; the PCMs stay open (closed when the

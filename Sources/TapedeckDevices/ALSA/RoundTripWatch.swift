@@ -14,8 +14,9 @@ import Glibc
 /// them for a cycle (its own xrun, a server stopped 30 ms), that stream's pointer stops one
 /// server period while the other's moves, and every frame after lands a server period early or
 /// late (measured: 256 frames either way at 512 × 3 and 128 × 4 on a 256-frame server, in
-/// `make test-edges`, with no xrun ALSA reported). A slip seen is repaired as an xrun is: both
-/// streams restart together and the time lost is accounted (``XrunClock``).
+/// `make test-edges`, with no xrun ALSA reported). A slip seen is mended where the streams
+/// stand (``ALSADuplexDevice``: the input a skipped capture lost is told as an xrun's, a
+/// skipped playback's extra queue taken back), or by restarting both as after an xrun.
 ///
 /// Only devices whose sum holds to the frame over the first periods after a start are watched:
 /// hardware whose two streams interrupt apart wanders by up to a period and is left alone
@@ -54,7 +55,8 @@ final class RoundTripWatch: @unchecked Sendable {
     }
 
     /// Whether the round trip holds just after a read of `pendingFrames` not yet written.
-    /// False when it moved and stayed moved for a period: the caller restarts the streams.
+    /// False when it moved and stayed moved for a period (``lastSlipFrames`` says how far):
+    /// the caller mends it.
     ///
     /// Audio thread: no allocation, no locks; waits on the device at most one period, and
     /// only when the sum is off.
