@@ -73,35 +73,52 @@ public enum OSCCommand: Equatable, Sendable {
     case stripRecordEnable(strip: Int, on: Bool)
     /// `sendid` is 1-based among the strip's sends.
     case sendGain(strip: Int, send: Int, decibels: Double)
+    /// A button's release, or a press with a value other than 1: nothing to do (Ardour's
+    /// `osc.h` acts only on a float 1.0).
+    case ignored
 
     /// Ids above this are refused before any lookup (no session has as many strips).
     public static let maximumID = 100_000
+
+    /// The addresses that are buttons: carried out on a press (no argument, `f 1.0`, `i 1`
+    /// or `T`) and not on its release, as Ardour's `PATH_CALLBACK` does.
+    static let buttons: [String: OSCCommand] = [
+        "/transport_play": .play, "/transport_stop": .stop, "/toggle_roll": .toggleRoll, "/goto_start": .gotoStart,
+        "/goto_end": .gotoEnd, "/rewind": .gotoStart, "/ffwd": .gotoEnd, "/rec_enable_toggle": .recordToggle,
+        "/loop_toggle": .loopToggle, "/next_marker": .nextMarker, "/prev_marker": .previousMarker,
+        "/refresh": .refresh, "/strip/list": .refresh, "/add_marker": .addMarker(name: nil),
+    ]
+
+    /// Whether a button's arguments are a press: none, `f 1.0`, `i 1`, `T` (and anything
+    /// Ardour does not check, such as a string). Ardour checks a lone float only; a lone int
+    /// other than 1 is ignored here too, so a layout sending `i 1` then `i 0` presses once.
+    static func isPress(_ a: [OSCValue]) -> Bool {
+        guard a.count == 1 else { return true }
+        switch a[0] {
+        case .float(let v): return v == 1
+        case .double(let v): return v == 1
+        case .int(let v): return v == 1
+        case .int64(let v): return v == 1
+        case .bool(let b): return b
+        default: return true
+        }
+    }
 
     /// The command `message` asks for, or why it cannot be one (one line).
     public static func parse(_ message: OSCMessage) -> Result<OSCCommand, OSCRefusal> {
         let a = message.arguments
         let p = OSCArguments(path: message.path, values: a)
         do throws(OSCRefusal) {
+            // Ardour's /add_marker with a name (its add_marker_name).
+            if message.path == "/add_marker", a.count == 1, case .string(let name) = a[0] { return .success(.addMarker(name: name)) }
+            if let button = buttons[message.path] { return .success(isPress(a) ? button : .ignored) }
             switch message.path {
-            case "/transport_play": return .success(.play)
-            case "/transport_stop": return .success(.stop)
-            case "/toggle_roll": return .success(.toggleRoll)
-            case "/goto_start", "/rewind": return .success(.gotoStart)
-            case "/goto_end", "/ffwd": return .success(.gotoEnd)
             case "/locate":
                 let frame = try p.integer(0, "spos")
                 guard (0...Int(SessionLimits.maximumTimelineFrames)).contains(frame) else {
                     throw OSCRefusal("/locate: sample \(frame) is outside 0…\(SessionLimits.maximumTimelineFrames)")
                 }
                 return .success(.locate(frame: Int64(frame), roll: a.count > 1 ? try p.flag(1, "roll") : false))
-            case "/rec_enable_toggle": return .success(.recordToggle)
-            case "/loop_toggle": return .success(.loopToggle)
-            case "/add_marker":
-                if a.isEmpty { return .success(.addMarker(name: nil)) }
-                return .success(.addMarker(name: try p.string(0, "name")))
-            case "/next_marker": return .success(.nextMarker)
-            case "/prev_marker": return .success(.previousMarker)
-            case "/refresh", "/strip/list": return .success(.refresh)
             case "/set_surface": return .success(.setSurface(try surface(p)))
             case "/strip/gain":
                 return .success(.stripGain(strip: try p.strip(0), decibels: OSCLaw.clampedDecibels(try p.number(1, "gain"))))

@@ -39,6 +39,7 @@ public final class OSCSurfaces {
         for request in server.receive() {
             guard case .success(let command) = request.command else { continue }
             switch command {
+            case .ignored: continue
             case .setSurface(let settings): feedback.register(request.peer, settings: settings, now: now)
             case .refresh: feedback.register(request.peer, settings: nil, now: now)
             default:
@@ -92,8 +93,8 @@ public final class OSCSurfaces {
                 return "\(next ? "/next_marker" : "/prev_marker"): no marker \(next ? "after" : "before") the playhead"
             }
             return host.perform(.locate("\(marker.frame)f"), from: peer)
-        case .setSurface, .refresh:
-            return nil // kept by service(_:)
+        case .setSurface, .refresh, .ignored:
+            return nil // kept (or dropped) by service(_:)
         case .stripRecordEnable(let id, let on):
             return strip(id, "/strip/recenable", view) { t in
                 view.session.tracks[t].isBus ? "\(view.session.tracks[t].name) is a bus: a bus has no input to arm" : host.arm(strip: t, on: on, from: peer)

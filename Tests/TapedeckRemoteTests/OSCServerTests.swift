@@ -56,6 +56,26 @@ final class OSCServerTests: XCTestCase {
         XCTAssertEqual(command("/strip/send/gain", [.int(1), .int(2), .float(-3)]), .sendGain(strip: 1, send: 2, decibels: -3))
     }
 
+    /// A TouchOSC button sends `f 1.0` on press and `f 0.0` on release; Ardour acts on the
+    /// press only, and ignores any other float.
+    func testButtonsActOnThePressOnlyAsArdourDoes() {
+        let buttons: [(String, OSCCommand)] = [
+            ("/transport_play", .play), ("/transport_stop", .stop), ("/toggle_roll", .toggleRoll), ("/goto_start", .gotoStart),
+            ("/goto_end", .gotoEnd), ("/rec_enable_toggle", .recordToggle), ("/loop_toggle", .loopToggle),
+            ("/next_marker", .nextMarker), ("/prev_marker", .previousMarker), ("/add_marker", .addMarker(name: nil)),
+        ]
+        for (path, expected) in buttons {
+            XCTAssertEqual(command(path), expected, path)
+            XCTAssertEqual(command(path, [.float(1)]), expected, "\(path) f 1.0")
+            XCTAssertEqual(command(path, [.int(1)]), expected, "\(path) i 1")
+            XCTAssertEqual(command(path, [.bool(true)]), expected, "\(path) T")
+            for release in [OSCValue.float(0), .float(0.5), .float(-1), .float(2), .int(0), .bool(false)] {
+                XCTAssertEqual(command(path, [release]), .ignored, "\(path) \(release)")
+            }
+        }
+        XCTAssertEqual(command("/add_marker", [.string("Chorus")]), .addMarker(name: "Chorus"))
+    }
+
     func testBadArgumentsAreRefused() {
         assertRefused("/strip/gain", [])
         assertRefused("/strip/gain", [.int(1)])
@@ -79,7 +99,6 @@ final class OSCServerTests: XCTestCase {
         assertRefused("/locate", [.int(-1)])
         assertRefused("/locate", [.int64(Int64.max)])
         assertRefused("/locate", [.float(.nan), .int(1)])
-        assertRefused("/add_marker", [.int(3)])
         assertRefused("/set_surface", [.int(0), .int(0), .int(-1)])
         assertRefused("/set_surface", [.int(0), .int(0), .int(0), .int(9)])
         assertRefused("/set_surface", [.int(0), .int(0), .int(0), .int(0), .int(0), .int(0), .int(70000)])
