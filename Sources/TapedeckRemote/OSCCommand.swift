@@ -3,50 +3,6 @@ import TapedeckCore
 import Glibc
 #endif
 
-/// What a surface registered for with `/set_surface` (Ardour's arguments, in its order:
-/// `bank_size strip_types feedback fader_mode send_page_size plugin_page_size port`). Tapedeck
-/// has no banks (every strip is sent, as Ardour's bank size 0), so only the feedback bits, the
-/// fader mode and the reply port are kept.
-public struct OSCSurfaceSettings: Equatable, Sendable {
-    /// Ardour's feedback bits Tapedeck honours.
-    public struct Feedback: OptionSet, Equatable, Sendable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
-        /// 1: mute, solo, record-enable states of the strips.
-        public static let buttons = Feedback(rawValue: 1)
-        /// 2: gain (or fader), pan and send levels of the strips.
-        public static let values = Feedback(rawValue: 2)
-        /// 128: meters (dB, or 0…1 with a positional fader mode).
-        public static let meters = Feedback(rawValue: 128)
-        /// 1024: the playhead as `/position/samples`.
-        public static let samples = Feedback(rawValue: 1024)
-        /// 2048: the playhead as `/position/time`.
-        public static let time = Feedback(rawValue: 2048)
-        /// Everything, for a surface that sends `/set_surface` with no arguments.
-        public static let all: Feedback = [.buttons, .values, .meters, .samples, .time]
-    }
-
-    /// Which feedback the surface gets (names and transport state always).
-    public var feedback: Feedback = .all
-    /// Ardour's gain mode: 0 `/strip/gain` in dB only, 1 and 3 `/strip/fader` 0…1 only,
-    /// 2 (Tapedeck's default) both.
-    public var faderMode = 2
-    /// Where feedback goes: 0 answers the port the registration came from.
-    public var replyPort = 0
-
-    /// Everything, both gain forms, to the sender.
-    public init(feedback: Feedback = .all, faderMode: Int = 2, replyPort: Int = 0) {
-        self.feedback = feedback
-        self.faderMode = faderMode
-        self.replyPort = replyPort
-    }
-
-    /// Whether `/strip/gain` (dB) is sent.
-    public var sendsDecibels: Bool { faderMode == 0 || faderMode == 2 }
-    /// Whether `/strip/fader` (0…1) is sent.
-    public var sendsPosition: Bool { faderMode != 0 }
-}
-
 /// One validated request from an OSC surface, in Ardour's address space. Strip ids are
 /// 1-based in track-list order (Ardour's `ssid`); whether the strip exists is checked by
 /// whoever carries it out, against the session of that moment.
@@ -144,6 +100,15 @@ public enum OSCCommand: Equatable, Sendable {
     /// `/set_surface` with up to Ardour's nine arguments (each an int or a float).
     private static func surface(_ p: OSCArguments) throws(OSCRefusal) -> OSCSurfaceSettings {
         var s = OSCSurfaceSettings()
+        if p.values.count > 0 {
+            s.bankSize = try p.integer(0, "bank_size")
+            guard (0...maximumID).contains(s.bankSize) else { throw OSCRefusal("/set_surface: bank_size \(s.bankSize) is not 0 or more") }
+        }
+        if p.values.count > 1 {
+            let types = try p.integer(1, "strip_types")
+            guard types >= 0 else { throw OSCRefusal("/set_surface: strip_types \(types) is not a set of bits") }
+            s.stripTypes = OSCSurfaceSettings.StripTypes(rawValue: types)
+        }
         if p.values.count > 2 {
             let bits = try p.integer(2, "feedback")
             guard bits >= 0 else { throw OSCRefusal("/set_surface: feedback \(bits) is not a set of bits") }

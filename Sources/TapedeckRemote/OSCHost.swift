@@ -14,19 +14,40 @@ public struct OSCView {
     /// Whether stopping ends the host (headless `play`): then a `/locate` with roll 0 does not
     /// stop it (a surface's locate button sends 0).
     public var stopEnds: Bool
+    /// The master's peak over its channels (dBFS).
+    public var masterMeter: Double
+    /// What `/session_name` shows.
+    public var sessionName: String
+    /// The playback speed the user set (1: as recorded).
+    public var speed: Double
 
-    public init(session: Session, transport: OSCTransport, meters: [Double], endFrame: Int64, stopEnds: Bool) {
+    public init(session: Session, transport: OSCTransport, meters: [Double], endFrame: Int64, stopEnds: Bool,
+                masterMeter: Double = -.infinity, sessionName: String = "", speed: Double = 1) {
         self.session = session
         self.transport = transport
         self.meters = meters
         self.endFrame = endFrame
         self.stopEnds = stopEnds
+        self.masterMeter = masterMeter
+        self.sessionName = sessionName
+        self.speed = speed
+    }
+
+    /// A session folder's name without its extension (`song` for `/music/song.tapedeck`).
+    public static func sessionName(path: String?) -> String {
+        guard let path else { return "" }
+        var name = path.split(separator: "/").last.map(String.init) ?? ""
+        if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
+        return name
     }
 
     /// Each strip's peak over its channels (dBFS) from a transport snapshot's levels.
     public static func meters(_ levels: [[ChannelLevel]], trackCount: Int) -> [Double] {
-        (0..<trackCount).map { t in t < levels.count ? levels[t].map(\.peakDecibels).max() ?? -.infinity : -.infinity }
+        (0..<trackCount).map { t in t < levels.count ? peak(levels[t]) : -.infinity }
     }
+
+    /// The peak over `channels` (dBFS; −∞ with none).
+    public static func peak(_ channels: [ChannelLevel]) -> Double { channels.map(\.peakDecibels).max() ?? -.infinity }
 }
 
 /// A host of OSC surfaces: it carries out what ``OSCSurfaces`` translated a message into,
@@ -48,4 +69,21 @@ public protocol OSCHost: AnyObject {
     func addMarker(named name: String?, from peer: String) -> String?
     /// Says a refusal (one line, already naming the surface).
     func refuse(_ text: String)
+}
+
+/// The transport as a surface sees it.
+public struct OSCTransport: Equatable, Sendable {
+    public var rolling: Bool
+    public var recording: Bool
+    public var loop: Bool
+    public var frame: Int64
+    public var sampleRate: Int
+
+    public init(rolling: Bool, recording: Bool, loop: Bool, frame: Int64, sampleRate: Int) {
+        self.rolling = rolling
+        self.recording = recording
+        self.loop = loop
+        self.frame = frame
+        self.sampleRate = sampleRate
+    }
 }

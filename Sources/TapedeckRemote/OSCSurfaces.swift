@@ -56,17 +56,12 @@ public final class OSCSurfaces {
             }
         }
         guard feedback.surfaceCount > 0 else { return }
-        let view = host.oscView
-        feedback.update(strips: OSCSurfaces.strips(view.session), meters: view.meters, transport: view.transport, now: now)
+        feedback.update(host.oscView, now: now)
     }
 
-    /// The strips as a surface sees them, in track order.
-    static func strips(_ session: Session) -> [OSCStrip] {
-        session.tracks.map {
-            OSCStrip(name: $0.name, gainDecibels: $0.gainDecibels, pan: $0.pan, mute: $0.mute, solo: $0.solo,
-                     recordEnabled: $0.isBus ? nil : $0.armed, sendDecibels: $0.sends.map(\.levelDecibels))
-        }
-    }
+    /// How long the owner's loop may sleep before ``service(_:)`` is due again (the next
+    /// frame of feedback), or nil: until something arrives.
+    public func secondsUntilDue() -> Double? { feedback.secondsUntilDue(now: clock()) }
 
     /// One command on `host`; the refusal, or nil.
     func carryOut(_ command: OSCCommand, on host: OSCHost, from peer: String, continuing: Bool) -> String? {

@@ -13,7 +13,8 @@ extension ScreenModel: OSCHost {
                 transport: OSCTransport(rolling: snapshot.state != .stopped, recording: snapshot.state.isRecordingPass,
                                         loop: session.loopEnabled, frame: snapshot.positionFrame, sampleRate: session.sampleRate),
                 meters: OSCView.meters(snapshot.trackLevels, trackCount: session.tracks.count),
-                endFrame: session.endFrame, stopEnds: false)
+                endFrame: session.endFrame, stopEnds: false, masterMeter: OSCView.peak(snapshot.masterLevels),
+                sessionName: OSCView.sessionName(path: folder?.path), speed: speed)
     }
 
     /// As the control socket's command (said on the message line when done). UI thread.

@@ -18,6 +18,9 @@ public final class ScreenOSC: ScreenService {
 
     public var pollDescriptors: [pollfd] { surfaces.pollDescriptors }
 
+    /// The next frame of feedback to registered surfaces.
+    public var dueInMilliseconds: Int? { surfaces.secondsUntilDue().map { Int(($0 * 1000).rounded(.up)) } }
+
     public func service(_ model: ScreenModel) {
         model.readLink()
         surfaces.service(model)

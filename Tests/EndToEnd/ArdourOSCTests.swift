@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import TapedeckCore
 import TapedeckIO
+import TapedeckRemote
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -148,6 +149,94 @@ final class ArdourOSCTests: XCTestCase {
         oscsend(port, "/add_marker", "f", "0.0")
         let shown = screen.waitFor("the marker added") { $0.contains("marker M") || $0.contains("M1") }
         XCTAssertFalse(shown.contains("refused") || shown.contains("must be a string"), shown)
+        XCTAssertTrue(screen.isRunning)
+    }
+
+    /// Datagrams sent back to back from one socket (as fast as a surface's burst).
+    func burst(_ port: Int, _ messages: [OSCMessage]) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var to = sockaddr_in()
+        to.sin_family = sa_family_t(AF_INET)
+        to.sin_port = in_port_t(UInt16(port).bigEndian)
+        to.sin_addr.s_addr = inet_addr("127.0.0.1")
+        for m in messages {
+            let bytes = OSCPacket.encode(m)!
+            _ = bytes.withUnsafeBytes { data in
+                withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, data.baseAddress, data.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                } }
+            }
+        }
+    }
+
+    /// The values `path` (strip `id`, when given) was sent, in order.
+    func values(_ s: Surface, _ path: String, id: Int? = nil) -> [String] {
+        s.messages.filter { $0.path == path && (id == nil || $0.values.first == "\(id!)") }.map { $0.values.last ?? "" }
+    }
+
+    func testFeedbackHasArdoursTypesAndValuesAndTheSessionsState() throws {
+        XCTAssertEqual(try Tapedeck.run(["marker", session, "add", "0:02", "Verse"]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "2", "--gain", "-inf"]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "3", "--arm"]).status, 0)
+        // Everything Tapedeck answers: buttons, values, heartbeat, master, bbt, smpte, meters,
+        // samples, time (1+2+8+16+32+64+128+1024+2048); gain in dB.
+        let (screen, surface, port) = try open(feedback: 3323, faderMode: 0)
+        let rate = try SessionFolder(path: session).load().sampleRate
+        wait("the state sent") { surface.last("/session_name") != nil && surface.last("/strip/name", id: 4) != nil }
+
+        // Ardour's types: buttons and states are floats, strings are strings.
+        XCTAssertEqual(surface.last("/strip/name", id: 1), Dumped(path: "/strip/name", types: "is", values: ["1", "\"Drums\""]))
+        XCTAssertEqual(surface.last("/strip/mute", id: 1), Dumped(path: "/strip/mute", types: "if", values: ["1", "0.000000"]))
+        XCTAssertEqual(surface.last("/strip/solo", id: 1), Dumped(path: "/strip/solo", types: "if", values: ["1", "0.000000"]))
+        XCTAssertEqual(surface.last("/strip/recenable", id: 3), Dumped(path: "/strip/recenable", types: "if", values: ["3", "1.000000"]))
+        XCTAssertEqual(surface.last("/strip/gain", id: 1), Dumped(path: "/strip/gain", types: "if", values: ["1", "-5.000000"]))
+        // Silence is −200 dB, as Ardour sends it (not −193).
+        XCTAssertEqual(surface.last("/strip/gain", id: 2), Dumped(path: "/strip/gain", types: "if", values: ["2", "-200.000000"]))
+        XCTAssertEqual(surface.last("/transport_play"), Dumped(path: "/transport_play", types: "f", values: ["0.000000"]))
+        XCTAssertEqual(surface.last("/transport_stop"), Dumped(path: "/transport_stop", types: "f", values: ["1.000000"]))
+        XCTAssertEqual(surface.last("/loop_toggle"), Dumped(path: "/loop_toggle", types: "f", values: ["0.000000"]))
+        XCTAssertEqual(surface.last("/rec_enable_toggle"), Dumped(path: "/rec_enable_toggle", types: "f", values: ["0.000000"]))
+        // A track is armed: the record tally is lit.
+        XCTAssertEqual(surface.last("/record_tally"), Dumped(path: "/record_tally", types: "f", values: ["1.000000"]))
+        XCTAssertEqual(surface.last("/session_name"), Dumped(path: "/session_name", types: "s", values: ["\"demo\""]))
+        XCTAssertEqual(surface.last("/master/name"), Dumped(path: "/master/name", types: "s", values: ["\"Master\""]))
+        XCTAssertEqual(surface.last("/master/gain")?.types, "f")
+        XCTAssertEqual(surface.last("/position/bbt"), Dumped(path: "/position/bbt", types: "s", values: ["\"001|01|0000\""]))
+        XCTAssertEqual(surface.last("/position/smpte"), Dumped(path: "/position/smpte", types: "s", values: ["\"00:00:00:00\""]))
+        XCTAssertEqual(surface.last("/position/time"), Dumped(path: "/position/time", types: "s", values: ["\"00:00:00.000\""]))
+        // The demo's marker "intro" stands at the start.
+        XCTAssertEqual(surface.last("/marker"), Dumped(path: "/marker", types: "s", values: ["\"intro\""]))
+        // The heartbeat beats: 1 and 0, a second each.
+        wait("a heartbeat of 1 and of 0", timeout: 5) { Set(values(surface, "/heartbeat")).isSuperset(of: ["1.000000", "0.000000"]) }
+        XCTAssertEqual(surface.last("/heartbeat")?.types, "f")
+
+        // On the marker at 2 s (at 120 BPM in 4/4: bar 2): bbt, smpte, the marker's name.
+        oscsend(port, "/locate", "ii", "\(2 * rate)", "0")
+        wait("the playhead at 2 s") { surface.last("/position/samples")?.values == ["\"\(2 * rate)\""] }
+        wait("the bbt and the marker") {
+            surface.last("/position/bbt")?.values == ["\"002|01|0000\""] && surface.last("/marker")?.values == ["\"Verse\""]
+        }
+        XCTAssertEqual(surface.last("/position/smpte")?.values, ["\"00:00:02:00\""])
+
+        // Mute on, off, on, and play, stop, play, in one burst: the surface is told the last
+        // of each and nothing flickers in between.
+        let before = surface.messages.count
+        burst(port, [OSCMessage("/strip/mute", [.int(1), .float(1)]), OSCMessage("/strip/mute", [.int(1), .float(0)]),
+                     OSCMessage("/strip/mute", [.int(1), .float(1)]),
+                     OSCMessage("/transport_play", [.float(1)]), OSCMessage("/transport_stop", [.float(1)]),
+                     OSCMessage("/transport_play", [.float(1)])])
+        wait("playing and muted fed back") {
+            surface.last("/transport_play")?.values == ["1.000000"] && surface.last("/strip/mute", id: 1)?.values == ["1", "1.000000"]
+        }
+        screen.waitFor("PLAYING")
+        usleep(500_000)
+        let after = Array(surface.messages[before...])
+        XCTAssertEqual(after.filter { $0.path == "/transport_play" }.map(\.values), [["1.000000"]], "\(after)")
+        XCTAssertEqual(after.filter { $0.path == "/transport_stop" }.map(\.values), [["0.000000"]], "\(after)")
+        XCTAssertEqual(after.filter { $0.path == "/strip/mute" }.map(\.values), [["1", "1.000000"]], "\(after)")
+        oscsend(port, "/transport_stop", "f", "1.0")
+        wait("stopped fed back") { surface.last("/transport_stop")?.values == ["1.000000"] }
         XCTAssertTrue(screen.isRunning)
     }
 }

@@ -1,5 +1,6 @@
 import XCTest
 @testable import TapedeckRemote
+import TapedeckCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,7 +42,7 @@ final class OSCServerTests: XCTestCase {
         XCTAssertEqual(command("/strip/list"), .refresh)
         XCTAssertEqual(command("/set_surface"), .setSurface(OSCSurfaceSettings()))
         XCTAssertEqual(command("/set_surface", [.int(0), .int(15), .int(3), .int(0), .int(0), .int(0), .int(9100)]),
-                       .setSurface(OSCSurfaceSettings(feedback: [.buttons, .values], faderMode: 0, replyPort: 9100)))
+                       .setSurface(OSCSurfaceSettings(stripTypes: .init(rawValue: 15), feedback: [.buttons, .values], faderMode: 0, replyPort: 9100)))
         XCTAssertEqual(command("/strip/gain", [.int(1), .float(-6)]), .stripGain(strip: 1, decibels: -6))
         XCTAssertEqual(command("/strip/gain", [.float(2), .int(3)]), .stripGain(strip: 2, decibels: 3))
         XCTAssertEqual(command("/strip/gain", [.int(1), .float(-500)]), .stripGain(strip: 1, decibels: -200))
@@ -264,13 +265,16 @@ final class OSCServerTests: XCTestCase {
         let peer = try XCTUnwrap(registration?.peer)
         XCTAssertEqual(peer.port, localPort(surface))
         feedback.register(peer, settings: OSCSurfaceSettings(), now: 0)
-        let strips = ["Drums", "Bass"].map { OSCStrip(name: $0, gainDecibels: -6, pan: 0, mute: false, solo: false, recordEnabled: false, sendDecibels: []) }
+        var session = Session(sampleRate: 48000)
+        session.tracks = ["Drums", "Bass"].map { Track(name: $0, inputChannels: [1], armed: false, monitoring: .off) }
+        for t in 0..<2 { session.tracks[t].gainDecibels = -6 }
         // 2 s of a loop running every 5 ms with meters that always move.
         var t = 0.0
         var received: [OSCMessage] = []
         while t <= 2.0 {
-            feedback.update(strips: strips, meters: [-20 + sin(t * 50) * 10, -30 + cos(t * 40) * 10],
-                            transport: OSCTransport(rolling: true, recording: false, loop: false, frame: Int64(t * 48000), sampleRate: 48000), now: t)
+            let view = OSCView(session: session, transport: OSCTransport(rolling: true, recording: false, loop: false, frame: Int64(t * 48000), sampleRate: 48000),
+                               meters: [-20 + sin(t * 50) * 10, -30 + cos(t * 40) * 10], endFrame: 0, stopEnds: false)
+            feedback.update(view, now: t)
             t += 0.005
             received += receiveAll(surface)
         }
@@ -278,7 +282,7 @@ final class OSCServerTests: XCTestCase {
         XCTAssertTrue(received.contains(OSCMessage("/strip/name", [.int(1), .string("Drums")])))
         XCTAssertTrue(received.contains(OSCMessage("/strip/name", [.int(2), .string("Bass")])))
         XCTAssertTrue(received.contains(OSCMessage("/strip/gain", [.int(1), .float(-6)])))
-        XCTAssertTrue(received.contains(OSCMessage("/transport_play", [.int(1)])))
+        XCTAssertTrue(received.contains(OSCMessage("/transport_play", [.float(1)])))
         for id in [1, 2] {
             let meters = received.filter { $0.path == "/strip/meter" && $0.arguments.first == .int(Int32(id)) }.count
             XCTAssertGreaterThan(meters, 10, "strip \(id)")

@@ -65,7 +65,9 @@ final class HeadlessOSC: OSCHost {
                        transport: OSCTransport(rolling: now.transport != .stopped, recording: recording, loop: transport.loopEnabled,
                                                frame: now.positionFrame, sampleRate: session.sampleRate),
                        meters: OSCView.meters(snapshot?.trackLevels ?? [], trackCount: session.tracks.count),
-                       endFrame: endFrame ?? session.endFrame, stopEnds: remote.role == .play)
+                       endFrame: endFrame ?? session.endFrame, stopEnds: remote.role == .play,
+                       masterMeter: OSCView.peak(snapshot?.masterLevels ?? []), sessionName: OSCView.sessionName(path: remote.sessionPath),
+                       speed: transport.timePitch.speed)
     }
 
     func perform(_ command: RemoteCommand, from peer: String) -> String? {
