@@ -3,11 +3,21 @@ import TapedeckCore
 import Glibc
 #endif
 
+/// Which strip a strip message means: Ardour's `ssid` (1-based in the surface's bank), the
+/// master (`/master/…`), or the strip the surface selected (`/select/…`).
+public enum OSCStripRef: Equatable, Hashable, Sendable {
+    case id(Int)
+    case master
+    case selected
+}
+
 /// One validated request from an OSC surface, in Ardour's address space. Strip ids are
-/// 1-based in track-list order (Ardour's `ssid`); whether the strip exists is checked by
-/// whoever carries it out, against the session of that moment.
+/// Ardour's `ssid`: 1-based in the surface's bank, which ``OSCSurfaces`` resolves against the
+/// session of that moment.
 public enum OSCCommand: Equatable, Sendable {
     case play, stop, toggleRoll, gotoStart, gotoEnd
+    /// `/rewind`, `/ffwd`: a fast wind backwards or forwards (faster at each press).
+    case rewind, fastForward
     /// `/locate spos roll`: to frame `frame`, then rolling (true), stopped (false).
     case locate(frame: Int64, roll: Bool)
     /// `/rec_enable_toggle`: a recording pass over the armed tracks starts, or stops.
@@ -17,21 +27,33 @@ public enum OSCCommand: Equatable, Sendable {
     case nextMarker, previousMarker
     /// `/set_surface …`: the sender wants feedback.
     case setSurface(OSCSurfaceSettings)
-    /// `/refresh`, `/strip/list`: the sender wants every name and state (again).
+    /// `/refresh`: the sender wants every name and state again.
     case refresh
-    case stripGain(strip: Int, decibels: Double)
-    /// Ardour's fader position 0…1, already turned into dB.
-    case stripFader(strip: Int, decibels: Double)
-    /// Ardour's stereo position 0 (left) … 1 (right), already turned into −1…+1.
-    case stripPan(strip: Int, pan: Double)
-    case stripMute(strip: Int, on: Bool)
-    case stripSolo(strip: Int, on: Bool)
-    case stripRecordEnable(strip: Int, on: Bool)
-    /// `sendid` is 1-based among the strip's sends.
-    case sendGain(strip: Int, send: Int, decibels: Double)
+    /// `/strip/list`: the sender wants a `/reply` row per strip.
+    case stripList
+    /// `/bank_up`, `/bank_down`: the next or previous bank of the surface's bank size.
+    case bankUp, bankDown
+    /// `/set_bank N`: the bank starting at strip N (1-based).
+    case setBank(Int)
     /// A button's release, or a press with a value other than 1: nothing to do (Ardour's
     /// `osc.h` acts only on a float 1.0).
     case ignored
+    case stripGain(strip: OSCStripRef, decibels: Double)
+    /// Ardour's fader position 0…1, already turned into dB.
+    case stripFader(strip: OSCStripRef, decibels: Double)
+    /// Ardour's stereo position 0 (left) … 1 (right), already turned into −1…+1.
+    case stripPan(strip: OSCStripRef, pan: Double)
+    case stripMute(strip: OSCStripRef, on: Bool)
+    case stripSolo(strip: OSCStripRef, on: Bool)
+    case stripRecordEnable(strip: OSCStripRef, on: Bool)
+    /// `/strip/monitor_input`: the track hears its input (on), or not.
+    case stripMonitorInput(strip: OSCStripRef, on: Bool)
+    /// `/strip/trimdB`: Tapedeck's strips have no trim (refused, with why).
+    case stripTrim(strip: OSCStripRef, decibels: Double)
+    /// `/strip/select ssid 1`: the surface's selected strip (for `/select/…`).
+    case stripSelect(strip: Int)
+    /// `sendid` is 1-based among the strip's sends.
+    case sendGain(strip: OSCStripRef, send: Int, decibels: Double)
 
     /// Ids above this are refused before any lookup (no session has as many strips).
     public static let maximumID = 100_000
@@ -40,10 +62,39 @@ public enum OSCCommand: Equatable, Sendable {
     /// or `T`) and not on its release, as Ardour's `PATH_CALLBACK` does.
     static let buttons: [String: OSCCommand] = [
         "/transport_play": .play, "/transport_stop": .stop, "/toggle_roll": .toggleRoll, "/goto_start": .gotoStart,
-        "/goto_end": .gotoEnd, "/rewind": .gotoStart, "/ffwd": .gotoEnd, "/rec_enable_toggle": .recordToggle,
+        "/goto_end": .gotoEnd, "/rewind": .rewind, "/ffwd": .fastForward, "/rec_enable_toggle": .recordToggle,
         "/loop_toggle": .loopToggle, "/next_marker": .nextMarker, "/prev_marker": .previousMarker,
-        "/refresh": .refresh, "/strip/list": .refresh, "/add_marker": .addMarker(name: nil),
+        "/refresh": .refresh, "/strip/list": .stripList, "/bank_up": .bankUp, "/bank_down": .bankDown,
+        "/add_marker": .addMarker(name: nil),
     ]
+
+    /// The command `message` asks for, or why it cannot be one (one line).
+    public static func parse(_ message: OSCMessage) -> Result<OSCCommand, OSCRefusal> {
+        let a = message.arguments
+        let p = OSCArguments(path: message.path, values: a)
+        do throws(OSCRefusal) {
+            if message.path == "/add_marker", a.count == 1, case .string(let name) = a[0] { return .success(.addMarker(name: name)) }
+            if let button = buttons[message.path] { return .success(isPress(a) ? button : .ignored) }
+            switch message.path {
+            case "/locate":
+                let frame = try p.integer(0, "spos")
+                guard (0...Int(SessionLimits.maximumTimelineFrames)).contains(frame) else {
+                    throw OSCRefusal("/locate: sample \(frame) is outside 0…\(SessionLimits.maximumTimelineFrames)")
+                }
+                return .success(.locate(frame: Int64(frame), roll: a.count > 1 ? try p.flag(1, "roll") : false))
+            case "/set_surface": return .success(.setSurface(try surface(p)))
+            case "/set_bank":
+                let bank = try p.integer(0, "bank")
+                guard (1...maximumID).contains(bank) else { throw OSCRefusal("/set_bank: bank \(bank) is not 1 or more") }
+                return .success(.setBank(bank))
+            default:
+                if let strip = try stripCommand(message) { return .success(strip) }
+                return .failure(OSCRefusal("\(message.path.terminalSafe): not an address Tapedeck answers"))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
 
     /// Whether a button's arguments are a press: none, `f 1.0`, `i 1`, `T` (and anything
     /// Ardour does not check, such as a string). Ardour checks a lone float only; a lone int
@@ -60,40 +111,55 @@ public enum OSCCommand: Equatable, Sendable {
         }
     }
 
-    /// The command `message` asks for, or why it cannot be one (one line).
-    public static func parse(_ message: OSCMessage) -> Result<OSCCommand, OSCRefusal> {
-        let a = message.arguments
-        let p = OSCArguments(path: message.path, values: a)
-        do throws(OSCRefusal) {
-            // Ardour's /add_marker with a name (its add_marker_name).
-            if message.path == "/add_marker", a.count == 1, case .string(let name) = a[0] { return .success(.addMarker(name: name)) }
-            if let button = buttons[message.path] { return .success(isPress(a) ? button : .ignored) }
-            switch message.path {
-            case "/locate":
-                let frame = try p.integer(0, "spos")
-                guard (0...Int(SessionLimits.maximumTimelineFrames)).contains(frame) else {
-                    throw OSCRefusal("/locate: sample \(frame) is outside 0…\(SessionLimits.maximumTimelineFrames)")
-                }
-                return .success(.locate(frame: Int64(frame), roll: a.count > 1 ? try p.flag(1, "roll") : false))
-            case "/set_surface": return .success(.setSurface(try surface(p)))
-            case "/strip/gain":
-                return .success(.stripGain(strip: try p.strip(0), decibels: OSCLaw.clampedDecibels(try p.number(1, "gain"))))
-            case "/strip/fader":
-                return .success(.stripFader(strip: try p.strip(0), decibels: OSCLaw.decibels(position: try p.unit(1, "position"))))
-            case "/strip/pan_stereo_position":
-                return .success(.stripPan(strip: try p.strip(0), pan: try p.unit(1, "position") * 2 - 1))
-            case "/strip/mute": return .success(.stripMute(strip: try p.strip(0), on: try p.flag(1, "mute")))
-            case "/strip/solo": return .success(.stripSolo(strip: try p.strip(0), on: try p.flag(1, "solo")))
-            case "/strip/recenable": return .success(.stripRecordEnable(strip: try p.strip(0), on: try p.flag(1, "recenable")))
-            case "/strip/send/gain":
-                let send = try p.integer(1, "sendid")
-                guard (1...maximumID).contains(send) else { throw OSCRefusal("/strip/send/gain: send id \(send) is not 1 or more") }
-                return .success(.sendGain(strip: try p.strip(0), send: send, decibels: OSCLaw.clampedDecibels(try p.number(2, "gain"))))
-            default:
-                return .failure(OSCRefusal("\(message.path.terminalSafe): not an address Tapedeck answers"))
+    /// A `/strip/…`, `/master/…` or `/select/…` message, its strip id where Ardour takes it:
+    /// the first argument (`/strip/fader 1 0.5`), or the address (`/strip/fader/1 0.5`,
+    /// `/strip/1/fader 0.5`, what a layout with feedback bit 4 sends). Nil: not one.
+    private static func stripCommand(_ message: OSCMessage) throws(OSCRefusal) -> OSCCommand? {
+        var parts = message.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 3, parts[0].isEmpty else { return nil }
+        let section = parts[1]
+        parts.removeFirst(2)
+        var values = message.arguments
+        let ref: OSCStripRef
+        switch section {
+        case "master": ref = .master
+        case "select": ref = .selected
+        case "strip":
+            let id: Int
+            if parts.count > 1, let n = Int(parts[0]) {
+                id = n
+                parts.removeFirst()
+            } else if parts.count > 1, let n = Int(parts[parts.count - 1]) {
+                id = n
+                parts.removeLast()
+            } else {
+                id = try OSCArguments(path: message.path, values: values).integer(0, "ssid")
+                values.removeFirst()
             }
-        } catch {
-            return .failure(error)
+            guard (1...maximumID).contains(id) else { throw OSCRefusal("\(message.path.terminalSafe): strip id \(id) is not 1 or more") }
+            ref = .id(id)
+        default: return nil
+        }
+        let address = "/\(section)/" + parts.joined(separator: "/")
+        let p = OSCArguments(path: address, values: values)
+        switch parts.joined(separator: "/") {
+        case "gain": return .stripGain(strip: ref, decibels: OSCLaw.clampedDecibels(try p.number(0, "gain")))
+        case "fader": return .stripFader(strip: ref, decibels: OSCLaw.decibels(position: try p.unit(0, "position")))
+        case "pan_stereo_position": return .stripPan(strip: ref, pan: try p.unit(0, "position") * 2 - 1)
+        case "mute": return .stripMute(strip: ref, on: try p.flag(0, "mute"))
+        case "solo": return .stripSolo(strip: ref, on: try p.flag(0, "solo"))
+        case "recenable": return .stripRecordEnable(strip: ref, on: try p.flag(0, "recenable"))
+        case "monitor_input": return .stripMonitorInput(strip: ref, on: try p.flag(0, "monitor_input"))
+        case "trimdB": return .stripTrim(strip: ref, decibels: try p.number(0, "trim"))
+        case "select":
+            guard case .id(let id) = ref else { return nil }
+            return try p.flag(0, "select") ? .stripSelect(strip: id) : .ignored
+        case "send/gain":
+            guard case .id = ref else { return nil }
+            let send = try p.integer(0, "sendid")
+            guard (1...maximumID).contains(send) else { throw OSCRefusal("\(address): send id \(send) is not 1 or more") }
+            return .sendGain(strip: ref, send: send, decibels: OSCLaw.clampedDecibels(try p.number(1, "gain")))
+        default: return nil
         }
     }
 
@@ -179,10 +245,11 @@ struct OSCArguments {
         return min(1, max(0, v))
     }
 
-    /// On or off: T/F, or a number (on from 0.5, so a float button's 1.0 is on).
+    /// On or off: T/F, or a number read as Ardour reads it (`(int) f`: on from 1, so a
+    /// float button's 1.0 is on and its 0.0 or 0.5 off).
     func flag(_ i: Int, _ name: String) throws(OSCRefusal) -> Bool {
         if case .bool(let b) = try value(i, name) { return b }
-        return try number(i, name) >= 0.5
+        return try number(i, name).rounded(.towardZero) != 0
     }
 
     /// A string.

@@ -65,6 +65,8 @@ public protocol OSCHost: AnyObject {
     func apply(_ change: MixerChange, from peer: String, continuing: Bool) -> String?
     /// Arms (or disarms) track `strip` (0-based, a track, not a bus).
     func arm(strip: Int, on: Bool, from peer: String) -> String?
+    /// Track `strip`'s input monitoring (0-based, a track, not a bus).
+    func monitor(strip: Int, mode: MonitoringMode, from peer: String) -> String?
     /// A marker at the playhead (nil name: the host's next default name).
     func addMarker(named name: String?, from peer: String) -> String?
     /// Says a refusal (one line, already naming the surface).

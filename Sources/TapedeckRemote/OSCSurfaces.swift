@@ -5,22 +5,31 @@ import Glibc
 
 /// OSC surfaces, served for any host (the screen, headless `play` and `record`): the one
 /// place an OSC message becomes an action. It reads what arrived, keeps the registered
-/// surfaces, turns each command into the host's own verbs (``OSCHost``): transport requests
-/// into the control socket's commands, strip requests into typed mixer changes checked
-/// against the session of that moment, and sends registered surfaces what changed.
+/// surfaces (their banks and selections), turns each command into the host's own verbs
+/// (``OSCHost``): transport requests into the control socket's commands, strip requests into
+/// typed mixer changes checked against the session of that moment, and sends registered
+/// surfaces what changed.
 ///
 /// Malformed datagrams and addresses Tapedeck does not answer are dropped quietly (a surface
-/// sends many it means for other programs); a well-formed request that cannot be done is said
-/// by the host (``OSCHost/refuse(_:)``). The host's thread only.
+/// sends many it means for other programs), and so are a button's releases; a well-formed
+/// request that cannot be done is said by the host (``OSCHost/refuse(_:)``). The host's
+/// thread only.
 public final class OSCSurfaces {
     let server: OSCServer
     /// The feedback sent to registered surfaces.
     public let feedback: OSCFeedback
     /// Seconds after which a continuous control's next move starts a new undo step.
     static let gestureSeconds = 1.0
+    /// The fastest wind (`/ffwd`, `/rewind` pressed again and again: 2, 3, 4.5… times).
+    static let maximumWindSpeed = 8.0
     /// When each surface's control (peer and address and strip) last moved.
     private var lastMove: [String: Double] = [:]
     private let clock: () -> Double
+    /// The wind under way, the speed to go back to when it ends, and when the playhead was
+    /// last stepped back.
+    private(set) var wind: OSCWind = .none
+    private var speedBeforeWind = 1.0
+    private var windSteppedAt = 0.0
 
     /// Serves `server`; `clock` is monotonic seconds (a test may drive its own).
     public init(server: OSCServer, clock: (() -> Double)? = nil) {
@@ -32,6 +41,14 @@ public final class OSCSurfaces {
     /// The socket to wait on.
     public var pollDescriptors: [pollfd] { server.pollDescriptors }
 
+    /// How long the owner's loop may sleep before ``service(_:)`` is due again (a frame of
+    /// feedback, a step of a wind backwards), or nil: until something arrives.
+    public func secondsUntilDue() -> Double? {
+        let now = clock()
+        if case .backward = wind { return 1 / OSCFeedback.framesPerSecond }
+        return feedback.secondsUntilDue(now: now)
+    }
+
     /// Carries out what arrived (a bounded number, see ``OSCServer/receive(limit:)``) on
     /// `host`, then sends registered surfaces what changed.
     public func service(_ host: OSCHost) {
@@ -42,6 +59,7 @@ public final class OSCSurfaces {
             case .ignored: continue
             case .setSurface(let settings): feedback.register(request.peer, settings: settings, now: now)
             case .refresh: feedback.register(request.peer, settings: nil, now: now)
+            case .stripList: feedback.list(to: request.peer, host.oscView)
             default:
                 let key = gestureKey(command).map { "\(request.peer) \($0)" }
                 let continuing = key.flatMap { lastMove[$0] }.map { now - $0 < OSCSurfaces.gestureSeconds } ?? false
@@ -49,24 +67,27 @@ public final class OSCSurfaces {
                     if lastMove.count > 1024 { lastMove.removeAll() } // bounded, whatever a surface sends
                     lastMove[key] = now
                 }
-                let peer = request.peer.description
-                if let problem = carryOut(command, on: host, from: peer, continuing: continuing) {
-                    host.refuse("\(peer.terminalSafe): \(problem)")
+                if let problem = carryOut(command, on: host, from: request.peer, continuing: continuing, now: now) {
+                    host.refuse("\(request.peer.description.terminalSafe): \(problem)")
                 }
             }
         }
+        stepWind(host, now: now)
         guard feedback.surfaceCount > 0 else { return }
-        feedback.update(host.oscView, now: now)
+        feedback.update(host.oscView, wind: wind, now: now)
     }
 
-    /// How long the owner's loop may sleep before ``service(_:)`` is due again (the next
-    /// frame of feedback), or nil: until something arrives.
-    public func secondsUntilDue() -> Double? { feedback.secondsUntilDue(now: clock()) }
-
     /// One command on `host`; the refusal, or nil.
-    func carryOut(_ command: OSCCommand, on host: OSCHost, from peer: String, continuing: Bool) -> String? {
+    func carryOut(_ command: OSCCommand, on host: OSCHost, from sender: OSCPeer, continuing: Bool, now: Double) -> String? {
+        let peer = sender.description
         let view = host.oscView
         let rolling = view.transport.rolling
+        switch command {
+        case .rewind, .fastForward: return startWind(forward: command == .fastForward, host, view, peer, now: now)
+        case .play, .stop, .toggleRoll, .gotoStart, .gotoEnd, .locate, .nextMarker, .previousMarker:
+            if let problem = endWind(host, peer) { return problem }
+        default: break
+        }
         switch command {
         case .play: return host.perform(.play, from: peer)
         case .stop: return host.perform(.stop, from: peer)
@@ -88,23 +109,43 @@ public final class OSCSurfaces {
                 return "\(next ? "/next_marker" : "/prev_marker"): no marker \(next ? "after" : "before") the playhead"
             }
             return host.perform(.locate("\(marker.frame)f"), from: peer)
-        case .setSurface, .refresh, .ignored:
-            return nil // kept (or dropped) by service(_:)
-        case .stripRecordEnable(let id, let on):
-            return strip(id, "/strip/recenable", view) { t in
+        case .setSurface, .refresh, .stripList, .ignored, .rewind, .fastForward:
+            return nil // kept by service(_:) and above
+        case .bankUp, .bankDown:
+            let size = feedback.surface(of: sender).settings.bankSize
+            guard size > 0 else { return nil } // no banks: every strip is shown (Ardour's bank size 0)
+            feedback.change(sender, now: now) { $0.bank += command == .bankUp ? size : -size }
+            return nil
+        case .setBank(let bank):
+            feedback.change(sender, now: now) { $0.bank = bank }
+            return nil
+        case .stripSelect(let id):
+            guard let t = feedback.track(id, for: sender, in: view.session) else { return noStrip(id, "/strip/select", view) }
+            feedback.change(sender, now: now) { $0.selected = t }
+            return nil
+        case .stripRecordEnable(let ref, let on):
+            return strip(ref, "recenable", sender, view) { t in
                 view.session.tracks[t].isBus ? "\(view.session.tracks[t].name) is a bus: a bus has no input to arm" : host.arm(strip: t, on: on, from: peer)
             }
-        case .stripGain(let id, let db), .stripFader(let id, let db):
-            let address = if case .stripGain = command { "/strip/gain" } else { "/strip/fader" }
-            return strip(id, address, view) { t in host.apply(.gain(strip: t, decibels: db), from: peer, continuing: continuing) }
-        case .stripPan(let id, let pan):
-            return strip(id, "/strip/pan_stereo_position", view) { t in host.apply(.pan(strip: t, value: pan), from: peer, continuing: continuing) }
-        case .stripMute(let id, let on):
-            return strip(id, "/strip/mute", view) { t in host.apply(.mute(strip: t, on: on), from: peer, continuing: false) }
-        case .stripSolo(let id, let on):
-            return strip(id, "/strip/solo", view) { t in host.apply(.solo(strip: t, on: on), from: peer, continuing: false) }
-        case .sendGain(let id, let send, let db):
-            return strip(id, "/strip/send/gain", view) { t in
+        case .stripMonitorInput(let ref, let on):
+            return strip(ref, "monitor_input", sender, view) { t in
+                view.session.tracks[t].isBus ? "\(view.session.tracks[t].name) is a bus: a bus has no input to hear"
+                    : host.monitor(strip: t, mode: on ? .input : .auto, from: peer)
+            }
+        case .stripTrim(let ref, _):
+            return strip(ref, "trimdB", sender, view) { _ in "Tapedeck's strips have no trim: use the fader, or a gain node in the input chain" }
+        case .stripGain(let ref, let db), .stripFader(let ref, let db):
+            let what = if case .stripGain = command { "gain" } else { "fader" }
+            if ref == .master { return host.apply(.masterGain(decibels: db), from: peer, continuing: continuing) }
+            return strip(ref, what, sender, view) { t in host.apply(.gain(strip: t, decibels: db), from: peer, continuing: continuing) }
+        case .stripPan(let ref, let pan):
+            return strip(ref, "pan_stereo_position", sender, view) { t in host.apply(.pan(strip: t, value: pan), from: peer, continuing: continuing) }
+        case .stripMute(let ref, let on):
+            return strip(ref, "mute", sender, view) { t in host.apply(.mute(strip: t, on: on), from: peer, continuing: false) }
+        case .stripSolo(let ref, let on):
+            return strip(ref, "solo", sender, view) { t in host.apply(.solo(strip: t, on: on), from: peer, continuing: false) }
+        case .sendGain(let ref, let send, let db):
+            return strip(ref, "send/gain", sender, view) { t in
                 let track = view.session.tracks[t]
                 guard track.sends.indices.contains(send - 1) else {
                     return "\(track.name) has \(track.sends.count) send\(track.sends.count == 1 ? "" : "s"), no send \(send)"
@@ -114,13 +155,73 @@ public final class OSCSurfaces {
         }
     }
 
-    /// Runs `body` on strip `id` (1-based) when the session has it; its refusal (after the
-    /// address), or why not.
-    private func strip(_ id: Int, _ address: String, _ view: OSCView, _ body: (Int) -> String?) -> String? {
-        guard view.session.tracks.indices.contains(id - 1) else {
-            return "\(address): no strip \(id): the session has \(view.session.tracks.count) (ids are 1-based in track order)"
+    /// Runs `body` on the track `ref` names for `sender` (its bank, its selection); its
+    /// refusal (after the address), or why not.
+    private func strip(_ ref: OSCStripRef, _ name: String, _ sender: OSCPeer, _ view: OSCView, _ body: (Int) -> String?) -> String? {
+        switch ref {
+        case .master:
+            return "/master/\(name): Tapedeck's master has a fader only (no \(name.replacingOccurrences(of: "_", with: " ")))"
+        case .selected:
+            guard let t = feedback.surface(of: sender).selected, view.session.tracks.indices.contains(t) else {
+                return "/select/\(name): no strip selected (select one with /strip/select SSID 1)"
+            }
+            return body(t).map { "/select/\(name): \($0)" }
+        case .id(let id):
+            guard let t = feedback.track(id, for: sender, in: view.session) else { return noStrip(id, "/strip/\(name)", view) }
+            return body(t).map { "/strip/\(name): \($0)" }
         }
-        return body(id - 1).map { "\(address): \($0)" }
+    }
+
+    private func noStrip(_ id: Int, _ address: String, _ view: OSCView) -> String {
+        "\(address): no strip \(id): the session has \(view.session.tracks.count) (ids are 1-based in track order, in the surface's bank)"
+    }
+
+    // MARK: - Fast wind
+
+    /// `/ffwd`: rolling at 2 times, then 1.5 times faster at each press (up to
+    /// ``maximumWindSpeed``), heard as varispeed; `/rewind`: the playhead stepped backwards at
+    /// the same speeds (Tapedeck does not play backwards), the transport stopped meanwhile
+    /// unless stopping would end the host. Play, stop, a locate or a marker jump end it.
+    private func startWind(forward: Bool, _ host: OSCHost, _ view: OSCView, _ peer: String, now: Double) -> String? {
+        var speed = 2.0
+        switch (wind, forward) {
+        case (.forward(let s), true), (.backward(let s), false): speed = min(s * 1.5, OSCSurfaces.maximumWindSpeed)
+        case (.none, _): speedBeforeWind = view.speed
+        case (.backward, true): break
+        case (.forward, false):
+            if let problem = host.perform(.speed(speedBeforeWind), from: peer) { return problem }
+        }
+        if forward {
+            if let problem = host.perform(.speed(speed), from: peer) { return problem }
+            if !view.transport.rolling, let problem = host.perform(.play, from: peer) { return problem }
+            wind = .forward(speed: speed)
+        } else {
+            if view.transport.recording { return "/rewind: a take is being recorded (a take is never torn in two); stop first" }
+            if view.transport.rolling && !view.stopEnds, let problem = host.perform(.stop, from: peer) { return problem }
+            if case .backward = wind {} else { windSteppedAt = now }
+            wind = .backward(speed: speed)
+        }
+        return nil
+    }
+
+    /// Ends a wind: the speed from before it is back.
+    private func endWind(_ host: OSCHost, _ peer: String) -> String? {
+        defer { wind = .none }
+        if case .forward = wind { return host.perform(.speed(speedBeforeWind), from: peer) }
+        return nil
+    }
+
+    /// A wind backwards moves the playhead back by the time since the last step at its speed
+    /// (plus the time played meanwhile, when the transport rolls on); at the start it ends.
+    private func stepWind(_ host: OSCHost, now: Double) {
+        guard case .backward(let speed) = wind else { return }
+        let view = host.oscView
+        let elapsed = now - windSteppedAt
+        guard elapsed >= 1 / OSCFeedback.framesPerSecond else { return }
+        windSteppedAt = now
+        let back = Int64(elapsed * (speed + (view.transport.rolling ? view.speed : 0)) * Double(view.transport.sampleRate))
+        let target = max(0, view.transport.frame - back)
+        if host.perform(.locate("\(target)f"), from: "/rewind") != nil || target == 0 { wind = .none }
     }
 
     /// Monotonic seconds (the rate bounds and gestures must not follow the wall clock).

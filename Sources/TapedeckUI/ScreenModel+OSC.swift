@@ -26,6 +26,11 @@ extension ScreenModel: OSCHost {
     /// UI thread.
     public func apply(_ change: MixerChange, from peer: String, continuing: Bool) -> String? {
         let who = peer.terminalSafe
+        if case .masterGain(let db) = change {
+            oscEdit("master fader", continuing: continuing, [change])
+            say("master fader \(Fader.text(db)) dB — asked by \(who)")
+            return nil
+        }
         guard let strip = change.strip, session.tracks.indices.contains(strip) else { return "no such strip" }
         let name = session.tracks[strip].name
         switch change {
@@ -53,6 +58,14 @@ extension ScreenModel: OSCHost {
     public func arm(strip t: Int, on: Bool, from peer: String) -> String? {
         edit("arm \(session.tracks[t].name)") { $0.tracks[t].armed = on }
         say("\(session.tracks[t].name) \(on ? "armed" : "disarmed") — asked by \(peer.terminalSafe)")
+        return nil
+    }
+
+    /// As the monitoring key sets it, one undoable edit. UI thread.
+    public func monitor(strip t: Int, mode: MonitoringMode, from peer: String) -> String? {
+        guard session.tracks[t].monitoring != mode else { return nil }
+        edit("monitoring \(session.tracks[t].name)") { $0.tracks[t].monitoring = mode }
+        say("\(session.tracks[t].name): monitoring \(ScreenModel.monitoringWords(mode)) — asked by \(peer.terminalSafe)")
         return nil
     }
 

@@ -239,4 +239,120 @@ final class ArdourOSCTests: XCTestCase {
         wait("stopped fed back") { surface.last("/transport_stop")?.values == ["1.000000"] }
         XCTAssertTrue(screen.isRunning)
     }
+
+    /// A TouchOSC Mk1 layout for Ardour: banks of two strips with the strip number in the
+    /// address (feedback bit 4), fader positions, the master, the select page, `/strip/list`.
+    func testATouchOSCLayoutPagesBanksDrivesStripsByAddressTheMasterAndTheSelectPage() throws {
+        // Buttons, values, ids in the address, master, select page, /reply (1+2+4+16+8192+16384).
+        let (screen, surface, port) = try open(feedback: 24599, bankSize: 2, faderMode: 1)
+        wait("the first bank named") { surface.last("/strip/name/2") != nil }
+        XCTAssertEqual(surface.last("/strip/name/1"), Dumped(path: "/strip/name/1", types: "s", values: ["\"Drums\""]))
+        XCTAssertEqual(surface.last("/strip/name/2"), Dumped(path: "/strip/name/2", types: "s", values: ["\"Bass\""]))
+        XCTAssertNil(surface.last("/strip/name/3"), "a bank of two shows two strips")
+        XCTAssertNil(surface.last("/strip/name"), "no strip id as an argument with bit 4")
+        XCTAssertEqual(surface.last("/strip/mute/1"), Dumped(path: "/strip/mute/1", types: "f", values: ["0.000000"]))
+        XCTAssertEqual(surface.last("/bank_up"), Dumped(path: "/bank_up", types: "i", values: ["1"]))
+        XCTAssertEqual(surface.last("/bank_down"), Dumped(path: "/bank_down", types: "i", values: ["0"]))
+        XCTAssertNil(surface.last("/strip/gain/1"), "fader mode 1: positions only")
+
+        // The fader of strip 2 by address: Ardour's law, 0.5 is -10.469 dB.
+        oscsend(port, "/strip/fader/2", "f", "0.5")
+        screen.waitFor("Bass at -10.5 dB") { $0.contains("Bass fader -10.5 dB — asked by osc") }
+        wait("the fader fed back") { surface.last("/strip/fader/2")?.values == ["0.500000"] }
+
+        // Bank up, pressed and released: strips 3 and 4 under the same two slots.
+        oscsend(port, "/bank_up", "f", "1.0")
+        oscsend(port, "/bank_up", "f", "0.0")
+        wait("the second bank named") { surface.last("/strip/name/1")?.values == ["\"Keys\""] }
+        XCTAssertEqual(surface.last("/strip/name/2")?.values, ["\"Vocal\""])
+        XCTAssertEqual(surface.last("/bank_up")?.values, ["0"])
+        XCTAssertEqual(surface.last("/bank_down")?.values, ["1"])
+        // Slot 1 is Keys now.
+        oscsend(port, "/strip/mute/1", "f", "1.0")
+        screen.waitFor("Keys muted") { $0.contains("Keys mute on — asked by osc") }
+        wait("the mute fed back on slot 1") { surface.last("/strip/mute/1")?.values == ["1.000000"] }
+        oscsend(port, "/bank_down", "f", "1.0")
+        oscsend(port, "/bank_down", "f", "0.0")
+        wait("the first bank again") { surface.last("/strip/name/1")?.values == ["\"Drums\""] }
+        XCTAssertEqual(surface.last("/strip/mute/1")?.values, ["0.000000"], "Drums is not muted")
+
+        // The master fader.
+        oscsend(port, "/master/fader", "f", "0.5")
+        screen.waitFor("the master at -10.5 dB") { $0.contains("master fader -10.5 dB — asked by osc") }
+        wait("the master fed back") { surface.last("/master/fader")?.values == ["0.500000"] }
+        XCTAssertEqual(surface.last("/master/name")?.values, ["\"Master\""])
+        oscsend(port, "/master/mute", "f", "1.0")
+        screen.waitFor("the master mute refused") { $0.contains("/master/mute: Tapedeck's master has a fader only") }
+
+        // Select strip 2 (Bass): the select page follows it, and drives it.
+        oscsend(port, "/strip/select/2", "f", "1.0")
+        oscsend(port, "/strip/select/2", "f", "0.0")
+        wait("Bass selected") { surface.last("/select/name")?.values == ["\"Bass\""] }
+        XCTAssertEqual(surface.last("/strip/select/2"), Dumped(path: "/strip/select/2", types: "f", values: ["1.000000"]))
+        XCTAssertEqual(surface.last("/strip/select/1")?.values, ["0.000000"])
+        XCTAssertEqual(surface.last("/select/fader"), Dumped(path: "/select/fader", types: "f", values: ["0.500000"]))
+        oscsend(port, "/select/mute", "f", "1.0")
+        wait("Bass muted from the select page") {
+            surface.last("/select/mute")?.values == ["1.000000"] && surface.last("/strip/mute/2")?.values == ["1.000000"]
+        }
+        oscsend(port, "/select/fader", "f", "0.0")
+        wait("Bass silent from the select page") { surface.last("/strip/fader/2")?.values == ["0.000000"] }
+
+        // Input monitoring by address (an int, as Ardour's strip page sends it); no trim.
+        oscsend(port, "/strip/monitor_input/1", "f", "1.0")
+        wait("Drums monitoring its input") { surface.last("/strip/monitor_input/1") == Dumped(path: "/strip/monitor_input/1", types: "i", values: ["1"]) }
+        oscsend(port, "/strip/trimdB/1", "f", "3.0")
+        screen.waitFor("the trim refused") { $0.contains("/strip/trimdB: Tapedeck's strips have no trim") }
+
+        // /strip/list: a /reply row per strip from the bank on, then the end of the list.
+        oscsend(port, "/strip/list", "f", "1.0")
+        wait("the list's end") { surface.last("/reply")?.values.first == "\"end_route_list\"" }
+        let rows = surface.messages.filter { $0.path == "/reply" }
+        XCTAssertEqual(rows.count, 5, "\(rows)")
+        XCTAssertEqual(rows.first?.types, "ssiiiiii")
+        XCTAssertEqual(rows.first?.values.prefix(2), ["\"AT\"", "\"Drums\""])
+        XCTAssertEqual(rows.first?.values.suffix(4), ["0", "0", "1", "0"], "mute, solo, ssid, record-enable")
+        XCTAssertEqual(rows[1].values.suffix(4), ["1", "0", "2", "0"], "Bass is muted")
+        XCTAssertEqual(rows.last?.types, "shhi")
+        XCTAssertTrue(screen.isRunning)
+    }
+
+    /// `/ffwd` rolls faster at each press (varispeed) and play brings the user's speed back;
+    /// `/rewind` winds the playhead backwards (Tapedeck does not play backwards) until stopped.
+    func testFastForwardAndRewindWindRatherThanJump() throws {
+        // Master section (the transport's states) and the playhead in samples.
+        let (screen, surface, port) = try open(feedback: 16 + 1024)
+        let rate = try SessionFolder(path: session).load().sampleRate
+        wait("stopped at 0") { position(surface) == 0 && surface.last("/ffwd") != nil }
+        XCTAssertEqual(surface.last("/ffwd"), Dumped(path: "/ffwd", types: "f", values: ["0.000000"]))
+
+        oscsend(port, "/ffwd", "f", "1.0")
+        oscsend(port, "/ffwd", "f", "0.0")
+        screen.waitFor("rolling at twice the speed") { $0.contains("PLAYING") && $0.contains("2.00x") }
+        wait("the wind fed back") { surface.last("/ffwd")?.values == ["1.000000"] && surface.last("/transport_play")?.values == ["0.000000"] }
+        oscsend(port, "/ffwd", "f", "1.0")
+        screen.waitFor("faster at the second press") { $0.contains("3.00x") }
+        XCTAssertTrue((position(surface) ?? 0) < 8 * rate, "it winds, it does not jump to the end")
+        oscsend(port, "/transport_play", "f", "1.0")
+        screen.waitFor("back at the user's speed") { $0.contains("PLAYING") && $0.contains("1.00x") }
+        wait("play fed back") { surface.last("/ffwd")?.values == ["0.000000"] && surface.last("/transport_play")?.values == ["1.000000"] }
+        oscsend(port, "/transport_stop", "f", "1.0")
+        screen.waitFor("STOPPED")
+
+        // Rewind from 6 s: the playhead goes back bit by bit, not to 0 at once.
+        oscsend(port, "/locate", "ii", "\(6 * rate)", "0")
+        wait("at 6 s") { position(surface) == 6 * rate }
+        oscsend(port, "/rewind", "f", "1.0")
+        oscsend(port, "/rewind", "f", "0.0")
+        wait("the rewind fed back") { surface.last("/rewind")?.values == ["1.000000"] }
+        wait("the playhead moving back") { (position(surface) ?? 0) < 6 * rate && (position(surface) ?? 0) > 0 }
+        let seen = Set(surface.messages.filter { $0.path == "/position/samples" }.map(\.values))
+        XCTAssertGreaterThan(seen.count, 2, "several steps back, not one jump: \(seen)")
+        oscsend(port, "/transport_stop", "f", "1.0")
+        wait("the wind ended") { surface.last("/rewind")?.values == ["0.000000"] }
+        let stoppedAt = position(surface)
+        usleep(400_000)
+        XCTAssertEqual(position(surface), stoppedAt, "stop ends the wind")
+        XCTAssertTrue(screen.isRunning)
+    }
 }

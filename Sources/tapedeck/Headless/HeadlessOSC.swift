@@ -93,6 +93,10 @@ final class HeadlessOSC: OSCHost {
             : "the tracks that record were chosen when the take started (a take is never torn in two); stop first"
     }
 
+    func monitor(strip: Int, mode: MonitoringMode, from peer: String) -> String? {
+        "\(remote.role == .play ? "'tapedeck play'" : "'tapedeck record'") keeps the monitoring it started with; set it on the screen or with 'tapedeck track --monitor'"
+    }
+
     func addMarker(named name: String?, from peer: String) -> String? {
         "/add_marker: \(remote.role == .play ? "'tapedeck play'" : "'tapedeck record'") has the session open and takes no edits while it runs; add markers from the screen or with 'tapedeck marker' once it stops"
     }
