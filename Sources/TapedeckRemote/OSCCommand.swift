@@ -54,6 +54,12 @@ public enum OSCCommand: Equatable, Sendable {
     case stripSelect(strip: Int)
     /// `sendid` is 1-based among the strip's sends.
     case sendGain(strip: OSCStripRef, send: Int, decibels: Double)
+    /// `/select/plugin f ±1`: the next or previous node of the selected strip's chain.
+    case selectPlugin(delta: Int)
+    /// `/select/plugin/parameter`: parameter `parameter` (1-based) of node `plugin` (1-based;
+    /// nil: the surface's current one) of the selected strip's chain to `position` 0…1 of
+    /// its range.
+    case pluginParameter(plugin: Int?, parameter: Int, position: Double)
 
     /// Ids above this are refused before any lookup (no session has as many strips).
     public static let maximumID = 100_000
@@ -159,6 +165,24 @@ public enum OSCCommand: Equatable, Sendable {
             let send = try p.integer(0, "sendid")
             guard (1...maximumID).contains(send) else { throw OSCRefusal("\(address): send id \(send) is not 1 or more") }
             return .sendGain(strip: ref, send: send, decibels: OSCLaw.clampedDecibels(try p.number(1, "gain")))
+        case "plugin" where ref == .selected:
+            let delta = try p.number(0, "delta")
+            return delta == 0 ? .ignored : .selectPlugin(delta: delta > 0 ? 1 : -1)
+        case let sub where ref == .selected && (sub == "plugin/parameter" || sub.hasPrefix("plugin/parameter/")):
+            // The plugin and parameter ids as arguments, or in the address (Ardour's forms).
+            let inAddress = sub.split(separator: "/").dropFirst(2).map { Int($0) }
+            guard !inAddress.contains(nil), inAddress.count <= 2, inAddress.count + values.count >= 2, inAddress.count + values.count <= 3 else {
+                return nil
+            }
+            let ids = inAddress.compactMap { $0 }
+            let all = ids.map { OSCValue.int(Int32(clamping: $0)) } + values
+            let q = OSCArguments(path: address, values: all)
+            let plugin = all.count == 3 ? try q.integer(0, "piid") : nil
+            let parameter = try q.integer(all.count - 2, "paid")
+            guard (1...maximumID).contains(parameter), plugin.map({ (1...maximumID).contains($0) }) ?? true else {
+                throw OSCRefusal("\(address): plugin and parameter ids are 1 or more")
+            }
+            return .pluginParameter(plugin: plugin, parameter: parameter, position: try q.unit(all.count - 1, "value"))
         default: return nil
         }
     }

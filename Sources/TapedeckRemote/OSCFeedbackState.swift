@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckDSP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -179,6 +180,43 @@ struct OSCFeedbackState {
             if settings.sendsDecibels { add("/select/send_gain", id: k + 1, [Self.gain(send.levelDecibels)]) }
             add("/select/send_name", id: k + 1, [.string(send.bus)])
         }
+    }
+
+    /// The select page's plugin page (feedback bit 8192): node `plugin` of the selected
+    /// strip's playback chain, its name, whether it is in (not bypassed), and each parameter's
+    /// name and value as 0…1 of its range; slots past its parameters cleared. Returns the
+    /// slots shown; `plugin` is kept within the chain.
+    mutating func pluginPage(_ selected: Int?, plugin: inout Int, shown: Int) -> Int {
+        guard bits.contains(.select) else { return shown }
+        var parameters: [Chain.ParameterState] = []
+        if let t = selected, view.session.tracks.indices.contains(t),
+           let chain = try? Chain(parsing: view.session.tracks[t].playbackChain), !chain.entries.isEmpty {
+            plugin = min(max(1, plugin), chain.entries.count)
+            let entry = chain.entries[plugin - 1]
+            add("/select/plugin/name", [.string(entry.node)])
+            add("/select/plugin/activate", [Self.flag(!entry.bypassed)])
+            parameters = chain.parameters(of: plugin - 1, registry: .standard)
+        } else {
+            add("/select/plugin/name", [.string(" ")])
+            add("/select/plugin/activate", [.float(0)])
+        }
+        for (i, p) in parameters.enumerated() {
+            add("/select/plugin/parameter/name", id: i + 1, [.string(p.definition.name)])
+            add("/select/plugin/parameter", id: i + 1, [.float(Float(OSCFeedbackState.position(p)))])
+        }
+        if shown > parameters.count {
+            for id in (parameters.count + 1)...shown {
+                add("/select/plugin/parameter/name", id: id, [.string(" ")])
+                add("/select/plugin/parameter", id: id, [.float(0)])
+            }
+        }
+        return max(shown, parameters.count)
+    }
+
+    /// A parameter's value as 0…1 of its range (a note value: 0).
+    static func position(_ p: Chain.ParameterState) -> Double {
+        guard case .number(let v) = p.value, p.definition.maximum > p.definition.minimum else { return 0 }
+        return min(1, max(0, (v - p.definition.minimum) / (p.definition.maximum - p.definition.minimum)))
     }
 
     private static func padded(_ v: Int, _ width: Int) -> String {

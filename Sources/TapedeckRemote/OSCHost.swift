@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckDSP
 import TapedeckTransport
 
 /// What OSC surfaces see of whoever hosts them (the screen, headless `play` or `record`) at
@@ -67,6 +68,8 @@ public protocol OSCHost: AnyObject {
     func arm(strip: Int, on: Bool, from peer: String) -> String?
     /// Track `strip`'s input monitoring (0-based, a track, not a bus).
     func monitor(strip: Int, mode: MonitoringMode, from peer: String) -> String?
+    /// One parameter of one node of a chain (the select page's plugin parameters).
+    func applyChain(_ change: ChainValueChange, from peer: String) -> String?
     /// A marker at the playhead (nil name: the host's next default name).
     func addMarker(named name: String?, from peer: String) -> String?
     /// Says a refusal (one line, already naming the surface).

@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckDSP
 import TapedeckRemote
 
 // MARK: - OSC: the screen as a host of ``OSCSurfaces``. What a surface asks for is done as the
@@ -66,6 +67,20 @@ extension ScreenModel: OSCHost {
         guard session.tracks[t].monitoring != mode else { return nil }
         edit("monitoring \(session.tracks[t].name)") { $0.tracks[t].monitoring = mode }
         say("\(session.tracks[t].name): monitoring \(ScreenModel.monitoringWords(mode)) — asked by \(peer.terminalSafe)")
+        return nil
+    }
+
+    /// A value of a node of a playback chain, as the chain panel moves one: one undoable
+    /// step, the value written to the playing node. UI thread.
+    public func applyChain(_ change: ChainValueChange, from peer: String) -> String? {
+        guard case .playback(let t) = change.place, session.tracks.indices.contains(t) else { return "not a playback chain" }
+        let name = session.tracks[t].name
+        guard session.tracks[t].frozen == nil else { return "\(name) is frozen: unfreeze it to change its chain" }
+        document.edit("OSC chain \(name)") { $0.apply(change) }
+        link.apply([change])
+        if case .parameter(let id, .number(let v)) = change.value {
+            say("\(name) node \(change.node + 1) \(id) \(v.formatted()) — asked by \(peer.terminalSafe)")
+        }
         return nil
     }
 

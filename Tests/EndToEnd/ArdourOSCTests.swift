@@ -355,4 +355,29 @@ final class ArdourOSCTests: XCTestCase {
         XCTAssertEqual(position(surface), stoppedAt, "stop ends the wind")
         XCTAssertTrue(screen.isRunning)
     }
+
+    /// The select page's plugin page: the selected strip's chain, node by node, each
+    /// parameter as 0…1 of its range, and set that way.
+    func testTheSelectPagesPluginParametersAreTheSelectedStripsChain() throws {
+        XCTAssertEqual(try Tapedeck.run(["chain", session, "1", "hpf:cutoff=80,comp:threshold=-18:ratio=4"]).status, 0)
+        // Buttons and the select page (1 + 8192).
+        let (screen, surface, port) = try open(feedback: 8193)
+        oscsend(port, "/strip/select", "if", "1", "1.0")
+        wait("the first node shown") { surface.last("/select/plugin/name")?.values == ["\"hpf\""] }
+        XCTAssertEqual(surface.last("/select/plugin/activate"), Dumped(path: "/select/plugin/activate", types: "f", values: ["1.000000"]))
+        XCTAssertEqual(surface.last("/select/plugin/parameter/name", id: 1), Dumped(path: "/select/plugin/parameter/name", types: "is", values: ["1", "\"Cutoff\""]))
+        // 80 Hz of 10…20000.
+        let cutoff = try XCTUnwrap(surface.last("/select/plugin/parameter", id: 1)?.values.last.flatMap(Double.init))
+        XCTAssertEqual(cutoff, (80.0 - 10) / (20_000 - 10), accuracy: 1e-5)
+
+        // The next node: the compressor; its threshold (-18 of -60…0) set to the middle.
+        oscsend(port, "/select/plugin", "f", "1.0")
+        wait("the compressor shown") { surface.last("/select/plugin/name")?.values == ["\"comp\""] }
+        let threshold = try XCTUnwrap(surface.last("/select/plugin/parameter", id: 1)?.values.last.flatMap(Double.init))
+        XCTAssertEqual(threshold, 0.7, accuracy: 1e-5)
+        oscsend(port, "/select/plugin/parameter", "if", "1", "0.5")
+        screen.waitFor("the threshold at -30 dB") { $0.contains("Drums node 2 threshold -30 — asked by osc") }
+        wait("the threshold fed back") { surface.last("/select/plugin/parameter", id: 1)?.values == ["1", "0.500000"] }
+        XCTAssertTrue(screen.isRunning)
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TapedeckCore
+import TapedeckDSP
 import TapedeckRemote
 import TapedeckTransport
 #if canImport(Glibc)
@@ -95,6 +96,13 @@ final class HeadlessOSC: OSCHost {
 
     func monitor(strip: Int, mode: MonitoringMode, from peer: String) -> String? {
         "\(remote.role == .play ? "'tapedeck play'" : "'tapedeck record'") keeps the monitoring it started with; set it on the screen or with 'tapedeck track --monitor'"
+    }
+
+    /// A chain value for this `play` run (as the mixer's), refused by `record`.
+    func applyChain(_ change: ChainValueChange, from peer: String) -> String? {
+        guard remote.role == .play else { return "'tapedeck record' takes no chain changes while it runs (only stop)" }
+        transport.apply([change])
+        return nil
     }
 
     func addMarker(named name: String?, from peer: String) -> String? {
