@@ -314,6 +314,28 @@ final class ArdourOSCTests: XCTestCase {
         XCTAssertEqual(rows.first?.values.suffix(4), ["0", "0", "1", "0"], "mute, solo, ssid, record-enable")
         XCTAssertEqual(rows[1].values.suffix(4), ["1", "0", "2", "0"], "Bass is muted")
         XCTAssertEqual(rows.last?.types, "shhi")
+
+        // Every message the layout was sent: an address Ardour sends, with Ardour's types
+        // (the strip number in the address, as asked, never as an argument).
+        let floats = ["/strip/mute", "/strip/solo", "/strip/recenable", "/strip/select", "/strip/fader", "/strip/trimdB",
+                      "/strip/pan_stereo_position", "/master/fader", "/master/mute", "/master/trimdB", "/transport_play",
+                      "/transport_stop", "/toggle_roll", "/loop_toggle", "/rewind", "/ffwd", "/rec_enable_toggle", "/record_tally",
+                      "/cancel_all_solos", "/select/mute", "/select/solo", "/select/recenable", "/select/monitor_input",
+                      "/select/trimdB", "/select/n_inputs", "/select/n_outputs", "/select/fader", "/select/pan_stereo_position",
+                      "/select/send_fader", "/select/plugin/activate", "/select/plugin/parameter"]
+        var expected = Dictionary(uniqueKeysWithValues: floats.map { ($0, "f") })
+        for path in ["/strip/name", "/master/name", "/session_name", "/marker", "/select/name", "/select/send_name",
+                     "/select/plugin/name", "/select/plugin/parameter/name"] {
+            expected[path] = "s"
+        }
+        expected["/strip/monitor_input"] = "i"
+        expected["/bank_up"] = "i"
+        expected["/bank_down"] = "i"
+        for m in surface.messages where m.path != "/reply" {
+            var base = m.path
+            if let slash = base.lastIndex(of: "/"), Int(base[base.index(after: slash)...]) != nil { base = String(base[..<slash]) }
+            XCTAssertEqual(expected[base], m.types, "\(m): not an address Ardour sends with these types")
+        }
         XCTAssertTrue(screen.isRunning)
     }
 
