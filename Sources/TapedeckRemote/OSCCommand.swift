@@ -165,6 +165,11 @@ public enum OSCCommand: Equatable, Sendable {
             let send = try p.integer(0, "sendid")
             guard (1...maximumID).contains(send) else { throw OSCRefusal("\(address): send id \(send) is not 1 or more") }
             return .sendGain(strip: ref, send: send, decibels: OSCLaw.clampedDecibels(try p.number(1, "gain")))
+        case "send/fader":
+            guard case .id = ref else { return nil }
+            let send = try p.integer(0, "sendid")
+            guard (1...maximumID).contains(send) else { throw OSCRefusal("\(address): send id \(send) is not 1 or more") }
+            return .sendGain(strip: ref, send: send, decibels: OSCLaw.decibels(position: try p.unit(1, "position")))
         case "plugin" where ref == .selected:
             let delta = try p.number(0, "delta")
             return delta == 0 ? .ignored : .selectPlugin(delta: delta > 0 ? 1 : -1)

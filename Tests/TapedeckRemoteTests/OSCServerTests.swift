@@ -106,6 +106,7 @@ final class OSCServerTests: XCTestCase {
         XCTAssertEqual(command("/ffwd", [.float(0)]), .ignored)
         XCTAssertEqual(command("/set_surface", [.int(4), .int(7), .int(3), .int(1)]),
                        .setSurface(OSCSurfaceSettings(bankSize: 4, stripTypes: [.audioTracks, .midiTracks, .audioBuses], feedback: [.buttons, .values], faderMode: 1)))
+        XCTAssertEqual(command("/strip/send/fader", [.int(1), .int(2), .float(0)]), .sendGain(strip: .id(1), send: 2, decibels: -200))
         XCTAssertEqual(command("/select/plugin", [.float(1)]), .selectPlugin(delta: 1))
         XCTAssertEqual(command("/select/plugin", [.float(-1)]), .selectPlugin(delta: -1))
         XCTAssertEqual(command("/select/plugin/parameter", [.int(2), .float(0.25)]), .pluginParameter(plugin: nil, parameter: 2, position: 0.25))
