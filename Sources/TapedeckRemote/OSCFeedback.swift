@@ -40,6 +40,9 @@ public final class OSCFeedback {
         /// Strip slots shown so far (with no banks, strips removed since are cleared).
         var slotsShown = 0
         var frameSentAt = -Double.infinity
+        /// An update came within a frame of the last one: the next frame must still go out
+        /// (what changed meanwhile is sent then), even if nothing else wakes the owner.
+        var pending = false
     }
 
     let server: OSCServer
@@ -118,8 +121,13 @@ public final class OSCFeedback {
 
     /// Sends each surface whose frame is due what changed since it was last told.
     public func update(_ view: OSCView, wind: OSCWind = .none, now: Double) {
-        for (peer, var surface) in surfaces where now - surface.frameSentAt >= 1 / OSCFeedback.framesPerSecond {
+        for (peer, var surface) in surfaces {
+            guard now - surface.frameSentAt >= 1 / OSCFeedback.framesPerSecond else {
+                surfaces[peer]?.pending = true
+                continue
+            }
             surface.frameSentAt = now
+            surface.pending = false
             let strips = OSCFeedback.strips(view.session, surface.settings.stripTypes)
             surface.bank = OSCFeedback.bankStart(surface.bank, size: surface.settings.bankSize, total: strips.count)
             if let t = surface.selected, !view.session.tracks.indices.contains(t) { surface.selected = nil }
@@ -143,12 +151,16 @@ public final class OSCFeedback {
         }
     }
 
-    /// How soon (seconds from `now`) a surface's next frame is due, or nil with none
-    /// registered: the owner's loop should not sleep past it.
+    /// How soon (seconds from `now`) a surface's next frame must go out with nothing else
+    /// waking the owner: a frame held back by the rate, or the heartbeat's next beat; nil when
+    /// none is (an idle owner then sleeps as long as it likes).
     public func secondsUntilDue(now: Double) -> Double? {
-        guard !surfaces.isEmpty else { return nil }
-        let next = surfaces.values.map { $0.frameSentAt + 1 / OSCFeedback.framesPerSecond }.min() ?? now
-        return max(0, next - now)
+        let due = surfaces.values.compactMap { s -> Double? in
+            if s.pending { return s.frameSentAt + 1 / OSCFeedback.framesPerSecond }
+            if s.settings.feedback.contains(.heartbeat) { return now.rounded(.down) + 1 }
+            return nil
+        }
+        return due.min().map { max(0, $0 - now) }
     }
 
     /// `/strip/list`'s answer to `peer`: a row per strip of its bank onwards (Ardour's
