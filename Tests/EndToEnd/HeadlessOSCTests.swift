@@ -120,6 +120,43 @@ final class HeadlessOSCTests: XCTestCase {
         XCTAssertEqual(try SessionFolder(path: session).load().tracks[0].gainDecibels, -5)
     }
 
+    /// `play` hosts the same OSC translation as the screen: a TouchOSC layout's banks, strip
+    /// numbers in the address, press/release pairs and fast wind.
+    func testPlayTakesAnArdourLayoutsBanksIdsInTheAddressAndFastWind() throws {
+        let (folder, session) = try ScreenTmux.demoFolder(self)
+        let jack = try JackServer.start(self, folder: folder)
+        let port = ScreenOSCTests.freePort()
+        let stderr = dir + "/err.txt"
+        let child = try SpawnedChild([Tapedeck.binary, "play", session, "--to", "10:00", "--device", "jacktap:OUT=/dev/null", "--osc", "\(port)"],
+                                     environment: jack.environment, stderrPath: stderr)
+        let surface = try surface()
+        // Banks of 2; buttons, ids in the address, the master section (1 + 4 + 16).
+        wait("the surface to be sent the first bank", timeout: 60) {
+            if text(surface.dump).contains("/strip/name/1 s \"Drums\"") { return true }
+            oscsend(port, "/set_surface", "iiiiiii", "2", "0", "21", "0", "0", "0", "\(surface.port)")
+            usleep(500_000)
+            return text(surface.dump).contains("/strip/name/1 s \"Drums\"")
+        }
+        XCTAssertFalse(text(surface.dump).contains("/strip/name/3"), "a bank of two")
+        oscsend(port, "/bank_up", "f", "1.0")
+        oscsend(port, "/bank_up", "f", "0.0")
+        wait("the second bank") { text(surface.dump).contains("/strip/name/1 s \"Keys\"") }
+        oscsend(port, "/strip/mute/1", "f", "1.0")
+        wait("Keys muted for the run, by its slot") { text(surface.dump).contains("/strip/mute/1 f 1.0") }
+        oscsend(port, "/ffwd", "f", "1.0")
+        oscsend(port, "/ffwd", "f", "0.0")
+        wait("winding forward") { text(surface.dump).contains("/ffwd f 1.0") && text(surface.dump).contains("/transport_play f 0.0") }
+        oscsend(port, "/transport_play", "f", "1.0")
+        wait("back at speed") {
+            let t = text(surface.dump)
+            guard let wound = t.range(of: "/ffwd f 1.0", options: .backwards) else { return false }
+            return t[wound.upperBound...].contains("/ffwd f 0.0") && t[wound.upperBound...].contains("/transport_play f 1.0")
+        }
+        oscsend(port, "/transport_stop", "f", "1.0")
+        XCTAssertEqual(exitStatus(child, stderr), 0, text(stderr))
+        XCTAssertFalse(try SessionFolder(path: session).load().tracks[2].mute, "for the run only")
+    }
+
     func testRecordStopsOnOSCStopWithTheTakeKeptAndRefusesToMove() throws {
         let jack = try JackServer.start(self, folder: dir)
         let session = SessionFolder(path: dir + "/song.tapedeck")
