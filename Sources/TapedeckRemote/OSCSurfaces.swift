@@ -27,7 +27,7 @@ public final class OSCSurfaces {
     private var lastMove: [String: Double] = [:]
     private let clock: () -> Double
     /// The wind under way, the speed to go back to when it ends, and when the playhead was
-    /// last stepped back.
+    /// last stepped back (a wind forwards: when it last sped up).
     private(set) var wind: OSCWind = .none
     private var speedBeforeWind = 1.0
     private var windSteppedAt = 0.0
@@ -222,6 +222,9 @@ public final class OSCSurfaces {
     /// the same speeds (Tapedeck does not play backwards), the transport stopped meanwhile
     /// unless stopping would end the host. Play, stop, a locate or a marker jump end it.
     private func startWind(forward: Bool, _ host: OSCHost, _ view: OSCView, _ peer: String, now: Double) -> String? {
+        if view.transport.recording {
+            return "\(forward ? "/ffwd" : "/rewind"): a take is being recorded (a take is never torn in two); stop first"
+        }
         var speed = 2.0
         switch (wind, forward) {
         case (.forward(let s), true), (.backward(let s), false): speed = min(s * 1.5, OSCSurfaces.maximumWindSpeed)
@@ -234,8 +237,8 @@ public final class OSCSurfaces {
             if let problem = host.perform(.speed(speed), from: peer) { return problem }
             if !view.transport.rolling, let problem = host.perform(.play, from: peer) { return problem }
             wind = .forward(speed: speed)
+            windSteppedAt = now
         } else {
-            if view.transport.recording { return "/rewind: a take is being recorded (a take is never torn in two); stop first" }
             if view.transport.rolling && !view.stopEnds, let problem = host.perform(.stop, from: peer) { return problem }
             if case .backward = wind {} else { windSteppedAt = now }
             wind = .backward(speed: speed)
@@ -253,6 +256,12 @@ public final class OSCSurfaces {
     /// A wind backwards moves the playhead back by the time since the last step at its speed
     /// (plus the time played meanwhile, when the transport rolls on); at the start it ends.
     private func stepWind(_ host: OSCHost, now: Double) {
+        // A wind forwards that stopped by itself (the end of the session, of `play --to`)
+        // is over: the speed from before it is back, and the surface's /ffwd goes out.
+        if case .forward = wind, now - windSteppedAt > 0.5, !host.oscView.transport.rolling {
+            _ = endWind(host, "/ffwd")
+            return
+        }
         guard case .backward(let speed) = wind else { return }
         let view = host.oscView
         let elapsed = now - windSteppedAt

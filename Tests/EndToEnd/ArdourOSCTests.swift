@@ -375,6 +375,14 @@ final class ArdourOSCTests: XCTestCase {
         let stoppedAt = position(surface)
         usleep(400_000)
         XCTAssertEqual(position(surface), stoppedAt, "stop ends the wind")
+
+        // A wind forwards that runs into the session's end is over when the transport stops.
+        oscsend(port, "/locate", "ii", "\(15 * rate / 2)", "0")
+        wait("at 7.5 s") { position(surface) == 15 * rate / 2 }
+        oscsend(port, "/ffwd", "f", "1.0")
+        wait("winding to the end") { surface.last("/ffwd")?.values == ["1.000000"] }
+        screen.waitFor("stopped at the end, back at the user's speed", timeout: 20) { $0.contains("STOPPED") && $0.contains("1.00x") }
+        wait("the wind's end fed back") { surface.last("/ffwd")?.values == ["0.000000"] && surface.last("/transport_stop")?.values == ["1.000000"] }
         XCTAssertTrue(screen.isRunning)
     }
 
