@@ -3,55 +3,21 @@ import TapedeckCore
 import Glibc
 #endif
 
-/// What a surface registered for with `/set_surface` (Ardour's arguments, in its order:
-/// `bank_size strip_types feedback fader_mode send_page_size plugin_page_size port`). Tapedeck
-/// has no banks (every strip is sent, as Ardour's bank size 0), so only the feedback bits, the
-/// fader mode and the reply port are kept.
-public struct OSCSurfaceSettings: Equatable, Sendable {
-    /// Ardour's feedback bits Tapedeck honours.
-    public struct Feedback: OptionSet, Equatable, Sendable {
-        public let rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
-        /// 1: mute, solo, record-enable states of the strips.
-        public static let buttons = Feedback(rawValue: 1)
-        /// 2: gain (or fader), pan and send levels of the strips.
-        public static let values = Feedback(rawValue: 2)
-        /// 128: meters (dB, or 0…1 with a positional fader mode).
-        public static let meters = Feedback(rawValue: 128)
-        /// 1024: the playhead as `/position/samples`.
-        public static let samples = Feedback(rawValue: 1024)
-        /// 2048: the playhead as `/position/time`.
-        public static let time = Feedback(rawValue: 2048)
-        /// Everything, for a surface that sends `/set_surface` with no arguments.
-        public static let all: Feedback = [.buttons, .values, .meters, .samples, .time]
-    }
-
-    /// Which feedback the surface gets (names and transport state always).
-    public var feedback: Feedback = .all
-    /// Ardour's gain mode: 0 `/strip/gain` in dB only, 1 and 3 `/strip/fader` 0…1 only,
-    /// 2 (Tapedeck's default) both.
-    public var faderMode = 2
-    /// Where feedback goes: 0 answers the port the registration came from.
-    public var replyPort = 0
-
-    /// Everything, both gain forms, to the sender.
-    public init(feedback: Feedback = .all, faderMode: Int = 2, replyPort: Int = 0) {
-        self.feedback = feedback
-        self.faderMode = faderMode
-        self.replyPort = replyPort
-    }
-
-    /// Whether `/strip/gain` (dB) is sent.
-    public var sendsDecibels: Bool { faderMode == 0 || faderMode == 2 }
-    /// Whether `/strip/fader` (0…1) is sent.
-    public var sendsPosition: Bool { faderMode != 0 }
+/// Which strip a strip message means: Ardour's `ssid` (1-based in the surface's bank), the
+/// master (`/master/…`), or the strip the surface selected (`/select/…`).
+public enum OSCStripRef: Equatable, Hashable, Sendable {
+    case id(Int)
+    case master
+    case selected
 }
 
 /// One validated request from an OSC surface, in Ardour's address space. Strip ids are
-/// 1-based in track-list order (Ardour's `ssid`); whether the strip exists is checked by
-/// whoever carries it out, against the session of that moment.
+/// Ardour's `ssid`: 1-based in the surface's bank, which ``OSCSurfaces`` resolves against the
+/// session of that moment.
 public enum OSCCommand: Equatable, Sendable {
     case play, stop, toggleRoll, gotoStart, gotoEnd
+    /// `/rewind`, `/ffwd`: a fast wind backwards or forwards (faster at each press).
+    case rewind, fastForward
     /// `/locate spos roll`: to frame `frame`, then rolling (true), stopped (false).
     case locate(frame: Int64, roll: Bool)
     /// `/rec_enable_toggle`: a recording pass over the armed tracks starts, or stops.
@@ -61,62 +27,74 @@ public enum OSCCommand: Equatable, Sendable {
     case nextMarker, previousMarker
     /// `/set_surface …`: the sender wants feedback.
     case setSurface(OSCSurfaceSettings)
-    /// `/refresh`, `/strip/list`: the sender wants every name and state (again).
+    /// `/refresh`: the sender wants every name and state again.
     case refresh
-    case stripGain(strip: Int, decibels: Double)
+    /// `/strip/list`: the sender wants a `/reply` row per strip.
+    case stripList
+    /// `/bank_up`, `/bank_down`: the next or previous bank of the surface's bank size.
+    case bankUp, bankDown
+    /// `/set_bank N`: the bank starting at strip N (1-based).
+    case setBank(Int)
+    /// A button's release, or a press with a value other than 1: nothing to do (Ardour's
+    /// `osc.h` acts only on a float 1.0).
+    case ignored
+    case stripGain(strip: OSCStripRef, decibels: Double)
     /// Ardour's fader position 0…1, already turned into dB.
-    case stripFader(strip: Int, decibels: Double)
+    case stripFader(strip: OSCStripRef, decibels: Double)
     /// Ardour's stereo position 0 (left) … 1 (right), already turned into −1…+1.
-    case stripPan(strip: Int, pan: Double)
-    case stripMute(strip: Int, on: Bool)
-    case stripSolo(strip: Int, on: Bool)
-    case stripRecordEnable(strip: Int, on: Bool)
+    case stripPan(strip: OSCStripRef, pan: Double)
+    case stripMute(strip: OSCStripRef, on: Bool)
+    case stripSolo(strip: OSCStripRef, on: Bool)
+    case stripRecordEnable(strip: OSCStripRef, on: Bool)
+    /// `/strip/monitor_input`: the track hears its input (on), or not.
+    case stripMonitorInput(strip: OSCStripRef, on: Bool)
+    /// `/strip/trimdB`: Tapedeck's strips have no trim (refused, with why).
+    case stripTrim(strip: OSCStripRef, decibels: Double)
+    /// `/strip/select ssid 1`: the surface's selected strip (for `/select/…`).
+    case stripSelect(strip: Int)
     /// `sendid` is 1-based among the strip's sends.
-    case sendGain(strip: Int, send: Int, decibels: Double)
+    case sendGain(strip: OSCStripRef, send: Int, decibels: Double)
+    /// `/select/plugin f ±1`: the next or previous node of the selected strip's chain.
+    case selectPlugin(delta: Int)
+    /// `/select/plugin/parameter`: parameter `parameter` (1-based) of node `plugin` (1-based;
+    /// nil: the surface's current one) of the selected strip's chain to `position` 0…1 of
+    /// its range.
+    case pluginParameter(plugin: Int?, parameter: Int, position: Double)
 
     /// Ids above this are refused before any lookup (no session has as many strips).
     public static let maximumID = 100_000
+
+    /// The addresses that are buttons: carried out on a press (no argument, `f 1.0`, `i 1`
+    /// or `T`) and not on its release, as Ardour's `PATH_CALLBACK` does.
+    static let buttons: [String: OSCCommand] = [
+        "/transport_play": .play, "/transport_stop": .stop, "/toggle_roll": .toggleRoll, "/goto_start": .gotoStart,
+        "/goto_end": .gotoEnd, "/rewind": .rewind, "/ffwd": .fastForward, "/rec_enable_toggle": .recordToggle,
+        "/loop_toggle": .loopToggle, "/next_marker": .nextMarker, "/prev_marker": .previousMarker,
+        "/refresh": .refresh, "/strip/list": .stripList, "/bank_up": .bankUp, "/bank_down": .bankDown,
+        "/add_marker": .addMarker(name: nil),
+    ]
 
     /// The command `message` asks for, or why it cannot be one (one line).
     public static func parse(_ message: OSCMessage) -> Result<OSCCommand, OSCRefusal> {
         let a = message.arguments
         let p = OSCArguments(path: message.path, values: a)
         do throws(OSCRefusal) {
+            if message.path == "/add_marker", a.count == 1, case .string(let name) = a[0] { return .success(.addMarker(name: name)) }
+            if let button = buttons[message.path] { return .success(isPress(a) ? button : .ignored) }
             switch message.path {
-            case "/transport_play": return .success(.play)
-            case "/transport_stop": return .success(.stop)
-            case "/toggle_roll": return .success(.toggleRoll)
-            case "/goto_start", "/rewind": return .success(.gotoStart)
-            case "/goto_end", "/ffwd": return .success(.gotoEnd)
             case "/locate":
                 let frame = try p.integer(0, "spos")
                 guard (0...Int(SessionLimits.maximumTimelineFrames)).contains(frame) else {
                     throw OSCRefusal("/locate: sample \(frame) is outside 0…\(SessionLimits.maximumTimelineFrames)")
                 }
                 return .success(.locate(frame: Int64(frame), roll: a.count > 1 ? try p.flag(1, "roll") : false))
-            case "/rec_enable_toggle": return .success(.recordToggle)
-            case "/loop_toggle": return .success(.loopToggle)
-            case "/add_marker":
-                if a.isEmpty { return .success(.addMarker(name: nil)) }
-                return .success(.addMarker(name: try p.string(0, "name")))
-            case "/next_marker": return .success(.nextMarker)
-            case "/prev_marker": return .success(.previousMarker)
-            case "/refresh", "/strip/list": return .success(.refresh)
             case "/set_surface": return .success(.setSurface(try surface(p)))
-            case "/strip/gain":
-                return .success(.stripGain(strip: try p.strip(0), decibels: OSCLaw.clampedDecibels(try p.number(1, "gain"))))
-            case "/strip/fader":
-                return .success(.stripFader(strip: try p.strip(0), decibels: OSCLaw.decibels(position: try p.unit(1, "position"))))
-            case "/strip/pan_stereo_position":
-                return .success(.stripPan(strip: try p.strip(0), pan: try p.unit(1, "position") * 2 - 1))
-            case "/strip/mute": return .success(.stripMute(strip: try p.strip(0), on: try p.flag(1, "mute")))
-            case "/strip/solo": return .success(.stripSolo(strip: try p.strip(0), on: try p.flag(1, "solo")))
-            case "/strip/recenable": return .success(.stripRecordEnable(strip: try p.strip(0), on: try p.flag(1, "recenable")))
-            case "/strip/send/gain":
-                let send = try p.integer(1, "sendid")
-                guard (1...maximumID).contains(send) else { throw OSCRefusal("/strip/send/gain: send id \(send) is not 1 or more") }
-                return .success(.sendGain(strip: try p.strip(0), send: send, decibels: OSCLaw.clampedDecibels(try p.number(2, "gain"))))
+            case "/set_bank":
+                let bank = try p.integer(0, "bank")
+                guard (1...maximumID).contains(bank) else { throw OSCRefusal("/set_bank: bank \(bank) is not 1 or more") }
+                return .success(.setBank(bank))
             default:
+                if let strip = try stripCommand(message) { return .success(strip) }
                 return .failure(OSCRefusal("\(message.path.terminalSafe): not an address Tapedeck answers"))
             }
         } catch {
@@ -124,9 +102,108 @@ public enum OSCCommand: Equatable, Sendable {
         }
     }
 
+    /// Whether a button's arguments are a press: none, `f 1.0`, `i 1`, `T` (and anything
+    /// Ardour does not check, such as a string). Ardour checks a lone float only; a lone int
+    /// other than 1 is ignored here too, so a layout sending `i 1` then `i 0` presses once.
+    static func isPress(_ a: [OSCValue]) -> Bool {
+        guard a.count == 1 else { return true }
+        switch a[0] {
+        case .float(let v): return v == 1
+        case .double(let v): return v == 1
+        case .int(let v): return v == 1
+        case .int64(let v): return v == 1
+        case .bool(let b): return b
+        default: return true
+        }
+    }
+
+    /// A `/strip/…`, `/master/…` or `/select/…` message, its strip id where Ardour takes it:
+    /// the first argument (`/strip/fader 1 0.5`), or the address (`/strip/fader/1 0.5`,
+    /// `/strip/1/fader 0.5`, what a layout with feedback bit 4 sends). Nil: not one.
+    private static func stripCommand(_ message: OSCMessage) throws(OSCRefusal) -> OSCCommand? {
+        var parts = message.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 3, parts[0].isEmpty else { return nil }
+        let section = parts[1]
+        parts.removeFirst(2)
+        var values = message.arguments
+        let ref: OSCStripRef
+        switch section {
+        case "master": ref = .master
+        case "select": ref = .selected
+        case "strip":
+            let id: Int
+            if parts.count > 1, let n = Int(parts[0]) {
+                id = n
+                parts.removeFirst()
+            } else if parts.count > 1, let n = Int(parts[parts.count - 1]) {
+                id = n
+                parts.removeLast()
+            } else {
+                id = try OSCArguments(path: message.path, values: values).integer(0, "ssid")
+                values.removeFirst()
+            }
+            guard (1...maximumID).contains(id) else { throw OSCRefusal("\(message.path.terminalSafe): strip id \(id) is not 1 or more") }
+            ref = .id(id)
+        default: return nil
+        }
+        let address = "/\(section)/" + parts.joined(separator: "/")
+        let p = OSCArguments(path: address, values: values)
+        switch parts.joined(separator: "/") {
+        case "gain": return .stripGain(strip: ref, decibels: OSCLaw.clampedDecibels(try p.number(0, "gain")))
+        case "fader": return .stripFader(strip: ref, decibels: OSCLaw.decibels(position: try p.unit(0, "position")))
+        case "pan_stereo_position": return .stripPan(strip: ref, pan: try p.unit(0, "position") * 2 - 1)
+        case "mute": return .stripMute(strip: ref, on: try p.flag(0, "mute"))
+        case "solo": return .stripSolo(strip: ref, on: try p.flag(0, "solo"))
+        case "recenable": return .stripRecordEnable(strip: ref, on: try p.flag(0, "recenable"))
+        case "monitor_input": return .stripMonitorInput(strip: ref, on: try p.flag(0, "monitor_input"))
+        case "trimdB": return .stripTrim(strip: ref, decibels: try p.number(0, "trim"))
+        case "select":
+            guard case .id(let id) = ref else { return nil }
+            return try p.flag(0, "select") ? .stripSelect(strip: id) : .ignored
+        case "send/gain":
+            guard case .id = ref else { return nil }
+            let send = try p.integer(0, "sendid")
+            guard (1...maximumID).contains(send) else { throw OSCRefusal("\(address): send id \(send) is not 1 or more") }
+            return .sendGain(strip: ref, send: send, decibels: OSCLaw.clampedDecibels(try p.number(1, "gain")))
+        case "send/fader":
+            guard case .id = ref else { return nil }
+            let send = try p.integer(0, "sendid")
+            guard (1...maximumID).contains(send) else { throw OSCRefusal("\(address): send id \(send) is not 1 or more") }
+            return .sendGain(strip: ref, send: send, decibels: OSCLaw.decibels(position: try p.unit(1, "position")))
+        case "plugin" where ref == .selected:
+            let delta = try p.number(0, "delta")
+            return delta == 0 ? .ignored : .selectPlugin(delta: delta > 0 ? 1 : -1)
+        case let sub where ref == .selected && (sub == "plugin/parameter" || sub.hasPrefix("plugin/parameter/")):
+            // The plugin and parameter ids as arguments, or in the address (Ardour's forms).
+            let inAddress = sub.split(separator: "/").dropFirst(2).map { Int($0) }
+            guard !inAddress.contains(nil), inAddress.count <= 2, inAddress.count + values.count >= 2, inAddress.count + values.count <= 3 else {
+                return nil
+            }
+            let ids = inAddress.compactMap { $0 }
+            let all = ids.map { OSCValue.int(Int32(clamping: $0)) } + values
+            let q = OSCArguments(path: address, values: all)
+            let plugin = all.count == 3 ? try q.integer(0, "piid") : nil
+            let parameter = try q.integer(all.count - 2, "paid")
+            guard (1...maximumID).contains(parameter), plugin.map({ (1...maximumID).contains($0) }) ?? true else {
+                throw OSCRefusal("\(address): plugin and parameter ids are 1 or more")
+            }
+            return .pluginParameter(plugin: plugin, parameter: parameter, position: try q.unit(all.count - 1, "value"))
+        default: return nil
+        }
+    }
+
     /// `/set_surface` with up to Ardour's nine arguments (each an int or a float).
     private static func surface(_ p: OSCArguments) throws(OSCRefusal) -> OSCSurfaceSettings {
         var s = OSCSurfaceSettings()
+        if p.values.count > 0 {
+            s.bankSize = try p.integer(0, "bank_size")
+            guard (0...maximumID).contains(s.bankSize) else { throw OSCRefusal("/set_surface: bank_size \(s.bankSize) is not 0 or more") }
+        }
+        if p.values.count > 1 {
+            let types = try p.integer(1, "strip_types")
+            guard types >= 0 else { throw OSCRefusal("/set_surface: strip_types \(types) is not a set of bits") }
+            s.stripTypes = OSCSurfaceSettings.StripTypes(rawValue: types)
+        }
         if p.values.count > 2 {
             let bits = try p.integer(2, "feedback")
             guard bits >= 0 else { throw OSCRefusal("/set_surface: feedback \(bits) is not a set of bits") }
@@ -197,10 +274,11 @@ struct OSCArguments {
         return min(1, max(0, v))
     }
 
-    /// On or off: T/F, or a number (on from 0.5, so a float button's 1.0 is on).
+    /// On or off: T/F, or a number read as Ardour reads it (`(int) f`: on from 1, so a
+    /// float button's 1.0 is on and its 0.0 or 0.5 off).
     func flag(_ i: Int, _ name: String) throws(OSCRefusal) -> Bool {
         if case .bool(let b) = try value(i, name) { return b }
-        return try number(i, name) >= 0.5
+        return try number(i, name).rounded(.towardZero) != 0
     }
 
     /// A string.

@@ -3,72 +3,50 @@ import TapedeckCore
 import Glibc
 #endif
 
-/// One strip as a surface sees it.
-public struct OSCStrip: Equatable, Sendable {
-    public var name: String
-    public var gainDecibels: Double
-    /// −1…+1.
-    public var pan: Double
-    public var mute: Bool
-    public var solo: Bool
-    /// nil for a bus (it has no input to arm).
-    public var recordEnabled: Bool?
-    /// Each send's level in dB, in order.
-    public var sendDecibels: [Double]
-
-    public init(name: String, gainDecibels: Double, pan: Double, mute: Bool, solo: Bool, recordEnabled: Bool?, sendDecibels: [Double]) {
-        self.name = name
-        self.gainDecibels = gainDecibels
-        self.pan = pan
-        self.mute = mute
-        self.solo = solo
-        self.recordEnabled = recordEnabled
-        self.sendDecibels = sendDecibels
-    }
-}
-
-/// The transport as a surface sees it.
-public struct OSCTransport: Equatable, Sendable {
-    public var rolling: Bool
-    public var recording: Bool
-    public var loop: Bool
-    public var frame: Int64
-    public var sampleRate: Int
-
-    public init(rolling: Bool, recording: Bool, loop: Bool, frame: Int64, sampleRate: Int) {
-        self.rolling = rolling
-        self.recording = recording
-        self.loop = loop
-        self.frame = frame
-        self.sampleRate = sampleRate
-    }
-}
-
-/// Feedback to the surfaces that registered (`/set_surface`, `/refresh`, `/strip/list`), in
-/// Ardour's addresses: on registration every strip's name and state and the transport; then
-/// only what changed. Meters and the playhead are sent at most ``updatesPerSecond`` times a
-/// second per strip (a surface on Wi-Fi should not get a datagram per audio period), and only
-/// when they moved. UI thread (or whichever one thread owns the server).
+/// Feedback to the surfaces that registered (`/set_surface`, `/refresh`), in Ardour's
+/// addresses, types and values (`osc_route_observer.cc`, `osc_global_observer.cc`,
+/// `osc_select_observer.cc`).
+///
+/// Each surface is sent what it asked for (its feedback bits) as one state: every message it
+/// should show now, each under its own address (and strip). Once a frame of the surface's
+/// rate (``framesPerSecond``), each message that differs from the one last sent under its
+/// address goes out; the rest do not. So a change and its undoing within a frame send
+/// nothing (play, stop, play within 40 ms never flickers), and the last value of anything is
+/// always sent at the next frame (a change is never lost). UI thread (or whichever one
+/// thread owns the server).
 public final class OSCFeedback {
-    /// The most meter (and playhead) updates a surface gets per strip per second.
-    public static let updatesPerSecond = 20.0
+    /// Frames a second: the most updates of one address a surface gets a second (a surface
+    /// on Wi-Fi should not get a datagram per audio period).
+    public static let framesPerSecond = 20.0
     /// Surfaces kept; registering one more forgets the one heard from longest ago.
     public static let maximumSurfaces = 16
     /// Meters are quantised to this (dB) before being compared, so noise is not resent.
     static let meterStepDecibels = 0.1
 
-    private struct Surface {
+    /// One registered surface: what it asked for, where its bank is, and what it was sent.
+    struct Surface {
         var settings: OSCSurfaceSettings
         var registeredAt: Double
-        var strips: [OSCStrip]?
-        var transport: OSCTransport?
-        var meters: [Double] = []
-        var metersSentAt: [Double] = []
-        var positionSentAt = -Double.infinity
+        /// The bank's first strip, 1-based among the surface's strips.
+        var bank = 1
+        /// The strip it selected (a track index), for `/select/…`.
+        var selected: Int?
+        /// The node of the selected strip's playback chain its plugin page shows (1-based).
+        var plugin = 1
+        /// Plugin parameter slots shown so far (cleared when a node with fewer comes).
+        var pluginParametersShown = 0
+        /// The last message sent under each address (and strip).
+        var sent: [String: OSCMessage] = [:]
+        /// Strip slots shown so far (with no banks, strips removed since are cleared).
+        var slotsShown = 0
+        var frameSentAt = -Double.infinity
+        /// An update came within a frame of the last one: the next frame must still go out
+        /// (what changed meanwhile is sent then), even if nothing else wakes the owner.
+        var pending = false
     }
 
     let server: OSCServer
-    private var surfaces: [OSCPeer: Surface] = [:]
+    private(set) var surfaces: [OSCPeer: Surface] = [:]
 
     /// Feedback through `server`'s socket.
     public init(server: OSCServer) { self.server = server }
@@ -77,107 +55,133 @@ public final class OSCFeedback {
     public var surfaceCount: Int { surfaces.count }
 
     /// `peer` wants feedback with `settings` (nil: keep what it had, or everything): its full
-    /// state goes out at the next ``update(strips:meters:transport:now:)``.
+    /// state goes out at the next ``update(_:wind:now:)``, its bank back at the first strip.
     public func register(_ peer: OSCPeer, settings: OSCSurfaceSettings?, now: Double) {
-        let old = surfaces.first { $0.key == peer || $0.key == peer.withPort($0.value.settings.replyPort) }
-        let s = settings ?? old?.value.settings ?? OSCSurfaceSettings()
-        if let old { surfaces[old.key] = nil }
+        let old = key(of: peer)
+        let s = settings ?? old.flatMap { surfaces[$0]?.settings } ?? OSCSurfaceSettings()
+        let selected = old.flatMap { surfaces[$0]?.selected }
+        let plugin = old.flatMap { surfaces[$0]?.plugin } ?? 1
+        if let old { surfaces[old] = nil }
         let target = s.replyPort == 0 ? peer : peer.withPort(s.replyPort)
         if surfaces[target] == nil && surfaces.count >= OSCFeedback.maximumSurfaces,
            let oldest = surfaces.min(by: { $0.value.registeredAt < $1.value.registeredAt }) {
             surfaces[oldest.key] = nil
         }
-        surfaces[target] = Surface(settings: s, registeredAt: now)
+        surfaces[target] = Surface(settings: s, registeredAt: now, selected: selected, plugin: plugin)
     }
 
-    /// Sends each surface what changed since it was last told. `meters` are each strip's peak
-    /// in dBFS (−∞ for silence).
-    public func update(strips: [OSCStrip], meters: [Double], transport: OSCTransport, now: Double) {
+    /// Where the surface that sent from `peer` gets its feedback (nil: not registered).
+    func key(of peer: OSCPeer) -> OSCPeer? {
+        surfaces.first { $0.key == peer || $0.key == peer.withPort($0.value.settings.replyPort) }?.key
+    }
+
+    /// The settings, bank and selection of the surface that sent from `peer` (an unregistered
+    /// one has Ardour's defaults: no banks).
+    func surface(of peer: OSCPeer) -> Surface {
+        key(of: peer).flatMap { surfaces[$0] } ?? Surface(settings: OSCSurfaceSettings(), registeredAt: 0)
+    }
+
+    /// Changes the bank or selection of the surface that sent from `peer` (one not registered
+    /// yet is registered with the defaults, as Ardour keeps a surface for any sender); its
+    /// next frame comes at once.
+    func change(_ peer: OSCPeer, now: Double, _ body: (inout Surface) -> Void) {
+        if key(of: peer) == nil { register(peer, settings: nil, now: now) }
+        guard let key = key(of: peer), var s = surfaces[key] else { return }
+        body(&s)
+        s.frameSentAt = -.infinity
+        surfaces[key] = s
+    }
+
+    /// The track indices a surface's banks page through (its strip types; none: every strip).
+    static func strips(_ session: Session, _ types: OSCSurfaceSettings.StripTypes) -> [Int] {
+        guard !types.intersection([.audioTracks, .midiTracks, .audioBuses]).isEmpty else { return Array(session.tracks.indices) }
+        return session.tracks.indices.filter { t in
+            let track = session.tracks[t]
+            if track.isBus { return types.contains(.audioBuses) }
+            return types.contains(track.isMIDI ? .midiTracks : .audioTracks)
+        }
+    }
+
+    /// Ardour's bank limits: 1 at least, and the last bank full when there are enough strips.
+    static func bankStart(_ bank: Int, size: Int, total: Int) -> Int {
+        let size = size > 0 ? size : total
+        if size >= total { return 1 }
+        return min(max(1, bank), total - size + 1)
+    }
+
+    /// The track strip `id` (1-based in its bank) is on `peer`'s surface, or nil.
+    func track(_ id: Int, for peer: OSCPeer, in session: Session) -> Int? {
+        let s = surface(of: peer)
+        let strips = OSCFeedback.strips(session, s.settings.stripTypes)
+        let bank = OSCFeedback.bankStart(s.bank, size: s.settings.bankSize, total: strips.count)
+        if s.settings.bankSize > 0 && id > s.settings.bankSize { return nil }
+        let i = bank - 1 + id - 1
+        return strips.indices.contains(i) ? strips[i] : nil
+    }
+
+    /// Sends each surface whose frame is due what changed since it was last told.
+    public func update(_ view: OSCView, wind: OSCWind = .none, now: Double) {
         for (peer, var surface) in surfaces {
-            send(to: peer, &surface, strips: strips, meters: meters, transport: transport, now: now)
+            guard now - surface.frameSentAt >= 1 / OSCFeedback.framesPerSecond else {
+                surfaces[peer]?.pending = true
+                continue
+            }
+            surface.frameSentAt = now
+            surface.pending = false
+            let strips = OSCFeedback.strips(view.session, surface.settings.stripTypes)
+            surface.bank = OSCFeedback.bankStart(surface.bank, size: surface.settings.bankSize, total: strips.count)
+            if let t = surface.selected, !view.session.tracks.indices.contains(t) { surface.selected = nil }
+            var state = OSCFeedbackState(settings: surface.settings, view: view, wind: wind, now: now)
+            let slots = surface.settings.bankSize > 0 ? surface.settings.bankSize : max(strips.count, surface.slotsShown)
+            surface.slotsShown = slots
+            for id in 1...max(1, slots) where id <= slots {
+                let i = surface.bank - 1 + id - 1
+                state.strip(id, strips.indices.contains(i) ? strips[i] : nil, selected: surface.selected)
+            }
+            state.bankButtons(bank: surface.bank, total: strips.count)
+            state.master()
+            state.transport()
+            state.selectPage(surface.selected)
+            surface.pluginParametersShown = state.pluginPage(surface.selected, plugin: &surface.plugin, shown: surface.pluginParametersShown)
+            for (key, message) in state.messages where surface.sent[key] != message {
+                surface.sent[key] = message
+                server.send(message, to: peer)
+            }
             surfaces[peer] = surface
         }
     }
 
-    private func send(to peer: OSCPeer, _ s: inout Surface, strips: [OSCStrip], meters: [Double], transport: OSCTransport, now: Double) {
-        let f = s.settings.feedback
-        let before = s.strips ?? []
-        let full = s.strips == nil
-        func out(_ path: String, _ args: [OSCValue]) { server.send(OSCMessage(path, args), to: peer) }
-        for (i, strip) in strips.enumerated() {
-            let id = OSCValue.int(Int32(i + 1))
-            let old = full || i >= before.count ? nil : before[i]
-            if old?.name != strip.name { out("/strip/name", [id, .string(strip.name)]) }
-            if f.contains(.buttons) {
-                if old?.mute != strip.mute { out("/strip/mute", [id, .int(strip.mute ? 1 : 0)]) }
-                if old?.solo != strip.solo { out("/strip/solo", [id, .int(strip.solo ? 1 : 0)]) }
-                if let armed = strip.recordEnabled, old?.recordEnabled != armed { out("/strip/recenable", [id, .int(armed ? 1 : 0)]) }
-            }
-            if f.contains(.values) {
-                if old?.gainDecibels != strip.gainDecibels {
-                    if s.settings.sendsDecibels { out("/strip/gain", [id, .float(Float(max(OSCLaw.silentBelowDecibels, strip.gainDecibels)))]) }
-                    if s.settings.sendsPosition { out("/strip/fader", [id, .float(Float(OSCLaw.position(decibels: strip.gainDecibels)))]) }
-                }
-                if old?.pan != strip.pan { out("/strip/pan_stereo_position", [id, .float(Float((strip.pan + 1) / 2))]) }
-                for (k, level) in strip.sendDecibels.enumerated() where old == nil || k >= old!.sendDecibels.count || old!.sendDecibels[k] != level {
-                    out("/strip/send/gain", [id, .int(Int32(k + 1)), .float(Float(max(OSCLaw.silentBelowDecibels, level)))])
-                }
-            }
+    /// How soon (seconds from `now`) a surface's next frame must go out with nothing else
+    /// waking the owner: a frame held back by the rate, or the heartbeat's next beat; nil when
+    /// none is (an idle owner then sleeps as long as it likes).
+    public func secondsUntilDue(now: Double) -> Double? {
+        let due = surfaces.values.compactMap { s -> Double? in
+            if s.pending { return s.frameSentAt + 1 / OSCFeedback.framesPerSecond }
+            if s.settings.feedback.contains(.heartbeat) { return now.rounded(.down) + 1 }
+            return nil
         }
-        // Strips gone since: their names cleared, as Ardour blanks strips past the session's.
-        if before.count > strips.count {
-            for i in strips.count..<before.count { out("/strip/name", [.int(Int32(i + 1)), .string(" ")]) }
-        }
-        s.strips = strips
-        sendMeters(to: peer, &s, meters: meters, count: strips.count, now: now, full: full)
-        sendTransport(to: peer, &s, transport, now: now, full: full)
+        return due.min().map { max(0, $0 - now) }
     }
 
-    private func sendMeters(to peer: OSCPeer, _ s: inout Surface, meters: [Double], count: Int, now: Double, full: Bool) {
-        guard s.settings.feedback.contains(.meters) else { return }
-        if s.meters.count != count {
-            s.meters = Array(repeating: .nan, count: count)
-            s.metersSentAt = Array(repeating: -Double.infinity, count: count)
+    /// `/strip/list`'s answer to `peer`: a row per strip of its bank onwards (Ardour's
+    /// `routes_list`: type, name, inputs, outputs, mute, solo, ssid, record-enable for a
+    /// track), then `end_route_list` with the rate and the session's end, as `/reply` (or
+    /// `#reply` unless the surface asked for `/reply` with feedback bit 16384).
+    public func list(to peer: OSCPeer, _ view: OSCView) {
+        let s = surface(of: peer)
+        let address = s.settings.feedback.contains(.slashReply) ? "/reply" : "#reply"
+        let strips = OSCFeedback.strips(view.session, s.settings.stripTypes)
+        let bank = OSCFeedback.bankStart(s.bank, size: s.settings.bankSize, total: strips.count)
+        let target = key(of: peer) ?? peer
+        for (n, t) in strips.dropFirst(bank - 1).enumerated() {
+            let track = view.session.tracks[t]
+            var row: [OSCValue] = [.string(track.isBus ? "B" : track.isMIDI ? "MT" : "AT"), .string(track.name),
+                                   .int(Int32(track.isBus ? track.busChannels ?? 2 : track.inputChannels.count)), .int(2),
+                                   .int(track.mute ? 1 : 0), .int(track.solo ? 1 : 0), .int(Int32(n + 1))]
+            if !track.isBus { row.append(.int(track.armed ? 1 : 0)) }
+            server.send(OSCMessage(address, row), to: target)
         }
-        let interval = 1 / OSCFeedback.updatesPerSecond
-        for i in 0..<count {
-            let raw = i < meters.count && meters[i].isFinite ? max(OSCLaw.silentBelowDecibels, meters[i]) : OSCLaw.silentBelowDecibels
-            let level = (raw / OSCFeedback.meterStepDecibels).rounded() * OSCFeedback.meterStepDecibels
-            guard level != s.meters[i], now - s.metersSentAt[i] >= interval else { continue }
-            s.meters[i] = level
-            s.metersSentAt[i] = now
-            // Ardour sends dB in gain mode 0, else the fader position of the level.
-            let value = s.settings.faderMode == 0 ? level : OSCLaw.position(decibels: level)
-            server.send(OSCMessage("/strip/meter", [.int(Int32(i + 1)), .float(Float(value))]), to: peer)
-        }
-    }
-
-    private func sendTransport(to peer: OSCPeer, _ s: inout Surface, _ t: OSCTransport, now: Double, full: Bool) {
-        let old = full ? nil : s.transport
-        func out(_ path: String, _ args: [OSCValue]) { server.send(OSCMessage(path, args), to: peer) }
-        if old?.rolling != t.rolling {
-            out("/transport_play", [.int(t.rolling ? 1 : 0)])
-            out("/transport_stop", [.int(t.rolling ? 0 : 1)])
-        }
-        if old?.recording != t.recording { out("/rec_enable_toggle", [.int(t.recording ? 1 : 0)]) }
-        if old?.loop != t.loop { out("/loop_toggle", [.int(t.loop ? 1 : 0)]) }
-        if old?.frame != t.frame && (full || now - s.positionSentAt >= 1 / OSCFeedback.updatesPerSecond) {
-            s.positionSentAt = now
-            // Strings, as Ardour sends them: a frame count outgrows an OSC int.
-            if s.settings.feedback.contains(.samples) { out("/position/samples", [.string(String(t.frame))]) }
-            if s.settings.feedback.contains(.time) { out("/position/time", [.string(OSCFeedback.time(t.frame, t.sampleRate))]) }
-        } else if let old {
-            s.transport = OSCTransport(rolling: t.rolling, recording: t.recording, loop: t.loop, frame: old.frame, sampleRate: t.sampleRate)
-            return
-        }
-        s.transport = t
-    }
-
-    /// `HH:MM:SS.mmm`, Ardour's `/position/time`.
-    static func time(_ frame: Int64, _ rate: Int) -> String {
-        let ms = rate > 0 ? frame * 1000 / Int64(rate) : 0
-        let h = ms / 3_600_000, m = ms / 60_000 % 60, sec = ms / 1000 % 60, milli = ms % 1000
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(two(h)):\(two(m)):\(two(sec)).\(milli < 10 ? "00" : milli < 100 ? "0" : "")\(milli)"
+        server.send(OSCMessage(address, [.string("end_route_list"), .int64(Int64(view.transport.sampleRate)), .int64(view.endFrame), .int(0)]),
+                    to: target)
     }
 }

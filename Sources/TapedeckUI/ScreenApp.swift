@@ -56,7 +56,8 @@ public enum ScreenApp {
                 curses.draw(ScreenRenderer.render(model, height: size.height, width: size.width, glyphs: glyphs))
                 dirty = false
             }
-            let waitMilliseconds = keysPending ? 0 : timeout(model, now: MonotonicClock.seconds())
+            // A service may be due sooner (OSC feedback's next frame).
+            let waitMilliseconds = keysPending ? 0 : services.compactMap(\.dueInMilliseconds).reduce(timeout(model, now: MonotonicClock.seconds()), min)
             switch waitForInput(services: services, wake: wake, milliseconds: waitMilliseconds) {
             case .closed:
                 model.link.stop()

@@ -4,8 +4,9 @@ import TapedeckRemote
 extension ScreenModel {
     /// Carries out a command from the control socket exactly as the matching key does (play
     /// and stop as space, record as r, rewind as home, loop as l, speed as < and >), and says
-    /// on the message line who asked. UI thread.
-    public func handleRemote(_ command: RemoteCommand, from peer: String) -> RemoteReply {
+    /// on the message line who asked (a refusal too, unless `sayingRefusal` is false: OSC
+    /// says its refusals its own way). UI thread.
+    public func handleRemote(_ command: RemoteCommand, from peer: String, sayingRefusal: Bool = true) -> RemoteReply {
         let who = peer.terminalSafe
         readLink()
         let before = snapshot.state
@@ -31,6 +32,9 @@ extension ScreenModel {
         case .rewind:
             perform(.home)
             reply = .ok("rewound to \(place(0))")
+        case .locate where before.isRecordingPass:
+            // The transport would not move (a take is never torn in two): say so, not "moved".
+            reply = .error("a take is being recorded (a take is never torn in two); stop first")
         case .locate(let text):
             do {
                 let frame = try TimeText.frames(from: text, tempoMap: session.tempoMap)
@@ -57,7 +61,7 @@ extension ScreenModel {
         }
         switch reply {
         case .ok(let text): say("\(text) — asked by \(who)")
-        case .error(let text): say("\(who) asked '\(command.line)': \(text)", error: true)
+        case .error(let text): if sayingRefusal { say("\(who) asked '\(command.line)': \(text)", error: true) }
         case .json: break
         }
         return reply

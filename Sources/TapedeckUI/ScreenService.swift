@@ -12,6 +12,13 @@ public protocol ScreenService: AnyObject {
     var pollDescriptors: [pollfd] { get }
     /// Handles whatever arrived (never blocks). UI thread.
     func service(_ model: ScreenModel)
+    /// How soon the service must run again with nothing arriving (milliseconds), or nil.
+    var dueInMilliseconds: Int? { get }
+}
+
+extension ScreenService {
+    /// Nothing due: served when something arrives.
+    public var dueInMilliseconds: Int? { nil }
 }
 
 /// The control socket (`tapedeck ctl`) as a screen service: each command goes through

@@ -56,12 +56,13 @@ final class HeadlessOSCTests: XCTestCase {
         return (port, dump)
     }
 
-    /// Registers the surface (everything, gain in dB, feedback to its port) until it hears
+    /// Registers the surface (buttons, values, the master section, meters, the playhead; gain
+    /// in dB; feedback to its port) until it hears
     /// `expected`: the command may not have bound its port yet when the first is sent.
     private func register(_ surface: (port: Int, dump: String), with port: Int, until expected: String) {
         wait("the surface to be sent '\(expected)'", timeout: 60) {
             if text(surface.dump).contains(expected) { return true }
-            oscsend(port, "/set_surface", "iiiiiii", "0", "0", "3203", "0", "0", "0", "\(surface.port)")
+            oscsend(port, "/set_surface", "iiiiiii", "0", "0", "3219", "0", "0", "0", "\(surface.port)")
             usleep(500_000)
             return text(surface.dump).contains(expected)
         }
@@ -92,7 +93,7 @@ final class HeadlessOSCTests: XCTestCase {
         let child = try SpawnedChild([Tapedeck.binary, "play", session, "--to", "10:00", "--device", "jacktap:OUT=/dev/null", "--osc", "\(port)"],
                                      environment: jack.environment, stderrPath: stderr)
         let surface = try surface()
-        register(surface, with: port, until: "/transport_play i 1")
+        register(surface, with: port, until: "/transport_play f 1.0")
         XCTAssertTrue(text(surface.dump).contains("/strip/name is 1 \"Drums\""), text(surface.dump))
         wait("the playhead fed back") { furthestPosition(surface.dump) > 0 }
 
@@ -104,7 +105,7 @@ final class HeadlessOSCTests: XCTestCase {
         oscsend(port, "/strip/gain", "if", "1", "-6.0")
         oscsend(port, "/strip/mute", "ii", "2", "1")
         wait("the fader and the mute fed back") {
-            text(surface.dump).contains("/strip/gain if 1 -6.0") && text(surface.dump).contains("/strip/mute ii 2 1")
+            text(surface.dump).contains("/strip/gain if 1 -6.0") && text(surface.dump).contains("/strip/mute if 2 1.0")
         }
         oscsend(port, "/strip/gain", "if", "9", "-6.0")
         oscsend(port, "/strip/recenable", "ii", "1", "1")
@@ -114,9 +115,46 @@ final class HeadlessOSCTests: XCTestCase {
 
         oscsend(port, "/transport_stop")
         XCTAssertEqual(exitStatus(child, stderr), 0, text(stderr))
-        XCTAssertTrue(text(surface.dump).contains("/transport_stop i 1"), "the stop is fed back:\n\(text(surface.dump).suffix(1000))")
+        XCTAssertTrue(text(surface.dump).contains("/transport_stop f 1.0"), "the stop is fed back:\n\(text(surface.dump).suffix(1000))")
         // For the run only: the session is as it was.
         XCTAssertEqual(try SessionFolder(path: session).load().tracks[0].gainDecibels, -5)
+    }
+
+    /// `play` hosts the same OSC translation as the screen: a TouchOSC layout's banks, strip
+    /// numbers in the address, press/release pairs and fast wind.
+    func testPlayTakesAnArdourLayoutsBanksIdsInTheAddressAndFastWind() throws {
+        let (folder, session) = try ScreenTmux.demoFolder(self)
+        let jack = try JackServer.start(self, folder: folder)
+        let port = ScreenOSCTests.freePort()
+        let stderr = dir + "/err.txt"
+        let child = try SpawnedChild([Tapedeck.binary, "play", session, "--to", "10:00", "--device", "jacktap:OUT=/dev/null", "--osc", "\(port)"],
+                                     environment: jack.environment, stderrPath: stderr)
+        let surface = try surface()
+        // Banks of 2; buttons, ids in the address, the master section (1 + 4 + 16).
+        wait("the surface to be sent the first bank", timeout: 60) {
+            if text(surface.dump).contains("/strip/name/1 s \"Drums\"") { return true }
+            oscsend(port, "/set_surface", "iiiiiii", "2", "0", "21", "0", "0", "0", "\(surface.port)")
+            usleep(500_000)
+            return text(surface.dump).contains("/strip/name/1 s \"Drums\"")
+        }
+        XCTAssertFalse(text(surface.dump).contains("/strip/name/3"), "a bank of two")
+        oscsend(port, "/bank_up", "f", "1.0")
+        oscsend(port, "/bank_up", "f", "0.0")
+        wait("the second bank") { text(surface.dump).contains("/strip/name/1 s \"Keys\"") }
+        oscsend(port, "/strip/mute/1", "f", "1.0")
+        wait("Keys muted for the run, by its slot") { text(surface.dump).contains("/strip/mute/1 f 1.0") }
+        oscsend(port, "/ffwd", "f", "1.0")
+        oscsend(port, "/ffwd", "f", "0.0")
+        wait("winding forward") { text(surface.dump).contains("/ffwd f 1.0") && text(surface.dump).contains("/transport_play f 0.0") }
+        oscsend(port, "/transport_play", "f", "1.0")
+        wait("back at speed") {
+            let t = text(surface.dump)
+            guard let wound = t.range(of: "/ffwd f 1.0", options: .backwards) else { return false }
+            return t[wound.upperBound...].contains("/ffwd f 0.0") && t[wound.upperBound...].contains("/transport_play f 1.0")
+        }
+        oscsend(port, "/transport_stop", "f", "1.0")
+        XCTAssertEqual(exitStatus(child, stderr), 0, text(stderr))
+        XCTAssertFalse(try SessionFolder(path: session).load().tracks[2].mute, "for the run only")
     }
 
     func testRecordStopsOnOSCStopWithTheTakeKeptAndRefusesToMove() throws {
@@ -132,7 +170,7 @@ final class HeadlessOSCTests: XCTestCase {
                                       "--device-format", "s16", "--bits", "16", "--osc", "\(port)"],
                                      environment: jack.environment, stderrPath: stderr)
         let surface = try surface()
-        register(surface, with: port, until: "/rec_enable_toggle i 1")
+        register(surface, with: port, until: "/rec_enable_toggle f 1.0")
         XCTAssertTrue(text(surface.dump).contains("/strip/name is 1 \"Vocal\""), text(surface.dump))
 
         // Moving, or changing the mix, while a take runs: refused, one line each; it records on.
@@ -150,7 +188,7 @@ final class HeadlessOSCTests: XCTestCase {
         XCTAssertGreaterThan(region.lengthFrames, 24000)
         XCTAssertEqual(region.timelineStartFrame, 0, "the take was not moved")
         let dumped = text(surface.dump)
-        XCTAssertTrue(dumped.contains("/rec_enable_toggle i 0") && dumped.contains("/transport_stop i 1"),
+        XCTAssertTrue(dumped.contains("/rec_enable_toggle f 0.0") && dumped.contains("/transport_stop f 1.0"),
                       "the end of the take is fed back:\n\(dumped.suffix(1000))")
     }
 

@@ -47,7 +47,8 @@ final class ScreenOSCTests: XCTestCase {
         let screen = try ScreenTmux(self, folder: folder, args: [session, "--device", "offline", "--osc", "\(port)"])
         screen.waitFor("STOPPED")
 
-        // A surface: oscdump on its own port, registered with everything, gain in dB.
+        // A surface: oscdump on its own port, registered with buttons, values, the master
+        // section (transport) and meters, gain in dB.
         let surfacePort = Self.freePort()
         let dumpPath = folder + "/oscdump.txt"
         FileManager.default.createFile(atPath: dumpPath, contents: nil)
@@ -59,7 +60,7 @@ final class ScreenOSCTests: XCTestCase {
         try dump.run()
         defer { dump.terminate(); dump.waitUntilExit() }
         usleep(300_000) // oscdump binds its port
-        oscsend(port, "/set_surface", "iiiiiii", "0", "15", "131", "0", "0", "0", "\(surfacePort)")
+        oscsend(port, "/set_surface", "iiiiiii", "0", "15", "147", "0", "0", "0", "\(surfacePort)")
 
         oscsend(port, "/strip/gain", "if", "1", "-6.0")
         let shown = screen.waitFor("the fader at -6 dB") { self.line($0, containing: "Drums").contains("-6.0dB") }
@@ -80,7 +81,7 @@ final class ScreenOSCTests: XCTestCase {
             XCTAssertTrue(dumped.contains("/strip/name is \(i + 1) \"\(name)\""), "no name for strip \(i + 1):\n\(dumped.prefix(2000))")
         }
         XCTAssertTrue(dumped.contains("/strip/gain if 1 -6.0"), "the fader's move is fed back:\n\(dumped.prefix(2000))")
-        XCTAssertTrue(dumped.contains("/transport_play i 1"), dumped.prefix(2000).description)
+        XCTAssertTrue(dumped.contains("/transport_play f 1.0"), dumped.prefix(2000).description)
         var anyMeters = false
         for strip in 1...4 {
             let n = (endCount[strip] ?? 0) - (startCount[strip] ?? 0)

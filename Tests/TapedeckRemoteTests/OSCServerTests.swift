@@ -1,5 +1,6 @@
 import XCTest
 @testable import TapedeckRemote
+import TapedeckCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,22 +39,86 @@ final class OSCServerTests: XCTestCase {
         XCTAssertEqual(command("/next_marker"), .nextMarker)
         XCTAssertEqual(command("/prev_marker"), .previousMarker)
         XCTAssertEqual(command("/refresh"), .refresh)
-        XCTAssertEqual(command("/strip/list"), .refresh)
+        XCTAssertEqual(command("/strip/list"), .stripList)
         XCTAssertEqual(command("/set_surface"), .setSurface(OSCSurfaceSettings()))
         XCTAssertEqual(command("/set_surface", [.int(0), .int(15), .int(3), .int(0), .int(0), .int(0), .int(9100)]),
-                       .setSurface(OSCSurfaceSettings(feedback: [.buttons, .values], faderMode: 0, replyPort: 9100)))
-        XCTAssertEqual(command("/strip/gain", [.int(1), .float(-6)]), .stripGain(strip: 1, decibels: -6))
-        XCTAssertEqual(command("/strip/gain", [.float(2), .int(3)]), .stripGain(strip: 2, decibels: 3))
-        XCTAssertEqual(command("/strip/gain", [.int(1), .float(-500)]), .stripGain(strip: 1, decibels: -200))
-        XCTAssertEqual(command("/strip/gain", [.int(1), .float(40)]), .stripGain(strip: 1, decibels: 12))
-        XCTAssertEqual(command("/strip/fader", [.int(1), .float(0)]), .stripFader(strip: 1, decibels: -200))
-        XCTAssertEqual(command("/strip/pan_stereo_position", [.int(3), .float(0)]), .stripPan(strip: 3, pan: -1))
-        XCTAssertEqual(command("/strip/pan_stereo_position", [.int(3), .float(0.5)]), .stripPan(strip: 3, pan: 0))
-        XCTAssertEqual(command("/strip/mute", [.int(1), .int(1)]), .stripMute(strip: 1, on: true))
-        XCTAssertEqual(command("/strip/mute", [.int(1), .float(0)]), .stripMute(strip: 1, on: false))
-        XCTAssertEqual(command("/strip/solo", [.int(2), .bool(true)]), .stripSolo(strip: 2, on: true))
-        XCTAssertEqual(command("/strip/recenable", [.int(2), .float(1)]), .stripRecordEnable(strip: 2, on: true))
-        XCTAssertEqual(command("/strip/send/gain", [.int(1), .int(2), .float(-3)]), .sendGain(strip: 1, send: 2, decibels: -3))
+                       .setSurface(OSCSurfaceSettings(stripTypes: .init(rawValue: 15), feedback: [.buttons, .values], faderMode: 0, replyPort: 9100)))
+        XCTAssertEqual(command("/strip/gain", [.int(1), .float(-6)]), .stripGain(strip: .id(1), decibels: -6))
+        XCTAssertEqual(command("/strip/gain", [.float(2), .int(3)]), .stripGain(strip: .id(2), decibels: 3))
+        XCTAssertEqual(command("/strip/gain", [.int(1), .float(-500)]), .stripGain(strip: .id(1), decibels: -200))
+        XCTAssertEqual(command("/strip/gain", [.int(1), .float(40)]), .stripGain(strip: .id(1), decibels: 12))
+        XCTAssertEqual(command("/strip/fader", [.int(1), .float(0)]), .stripFader(strip: .id(1), decibels: -200))
+        XCTAssertEqual(command("/strip/pan_stereo_position", [.int(3), .float(0)]), .stripPan(strip: .id(3), pan: -1))
+        XCTAssertEqual(command("/strip/pan_stereo_position", [.int(3), .float(0.5)]), .stripPan(strip: .id(3), pan: 0))
+        XCTAssertEqual(command("/strip/mute", [.int(1), .int(1)]), .stripMute(strip: .id(1), on: true))
+        XCTAssertEqual(command("/strip/mute", [.int(1), .float(0)]), .stripMute(strip: .id(1), on: false))
+        XCTAssertEqual(command("/strip/solo", [.int(2), .bool(true)]), .stripSolo(strip: .id(2), on: true))
+        XCTAssertEqual(command("/strip/recenable", [.int(2), .float(1)]), .stripRecordEnable(strip: .id(2), on: true))
+        XCTAssertEqual(command("/strip/send/gain", [.int(1), .int(2), .float(-3)]), .sendGain(strip: .id(1), send: 2, decibels: -3))
+    }
+
+    /// A TouchOSC button sends `f 1.0` on press and `f 0.0` on release; Ardour acts on the
+    /// press only, and ignores any other float.
+    func testButtonsActOnThePressOnlyAsArdourDoes() {
+        let buttons: [(String, OSCCommand)] = [
+            ("/transport_play", .play), ("/transport_stop", .stop), ("/toggle_roll", .toggleRoll), ("/goto_start", .gotoStart),
+            ("/goto_end", .gotoEnd), ("/rec_enable_toggle", .recordToggle), ("/loop_toggle", .loopToggle),
+            ("/next_marker", .nextMarker), ("/prev_marker", .previousMarker), ("/add_marker", .addMarker(name: nil)),
+        ]
+        for (path, expected) in buttons {
+            XCTAssertEqual(command(path), expected, path)
+            XCTAssertEqual(command(path, [.float(1)]), expected, "\(path) f 1.0")
+            XCTAssertEqual(command(path, [.int(1)]), expected, "\(path) i 1")
+            XCTAssertEqual(command(path, [.bool(true)]), expected, "\(path) T")
+            for release in [OSCValue.float(0), .float(0.5), .float(-1), .float(2), .int(0), .bool(false)] {
+                XCTAssertEqual(command(path, [release]), .ignored, "\(path) \(release)")
+            }
+        }
+        XCTAssertEqual(command("/add_marker", [.string("Chorus")]), .addMarker(name: "Chorus"))
+    }
+
+    /// A layout with feedback bit 4 sends the strip number in the address, either place
+    /// Ardour reads it; /master and /select name their strip by address.
+    func testStripNumbersInTheAddressTheMasterAndTheSelectPageParse() {
+        XCTAssertEqual(command("/strip/fader/3", [.float(0)]), .stripFader(strip: .id(3), decibels: -200))
+        XCTAssertEqual(command("/strip/3/fader", [.float(0)]), .stripFader(strip: .id(3), decibels: -200))
+        XCTAssertEqual(command("/strip/mute/2", [.float(1)]), .stripMute(strip: .id(2), on: true))
+        XCTAssertEqual(command("/strip/mute/2", [.float(0.5)]), .stripMute(strip: .id(2), on: false))
+        XCTAssertEqual(command("/strip/gain/1", [.float(-6)]), .stripGain(strip: .id(1), decibels: -6))
+        XCTAssertEqual(command("/strip/pan_stereo_position/4", [.float(1)]), .stripPan(strip: .id(4), pan: 1))
+        XCTAssertEqual(command("/master/gain", [.float(-3)]), .stripGain(strip: .master, decibels: -3))
+        XCTAssertEqual(command("/master/fader", [.float(0)]), .stripFader(strip: .master, decibels: -200))
+        XCTAssertEqual(command("/master/mute", [.int(1)]), .stripMute(strip: .master, on: true))
+        XCTAssertEqual(command("/select/gain", [.float(-12)]), .stripGain(strip: .selected, decibels: -12))
+        XCTAssertEqual(command("/select/mute", [.float(1)]), .stripMute(strip: .selected, on: true))
+        XCTAssertEqual(command("/select/monitor_input", [.float(1)]), .stripMonitorInput(strip: .selected, on: true))
+        XCTAssertEqual(command("/strip/monitor_input", [.int(2), .int(1)]), .stripMonitorInput(strip: .id(2), on: true))
+        XCTAssertEqual(command("/strip/trimdB", [.int(2), .float(3)]), .stripTrim(strip: .id(2), decibels: 3))
+        XCTAssertEqual(command("/strip/select", [.int(2), .float(1)]), .stripSelect(strip: 2))
+        XCTAssertEqual(command("/strip/select/2", [.float(1)]), .stripSelect(strip: 2))
+        XCTAssertEqual(command("/strip/select/2", [.float(0)]), .ignored)
+        XCTAssertEqual(command("/bank_up", [.float(1)]), .bankUp)
+        XCTAssertEqual(command("/bank_up", [.float(0)]), .ignored)
+        XCTAssertEqual(command("/bank_down"), .bankDown)
+        XCTAssertEqual(command("/set_bank", [.int(5)]), .setBank(5))
+        XCTAssertEqual(command("/rewind", [.float(1)]), .rewind)
+        XCTAssertEqual(command("/ffwd", [.float(1)]), .fastForward)
+        XCTAssertEqual(command("/ffwd", [.float(0)]), .ignored)
+        XCTAssertEqual(command("/set_surface", [.int(4), .int(7), .int(3), .int(1)]),
+                       .setSurface(OSCSurfaceSettings(bankSize: 4, stripTypes: [.audioTracks, .midiTracks, .audioBuses], feedback: [.buttons, .values], faderMode: 1)))
+        XCTAssertEqual(command("/strip/send/fader", [.int(1), .int(2), .float(0)]), .sendGain(strip: .id(1), send: 2, decibels: -200))
+        XCTAssertEqual(command("/select/plugin", [.float(1)]), .selectPlugin(delta: 1))
+        XCTAssertEqual(command("/select/plugin", [.float(-1)]), .selectPlugin(delta: -1))
+        XCTAssertEqual(command("/select/plugin/parameter", [.int(2), .float(0.25)]), .pluginParameter(plugin: nil, parameter: 2, position: 0.25))
+        XCTAssertEqual(command("/select/plugin/parameter", [.int(3), .int(2), .float(1)]), .pluginParameter(plugin: 3, parameter: 2, position: 1))
+        XCTAssertEqual(command("/select/plugin/parameter/2", [.float(0.25)]), .pluginParameter(plugin: nil, parameter: 2, position: 0.25))
+        XCTAssertEqual(command("/select/plugin/parameter/3/2", [.float(0.25)]), .pluginParameter(plugin: 3, parameter: 2, position: 0.25))
+        assertRefused("/select/plugin/parameter", [.int(0), .float(0.5)])
+        assertRefused("/select/plugin/parameter", [.int(1), .float(3)])
+        assertRefused("/strip/fader/0", [.float(0.5)])
+        assertRefused("/strip/fader/2", [])
+        assertRefused("/set_bank", [.int(0)])
+        assertRefused("/set_surface", [.int(-1)])
     }
 
     func testBadArgumentsAreRefused() {
@@ -79,7 +144,6 @@ final class OSCServerTests: XCTestCase {
         assertRefused("/locate", [.int(-1)])
         assertRefused("/locate", [.int64(Int64.max)])
         assertRefused("/locate", [.float(.nan), .int(1)])
-        assertRefused("/add_marker", [.int(3)])
         assertRefused("/set_surface", [.int(0), .int(0), .int(-1)])
         assertRefused("/set_surface", [.int(0), .int(0), .int(0), .int(9)])
         assertRefused("/set_surface", [.int(0), .int(0), .int(0), .int(0), .int(0), .int(0), .int(70000)])
@@ -223,7 +287,7 @@ final class OSCServerTests: XCTestCase {
         // Whatever got through is a checked command: no NaN, no strip 0, nothing out of range.
         for c in accepted {
             switch c {
-            case .stripGain(let s, let db), .stripFader(let s, let db): XCTAssertTrue(db.isFinite && s >= 1)
+            case .stripGain(.id(let s), let db), .stripFader(.id(let s), let db): XCTAssertTrue(db.isFinite && s >= 1)
             case .locate(let f, _): XCTAssertTrue(f >= 0)
             default: break
             }
@@ -245,13 +309,16 @@ final class OSCServerTests: XCTestCase {
         let peer = try XCTUnwrap(registration?.peer)
         XCTAssertEqual(peer.port, localPort(surface))
         feedback.register(peer, settings: OSCSurfaceSettings(), now: 0)
-        let strips = ["Drums", "Bass"].map { OSCStrip(name: $0, gainDecibels: -6, pan: 0, mute: false, solo: false, recordEnabled: false, sendDecibels: []) }
+        var session = Session(sampleRate: 48000)
+        session.tracks = ["Drums", "Bass"].map { Track(name: $0, inputChannels: [1], armed: false, monitoring: .off) }
+        for t in 0..<2 { session.tracks[t].gainDecibels = -6 }
         // 2 s of a loop running every 5 ms with meters that always move.
         var t = 0.0
         var received: [OSCMessage] = []
         while t <= 2.0 {
-            feedback.update(strips: strips, meters: [-20 + sin(t * 50) * 10, -30 + cos(t * 40) * 10],
-                            transport: OSCTransport(rolling: true, recording: false, loop: false, frame: Int64(t * 48000), sampleRate: 48000), now: t)
+            let view = OSCView(session: session, transport: OSCTransport(rolling: true, recording: false, loop: false, frame: Int64(t * 48000), sampleRate: 48000),
+                               meters: [-20 + sin(t * 50) * 10, -30 + cos(t * 40) * 10], endFrame: 0, stopEnds: false)
+            feedback.update(view, now: t)
             t += 0.005
             received += receiveAll(surface)
         }
@@ -259,7 +326,7 @@ final class OSCServerTests: XCTestCase {
         XCTAssertTrue(received.contains(OSCMessage("/strip/name", [.int(1), .string("Drums")])))
         XCTAssertTrue(received.contains(OSCMessage("/strip/name", [.int(2), .string("Bass")])))
         XCTAssertTrue(received.contains(OSCMessage("/strip/gain", [.int(1), .float(-6)])))
-        XCTAssertTrue(received.contains(OSCMessage("/transport_play", [.int(1)])))
+        XCTAssertTrue(received.contains(OSCMessage("/transport_play", [.float(1)])))
         for id in [1, 2] {
             let meters = received.filter { $0.path == "/strip/meter" && $0.arguments.first == .int(Int32(id)) }.count
             XCTAssertGreaterThan(meters, 10, "strip \(id)")

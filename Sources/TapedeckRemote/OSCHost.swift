@@ -1,0 +1,94 @@
+import TapedeckCore
+import TapedeckDSP
+import TapedeckTransport
+
+/// What OSC surfaces see of whoever hosts them (the screen, headless `play` or `record`) at
+/// one moment: the session as it stands, the transport, the meters.
+public struct OSCView {
+    /// The session as the host holds it now (its mix, markers, tempo map).
+    public var session: Session
+    public var transport: OSCTransport
+    /// Each strip's peak over its channels in dBFS (−∞ for silence), in track order.
+    public var meters: [Double]
+    /// Where `/goto_end` goes.
+    public var endFrame: Int64
+    /// Whether stopping ends the host (headless `play`): then a `/locate` with roll 0 does not
+    /// stop it (a surface's locate button sends 0).
+    public var stopEnds: Bool
+    /// The master's peak over its channels (dBFS).
+    public var masterMeter: Double
+    /// What `/session_name` shows.
+    public var sessionName: String
+    /// The playback speed the user set (1: as recorded).
+    public var speed: Double
+
+    public init(session: Session, transport: OSCTransport, meters: [Double], endFrame: Int64, stopEnds: Bool,
+                masterMeter: Double = -.infinity, sessionName: String = "", speed: Double = 1) {
+        self.session = session
+        self.transport = transport
+        self.meters = meters
+        self.endFrame = endFrame
+        self.stopEnds = stopEnds
+        self.masterMeter = masterMeter
+        self.sessionName = sessionName
+        self.speed = speed
+    }
+
+    /// A session folder's name without its extension (`song` for `/music/song.tapedeck`).
+    public static func sessionName(path: String?) -> String {
+        guard let path else { return "" }
+        var name = path.split(separator: "/").last.map(String.init) ?? ""
+        if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
+        return name
+    }
+
+    /// Each strip's peak over its channels (dBFS) from a transport snapshot's levels.
+    public static func meters(_ levels: [[ChannelLevel]], trackCount: Int) -> [Double] {
+        (0..<trackCount).map { t in t < levels.count ? peak(levels[t]) : -.infinity }
+    }
+
+    /// The peak over `channels` (dBFS; −∞ with none).
+    public static func peak(_ channels: [ChannelLevel]) -> Double { channels.map(\.peakDecibels).max() ?? -.infinity }
+}
+
+/// A host of OSC surfaces: it carries out what ``OSCSurfaces`` translated a message into,
+/// with the verbs it already has for its other front-ends: the control socket's commands
+/// (``RemoteCommand``) and typed mixer changes (``MixerChange``). Each method returns its
+/// refusal (one line, not yet said), or nil when done; the host says what it did its own way
+/// (the screen's message line). UI thread (or whichever one thread owns the host).
+public protocol OSCHost: AnyObject {
+    /// The state surfaces are shown and commands are checked against.
+    var oscView: OSCView { get }
+    /// A transport verb, as `tapedeck ctl` would ask for it.
+    func perform(_ command: RemoteCommand, from peer: String) -> String?
+    /// One mixer change (strips 0-based); `continuing`: the same control moved a moment ago
+    /// by the same surface, so it joins that undo step.
+    func apply(_ change: MixerChange, from peer: String, continuing: Bool) -> String?
+    /// Arms (or disarms) track `strip` (0-based, a track, not a bus).
+    func arm(strip: Int, on: Bool, from peer: String) -> String?
+    /// Track `strip`'s input monitoring (0-based, a track, not a bus).
+    func monitor(strip: Int, mode: MonitoringMode, from peer: String) -> String?
+    /// One parameter of one node of a chain (the select page's plugin parameters).
+    func applyChain(_ change: ChainValueChange, from peer: String) -> String?
+    /// A marker at the playhead (nil name: the host's next default name).
+    func addMarker(named name: String?, from peer: String) -> String?
+    /// Says a refusal (one line, already naming the surface).
+    func refuse(_ text: String)
+}
+
+/// The transport as a surface sees it.
+public struct OSCTransport: Equatable, Sendable {
+    public var rolling: Bool
+    public var recording: Bool
+    public var loop: Bool
+    public var frame: Int64
+    public var sampleRate: Int
+
+    public init(rolling: Bool, recording: Bool, loop: Bool, frame: Int64, sampleRate: Int) {
+        self.rolling = rolling
+        self.recording = recording
+        self.loop = loop
+        self.frame = frame
+        self.sampleRate = sampleRate
+    }
+}
