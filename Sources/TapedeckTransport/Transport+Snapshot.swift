@@ -14,6 +14,8 @@ extension Transport {
         report(newEvents)
         noteIncidents(newEvents)
         notices += engine.device.drainNotices()
+        // A command the engine refused on a full queue: said at once, never waited on.
+        if let refused = engine.drainRefusals() { errors.append(refused) }
         followLatency()
         pollMIDI()
         pollAutomation(status)
