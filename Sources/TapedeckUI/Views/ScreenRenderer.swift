@@ -68,6 +68,9 @@ public enum ScreenRenderer {
     private static func drawMessage(_ model: ScreenModel, into canvas: inout Canvas, layout: Layout) {
         if let m = model.message {
             canvas.put(layout.messageRow, 0, Fit.pad(" " + m.text, canvas.width), m.isError ? .error : .message)
+        } else if let line = model.jobLine {
+            // Work beside the screen (an import): its progress, between messages.
+            canvas.put(layout.messageRow, 0, Fit.pad(" " + line, canvas.width), .notice)
         } else if model.snapshot.isOffline {
             canvas.put(layout.messageRow, 0, " No audio device: offline. Playback is silent; recording needs a device.", .notice)
         }
