@@ -8,6 +8,7 @@ extension Transport {
     /// problems and news since the last snapshot. Control thread; cheap.
     public func snapshot() -> TransportSnapshot {
         engine.completeTimePitch()
+        completeBackgroundBuild()
         let status = self.status
         let newEvents = engine.drainEvents()
         events += newEvents
@@ -56,6 +57,7 @@ extension Transport {
         snap.diskSecondsLeft = free.map { diskSecondsLeft(freeBytes: $0, status: status) }
         snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil && engine.configuration.captureChannels > 0
         snap.timePitchPending = engine.isTimePitchPending
+        snap.graphPending = isBuildingGraph
         snap.underrunFrames = status.underrunFrames
         snap.deviceStopped = engine.isStarted && !status.deviceRunning
         snap.droppedFrames = status.droppedFrames

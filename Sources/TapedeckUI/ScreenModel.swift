@@ -133,8 +133,8 @@ public final class ScreenModel {
     /// The playhead.
     public var playheadFrame: Int64 { snapshot.positionFrame }
     /// Whether the screen should poll fast (~30 times a second): the transport is moving or
-    /// an export or a job (an import) is running.
-    public var isMoving: Bool { snapshot.state != .stopped || isExporting || !jobs.isEmpty }
+    /// an export, a job (an import) or a graph build is running.
+    public var isMoving: Bool { snapshot.state != .stopped || isExporting || !jobs.isEmpty || snapshot.graphPending }
     /// Whether an export is running.
     public var isExporting: Bool {
         if case .export(let job, _) = overlay, case .running = job.status { return true }

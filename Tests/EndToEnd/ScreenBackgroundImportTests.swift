@@ -163,4 +163,48 @@ final class ScreenBackgroundImportTests: XCTestCase {
                        "nothing of the cancelled import is left in audio/")
         XCTAssertEqual(try SessionFolder(path: session).load(), before)
     }
+
+    /// A screen edit whose new graph renders a stretched region offline (Rubber Band R3, a
+    /// 20 s of stereo): built on a worker while the old graph plays on, then swapped in.
+    func testAStretchedRegionsRenderRunsOffTheUIThreadWhileTheScreenPlays() throws {
+        let part = dir + "/part.wav"
+        try ScreenBackgroundImportTests.writeLong(part, seconds: 20, sampleRate: 48000, channels: 2, encoding: .int16)
+        XCTAssertEqual(try Tapedeck.run(["import", session, part]).status, 0)
+        let (screen, socket) = try openPlaying()
+        let cache = session + "/cache"
+        func rendered() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).filter { $0.hasSuffix(".wav") } }
+        XCTAssertEqual(rendered(), [])
+
+        // Handed to the screen, which makes the edit at once and builds its graph on a worker.
+        let stretch = Background(["region", session, "part", "1", "rate", "0.5"], environment: env)
+        var captures = 0, stood = 0, slowest = 0.0, unanswered = 0
+        var sawPreparing = false
+        var last = clock(screen.capture())
+        let deadline = Date().addingTimeInterval(180)
+        while (rendered().isEmpty || stretch.finished == nil) && Date() < deadline {
+            usleep(300_000)
+            let text = screen.capture()
+            if text.contains("preparing the edit for playback") { sawPreparing = true }
+            let now = clock(text)
+            if rendered().isEmpty {
+                captures += 1
+                if now == nil || now == last { stood += 1 }
+            }
+            last = now
+            let asked = Date()
+            if ControlProbe.status(socket, timeout: 5) == nil { unanswered += 1 } else { slowest = max(slowest, Date().timeIntervalSince(asked)) }
+        }
+        let answered = try XCTUnwrap(stretch.finished)
+        XCTAssertEqual(answered.status, 0, answered.stderr)
+        print("stretch render on the screen: \(captures) captures, clock stood still on \(stood), slowest status \(slowest) s")
+        XCTAssertEqual(rendered().count, 1, "the render was made")
+        XCTAssertGreaterThanOrEqual(captures, 3, "the render ran long enough to watch")
+        XCTAssertEqual(stood, 0, "the playing clock stood still on \(stood) of \(captures) captures during the render")
+        XCTAssertEqual(unanswered, 0, "the control socket did not answer during the render")
+        XCTAssertLessThan(slowest, 1.0, "ctl status took \(slowest) s during the render")
+        XCTAssertTrue(sawPreparing, "the screen said the edit was being prepared")
+        // Swapped in: the line goes, and the screen plays on.
+        screen.waitFor("the line goes", timeout: 10) { !$0.contains("preparing the edit for playback") }
+        XCTAssertTrue(screen.capture().contains("PLAYING"))
+    }
 }

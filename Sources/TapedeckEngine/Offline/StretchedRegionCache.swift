@@ -30,7 +30,9 @@ public struct StretchedRegionCache: Sendable {
             if mkdir(cacheFolder, 0o755) != 0 && errno != EEXIST {
                 throw AudioFileError(path: cacheFolder, reason: "cannot create the render cache: \(String(cString: strerror(errno)))")
             }
-            let partial = path + ".partial"
+            // Its own name per thread: the screen's worker and the control thread may render
+            // the same region at once (the first to finish names it, the other's replaces it).
+            let partial = path + ".partial-\(getpid())-\(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))))"
             do {
                 try TimePitchRender.render(sourcePath: source, startFrame: region.sourceOffsetFrame,
                                            frameCount: sourceFrames(of: region), destinationPath: partial,

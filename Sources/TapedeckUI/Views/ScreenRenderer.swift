@@ -71,6 +71,8 @@ public enum ScreenRenderer {
         } else if let line = model.jobLine {
             // Work beside the screen (an import): its progress, between messages.
             canvas.put(layout.messageRow, 0, Fit.pad(" " + line, canvas.width), .notice)
+        } else if model.snapshot.graphPending {
+            canvas.put(layout.messageRow, 0, Fit.pad(" preparing the edit for playback (opening files, stretching regions)…", canvas.width), .notice)
         } else if model.snapshot.isOffline {
             canvas.put(layout.messageRow, 0, " No audio device: offline. Playback is silent; recording needs a device.", .notice)
         }
