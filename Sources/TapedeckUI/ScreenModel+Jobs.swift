@@ -45,6 +45,16 @@ extension ScreenModel {
         }
     }
 
+    /// Waits (up to `timeoutSeconds`) until every job has ended and landed: for tests that
+    /// drive the model without its loop. UI thread.
+    func finishJobs(timeoutSeconds: Double = 30) {
+        let deadline = MonotonicClock.seconds() + timeoutSeconds
+        while !jobs.isEmpty && MonotonicClock.seconds() < deadline {
+            serviceJobs()
+            if !jobs.isEmpty { usleep(2000) }
+        }
+    }
+
     /// The cancel key: stops the running job (what it made is taken back) and drops the
     /// ones waiting. UI thread.
     func cancelJob() {
