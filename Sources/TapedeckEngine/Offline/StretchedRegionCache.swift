@@ -1,3 +1,4 @@
+import Synchronization
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
@@ -17,6 +18,9 @@ public struct StretchedRegionCache: Sendable {
     /// A cache for `folder`.
     public init(folder: SessionFolder) { self.folder = folder }
 
+    /// Held while a render is made (see ``playable(_:quality:)``).
+    private static let rendering = Mutex<Void>(())
+
     /// Where renders live.
     public var cacheFolder: String { folder.path + "/cache" }
 
@@ -26,13 +30,16 @@ public struct StretchedRegionCache: Sendable {
         let source = folder.absolutePath(of: region.file)
         guard region.rate != 1 else { return (region, source) }
         let path = try renderPath(for: region, sourcePath: source, quality: quality)
-        if access(path, F_OK) != 0 {
+        // One render at a time in this process: the screen's graph worker and the control
+        // thread may want the same region at once (Transport+Build), and two renders through
+        // one `.partial` name would spoil each other. The second finds the first's render.
+        // (A render made already is taken without waiting.)
+        if access(path, F_OK) != 0 { try StretchedRegionCache.rendering.withLock { _ in
+            guard access(path, F_OK) != 0 else { return }
             if mkdir(cacheFolder, 0o755) != 0 && errno != EEXIST {
                 throw AudioFileError(path: cacheFolder, reason: "cannot create the render cache: \(String(cString: strerror(errno)))")
             }
-            // Its own name per thread: the screen's worker and the control thread may render
-            // the same region at once (the first to finish names it, the other's replaces it).
-            let partial = path + ".partial-\(getpid())-\(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))))"
+            let partial = path + ".partial"
             do {
                 try TimePitchRender.render(sourcePath: source, startFrame: region.sourceOffsetFrame,
                                            frameCount: sourceFrames(of: region), destinationPath: partial,
@@ -46,7 +53,7 @@ public struct StretchedRegionCache: Sendable {
                 unlink(partial)
                 throw AudioFileError(path: path, reason: "cannot finish the render: \(String(cString: strerror(errno)))")
             }
-        }
+        } }
         var atUnity = region
         atUnity.sourceOffsetFrame = 0
         atUnity.rate = 1
