@@ -306,6 +306,8 @@ public final class ScreenModel {
         case .redo: undoRedo(undo: false)
         case .save: save()
         case .quit:
+            // An import copying beside the screen is someone's work: ended on purpose only.
+            if let job = jobs.first { say("\(job.label) is in progress: \(keyName(.cancel)) cancels it, then \(keyName(.quit)) quits", error: true); return }
             if document.isDirty { overlay = .confirm(.quitUnsaved) } else { quit() }
         case .help: overlay = .help(scroll: 0)
         case .speedDown, .speedUp: stepSpeed(up: action == .speedUp)

@@ -33,6 +33,10 @@ final class ImportBrowserTests: XCTestCase {
         XCTAssertNil(model.overlay)
         // Copied on a worker (a progress line meanwhile), placed when done.
         XCTAssertEqual(model.jobLine?.hasPrefix("importing Bassline.wav"), true)
+        // Quitting waits for it: the import is ended on purpose (ctrl-x) or lands.
+        model.perform(.quit)
+        XCTAssertFalse(model.shouldQuit)
+        XCTAssertEqual(model.message?.text.contains("ctrl-x cancels it"), true, model.message?.text ?? "")
         model.finishJobs()
         let track = try XCTUnwrap(model.session.tracks.last)
         XCTAssertEqual(model.session.tracks.count, 4, "a new track, as the command line does")
