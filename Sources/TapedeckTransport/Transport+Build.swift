@@ -17,6 +17,8 @@ final class TransportGraphBuild {
     final class Running: Sendable {
         let number: Int
         let result = Mutex<Result<GraphSpec, SpecFailure>?>(nil)
+        /// A stretched region's render under way: its progress in thousandths (-1: none).
+        let stretchPermille = Atomic<Int>(-1)
         init(number: Int) { self.number = number }
     }
 
@@ -56,6 +58,12 @@ extension Transport {
     /// Whether a graph for an edit is still being built on a worker (the old one plays on).
     public var isBuildingGraph: Bool { graphBuild.isBusy }
 
+    /// How far the render of a stretched region for that graph is, 0…1 (nil: none runs).
+    var graphStretchProgress: Double? {
+        guard let permille = graphBuild.running?.stretchPermille.load(ordering: .relaxed), permille >= 0 else { return nil }
+        return Double(permille) / 1000
+    }
+
     private func startPendingBuild() {
         let build = graphBuild
         guard build.running == nil, build.pending else { return }
@@ -67,7 +75,11 @@ extension Transport {
         let session = self.session
         let thread = Thread {
             let result: Result<GraphSpec, TransportGraphBuild.SpecFailure>
-            do { result = .success(try make(session)) } catch { result = .failure(.init(text: "\(error)")) }
+            do {
+                result = .success(try make(session) { running.stretchPermille.store(Int($0 * 1000), ordering: .relaxed) })
+            } catch {
+                result = .failure(.init(text: "\(error)"))
+            }
             running.result.withLock { $0 = result }
         }
         thread.start()
@@ -109,13 +121,13 @@ extension Transport {
 
     /// What ``makeSpec(_:)`` needs of this transport, taken now: a function of the session
     /// alone, for a worker thread.
-    func specMaker() -> @Sendable (Session) throws -> GraphSpec {
+    func specMaker() -> @Sendable (Session, _ stretching: (Double) -> Void) throws -> GraphSpec {
         let options = self.options, folder = self.folder, listening = self.listening
         let override = inputOverride.map { InputOverride(chain: $0.chain, channels: $0.channels) }
         let recording = recordingTracks
-        return { session in
+        return { session, stretching in
             try Transport.makeSpec(session, options: options, folder: folder, listening: listening,
-                                   inputOverride: override, recordingTracks: recording)
+                                   inputOverride: override, recordingTracks: recording, stretching: stretching)
         }
     }
 
@@ -128,16 +140,17 @@ extension Transport {
     /// The graph spec for `session`: every track, inputs for the listening ones (with a
     /// running pass's overrides), silent tracks when the session is not to be heard. Any thread.
     static func makeSpec(_ session: Session, options: TransportOptions, folder: SessionFolder?, listening: Set<Int>,
-                         inputOverride: InputOverride?, recordingTracks: Set<Int>) throws -> GraphSpec {
+                         inputOverride: InputOverride?, recordingTracks: Set<Int>,
+                         stretching: (Double) -> Void = { _ in }) throws -> GraphSpec {
         var s: GraphSpec
         if var material = options.material {
             material.masterChain = try Transport.chain(session.masterChain, place: "master chain")
             s = material
         } else if let folder {
-            s = try GraphSpec(session: session, folder: folder, listening: listening)
+            s = try GraphSpec(session: session, folder: folder, listening: listening, stretching: stretching)
         } else {
             s = try GraphSpec(session: session, folder: SessionFolder(path: FileManager.default.currentDirectoryPath),
-                              listening: listening)
+                              listening: listening, stretching: stretching)
         }
         if !options.playsSession {
             for i in s.tracks.indices {

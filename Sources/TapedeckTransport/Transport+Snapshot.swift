@@ -58,6 +58,7 @@ extension Transport {
         snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil && engine.configuration.captureChannels > 0
         snap.timePitchPending = engine.isTimePitchPending
         snap.graphPending = isBuildingGraph
+        snap.graphStretchProgress = graphStretchProgress
         snap.underrunFrames = status.underrunFrames
         snap.deviceStopped = engine.isStarted && !status.deviceRunning
         snap.droppedFrames = status.droppedFrames

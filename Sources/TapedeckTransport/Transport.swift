@@ -153,7 +153,7 @@ public final class Transport {
 
     /// The graph spec for `session`: every track, inputs for the listening ones (with a
     /// running pass's overrides), silent tracks when the session is not to be heard.
-    func makeSpec(_ session: Session) throws -> GraphSpec { try specMaker()(session) }
+    func makeSpec(_ session: Session) throws -> GraphSpec { try specMaker()(session) { _ in } }
 
     /// Mixer values the user moved (a key, a remote surface, a headless command's OSC), as
     /// typed changes: each is written to the engine alone, so a value moved by anyone else

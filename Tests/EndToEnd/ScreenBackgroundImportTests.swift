@@ -184,7 +184,7 @@ final class ScreenBackgroundImportTests: XCTestCase {
         while (rendered().isEmpty || stretch.finished == nil) && Date() < deadline {
             usleep(300_000)
             let text = screen.capture()
-            if text.contains("preparing the edit for playback") { sawPreparing = true }
+            if text.range(of: #"preparing the edit for playback: stretching a region \d+%"#, options: .regularExpression) != nil { sawPreparing = true }
             let now = clock(text)
             if rendered().isEmpty {
                 captures += 1

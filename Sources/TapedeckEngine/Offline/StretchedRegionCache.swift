@@ -26,7 +26,9 @@ public struct StretchedRegionCache: Sendable {
 
     /// `region` as a 1× region over its rendered file: same timeline place and length, source
     /// offset 0. Renders first if there is no render yet. Regions at rate 1 come back as they are.
-    public func playable(_ region: Region, quality: StretchQuality = .best) throws -> (region: Region, path: String) {
+    /// `progress` hears a render's progress, 0…1 (nothing when the render is there already).
+    public func playable(_ region: Region, quality: StretchQuality = .best,
+                         progress: (Double) -> Void = { _ in }) throws -> (region: Region, path: String) {
         let source = folder.absolutePath(of: region.file)
         guard region.rate != 1 else { return (region, source) }
         let path = try renderPath(for: region, sourcePath: source, quality: quality)
@@ -44,7 +46,7 @@ public struct StretchedRegionCache: Sendable {
                 try TimePitchRender.render(sourcePath: source, startFrame: region.sourceOffsetFrame,
                                            frameCount: sourceFrames(of: region), destinationPath: partial,
                                            settings: TimePitchSettings(speed: region.rate, mode: .stretch, pitchSemitones: 0),
-                                           quality: quality)
+                                           quality: quality, progress: progress)
             } catch {
                 unlink(partial)
                 throw error

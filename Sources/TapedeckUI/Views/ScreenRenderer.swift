@@ -72,7 +72,8 @@ public enum ScreenRenderer {
             // Work beside the screen (an import): its progress, between messages.
             canvas.put(layout.messageRow, 0, Fit.pad(" " + line, canvas.width), .notice)
         } else if model.snapshot.graphPending {
-            canvas.put(layout.messageRow, 0, Fit.pad(" preparing the edit for playback (opening files, stretching regions)…", canvas.width), .notice)
+            let stretching = model.snapshot.graphStretchProgress.map { ": stretching a region \(Int($0 * 100))%" } ?? " (opening files, stretching regions)"
+            canvas.put(layout.messageRow, 0, Fit.pad(" preparing the edit for playback\(stretching)…", canvas.width), .notice)
         } else if model.snapshot.isOffline {
             canvas.put(layout.messageRow, 0, " No audio device: offline. Playback is silent; recording needs a device.", .notice)
         }
