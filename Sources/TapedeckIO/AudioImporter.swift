@@ -79,18 +79,26 @@ public enum AudioImporter {
     /// (`surround-L.wav`, `surround-LFE.wav`; `surround-ch3.wav` when the file names no
     /// positions), each with its peak file, all written before any is given its name, so a
     /// failure leaves none of them. Every channel is kept: none is mixed or dropped.
+    /// `cancelled` is asked after every block: once it says yes the import stops, removes
+    /// what it wrote and throws ``cancelledReason`` (an import on the screen's worker, which
+    /// the user may cancel).
     public static func importTracks(source: String, destinationFolder: String, peaksFolder: String? = nil,
                                     sessionSampleRate: Int, quality: ResampleQuality = .best,
-                                    progress: (Double) -> Void = { _ in }) throws(AudioFileError) -> ImportedTracks {
+                                    progress: (Double) -> Void = { _ in },
+                                    cancelled: () -> Bool = { false }) throws(AudioFileError) -> ImportedTracks {
         try importing(source: source, destinationFolder: destinationFolder, peaksFolder: peaksFolder,
-                      sessionSampleRate: sessionSampleRate, quality: quality, split: true, progress: progress)
+                      sessionSampleRate: sessionSampleRate, quality: quality, split: true, progress: progress,
+                      cancelled: cancelled)
     }
+
+    /// The reason an import stopped because it was cancelled (nothing of it is left).
+    public static let cancelledReason = "import cancelled; nothing imported"
 
     /// The one import: the source into one file, or (`split`, and wider than stereo) into a
     /// mono file per channel.
     private static func importing(source: String, destinationFolder: String, peaksFolder: String?,
                                   sessionSampleRate: Int, quality: ResampleQuality, split: Bool,
-                                  progress: (Double) -> Void) throws(AudioFileError) -> ImportedTracks {
+                                  progress: (Double) -> Void, cancelled: () -> Bool = { false }) throws(AudioFileError) -> ImportedTracks {
         guard FileSystem.isFolder(destinationFolder) else {
             throw AudioFileError(path: destinationFolder, reason: FileSystem.exists(destinationFolder) ? "is not a folder" : "folder does not exist")
         }
@@ -122,7 +130,7 @@ public enum AudioImporter {
                 parts.append((name, final + ".tmp", final, peaks.map { $0 + "/" + PeakFile.fileName(forAudioFileName: name) }))
             }
             let (frames, nonFinite) = try copy(reader: reader, to: parts.map { ($0.tmp, $0.peak) }, format: format,
-                                               splitting: splitting, quality: quality, progress: progress)
+                                               splitting: splitting, quality: quality, progress: progress, cancelled: cancelled)
             if frames == 0 { throw AudioFileError(path: source, reason: "holds no audio (0 frames could be read); nothing imported") }
             for part in parts {
                 try publish(part.tmp, as: part.final)
@@ -170,7 +178,8 @@ public enum AudioImporter {
     /// gets every channel, or (`splitting`) file k gets channel k. Returns the frames each got
     /// and how many non-finite samples became silence.
     private static func copy(reader: AudioFileReader, to files: [(path: String, peakPath: String?)], format: AudioFileFormat,
-                             splitting: Bool, quality: ResampleQuality, progress: (Double) -> Void) throws(AudioFileError) -> (Int64, Int64) {
+                             splitting: Bool, quality: ResampleQuality, progress: (Double) -> Void,
+                             cancelled: () -> Bool) throws(AudioFileError) -> (Int64, Int64) {
         let ratio = Double(format.sampleRate) / Double(max(reader.sampleRate, 1))
         var writers: [AudioFileWriter] = []
         for file in files {
@@ -190,7 +199,10 @@ public enum AudioImporter {
         var nonFinite: Int64 = 0
         let expectedSourceFrames = max(1, reader.frameCount)
         var sourceFrames: Int64 = 0
-        func report() { progress(min(0.999, Double(sourceFrames) / Double(expectedSourceFrames))) }
+        func report() throws(AudioFileError) {
+            if cancelled() { throw AudioFileError(path: reader.path, reason: cancelledReason) }
+            progress(min(0.999, Double(sourceFrames) / Double(expectedSourceFrames)))
+        }
 
         if reader.sampleRate == format.sampleRate {
             while true {
@@ -199,7 +211,7 @@ public enum AudioImporter {
                 nonFinite += Int64(reader.replaceNonFinite(frameCount: got))
                 try write(reader.interleavedBuffer, got)
                 sourceFrames += Int64(got)
-                report()
+                try report()
             }
         } else {
             let resampler = try StreamResampler(channelCount: c, ratio: ratio, quality: quality,
@@ -222,7 +234,7 @@ public enum AudioImporter {
                 try resampler.process(reader.interleavedBuffer, frameCount: got, endOfInput: got == 0,
                                       path: reader.path, emit: emit)
                 if got == 0 { break }
-                report()
+                try report()
             }
             for writer in writers { try padWithSilence(writer, toFrames: targetFrames) }
         }

@@ -207,6 +207,14 @@ public final class ControlServer {
         c.queue(reply)
     }
 
+    /// Sends what replies are pending (as far as each client takes them) without reading
+    /// anything: for an answer delivered between two passes. Never blocks.
+    public func sendPending() {
+        guard !closed else { return }
+        let now = Self.seconds()
+        for c in connections { flush(c, now: now) }
+    }
+
     /// The one pass both ways of serving make: accept, read, hand each complete line to
     /// `take` while the client is `ready` for more, send, let go.
     private func pump(ready: (Connection) -> Bool, take: (Connection, Result<RemoteCommand, RemoteError>) -> Void) {
@@ -240,7 +248,9 @@ public final class ControlServer {
                 c.closing = true
                 c.dead = true
             }
-            if now - c.lastActivity > Self.idleSeconds { c.closing = true }
+            // A client waiting for an answer (an import running on the owner's worker) is
+            // not idle: it is answered when the work is done.
+            if now - c.lastActivity > Self.idleSeconds && c.awaiting == 0 { c.closing = true }
         }
         for c in connections {
             flush(c, now: now)

@@ -8,12 +8,15 @@ extension Transport {
     /// problems and news since the last snapshot. Control thread; cheap.
     public func snapshot() -> TransportSnapshot {
         engine.completeTimePitch()
+        completeBackgroundBuild()
         let status = self.status
         let newEvents = engine.drainEvents()
         events += newEvents
         report(newEvents)
         noteIncidents(newEvents)
         notices += engine.device.drainNotices()
+        // A command the engine refused on a full queue: said at once, never waited on.
+        if let refused = engine.drainRefusals() { errors.append(refused) }
         followLatency()
         pollMIDI()
         pollAutomation(status)
@@ -54,6 +57,8 @@ extension Transport {
         snap.diskSecondsLeft = free.map { diskSecondsLeft(freeBytes: $0, status: status) }
         snap.isListening = options.retroSeconds != nil && !listening.isEmpty && pass == nil && engine.configuration.captureChannels > 0
         snap.timePitchPending = engine.isTimePitchPending
+        snap.graphPending = isBuildingGraph
+        snap.graphStretchProgress = graphStretchProgress
         snap.underrunFrames = status.underrunFrames
         snap.deviceStopped = engine.isStarted && !status.deviceRunning
         snap.droppedFrames = status.droppedFrames

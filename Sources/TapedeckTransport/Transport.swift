@@ -79,6 +79,8 @@ public final class Transport {
     /// The engine's count of NaN/infinite samples when last said, and when (monotonic s).
     var saidNonFinite: Int64 = 0
     var saidNonFiniteAt = -Double.infinity
+    /// The graph being built on a worker for the screen's edits (Transport+Build).
+    let graphBuild = TransportGraphBuild()
     /// Seconds of input the screen keeps for retroactive capture.
     public static let screenRetroSeconds = 10.0
     var saidDeviceStop = false
@@ -151,36 +153,7 @@ public final class Transport {
 
     /// The graph spec for `session`: every track, inputs for the listening ones (with a
     /// running pass's overrides), silent tracks when the session is not to be heard.
-    func makeSpec(_ session: Session) throws -> GraphSpec {
-        var s: GraphSpec
-        if var material = options.material {
-            material.masterChain = try Transport.chain(session.masterChain, place: "master chain")
-            s = material
-        } else if let folder {
-            s = try GraphSpec(session: session, folder: folder, listening: listening)
-        } else {
-            s = try GraphSpec(session: session, folder: SessionFolder(path: FileManager.default.currentDirectoryPath),
-                              listening: listening)
-        }
-        if !options.playsSession {
-            for i in s.tracks.indices {
-                s.tracks[i].sources = []
-                s.tracks[i].midiSources = []
-            }
-        }
-        for i in s.tracks.indices where s.tracks[i].input != nil {
-            if let mode = options.monitoring { s.tracks[i].input?.monitoring = mode }
-            if let o = inputOverride, recordingTracks.contains(i) {
-                if let chain = o.chain { s.tracks[i].input?.chain = chain }
-                if let channels = o.channels {
-                    s.tracks[i].input?.deviceChannels = Array(channels.prefix(2))
-                    s.tracks[i].channelCount = max(s.tracks[i].channelCount, min(channels.count, 2))
-                }
-            }
-        }
-        s.retroSeconds = options.retroSeconds
-        return s
-    }
+    func makeSpec(_ session: Session) throws -> GraphSpec { try specMaker()(session) { _ in } }
 
     /// Mixer values the user moved (a key, a remote surface, a headless command's OSC), as
     /// typed changes: each is written to the engine alone, so a value moved by anyone else
@@ -198,6 +171,8 @@ public final class Transport {
             // The spec follows its session (a later edit is compared against it, and a new
             // device starts from it); a file played alone has a spec of its own.
             if options.material == nil { spec.apply(held) }
+            // A graph on its way (Transport+Build) gets it too: a strip new there starts at it.
+            if graphBuild.isBusy { graphBuild.moved.append(held) }
             engine.set(held)
             if frame >= 0 { writeAutomation(held, at: frame) }
         }
@@ -213,6 +188,8 @@ public final class Transport {
             // Written even when the session holds the value already (see the mixer's apply).
             session.apply(change)
             if options.material == nil || change.place == .master { spec.apply(change) }
+            // A graph on its way was made before this value: the session is built again.
+            if graphBuild.isBusy { graphBuild.pending = true }
             engine.set(change)
             if frame >= 0 { writeAutomation(change, at: frame) }
         }
@@ -227,6 +204,19 @@ public final class Transport {
     /// cannot be played (a file gone); the engine then keeps playing the old one.
     @discardableResult
     public func follow(session new: Session) -> String? {
+        follow(session: new, inBackground: false)
+    }
+
+    /// As ``follow(session:)``, but a new graph is built on a worker (opening every region's
+    /// file, stretching regions offline: seconds for a long stretched region), then swapped
+    /// in on this thread by a later ``snapshot()`` (Transport+Build); the old graph plays on
+    /// meanwhile. For the screen, whose thread must never wait on it. Control thread.
+    public func followInBackground(session new: Session) {
+        follow(session: new, inBackground: true)
+    }
+
+    @discardableResult
+    private func follow(session new: Session, inBackground: Bool) -> String? {
         let old = session
         session = new
         writeAutomation(from: old, to: new, at: status.positionFrame)
@@ -236,10 +226,19 @@ public final class Transport {
         let wanted = armed.union(recordingTracks)
         let moved = old.mixerChanges(to: new)
         if Transport.sameMaterial(old, new) && wanted == listening {
+            if graphBuild.isBusy {
+                // A graph of the session before is on its way: the values go to it as well.
+                graphBuild.moved += moved
+                if spec.tracks.map(\.name) != session.tracks.map(\.name) { return nil }
+            }
             for change in moved { engine.set(change) }
             return nil
         }
         listening = wanted
+        if inBackground {
+            buildInBackground(moved: moved)
+            return nil
+        }
         return rebuild(moved: moved)
     }
 
@@ -248,6 +247,8 @@ public final class Transport {
     /// Returns the problem, if any.
     @discardableResult
     func rebuild(moved: [MixerChange] = []) -> String? {
+        // Built here and now: whatever a worker is building is older (Transport+Build).
+        let moved = graphBuild.supersede() + moved
         do {
             let next = try makeSpec(session)
             if next != spec {

@@ -105,6 +105,11 @@ public struct TransportSnapshot: Sendable, Equatable {
     /// Whether a speed or pitch change waits for its processors (built in the background;
     /// the transport goes on at 1× meanwhile).
     public var timePitchPending = false
+    /// A graph for an edit is being built on a worker (files opened, regions stretched); the
+    /// old one plays until it is in.
+    public var graphPending = false
+    /// How far that build's render of a stretched region is, 0…1 (nil: none runs).
+    public var graphStretchProgress: Double?
     /// News for the message line that is not a problem; shown once.
     public var notice: String?
     /// EBU R128 loudness of the master bus while rolling, since the meters were last reset

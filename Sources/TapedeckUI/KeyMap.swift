@@ -99,6 +99,8 @@ public enum Action: String, CaseIterable, Sendable {
     case markerPrevious = "marker-previous", markerNext = "marker-next", rulerMode = "ruler", tempo
     /// Dialogs.
     case chain, devices, importFile = "import", export
+    /// Cancels the slow work running beside the screen (an import handed to it).
+    case cancel
     /// Recording workflow: metronome, count-in, take lanes, input monitoring, retroactive capture.
     case click, countIn = "count-in", take, lanes, monitor, retro
     /// MIDI: a new MIDI track, quantise, freeze, MIDI learn.
@@ -186,6 +188,7 @@ public enum Action: String, CaseIterable, Sendable {
         case .devices: "audio device"
         case .importFile: "import a file (new track)"
         case .export: "export the mix"
+        case .cancel: "cancel the import in progress"
         case .click: "click off/recording/always"
         case .countIn: "count-in 0/1/2 bars"
         case .take: "next take under playhead"
@@ -234,7 +237,7 @@ public enum Action: String, CaseIterable, Sendable {
             "Recording and takes"
         case .marker, .markerRename, .markerDelete, .markerPrevious, .markerNext, .rulerMode, .tempo, .zoomIn, .zoomOut:
             "Markers and view"
-        case .nextPanel, .undo, .redo, .save, .quit, .help, .chain, .devices, .importFile, .export:
+        case .nextPanel, .undo, .redo, .save, .quit, .help, .chain, .devices, .importFile, .export, .cancel:
             "Session"
         case .newBus, .send, .sendNext, .sendRemove, .sendDown, .sendUp, .sendDownCoarse, .sendUpCoarse, .sendLevel, .sendPre,
              .output, .soloSafe:
@@ -268,7 +271,7 @@ public struct KeyMap: Equatable, Sendable {
         (.pitchDown, [.char("{")]), (.pitchUp, [.char("}")]),
         (.marker, [.char("k")]), (.rulerMode, [.char("t")]), (.tempo, [.char("|")]),
         (.chain, [.char("c")]), (.devices, [.char("d")]),
-        (.importFile, [.char("i")]), (.export, [.char("e")]),
+        (.importFile, [.char("i")]), (.export, [.char("e")]), (.cancel, [.ctrl("x")]),
         (.click, [.char("C")]), (.countIn, [.char("I")]), (.take, [.char("T")]), (.lanes, [.char("L")]),
         (.monitor, [.char("o")]), (.retro, [.char("R")]),
         (.punchStart, [.char(";")]), (.punchEnd, [.char("'")]),

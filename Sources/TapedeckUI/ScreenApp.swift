@@ -33,6 +33,8 @@ public enum ScreenApp {
         defer { curses.end() }
         let wake = ScreenWake()
         defer { wake?.stop() }
+        // An import still copying when the screen closes takes back what it wrote.
+        defer { model.cancelJobs() }
         installStopHandlers()
         curses.apply(theme: theme, allowColor: allowColor)
         let glyphs: Glyphs = curses.isUTF8 ? .unicode : .ascii

@@ -24,11 +24,19 @@ public struct ScreenHooks: Sendable {
     /// and what it printed. Runs on the UI thread, while the session is served from memory.
     public var commandLine: (@Sendable (_ words: [String], _ workingFolder: String) -> (status: Int32, out: String, err: String))?
 
+    /// The slow part of a command line handed to the screen (an import's copying of its
+    /// audio files, for a session at `sampleRate`), to run on a worker thread before the
+    /// command lands on the UI thread; nil when the command has none (it runs at once).
+    /// Called on the UI thread; the work it returns runs on a worker.
+    public var commandLineWork: (@Sendable (_ words: [String], _ workingFolder: String, _ sampleRate: Int) -> ScreenWork?)?
+
     /// Hooks that cannot export, freeze or run command lines, unless given.
     public init(export: (@Sendable (Session, String, [String], @Sendable (Double) -> Void) throws -> String)? = nil,
                 exportProblem: (@Sendable ([String], String) -> String?)? = nil,
                 freeze: (@Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String))? = nil,
-                commandLine: (@Sendable ([String], String) -> (status: Int32, out: String, err: String))? = nil) {
+                commandLine: (@Sendable ([String], String) -> (status: Int32, out: String, err: String))? = nil,
+                commandLineWork: (@Sendable ([String], String, Int) -> ScreenWork?)? = nil) {
+        self.commandLineWork = commandLineWork
         self.export = export
         self.exportProblem = exportProblem
         self.freeze = freeze

@@ -9,8 +9,11 @@ extension ScreenModel {
     /// session as it stands here, as one undo step named after the command line and who
     /// asked; the engine hears it at once, the message line says it, and the session is saved
     /// as the command's own run would have saved it. `undo` and `redo` are the screen's own
-    /// (the u key's). Answers the command's status and output as one JSON line. UI thread.
-    func handleCommandLine(_ words: [String], workingFolder: String, from peer: String) -> RemoteReply {
+    /// (the u key's). Answers the command's status and output as one JSON line. `running`
+    /// runs the command instead of the host's ``ScreenHooks/commandLine`` (an import landing
+    /// what its worker copied: ScreenModel+Jobs). UI thread.
+    func handleCommandLine(_ words: [String], workingFolder: String, from peer: String,
+                           running: (@Sendable () -> (status: Int32, out: String, err: String))? = nil) -> RemoteReply {
         guard let folder else { return .error("the screen's session has no folder yet") }
         let verb = words.first ?? ""
         // The asker is a command, not `ctl`: `tapedeck marker (pid 4242)`.
@@ -34,7 +37,9 @@ extension ScreenModel {
                 out = "nothing to \(verb) on the screen\n"
             }
         } else {
-            guard let run = hooks.commandLine else { return .error("this screen does not take command-line edits") }
+            guard let run = running.map({ r in { @Sendable (_: [String], _: String) in r() } }) ?? hooks.commandLine else {
+                return .error("this screen does not take command-line edits")
+            }
             let args = words.dropFirst().filter { SessionOwner.canonicalPath($0) != SessionOwner.canonicalPath(folder.path) }
             let step = "\(([verb] + args).joined(separator: " ").terminalSafe), asked by \(who)"
             var stepOpen = false
@@ -62,6 +67,11 @@ extension ScreenModel {
         let trimmed = said.hasPrefix("tapedeck: ") ? String(said.dropFirst(10)) : said
         // Who asked first: a long answer is cut at the line's end, the asker never.
         if !read || session != before { say("\(who): \(trimmed)", error: status != 0) }
+        return ScreenModel.commandReply(status: status, out: out, err: err)
+    }
+
+    /// A command line's answer: its status and what it printed, as one JSON line.
+    static func commandReply(status: Int32, out: String, err: String) -> RemoteReply {
         let object: [String: Any] = ["status": Int(status), "out": out, "err": err]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]) else {
             return .error("cannot encode the reply")

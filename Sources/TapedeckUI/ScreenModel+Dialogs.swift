@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TapedeckCore
 import TapedeckIO
 import TapedeckDSP
@@ -258,32 +259,65 @@ extension ScreenModel {
     /// Imports `path` into the session's audio folder onto a new track named after the file,
     /// at the playhead (as `tapedeck import` makes a track per file); a file wider than stereo
     /// becomes a mono track per channel (``ImportedTracks/tracks(named:at:)``), one undo step.
-    /// Refused, with nothing written, when the new tracks would pass the session's limit.
+    /// Refused, with nothing written, when the new tracks would pass the session's limit. The
+    /// copying runs on a worker (ScreenModel+Jobs: a progress line, the cancel key); the
+    /// tracks are placed when it is done, at the playhead as it was when asked.
     public func importFile(_ path: String) {
         guard let folder else { say("save the session first", error: true); return }
+        let channels: Int
         do {
             // Counted before anything is copied: a 5.1 file is six new tracks.
-            let channels = try AudioFileReader(path: path, blockFrames: 16).channelCount
-            let newTracks = channels > 2 ? channels : 1
-            if session.tracks.count + newTracks > SessionLimits.maximumTracks {
-                say("cannot import: \(newTracks) new track\(newTracks == 1 ? "" : "s") would make \(session.tracks.count + newTracks); a session holds at most \(SessionLimits.maximumTracks); nothing imported", error: true)
-                return
-            }
-            let imported = try AudioImporter.importTracks(source: path, destinationFolder: folder.audioFolder,
-                                                          peaksFolder: folder.peaksFolder, sessionSampleRate: session.sampleRate)
-            let name = uniqueTrackName(for: path)
-            let tracks = imported.tracks(named: name, at: playheadFrame)
-            let first = session.tracks.count
-            edit("import \(imported.files.first?.fileName ?? name)") { $0.tracks.append(contentsOf: tracks) }
-            selectTrack(first)
-            let resampled = imported.wasResampled ? " (resampled)" : ""
-            if imported.isSplit {
-                say("imported \(URL(fileURLWithPath: path).lastPathComponent): \(imported.channelText), at \(clock(playheadFrame))\(resampled)")
-            } else {
-                say("imported \(imported.files[0].fileName) onto a new track \(name) at \(clock(playheadFrame))\(resampled)")
-            }
+            channels = try AudioFileReader(path: path, blockFrames: 16).channelCount
         } catch {
             say("cannot import: \(error.description)", error: true)
+            return
+        }
+        let newTracks = channels > 2 ? channels : 1
+        if session.tracks.count + newTracks > SessionLimits.maximumTracks {
+            say("cannot import: \(newTracks) new track\(newTracks == 1 ? "" : "s") would make \(session.tracks.count + newTracks); a session holds at most \(SessionLimits.maximumTracks); nothing imported", error: true)
+            return
+        }
+        let at = playheadFrame
+        let rate = session.sampleRate
+        let copied = Mutex<ImportedTracks?>(nil)
+        startJob("importing \(URL(fileURLWithPath: path).lastPathComponent.terminalSafe)", work: { progress, cancelled in
+            let imported = try AudioImporter.importTracks(source: path, destinationFolder: folder.audioFolder,
+                                                          peaksFolder: folder.peaksFolder, sessionSampleRate: rate,
+                                                          progress: progress, cancelled: cancelled)
+            copied.withLock { $0 = imported }
+        }) { [unowned self] status in
+            let imported = copied.withLock { $0 }
+            switch status {
+            case .done, .running:
+                guard let imported else { return }
+                guard session.tracks.count + imported.files.count <= SessionLimits.maximumTracks else {
+                    // Tracks were added while it copied.
+                    imported.removeFiles(from: folder)
+                    say("cannot import: the session would pass \(SessionLimits.maximumTracks) tracks; nothing imported", error: true)
+                    return
+                }
+                place(imported, from: path, at: at)
+            case .failed(let why):
+                say("cannot import: \(why)", error: true)
+            case .cancelled:
+                imported?.removeFiles(from: folder)
+                say("import cancelled; nothing imported")
+            }
+        }
+    }
+
+    /// Puts what an import copied onto new tracks at `at`, as one undo step.
+    private func place(_ imported: ImportedTracks, from path: String, at: Int64) {
+        let name = uniqueTrackName(for: path)
+        let tracks = imported.tracks(named: name, at: at)
+        let first = session.tracks.count
+        edit("import \(imported.files.first?.fileName ?? name)") { $0.tracks.append(contentsOf: tracks) }
+        selectTrack(first)
+        let resampled = imported.wasResampled ? " (resampled)" : ""
+        if imported.isSplit {
+            say("imported \(URL(fileURLWithPath: path).lastPathComponent): \(imported.channelText), at \(clock(at))\(resampled)")
+        } else {
+            say("imported \(imported.files[0].fileName) onto a new track \(name) at \(clock(at))\(resampled)")
         }
     }
 

@@ -67,6 +67,18 @@ extension ScreenModel {
         return reply
     }
 
+    /// As ``handleRemote(_:from:)``, answering through `answer`: at once, or for a command
+    /// line with a slow part (an import: ``ScreenHooks/commandLineWork``) once that has run
+    /// on a worker and landed, while the screen goes on drawing and answering. UI thread.
+    public func handleRemote(_ command: RemoteCommand, from peer: String, answer: @escaping (RemoteReply) -> Void) {
+        if case .commandLine(let words, let workingFolder) = command, folder != nil,
+           let work = hooks.commandLineWork?(words, workingFolder, session.sampleRate) {
+            handOver(work, words: words, workingFolder: workingFolder, from: peer.terminalSafe, answer: answer)
+            return
+        }
+        answer(handleRemote(command, from: peer))
+    }
+
     /// Saves as Ctrl-S does, because `manager` asked (a session manager); nil when saved,
     /// else why not. UI thread.
     public func save(askedBy manager: String) -> String? {

@@ -24,6 +24,8 @@ public final class ScreenModel {
     public internal(set) var midiNotes: MIDINoteCache
     /// A freeze rendering in the background: the track's name and the job.
     var freezing: (track: String, job: FreezeJob)?
+    /// Slow work beside the screen (ScreenModel+Jobs): the first runs, the rest wait their turn.
+    var jobs: [QueuedJob] = []
     /// What MIDI learn binds the next controller to (nil: not learning).
     public internal(set) var learning: MIDIBinding?
     /// The quantise last typed (offered again).
@@ -131,8 +133,8 @@ public final class ScreenModel {
     /// The playhead.
     public var playheadFrame: Int64 { snapshot.positionFrame }
     /// Whether the screen should poll fast (~30 times a second): the transport is moving or
-    /// an export is running.
-    public var isMoving: Bool { snapshot.state != .stopped || isExporting }
+    /// an export, a job (an import) or a graph build is running.
+    public var isMoving: Bool { snapshot.state != .stopped || isExporting || !jobs.isEmpty || snapshot.graphPending }
     /// Whether an export is running.
     public var isExporting: Bool {
         if case .export(let job, _) = overlay, case .running = job.status { return true }
@@ -155,6 +157,7 @@ public final class ScreenModel {
     public func tick(nowSeconds: Double) {
         if let m = message, !m.isError, nowSeconds - messageShownAtSeconds > ScreenModel.messageSeconds { message = nil }
         readLink()
+        serviceJobs()
         updateMeters(nowSeconds: nowSeconds)
         if snapshot.state != .stopped { follow(snapshot.positionFrame) }
     }
@@ -303,6 +306,8 @@ public final class ScreenModel {
         case .redo: undoRedo(undo: false)
         case .save: save()
         case .quit:
+            // An import copying beside the screen is someone's work: ended on purpose only.
+            if let job = jobs.first { say("\(job.label) is in progress: \(keyName(.cancel)) cancels it, then \(keyName(.quit)) quits", error: true); return }
             if document.isDirty { overlay = .confirm(.quitUnsaved) } else { quit() }
         case .help: overlay = .help(scroll: 0)
         case .speedDown, .speedUp: stepSpeed(up: action == .speedUp)
@@ -329,6 +334,7 @@ public final class ScreenModel {
             overlay = .devices(list, selected: max(0, list.firstIndex(of: snapshot.deviceName) ?? 0))
         case .importFile: openImport()
         case .export: openExport()
+        case .cancel: cancelJob()
         case .click: cycleClick()
         case .countIn: cycleCountIn()
         case .take: cycleActiveTake()

@@ -22,7 +22,8 @@ extension ScreenService {
 }
 
 /// The control socket (`tapedeck ctl`) as a screen service: each command goes through
-/// ``ScreenModel/handleRemote(_:from:)``.
+/// ``ScreenModel/handleRemote(_:from:answer:)``, answered at once or (an import handed to
+/// the screen) once its work has run on a worker and landed.
 public final class ScreenControl: ScreenService {
     let server: ControlServer
 
@@ -32,7 +33,18 @@ public final class ScreenControl: ScreenService {
     public var pollDescriptors: [pollfd] { server.pollDescriptors }
 
     public func service(_ model: ScreenModel) {
-        server.service { command, peer in model.handleRemote(command, from: peer.description) }
+        server.serviceDeferred { request in
+            let server = self.server
+            let answer = { (reply: RemoteReply) in
+                server.deliver(reply, to: request.connection)
+                // Sent now, not at the next pass: a late answer lands between two frames.
+                server.sendPending()
+            }
+            switch request.command {
+            case .success(let command): model.handleRemote(command, from: request.peer.description, answer: answer)
+            case .failure(let error): answer(.error(error.description))
+            }
+        }
     }
 }
 

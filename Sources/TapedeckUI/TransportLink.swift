@@ -93,8 +93,10 @@ extension Transport: TransportLink {
     /// The lanes being written (``Transport/automationInProgress``).
     public func automationBeingWritten() -> [AutomationWrite] { automationInProgress }
 
-    /// Follows the edited session (problems come back through the next snapshot).
-    public func update(session: Session) { follow(session: session) }
+    /// Follows the edited session: its graph is built on a worker and swapped in by a later
+    /// snapshot (problems come back through one), so an edit never waits on files or an
+    /// offline stretch.
+    public func update(session: Session) { followInBackground(session: session) }
 
     /// Rolls from `fromFrame`.
     public func play(fromFrame: Int64) { play(from: fromFrame) }

@@ -31,6 +31,13 @@ final class ImportBrowserTests: XCTestCase {
         XCTAssertEqual(filtered.entries, ["Bassline.wav"])
         model.handle(.named(.enter))
         XCTAssertNil(model.overlay)
+        // Copied on a worker (a progress line meanwhile), placed when done.
+        XCTAssertEqual(model.jobLine?.hasPrefix("importing Bassline.wav"), true)
+        // Quitting waits for it: the import is ended on purpose (ctrl-x) or lands.
+        model.perform(.quit)
+        XCTAssertFalse(model.shouldQuit)
+        XCTAssertEqual(model.message?.text.contains("ctrl-x cancels it"), true, model.message?.text ?? "")
+        model.finishJobs()
         let track = try XCTUnwrap(model.session.tracks.last)
         XCTAssertEqual(model.session.tracks.count, 4, "a new track, as the command line does")
         XCTAssertEqual(track.name, "Bassline")
@@ -58,6 +65,7 @@ final class ImportBrowserTests: XCTestCase {
         link.position = 24000
         model.tick(nowSeconds: 0)
         model.importFile(dir + "/Surround.wav")
+        model.finishJobs()
         XCTAssertEqual(model.session.tracks.count, 9, model.message?.text ?? "")
         let added = Array(model.session.tracks[3...])
         XCTAssertEqual(added.map(\.name), ["Surround L", "Surround R", "Surround C", "Surround LFE", "Surround Ls", "Surround Rs"])

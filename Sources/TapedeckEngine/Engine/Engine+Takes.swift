@@ -74,7 +74,15 @@ extension Engine {
         if !midiLanes.isEmpty { core.midi.capturing.store(true, ordering: .releasing) }
         takeSets.append(set)
         writer.add(set)
-        send(.startTakes(Unmanaged.passUnretained(set).toOpaque(), serial: nextSerial()))
+        guard send(.startTakes(Unmanaged.passUnretained(set).toOpaque(), serial: nextSerial())) else {
+            // Never started: nothing will write these files, so none is left behind.
+            writer.remove(set)
+            takeSets.removeAll { $0 === set }
+            for lane in lanes { Engine.discard(lane) }
+            for lane in midiLanes { Engine.discard(lane) }
+            if !takeSets.contains(where: { !$0.midiLanes.isEmpty }) { core.midi.capturing.store(false, ordering: .releasing) }
+            throw DeviceError(device: configuration.name, reason: drainRefusals() ?? "the engine did not take the start of recording")
+        }
         return set
     }
 

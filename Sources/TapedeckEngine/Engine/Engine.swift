@@ -27,6 +27,8 @@ public final class Engine: @unchecked Sendable {
     let writer: CaptureWriter
     let core: RenderCore
     private var serial: UInt64 = 0
+    /// Names of commands refused on a full queue, not yet told (Engine+Commands).
+    var refusedCommands: [String] = []
     /// Graphs the audio thread may be rendering or about to (the installed one and newer).
     private(set) var graphs: [Graph] = []
     private var generation = 0
@@ -258,18 +260,6 @@ public final class Engine: @unchecked Sendable {
     func nextSerial() -> UInt64 {
         serial += 1
         return serial
-    }
-
-    /// Queues a command; waits (never drops) when the queue is full, for as long as the
-    /// device runs.
-    func send(_ command: EngineCommand) {
-        var waited = 0
-        while !shared.commands.push(command) {
-            guard isRunning || !started, waited < 4000 else { return }
-            if !started { _ = shared.commands.pop() }
-            usleep(500)
-            waited += 1
-        }
     }
 
     /// Whether play, stop and locate go to a shared transport (JACK's) that the engine then

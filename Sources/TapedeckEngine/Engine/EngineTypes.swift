@@ -147,6 +147,21 @@ enum EngineCommand: BitwiseCopyable {
     /// Stop recording (the transport may roll on).
     case endTakes(serial: UInt64)
 
+    /// The command in words, for a refusal.
+    var name: String {
+        switch self {
+        case .play: "play"
+        case .locate: "a locate"
+        case .preRoll: "a pre-roll"
+        case .route: "a loop change"
+        case .endFrame: "an end point"
+        case .timePitch: "a speed or pitch change"
+        case .click: "a click change"
+        case .startTakes: "the start of recording"
+        case .endTakes: "the end of recording"
+        }
+    }
+
     var serial: UInt64 {
         switch self {
         case .play(let s), .locate(_, let s), .preRoll(_, _, let s), .route(_, _, _, let s), .endFrame(_, let s),

@@ -179,7 +179,9 @@ public struct GraphSpec: Sendable, Equatable {
     /// its channel count; renders regions with a rate other than 1 into the session's cache
     /// first (once; later specs reuse the render). A chain that does not parse throws
     /// ``ChainContextError``. Control thread.
-    public init(session: Session, folder: SessionFolder, listening: Set<Int>? = nil) throws {
+    /// `stretching` hears each render's progress, 0…1 (a screen's progress line).
+    public init(session: Session, folder: SessionFolder, listening: Set<Int>? = nil,
+                stretching: (Double) -> Void = { _ in }) throws {
         let cache = StretchedRegionCache(folder: folder)
         var tracks: [Track] = []
         // Channels of each distinct file, learned once however many regions play from it.
@@ -203,7 +205,7 @@ public struct GraphSpec: Sendable, Equatable {
             var width = t.isMIDI ? 2 : 1
             // Of each stack of takes only the chosen one plays; a frozen track plays its render.
             for r in (t.frozen.map { [$0.region] } ?? t.activeAudioRegions) where r.lengthFrames > 0 {
-                let (region, path) = try cache.playable(r)
+                let (region, path) = try cache.playable(r, progress: stretching)
                 if widths[path] == nil {
                     let reader = try AudioFileReader(path: path, blockFrames: 16)
                     widths[path] = min(reader.channelCount, 2)

@@ -1,3 +1,4 @@
+import Synchronization
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
@@ -17,16 +18,26 @@ public struct StretchedRegionCache: Sendable {
     /// A cache for `folder`.
     public init(folder: SessionFolder) { self.folder = folder }
 
+    /// Held while a render is made (see ``playable(_:quality:)``).
+    private static let rendering = Mutex<Void>(())
+
     /// Where renders live.
     public var cacheFolder: String { folder.path + "/cache" }
 
     /// `region` as a 1× region over its rendered file: same timeline place and length, source
     /// offset 0. Renders first if there is no render yet. Regions at rate 1 come back as they are.
-    public func playable(_ region: Region, quality: StretchQuality = .best) throws -> (region: Region, path: String) {
+    /// `progress` hears a render's progress, 0…1 (nothing when the render is there already).
+    public func playable(_ region: Region, quality: StretchQuality = .best,
+                         progress: (Double) -> Void = { _ in }) throws -> (region: Region, path: String) {
         let source = folder.absolutePath(of: region.file)
         guard region.rate != 1 else { return (region, source) }
         let path = try renderPath(for: region, sourcePath: source, quality: quality)
-        if access(path, F_OK) != 0 {
+        // One render at a time in this process: the screen's graph worker and the control
+        // thread may want the same region at once (Transport+Build), and two renders through
+        // one `.partial` name would spoil each other. The second finds the first's render.
+        // (A render made already is taken without waiting.)
+        if access(path, F_OK) != 0 { try StretchedRegionCache.rendering.withLock { _ in
+            guard access(path, F_OK) != 0 else { return }
             if mkdir(cacheFolder, 0o755) != 0 && errno != EEXIST {
                 throw AudioFileError(path: cacheFolder, reason: "cannot create the render cache: \(String(cString: strerror(errno)))")
             }
@@ -35,7 +46,7 @@ public struct StretchedRegionCache: Sendable {
                 try TimePitchRender.render(sourcePath: source, startFrame: region.sourceOffsetFrame,
                                            frameCount: sourceFrames(of: region), destinationPath: partial,
                                            settings: TimePitchSettings(speed: region.rate, mode: .stretch, pitchSemitones: 0),
-                                           quality: quality)
+                                           quality: quality, progress: progress)
             } catch {
                 unlink(partial)
                 throw error
@@ -44,7 +55,7 @@ public struct StretchedRegionCache: Sendable {
                 unlink(partial)
                 throw AudioFileError(path: path, reason: "cannot finish the render: \(String(cString: strerror(errno)))")
             }
-        }
+        } }
         var atUnity = region
         atUnity.sourceOffsetFrame = 0
         atUnity.rate = 1

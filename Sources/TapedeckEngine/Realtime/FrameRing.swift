@@ -232,7 +232,8 @@ struct ChannelSink: FrameSink {
 /// out), allocated once.
 public final class SPSCQueue<Element: BitwiseCopyable>: @unchecked Sendable {
     private let storage: UnsafeMutablePointer<Element>
-    private let capacity: Int
+    /// Elements it holds at most.
+    public let capacity: Int
     private let writeIndex = Atomic<Int>(0)
     private let readIndex = Atomic<Int>(0)
 

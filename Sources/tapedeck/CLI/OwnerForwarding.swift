@@ -29,8 +29,8 @@ enum OwnerForwarding {
     static let readNames: Set<String> = ["info", "tempo", "chain", "automation", "undo", "takes", "marker", "session"]
 
     /// How long a read waits for the owner before it reads the saved file instead: the
-    /// owner's UI thread answers between frames, so this is only reached when it is stuck
-    /// (or busy with an import, which runs there today).
+    /// owner's UI thread answers between frames (an import copies on a worker: see
+    /// ``ImportInBackground``), so this is only reached when it is stuck.
     static let readReplySeconds = 20
 
     /// The folder a command's relative names are read from: where it was typed, also when the

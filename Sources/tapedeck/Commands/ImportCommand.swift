@@ -43,6 +43,10 @@ struct ImportCommand: Command {
                    "tapedeck import field.tapedeck recorder-a.wav recorder-b.wav --at original",
                    "tapedeck import song.tapedeck tune.mid"])
 
+    /// Files the screen's worker copied for this import (``ImportInBackground``): set on the
+    /// owner's UI thread only, while the import it copied them for lands.
+    nonisolated(unsafe) static var copied: CopiedImports?
+
     let folder: SessionFolder
     let files: [String]
     let trackText: String?
@@ -156,11 +160,17 @@ struct ImportCommand: Command {
                 position = try importMIDI(file, at: position, onto: trackIndex, document: &document)
                 continue
             }
-            var bar = ProgressBar(label: "importing \(baseName(file).terminalSafe)")
-            let imported = try AudioImporter.importTracks(source: file, destinationFolder: folder.audioFolder,
-                                                           peaksFolder: folder.peaksFolder,
-                                                           sessionSampleRate: document.session.sampleRate) { bar.update($0) }
-            bar.finish()
+            let imported: ImportedTracks
+            if let copy = ImportCommand.copied?.take(file) {
+                // Copied already, on the screen's worker (ImportInBackground).
+                imported = copy
+            } else {
+                var bar = ProgressBar(label: "importing \(baseName(file).terminalSafe)")
+                imported = try AudioImporter.importTracks(source: file, destinationFolder: folder.audioFolder,
+                                                          peaksFolder: folder.peaksFolder,
+                                                          sessionSampleRate: document.session.sampleRate) { bar.update($0) }
+                bar.finish()
+            }
             let tracks = imported.tracks(named: trackName(file), at: position)
             // A refused save takes back the files this import wrote: nothing refers to them.
             var kept = false

@@ -297,7 +297,9 @@ struct ScreenCommand: Command {
                 return (result.frozen, "froze \(session.tracks[track].name): \(length) in \(result.frozen.file)\(warnings)")
             },
             // Command-line edits handed to the screen run here, as the command would run.
-            commandLine: { words, folder in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder) } })
+            commandLine: { words, folder in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder) } },
+            // An import's copying runs on a worker; the import lands on the UI thread after.
+            commandLineWork: { words, folder, sampleRate in ImportInBackground.work(words, workingFolder: folder, sampleRate: sampleRate) })
     }
 
     /// Theme folders shipped with the program: beside the installed binary
