@@ -19,6 +19,17 @@ final class MackieControlTests: XCTestCase {
         // Full scale is +6 dB; the screen's +12 dB pins the motor at the top.
         XCTAssertEqual(MackieControl.decibels(faderValue: 16383), 6)
         XCTAssertEqual(MackieControl.faderValue(decibels: 12), 16383)
+        // Full motor range: a fader pushed to the top reads +6 dB, and +6 dB puts the motor
+        // back at the very top (16383), not a hair under it.
+        XCTAssertEqual(MackieControl.faderValue(decibels: MackieControl.decibels(faderValue: 16383)), 16383)
+        XCTAssertEqual(MackieControl.faderValue(decibels: 6), 16383)
+        XCTAssertLessThan(MackieControl.faderValue(decibels: 5.9), 16383)
+        // Every position above 0 dB comes back within half a 0.1 dB step of where the hand
+        // left it (a step is about 66 values near the top), the top snapping to 16383.
+        for v in stride(from: 12808, through: 16383, by: 13) {
+            let back = MackieControl.faderValue(decibels: MackieControl.decibels(faderValue: v))
+            XCTAssertEqual(Double(back), Double(v), accuracy: 40, "\(v)")
+        }
         XCTAssertEqual(MackieControl.faderValue(decibels: .nan), 0)
         XCTAssertEqual(MackieControl.decibels(faderValue: 99999), 6, "clamped, never a trap")
         XCTAssertEqual(MackieControl.decibels(faderValue: -5), Fader.silentDecibels)

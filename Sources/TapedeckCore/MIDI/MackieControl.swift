@@ -94,12 +94,19 @@ public enum MackieControl {
 
     // MARK: - The fader's curve
 
+    /// The level the top of a surface fader stands for, as Tapedeck keeps levels (0.1 dB
+    /// steps): Ardour's top is a gain of 2 (+6.02 dB), which rounds to +6.0.
+    public static let topDecibels = 6.0
+
     /// Where `decibels` sits on a surface fader, 0…1: Ardour's `gain_to_slider_position`
-    /// (the curve Mackie hosts use), `((6·log2(gain) + 192) / 198)^8`, whose top is +6 dB and
-    /// which puts 0 dB at 0.78 of the travel. −∞ (and anything that would fall below the
-    /// bottom) is 0; above +6 dB is the top.
+    /// (the curve Mackie hosts use), `((6·log2(gain) + 192) / 198)^8`, whose top is a gain of
+    /// 2 and which puts 0 dB at 0.78 of the travel. −∞ (and anything that would fall below the
+    /// bottom) is 0; ``topDecibels`` and above is the top, so a fader pushed all the way up
+    /// (read as +6.0 dB) gets its motor sent back to 16383, not to the 16369 that +6.0 itself
+    /// would give on the curve.
     public static func position(decibels: Double) -> Double {
         guard decibels.isFinite, !Fader.isSilent(decibels) else { return decibels == .infinity ? 1 : 0 }
+        guard decibels < topDecibels else { return 1 }
         let log2Gain = decibels / (20 * log10(2.0))
         let base = (6 * log2Gain + 192) / 198
         guard base > 0 else { return 0 }
