@@ -71,8 +71,14 @@ final class MackieControlTests: XCTestCase {
                        [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 0] + Array("Lead V ".utf8) + [0xF7])
         XCTAssertEqual(MackieControl.scribbleMessage(strip: 2, line: 1, text: "-6.0"),
                        [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 56 + 14] + Array("-6.0   ".utf8) + [0xF7])
+        // Non-ASCII letters fold to their nearest ASCII, as Ardour's surfaces show them.
         XCTAssertEqual(MackieControl.scribbleMessage(strip: 1, line: 0, text: "Chœur"),
-                       [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 7] + Array("Ch?ur  ".utf8) + [0xF7])
+                       [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 7] + Array("Choeur ".utf8) + [0xF7])
+        XCTAssertEqual(MackieControl.displayText("üŋ", length: 6), Array("un    ".utf8))
+        XCTAssertEqual(MackieControl.displayText("Åsa Ørn", length: 6), Array("Asa Or".utf8))
+        XCTAssertEqual(MackieControl.displayText("Straße", length: 7), Array("Strasse".utf8))
+        XCTAssertEqual(MackieControl.displayText("Москва", length: 6), Array("Moskva".utf8))
+        XCTAssertEqual(MackieControl.displayText("naïve", length: 6), Array("naive ".utf8))
         let odd = MackieControl.scribbleMessage(strip: 7, line: 0, text: "🎤\u{7}\u{1B}[2Jé")
         XCTAssertEqual(odd.count, 15)
         XCTAssertEqual(Array(odd[7..<14]), Array("???[2J ".utf8), "control characters and emoji are each a ?")

@@ -152,13 +152,17 @@ public enum MackieControl {
         return [0xB0, 0x30 + UInt8(min(max(strip, 0), 7)), UInt8(1 + Int(((p + 1) * 5).rounded()))]
     }
 
-    /// `text` as the scribble strips show it: printable ASCII kept, anything else (control
-    /// characters, non-ASCII letters, emoji) a `?` per character, cut or padded with spaces
-    /// to `length`.
+    /// `text` as the scribble strips show it (they have ASCII only): folded to its nearest
+    /// ASCII by ICU's `Any-Latin; Latin-ASCII` transliteration (`üŋ` is `un`, `Chœur` is
+    /// `Choeur`, `Москва` is `Moskva`), then anything still not printable ASCII (control
+    /// characters, emoji) a `?` per character, cut or padded with spaces to `length`.
+    /// Allocates (the transliteration): the UI thread's.
     public static func displayText(_ text: String, length: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(length)
-        for scalar in text.unicodeScalars where out.count < length {
+        let folded = text.unicodeScalars.allSatisfy({ $0.isASCII }) ? text
+            : text.applyingTransform(StringTransform("Any-Latin; Latin-ASCII"), reverse: false) ?? text
+        for scalar in folded.unicodeScalars where out.count < length {
             out.append(scalar.value >= 0x20 && scalar.value < 0x7F ? UInt8(scalar.value) : UInt8(ascii: "?"))
         }
         while out.count < length { out.append(0x20) }
