@@ -121,8 +121,19 @@ final class MackieEndToEndTests: XCTestCase {
     /// connect, a Logic Control's challenge answered (the bytes Ardour's own expression gives,
     /// computed apart from this code), its confirmation met with the version request; a jog
     /// turn while stopped moves the playhead (the time display says so); playing, the strips'
-    /// meters come as channel pressure about ten times a second.
+    /// meters come as channel pressure about ten times a second; Flip puts fader 1 on the
+    /// pan (its motor to the centre), and the fader pans.
     func testALogicControlIsAnsweredTheJogMovesThePlayheadAndMetersRunWhilePlaying() throws {
+        try handshakeRun(device: ["--device", "jackplaytap:OUT=OUT"])
+    }
+
+    /// The same on the JACK backend, whose own MIDI ports carry the surface (its SysEx is
+    /// set aside on the audio thread's cycle).
+    func testOnTheJACKBackendALogicControlIsAnsweredToo() throws {
+        try handshakeRun(device: ["--device", "jack", "--connect", "none"])
+    }
+
+    private func handshakeRun(device: [String]) throws {
         let dir = try Tapedeck.temporaryFolder(self)
         func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
         let jack = try JackServer.start(self, folder: dir.path)
@@ -138,16 +149,18 @@ final class MackieEndToEndTests: XCTestCase {
         let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
         addTeardownBlock { _ = dump.kill(SIGKILL) }
         // The surface: a Logic Control's challenge (serial "ABCDEFG", challenge 01 02 03 04),
-        // its confirmation, ten detents of the jog wheel clockwise, then play.
+        // its confirmation, ten detents of the jog wheel clockwise, play, then (after three
+        // releases of an unused button, 4.5 s) Flip and fader 1 to the top.
         let serial = "41424344454647"
         let messages = ["xF000006610 01" + serial + "01020304F7", "xF000006610 03" + serial + "F7"]
             .map { $0.replacingOccurrences(of: " ", with: "") } + ["176", "60", "10", "144", "94", "127", "144", "94", "0"]
+            + ["144", "42", "0", "144", "42", "0", "144", "42", "0", "144", "50", "127", "144", "50", "0", "224", "127", "127"]
         let sender = try SpawnedChild([tool, "tdmcu", "2000", "1500"] + messages, environment: jack.environment,
                                       stdoutPath: path("send.txt"), stderrPath: path("send.err"))
         addTeardownBlock { _ = sender.kill(SIGKILL) }
         poll("the test's surface to start") { ((try? String(contentsOfFile: path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready") }
 
-        let args = [session, "--device", "jackplaytap:OUT=\(path("out.raw"))", "--midi-in", "jack:tdmcu:midi_out",
+        let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(path("out.raw"))") } + ["--midi-in", "jack:tdmcu:midi_out",
                     "--midi-out", "jack:tddump:input", "--midi-surface", "mcu"]
         let screen = try ScreenTmux(self, folder: dir.path, args: args, environment: jack.environment, width: 120)
         screen.waitFor("Lead", timeout: 20)
@@ -192,6 +205,11 @@ final class MackieEndToEndTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(meters.count, 8, "about ten meter messages a second for strip 1: \(meters.count) in 2 s")
         XCTAssertLessThanOrEqual(meters.count, 60, "not more than the surface's rate")
         XCTAssertTrue(meters.contains([0xD0, 0x0A]), "the level's segment: \(meters.suffix(5))")
+
+        // Flip: its LED, fader 1's motor to the centred pan, then the fader pans hard right.
+        poll("Flip's LED") { dumpedMessages(dumpPath).contains([0x90, 0x32, 0x7F]) }
+        XCTAssertTrue(dumpedMessages(dumpPath).contains(MackieControl.faderMessage(strip: 0, value: 8192)), "the motor to the centre")
+        screen.waitFor("Lead pan R100", timeout: 20)
         screen.send("Space")
     }
 }
