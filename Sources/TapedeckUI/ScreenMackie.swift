@@ -27,6 +27,11 @@ extension Transport: MackieSurfaceLink {}
 /// the service keeps what the surface shows and sends only the difference, the time display
 /// at most 20 times a second. A fader a hand is on (touched, or moved in the last half
 /// second) gets no motor feedback: the motor would fight the hand.
+///
+/// As Ardour does (see ScreenMackie+Host.swift): the device query on connect and the Logic
+/// Control challenge answered; meters while rolling; the jog wheel (scroll, or shuttle after
+/// Scrub); Flip (faders on pan, V-pots on level); the time display in time or bars and beats
+/// (SMPTE/Beats); the bank on the assignment display.
 public final class ScreenMackie: ScreenService {
     let surface: MackieSurfaceLink
     let clock: () -> Double
@@ -41,6 +46,20 @@ public final class ScreenMackie: ScreenService {
     /// When each gesture (`fader 3`, `pan 1`) last moved: a move within a second continues it.
     var gestureAt: [String: Double] = [:]
     var timeSentAt = -1.0
+    /// Whether the device queries went out (the first service).
+    var greeted = false
+    /// The device byte of our SysEx (a Logic Control's is its own: 0x10).
+    var deviceID = MackieControl.Device.mcu
+    /// Faders on pan and V-pots on level (Flip).
+    public internal(set) var flipped = false
+    /// The time display in bars and beats (SMPTE/Beats), else in time.
+    public internal(set) var timeInBars = false
+    /// The jog wheel shuttles (Scrub lit), else it scrolls the playhead.
+    public internal(set) var jogShuttles = false
+    /// Whether the strips' meters are on (while rolling), when they were last sent, and which
+    /// overload LEDs are lit.
+    var metering = false, metersSentAt = -1.0
+    var overloaded = [Bool](repeating: false, count: MackieControl.stripCount)
 
     /// Serves the surface `surface` hears and answers through.
     public convenience init(surface: MackieSurfaceLink) {
@@ -59,14 +78,23 @@ public final class ScreenMackie: ScreenService {
     /// Acts on what the surface did, then sends what changed. UI thread.
     public func service(_ model: ScreenModel) {
         let now = clock()
+        if !greeted {
+            greeted = true
+            surface.sendToSurface(MackieControl.greeting)
+        }
         for message in surface.collectSurfaceMessages() { handle(message, model: model, now: now) }
         sendFeedback(model, now: now)
+        sendMeters(model, now: now)
     }
 
     // MARK: - From the surface
 
     func handle(_ message: MackieMessage, model: ScreenModel, now: Double) {
         switch message {
+        case .fader(let strip, let value) where flipped && strip < MackieControl.stripCount:
+            panByFader(strip, value: value, model: model, now: now)
+            movedAt[strip] = now
+            shown?.setFader(strip, value)
         case .fader(let strip, let value):
             moveFader(strip, to: MackieControl.decibels(faderValue: value), model: model, now: now)
             movedAt[strip] = now
@@ -76,6 +104,8 @@ public final class ScreenMackie: ScreenService {
             // A touch begins a gesture, a release ends it: either way the next move is a new step.
             gestureAt["fader \(strip)"] = nil
             if !on { movedAt[strip] = nil }
+        case .vpot(let strip, let steps) where flipped:
+            levelByVPot(strip, steps: steps, model: model, now: now)
         case .vpot(let strip, let steps):
             guard let t = track(strip, model) else { return }
             let name = model.session.tracks[t].name
@@ -87,10 +117,14 @@ public final class ScreenMackie: ScreenService {
         case .button(let note, let pressed):
             guard pressed else { return }
             press(note, model: model)
+        case .jog(let steps):
+            jog(steps, model: model)
+        case .handshake(let device, let command, let serial, let challenge):
+            handshake(device: device, command: command, serial: serial, challenge: challenge, model: model)
         }
     }
 
-    private func moveFader(_ strip: Int, to db: Double, model: ScreenModel, now: Double) {
+    func moveFader(_ strip: Int, to db: Double, model: ScreenModel, now: Double) {
         // A move within the same 0.1 dB changes nothing: no undo step for it.
         if strip == 8 {
             guard db != model.session.masterGainDecibels else { return }
@@ -106,7 +140,7 @@ public final class ScreenMackie: ScreenService {
 
     /// One undo step per gesture: a move continuing one (a fader touched, or moved within a
     /// second) joins its step.
-    private func gestureEdit(_ key: String, name: String, model: ScreenModel, now: Double, _ changes: [MixerChange]) {
+    func gestureEdit(_ key: String, name: String, model: ScreenModel, now: Double, _ changes: [MixerChange]) {
         let strip = Int(key.split(separator: " ").last ?? "") ?? -1
         let continuing = key.hasPrefix("fader") && touched.contains(strip) && gestureAt[key] != nil
             || gestureAt[key].map { now - $0 < 1 } == true
@@ -144,6 +178,8 @@ public final class ScreenMackie: ScreenService {
             model.say("surface: tracks \(bankRange(count))")
         case N.marker:
             model.addMarker()
+        case N.flip, N.timecodeBeats, N.scrub:
+            pressHostButton(note, model: model)
         default:
             break
         }
@@ -154,7 +190,7 @@ public final class ScreenMackie: ScreenService {
     }
 
     /// The track on `strip` (0–7) of the bank, if there is one.
-    private func track(_ strip: Int, _ model: ScreenModel) -> Int? {
+    func track(_ strip: Int, _ model: ScreenModel) -> Int? {
         let t = bankStart + strip
         return strip < MackieControl.stripCount && model.session.tracks.indices.contains(t) ? t : nil
     }
@@ -173,8 +209,15 @@ public final class ScreenMackie: ScreenService {
             let track = session.tracks[t]
             state.strips[i].name = track.name
             state.strips[i].value = Fader.text(track.gainDecibels)
-            state.strips[i].fader = MackieControl.faderValue(decibels: track.gainDecibels)
-            state.strips[i].pan = track.isBus ? 0 : track.pan
+            let pan = track.isBus ? 0 : track.pan
+            if flipped {
+                // The fader on pan (hard left at the bottom), the ring on the level.
+                state.strips[i].fader = MackieControl.faderValue(pan: pan)
+                state.strips[i].ringLevel = MackieControl.position(decibels: track.gainDecibels)
+            } else {
+                state.strips[i].fader = MackieControl.faderValue(decibels: track.gainDecibels)
+                state.strips[i].pan = pan
+            }
             state.strips[i].armed = track.armed
             state.strips[i].solo = track.solo
             state.strips[i].mute = track.mute
@@ -186,11 +229,17 @@ public final class ScreenMackie: ScreenService {
         state.stopped = !transport.isMoving
         state.recording = transport.isRecordingPass
         state.cycling = session.loopEnabled
+        state.flip = flipped
+        state.timeInBars = timeInBars
+        state.scrub = jogShuttles
+        // The bank on the assignment display, as Ardour's `display_bank_start` shows it.
+        state.assignment = bankStart == 0 ? "Ar" : String(format: "%02d", bankStart % 100)
+        state.assignmentDots = bankStart == 0 ? ".." : "  "
         // The time display at most 20 times a second (it is most of the traffic while rolling).
         if let shown, now - timeSentAt < 0.05 {
             state.time = shown.time
         } else {
-            state.time = MackieControl.timeDigits(seconds: Double(model.playheadFrame) / Double(max(1, session.sampleRate)))
+            state.time = timeDigits(model)
         }
         return state
     }
@@ -198,7 +247,7 @@ public final class ScreenMackie: ScreenService {
     func sendFeedback(_ model: ScreenModel, now: Double) {
         var next = wanted(model, now: now)
         let holding = Set((0...8).filter { touched.contains($0) || movedAt[$0].map { now - $0 < 0.5 } == true })
-        let messages = next.messages(from: shown, holding: holding)
+        let messages = next.messages(from: shown, holding: holding, device: deviceID)
         // Held faders stay where the hand put them, as far as we know.
         if let shown { for s in holding { next.setFader(s, shown.fader(s)) } }
         if shown?.time != next.time { timeSentAt = now }

@@ -3,6 +3,8 @@
    NAME:midi_out, waits until something connects to it, then WAIT_MS more, then sends the
    messages (three decimal bytes each) STEP_MS apart, prints "sent" and stays until SIGTERM or
    SIGINT (going away would look like a device unplugged). jack_midiseq sends notes only.
+   A message may instead be one argument of hex bytes with an `x` before them
+   (`xF0000066100100...F7`), for SysEx up to 64 bytes (a Logic Control's challenge).
 
    A process of its own, not a client in the test process: libjack keeps per-process state
    bound to the first server it served, and the tests run many servers one after another. */
@@ -16,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct { uint8_t bytes[3]; } message;
+typedef struct { uint8_t count; uint8_t bytes[64]; } message;
 
 static jack_client_t *client;
 static jack_port_t *port;
@@ -33,13 +35,13 @@ static int process(jack_nframes_t frames, void *arg) {
     message m;
     while (jack_ringbuffer_read_space(ring) >= sizeof m) {
         jack_ringbuffer_read(ring, (char *)&m, sizeof m);
-        jack_midi_event_write(out, 0, m.bytes, 3);
+        jack_midi_event_write(out, 0, m.bytes, m.count);
     }
     return 0;
 }
 
 int main(int argc, char **argv) {
-    if (argc < 7 || (argc - 4) % 3 != 0) {
+    if (argc < 5) {
         fprintf(stderr, "usage: td-jack-midi-send NAME WAIT_MS STEP_MS STATUS DATA1 DATA2 [...]\n");
         return 2;
     }
@@ -59,8 +61,22 @@ int main(int argc, char **argv) {
     fflush(stdout);
     while (running && jack_port_connected(port) == 0) usleep(2000);
     if (running) usleep((useconds_t)(waitMs * 1000));
-    for (int i = 4; running && i + 2 < argc; i += 3) {
-        message m = { { (uint8_t)atoi(argv[i]), (uint8_t)atoi(argv[i + 1]), (uint8_t)atoi(argv[i + 2]) } };
+    for (int i = 4; running && i < argc;) {
+        message m = { 0, { 0 } };
+        if (argv[i][0] == 'x') {
+            for (const char *h = argv[i] + 1; h[0] && h[1] && m.count < sizeof m.bytes; h += 2) {
+                char pair[3] = { h[0], h[1], 0 };
+                m.bytes[m.count++] = (uint8_t)strtol(pair, NULL, 16);
+            }
+            i += 1;
+        } else if (i + 2 < argc) {
+            m.count = 3;
+            for (int k = 0; k < 3; k++) m.bytes[k] = (uint8_t)atoi(argv[i + k]);
+            i += 3;
+        } else {
+            fprintf(stderr, "td-jack-midi-send: a message needs three bytes\n");
+            return 2;
+        }
         if (jack_ringbuffer_write_space(ring) >= sizeof m) jack_ringbuffer_write(ring, (const char *)&m, sizeof m);
         usleep((useconds_t)(stepMs * 1000));
     }

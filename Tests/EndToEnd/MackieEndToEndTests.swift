@@ -116,4 +116,100 @@ final class MackieEndToEndTests: XCTestCase {
 
         screen.send("Space")
     }
+
+    /// Ardour's handshake, meters and jog on the emulated surface: the device queries on
+    /// connect, a Logic Control's challenge answered (the bytes Ardour's own expression gives,
+    /// computed apart from this code), its confirmation met with the version request; a jog
+    /// turn while stopped moves the playhead (the time display says so); playing, the strips'
+    /// meters come as channel pressure about ten times a second; Flip puts fader 1 on the
+    /// pan (its motor to the centre), and the fader pans.
+    func testALogicControlIsAnsweredTheJogMovesThePlayheadAndMetersRunWhilePlaying() throws {
+        try handshakeRun(device: ["--device", "jackplaytap:OUT=OUT"])
+    }
+
+    /// The same on the JACK backend, whose own MIDI ports carry the surface (its SysEx is
+    /// set aside on the audio thread's cycle).
+    func testOnTheJACKBackendALogicControlIsAnsweredToo() throws {
+        try handshakeRun(device: ["--device", "jack", "--connect", "none"])
+    }
+
+    private func handshakeRun(device: [String]) throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        let jack = try JackServer.start(self, folder: dir.path)
+        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-send is not built next to tapedeck") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_midi_dump") else { throw XCTSkip("jack_midi_dump is not installed (jackd2)") }
+        let session = path("s.tapedeck")
+        try Signals.write([[Float](repeating: 0.5, count: 40 * 48000)], to: path("Lead.wav"))
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["import", session, path("Lead.wav")]).status, 0)
+
+        let dumpPath = path("dump.txt")
+        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
+        addTeardownBlock { _ = dump.kill(SIGKILL) }
+        // The surface: a Logic Control's challenge (serial "ABCDEFG", challenge 01 02 03 04),
+        // its confirmation, ten detents of the jog wheel clockwise, play, then (after three
+        // releases of an unused button, 4.5 s) Flip and fader 1 to the top.
+        let serial = "41424344454647"
+        let messages = ["xF000006610 01" + serial + "01020304F7", "xF000006610 03" + serial + "F7"]
+            .map { $0.replacingOccurrences(of: " ", with: "") } + ["176", "60", "10", "144", "94", "127", "144", "94", "0"]
+            + ["144", "42", "0", "144", "42", "0", "144", "42", "0", "144", "50", "127", "144", "50", "0", "224", "127", "127"]
+        let sender = try SpawnedChild([tool, "tdmcu", "2000", "1500"] + messages, environment: jack.environment,
+                                      stdoutPath: path("send.txt"), stderrPath: path("send.err"))
+        addTeardownBlock { _ = sender.kill(SIGKILL) }
+        poll("the test's surface to start") { ((try? String(contentsOfFile: path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready") }
+
+        let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(path("out.raw"))") } + ["--midi-in", "jack:tdmcu:midi_out",
+                    "--midi-out", "jack:tddump:input", "--midi-surface", "mcu"]
+        let screen = try ScreenTmux(self, folder: dir.path, args: args, environment: jack.environment, width: 120)
+        screen.waitFor("Lead", timeout: 20)
+
+        // On connect: the device query to a Mackie Control and to an XT.
+        poll("the device queries") {
+            let got = dumpedMessages(dumpPath)
+            return got.contains([0xF0, 0x00, 0x00, 0x66, 0x14, 0x00, 0xF7]) && got.contains([0xF0, 0x00, 0x00, 0x66, 0x15, 0x00, 0xF7])
+        }
+        // The challenge answered: serial back, then Ardour's response to 01 02 03 04.
+        let reply: [UInt8] = [0xF0, 0x00, 0x00, 0x66, 0x10, 0x02, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x05, 0x05, 0x7B, 0x2F, 0xF7]
+        poll("the answer to the challenge") { dumpedMessages(dumpPath).contains(reply) }
+        poll("the version request after the confirmation") {
+            dumpedMessages(dumpPath).contains([0xF0, 0x00, 0x00, 0x66, 0x10, 0x13, 0x00, 0xF7])
+        }
+        screen.waitFor("Logic Control connected", timeout: 20)
+        // Then the strips again, in the Logic Control's header.
+        poll("the strips in the Logic Control's header") {
+            dumpedMessages(dumpPath).contains([0xF0, 0x00, 0x00, 0x66, 0x10, 0x12, 0x00] + Array("Lead   ".utf8) + [0xF7])
+        }
+
+        // The jog turn, while stopped: the time display (CC 0x40-0x49, 0x49 the leftmost)
+        // leaves zero before the play LED lights: ten columns of 1/8 s, 00:01.250.
+        screen.waitFor("PLAYING", timeout: 20)
+        var digits = [UInt8](repeating: 0x20, count: 10)
+        var beforePlay: String?
+        for m in dumpedMessages(dumpPath) {
+            if m.count == 3, m[0] == 0xB0, (0x40...0x49).contains(m[1]) { digits[9 - Int(m[1] - 0x40)] = m[2] & 0x3F }
+            if m == MackieControl.ledMessage(note: 0x5E, on: true) { beforePlay = String(decoding: digits, as: UTF8.self); break }
+        }
+        XCTAssertEqual(beforePlay, "  00001250", "the jog moved the playhead 1.25 s before play")
+
+        // Playing: meters on (SysEx 20), then the strip's meter about ten times a second. The
+        // track's meter (post-fader, before the pan) reads the steady 0.5, -6.02 dB: segment
+        // 10 of 13 on Ardour's curve (deflection 84.9 %; -9 dB would be 9, -3 dB 11).
+        poll("the meters switched on") {
+            dumpedMessages(dumpPath).contains([0xF0, 0x00, 0x00, 0x66, 0x10, 0x20, 0x00, 0x07, 0xF7])
+        }
+        let start = dumpedMessages(dumpPath).count
+        Thread.sleep(forTimeInterval: 2)
+        let meters = dumpedMessages(dumpPath).dropFirst(start).filter { $0.count == 2 && $0[0] == 0xD0 && $0[1] >> 4 == 0 }
+        XCTAssertGreaterThanOrEqual(meters.count, 8, "about ten meter messages a second for strip 1: \(meters.count) in 2 s")
+        XCTAssertLessThanOrEqual(meters.count, 60, "not more than the surface's rate")
+        XCTAssertTrue(meters.contains([0xD0, 0x0A]), "the level's segment: \(meters.suffix(5))")
+
+        // Flip: its LED, fader 1's motor to the centred pan, then the fader pans hard right.
+        poll("Flip's LED") { dumpedMessages(dumpPath).contains([0x90, 0x32, 0x7F]) }
+        XCTAssertTrue(dumpedMessages(dumpPath).contains(MackieControl.faderMessage(strip: 0, value: 8192)), "the motor to the centre")
+        screen.waitFor("Lead pan R100", timeout: 20)
+        screen.send("Space")
+    }
 }

@@ -19,6 +19,17 @@ final class MackieControlTests: XCTestCase {
         // Full scale is +6 dB; the screen's +12 dB pins the motor at the top.
         XCTAssertEqual(MackieControl.decibels(faderValue: 16383), 6)
         XCTAssertEqual(MackieControl.faderValue(decibels: 12), 16383)
+        // Full motor range: a fader pushed to the top reads +6 dB, and +6 dB puts the motor
+        // back at the very top (16383), not a hair under it.
+        XCTAssertEqual(MackieControl.faderValue(decibels: MackieControl.decibels(faderValue: 16383)), 16383)
+        XCTAssertEqual(MackieControl.faderValue(decibels: 6), 16383)
+        XCTAssertLessThan(MackieControl.faderValue(decibels: 5.9), 16383)
+        // Every position above 0 dB comes back within half a 0.1 dB step of where the hand
+        // left it (a step is about 66 values near the top), the top snapping to 16383.
+        for v in stride(from: 12808, through: 16383, by: 13) {
+            let back = MackieControl.faderValue(decibels: MackieControl.decibels(faderValue: v))
+            XCTAssertEqual(Double(back), Double(v), accuracy: 40, "\(v)")
+        }
         XCTAssertEqual(MackieControl.faderValue(decibels: .nan), 0)
         XCTAssertEqual(MackieControl.decibels(faderValue: 99999), 6, "clamped, never a trap")
         XCTAssertEqual(MackieControl.decibels(faderValue: -5), Fader.silentDecibels)
@@ -60,8 +71,14 @@ final class MackieControlTests: XCTestCase {
                        [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 0] + Array("Lead V ".utf8) + [0xF7])
         XCTAssertEqual(MackieControl.scribbleMessage(strip: 2, line: 1, text: "-6.0"),
                        [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 56 + 14] + Array("-6.0   ".utf8) + [0xF7])
+        // Non-ASCII letters fold to their nearest ASCII, as Ardour's surfaces show them.
         XCTAssertEqual(MackieControl.scribbleMessage(strip: 1, line: 0, text: "Chœur"),
-                       [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 7] + Array("Ch?ur  ".utf8) + [0xF7])
+                       [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, 7] + Array("Choeur ".utf8) + [0xF7])
+        XCTAssertEqual(MackieControl.displayText("üŋ", length: 6), Array("un    ".utf8))
+        XCTAssertEqual(MackieControl.displayText("Åsa Ørn", length: 6), Array("Asa Or".utf8))
+        XCTAssertEqual(MackieControl.displayText("Straße", length: 7), Array("Strasse".utf8))
+        XCTAssertEqual(MackieControl.displayText("Москва", length: 6), Array("Moskva".utf8))
+        XCTAssertEqual(MackieControl.displayText("naïve", length: 6), Array("naive ".utf8))
         let odd = MackieControl.scribbleMessage(strip: 7, line: 0, text: "🎤\u{7}\u{1B}[2Jé")
         XCTAssertEqual(odd.count, 15)
         XCTAssertEqual(Array(odd[7..<14]), Array("???[2J ".utf8), "control characters and emoji are each a ?")
@@ -89,8 +106,9 @@ final class MackieControlTests: XCTestCase {
         var state = MackieSurfaceState()
         state.strips[0].name = "Drums"
         let all = state.messages(from: nil)
-        // 16 scribble cells, 9 faders, 8 rings, 32 strip LEDs, 4 transport LEDs, 10 digits.
-        XCTAssertEqual(all.count, 16 + 9 + 8 + 32 + 4 + 10)
+        // 16 scribble cells, 9 faders, 8 rings, 32 strip LEDs, 4 transport LEDs, Flip's and
+        // Scrub's LEDs, SMPTE's and BEATS', 10 digits, 2 assignment characters.
+        XCTAssertEqual(all.count, 16 + 9 + 8 + 32 + 4 + 2 + 2 + 10 + 2)
         XCTAssertEqual(state.messages(from: state), [])
         var next = state
         next.strips[0].name = "Kick"
@@ -100,5 +118,62 @@ final class MackieControlTests: XCTestCase {
                                                     MackieControl.faderMessage(strip: 1, value: 9000),
                                                     MackieControl.ledMessage(note: 0x12, on: true)])
         XCTAssertEqual(next.messages(from: state, holding: [1]).count, 2, "a fader a hand is on gets no motor")
+    }
+
+    func testTheHandshakeAsArdourSpeaksIt() {
+        // The device query Ardour sends on connect, to each kind of unit.
+        XCTAssertEqual(MackieControl.deviceQuery(device: MackieControl.Device.mcu), [0xF0, 0x00, 0x00, 0x66, 0x14, 0x00, 0xF7])
+        XCTAssertEqual(MackieControl.greeting, [0x14, 0x15, 0x10, 0x11].map { [0xF0, 0x00, 0x00, 0x66, $0, 0x00, 0xF7] })
+        // A Logic Control's challenge: serial 41 42 43 44 45 46 47, challenge 01 02 03 04.
+        let serial: [UInt8] = [0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47]
+        let challenge: [UInt8] = [0x01, 0x02, 0x03, 0x04]
+        let asked = MackieControl.decode(sysex: [0xF0, 0x00, 0x00, 0x66, 0x10, 0x01] + serial + challenge + [0xF7])
+        XCTAssertEqual(asked, .handshake(device: 0x10, command: 0x01, serial: 0x41_4243_4445_4647, challenge: 0x0102_0304))
+        // The responses below were computed by Ardour's own expression, compiled with g++
+        // (calculate_challenge_response, surface.cc), not by this code.
+        XCTAssertEqual(MackieControl.challengeResponse(0x0102_0304), [0x05, 0x05, 0x7B, 0x2F])
+        XCTAssertEqual(MackieControl.challengeResponse(0x1234_5678), [0x58, 0x0A, 0x16, 0x4E])
+        XCTAssertEqual(MackieControl.challengeResponse(0x7F00_7F00), [0x09, 0x00, 0x7B, 0x71])
+        XCTAssertEqual(MackieControl.challengeResponse(0x4021_3325), [0x46, 0x64, 0x38, 0x0E], "a shift count past 31, as x86-64 takes it")
+        XCTAssertEqual(MackieControl.connectionReply(device: 0x10, serial: 0x41_4243_4445_4647, challenge: 0x0102_0304),
+                       [0xF0, 0x00, 0x00, 0x66, 0x10, 0x02] + serial + [0x05, 0x05, 0x7B, 0x2F, 0xF7])
+        XCTAssertEqual(MackieControl.versionRequest(device: 0x10), [0xF0, 0x00, 0x00, 0x66, 0x10, 0x13, 0x00, 0xF7])
+        XCTAssertEqual(MackieControl.decode(sysex: [0xF0, 0x00, 0x00, 0x66, 0x10, 0x03] + serial + [0xF7]),
+                       .handshake(device: 0x10, command: 0x03, serial: 0x41_4243_4445_4647, challenge: 0))
+        // Not a handshake: MMC, another maker, an unknown unit, truncated, unterminated.
+        for bytes: [UInt8] in [[0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7], [0xF0, 0x00, 0x00, 0x67, 0x14, 0x01, 0xF7],
+                               [0xF0, 0x00, 0x00, 0x66, 0x58, 0x01, 0xF7], [0xF0, 0x00, 0x00, 0x66, 0x14, 0xF7],
+                               [0xF0, 0x00, 0x00, 0x66, 0x14, 0x01, 0x00], []] {
+            XCTAssertNil(MackieControl.decode(sysex: bytes), "\(bytes)")
+        }
+    }
+
+    func testMetersJogAndTheDisplays() {
+        // Ardour's meter: 13 segments over its deflection curve, strip in the high nibble.
+        XCTAssertEqual(MackieControl.meterDeflection(decibels: 0), 100)
+        XCTAssertEqual(MackieControl.meterDeflection(decibels: -45), 11.25)
+        XCTAssertEqual(MackieControl.meterMessage(strip: 0, decibels: -12), [0xD0, 0x08])
+        XCTAssertEqual(MackieControl.meterMessage(strip: 3, decibels: -.infinity), [0xD0, 0x30])
+        XCTAssertEqual(MackieControl.meterMessage(strip: 7, decibels: 9), [0xD0, 0x7D])
+        XCTAssertEqual(MackieControl.meterMessage(strip: 2, decibels: .nan), [0xD0, 0x20])
+        XCTAssertEqual(MackieControl.overloadMessage(strip: 1, on: true), [0xD0, 0x1E])
+        XCTAssertEqual(MackieControl.meterModeMessage(device: 0x14, strip: 5, enabled: true), [0xF0, 0x00, 0x00, 0x66, 0x14, 0x20, 0x05, 0x07, 0xF7])
+        // The jog wheel: CC 0x3C, relative; a zero count is one detent.
+        XCTAssertEqual(MackieControl.decode([0xB0, 0x3C, 0x05]), .jog(steps: 5))
+        XCTAssertEqual(MackieControl.decode([0xB0, 0x3C, 0x43]), .jog(steps: -3))
+        XCTAssertEqual(MackieControl.decode([0xB0, 0x3C, 0x00]), .jog(steps: 1))
+        XCTAssertNil(MackieControl.decode([0xB1, 0x3C, 0x01]), "other channels are not the wheel")
+        // The assignment display: first character on CC 0x4B, as Ardour writes it.
+        XCTAssertEqual(MackieControl.assignmentMessages("Ar", dots: ".."), [[0xB0, 0x4B, 0x41], [0xB0, 0x4A, 0x52]])
+        XCTAssertEqual(MackieControl.assignmentMessages("08"), [[0xB0, 0x4B, 0x30], [0xB0, 0x4A, 0x38]])
+        // Bars and beats on the time display, in Ardour's layout and 1920-tick beats.
+        XCTAssertEqual(MackieControl.bbtDigits(bar: 3, beat: 2, tick: 480, ticksPerBeat: 960), "00302 0960")
+        XCTAssertEqual(MackieControl.bbtDigits(bar: 12345, beat: 1, tick: 0, ticksPerBeat: 960), "99901 0000")
+        // Flip: the fader on pan, the ring on the level.
+        XCTAssertEqual(MackieControl.faderValue(pan: -1), 0)
+        XCTAssertEqual(MackieControl.faderValue(pan: 1), 16383)
+        XCTAssertEqual(MackieControl.pan(faderValue: 16383), 1)
+        XCTAssertEqual(MackieControl.pan(faderValue: 8192), 0, accuracy: 1e-9)
+        XCTAssertEqual(MackieControl.levelRingMessage(strip: 2, position: 0.7817), [0xB0, 0x32, 0x20 | 9])
     }
 }

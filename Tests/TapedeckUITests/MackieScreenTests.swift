@@ -123,4 +123,112 @@ final class MackieScreenTests: XCTestCase {
         service.service(model)
         XCTAssertEqual(service.bankStart, 0)
     }
+
+    func testTheSurfaceIsGreetedAndALogicControlsChallengeAnswered() {
+        let (model, surface, service) = rig()
+        service.service(model)
+        let first = surface.take()
+        XCTAssertEqual(Array(first.prefix(4)), MackieControl.greeting, "the device queries come first")
+        // A Logic Control answers with its challenge, then confirms.
+        let serial: UInt64 = 0x41_4243_4445_4647
+        surface.incoming = [.handshake(device: 0x10, command: 0x01, serial: serial, challenge: 0x0102_0304)]
+        now += 1
+        service.service(model)
+        XCTAssertEqual(surface.take(), [MackieControl.connectionReply(device: 0x10, serial: serial, challenge: 0x0102_0304)])
+        surface.incoming = [.handshake(device: 0x10, command: 0x03, serial: serial, challenge: 0)]
+        now += 1
+        service.service(model)
+        let confirmed = surface.take()
+        XCTAssertEqual(confirmed.first, MackieControl.versionRequest(device: 0x10))
+        XCTAssertTrue(confirmed.contains(MackieControl.scribbleMessage(strip: 0, line: 0, text: "Drums", device: 0x10)),
+                      "everything again, in the Logic Control's own header")
+        // A Mackie Control's answer to the query: everything again, no reply.
+        surface.incoming = [.handshake(device: 0x14, command: 0x01, serial: serial, challenge: 0)]
+        now += 1
+        service.service(model)
+        let ready = surface.take()
+        XCTAssertFalse(ready.contains { $0.count > 5 && $0[5] == 0x02 })
+        XCTAssertTrue(ready.contains(MackieControl.scribbleMessage(strip: 0, line: 0, text: "Drums")))
+    }
+
+    func testMetersWhileRolling() {
+        let (model, surface, service) = rig()
+        service.service(model)
+        _ = surface.take()
+        now += 1
+        service.service(model)
+        XCTAssertFalse(surface.take().contains { $0.first == 0xD0 }, "no meters while stopped")
+        model.togglePlay()
+        service.service(model)
+        let rolling = surface.take()
+        // The fake's tracks peak at -12 dB: segment 8 of 13 on Ardour's curve.
+        XCTAssertTrue(rolling.contains(MackieControl.meterModeMessage(device: 0x14, strip: 0, enabled: true)))
+        XCTAssertEqual(rolling.filter { $0.first == 0xD0 }, [[0xD0, 0x08], [0xD0, 0x18], [0xD0, 0x28]])
+        now += 0.05
+        service.service(model)
+        XCTAssertFalse(surface.take().contains { $0.first == 0xD0 }, "at most every 100 ms")
+        now += 0.06
+        service.service(model)
+        XCTAssertEqual(surface.take().filter { $0.first == 0xD0 }.count, 3, "sent again though unchanged: the surface lets meters fall")
+        model.togglePlay()
+        now += 0.2
+        service.service(model)
+        let stopped = surface.take()
+        XCTAssertTrue(stopped.contains(MackieControl.meterModeMessage(device: 0x14, strip: 0, enabled: false)))
+        XCTAssertTrue(stopped.contains([0xD0, 0x00]), "meters down at the stop")
+    }
+
+    func testTheJogWheelScrollsOrShuttles() {
+        let (model, surface, service) = rig()
+        service.service(model)
+        _ = surface.take()
+        surface.incoming = [.jog(steps: 4)]
+        service.service(model)
+        XCTAssertEqual(model.playheadFrame, 4 * model.framesPerColumn, "four columns of the timeline")
+        surface.incoming = [.jog(steps: -10)]
+        service.service(model)
+        XCTAssertEqual(model.playheadFrame, 0, "not before the start")
+        // Scrub: the wheel shuttles (speed steps), its LED lit.
+        surface.incoming = [.button(note: MackieControl.Note.scrub, pressed: true), .jog(steps: 2)]
+        now += 1
+        service.service(model)
+        XCTAssertEqual(model.playheadFrame, 0)
+        XCTAssertGreaterThan(model.speed, 1)
+        XCTAssertTrue(surface.take().contains(MackieControl.ledMessage(note: MackieControl.Note.scrub, on: true)))
+    }
+
+    func testFlipPutsTheFadersOnPanAndTheVPotsOnLevel() {
+        let (model, surface, service) = rig()
+        service.service(model)
+        _ = surface.take()
+        let N = MackieControl.Note.self
+        surface.incoming = [.button(note: N.flip, pressed: true), .button(note: N.flip, pressed: false)]
+        now += 1
+        service.service(model)
+        XCTAssertTrue(service.flipped)
+        let flipped = surface.take()
+        XCTAssertTrue(flipped.contains(MackieControl.ledMessage(note: N.flip, on: true)))
+        XCTAssertTrue(flipped.contains(MackieControl.faderMessage(strip: 0, value: MackieControl.faderValue(pan: model.session.tracks[0].pan))),
+                      "the motor goes to the pan")
+        XCTAssertTrue(flipped.contains(MackieControl.levelRingMessage(strip: 1, position: MackieControl.position(decibels: 0))))
+        // The fader pans, the V-pot sets the level; the gain is left alone by the fader.
+        surface.incoming = [.fader(strip: 0, position: 16383), .vpot(strip: 1, steps: -2)]
+        now += 1
+        service.service(model)
+        XCTAssertEqual(model.session.tracks[0].pan, 1)
+        XCTAssertEqual(model.session.tracks[0].gainDecibels, 0)
+        XCTAssertEqual(model.session.tracks[1].gainDecibels, -1)
+        // Flip again: the faders are levels once more.
+        surface.incoming = [.button(note: N.flip, pressed: true)]
+        now += 2
+        service.service(model)
+        XCTAssertTrue(surface.take().contains(MackieControl.faderMessage(strip: 1, value: MackieControl.faderValue(decibels: -1))))
+        // SMPTE/Beats: the BEATS LED, and the time display in bars and beats.
+        surface.incoming = [.button(note: N.timecodeBeats, pressed: true)]
+        now += 1
+        service.service(model)
+        let beats = surface.take()
+        XCTAssertTrue(beats.contains(MackieControl.ledMessage(note: N.beatsLED, on: true)))
+        XCTAssertTrue(beats.contains(MackieControl.timeDigitMessage(index: 2, character: "1", dot: true)), "bar 1: 001 01 00000\(beats)")
+    }
 }

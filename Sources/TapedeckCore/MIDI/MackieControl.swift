@@ -20,6 +20,12 @@ public enum MackieMessage: Equatable, Sendable, BitwiseCopyable {
     case vpot(strip: Int, steps: Int)
     /// A button (its note number, see ``MackieControl/Note``) pressed or released.
     case button(note: UInt8, pressed: Bool)
+    /// The jog wheel turned `steps` detents (positive clockwise).
+    case jog(steps: Int)
+    /// A handshake SysEx from `device` (``MackieControl/Device``): `command`
+    /// (``MackieControl/Handshake``), the unit's serial number (seven 7-bit bytes, the first
+    /// in the top byte used) and a Logic Control's four-byte challenge (0 when absent).
+    case handshake(device: UInt8, command: UInt8, serial: UInt64, challenge: UInt32)
 }
 
 /// Encoding and decoding of the Mackie Control protocol (see ``MackieMessage``).
@@ -51,6 +57,12 @@ public enum MackieControl {
         public static let marker: UInt8 = 0x54
         /// Cycle (loop).
         public static let cycle: UInt8 = 0x56
+        /// Flip (faders and V-pots swap), and the time display's SMPTE/Beats switch.
+        public static let flip: UInt8 = 0x32, timecodeBeats: UInt8 = 0x35
+        /// Scrub (the jog wheel shuttles).
+        public static let scrub: UInt8 = 0x65
+        /// The time display's mode LEDs (no buttons).
+        public static let smpteLED: UInt8 = 0x71, beatsLED: UInt8 = 0x72
         /// Transport.
         public static let rewind: UInt8 = 0x5B, fastForward: UInt8 = 0x5C, stop: UInt8 = 0x5D, play: UInt8 = 0x5E, record: UInt8 = 0x5F
         /// Fader touch, strips 1–8 and the master: 104–112.
@@ -75,10 +87,14 @@ public enum MackieControl {
             if d1 >= Note.faderTouch && d1 <= Note.faderTouch + 8 { return .touch(strip: Int(d1 - Note.faderTouch), touched: on) }
             return .button(note: d1, pressed: on)
         case 0xB0:
-            guard channel == 0, d1 >= 0x10, d1 <= 0x17 else { return nil }
+            guard channel == 0 else { return nil }
             // Bit 6 is the direction (set: counter-clockwise), the low bits the detents.
             let count = Int(d2 & 0x3F)
-            guard count > 0 else { return nil }
+            if d1 == jogController {
+                // Some wheels send 0 detents meaning one (Ardour counts it as one).
+                return .jog(steps: d2 & 0x40 != 0 ? -max(count, 1) : max(count, 1))
+            }
+            guard d1 >= 0x10, d1 <= 0x17, count > 0 else { return nil }
             return .vpot(strip: Int(d1 - 0x10), steps: d2 & 0x40 != 0 ? -count : count)
         default:
             return nil
@@ -94,12 +110,19 @@ public enum MackieControl {
 
     // MARK: - The fader's curve
 
+    /// The level the top of a surface fader stands for, as Tapedeck keeps levels (0.1 dB
+    /// steps): Ardour's top is a gain of 2 (+6.02 dB), which rounds to +6.0.
+    public static let topDecibels = 6.0
+
     /// Where `decibels` sits on a surface fader, 0…1: Ardour's `gain_to_slider_position`
-    /// (the curve Mackie hosts use), `((6·log2(gain) + 192) / 198)^8`, whose top is +6 dB and
-    /// which puts 0 dB at 0.78 of the travel. −∞ (and anything that would fall below the
-    /// bottom) is 0; above +6 dB is the top.
+    /// (the curve Mackie hosts use), `((6·log2(gain) + 192) / 198)^8`, whose top is a gain of
+    /// 2 and which puts 0 dB at 0.78 of the travel. −∞ (and anything that would fall below the
+    /// bottom) is 0; ``topDecibels`` and above is the top, so a fader pushed all the way up
+    /// (read as +6.0 dB) gets its motor sent back to 16383, not to the 16369 that +6.0 itself
+    /// would give on the curve.
     public static func position(decibels: Double) -> Double {
         guard decibels.isFinite, !Fader.isSilent(decibels) else { return decibels == .infinity ? 1 : 0 }
+        guard decibels < topDecibels else { return 1 }
         let log2Gain = decibels / (20 * log10(2.0))
         let base = (6 * log2Gain + 192) / 198
         guard base > 0 else { return 0 }
@@ -120,6 +143,19 @@ public enum MackieControl {
     /// The 14-bit pitch-bend value for a fader at `decibels`.
     public static func faderValue(decibels: Double) -> Int {
         Int((position(decibels: decibels) * Double(maximumPosition)).rounded())
+    }
+
+    /// The 14-bit pitch-bend value for a fader on pan (Flip): hard left at the bottom, the
+    /// centre in the middle.
+    public static func faderValue(pan: Double) -> Int {
+        let p = pan.isFinite ? min(max(pan, -1), 1) : 0
+        return Int(((p + 1) / 2 * Double(maximumPosition)).rounded())
+    }
+
+    /// The pan a fader on pan stands for at `faderValue` (Flip), to the screen's pan step.
+    public static func pan(faderValue: Int) -> Double {
+        let p = Double(min(max(faderValue, 0), maximumPosition)) / Double(maximumPosition) * 2 - 1
+        return (p / Pan.fineStep).rounded() * Pan.fineStep
     }
 
     /// The level a 14-bit fader value stands for (out-of-range values clamped).
@@ -145,13 +181,26 @@ public enum MackieControl {
         return [0xB0, 0x30 + UInt8(min(max(strip, 0), 7)), UInt8(1 + Int(((p + 1) * 5).rounded()))]
     }
 
-    /// `text` as the scribble strips show it: printable ASCII kept, anything else (control
-    /// characters, non-ASCII letters, emoji) a `?` per character, cut or padded with spaces
-    /// to `length`.
+    /// The LED ring of V-pot `strip` (0–7) showing a level (a fader position, 0…1) filled
+    /// from the left, as Ardour's `Pot::set` writes it in wrap mode (the centre LED lit near
+    /// the middle).
+    public static func levelRingMessage(strip: Int, position: Double) -> [UInt8] {
+        let p = position.isFinite ? min(max(position, 0), 1) : 0
+        let centre: UInt8 = p > 0.48 && p < 0.58 ? 0x40 : 0
+        return [0xB0, 0x30 + UInt8(min(max(strip, 0), 7)), centre | 0x20 | UInt8(Int((p * 10).rounded()) + 1)]
+    }
+
+    /// `text` as the scribble strips show it (they have ASCII only): folded to its nearest
+    /// ASCII by ICU's `Any-Latin; Latin-ASCII` transliteration (`üŋ` is `un`, `Chœur` is
+    /// `Choeur`, `Москва` is `Moskva`), then anything still not printable ASCII (control
+    /// characters, emoji) a `?` per character, cut or padded with spaces to `length`.
+    /// Allocates (the transliteration): the UI thread's.
     public static func displayText(_ text: String, length: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(length)
-        for scalar in text.unicodeScalars where out.count < length {
+        let folded = text.unicodeScalars.allSatisfy({ $0.isASCII }) ? text
+            : text.applyingTransform(StringTransform("Any-Latin; Latin-ASCII"), reverse: false) ?? text
+        for scalar in folded.unicodeScalars where out.count < length {
             out.append(scalar.value >= 0x20 && scalar.value < 0x7F ? UInt8(scalar.value) : UInt8(ascii: "?"))
         }
         while out.count < length { out.append(0x20) }
@@ -160,9 +209,10 @@ public enum MackieControl {
 
     /// SysEx writing one strip's cell on a scribble-strip line (`line` 0 the top, 1 the
     /// bottom): six characters of `text` and a space, so neighbouring names stay apart.
-    public static func scribbleMessage(strip: Int, line: Int, text: String) -> [UInt8] {
+    /// SysEx goes to `device` (a Logic Control answers to its own, see ``Device``).
+    public static func scribbleMessage(strip: Int, line: Int, text: String, device: UInt8 = Device.mcu) -> [UInt8] {
         let offset = (line == 0 ? 0 : 56) + min(max(strip, 0), 7) * stripCharacters
-        return [0xF0, 0x00, 0x00, 0x66, 0x14, 0x12, UInt8(offset)]
+        return [0xF0, 0x00, 0x00, 0x66, device & 0x7F, 0x12, UInt8(offset)]
             + displayText(text, length: stripCharacters - 1) + [0x20, 0xF7]
     }
 

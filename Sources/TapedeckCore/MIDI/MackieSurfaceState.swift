@@ -15,6 +15,8 @@ public struct MackieSurfaceState: Equatable, Sendable {
         public var fader = 0
         /// Pan, −1…1, on the V-pot's ring.
         public var pan = 0.0
+        /// A level (a fader position, 0…1) the ring shows instead of the pan (Flip).
+        public var ringLevel: Double?
         /// The button LEDs.
         public var armed = false, solo = false, mute = false, selected = false
 
@@ -30,6 +32,11 @@ public struct MackieSurfaceState: Equatable, Sendable {
     public var playing = false, stopped = true, recording = false, cycling = false
     /// The ten characters of the time display.
     public var time = String(repeating: " ", count: MackieControl.timeDigits)
+    /// Flip's LED (faders on pan), the time display's mode (the BEATS LED, else SMPTE's),
+    /// and Scrub's LED (the jog wheel shuttles).
+    public var flip = false, timeInBars = false, scrub = false
+    /// The two characters of the assignment display, and its dots (`.` lit).
+    public var assignment = "  ", assignmentDots = "  "
 
     /// A blank surface.
     public init() {}
@@ -37,15 +44,20 @@ public struct MackieSurfaceState: Equatable, Sendable {
     /// The messages that make a surface showing `old` show this (everything, when `old` is
     /// nil: a surface just connected, whose state is unknown). Fader positions listed in
     /// `holding` (strips 0–8 a hand is on) are left alone: the motor would fight the hand.
-    public func messages(from old: MackieSurfaceState?, holding: Set<Int> = []) -> [[UInt8]] {
+    /// SysEx goes to `device` (``MackieControl/Device``).
+    public func messages(from old: MackieSurfaceState?, holding: Set<Int> = [],
+                         device: UInt8 = MackieControl.Device.mcu) -> [[UInt8]] {
         var out: [[UInt8]] = []
         let N = MackieControl.Note.self
         for (i, strip) in strips.enumerated() {
             let was = old.map { $0.strips.indices.contains(i) ? $0.strips[i] : Strip() }
-            if was?.name != strip.name { out.append(MackieControl.scribbleMessage(strip: i, line: 0, text: strip.name)) }
-            if was?.value != strip.value { out.append(MackieControl.scribbleMessage(strip: i, line: 1, text: strip.value)) }
+            if was?.name != strip.name { out.append(MackieControl.scribbleMessage(strip: i, line: 0, text: strip.name, device: device)) }
+            if was?.value != strip.value { out.append(MackieControl.scribbleMessage(strip: i, line: 1, text: strip.value, device: device)) }
             if was?.fader != strip.fader && !holding.contains(i) { out.append(MackieControl.faderMessage(strip: i, value: strip.fader)) }
-            if was?.pan != strip.pan { out.append(MackieControl.ringMessage(strip: i, pan: strip.pan)) }
+            if was?.pan != strip.pan || was?.ringLevel != strip.ringLevel {
+                out.append(strip.ringLevel.map { MackieControl.levelRingMessage(strip: i, position: $0) }
+                           ?? MackieControl.ringMessage(strip: i, pan: strip.pan))
+            }
             let note = UInt8(i)
             if was?.armed != strip.armed { out.append(MackieControl.ledMessage(note: N.recordArm + note, on: strip.armed)) }
             if was?.solo != strip.solo { out.append(MackieControl.ledMessage(note: N.solo + note, on: strip.solo)) }
@@ -57,6 +69,15 @@ public struct MackieSurfaceState: Equatable, Sendable {
         if old?.stopped != stopped { out.append(MackieControl.ledMessage(note: N.stop, on: stopped)) }
         if old?.recording != recording { out.append(MackieControl.ledMessage(note: N.record, on: recording)) }
         if old?.cycling != cycling { out.append(MackieControl.ledMessage(note: N.cycle, on: cycling)) }
+        if old?.flip != flip { out.append(MackieControl.ledMessage(note: N.flip, on: flip)) }
+        if old?.scrub != scrub { out.append(MackieControl.ledMessage(note: N.scrub, on: scrub)) }
+        if old?.timeInBars != timeInBars {
+            out.append(MackieControl.ledMessage(note: N.smpteLED, on: !timeInBars))
+            out.append(MackieControl.ledMessage(note: N.beatsLED, on: timeInBars))
+        }
+        if old?.assignment != assignment || old?.assignmentDots != assignmentDots {
+            out += MackieControl.assignmentMessages(assignment, dots: assignmentDots)
+        }
         let digits = Array(time.padding(toLength: MackieControl.timeDigits, withPad: " ", startingAt: 0))
         let oldDigits = old.map { Array($0.time.padding(toLength: MackieControl.timeDigits, withPad: " ", startingAt: 0)) }
         for k in 0..<MackieControl.timeDigits where oldDigits?[k] != digits[k] {

@@ -266,6 +266,11 @@ extension RenderCore: AudioDeviceMIDIClient {
         let status = bytes[0]
         let decoder = MachineControlDecoder(surface: ControlSurface(code: midi.surface.load(ordering: .relaxed)))
         if status == 0xF0 {
+            if decoder.surface == .mcu, let m = MackieControl.decode(sysex: bytes) {
+                _ = midi.surfaceMessages.push(m)
+                EngineActivity.shared.signal()
+                return
+            }
             if let command = decoder.command(sysex: bytes) { _ = midi.machine.push(command); EngineActivity.shared.signal() }
             return
         }

@@ -51,6 +51,12 @@ public final class MIDIInputPort: @unchecked Sendable {
         guard bytes.count > 0 else { return }
         let status = bytes[0]
         if status == 0xF0 {
+            // A Mackie or Logic Control's handshake is the surface's, for the control side.
+            if decoder.surface == .mcu, let m = MackieControl.decode(sysex: bytes) {
+                _ = surfaceMessages.push(m)
+                EngineActivity.shared.signal()
+                return
+            }
             if let command = decoder.command(sysex: bytes) { _ = machine.push(command); EngineActivity.shared.signal() }
             return
         }

@@ -1,0 +1,128 @@
+import Foundation
+import TapedeckCore
+import TapedeckTransport
+
+// What Ardour's Mackie support does beyond strips and transport, on the screen's surface:
+// the handshake, meters, the jog wheel, Flip and the time display's mode.
+extension ScreenMackie {
+    /// A handshake SysEx from the surface: a Logic Control's challenge is answered (and its
+    /// confirmation met with the version request), a Mackie Control's answer to the device
+    /// query means it is (back) on, and is sent everything. UI thread.
+    func handshake(device: UInt8, command: UInt8, serial: UInt64, challenge: UInt32, model: ScreenModel) {
+        let H = MackieControl.Handshake.self, logic = MackieControl.Device.isLogic(device)
+        // Ardour answers every unit in its own header byte from its first message on.
+        deviceID = device
+        switch command {
+        case H.answer where logic:
+            surface.sendToSurface([MackieControl.connectionReply(device: device, serial: serial, challenge: challenge)])
+        case H.answer:
+            shown = nil
+        case H.confirmed where logic:
+            surface.sendToSurface([MackieControl.versionRequest(device: device)])
+            shown = nil
+            model.say("surface: Logic Control connected")
+        case H.denied where logic:
+            model.say("surface: the Logic Control refused the connection (its challenge was answered wrongly?)", error: true)
+        default:
+            break
+        }
+    }
+
+    /// Flip, SMPTE/Beats and Scrub. UI thread.
+    func pressHostButton(_ note: UInt8, model: ScreenModel) {
+        let N = MackieControl.Note.self
+        switch note {
+        case N.flip:
+            flipped.toggle()
+            // The faders now stand for something else: a gesture in progress ends.
+            gestureAt = [:]
+            model.say(flipped ? "surface: flip (faders pan, V-pots level)" : "surface: faders level, V-pots pan")
+        case N.timecodeBeats:
+            timeInBars.toggle()
+            timeSentAt = -1
+            model.say("surface: time display in \(timeInBars ? "bars and beats" : "time")")
+        case N.scrub:
+            jogShuttles.toggle()
+            model.say("surface: jog wheel \(jogShuttles ? "shuttles (speed)" : "scrolls the playhead")")
+        default:
+            break
+        }
+    }
+
+    /// The jog wheel: scrolling, a detent moves the playhead one column of the timeline (the
+    /// screen's step with snap off); shuttling, a detent is a speed step up or down, as
+    /// Ardour's shuttle mode steps varispeed. UI thread.
+    func jog(_ steps: Int, model: ScreenModel) {
+        guard steps != 0 else { return }
+        if jogShuttles {
+            model.stepSpeed(up: steps > 0)
+            return
+        }
+        let target = max(0, model.playheadFrame + Int64(steps) * model.framesPerColumn)
+        guard target != model.playheadFrame else { return }
+        model.locate(target)
+    }
+
+    /// Flip: fader `strip` moved to `value` sets the track's pan (one undo step a gesture).
+    func panByFader(_ strip: Int, value: Int, model: ScreenModel, now: Double) {
+        guard let t = track(strip, model), !model.session.tracks[t].isBus else { return }
+        let pan = MackieControl.pan(faderValue: value)
+        guard pan != model.session.tracks[t].pan else { return }
+        let name = model.session.tracks[t].name
+        gestureEdit("fader \(strip)", name: "surface pan \(name)", model: model, now: now, [.pan(strip: t, value: pan)])
+        model.say("\(name) pan \(Pan.text(pan))")
+    }
+
+    /// Flip: V-pot `strip` turned `steps` detents moves the track's level a fine step each.
+    func levelByVPot(_ strip: Int, steps: Int, model: ScreenModel, now: Double) {
+        guard let t = track(strip, model) else { return }
+        let db = Fader.stepped(model.session.tracks[t].gainDecibels, steps: steps, coarse: false)
+        guard db != model.session.tracks[t].gainDecibels else { return }
+        let name = model.session.tracks[t].name
+        gestureEdit("level \(strip)", name: "surface fader \(name)", model: model, now: now, [.gain(strip: t, decibels: db)])
+        model.say("\(name) fader \(Fader.text(db)) dB")
+    }
+
+    /// The time display's ten characters: time (`hhhmmssmmm`) or bars and beats.
+    func timeDigits(_ model: ScreenModel) -> String {
+        let session = model.session
+        guard timeInBars else {
+            return MackieControl.timeDigits(seconds: Double(model.playheadFrame) / Double(max(1, session.sampleRate)))
+        }
+        let p = session.tempoMap.position(ofFrame: model.playheadFrame)
+        return MackieControl.bbtDigits(bar: p.bar, beat: p.beat, tick: p.tick, ticksPerBeat: TempoMap.ticksPerBeat)
+    }
+
+    /// Meters, as Ardour drives them: switched on (SysEx) when the transport rolls and off
+    /// when it stops, and while rolling each strip's peak as channel pressure every 100 ms
+    /// (the surface lets a meter fall by itself, so it is sent even when unchanged), with the
+    /// overload LED lit past 0 dB (a deflection over 100 %). UI thread.
+    func sendMeters(_ model: ScreenModel, now: Double) {
+        let rolling = model.snapshot.state.isMoving
+        var out: [[UInt8]] = []
+        if rolling != metering {
+            metering = rolling
+            for s in 0..<MackieControl.stripCount {
+                out.append(MackieControl.meterModeMessage(device: deviceID, strip: s, enabled: rolling))
+            }
+            if !rolling {
+                for s in 0..<MackieControl.stripCount { out.append(MackieControl.meterMessage(strip: s, decibels: -.infinity)) }
+            }
+        }
+        if rolling && now - metersSentAt >= 0.1 {
+            metersSentAt = now
+            let levels = model.snapshot.trackLevels
+            for s in 0..<MackieControl.stripCount {
+                guard let t = track(s, model) else { continue }
+                let peak = levels.indices.contains(t) ? levels[t].map(\.peakDecibels).max() ?? -.infinity : -.infinity
+                let over = MackieControl.meterDeflection(decibels: peak) > 100
+                if over != overloaded[s] {
+                    overloaded[s] = over
+                    out.append(MackieControl.overloadMessage(strip: s, on: over))
+                }
+                out.append(MackieControl.meterMessage(strip: s, decibels: peak))
+            }
+        }
+        if !out.isEmpty { surface.sendToSurface(out) }
+    }
+}
