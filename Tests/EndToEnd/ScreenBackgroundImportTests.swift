@@ -164,11 +164,13 @@ final class ScreenBackgroundImportTests: XCTestCase {
         XCTAssertEqual(try SessionFolder(path: session).load(), before)
     }
 
-    /// A screen edit whose new graph renders a stretched region offline (Rubber Band R3, a
-    /// 20 s of stereo): built on a worker while the old graph plays on, then swapped in.
+    /// A screen edit whose new graph renders a stretched region offline (Rubber Band R3, 60 s
+    /// of stereo): built on a worker while the old graph plays on, then swapped in. Long
+    /// enough to outlast the 6 s the handed-over edit's own line holds the message row: 20 s
+    /// rendered in about 6 s on a quiet machine, all of it under that line.
     func testAStretchedRegionsRenderRunsOffTheUIThreadWhileTheScreenPlays() throws {
         let part = dir + "/part.wav"
-        try ScreenBackgroundImportTests.writeLong(part, seconds: 20, sampleRate: 48000, channels: 2, encoding: .int16)
+        try ScreenBackgroundImportTests.writeLong(part, seconds: 60, sampleRate: 48000, channels: 2, encoding: .int16)
         XCTAssertEqual(try Tapedeck.run(["import", session, part]).status, 0)
         let (screen, socket) = try openPlaying()
         let cache = session + "/cache"
