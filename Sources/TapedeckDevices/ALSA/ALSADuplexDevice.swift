@@ -68,10 +68,6 @@ public final class ALSADuplexDevice: PeriodDevice, @unchecked Sendable {
             ? RoundTripWatch(bufferFrames: play!.bufferFrames, periodFrames: main.periodFrames, sampleRate: main.sampleRate) : nil
     }
 
-    /// Times the capture and playback streams slipped apart with no xrun and were restarted
-    /// (see ``RoundTripWatch``), and the last slip in frames. Any thread (a diagnostic).
-    public var roundTripSlips: (count: Int, lastFrames: Int64) { (roundTrip?.slips ?? 0, roundTrip?.lastSlipFrames ?? 0) }
-
     /// ALSA's part of a take's placement: playback is prefilled with one buffer before both
     /// streams start together, so a frame written leaves that buffer after the input read
     /// beside it arrived; capture adds nothing the engine can see (a period is read as soon as

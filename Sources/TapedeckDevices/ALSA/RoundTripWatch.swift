@@ -36,8 +36,6 @@ final class RoundTripWatch: @unchecked Sendable {
     private var exactSoFar = true
     /// Whether this start's streams are watched (they held to the frame while settling).
     private(set) var watching = false
-    /// Slips found since the device opened.
-    private(set) var slips = 0
     /// The last slip's size in frames (sum less buffer: negative when playback ran ahead).
     private(set) var lastSlipFrames: Int64 = 0
 
@@ -79,7 +77,6 @@ final class RoundTripWatch: @unchecked Sendable {
             if now == 0 { return true }
             off = now
         }
-        slips += 1
         lastSlipFrames = off
         return false
     }
