@@ -164,13 +164,13 @@ final class ScreenBackgroundImportTests: XCTestCase {
         XCTAssertEqual(try SessionFolder(path: session).load(), before)
     }
 
-    /// A screen edit whose new graph renders a stretched region offline (Rubber Band R3, 60 s
-    /// of stereo): built on a worker while the old graph plays on, then swapped in. Long
-    /// enough to outlast the 6 s the handed-over edit's own line holds the message row: 20 s
-    /// rendered in about 6 s on a quiet machine, all of it under that line.
+    /// A screen edit whose new graph renders a stretched region offline (Rubber Band R3, 20 s
+    /// of stereo, about 6 s on a quiet machine): built on a worker while the old graph plays
+    /// on, then swapped in. The render's progress shows after the handed-over edit's own line,
+    /// which holds the message row for 6 s (it once hid the progress the whole time).
     func testAStretchedRegionsRenderRunsOffTheUIThreadWhileTheScreenPlays() throws {
         let part = dir + "/part.wav"
-        try ScreenBackgroundImportTests.writeLong(part, seconds: 60, sampleRate: 48000, channels: 2, encoding: .int16)
+        try ScreenBackgroundImportTests.writeLong(part, seconds: 20, sampleRate: 48000, channels: 2, encoding: .int16)
         XCTAssertEqual(try Tapedeck.run(["import", session, part]).status, 0)
         let (screen, socket) = try openPlaying()
         let cache = session + "/cache"
@@ -180,13 +180,14 @@ final class ScreenBackgroundImportTests: XCTestCase {
         // Handed to the screen, which makes the edit at once and builds its graph on a worker.
         let stretch = Background(["region", session, "part", "1", "rate", "0.5"], environment: env)
         var captures = 0, stood = 0, slowest = 0.0, unanswered = 0
-        var sawPreparing = false
+        var sawPreparing = false, sawBeside = false
         var last = clock(screen.capture())
         let deadline = Date().addingTimeInterval(180)
         while (rendered().isEmpty || stretch.finished == nil) && Date() < deadline {
             usleep(300_000)
             let text = screen.capture()
             if text.range(of: #"preparing the edit for playback: stretching a region \d+%"#, options: .regularExpression) != nil { sawPreparing = true }
+            if text.range(of: #"\[stretching a region \d+%\] tapedeck region"#, options: .regularExpression) != nil { sawBeside = true }
             let now = clock(text)
             if rendered().isEmpty {
                 captures += 1
@@ -205,6 +206,7 @@ final class ScreenBackgroundImportTests: XCTestCase {
         XCTAssertEqual(unanswered, 0, "the control socket did not answer during the render")
         XCTAssertLessThan(slowest, 1.0, "ctl status took \(slowest) s during the render")
         XCTAssertTrue(sawPreparing, "the screen said the edit was being prepared")
+        XCTAssertTrue(sawBeside, "the stretch's progress showed beside the handed-over edit's own line")
         // Swapped in: the line goes, and the screen plays on.
         screen.waitFor("the line goes", timeout: 10) { !$0.contains("preparing the edit for playback") }
         XCTAssertTrue(screen.capture().contains("PLAYING"))

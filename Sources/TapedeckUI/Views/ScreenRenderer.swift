@@ -66,13 +66,18 @@ public enum ScreenRenderer {
     }
 
     private static func drawMessage(_ model: ScreenModel, into canvas: inout Canvas, layout: Layout) {
+        let stretch = model.snapshot.graphStretchProgress.map { Int($0 * 100) }
         if let m = model.message {
-            canvas.put(layout.messageRow, 0, Fit.pad(" " + m.text, canvas.width), m.isError ? .error : .message)
+            // A graph still being built is named in brackets before a message that is not an
+            // error, so a handed-over edit's own 6 s line never hides the stretch it started.
+            let building = model.snapshot.graphPending && !m.isError
+                ? "[" + (stretch.map { "stretching a region \($0)%" } ?? "preparing playback") + "] " : ""
+            canvas.put(layout.messageRow, 0, Fit.pad(" " + building + m.text, canvas.width), m.isError ? .error : .message)
         } else if let line = model.jobLine {
             // Work beside the screen (an import): its progress, between messages.
             canvas.put(layout.messageRow, 0, Fit.pad(" " + line, canvas.width), .notice)
         } else if model.snapshot.graphPending {
-            let stretching = model.snapshot.graphStretchProgress.map { ": stretching a region \(Int($0 * 100))%" } ?? " (opening files, stretching regions)"
+            let stretching = stretch.map { ": stretching a region \($0)%" } ?? " (opening files, stretching regions)"
             canvas.put(layout.messageRow, 0, Fit.pad(" preparing the edit for playback\(stretching)…", canvas.width), .notice)
         } else if model.snapshot.isOffline {
             canvas.put(layout.messageRow, 0, " No audio device: offline. Playback is silent; recording needs a device.", .notice)
