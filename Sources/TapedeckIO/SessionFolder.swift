@@ -122,9 +122,10 @@ public struct SessionFolder: Sendable {
     /// `session.json` and fsyncs the folder. A session that breaks ``SessionLimits`` or any
     /// other rule of ``SessionValidator`` is refused, never written. Takes the session lock
     /// for the save (see ``SessionLock``).
-    /// The replaced `session.json` becomes an undo step of ``SessionHistory`` (unless
-    /// `keepingHistory` is false: an undo or redo moves its steps itself).
-    public func save(_ session: Session, keepingHistory: Bool = true) throws(SessionError) {
+    /// The replaced `session.json` becomes an undo step of ``SessionHistory`` named `label`
+    /// (nil: this process's command line), unless `keepingHistory` is false: an undo or redo
+    /// moves its steps itself.
+    public func save(_ session: Session, label: String? = nil, keepingHistory: Bool = true) throws(SessionError) {
         // Every region on disk has its id (the command line names regions by it).
         var session = session
         session.identifyRegions()
@@ -144,7 +145,7 @@ public struct SessionFolder: Sendable {
             throw SessionError(path: sessionFile, reason: "not saved (\(error.reason)); the session on disk is unchanged")
         }
         keepBackup()
-        if keepingHistory && changes(data) { SessionHistory.keep(self, name: SessionHistory.currentLabel(self)) }
+        if keepingHistory && changes(data) { SessionHistory.keep(self, name: label ?? SessionHistory.commandLineLabel(self)) }
         TestHooks.killIfAsked(at: "save-rename")
         if rename(tmp, sessionFile) != 0 {
             let why = FileSystem.errnoText()
@@ -153,7 +154,6 @@ public struct SessionFolder: Sendable {
         }
         TestHooks.killIfAsked(at: "save-renamed")
         DurableFile.syncFolder(path)
-        SessionOwner.didSave(self, session)
     }
 
     /// Whether `data` differs from the `session.json` on disk (a save of the same session is
@@ -202,8 +202,6 @@ public struct SessionFolder: Sendable {
     /// a notice says so (see ``collectNotices()``); a session whose JSON reads but breaks a rule is reported,
     /// not replaced by its backup.
     public func load() throws(SessionError) -> Session {
-        // A command handed to the owner reads the owner's session, not the file (SessionOwner).
-        if let served = SessionOwner.servedSession(self) { return served }
         guard FileSystem.isFolder(path) else {
             throw SessionError(path: path, reason: FileSystem.exists(path) ? "is not a session folder" : "no such session folder")
         }

@@ -20,10 +20,6 @@ public enum SessionHistory {
     /// Undo steps kept on disk.
     public static let limit = 50
 
-    /// What the saves of this process are called in the history; nil: the command line.
-    /// (The screen names its saves; a command handed to the screen names it for the command.)
-    nonisolated(unsafe) public static var label: String?
-
     struct Step: Codable, Equatable {
         var file: String
         var name: String
@@ -50,10 +46,10 @@ public enum SessionHistory {
         return lines.isEmpty ? "no history (steps are kept from the first save that changes the session)" : lines.joined(separator: "\n")
     }
 
-    /// The name a save of this process gets: ``label``, else the command line without the
-    /// program and the session's own path (`marker add 1:00 Chorus`).
-    static func currentLabel(_ folder: SessionFolder) -> String {
-        if let label { return label }
+    /// The name a save gets when its caller names none: this process's command line without
+    /// the program and the session's own path (`marker add 1:00 Chorus`). The screen names
+    /// its own saves, and a command handed to it (``SessionStore``).
+    static func commandLineLabel(_ folder: SessionFolder) -> String {
         let words = CommandLine.arguments.dropFirst().filter { $0 != folder.path && $0 != folder.path + "/" }
         let text = words.joined(separator: " ")
         return String((text.isEmpty ? "save" : text).prefix(200))

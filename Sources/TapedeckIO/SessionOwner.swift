@@ -9,11 +9,11 @@ import Glibc
 /// Only one process changes a session (``SessionLock``). When that process is the screen, a
 /// command-line edit (`tapedeck marker S add 1:00`) would be refused for as long as the
 /// screen stays open. Instead the command hands its whole command line to the owner over the
-/// control socket, and the owner runs the same command in its own process: the lock is its
-/// own already, loading the session gives the owner's session as it stands (unsaved screen
-/// edits included, never a stale file), and each save is told to the owner, which makes it
-/// one undo step, tells the engine, and shows who asked. One implementation of every edit,
-/// whoever asks for it.
+/// control socket, and the owner runs the same command in its own process, reaching the
+/// session through a ``SessionStore`` that serves the owner's: the lock is its own already,
+/// loading gives the owner's session as it stands (unsaved screen edits included, never a
+/// stale file), and each save is told to the owner, which makes it one undo step, tells the
+/// engine, and shows who asked. One implementation of every edit, whoever asks for it.
 public enum SessionOwner {
     /// In a command-line process running a command that may be handed over: given the pid a
     /// session's lock names, whether that process takes edits (it serves a control socket).
@@ -34,7 +34,7 @@ public enum SessionOwner {
     /// when the read is this process's own: nobody holds the session, this process does, or
     /// the holder takes no edits. Never waits: the lock is only tested.
     public static func handReadToOwner(_ folder: SessionFolder) throws(SessionError) {
-        guard readsAskOwner, let takesEdits, matching(folder) == nil, !SessionLock.isHeld(folder) else { return }
+        guard readsAskOwner, let takesEdits, !SessionLock.isHeld(folder) else { return }
         // Only tested, never created: a read makes no files. A shared lock is refused only
         // while a writer holds it; when granted it goes with the descriptor.
         let fd = open(folder.lockFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -48,55 +48,6 @@ public enum SessionOwner {
         close(fd)
         guard held, let pid = SessionLock.holderPid(folder), pid != getpid(), takesEdits(pid) else { return }
         throw SessionError(path: folder.path, reason: "held open by \(SessionLock.holderText(folder))", ownerPid: pid, ownerAnswersRead: true)
-    }
-
-    /// The session being served while a handed-over command runs: where, on which thread, and
-    /// what it is. Only that thread sees it: a save or load elsewhere (a take writer, an
-    /// export job) goes to the disk as always.
-    private final class Served {
-        let canonicalPath: String
-        let thread: pthread_t
-        let current: () -> Session
-        let saved: (Session) -> Void
-        init(canonicalPath: String, thread: pthread_t, current: @escaping () -> Session, saved: @escaping (Session) -> Void) {
-            self.canonicalPath = canonicalPath
-            self.thread = thread
-            self.current = current
-            self.saved = saved
-        }
-    }
-
-    /// Set and cleared by ``serving(_:current:saved:_:)`` on the owner's UI thread only.
-    nonisolated(unsafe) private static var served: Served?
-
-    /// Runs `body` (a handed-over command) with `folder` served from memory on this thread:
-    /// ``SessionFolder/load()`` returns `current()`, and after each successful
-    /// ``SessionFolder/save(_:)`` `saved` is told what was written.
-    public static func serving<T>(_ folder: SessionFolder, current: @escaping () -> Session,
-                                  saved: @escaping (Session) -> Void, _ body: () throws -> T) rethrows -> T {
-        let previous = served
-        if let path = canonical(folder.path) {
-            served = Served(canonicalPath: path, thread: pthread_self(), current: current, saved: saved)
-        }
-        defer { served = previous }
-        return try body()
-    }
-
-    /// The served session, when `folder` is the one being served on this thread.
-    static func servedSession(_ folder: SessionFolder) -> Session? {
-        guard let s = matching(folder) else { return nil }
-        return s.current()
-    }
-
-    /// Tells the owner that `session` was saved into `folder`, when it is the one served.
-    static func didSave(_ folder: SessionFolder, _ session: Session) {
-        matching(folder)?.saved(session)
-    }
-
-    private static func matching(_ folder: SessionFolder) -> Served? {
-        guard let s = served, pthread_equal(s.thread, pthread_self()) != 0,
-              canonical(folder.path) == s.canonicalPath else { return nil }
-        return s
     }
 
     /// `path` with every link resolved; nil when it does not exist.

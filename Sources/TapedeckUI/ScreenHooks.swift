@@ -1,3 +1,4 @@
+import TapedeckIO
 import TapedeckCore
 
 /// What the host program supplies to the screen, so the UI stays independent of how mixes
@@ -20,9 +21,9 @@ public struct ScreenHooks: Sendable {
                                    _ progress: @Sendable (Double) -> Void) throws -> (FrozenAudio, String))?
 
     /// Runs a command line (`marker`, `S`, `add`, `1:00`) as the program would, for a
-    /// command-line edit handed to the screen (see `SessionOwner`); returns its exit status
-    /// and what it printed. Runs on the UI thread, while the session is served from memory.
-    public var commandLine: (@Sendable (_ words: [String], _ workingFolder: String) -> (status: Int32, out: String, err: String))?
+    /// command-line edit handed to the screen (see `SessionOwner`), on the session the
+    /// screen serves it (`served`); returns its exit status and what it printed. UI thread.
+    public var commandLine: (@Sendable (_ words: [String], _ workingFolder: String, _ served: SessionStore.Served) -> (status: Int32, out: String, err: String))?
 
     /// The slow part of a command line handed to the screen (an import's copying of its
     /// audio files, for a session at `sampleRate`), to run on a worker thread before the
@@ -34,7 +35,7 @@ public struct ScreenHooks: Sendable {
     public init(export: (@Sendable (Session, String, [String], @Sendable (Double) -> Void) throws -> String)? = nil,
                 exportProblem: (@Sendable ([String], String) -> String?)? = nil,
                 freeze: (@Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String))? = nil,
-                commandLine: (@Sendable ([String], String) -> (status: Int32, out: String, err: String))? = nil,
+                commandLine: (@Sendable ([String], String, SessionStore.Served) -> (status: Int32, out: String, err: String))? = nil,
                 commandLineWork: (@Sendable ([String], String, Int) -> ScreenWork?)? = nil) {
         self.commandLineWork = commandLineWork
         self.export = export

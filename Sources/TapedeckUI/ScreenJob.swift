@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TapedeckIO
 
 /// Slow work the screen hands to a worker thread (an import's copying of audio files): the UI
 /// thread keeps drawing, playing and answering the control socket meanwhile, shows the
@@ -11,15 +12,16 @@ public struct ScreenWork: Sendable {
     /// The slow part, on the worker thread: reports progress 0…1, asks `cancelled` often and
     /// throws once it says yes (or on failure, an error whose description is one line).
     public var work: @Sendable (_ progress: @Sendable (Double) -> Void, _ cancelled: @Sendable () -> Bool) throws -> Void
-    /// The fast part, on the UI thread once `work` finished: the edit itself.
-    public var land: @Sendable () -> (status: Int32, out: String, err: String)
+    /// The fast part, on the UI thread once `work` finished: the edit itself, made on the
+    /// session the screen serves it.
+    public var land: @Sendable (_ served: SessionStore.Served) -> (status: Int32, out: String, err: String)
     /// Takes back what `work` made when it never lands (failed or cancelled). UI thread.
     public var discard: @Sendable () -> Void
 
     /// Creates work.
     public init(label: String,
                 work: @escaping @Sendable (_ progress: @Sendable (Double) -> Void, _ cancelled: @Sendable () -> Bool) throws -> Void,
-                land: @escaping @Sendable () -> (status: Int32, out: String, err: String),
+                land: @escaping @Sendable (SessionStore.Served) -> (status: Int32, out: String, err: String),
                 discard: @escaping @Sendable () -> Void = {}) {
         self.label = label
         self.work = work

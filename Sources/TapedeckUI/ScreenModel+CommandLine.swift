@@ -13,7 +13,7 @@ extension ScreenModel {
     /// runs the command instead of the host's ``ScreenHooks/commandLine`` (an import landing
     /// what its worker copied: ScreenModel+Jobs). UI thread.
     func handleCommandLine(_ words: [String], workingFolder: String, from peer: String,
-                           running: (@Sendable () -> (status: Int32, out: String, err: String))? = nil) -> RemoteReply {
+                           running: (@Sendable (SessionStore.Served) -> (status: Int32, out: String, err: String))? = nil) -> RemoteReply {
         guard let folder else { return .error("the screen's session has no folder yet") }
         let verb = words.first ?? ""
         // The asker is a command, not `ctl`: `tapedeck marker (pid 4242)`.
@@ -37,24 +37,22 @@ extension ScreenModel {
                 out = "nothing to \(verb) on the screen\n"
             }
         } else {
-            guard let run = running.map({ r in { @Sendable (_: [String], _: String) in r() } }) ?? hooks.commandLine else {
+            guard let run = running.map({ r in { @Sendable (_: [String], _: String, served: SessionStore.Served) in r(served) } }) ?? hooks.commandLine else {
                 return .error("this screen does not take command-line edits")
             }
             let args = words.dropFirst().filter { SessionOwner.canonicalPath($0) != SessionOwner.canonicalPath(folder.path) }
             let step = "\(([verb] + args).joined(separator: " ").terminalSafe), asked by \(who)"
             var stepOpen = false
             var didSave = false
-            let previousLabel = SessionHistory.label
-            SessionHistory.label = step
-            defer { SessionHistory.label = previousLabel }
-            (status, out, err) = SessionOwner.serving(folder, current: { [unowned self] in self.session }, saved: { [unowned self] saved in
+            let served = SessionStore.Served(folder: folder, label: step, current: { [unowned self] in self.session }, saved: { [unowned self] saved in
                 // Every save of the command is one undo step (a command may save twice).
                 if stepOpen { document.editMerging(step) { $0 = saved } } else { document.edit(step) { $0 = saved } }
                 stepOpen = true
                 didSave = true
                 // What was saved is this whole session (the command read it from here).
                 document.markSaved()
-            }) { run(words, workingFolder) }
+            })
+            (status, out, err) = run(words, workingFolder, served)
             read = status == 0 && !didSave
         }
         if session != before {

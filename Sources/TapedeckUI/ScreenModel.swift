@@ -470,12 +470,13 @@ public final class ScreenModel {
             overlay = .text(TextInput(purpose: .saveAs, prompt: "Save session as:", text: "untitled.tapedeck"))
             return false
         }
-        // The folder's history names this save after the screen's last edit.
-        let previousLabel = SessionHistory.label
-        SessionHistory.label = previousLabel ?? "screen: \(document.undoName ?? "save")"
-        defer { SessionHistory.label = previousLabel }
         do {
-            if folder.exists { try folder.save(session) } else { createdLock = try folder.create(session) }
+            // The folder's history names this save after the screen's last edit.
+            if folder.exists {
+                try folder.save(session, label: "screen: \(document.undoName ?? "save")")
+            } else {
+                createdLock = try folder.create(session)
+            }
             document.markSaved()
             say("saved \(folder.path)")
             return true

@@ -61,18 +61,19 @@ func runMain(_ argv: [String]) -> Int32 {
     if OwnerForwarding.commandNames.contains(type.name) || OwnerForwarding.readNames.contains(type.name) { OwnerForwarding.install() }
     // And answers this command's reads from the session as it stands.
     SessionOwner.readsAskOwner = OwnerForwarding.readNames.contains(type.name)
-    return runCommand(type, args)
+    return runCommand(type, args, in: .commandLine())
 }
 
-/// Parses and runs one command (`args` without its name) and returns its exit status; an
-/// error is reported as one line. A session's owner runs handed-over commands through it too.
+/// Parses and runs one command (`args` without its name) in `context` and returns its exit
+/// status; an error is reported as one line on the context's console. A session's owner runs
+/// handed-over commands through it too.
 @MainActor
-func runCommand(_ type: any Command.Type, _ args: [String]) -> Int32 {
+func runCommand(_ type: any Command.Type, _ args: [String], in context: CommandContext) -> Int32 {
     do {
         var parsed = Arguments(args, spec: type.spec)
         let command = try type.init(arguments: &parsed)
         try parsed.finish()
-        return try command.run()
+        return try command.run(context)
     } catch let error as SessionError where error.ownerPid != nil {
         if error.ownerAnswersRead {
             if let status = OwnerForwarding.forwardRead(type, args, to: error.ownerPid!, holder: error) { return status }
@@ -86,14 +87,14 @@ func runCommand(_ type: any Command.Type, _ args: [String]) -> Int32 {
         let takesEdits = SessionOwner.takesEdits
         SessionOwner.takesEdits = nil
         defer { SessionOwner.takesEdits = takesEdits }
-        return runCommand(type, args)
+        return runCommand(type, args, in: context)
     } catch {
-        return report(error)
+        return report(error, to: context.console)
     }
 }
 
-/// Prints `error` as one line and picks the exit status for its kind.
-func report(_ error: any Error) -> Int32 {
+/// Prints `error` as one line on `console` and picks the exit status for its kind.
+func report(_ error: any Error, to console: Console = .terminal) -> Int32 {
     let (text, code): (String, Int32)
     switch error {
     case let e as UsageError: (text, code) = (e.description, ExitCode.usage)
@@ -119,7 +120,7 @@ func report(_ error: any Error) -> Int32 {
     // Names and values echoed from the user or a file never reach the terminal raw; a chain
     // error keeps its caret lines (each already escaped).
     let safe = error is ChainError ? text : text.terminalSafe
-    Terminal.err("tapedeck: \(safe)\n")
+    console.err("tapedeck: \(safe)\n")
     return code
 }
 

@@ -5,8 +5,9 @@ protocol Command {
     static var spec: CommandSpec { get }
     /// Parses the arguments after the command word; a mistake throws ``UsageError``.
     init(arguments: inout Arguments) throws
-    /// Does the work; returns the exit status. Errors are printed as one line by `main`.
-    func run() throws -> Int32
+    /// Does the work in `context` (where it prints, how it reaches sessions); returns the
+    /// exit status. Errors are printed as one line by ``runCommand(_:_:in:)``.
+    func run(_ context: CommandContext) throws -> Int32
 }
 
 extension Command {

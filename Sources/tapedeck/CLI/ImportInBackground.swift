@@ -39,15 +39,11 @@ enum ImportInBackground {
                     copied.add(imported, source: file)
                 }
             },
-            land: {
+            land: { served in
                 MainActor.assumeIsolated {
-                    ImportCommand.copied = copied
-                    defer {
-                        ImportCommand.copied = nil
-                        // Copied and not placed (the command refused): nothing plays them.
-                        copied.removeRest(from: folder)
-                    }
-                    return OwnerForwarding.run(words, workingFolder: workingFolder)
+                    // Copied and not placed (the command refused): nothing plays them.
+                    defer { copied.removeRest(from: folder) }
+                    return OwnerForwarding.run(words, workingFolder: workingFolder, served: served, importCopies: copied)
                 }
             },
             discard: { copied.removeRest(from: folder) })

@@ -33,13 +33,6 @@ enum OwnerForwarding {
     /// ``ImportInBackground``), so this is only reached when it is stuck.
     static let readReplySeconds = 20
 
-    /// The folder a command's relative names are read from: where it was typed, also when the
-    /// screen runs it for another shell (nil: this process's own). UI thread.
-    nonisolated(unsafe) static var workingFolder: String?
-
-    /// ``workingFolder``, or this process's.
-    static var currentFolder: String { workingFolder ?? FileManager.default.currentDirectoryPath }
-
     /// How long the asking side waits for the owner's answer: an import of a long file runs
     /// in the owner, and is answered when done.
     static let replySeconds = 600
@@ -123,22 +116,22 @@ enum OwnerForwarding {
     static let notTakenText = "is not an edit a running Tapedeck takes"
 
     /// The owner's side: runs `words` (`marker`, `S`, `add`, `1:00`) as this program would,
-    /// asked by `peer`, and returns its status with what it printed. UI thread.
+    /// typed in `workingFolder`, on the session the owner serves (`served`), and returns its
+    /// status with what it printed (kept for the reply, never on the owner's terminal).
+    /// `importCopies`: what the owner's worker already copied for an import. UI thread.
     @MainActor
-    static func run(_ words: [String], workingFolder: String) -> (status: Int32, out: String, err: String) {
+    static func run(_ words: [String], workingFolder: String, served: SessionStore.Served,
+                    importCopies: CopiedImports? = nil) -> (status: Int32, out: String, err: String) {
         guard let name = words.first, commandNames.contains(name) || readNames.contains(name),
               let type = CommandList.all.first(where: { $0.name == name }) else {
             let known = commandNames.union(readNames).sorted().joined(separator: ", ")
             return (ExitCode.usage, "", "tapedeck: '\((words.first ?? "").terminalSafe)' \(notTakenText) (it takes: \(known))\n")
         }
-        let previous = Terminal.captured
-        Terminal.captured = ("", "")
-        let previousFolder = OwnerForwarding.workingFolder
-        OwnerForwarding.workingFolder = workingFolder
-        defer { Terminal.captured = previous; OwnerForwarding.workingFolder = previousFolder }
-        let status = runCommand(type, Array(words.dropFirst()))
-        let said = Terminal.captured ?? ("", "")
-        return (status, said.out, said.err)
+        let console = Console.reply()
+        let context = CommandContext(console: console, sessions: SessionStore(served: served),
+                                     workingFolder: workingFolder, importCopies: importCopies)
+        let status = runCommand(type, Array(words.dropFirst()), in: context)
+        return (status, console.outText, console.errText)
     }
 
     /// `args` with every session, file and folder argument made absolute, so the owner (in

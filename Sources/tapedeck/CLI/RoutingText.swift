@@ -78,8 +78,8 @@ enum RoutingText {
     }
 
     /// Pretty, key-sorted JSON on stdout (a whole document, unlike `play`'s one object a line).
-    static func printJSON(_ object: Any) throws {
+    static func printJSON(_ object: Any, to console: Console) throws {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        Terminal.out(SafeText.jsonSafe(String(decoding: data, as: UTF8.self)))
+        console.out(SafeText.jsonSafe(String(decoding: data, as: UTF8.self)))
     }
 }

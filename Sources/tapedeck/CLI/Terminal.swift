@@ -5,15 +5,10 @@ import Glibc
 
 /// Small helpers for writing to stdout/stderr and knowing whether they are terminals.
 enum Terminal {
-    /// What a command run for another process wrote (see ``OwnerForwarding``), kept for its
-    /// reply instead of reaching this process's terminal, where the screen is drawn. Only the
-    /// UI thread runs such a command, and nothing else writes while it does.
-    nonisolated(unsafe) static var captured: (out: String, err: String)?
-
     /// Whether stderr is a terminal (progress bars and in-place banners only then).
-    static var stderrIsTTY: Bool { captured == nil && isatty(STDERR_FILENO) == 1 }
+    static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
     /// Whether stdout is a terminal.
-    static var stdoutIsTTY: Bool { captured == nil && isatty(STDOUT_FILENO) == 1 }
+    static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
 
     /// The terminal's width when stdout is one (else `COLUMNS`, else nil).
     static var columns: Int? {
@@ -34,7 +29,6 @@ enum Terminal {
 
     /// Writes `text` to stderr unbuffered.
     static func err(_ text: String) {
-        if captured != nil { captured!.err += text; return }
         var t = text
         t.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
     }
@@ -43,9 +37,7 @@ enum Terminal {
     /// Control and invisible formatting characters are escaped line by line (``SafeText``):
     /// whatever a name held, stdout only ever gets the lines the command meant.
     static func out(_ text: String, newline: Bool = true) {
-        var t = text.split(separator: "\n", omittingEmptySubsequences: false).map { SafeText.escaped(String($0)) }
-            .joined(separator: "\n") + (newline ? "\n" : "")
-        if captured != nil { captured!.out += t; return }
+        var t = escapedLines(text, newline: newline)
         t.withUTF8 { buf in
             var offset = 0
             while offset < buf.count {
@@ -57,15 +49,25 @@ enum Terminal {
     }
 }
 
+extension Terminal {
+    /// `text` escaped line by line (``SafeText``), with a newline after it unless `newline`
+    /// is false: what ``out(_:newline:)`` writes.
+    static func escapedLines(_ text: String, newline: Bool) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { SafeText.escaped(String($0)) }
+            .joined(separator: "\n") + (newline ? "\n" : "")
+    }
+}
+
 /// A one-line progress bar on stderr, drawn only on a terminal and at most ~10 times a second.
 struct ProgressBar {
     private let label: String
     private let enabled: Bool
     private var lastDrawnTenths = -1
 
-    init(label: String) {
+    /// A bar drawn on `console`'s stderr when it is a terminal (never for a reply).
+    init(label: String, console: Console = .terminal) {
         self.label = label
-        self.enabled = Terminal.stderrIsTTY
+        self.enabled = console.stderrIsTTY
     }
 
     /// Shows `fraction` (0...1) done.

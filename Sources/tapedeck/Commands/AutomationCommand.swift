@@ -109,16 +109,16 @@ struct AutomationCommand: Command {
         }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         let lock = changes ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let session = document.session
         let index = try TrackSelector.index(of: track, in: session, command: "automation")
         let strip = session.tracks[index]
         let map = session.tempoMap
         guard let parameter else {
-            Terminal.out(strip.automation.isEmpty ? "\(strip.name.terminalSafe): no automation"
+            context.console.out(strip.automation.isEmpty ? "\(strip.name.terminalSafe): no automation"
                 : strip.automation.map { lane in
                     let span = lane.points.isEmpty ? "" : "  \(session.clockText(lane.points[0].frame))-\(session.clockText(lane.points[lane.points.count - 1].frame))"
                     return "  \(lane.parameter.description.terminalSafe)  \(lane.mode.rawValue)  \(lane.points.count) point\(lane.points.count == 1 ? "" : "s")\(span)"
@@ -141,7 +141,7 @@ struct AutomationCommand: Command {
             let shown = lane.points.filter { r == nil || ($0.frame >= r!.startFrame && $0.frame < r!.endFrame) }
             var lines = ["\(strip.name.terminalSafe) \(parameter.description.terminalSafe): \(lane.mode.rawValue), \(lane.points.count) point\(lane.points.count == 1 ? "" : "s")"]
             lines += shown.map { "  \(session.clockText($0.frame))  \(parameter.valueText($0.value))\($0.curve == .exponential ? "  exponential" : "")" }
-            Terminal.out(lines.joined(separator: "\n"))
+            context.console.out(lines.joined(separator: "\n"))
             return ExitCode.ok
         case .csv(let output):
             let text = AutomationCSV.text(lane, sampleRate: session.sampleRate)
@@ -151,7 +151,7 @@ struct AutomationCommand: Command {
                 try WriteGuard.write(Array(text.utf8), to: output, as: "automation: --output",
                                      sessions: [SessionReferences.protected(session, folder: folder)])
             } else {
-                Terminal.out(text, newline: false)
+                context.console.out(text, newline: false)
             }
             return ExitCode.ok
         default: break
@@ -197,9 +197,9 @@ struct AutomationCommand: Command {
             if edited.points.isEmpty, case .clear = action { s.tracks[index].automation.removeAll { $0.parameter == parameter } }
         }
         if let problem = SessionValidator.problem(in: document.session) { throw UsageError("automation: \(problem)") }
-        try folder.save(document.session)
-        if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
-        Terminal.out(said)
+        try context.save(document.session, to: folder)
+        if let farWarning { context.console.err("tapedeck: warning: \(farWarning)\n") }
+        context.console.out(said)
         return ExitCode.ok
     }
 

@@ -161,7 +161,7 @@ struct BenchCommand: Command {
         }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         if let scaleSession {
             let (line, problem) = try BenchScale.openSession(path: scaleSession)
             Terminal.out(line)
@@ -241,7 +241,7 @@ struct BenchCommand: Command {
             attempt("first speed change") { [try BenchBudgets.firstSpeedChange(folder: folder)] }
             // The screen's own hooks: the import is the command's, its copying on a worker.
             let hooks = ScreenHooks(
-                commandLine: { words, folder in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder) } },
+                commandLine: { words, folder, served in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder, served: served) } },
                 commandLineWork: { words, folder, rate in ImportInBackground.work(words, workingFolder: folder, sampleRate: rate) })
             attempt("import on the screen") { [try BenchBudgets.screenImport(folder: folder, hooks: hooks)] }
         }

@@ -68,20 +68,20 @@ struct BusCommand: Command {
         if json, case .list = action {} else if json { throw UsageError("bus: --json goes with list") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // One writer per session (see SessionLock): only a change takes the lock; listing reads.
         let changes: Bool
         if case .list = action { changes = false } else { changes = true }
         let lock = changes ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         switch action {
         case .list:
             let s = document.session
             if json {
-                try RoutingText.printJSON(["buses": s.buses.map { RoutingText.busJSON(s, $0.index) }])
+                try RoutingText.printJSON(["buses": s.buses.map { RoutingText.busJSON(s, $0.index) }], to: context.console)
             } else {
-                Terminal.out(s.buses.isEmpty ? "no buses (add one: tapedeck bus SESSION add NAME)"
+                context.console.out(s.buses.isEmpty ? "no buses (add one: tapedeck bus SESSION add NAME)"
                              : s.buses.map { BusCommand.describe(s, $0.index) }.joined(separator: "\n"))
             }
         case .add(let text):
@@ -91,15 +91,15 @@ struct BusCommand: Command {
                 throw UsageError("bus: the session holds \(document.session.tracks.count) strips, at most \(SessionLimits.maximumTracks)")
             }
             document.edit("add bus") { $0.tracks.append(Track.makeBus(name: name, channelCount: mono ? 1 : 2)) }
-            try folder.save(document.session)
-            Terminal.out("added " + BusCommand.describe(document.session, document.session.tracks.count - 1))
+            try context.save(document.session, to: folder)
+            context.console.out("added " + BusCommand.describe(document.session, document.session.tracks.count - 1))
         case .remove(let text):
             let index = try TrackSelector.bus(of: text, in: document.session, command: "bus")
             let gone = document.session.tracks[index]
             var said: [String] = []
             document.edit("remove bus") { said = $0.removeStrip(index) }
-            try folder.save(document.session)
-            Terminal.out((["removed bus \(index + 1) (\(gone.name.terminalSafe))"] + said.map { "  " + $0 }).joined(separator: "\n"))
+            try context.save(document.session, to: folder)
+            context.console.out((["removed bus \(index + 1) (\(gone.name.terminalSafe))"] + said.map { "  " + $0 }).joined(separator: "\n"))
         }
         return ExitCode.ok
     }

@@ -42,7 +42,7 @@ struct CalibrateCommand: Command {
         dryRun = arguments.flag("--dry-run")
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // Read the file first: a broken one should stop us before any sound is made.
         let path = LatencyOffsets.defaultPath
         let before = try LatencyOffsets.load(path: path)

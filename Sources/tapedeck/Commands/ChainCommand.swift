@@ -52,11 +52,11 @@ struct ChainCommand: Command {
         chainText = arguments.positional()
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // Only a change needs the session's lock; showing the chain reads.
         let lock = try chainText.map { _ throws(SessionError) in try SessionLock.acquire(folder) }
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let isMaster = trackText == "master"
         if isMaster && input { throw UsageError("chain: the master has no input chain") }
         let index = isMaster ? nil : try TrackSelector.index(of: trackText, in: document.session, command: "chain")
@@ -68,10 +68,10 @@ struct ChainCommand: Command {
             } else {
                 current = document.session.masterChain
             }
-            Terminal.out(current.isEmpty ? "(no effects)" : current.terminalSafe)
+            context.console.out(current.isEmpty ? "(no effects)" : current.terminalSafe)
             if let chain = try? Chain(parsing: current) {
                 for (i, entry) in chain.entries.enumerated() where entry.isMissing {
-                    Terminal.out("  node \(i + 1) (\(NodeReference.text(ofNode: entry.node).terminalSafe)) is not installed here: passed through")
+                    context.console.out("  node \(i + 1) (\(NodeReference.text(ofNode: entry.node).terminalSafe)) is not installed here: passed through")
                 }
             }
             return ExitCode.ok
@@ -79,7 +79,7 @@ struct ChainCommand: Command {
         if let index, !input, document.session.tracks[index].frozen != nil {
             throw UsageError("chain: \(document.session.tracks[index].name.terminalSafe) is frozen: unfreeze it first (tapedeck track SESSION \(index + 1) --unfreeze)")
         }
-        let parsed = try ChainFiles.adopt(try Chain(parsing: chainText), into: folder, workingFolder: OwnerForwarding.currentFolder)
+        let parsed = try ChainFiles.adopt(try Chain(parsing: chainText), into: folder, workingFolder: context.workingFolder)
         let (chain, problems) = try startedChain(parsed, sampleRate: document.session.sampleRate)
         document.edit("set chain") { (s: inout Session) in
             if let index {
@@ -88,13 +88,13 @@ struct ChainCommand: Command {
                 s.masterChain = chain.text
             }
         }
-        try folder.save(document.session)
+        try context.save(document.session, to: folder)
         SessionPluginStates.removeUnreferenced(in: folder)
         let place = index.map { i in
             document.session.tracks[i].isBus ? RoutingText.label(document.session, i) : "\(RoutingText.label(document.session, i)) \(input ? "input" : "playback")"
         } ?? "master"
-        Terminal.out("\(place) chain: \(chain.text.isEmpty ? "(no effects)" : chain.text)")
-        for problem in problems { Terminal.err("tapedeck: warning: \(problem.terminalSafe)\n") }
+        context.console.out("\(place) chain: \(chain.text.isEmpty ? "(no effects)" : chain.text)")
+        for problem in problems { context.console.err("tapedeck: warning: \(problem.terminalSafe)\n") }
         return ExitCode.ok
     }
 

@@ -20,7 +20,7 @@ struct CompletionsCommand: Command {
         }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         Terminal.out(Completions.script(shell: shell, commands: CommandList.all), newline: false)
         return ExitCode.ok
     }
@@ -38,7 +38,7 @@ struct ManCommand: Command {
 
     init(arguments: inout Arguments) throws {}
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         Terminal.out(ManPage.text(CommandList.all), newline: false)
         return ExitCode.ok
     }

@@ -57,7 +57,7 @@ struct ControlCommand: Command {
         if session != nil && pid != nil { throw UsageError("ctl: give --session or --pid, not both") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         let target = try choose()
         let reply: String
         do { reply = try ControlClient.send(command.line, toPid: target) } catch { throw ControlFailure(message: "ctl: \(error)") }

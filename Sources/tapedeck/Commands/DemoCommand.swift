@@ -37,7 +37,7 @@ struct DemoCommand: Command {
         if synthesize == nil && target == nil { throw UsageError("demo: missing DIR (or --synthesize FOLDER)") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         if let folder = synthesize {
             try WriteGuard.check(folder, as: "demo: --synthesize", kind: .folder)
             let names = try SampleSynth.writeAll(to: folder)

@@ -29,7 +29,7 @@ struct DevicesCommand: Command {
         if all && midi { throw UsageError("devices: --all lists audio devices; --midi lists MIDI ports (one or the other)") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         if midi { return listMIDI() }
         // Probing a JACK PCM must not start a JACK server as a side effect.
         setenv("JACK_NO_START_SERVER", "1", 0)

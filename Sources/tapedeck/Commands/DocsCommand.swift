@@ -37,7 +37,7 @@ struct DocsCommand: Command {
         return specs.map { (CommandDocs.fileName($0), CommandDocs.page($0)) } + [("README.md", CommandDocs.index(CommandList.all))]
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         try WriteGuard.check(folder, as: "docs", kind: .folder)
         try DocsCommand.makeFolder(folder)
         let pages = DocsCommand.pages(man: man)

@@ -201,7 +201,7 @@ struct ExportCommand: Command {
 
     let container: AudioContainer
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         let session = try folder.load()
         var bar = ProgressBar(label: "exporting")
         let (lines, warnings) = try render(session: session) { bar.update($0) }

@@ -43,9 +43,6 @@ struct ImportCommand: Command {
                    "tapedeck import field.tapedeck recorder-a.wav recorder-b.wav --at original",
                    "tapedeck import song.tapedeck tune.mid"])
 
-    /// Files the screen's worker copied for this import (``ImportInBackground``): set on the
-    /// owner's UI thread only, while the import it copied them for lands.
-    nonisolated(unsafe) static var copied: CopiedImports?
 
     let folder: SessionFolder
     let files: [String]
@@ -69,7 +66,7 @@ struct ImportCommand: Command {
     }
 
     /// Makes `file`'s tempo map the session's (MIDI regions already there keep their bars).
-    private func takeTempoMap(of file: String, document: inout SessionDocument) throws {
+    private func takeTempoMap(of file: String, document: inout SessionDocument, _ context: CommandContext) throws {
         let before = document.session.tempoMap
         let map: TempoMap
         switch try StandardMIDIFile.read(path: file).tempoMap(sampleRate: document.session.sampleRate) {
@@ -83,13 +80,13 @@ struct ImportCommand: Command {
         updated.meterChanges = map.meterChanges
         _ = try MIDIRegionFile.keepingBars(in: &updated, from: before, folder: folder)
         document.edit("tempo map") { (s: inout Session) in s = updated }
-        Terminal.out("tempo map from \(file.terminalSafe):\n" + updated.tempoMapListing)
+        context.console.out("tempo map from \(file.terminalSafe):\n" + updated.tempoMapListing)
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         let lock = try SessionLock.acquire(folder)
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         var at: Int64 = 0
         // Said only once the import is saved: a refused one says only why.
         var farWarning: String?
@@ -153,19 +150,19 @@ struct ImportCommand: Command {
             throw UsageError("import: \(newTrackCount) new tracks would make \(trackCount + newTrackCount); a session holds at most \(SessionLimits.maximumTracks); nothing imported")
         }
         var position = at
-        if takesTempoMap { try takeTempoMap(of: files[0], document: &document) }
+        if takesTempoMap { try takeTempoMap(of: files[0], document: &document, context) }
         for (n, file) in files.enumerated() {
             if atOriginal { position = originals[n] }
             if ImportCommand.isMIDI(file) {
-                position = try importMIDI(file, at: position, onto: trackIndex, document: &document)
+                position = try importMIDI(file, at: position, onto: trackIndex, document: &document, context)
                 continue
             }
             let imported: ImportedTracks
-            if let copy = ImportCommand.copied?.take(file) {
+            if let copy = context.importCopies?.take(file) {
                 // Copied already, on the screen's worker (ImportInBackground).
                 imported = copy
             } else {
-                var bar = ProgressBar(label: "importing \(baseName(file).terminalSafe)")
+                var bar = ProgressBar(label: "importing \(baseName(file).terminalSafe)", console: context.console)
                 imported = try AudioImporter.importTracks(source: file, destinationFolder: folder.audioFolder,
                                                           peaksFolder: folder.peaksFolder,
                                                           sessionSampleRate: document.session.sampleRate) { bar.update($0) }
@@ -189,7 +186,7 @@ struct ImportCommand: Command {
                 }
             }
             // Saved file by file: what was copied is on its track even if a later file fails.
-            try folder.save(document.session)
+            try context.save(document.session, to: folder)
             kept = true
             if trackIndex != nil { position += imported.frameCount }
             let rate = document.session.sampleRate
@@ -197,9 +194,9 @@ struct ImportCommand: Command {
                 : "; \(imported.nonFiniteSampleCount) NaN/infinite sample\(imported.nonFiniteSampleCount == 1 ? "" : "s") replaced by silence"
             let files = imported.files.map { "audio/" + $0.fileName }
             let target = files.count > 1 ? "\(files[0]) … \(files[files.count - 1])" : files.first ?? ""
-            Terminal.out("imported \(file.terminalSafe) → \(target.terminalSafe): \(imported.channelText), \(TimeText.clock(frames: imported.frameCount, sampleRate: rate))\(imported.wasResampled ? ", resampled to \(rate) Hz" : "")\(cleaned)")
+            context.console.out("imported \(file.terminalSafe) → \(target.terminalSafe): \(imported.channelText), \(TimeText.clock(frames: imported.frameCount, sampleRate: rate))\(imported.wasResampled ? ", resampled to \(rate) Hz" : "")\(cleaned)")
         }
-        if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
+        if let farWarning { context.console.err("tapedeck: warning: \(farWarning)\n") }
         return ExitCode.ok
     }
 
@@ -237,7 +234,7 @@ struct ImportCommand: Command {
 
     /// Imports one MIDI file (its tracks onto new MIDI tracks, or onto `track`), saves, and
     /// returns where the next file goes.
-    private func importMIDI(_ file: String, at position: Int64, onto track: Int?, document: inout SessionDocument) throws -> Int64 {
+    private func importMIDI(_ file: String, at position: Int64, onto track: Int?, document: inout SessionDocument, _ context: CommandContext) throws -> Int64 {
         let session = document.session
         let (tracks, fileTempo) = try MIDIImporter.importFile(source: file, folder: folder, tempoMap: session.tempoMap)
         // A refused edit or save takes back the files this import wrote: nothing refers to them.
@@ -260,13 +257,13 @@ struct ImportCommand: Command {
                 }
             }
         }
-        try folder.save(document.session)
+        try context.save(document.session, to: folder)
         placed = true
         for imported in tracks {
-            Terminal.out("imported \(file.terminalSafe) → \(imported.file.terminalSafe): MIDI track \(imported.name.terminalSafe), \(imported.noteCount) note\(imported.noteCount == 1 ? "" : "s"), \(imported.eventCount) event\(imported.eventCount == 1 ? "" : "s"), \(imported.sysExCount > 0 ? "\(imported.sysExCount) SysEx, " : "")\(TimeText.clock(frames: imported.lengthFrames, sampleRate: session.sampleRate))")
+            context.console.out("imported \(file.terminalSafe) → \(imported.file.terminalSafe): MIDI track \(imported.name.terminalSafe), \(imported.noteCount) note\(imported.noteCount == 1 ? "" : "s"), \(imported.eventCount) event\(imported.eventCount == 1 ? "" : "s"), \(imported.sysExCount > 0 ? "\(imported.sysExCount) SysEx, " : "")\(TimeText.clock(frames: imported.lengthFrames, sampleRate: session.sampleRate))")
         }
         if !takesTempoMap && abs(fileTempo - session.tempoBPM * 4 / Double(session.timeSignature.beatUnit)) > 0.01 {
-            Terminal.out("note: the file's tempo is \(formatTempo(fileTempo)) BPM, the session's \(formatTempo(session.tempoBPM)): its notes keep their times (a session at the file's tempo keeps its bars: tapedeck new --tempo \(formatTempo(fileTempo)))")
+            context.console.out("note: the file's tempo is \(formatTempo(fileTempo)) BPM, the session's \(formatTempo(session.tempoBPM)): its notes keep their times (a session at the file's tempo keeps its bars: tapedeck new --tempo \(formatTempo(fileTempo)))")
         }
         return track != nil ? position + (tracks.map(\.lengthFrames).max() ?? 0) : position
     }

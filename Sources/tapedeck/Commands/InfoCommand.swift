@@ -37,17 +37,17 @@ struct InfoCommand: Command {
         target = try arguments.required("a session folder or an audio file")
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         let folder = SessionFolder(path: target)
         if target.hasSuffix(".tapedeck") || target.hasSuffix(".tapedeck/") || folder.exists {
-            try describe(session: try folder.load(), folder: folder)
+            try describe(session: try context.load(folder), folder: folder, context)
         } else {
-            try describe(file: target)
+            try describe(file: target, context)
         }
         return ExitCode.ok
     }
 
-    private func describe(file: String) throws {
+    private func describe(file: String, _ context: CommandContext) throws {
         let reader = try AudioFileReader(path: file)
         let plotColumns = max(10, (width ?? Terminal.columns ?? 72) - 12)
         var overview = ColumnPeaks(columns: plotColumns, frameCount: reader.frameCount)
@@ -82,14 +82,14 @@ struct InfoCommand: Command {
                              "speed": m.speed, "device": m.device, "device_channels": m.deviceChannels, "input_chain": m.inputChain,
                              "started_at": m.startedAt] as [String: Any]
             }
-            return try RoutingText.printJSON(o)
+            return try RoutingText.printJSON(o, to: context.console)
         }
         let peakText = peaks.map { Decibels.text(Decibels.fromLinear(Double($0))) }.joined(separator: " ")
         let glyphs = Terminal.localeIsUTF8 ? Glyphs.unicode : Glyphs.ascii
         let levels = LevelPlot.columns(report.momentaryLUFS, columns: plotColumns, stepFrames: Int64(max(1, reader.sampleRate / 10)),
                                        frameCount: reader.frameCount)
         let plot = LevelPlot.loudness(levels, rows: 5, glyphs: glyphs)
-        Terminal.out("""
+        context.console.out("""
         file      \(file.terminalSafe)
         format    \(reader.formatDescription.terminalSafe)
         rate      \(reader.sampleRate) Hz
@@ -113,7 +113,7 @@ struct InfoCommand: Command {
                          "input fx  \(m.inputChain.isEmpty ? "(none)" : m.inputChain.terminalSafe)"]
             if !m.latencyParts.isEmpty { lines.append("placed    \(m.latencyParts.terminalSafe) earlier than it arrived") }
             if !m.startedAt.isEmpty { lines.append("recorded  \(m.startedAt.terminalSafe)") }
-            Terminal.out(lines.joined(separator: "\n"))
+            context.console.out(lines.joined(separator: "\n"))
         }
     }
 

@@ -28,8 +28,8 @@ extension InfoCommand {
         "\(frames) frame\(frames == 1 ? "" : "s") (\(String(format: "%.2f", Double(frames) * 1000 / Double(max(sampleRate, 1)))) ms)"
     }
 
-    func describe(session: Session, folder: SessionFolder) throws {
-        if json { return try RoutingText.printJSON(InfoCommand.sessionJSON(session, folder: folder)) }
+    func describe(session: Session, folder: SessionFolder, _ context: CommandContext) throws {
+        if json { return try RoutingText.printJSON(InfoCommand.sessionJSON(session, folder: folder), to: context.console) }
         let map = session.tempoMap
         func clock(_ f: Int64) -> String { TimeText.clock(frames: f, sampleRate: session.sampleRate) }
         func range(_ r: FrameRange?, _ on: Bool) -> String {
@@ -95,7 +95,7 @@ extension InfoCommand {
         case .failure(let problem):
             lines.append("latency   unknown: \(problem.description.terminalSafe)")
         }
-        Terminal.out(lines.joined(separator: "\n"))
+        context.console.out(lines.joined(separator: "\n"))
     }
 
     /// The session as one JSON object: what the text says, with frames as numbers and levels

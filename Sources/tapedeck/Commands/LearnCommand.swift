@@ -69,16 +69,16 @@ struct LearnCommand: Command {
         if inputChain && target?.kind != .parameter { throw UsageError("learn: --input-chain goes with --param") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         let changes = controller != nil || remove != nil || clear
         let lock = changes ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var session = try folder.load()
+        var session = try context.load(folder)
         if clear {
             let n = session.midiBindings.count
             session.midiBindings = []
-            try folder.save(session)
-            Terminal.out("removed \(n) binding\(n == 1 ? "" : "s")")
+            try context.save(session, to: folder)
+            context.console.out("removed \(n) binding\(n == 1 ? "" : "s")")
             return ExitCode.ok
         }
         if let remove {
@@ -86,21 +86,21 @@ struct LearnCommand: Command {
                 throw UsageError("learn: there is no binding \(remove) (the session has \(session.midiBindings.count))")
             }
             let gone = session.midiBindings.remove(at: remove - 1)
-            try folder.save(session)
-            Terminal.out("removed \(gone)")
+            try context.save(session, to: folder)
+            context.console.out("removed \(gone)")
             return ExitCode.ok
         }
         if let controller, let target {
             let binding = try makeBinding(controller: controller, kind: target.kind, text: target.text, session: session)
             session.bind(binding)
-            try folder.save(session)
-            Terminal.out("bound \(binding)")
+            try context.save(session, to: folder)
+            context.console.out("bound \(binding)")
             return ExitCode.ok
         }
         if session.midiBindings.isEmpty {
-            Terminal.out("no MIDI controllers are bound (learn one: tapedeck learn SESSION --cc 7 --fader TRACK, or ctrl-l on the screen)")
+            context.console.out("no MIDI controllers are bound (learn one: tapedeck learn SESSION --cc 7 --fader TRACK, or ctrl-l on the screen)")
         }
-        for (i, b) in session.midiBindings.enumerated() { Terminal.out("\(i + 1)  \(b)") }
+        for (i, b) in session.midiBindings.enumerated() { context.console.out("\(i + 1)  \(b)") }
         return ExitCode.ok
     }
 

@@ -43,15 +43,15 @@ struct MarkerCommand: Command {
         }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // One writer per session (see SessionLock): only a change takes the lock; showing reads.
         let lock = edit != nil ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let map = document.session.tempoMap
         guard let edit else {
             let s = document.session
-            Terminal.out(s.markers.isEmpty ? "no markers" : s.markers.enumerated().map { "  \($0.offset + 1)  \(s.clockText($0.element.frame))  \($0.element.name)\($0.element.isLostInput ? "  (lost input)" : "")" }.joined(separator: "\n"))
+            context.console.out(s.markers.isEmpty ? "no markers" : s.markers.enumerated().map { "  \($0.offset + 1)  \(s.clockText($0.element.frame))  \($0.element.name)\($0.element.isLostInput ? "  (lost input)" : "")" }.joined(separator: "\n"))
             return ExitCode.ok
         }
         let said: String
@@ -81,9 +81,9 @@ struct MarkerCommand: Command {
             try document.edit("delete marker") { (s: inout Session) throws(MarkerEditError) in try s.deleteMarker(i) }
             said = "deleted marker \(m.name) at \(document.session.clockText(m.frame))"
         }
-        try folder.save(document.session)
-        if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
-        Terminal.out(said)
+        try context.save(document.session, to: folder)
+        if let farWarning { context.console.err("tapedeck: warning: \(farWarning)\n") }
+        context.console.out(said)
         return ExitCode.ok
     }
 }

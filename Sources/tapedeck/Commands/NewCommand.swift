@@ -29,7 +29,7 @@ struct NewCommand: Command {
         session = Session(sampleRate: rate, tempoBPM: tempo, timeSignature: meter)
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         try folder.create(session)
         Terminal.out("created \(folder.path.terminalSafe) (\(session.sampleRate) Hz, \(session.tempoBPM) BPM, \(session.timeSignature))")
         return ExitCode.ok

@@ -29,7 +29,7 @@ struct NodesCommand: Command {
         if lv2 && nodeName != nil { throw UsageError("nodes: give NAME or --lv2, not both") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         if lv2 {
             Terminal.out(LV2Provider.shared.listingText())
         } else if let nodeName {

@@ -78,7 +78,7 @@ struct PlayCommand: Command {
         target = try arguments.required("SESSION or FILE")
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         StopSignals.install()
         // A port that cannot be had is said before anything opens.
         let oscServer = try osc.open(command: "play") { json ? StatusLine.emitLine(["event": "notice", "text": $0]) : Terminal.err($0 + "\n") }

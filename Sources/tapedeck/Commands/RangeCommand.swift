@@ -30,11 +30,11 @@ struct RangeCommand {
         if clear && enable == true { throw UsageError("\(which.rawValue): a cleared range cannot be on") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // One writer per session (see SessionLock): only a change takes the lock; showing reads.
         let lock = (rangeText != nil || clear || enable != nil) ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let current = which == .loop ? document.session.loopRange : document.session.punchRange
         var range = current
         if let rangeText {
@@ -49,12 +49,12 @@ struct RangeCommand {
             try document.edit(which.rawValue) { (s: inout Session) throws(MarkerEditError) in
                 if loop { try s.setLoop(range, enabled: enable) } else { try s.setPunch(range, enabled: enable) }
             }
-            try folder.save(document.session)
+            try context.save(document.session, to: folder)
         }
         let s = document.session
         let shown = which == .loop ? s.loopRange : s.punchRange
         let on = which == .loop ? s.loopEnabled : s.punchEnabled
-        Terminal.out(shown.map { "\(which.rawValue) \(s.clockText($0.startFrame))-\(s.clockText($0.endFrame)) (\(on ? "on" : "off"))" } ?? "no \(which.rawValue) range")
+        context.console.out(shown.map { "\(which.rawValue) \(s.clockText($0.startFrame))-\(s.clockText($0.endFrame)) (\(on ? "on" : "off"))" } ?? "no \(which.rawValue) range")
         return ExitCode.ok
     }
 }
@@ -76,7 +76,7 @@ struct LoopCommand: Command {
     let command: RangeCommand
 
     init(arguments: inout Arguments) throws { command = try RangeCommand(.loop, arguments: &arguments) }
-    func run() throws -> Int32 { try command.run() }
+    func run(_ context: CommandContext) throws -> Int32 { try command.run(context) }
 }
 
 /// `tapedeck punch SESSION [A-B|clear] [--on|--off]`.
@@ -96,5 +96,5 @@ struct PunchCommand: Command {
     let command: RangeCommand
 
     init(arguments: inout Arguments) throws { command = try RangeCommand(.punch, arguments: &arguments) }
-    func run() throws -> Int32 { try command.run() }
+    func run(_ context: CommandContext) throws -> Int32 { try command.run(context) }
 }

@@ -139,7 +139,7 @@ struct RecordCommand: Command {
         if (container ?? .wav) == .flac && encoding == .float32 { throw UsageError("record: FLAC stores 16 or 24 bits, not 32f") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         StopSignals.install()
         // A port that cannot be had is said before the session is locked or a device opens.
         let oscServer = try osc.open(command: "record") { json ? StatusLine.emitLine(["event": "notice", "text": $0]) : Terminal.err($0 + "\n") }

@@ -37,7 +37,7 @@ struct RecoverCommand: Command {
         }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         if AudioContainer(pathExtension: target) != nil {
             if mirror != nil { throw UsageError("recover: --mirror goes with a session, not a file (a mirror's file is recovered as `recover DIR/FILE`)") }
             guard FileManager.default.fileExists(atPath: target) else { throw AudioFileError(path: target, reason: "no such file") }

@@ -131,15 +131,15 @@ struct RegionCommand: Command {
         track.regions.indices.sorted { (track.regions[$0].timelineStartFrame, $0) < (track.regions[$1].timelineStartFrame, $1) }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // One writer per session (see SessionLock): only a change takes the lock; showing reads.
         let lock = edit != nil ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let t = try TrackSelector.material(of: trackText, in: document.session, command: "region",
                                            doing: "has no regions (it sums what is sent or routed to it)")
         guard let number, let edit else {
-            Terminal.out(RegionCommand.listing(document.session, track: t))
+            context.console.out(RegionCommand.listing(document.session, track: t))
             return ExitCode.ok
         }
         let order = RegionCommand.timelineOrder(document.session.tracks[t])
@@ -206,16 +206,16 @@ struct RegionCommand: Command {
         case .delete:
             let gone = try document.session.region(ref)
             try document.editRegions("delete region") { (s: inout Session) throws(RegionEditError) in try s.deleteRegion(ref) }
-            try folder.save(document.session)
-            Terminal.out("deleted region \(gone.id.map { "#\($0)" } ?? "\(number)") of track \(t + 1): \(RegionCommand.line(gone, session: document.session))")
+            try context.save(document.session, to: folder)
+            context.console.out("deleted region \(gone.id.map { "#\($0)" } ?? "\(number)") of track \(t + 1): \(RegionCommand.line(gone, session: document.session))")
             return ExitCode.ok
         }
-        try folder.save(document.session)
-        if let farWarning { Terminal.err("tapedeck: warning: \(farWarning)\n") }
+        try context.save(document.session, to: folder)
+        if let farWarning { context.console.err("tapedeck: warning: \(farWarning)\n") }
         let after = RegionCommand.timelineOrder(document.session.tracks[t])
         let shown = (after.firstIndex(of: result) ?? 0) + 1
         let region = document.session.tracks[t].regions[result]
-        Terminal.out("region \(shown) \(region.id.map { "#\($0) " } ?? "")of track \(t + 1): \(RegionCommand.line(region, session: document.session))")
+        context.console.out("region \(shown) \(region.id.map { "#\($0) " } ?? "")of track \(t + 1): \(RegionCommand.line(region, session: document.session))")
         return ExitCode.ok
     }
 

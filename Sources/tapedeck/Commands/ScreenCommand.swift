@@ -107,7 +107,7 @@ struct ScreenCommand: Command {
         sessionPath = arguments.positional()
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // The screen's own thread, told from the audio thread and the workers in `top -H`.
         nameThisThread("tapedeck-ui")
         let env = ProcessInfo.processInfo.environment
@@ -297,7 +297,7 @@ struct ScreenCommand: Command {
                 return (result.frozen, "froze \(session.tracks[track].name): \(length) in \(result.frozen.file)\(warnings)")
             },
             // Command-line edits handed to the screen run here, as the command would run.
-            commandLine: { words, folder in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder) } },
+            commandLine: { words, folder, served in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder, served: served) } },
             // An import's copying runs on a worker; the import lands on the UI thread after.
             commandLineWork: { words, folder, sampleRate in ImportInBackground.work(words, workingFolder: folder, sampleRate: sampleRate) })
     }

@@ -68,19 +68,19 @@ struct SendCommand: Command {
         if json && busText != nil { throw UsageError("send: --json lists a strip's sends (send SESSION TRACK --json)") }
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // One writer per session (see SessionLock): only a change takes the lock; listing reads.
         let lock = busText != nil ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let strip = try TrackSelector.index(of: stripText, in: document.session, command: "send")
         guard let busText else {
             let s = document.session
             if json {
                 try RoutingText.printJSON(["strip": s.tracks[strip].name, "output": s.tracks[strip].output.description,
-                                           "sends": s.tracks[strip].sends.map(RoutingText.json)])
+                                           "sends": s.tracks[strip].sends.map(RoutingText.json)], to: context.console)
             } else {
-                Terminal.out(SendCommand.listing(s, strip))
+                context.console.out(SendCommand.listing(s, strip))
             }
             return ExitCode.ok
         }
@@ -93,8 +93,8 @@ struct SendCommand: Command {
                 throw UsageError("send: \(from.terminalSafe) has no send to \(busName.terminalSafe)")
             }
             document.edit("remove send") { _ = $0.tracks[strip].sends.remove(at: existing) }
-            try folder.save(document.session)
-            Terminal.out("removed \(from.terminalSafe)'s send to \(busName.terminalSafe)")
+            try context.save(document.session, to: folder)
+            context.console.out("removed \(from.terminalSafe)'s send to \(busName.terminalSafe)")
             return ExitCode.ok
         }
         var proposed = document.session
@@ -110,9 +110,9 @@ struct SendCommand: Command {
         if proposed != document.session {
             let change = proposed
             document.edit(existing == nil ? "add send" : "change send") { $0 = change }
-            try folder.save(document.session)
+            try context.save(document.session, to: folder)
         }
-        Terminal.out("\(from.terminalSafe) → \(busName.terminalSafe): \(RoutingText.settings(send))\(existing == nil ? " (new send)" : "")")
+        context.console.out("\(from.terminalSafe) → \(busName.terminalSafe): \(RoutingText.settings(send))\(existing == nil ? " (new send)" : "")")
         return ExitCode.ok
     }
 

@@ -29,15 +29,15 @@ struct SessionCommand: Command {
         timeOfDayText = try arguments.option("--time-of-day")
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         guard let text = timeOfDayText else {
-            let s = try folder.load()
-            Terminal.out("time-of-day origin: " + (s.timeOfDayOrigin.map { TimeOfDay.text(frames: $0, sampleRate: s.sampleRate) } ?? "none"))
+            let s = try context.load(folder)
+            context.console.out("time-of-day origin: " + (s.timeOfDayOrigin.map { TimeOfDay.text(frames: $0, sampleRate: s.sampleRate) } ?? "none"))
             return ExitCode.ok
         }
         let lock = try SessionLock.acquire(folder)
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let rate = document.session.sampleRate
         let origin: Int64?
         if text.lowercased() == "none" {
@@ -49,8 +49,8 @@ struct SessionCommand: Command {
             origin = frames
         }
         document.editMerging("time-of-day origin") { $0.timeOfDayOrigin = origin }
-        try folder.save(document.session)
-        Terminal.out("time-of-day origin: " + (origin.map { TimeOfDay.text(frames: $0, sampleRate: rate) } ?? "none"))
+        try context.save(document.session, to: folder)
+        context.console.out("time-of-day origin: " + (origin.map { TimeOfDay.text(frames: $0, sampleRate: rate) } ?? "none"))
         return ExitCode.ok
     }
 }

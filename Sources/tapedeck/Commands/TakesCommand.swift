@@ -40,24 +40,24 @@ struct TakesCommand: Command {
         trackText = try arguments.required("a track number or name")
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // Only a change needs the session's lock; listing reads.
         let lock = cycle != nil || choose != nil ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let track = try TrackSelector.material(of: trackText, in: document.session, command: "takes",
                                                doing: "has no takes (nothing is recorded onto it)")
         if let group = cycle {
             _ = try document.cycleTake(track: track, group: group)
-            try folder.save(document.session)
+            try context.save(document.session, to: folder)
         } else if let choose {
             try document.chooseTake(track: track, group: choose.group, take: choose.take)
-            try folder.save(document.session)
+            try context.save(document.session, to: folder)
         }
         let t = document.session.tracks[track]
         let rate = document.session.sampleRate
         if t.takeGroups.isEmpty {
-            Terminal.out("track \(track + 1) (\(t.name.terminalSafe)) has no stacked takes")
+            context.console.out("track \(track + 1) (\(t.name.terminalSafe)) has no stacked takes")
             return ExitCode.ok
         }
         var lines: [String] = []
@@ -71,7 +71,7 @@ struct TakesCommand: Command {
                 lines.append("  \(number == active ? "▶" : " ") take \(group).\(number)  \(span)  \(r.file.terminalSafe)")
             }
         }
-        Terminal.out(lines.joined(separator: "\n"))
+        context.console.out(lines.joined(separator: "\n"))
         return ExitCode.ok
     }
 }

@@ -55,11 +55,11 @@ struct TempoMapCommand {
         return bar
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // One writer per session (see SessionLock): only a change takes the lock; showing reads.
         let lock = edit != nil ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         let name = which.rawValue
         if let edit {
             let before = document.session.tempoMap
@@ -89,10 +89,10 @@ struct TempoMapCommand {
             var updated = document.session
             let moved = try MIDIRegionFile.keepingBars(in: &updated, from: before, folder: folder)
             if moved > 0 { document.edit("tempo") { (s: inout Session) in s = updated } }
-            try folder.save(document.session)
-            if moved > 0 { Terminal.err("\(moved) MIDI region\(moved == 1 ? "" : "s") moved to keep \(moved == 1 ? "its" : "their") bars\n") }
+            try context.save(document.session, to: folder)
+            if moved > 0 { context.console.err("\(moved) MIDI region\(moved == 1 ? "" : "s") moved to keep \(moved == 1 ? "its" : "their") bars\n") }
         }
-        Terminal.out(document.session.tempoMapListing)
+        context.console.out(document.session.tempoMapListing)
         return ExitCode.ok
     }
 
@@ -127,7 +127,7 @@ struct TempoCommand: Command {
     let command: TempoMapCommand
 
     init(arguments: inout Arguments) throws { command = try TempoMapCommand(.tempo, arguments: &arguments) }
-    func run() throws -> Int32 { try command.run() }
+    func run(_ context: CommandContext) throws -> Int32 { try command.run(context) }
 }
 
 /// `tapedeck meter SESSION [add BAR N/D | remove BAR | list]`.
@@ -146,5 +146,5 @@ struct MeterCommand: Command {
     let command: TempoMapCommand
 
     init(arguments: inout Arguments) throws { command = try TempoMapCommand(.meter, arguments: &arguments) }
-    func run() throws -> Int32 { try command.run() }
+    func run(_ context: CommandContext) throws -> Int32 { try command.run(context) }
 }

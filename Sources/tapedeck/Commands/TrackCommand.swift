@@ -127,17 +127,17 @@ struct TrackCommand: Command {
             || freeze != nil || output != nil || soloSafe != nil
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         // One writer per session (see SessionLock): only a change takes the lock; showing reads.
         let lock = (changesSomething || target == "add" || removing != nil) ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var document = SessionDocument(session: try folder.load())
+        var document = SessionDocument(session: try context.load(folder))
         if target == "master" {
             if let gain {
                 document.edit("master fader") { $0.masterGainDecibels = gain }
-                try folder.save(document.session)
+                try context.save(document.session, to: folder)
             }
-            Terminal.out("master  fader \(Fader.text(document.session.masterGainDecibels)) dB  chain \(document.session.masterChain.isEmpty ? "(none)" : document.session.masterChain)")
+            context.console.out("master  fader \(Fader.text(document.session.masterGainDecibels)) dB  chain \(document.session.masterChain.isEmpty ? "(none)" : document.session.masterChain)")
             return ExitCode.ok
         }
         if let removing {
@@ -146,10 +146,10 @@ struct TrackCommand: Command {
             // A removed bus takes its sends and outputs along (to the master), said line by line.
             var said: [String] = []
             document.edit(gone.isBus ? "remove bus" : "remove track") { said = $0.removeStrip(index) }
-            try folder.save(document.session)
+            try context.save(document.session, to: folder)
             let what = gone.isBus ? "removed bus \(index + 1) (\(gone.name))"
                 : "removed track \(index + 1) (\(gone.name), \(gone.regions.count) region\(gone.regions.count == 1 ? "" : "s"); its audio stays in audio/)"
-            Terminal.out(([what] + said.map { "  " + $0 }).joined(separator: "\n"))
+            context.console.out(([what] + said.map { "  " + $0 }).joined(separator: "\n"))
             return ExitCode.ok
         }
         let index: Int
@@ -196,26 +196,26 @@ struct TrackCommand: Command {
             let track = document.session.tracks[index]
             if freeze {
                 guard track.frozen == nil else { throw UsageError("track: \(track.name) is frozen already (--unfreeze first to render it again)") }
-                var bar = ProgressBar(label: "freezing \(track.name.terminalSafe)")
+                var bar = ProgressBar(label: "freezing \(track.name.terminalSafe)", console: context.console)
                 let result = try TrackFreeze.render(session: document.session, folder: folder, track: index) { bar.update($0) }
                 bar.finish()
-                for warning in result.warnings { Terminal.err("tapedeck: warning: \(warning)\n") }
+                for warning in result.warnings { context.console.err("tapedeck: warning: \(warning)\n") }
                 document.edit("freeze") { $0.tracks[index].frozen = result.frozen }
                 let rate = document.session.sampleRate
-                Terminal.out("froze \(track.name.terminalSafe) → \(result.frozen.file): \(TimeText.clock(frames: result.frozen.lengthFrames, sampleRate: rate)) (tail \(TimeText.clock(frames: result.tailFrames, sampleRate: rate)))")
+                context.console.out("froze \(track.name.terminalSafe) → \(result.frozen.file): \(TimeText.clock(frames: result.frozen.lengthFrames, sampleRate: rate)) (tail \(TimeText.clock(frames: result.tailFrames, sampleRate: rate)))")
             } else {
                 guard let frozen = track.frozen else { throw UsageError("track: \(track.name) is not frozen") }
                 unfrozenFile = frozen.file
                 document.edit("unfreeze") { $0.tracks[index].frozen = nil }
             }
         }
-        if changesSomething || target == "add" { try folder.save(document.session) }
+        if changesSomething || target == "add" { try context.save(document.session, to: folder) }
         // The render goes once the session no longer names it (the command line has no undo).
         if let file = unfrozenFile {
             unlink(folder.absolutePath(of: file))
             unlink(folder.peakPath(forAudio: file))
         }
-        Terminal.out(TrackCommand.describe(document.session.tracks[index], number: index + 1))
+        context.console.out(TrackCommand.describe(document.session.tracks[index], number: index + 1))
         return ExitCode.ok
     }
 

@@ -34,19 +34,19 @@ struct UndoCommand: Command {
         self.redo = redo
     }
 
-    func run() throws -> Int32 {
+    func run(_ context: CommandContext) throws -> Int32 {
         if list {
             // With the session open on the screen, the list is the screen's own undo.
             try SessionOwner.handReadToOwner(folder)
             let steps = try SessionHistory.steps(folder)
-            Terminal.out(SessionHistory.listText(undo: steps.undo, redo: steps.redo))
+            context.console.out(SessionHistory.listText(undo: steps.undo, redo: steps.redo))
             return ExitCode.ok
         }
         guard let name = try folder.undoLastSave(redo: redo) else {
-            Terminal.out("nothing to \(redo ? "redo" : "undo")")
+            context.console.out("nothing to \(redo ? "redo" : "undo")")
             return ExitCode.ok
         }
-        Terminal.out("\(redo ? "redid" : "undid"): \(name)")
+        context.console.out("\(redo ? "redid" : "undid"): \(name)")
         return ExitCode.ok
     }
 }
@@ -66,5 +66,5 @@ struct RedoCommand: Command {
         undo = try UndoCommand(arguments: &arguments, redo: true)
     }
 
-    func run() throws -> Int32 { try undo.run() }
+    func run(_ context: CommandContext) throws -> Int32 { try undo.run(context) }
 }
