@@ -177,7 +177,8 @@ extension Transport {
     /// The MIDI ports in use (`ALSA Tapedeck:MIDI in ← 20:0 Keystation`).
     public var midiPorts: [String] {
         midi.alsa.map { "\($0.port.name)\($0.connected.isEmpty ? "" : " ← " + $0.connected.joined(separator: ", "))" }
-            + (midi.jack.map { ["JACK \($0.clientName):midi_in, \($0.clientName):midi_out"] } ?? [])
+            // (On the JACK backend that client is only there for the extenders' pairs.)
+            + (midi.jack.map { deviceMIDIPorts.isEmpty ? ["JACK \($0.clientName):midi_in, \($0.clientName):midi_out"] : [] } ?? [])
             + midi.extenders.map(\.name)
             + (deviceMIDIPorts.isEmpty ? [] : ["JACK " + deviceMIDIPorts.joined(separator: ", ")])
     }
