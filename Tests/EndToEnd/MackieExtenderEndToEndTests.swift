@@ -70,6 +70,12 @@ extension MackieEndToEndTests {
         // The XT's select and fader 1: track 9 selected (its select LED lit) and at -6 dB.
         screen.waitFor("Nine Strings fader -6.0 dB", timeout: 20)
         poll("the XT's select LED") { dumpedMessages(dumpPath).contains([0x90, 0x18, 0x7F]) }
+        // In the session: saved, track 9 reads -6.0 dB (and track 1 is untouched).
+        screen.send("C-s")
+        screen.waitFor("saved")
+        let nineShown = try Tapedeck.run(["track", session, "9"])
+        XCTAssertTrue(nineShown.stdout.contains("(Nine Strings)  fader -6.0 dB"), nineShown.stdout + nineShown.stderr)
+        XCTAssertTrue(try Tapedeck.run(["track", session, "1"]).stdout.contains("fader 0.0 dB"))
 
         // Track 9 moved on the screen (the fader key on the selected track, +0.5 dB): the XT's motor follows.
         let before = dumpedMessages(dumpPath).count
