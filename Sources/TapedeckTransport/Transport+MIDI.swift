@@ -26,6 +26,26 @@ public struct MIDISetup: Sendable, Equatable {
     public var surface: ControlSurface = .off
     /// The JACK client's name.
     public var jackClientName = "tapedeck-midi"
+    /// A Mackie surface's extenders (XT), in strip order (`--midi-xt`): each on ports of its own.
+    public var extenders: [SurfaceExtender] = []
+
+    /// Where one Mackie Control extender (XT) is heard and answered.
+    public enum SurfaceExtender: Sendable, Equatable {
+        /// An ALSA sequencer port (`20:0`, a client's name): heard from it, feedback sent to
+        /// it, through a sequencer client of the extender's own (`Tapedeck XT 1`).
+        case alsa(String)
+        /// A JACK MIDI port pair of the JACK MIDI client (`mackie_xt1_in`, `mackie_xt1_out`):
+        /// its input connected from `source`, its output to `destination` (empty: by hand).
+        case jack(source: String, destination: String)
+    }
+
+    /// The JACK ports the extenders on JACK connect (`source`, `destination`), in order.
+    public var jackExtenders: [(source: String?, destination: String?)] {
+        extenders.compactMap {
+            guard case .jack(let s, let d) = $0 else { return nil }
+            return (s.isEmpty ? nil : s, d.isEmpty ? nil : d)
+        }
+    }
 
     /// No MIDI.
     public init() {}
@@ -39,6 +59,9 @@ public struct MIDISetup: Sendable, Equatable {
     public var usesJACK: Bool {
         !jackOutputs.isEmpty || inputs.contains { if case .jack = $0 { return true } else { return false } }
     }
+
+    /// Whether an extender is on JACK MIDI (`--midi-xt jack…`).
+    public var usesJACKExtenders: Bool { !jackExtenders.isEmpty }
 }
 
 /// What MIDI changed that the front-end should follow in its session: a controller learnt,
@@ -72,6 +95,8 @@ final class TransportMIDI {
     /// Feedback to a Mackie surface on the ALSA sequencer (Transport+Mackie).
     var surfaceOutputs: [ALSASequencerOutput] = []
     var jack: JACKMIDIPorts?
+    /// A Mackie surface's extenders (XT), in strip order (Transport+Mackie).
+    var extenders: [MackieExtenderLink] = []
     /// The binding waiting for a controller (MIDI learn).
     var learning: MIDIBinding?
     var changes = MIDIChanges()
@@ -110,10 +135,15 @@ extension Transport {
         }
         // On the JACK backend the device's own MIDI ports serve (connected as it opened); on
         // another device JACK MIDI comes through a client of its own.
-        if setup.usesJACK && deviceMIDIPorts.isEmpty {
+        // Extenders on JACK get their port pairs from that client too, even on the JACK
+        // backend (its midi_in and midi_out then stay unconnected: the device's serve).
+        let onDevice = !deviceMIDIPorts.isEmpty
+        let jackExtenders = setup.surface == .mcu ? setup.jackExtenders : []
+        if (setup.usesJACK && !onDevice) || !jackExtenders.isEmpty {
             do {
-                midi.jack = try JACKMIDIPorts(clientName: setup.jackClientName, sources: setup.jackSources,
-                                              destinations: setup.jackOutputs, surface: setup.surface)
+                midi.jack = try JACKMIDIPorts(clientName: setup.jackClientName, sources: onDevice ? [] : setup.jackSources,
+                                              destinations: onDevice ? [] : setup.jackOutputs, surface: setup.surface,
+                                              extenders: jackExtenders)
             } catch {
                 throw TransportError(.device, "JACK MIDI: \(error)")
             }
@@ -138,6 +168,8 @@ extension Transport {
         midi.alsa = []
         for output in midi.surfaceOutputs { output.close() }
         midi.surfaceOutputs = []
+        for x in midi.extenders { x.close() }
+        midi.extenders = []
         midi.jack?.close()
         midi.jack = nil
     }
@@ -145,7 +177,9 @@ extension Transport {
     /// The MIDI ports in use (`ALSA Tapedeck:MIDI in ← 20:0 Keystation`).
     public var midiPorts: [String] {
         midi.alsa.map { "\($0.port.name)\($0.connected.isEmpty ? "" : " ← " + $0.connected.joined(separator: ", "))" }
-            + (midi.jack.map { ["JACK \($0.clientName):midi_in, \($0.clientName):midi_out"] } ?? [])
+            // (On the JACK backend that client is only there for the extenders' pairs.)
+            + (midi.jack.map { deviceMIDIPorts.isEmpty ? ["JACK \($0.clientName):midi_in, \($0.clientName):midi_out"] : [] } ?? [])
+            + midi.extenders.map(\.name)
             + (deviceMIDIPorts.isEmpty ? [] : ["JACK " + deviceMIDIPorts.joined(separator: ", ")])
     }
 

@@ -7,20 +7,22 @@ import TapedeckTransport
 extension ScreenMackie {
     /// A handshake SysEx from the surface: a Logic Control's challenge is answered (and its
     /// confirmation met with the version request), a Mackie Control's answer to the device
-    /// query means it is (back) on, and is sent everything. UI thread.
-    func handshake(device: UInt8, command: UInt8, serial: UInt64, challenge: UInt32, model: ScreenModel) {
+    /// query means it is (back) on, and is sent everything. Each unit (`unit` 0 the main one,
+    /// then the extenders) on its own port, as Ardour's `Surface::handle_midi_sysex` does per
+    /// surface. UI thread.
+    func handshake(device: UInt8, command: UInt8, serial: UInt64, challenge: UInt32, unit: Int = 0, model: ScreenModel) {
         let H = MackieControl.Handshake.self, logic = MackieControl.Device.isLogic(device)
         // Ardour answers every unit in its own header byte from its first message on.
-        deviceID = device
+        deviceIDs[unit] = device
         switch command {
         case H.answer where logic:
-            surface.sendToSurface([MackieControl.connectionReply(device: device, serial: serial, challenge: challenge)])
+            send(unit, [MackieControl.connectionReply(device: device, serial: serial, challenge: challenge)])
         case H.answer:
-            shown = nil
+            shown[unit] = nil
         case H.confirmed where logic:
-            surface.sendToSurface([MackieControl.versionRequest(device: device)])
-            shown = nil
-            model.say("surface: Logic Control connected")
+            send(unit, [MackieControl.versionRequest(device: device)])
+            shown[unit] = nil
+            model.say(unit == 0 ? "surface: Logic Control connected" : "surface: Logic Control XT \(unit) connected")
         case H.denied where logic:
             model.say("surface: the Logic Control refused the connection (its challenge was answered wrongly?)", error: true)
         default:
@@ -96,33 +98,37 @@ extension ScreenMackie {
     /// Meters, as Ardour drives them: switched on (SysEx) when the transport rolls and off
     /// when it stops, and while rolling each strip's peak as channel pressure every 100 ms
     /// (the surface lets a meter fall by itself, so it is sent even when unchanged), with the
-    /// overload LED lit past 0 dB (a deflection over 100 %). UI thread.
+    /// overload LED lit past 0 dB (a deflection over 100 %). Every unit its own strips'. UI thread.
     func sendMeters(_ model: ScreenModel, now: Double) {
         let rolling = model.snapshot.state.isMoving
-        var out: [[UInt8]] = []
-        if rolling != metering {
-            metering = rolling
-            for s in 0..<MackieControl.stripCount {
-                out.append(MackieControl.meterModeMessage(device: deviceID, strip: s, enabled: rolling))
+        var out = [[[UInt8]]](repeating: [], count: unitCount)
+        let switched = rolling != metering
+        metering = rolling
+        let due = rolling && now - metersSentAt >= 0.1
+        if due { metersSentAt = now }
+        let levels = model.snapshot.trackLevels
+        for unit in 0..<unitCount {
+            if switched {
+                for s in 0..<MackieControl.stripCount {
+                    out[unit].append(MackieControl.meterModeMessage(device: deviceIDs[unit], strip: s, enabled: rolling))
+                }
+                if !rolling {
+                    for s in 0..<MackieControl.stripCount { out[unit].append(MackieControl.meterMessage(strip: s, decibels: -.infinity)) }
+                }
             }
-            if !rolling {
-                for s in 0..<MackieControl.stripCount { out.append(MackieControl.meterMessage(strip: s, decibels: -.infinity)) }
-            }
-        }
-        if rolling && now - metersSentAt >= 0.1 {
-            metersSentAt = now
-            let levels = model.snapshot.trackLevels
+            guard due else { continue }
             for s in 0..<MackieControl.stripCount {
-                guard let t = track(s, model) else { continue }
+                let g = unit * MackieControl.stripCount + s
+                guard let t = track(g, model) else { continue }
                 let peak = levels.indices.contains(t) ? levels[t].map(\.peakDecibels).max() ?? -.infinity : -.infinity
                 let over = MackieControl.meterDeflection(decibels: peak) > 100
-                if over != overloaded[s] {
-                    overloaded[s] = over
-                    out.append(MackieControl.overloadMessage(strip: s, on: over))
+                if over != overloaded[g] {
+                    overloaded[g] = over
+                    out[unit].append(MackieControl.overloadMessage(strip: s, on: over))
                 }
-                out.append(MackieControl.meterMessage(strip: s, decibels: peak))
+                out[unit].append(MackieControl.meterMessage(strip: s, decibels: peak))
             }
         }
-        if !out.isEmpty { surface.sendToSurface(out) }
+        for unit in 0..<unitCount { send(unit, out[unit]) }
     }
 }

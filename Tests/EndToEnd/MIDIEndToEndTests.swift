@@ -374,6 +374,8 @@ final class MIDIEndToEndTests: XCTestCase {
             (["learn", session, "--cc", "7"], 64, "needs what it moves"),
             (["record", session, "--device", "jacktap", "--midi-in", "jack:"], 64, "needs a JACK port"),
             (["record", session, "--midi-surface", "bcf2000"], 64, "must be off, mackie, cc or mcu"),
+            (["record", session, "--midi-xt", "jack"], 64, "--midi-xt needs --midi-surface mcu"),
+            (["record", session, "--midi-surface", "mcu", "--midi-xt", "jack:"], 64, "needs the XT's JACK ports"),
         ]
         for (args, code, text) in cases {
             let r = try Tapedeck.run(args, environment: RecordSupport.environment)

@@ -9,7 +9,7 @@ import TapedeckCore
 /// no sequencer, the JACK one always runs here.)
 final class MackieEndToEndTests: XCTestCase {
     /// The bytes of each event `jack_midi_dump` printed (`  frame: 90 5e 7f (note on …)`).
-    private func dumpedMessages(_ path: String) -> [[UInt8]] {
+    func dumpedMessages(_ path: String) -> [[UInt8]] {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map { line in
             guard let colon = line.firstIndex(of: ":") else { return [] }
             var bytes: [UInt8] = []
@@ -21,7 +21,7 @@ final class MackieEndToEndTests: XCTestCase {
         }
     }
 
-    private func poll(_ what: String, timeout: Double = 15, _ condition: () -> Bool) {
+    func poll(_ what: String, timeout: Double = 15, _ condition: () -> Bool) {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if condition() { return }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What a Mackie Control surface shows: the eight strips of the bank in view, the master
-/// fader, the transport's LEDs and the time display. The host keeps the state it last sent
+/// fader, the transport's LEDs and the time display. An extender (XT) shows only its eight
+/// strips (``messages(from:holding:device:extender:)``). The host keeps the state it last sent
 /// and sends only what differs (``messages(from:)``), so feedback costs nothing while
 /// nothing changes and a whole bank is sent when the bank changes or the surface connects.
 public struct MackieSurfaceState: Equatable, Sendable {
@@ -44,9 +45,11 @@ public struct MackieSurfaceState: Equatable, Sendable {
     /// The messages that make a surface showing `old` show this (everything, when `old` is
     /// nil: a surface just connected, whose state is unknown). Fader positions listed in
     /// `holding` (strips 0–8 a hand is on) are left alone: the motor would fight the hand.
-    /// SysEx goes to `device` (``MackieControl/Device``).
+    /// SysEx goes to `device` (``MackieControl/Device``). An `extender` (an XT: no master
+    /// fader, transport buttons or displays, as Ardour's `Surface` of type `ext`) is sent its
+    /// strips only.
     public func messages(from old: MackieSurfaceState?, holding: Set<Int> = [],
-                         device: UInt8 = MackieControl.Device.mcu) -> [[UInt8]] {
+                         device: UInt8 = MackieControl.Device.mcu, extender: Bool = false) -> [[UInt8]] {
         var out: [[UInt8]] = []
         let N = MackieControl.Note.self
         for (i, strip) in strips.enumerated() {
@@ -64,6 +67,7 @@ public struct MackieSurfaceState: Equatable, Sendable {
             if was?.mute != strip.mute { out.append(MackieControl.ledMessage(note: N.mute + note, on: strip.mute)) }
             if was?.selected != strip.selected { out.append(MackieControl.ledMessage(note: N.select + note, on: strip.selected)) }
         }
+        if extender { return out }
         if old?.masterFader != masterFader && !holding.contains(8) { out.append(MackieControl.faderMessage(strip: 8, value: masterFader)) }
         if old?.playing != playing { out.append(MackieControl.ledMessage(note: N.play, on: playing)) }
         if old?.stopped != stopped { out.append(MackieControl.ledMessage(note: N.stop, on: stopped)) }

@@ -14,8 +14,32 @@ import Glibc
 ///
 /// When the audio itself runs on JACK (the JACK backend), the device's own MIDI ports feed
 /// the engine within the cycle instead (``AudioDeviceMIDIClient``); this client is for MIDI
-/// from JACK while the audio goes elsewhere (ALSA, or ALSA's jack plugin, as the tests do).
+/// from JACK while the audio goes elsewhere (ALSA, or ALSA's jack plugin, as the tests do),
+/// and for the port pairs of a Mackie surface's extenders (``Extender``) on either.
 public final class JACKMIDIPorts: @unchecked Sendable {
+    /// The port pair of one Mackie Control extender (XT): `mackie_xtN_in` and
+    /// `mackie_xtN_out`, N from 1, as Ardour gives each extender a pair of its own
+    /// ("mackie control in ext 2"). What arrives is the control side's (the XT's messages,
+    /// ``MIDIInputPort/drainSurface()``), never the engine's; feedback goes out as it comes.
+    public final class Extender: @unchecked Sendable {
+        /// What the extender sends (drained by the control side only).
+        public let input: MIDIInputPort
+        /// Feedback to the extender.
+        public let surfaceOutput = MIDISurfaceOutput()
+        /// The two ports' short names (`mackie_xt1_in`, `mackie_xt1_out`).
+        public let inName: String, outName: String
+        fileprivate var inPort: OpaquePointer?
+        fileprivate var outPort: OpaquePointer?
+
+        init(number: Int, clientName: String) {
+            inName = "mackie_xt\(number)_in"
+            outName = "mackie_xt\(number)_out"
+            input = MIDIInputPort(name: "JACK \(clientName):\(inName)", surface: .mcu)
+        }
+    }
+
+    /// The extenders' port pairs, in strip order (the first XT's strips follow the main unit's).
+    public private(set) var extenders: [Extender] = []
     /// What arrives on `midi_in`; attach it to the engine.
     public let input: MIDIInputPort
     /// What the engine sends to `midi_out`; attach it to the engine.
@@ -38,9 +62,13 @@ public final class JACKMIDIPorts: @unchecked Sendable {
 
     /// Opens the client on the running JACK server (never starts one), registers its two
     /// ports, activates it and connects `midi_in` from each of `sources` and `midi_out` to
-    /// each of `destinations` (JACK port names, `jack_midiseq:out`). Control thread.
+    /// each of `destinations` (JACK port names, `jack_midiseq:out`). With `extenders` (one
+    /// per Mackie XT: the JACK port its input is connected from and the one its output is
+    /// connected to, either nil: connected by hand) it registers their port pairs too.
+    /// Control thread.
     public init(clientName name: String = "tapedeck-midi", sources: [String] = [], destinations: [String] = [],
-                surface: ControlSurface = .off) throws(MIDIError) {
+                surface: ControlSurface = .off,
+                extenders extenderPorts: [(source: String?, destination: String?)] = []) throws(MIDIError) {
         td_jack_silence()
         var status = jack_status_t(0)
         guard let c = td_jack_client_open(name, JackNoStartServer, &status) else {
@@ -57,6 +85,16 @@ public final class JACKMIDIPorts: @unchecked Sendable {
             close()
             throw MIDIError("cannot register JACK MIDI ports on \(clientName)")
         }
+        for n in extenderPorts.indices {
+            let x = Extender(number: n + 1, clientName: clientName)
+            x.inPort = jack_port_register(c, x.inName, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0)
+            x.outPort = jack_port_register(c, x.outName, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput.rawValue), 0)
+            guard x.inPort != nil, x.outPort != nil else {
+                close()
+                throw MIDIError("cannot register JACK MIDI ports \(x.inName) and \(x.outName) on \(clientName)")
+            }
+            extenders.append(x)
+        }
         let process: JackProcessCallback = { frames, arg in
             guard let arg else { return 0 }
             Unmanaged<JACKMIDIPorts>.fromOpaque(arg)._withUnsafeGuaranteedRef { $0.process(frames: frames) }
@@ -71,6 +109,10 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         do {
             for s in sources { try connect(from: s, to: "\(clientName):midi_in") }
             for d in destinations { try connect(from: "\(clientName):midi_out", to: d) }
+            for (x, ports) in zip(extenders, extenderPorts) {
+                if let s = ports.source, !s.isEmpty { try connect(from: s, to: "\(clientName):\(x.inName)") }
+                if let d = ports.destination, !d.isEmpty { try connect(from: "\(clientName):\(x.outName)", to: d) }
+            }
         } catch {
             close()
             throw error
@@ -108,6 +150,7 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         client = nil
         inPort = nil
         outPort = nil
+        for x in extenders { x.inPort = nil; x.outPort = nil }
     }
 
     /// JACK's process callback: incoming messages to the input port, stamped; due outgoing
@@ -165,6 +208,27 @@ public final class JACKMIDIPorts: @unchecked Sendable {
         while surfaceOutput.sendNext({ raw in
             guard let p = raw.baseAddress else { return true }
             return jack_midi_event_write(buffer, last, p.assumingMemoryBound(to: UInt8.self), raw.count) == 0
+        }) {}
+        for x in extenders { processExtender(x, frames: frames, began: began) }
+    }
+
+    /// An extender's cycle: what it sent to its input port (the control side's), its
+    /// feedback out of its output at the cycle's start. JACK's real-time thread: no
+    /// allocation, no locks.
+    private func processExtender(_ x: Extender, frames: jack_nframes_t, began: Int64) {
+        guard let inPort = x.inPort, let outPort = x.outPort else { return }
+        if let buffer = jack_port_get_buffer(inPort, frames) {
+            var event = jack_midi_event_t()
+            for i in 0..<jack_midi_get_event_count(buffer) where jack_midi_event_get(&event, buffer, i) == 0 {
+                x.input.receive(UnsafeBufferPointer(start: event.buffer, count: event.size),
+                                atNanoseconds: began + Int64(event.time) * 1_000_000_000 / sampleRate)
+            }
+        }
+        guard let buffer = jack_port_get_buffer(outPort, frames) else { return }
+        jack_midi_clear_buffer(buffer)
+        while x.surfaceOutput.sendNext({ raw in
+            guard let p = raw.baseAddress else { return true }
+            return jack_midi_event_write(buffer, 0, p.assumingMemoryBound(to: UInt8.self), raw.count) == 0
         }) {}
     }
 }

@@ -145,12 +145,13 @@ enum SharedOptions {
         OptionSpec("--click-channels", value: "3,4", "device outputs of its own for the metronome"),
     ]
 
-    /// `--midi-in`, `--midi-out`, `--midi-surface` (read by `MIDIOptions`).
+    /// `--midi-in`, `--midi-out`, `--midi-surface`, `--midi-xt` (read by `MIDIOptions`).
     static let midi: [OptionSpec] = [
         OptionSpec("--midi-in", value: "PORT", "MIDI input (repeatable): an ALSA sequencer port (20:0, a client's name), jack:CLIENT:PORT, jack, or none (default: every ALSA hardware port)"),
         OptionSpec("--midi-out", value: "PORT", "send MIDI thru to this JACK port (jack:CLIENT:PORT; repeatable)"),
         OptionSpec("--midi-surface", value: "SURFACE", "transport buttons besides MMC: mackie (Mackie Control notes), cc (CC 41-46), or mcu (a whole Mackie Control surface: on the screen its faders, buttons and displays too)",
                    allowed: ["off", "mackie", "cc", "mcu"]),
+        OptionSpec("--midi-xt", value: "PORT", "a Mackie Control XT extender after the mcu surface (repeatable, strips 9-16, 17-24, ...): jack (ports mackie_xtN_in/out, connected by hand), jack:IN[,OUT] (the XT's JACK ports), or an ALSA sequencer port"),
     ]
 
     /// The line every command that opens a device ends its details with.

@@ -2,7 +2,7 @@ import TapedeckCore
 import TapedeckTransport
 
 /// The MIDI flags shared by the screen, `record` and `play`: `--midi-in`, `--midi-out`,
-/// `--midi-surface`.
+/// `--midi-surface`, `--midi-xt`.
 struct MIDIOptions {
     /// What the transport opens.
     var setup = MIDISetup()
@@ -46,5 +46,28 @@ struct MIDIOptions {
             }
             setup.surface = surface
         }
+        for text in try arguments.options("--midi-xt") {
+            guard setup.surface == .mcu else { throw UsageError("\(arguments.command): --midi-xt needs --midi-surface mcu (an XT extends a Mackie Control)") }
+            setup.extenders.append(try Self.extender(text, command: arguments.command))
+        }
+    }
+
+    /// One `--midi-xt`: `jack` (a JACK pair connected by hand), `jack:IN[,OUT]` (the XT's
+    /// JACK ports: what it sends, what it hears), or an ALSA sequencer port (`20:0`,
+    /// `alsa:NAME`), heard from and answered to.
+    static func extender(_ text: String, command: String) throws(UsageError) -> MIDISetup.SurfaceExtender {
+        let lower = text.lowercased()
+        if lower == "jack" { return .jack(source: "", destination: "") }
+        if lower.hasPrefix("jack:") {
+            let parts = text.dropFirst(5).split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let source = parts[0], destination = parts.count > 1 ? (parts[1].lowercased().hasPrefix("jack:") ? String(parts[1].dropFirst(5)) : parts[1]) : ""
+            guard !source.isEmpty, parts.count == 1 || !destination.isEmpty else {
+                throw UsageError("\(command): --midi-xt jack: needs the XT's JACK ports (jack:CLIENT:PORT, or jack:IN,OUT)")
+            }
+            return .jack(source: source, destination: destination)
+        }
+        let port = lower.hasPrefix("alsa:") ? String(text.dropFirst(5)) : text
+        guard !port.isEmpty else { throw UsageError("\(command): --midi-xt needs a port (20:0, a client's name, jack, or jack:IN,OUT)") }
+        return .alsa(port)
     }
 }
