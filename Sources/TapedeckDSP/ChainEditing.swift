@@ -22,7 +22,8 @@ extension Chain {
 
     /// Every parameter of entry `index`, set or not, in the node's order.
     public func parameters(of index: Int, registry: NodeRegistry = .builtIn) -> [ParameterState] {
-        guard entries.indices.contains(index), let descriptor = registry.type(named: entries[index].node)?.descriptor else { return [] }
+        // A provider's node (an LV2 plugin) too, when `registry` has its provider.
+        guard entries.indices.contains(index), let descriptor = registry.descriptor(named: entries[index].node) else { return [] }
         return descriptor.parameters.map { d in
             if let s = entries[index].settings.first(where: { $0.parameter == d.id }) {
                 return ParameterState(definition: d, value: s.value, isSet: true)

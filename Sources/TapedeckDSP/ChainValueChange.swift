@@ -48,8 +48,8 @@ public struct ChainValueChange: Equatable, Sendable {
 extension Chain {
     /// Applies `value` to entry `index`: a parameter set in the node's order of parameters
     /// (or in place of its setting; a node this registry does not know takes a setting it
-    /// already has only), a bypass switched. False when it names nothing, or is so already.
-    public mutating func apply(_ value: ChainValueChange.Value, entry index: Int, registry: NodeRegistry = .builtIn) -> Bool {
+    /// already has only: the standard registry knows installed LV2 plugins), a bypass switched. False when it names nothing, or is so already.
+    public mutating func apply(_ value: ChainValueChange.Value, entry index: Int, registry: NodeRegistry = .standard) -> Bool {
         guard entries.indices.contains(index) else { return false }
         switch value {
         case .bypass(let on):

@@ -62,6 +62,18 @@ public struct ValueLabel: Sendable, Equatable {
 }
 
 /// One parameter of a node type.
+/// How a parameter's range lies along a control's travel (an LV2 port's properties).
+public enum ParameterTravel: Equatable, Sendable {
+    /// Evenly.
+    case linear
+    /// On a logarithmic scale (`pprops:logarithmic`; bounds of one sign).
+    case logarithmic
+    /// In whole steps, each an equal share of the travel (`lv2:integer`).
+    case integer
+    /// Off below half-way, on from it (`lv2:toggled`).
+    case toggle
+}
+
 public struct ParameterDefinition: Sendable, Equatable {
     /// Identifier used in chain text (`cutoff`).
     public var id: String
@@ -85,6 +97,11 @@ public struct ParameterDefinition: Sendable, Equatable {
     /// Values with names of their own, shown beside the range (not choices: any value in the
     /// range may be set).
     public var valueLabels: [ValueLabel]
+    /// How the range lies along a control's travel, as an LV2 port declares it (what a control
+    /// surface's 0…1 means, as Ardour maps it). Built-in nodes: linear.
+    public var travel: ParameterTravel = .linear
+    /// Evenly spaced stops along the travel (LV2 `pprops:rangeSteps`); below 2: none.
+    public var rangeSteps = 0
 
     /// Creates a definition.
     public init(id: String, name: String, unit: ParameterUnit, minimum: Double, maximum: Double,

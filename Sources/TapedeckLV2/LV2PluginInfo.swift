@@ -270,19 +270,39 @@ private struct PortReader {
         let minimum = lo ?? min(d ?? 0, 0)
         let maximum = max(hi ?? max(d ?? 1, 1), minimum)
         let defaultValue = min(max(d ?? minimum, minimum), maximum)
+        var definition: ParameterDefinition
         if has(LV2URI.toggled) {
-            return .choice(id: symbol, name: name, choices: ["off", "on"], defaultIndex: defaultValue >= 0.5 ? 1 : 0)
-        }
-        let points = scalePoints
-        if has(LV2URI.enumeration), !points.isEmpty, points.enumerated().allSatisfy({ Double($0.offset) == $0.element.value }) {
-            let names = points.map { Self.choiceName($0.label) }
-            if Set(names).count == names.count && names.allSatisfy({ Double($0) == nil && !$0.isEmpty }) {
-                return .choice(id: symbol, name: name, choices: names, defaultIndex: Int(defaultValue.rounded()))
+            definition = .choice(id: symbol, name: name, choices: ["off", "on"], defaultIndex: defaultValue >= 0.5 ? 1 : 0)
+        } else {
+            let points = scalePoints
+            if has(LV2URI.enumeration), !points.isEmpty, points.enumerated().allSatisfy({ Double($0.offset) == $0.element.value }),
+               case let names = points.map({ Self.choiceName($0.label) }),
+               Set(names).count == names.count && names.allSatisfy({ Double($0) == nil && !$0.isEmpty }) {
+                definition = .choice(id: symbol, name: name, choices: names, defaultIndex: Int(defaultValue.rounded()))
+            } else {
+                let whole = has(LV2URI.integer) || has(LV2URI.enumeration)
+                let unit = has(LV2URI.sampleRateProperty) && self.unit == .plain ? .hertz : self.unit
+                definition = ParameterDefinition(id: symbol, name: name, unit: unit, minimum: minimum, maximum: maximum,
+                                                 defaultValue: defaultValue, decimals: whole ? 0 : 2, valueLabels: points)
             }
         }
-        let whole = has(LV2URI.integer) || has(LV2URI.enumeration)
-        let unit = has(LV2URI.sampleRateProperty) && self.unit == .plain ? .hertz : self.unit
-        return ParameterDefinition(id: symbol, name: name, unit: unit, minimum: minimum, maximum: maximum,
-                                   defaultValue: defaultValue, decimals: whole ? 0 : 2, valueLabels: points)
+        definition.travel = travel(minimum: minimum, maximum: maximum)
+        if let node = value(LV2URI.rangeSteps) {
+            definition.rangeSteps = Int(lilv_node_as_int(node))
+            lilv_node_free(node)
+        }
+        return definition
+    }
+
+    /// The port's travel as Ardour's `ParameterDescriptor` reads it (`update_steps`): a
+    /// logarithmic scale first (not on a toggle or an enumeration, and only over bounds of one
+    /// sign), then a toggle, then whole steps.
+    private func travel(minimum: Double, maximum: Double) -> ParameterTravel {
+        if has(LV2URI.logarithmic), !has(LV2URI.toggled), !has(LV2URI.enumeration), maximum > minimum, minimum * maximum > 0 {
+            return .logarithmic
+        }
+        if has(LV2URI.toggled) { return .toggle }
+        if has(LV2URI.integer), minimum < maximum { return .integer }
+        return .linear
     }
 }

@@ -124,6 +124,8 @@ enum LV2URI {
     static let sampleRateProperty = core + "sampleRate"
     static let integer = core + "integer"
     static let enumeration = core + "enumeration"
+    static let logarithmic = "http://lv2plug.in/ns/ext/port-props#logarithmic"
+    static let rangeSteps = "http://lv2plug.in/ns/ext/port-props#rangeSteps"
     static let designation = core + "designation"
     static let control = core + "control"
     static let enabled = core + "enabled"

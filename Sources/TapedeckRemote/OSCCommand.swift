@@ -54,8 +54,16 @@ public enum OSCCommand: Equatable, Sendable {
     case stripSelect(strip: Int)
     /// `sendid` is 1-based among the strip's sends.
     case sendGain(strip: OSCStripRef, send: Int, decibels: Double)
-    /// `/select/plugin f ±1`: the next or previous node of the selected strip's chain.
+    /// `/select/plugin f delta`: the node `delta` on (or back) in the selected strip's chain
+    /// (Ardour's `(int) f`: 1.0 the next, -1.0 the previous, 0.5 nothing).
     case selectPlugin(delta: Int)
+    /// `/select/plug_page f ±1`: the plugin page's next or previous page of parameters (by
+    /// the surface's `plugin_page_size`).
+    case pluginPage(delta: Int)
+    /// `/select/plugin/activate f` (on above 0) for the plugin page's node, or
+    /// `/strip/plugin/activate ssid piid`, `/strip/plugin/deactivate ssid piid`: the node in
+    /// (not bypassed) or bypassed.
+    case pluginActive(strip: OSCStripRef, plugin: Int?, on: Bool)
     /// `/select/plugin/parameter`: parameter `parameter` (1-based) of node `plugin` (1-based;
     /// nil: the surface's current one) of the selected strip's chain to `position` 0…1 of
     /// its range.
@@ -170,9 +178,17 @@ public enum OSCCommand: Equatable, Sendable {
             let send = try p.integer(0, "sendid")
             guard (1...maximumID).contains(send) else { throw OSCRefusal("\(address): send id \(send) is not 1 or more") }
             return .sendGain(strip: ref, send: send, decibels: OSCLaw.decibels(position: try p.unit(1, "position")))
-        case "plugin" where ref == .selected:
-            let delta = try p.number(0, "delta")
-            return delta == 0 ? .ignored : .selectPlugin(delta: delta > 0 ? 1 : -1)
+        case "plugin" where ref == .selected, "plug_page" where ref == .selected:
+            let delta = Int(max(-Double(maximumID), min(Double(maximumID), try p.number(0, "delta"))).rounded(.towardZero))
+            if delta == 0 { return .ignored }
+            return parts == ["plugin"] ? .selectPlugin(delta: delta) : .pluginPage(delta: delta)
+        case "plugin/activate" where ref == .selected:
+            return .pluginActive(strip: ref, plugin: nil, on: try p.number(0, "state") > 0)
+        case "plugin/activate", "plugin/deactivate":
+            guard case .id = ref else { return nil }
+            let plugin = try p.integer(0, "piid")
+            guard (1...maximumID).contains(plugin) else { throw OSCRefusal("\(address): plugin id \(plugin) is not 1 or more") }
+            return .pluginActive(strip: ref, plugin: plugin, on: parts[1] == "activate")
         case let sub where ref == .selected && (sub == "plugin/parameter" || sub.hasPrefix("plugin/parameter/")):
             // The plugin and parameter ids as arguments, or in the address (Ardour's forms).
             let inAddress = sub.split(separator: "/").dropFirst(2).map { Int($0) }
@@ -212,6 +228,12 @@ public enum OSCCommand: Equatable, Sendable {
         if p.values.count > 3 {
             s.faderMode = try p.integer(3, "fader_mode")
             guard (0...3).contains(s.faderMode) else { throw OSCRefusal("/set_surface: fader_mode \(s.faderMode) is not 0…3") }
+        }
+        if p.values.count > 5 {
+            s.pluginPageSize = try p.integer(5, "plugin_page_size")
+            guard (0...maximumID).contains(s.pluginPageSize) else {
+                throw OSCRefusal("/set_surface: plugin_page_size \(s.pluginPageSize) is not 0 or more")
+            }
         }
         if p.values.count > 6 {
             s.replyPort = try p.integer(6, "port")

@@ -33,6 +33,8 @@ public final class OSCFeedback {
         var selected: Int?
         /// The node of the selected strip's playback chain its plugin page shows (1-based).
         var plugin = 1
+        /// The plugin page's first parameter (1-based; Ardour's `plug_page`).
+        var pluginPage = 1
         /// Plugin parameter slots shown so far (cleared when a node with fewer comes).
         var pluginParametersShown = 0
         /// The last message sent under each address (and strip).
@@ -61,13 +63,14 @@ public final class OSCFeedback {
         let s = settings ?? old.flatMap { surfaces[$0]?.settings } ?? OSCSurfaceSettings()
         let selected = old.flatMap { surfaces[$0]?.selected }
         let plugin = old.flatMap { surfaces[$0]?.plugin } ?? 1
+        let pluginPage = old.flatMap { surfaces[$0]?.pluginPage } ?? 1
         if let old { surfaces[old] = nil }
         let target = s.replyPort == 0 ? peer : peer.withPort(s.replyPort)
         if surfaces[target] == nil && surfaces.count >= OSCFeedback.maximumSurfaces,
            let oldest = surfaces.min(by: { $0.value.registeredAt < $1.value.registeredAt }) {
             surfaces[oldest.key] = nil
         }
-        surfaces[target] = Surface(settings: s, registeredAt: now, selected: selected, plugin: plugin)
+        surfaces[target] = Surface(settings: s, registeredAt: now, selected: selected, plugin: plugin, pluginPage: pluginPage)
     }
 
     /// Where the surface that sent from `peer` gets its feedback (nil: not registered).
@@ -142,7 +145,8 @@ public final class OSCFeedback {
             state.master()
             state.transport()
             state.selectPage(surface.selected)
-            surface.pluginParametersShown = state.pluginPage(surface.selected, plugin: &surface.plugin, shown: surface.pluginParametersShown)
+            surface.pluginParametersShown = state.pluginPage(surface.selected, plugin: &surface.plugin, page: &surface.pluginPage,
+                                                             shown: surface.pluginParametersShown)
             for (key, message) in state.messages where surface.sent[key] != message {
                 surface.sent[key] = message
                 server.send(message, to: peer)

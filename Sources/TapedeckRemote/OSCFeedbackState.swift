@@ -47,11 +47,44 @@ struct OSCFeedbackState {
         .float(Float(Fader.isSilent(decibels) || decibels <= OSCLaw.silentBelowDecibels ? -200 : decibels))
     }
 
-    /// Ardour's meter: dB (−193 below −120), or `(dB + 94) / 100` with a fader gain mode.
-    private func meter(_ peak: Double, silentBelow: Double) -> OSCValue {
+    /// Which meter a value is for: Ardour sends each its own way (osc_route_observer.cc,
+    /// osc_select_observer.cc, osc_global_observer.cc).
+    enum MeterPlace { case strip, select, master }
+
+    /// Ardour's meter for `peak` (dBFS): with feedback bit 128, dB (−193 below `silentBelow`)
+    /// or `(dB + 94) / 100` with a fader gain mode; else with bit 256 its LED strip
+    /// (``ledBits(_:width:)``): an int on a strip, a float on the select page and the master
+    /// (whose bits are 32 wide), as Ardour sends them. Nil without either bit.
+    func meter(_ peak: Double, silentBelow: Double, _ place: MeterPlace) -> OSCValue? {
         let raw = peak.isFinite && peak >= silentBelow ? peak : -193
-        let level = (raw / OSCFeedback.meterStepDecibels).rounded() * OSCFeedback.meterStepDecibels
-        return .float(Float(settings.faderMode == 0 ? level : (level + 94) / 100))
+        if bits.contains(.meters) {
+            let level = (raw / OSCFeedback.meterStepDecibels).rounded() * OSCFeedback.meterStepDecibels
+            return .float(Float(settings.faderMode == 0 ? level : (level + 94) / 100))
+        }
+        guard bits.contains(.ledMeters) else { return nil }
+        let led = Self.ledBits(raw, width: place == .master ? 32 : 16)
+        return place == .strip ? .int(Int32(led)) : .float(Float(led))
+    }
+
+    /// A meter with nothing to show (an empty slot, no strip selected): Ardour's 0, or −193 dB.
+    var clearedMeter: OSCValue? {
+        if bits.contains(.meters) { return .float(settings.faderMode == 0 ? -193 : 0) }
+        return bits.contains(.ledMeters) ? .float(0) : nil
+    }
+
+    /// Ardour's LED strip for a level (dB): `lit = (uint32_t)((dB + 54) / 3.75 - 1)` and
+    /// `~(0xfff << lit)` kept to `width` bits, so from −50.25 dB one more bit is lit every
+    /// 3.75 dB (13 at 0 dB, 16 from +6.75 dB). Ardour's 12-bit `0xfff` leaves bits 12…15 lit
+    /// too below four lit (−35.25 dB): kept, as a layout made for Ardour sees it. At −54 dB
+    /// and below Ardour's cast of a negative number is undefined (an x86-64 build lights
+    /// everything, 65535, even for silence): no LED lit here.
+    static func ledBits(_ decibels: Double, width: Int) -> UInt32 {
+        let level = (Double(Float(decibels)) + 54) / 3.75 - 1
+        guard level > -1 else { return 0 } // also NaN
+        let lit = level >= 32 ? 32 : Int(level) // truncated toward zero, as C's cast
+        let shifted: UInt32 = lit >= 32 ? 0 : UInt32(truncatingIfNeeded: UInt64(0xfff) << UInt64(lit))
+        let bits = ~shifted
+        return width >= 32 ? bits : bits & ((1 << UInt32(width)) - 1)
     }
 
     /// Strip slot `id` showing track `t` (nil: an empty slot, cleared as Ardour clears one).
@@ -66,7 +99,8 @@ struct OSCFeedbackState {
                 if settings.sendsPosition { add("/strip/fader", id: id, [.float(0)]) }
                 add("/strip/pan_stereo_position", id: id, [.float(0.5)])
             }
-            if bits.contains(.meters) { add("/strip/meter", id: id, [.float(settings.faderMode == 0 ? -193 : 0)]) }
+            if let cleared = clearedMeter { add("/strip/meter", id: id, [cleared]) }
+            if bits.contains(.signal) { add("/strip/signal", id: id, [.float(0)]) }
             return
         }
         let track = view.session.tracks[t]
@@ -92,7 +126,7 @@ struct OSCFeedbackState {
             }
         }
         let peak = t < view.meters.count ? view.meters[t] : -.infinity
-        if bits.contains(.meters) { add("/strip/meter", id: id, [meter(peak, silentBelow: -120)]) }
+        if let m = meter(peak, silentBelow: -120, .strip) { add("/strip/meter", id: id, [m]) }
         if bits.contains(.signal) { add("/strip/signal", id: id, [Self.flag(peak >= -40)]) }
     }
 
@@ -115,7 +149,10 @@ struct OSCFeedbackState {
             add("/master/mute", [.float(0)])
             add("/master/trimdB", [.float(0)])
         }
-        if bits.contains(.meters) { add("/master/meter", [meter(view.masterMeter, silentBelow: -94)]) }
+        // Ardour's master meter and signal come from its global observer, which a surface
+        // has with one of feedback bits 8, 16, 32 and 64 only.
+        guard !bits.intersection([.heartbeat, .master, .barsBeats, .timecode]).isEmpty else { return }
+        if let m = meter(view.masterMeter, silentBelow: -94, .master) { add("/master/meter", [m]) }
         if bits.contains(.signal) { add("/master/signal", [Self.flag(view.masterMeter >= -40)]) }
     }
 
@@ -161,6 +198,8 @@ struct OSCFeedbackState {
             if settings.sendsPosition { add("/select/fader", [.float(0)]) }
             if settings.sendsDecibels { add("/select/gain", [.float(-193)]) }
             add("/select/pan_stereo_position", [.float(0.5)])
+            if let cleared = clearedMeter { add("/select/meter", [cleared]) }
+            if bits.contains(.signal) { add("/select/signal", [.float(0)]) }
             return
         }
         let track = view.session.tracks[t]
@@ -175,6 +214,9 @@ struct OSCFeedbackState {
         if settings.sendsPosition { add("/select/fader", [.float(Float(OSCLaw.position(decibels: track.gainDecibels)))]) }
         if settings.sendsDecibels { add("/select/gain", [Self.gain(track.gainDecibels)]) }
         add("/select/pan_stereo_position", [.float(Float((track.pan + 1) / 2))])
+        let peak = t < view.meters.count ? view.meters[t] : -.infinity
+        if let m = meter(peak, silentBelow: -120, .select) { add("/select/meter", [m]) }
+        if bits.contains(.signal) { add("/select/signal", [Self.flag(peak >= -40)]) }
         for (k, send) in track.sends.enumerated() {
             if settings.sendsPosition { add("/select/send_fader", id: k + 1, [.float(Float(OSCLaw.position(decibels: send.levelDecibels)))]) }
             if settings.sendsDecibels { add("/select/send_gain", id: k + 1, [Self.gain(send.levelDecibels)]) }
@@ -182,41 +224,49 @@ struct OSCFeedbackState {
         }
     }
 
-    /// The select page's plugin page (feedback bit 8192): node `plugin` of the selected
-    /// strip's playback chain, its name, whether it is in (not bypassed), and each parameter's
-    /// name and value as 0…1 of its range; slots past its parameters cleared. Returns the
-    /// slots shown; `plugin` is kept within the chain.
-    mutating func pluginPage(_ selected: Int?, plugin: inout Int, shown: Int) -> Int {
+    /// The select page's plugin page (feedback bit 8192), as Ardour's `plugin_init`: node
+    /// `plugin` of the selected strip's playback chain, its name (an LV2 plugin's own),
+    /// whether it is in (not bypassed), and from parameter `page` on (a page of the surface's
+    /// `plugin_page_size`, or all) each parameter's name and its value along its travel, 0…1
+    /// (``OSCParameterLaw``); slots past its parameters cleared. Returns the slots shown;
+    /// `plugin` and `page` are kept within the chain and its parameters.
+    mutating func pluginPage(_ selected: Int?, plugin: inout Int, page: inout Int, shown: Int) -> Int {
         guard bits.contains(.select) else { return shown }
         var parameters: [Chain.ParameterState] = []
         if let t = selected, view.session.tracks.indices.contains(t),
            let chain = try? Chain(parsing: view.session.tracks[t].playbackChain), !chain.entries.isEmpty {
             plugin = min(max(1, plugin), chain.entries.count)
             let entry = chain.entries[plugin - 1]
-            add("/select/plugin/name", [.string(entry.node)])
+            let registry = NodeRegistry.standard
+            let name = registry.type(named: entry.node) == nil ? registry.descriptor(named: entry.node)?.displayName : nil
+            add("/select/plugin/name", [.string(name ?? entry.node)])
             add("/select/plugin/activate", [Self.flag(!entry.bypassed)])
-            parameters = chain.parameters(of: plugin - 1, registry: .standard)
+            parameters = chain.parameters(of: plugin - 1, registry: registry)
         } else {
             add("/select/plugin/name", [.string(" ")])
             add("/select/plugin/activate", [.float(0)])
         }
-        for (i, p) in parameters.enumerated() {
+        page = min(max(1, page), max(1, parameters.count))
+        let size = settings.pluginPageSize > 0 ? settings.pluginPageSize : parameters.count
+        let slots = Array(parameters.dropFirst(page - 1).prefix(size))
+        for (i, p) in slots.enumerated() {
             add("/select/plugin/parameter/name", id: i + 1, [.string(p.definition.name)])
             add("/select/plugin/parameter", id: i + 1, [.float(Float(OSCFeedbackState.position(p)))])
         }
-        if shown > parameters.count {
-            for id in (parameters.count + 1)...shown {
+        let shownNow = max(slots.count, settings.pluginPageSize)
+        if max(shown, shownNow) > slots.count {
+            for id in (slots.count + 1)...max(shown, shownNow) {
                 add("/select/plugin/parameter/name", id: id, [.string(" ")])
                 add("/select/plugin/parameter", id: id, [.float(0)])
             }
         }
-        return max(shown, parameters.count)
+        return max(shown, shownNow)
     }
 
-    /// A parameter's value as 0…1 of its range (a note value: 0).
+    /// A parameter's value as 0…1 along its travel (a note value: 0).
     static func position(_ p: Chain.ParameterState) -> Double {
-        guard case .number(let v) = p.value, p.definition.maximum > p.definition.minimum else { return 0 }
-        return min(1, max(0, (v - p.definition.minimum) / (p.definition.maximum - p.definition.minimum)))
+        guard case .number(let v) = p.value else { return 0 }
+        return OSCParameterLaw.position(p.definition, value: v)
     }
 
     private static func padded(_ v: Int, _ width: Int) -> String {

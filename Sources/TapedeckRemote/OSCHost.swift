@@ -68,8 +68,10 @@ public protocol OSCHost: AnyObject {
     func arm(strip: Int, on: Bool, from peer: String) -> String?
     /// Track `strip`'s input monitoring (0-based, a track, not a bus).
     func monitor(strip: Int, mode: MonitoringMode, from peer: String) -> String?
-    /// One parameter of one node of a chain (the select page's plugin parameters).
-    func applyChain(_ change: ChainValueChange, from peer: String) -> String?
+    /// One parameter (or the bypass) of one node of a chain (the select page's plugin page);
+    /// `continuing`: the same parameter moved a moment ago by the same surface, so it joins
+    /// that undo step.
+    func applyChain(_ change: ChainValueChange, from peer: String, continuing: Bool) -> String?
     /// A marker at the playhead (nil name: the host's next default name).
     func addMarker(named name: String?, from peer: String) -> String?
     /// Says a refusal (one line, already naming the surface).

@@ -23,6 +23,9 @@ public struct OSCSurfaceSettings: Equatable, Sendable {
         public static let timecode = Feedback(rawValue: 64)
         /// 128: meters (dB, or 0…1 with a fader gain mode).
         public static let meters = Feedback(rawValue: 128)
+        /// 256: meters as Ardour's LED strip: a 16-bit value, one bit per LED, all below the
+        /// level's lit (bit 128 wins when both are asked for, as in Ardour).
+        public static let ledMeters = Feedback(rawValue: 256)
         /// 512: `/strip/signal`, 1 while the strip's peak is above −40 dB.
         public static let signal = Feedback(rawValue: 512)
         /// 1024: the playhead as `/position/samples`.
@@ -34,8 +37,8 @@ public struct OSCSurfaceSettings: Equatable, Sendable {
         /// 16384: `/strip/list` rows as `/reply` (else `#reply`, as Ardour).
         public static let slashReply = Feedback(rawValue: 16384)
         /// Everything, for a surface that sends `/set_surface` with no arguments.
-        public static let all: Feedback = [.buttons, .values, .heartbeat, .master, .barsBeats, .timecode, .meters, .signal,
-                                           .samples, .time, .select, .slashReply, .idInAddress]
+        public static let all: Feedback = [.buttons, .values, .heartbeat, .master, .barsBeats, .timecode, .meters, .ledMeters,
+                                           .signal, .samples, .time, .select, .slashReply, .idInAddress]
         /// What a surface that sends `/set_surface` with no arguments gets: everything but the
         /// strip number in the address.
         public static let standard: Feedback = all.subtracting(.idInAddress)
@@ -64,9 +67,13 @@ public struct OSCSurfaceSettings: Equatable, Sendable {
     public var faderMode = 2
     /// Where feedback goes: 0 answers the port the registration came from.
     public var replyPort = 0
+    /// Parameters per page of the plugin page (`/select/plug_page` steps by it; 0: all).
+    public var pluginPageSize = 0
 
     /// Everything, both gain forms, to the sender.
-    public init(bankSize: Int = 0, stripTypes: StripTypes = [], feedback: Feedback = .standard, faderMode: Int = 2, replyPort: Int = 0) {
+    public init(bankSize: Int = 0, stripTypes: StripTypes = [], feedback: Feedback = .standard, faderMode: Int = 2, replyPort: Int = 0,
+                pluginPageSize: Int = 0) {
+        self.pluginPageSize = pluginPageSize
         self.bankSize = bankSize
         self.stripTypes = stripTypes
         self.feedback = feedback

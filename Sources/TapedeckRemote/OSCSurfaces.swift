@@ -122,17 +122,11 @@ public final class OSCSurfaces {
             return nil
         case .stripSelect(let id):
             guard let t = feedback.track(id, for: sender, in: view.session) else { return noStrip(id, "/strip/select", view) }
-            feedback.change(sender, now: now) { $0.selected = t }
+            // Ardour's plugin page keeps its plugin number, back at its first page.
+            feedback.change(sender, now: now) { $0.selected = t; $0.pluginPage = 1 }
             return nil
-        case .selectPlugin(let delta):
-            guard let t = feedback.surface(of: sender).selected, view.session.tracks.indices.contains(t) else {
-                return "/select/plugin: no strip selected (select one with /strip/select SSID 1)"
-            }
-            let count = (try? Chain(parsing: view.session.tracks[t].playbackChain))?.entries.count ?? 0
-            feedback.change(sender, now: now) { $0.plugin = min(max(1, $0.plugin + delta), max(1, count)) }
-            return nil
-        case .pluginParameter(let plugin, let parameter, let position):
-            return pluginParameter(plugin, parameter, position, host, sender, view, now: now)
+        case .selectPlugin, .pluginPage, .pluginActive, .pluginParameter:
+            return pluginCommand(command, host, sender, view, continuing: continuing, now: now)
         case .stripRecordEnable(let ref, let on):
             return strip(ref, "recenable", sender, view) { t in
                 view.session.tracks[t].isBus ? "\(view.session.tracks[t].name) is a bus: a bus has no input to arm" : host.arm(strip: t, on: on, from: peer)
@@ -180,35 +174,6 @@ public final class OSCSurfaces {
             guard let t = feedback.track(id, for: sender, in: view.session) else { return noStrip(id, "/strip/\(name)", view) }
             return body(t).map { "/strip/\(name): \($0)" }
         }
-    }
-
-    /// `/select/plugin/parameter`: parameter `parameter` of node `plugin` (or the surface's
-    /// current one) of the selected strip's playback chain to `position` of its range (a
-    /// choice or a whole-number parameter to the nearest).
-    private func pluginParameter(_ plugin: Int?, _ parameter: Int, _ position: Double, _ host: OSCHost, _ sender: OSCPeer,
-                                 _ view: OSCView, now: Double) -> String? {
-        let address = "/select/plugin/parameter"
-        guard let t = feedback.surface(of: sender).selected, view.session.tracks.indices.contains(t) else {
-            return "\(address): no strip selected (select one with /strip/select SSID 1)"
-        }
-        let track = view.session.tracks[t]
-        guard let chain = try? Chain(parsing: track.playbackChain), !chain.entries.isEmpty else {
-            return "\(address): \(track.name) has no nodes in its chain"
-        }
-        if let plugin {
-            guard chain.entries.indices.contains(plugin - 1) else { return "\(address): \(track.name)'s chain has \(chain.entries.count) nodes, no node \(plugin)" }
-            feedback.change(sender, now: now) { $0.plugin = plugin }
-        }
-        let node = min(max(1, plugin ?? feedback.surface(of: sender).plugin), chain.entries.count) - 1
-        let parameters = chain.parameters(of: node, registry: .standard)
-        guard parameters.indices.contains(parameter - 1) else {
-            return "\(address): \(chain.entries[node].node) on \(track.name) has \(parameters.count) parameters, no parameter \(parameter)"
-        }
-        let d = parameters[parameter - 1].definition
-        var value = d.minimum + position * (d.maximum - d.minimum)
-        if !d.choices.isEmpty || d.decimals == 0 { value = value.rounded() }
-        let change = ChainValueChange(place: .playback(strip: t), node: node, value: .parameter(d.id, .number(d.clamped(value))))
-        return host.applyChain(change, from: sender.description).map { "\(address): \($0)" }
     }
 
     private func noStrip(_ id: Int, _ address: String, _ view: OSCView) -> String {
@@ -285,6 +250,8 @@ public final class OSCSurfaces {
         case .stripGain(let s, _), .stripFader(let s, _): return "gain \(s)"
         case .stripPan(let s, _): return "pan \(s)"
         case .sendGain(let s, let n, _): return "send \(s) \(n)"
+        // A plugin page's control: by its slot (a page or node change moves on to the next).
+        case .pluginParameter(let plugin, let parameter, _): return "plugin \(plugin ?? 0) \(parameter)"
         default: return nil
         }
     }

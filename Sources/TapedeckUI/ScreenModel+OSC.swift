@@ -71,15 +71,19 @@ extension ScreenModel: OSCHost {
     }
 
     /// A value of a node of a playback chain, as the chain panel moves one: one undoable
-    /// step, the value written to the playing node. UI thread.
-    public func applyChain(_ change: ChainValueChange, from peer: String) -> String? {
+    /// step (a gesture's moves merged into one), the value written to the playing node. UI
+    /// thread.
+    public func applyChain(_ change: ChainValueChange, from peer: String, continuing: Bool) -> String? {
         guard case .playback(let t) = change.place, session.tracks.indices.contains(t) else { return "not a playback chain" }
         let name = session.tracks[t].name
         guard session.tracks[t].frozen == nil else { return "\(name) is frozen: unfreeze it to change its chain" }
-        document.edit("OSC chain \(name)") { $0.apply(change) }
+        // A parameter moved in one gesture is one undo step, as a fader's.
+        if continuing { document.editMerging("OSC chain \(name)") { $0.apply(change) } } else { document.edit("OSC chain \(name)") { $0.apply(change) } }
         link.apply([change])
-        if case .parameter(let id, .number(let v)) = change.value {
-            say("\(name) node \(change.node + 1) \(id) \(v.formatted()) — asked by \(peer.terminalSafe)")
+        switch change.value {
+        case .parameter(let id, .number(let v)): say("\(name) node \(change.node + 1) \(id) \(v.formatted()) — asked by \(peer.terminalSafe)")
+        case .bypass(let on): say("\(name) node \(change.node + 1) \(on ? "bypassed" : "back in") — asked by \(peer.terminalSafe)")
+        default: break
         }
         return nil
     }

@@ -11,8 +11,8 @@ import Glibc
 /// real screen with liblo's `oscsend`, and every feedback message it gets checked through
 /// `oscdump` (address, type tags, value), against what Ardour's own surface code sends.
 final class ArdourOSCTests: XCTestCase {
-    private var folder = ""
-    private var session = ""
+    var folder = ""
+    var session = ""
 
     override func setUpWithError() throws {
         guard access("/usr/bin/oscsend", X_OK) == 0, access("/usr/bin/oscdump", X_OK) == 0 else {
@@ -103,12 +103,12 @@ final class ArdourOSCTests: XCTestCase {
     }
 
     /// A screen on the offline device with OSC on, and a surface registered with `feedback`.
-    func open(feedback: Int, bankSize: Int = 0, faderMode: Int = 2) throws -> (ScreenTmux, Surface, Int) {
+    func open(feedback: Int, bankSize: Int = 0, faderMode: Int = 2, pluginPageSize: Int = 0) throws -> (ScreenTmux, Surface, Int) {
         let port = ScreenOSCTests.freePort()
         let screen = try ScreenTmux(self, folder: folder, args: [session, "--device", "offline", "--osc", "\(port)"])
         screen.waitFor("STOPPED")
         let surface = try Surface(folder: folder)
-        oscsend(port, "/set_surface", "iiiiiii", "\(bankSize)", "0", "\(feedback)", "\(faderMode)", "0", "0", "\(surface.port)")
+        oscsend(port, "/set_surface", "iiiiiii", "\(bankSize)", "0", "\(feedback)", "\(faderMode)", "0", "\(pluginPageSize)", "\(surface.port)")
         return (screen, surface, port)
     }
 

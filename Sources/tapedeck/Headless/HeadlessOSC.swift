@@ -99,7 +99,7 @@ final class HeadlessOSC: OSCHost {
     }
 
     /// A chain value for this `play` run (as the mixer's), refused by `record`.
-    func applyChain(_ change: ChainValueChange, from peer: String) -> String? {
+    func applyChain(_ change: ChainValueChange, from peer: String, continuing: Bool) -> String? {
         guard remote.role == .play else { return "'tapedeck record' takes no chain changes while it runs (only stop)" }
         transport.apply([change])
         return nil
