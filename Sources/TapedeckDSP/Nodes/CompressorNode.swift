@@ -93,10 +93,9 @@ public final class CompressorNode: BuiltInNode, @unchecked Sendable {
 
     /// Audio thread: computes one gain per frame from the loudest channel, applies it to all.
     ///
-    /// Three passes, the same arithmetic as one: only the detector depends on the frame
-    /// before, so the static curve and the gains run eight frames at a time (in Float; the
-    /// detector keeps its state in Double). Against the textbook curve in Double the
-    /// reduction differs by Float rounding (about 1e-5 dB).
+    /// The static curve, the detector and the gains run in C (`td_comp_gains`), eight frames
+    /// at a time in Float where the detector's branch holds, then the makeup here. Against the
+    /// textbook curve in Double the reduction differs by Float rounding (about 1e-5 dB).
     public func process(_ context: inout RenderContext) {
         let p = parameters
         let t = p.value(0), r = p.value(1), w = p.value(4)
