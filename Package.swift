@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "CJACKProbe", path: "Sources/CJACKProbe", linkerSettings: [.linkedLibrary("jack"), .linkedLibrary("m")]),
 
         .target(name: "TapedeckCore", swiftSettings: optimisedAlways),
-        .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate", "CEbur128"],
+        .target(name: "TapedeckDSP", dependencies: ["TapedeckCore", "CRubberBand", "CSampleRate", "CEbur128", "CMixKernels"],
                 swiftSettings: realtimeRelease),
         .target(name: "TapedeckIO", dependencies: ["TapedeckCore", "CSndfile", "CSampleRate"], swiftSettings: optimisedAlways),
         // Takes on disk: the marker beside a take being recorded, recovery after a crash, WAV

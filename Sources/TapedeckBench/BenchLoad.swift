@@ -69,10 +69,14 @@ public enum BenchLoad {
     /// Runs each row `runs` times on one thread and on `threads`, alternating, `seconds` each.
     public static func run(folder: String, runs: Int, seconds: Double?, threads: Int, tracks: Int? = nil,
                            only: String? = nil) throws -> [BenchResult] {
+        // The strips' DSP alone first: what the big row's chains cost in CPU, device aside.
+        var results: [BenchResult] = []
+        if only.map({ "strip DSP".contains($0) }) ?? true {
+            results += try BenchStrips.run(runs: runs, seconds: min(seconds ?? 10, 10), strips: tracks ?? 1024)
+        }
         for tool in ["jackd", "jack_wait"] where BenchSupport.which(tool) == nil {
             throw BenchError("\(tool) is not installed (apt-get install jackd2)")
         }
-        var results: [BenchResult] = []
         for row in rows(seconds: seconds, tracks: tracks) where only.map({ row.name.contains($0) }) ?? true {
             let session = try BenchEngine.prepare(folder: folder, size: row.size)
             let server = try PrivateServer(periodFrames: row.size.periodFrames)

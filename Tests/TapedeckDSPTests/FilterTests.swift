@@ -99,8 +99,8 @@ final class FilterTests: XCTestCase {
 
     /// The stereo path runs two frames per step (direct form I) after two in the transposed
     /// form, and hands its state back in that form: whatever the block sizes (one frame, two,
-    /// odd tails), in place, each channel is the mono filter's output (which runs one frame
-    /// a step) to within rounding, and a glide mid-way is followed the same.
+    /// odd tails), in place, each channel is the mono filter's output (the same two-frame
+    /// steps, lane for lane) to within rounding, and a glide mid-way is followed the same.
     func testStereoFilterMatchesMonoAtEveryBlockSize() {
         var noise = NoiseSource(seed: 11)
         let left = (0..<6000).map { _ in noise.nextBipolar() * 0.5 }

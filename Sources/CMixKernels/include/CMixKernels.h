@@ -37,4 +37,7 @@ void td_mix_span_avx2(const float *source, int stereo, float *left, float *right
                       td_mix_glide fader, td_mix_glide pan_left, td_mix_glide pan_right,
                       int left_on, int right_on, int scales, long prefetch_bytes, td_mix_levels *levels);
 
+/* The compressor's kernel (this header is the module's umbrella). */
+#include "CCompKernel.h"
+
 #endif

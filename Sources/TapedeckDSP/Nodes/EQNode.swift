@@ -44,6 +44,14 @@ public final class EQNode: BuiltInNode, @unchecked Sendable {
         mid.setTargets(frequencyHertz: p.value(2), q: p.value(4), gainDecibels: p.value(3))
         high.setTargets(frequencyHertz: p.value(5), q: Self.shelfQ, gainDecibels: p.value(6))
         let out = context.output
+        // Flat bands (0 dB) are skipped; a flat EQ only copies.
+        let lowOn = !low.isTransparent(), midOn = !mid.isTransparent(), highOn = !high.isTransparent()
+        if !(lowOn || midOn || highOn) {
+            for c in 0..<min(out.count, context.input.count) where out[c] != context.input[c] {
+                out[c].update(from: context.input[c], count: context.frameCount)
+            }
+            return
+        }
         if out.count == 1 && context.input.count == 1 {
             if out[0] != context.input[0] { out[0].update(from: context.input[0], count: context.frameCount) }
             if SmoothedBiquad.processSteadyCascade(&low, &mid, &high, buffer: out[0], frameCount: context.frameCount) { return }
