@@ -38,7 +38,8 @@ public enum ControlAnswer {
                                       session: state.session, speed: state.speed, loopEnabled: state.loopEnabled).json)
         case .commandLine(let words, let folder):
             guard role == .screen else {
-                return .error("\(role.commandName) has the session open and takes no edits while it runs: '\(words.first ?? "")' waits until it stops")
+                return .error("\(role.commandName) has the session open and takes no edits while it runs: "
+                              + "'\(words.first ?? "")' waits until it stops")
             }
             return host.controlCommandLine(words, workingFolder: folder, from: peer)
         case .stop:
