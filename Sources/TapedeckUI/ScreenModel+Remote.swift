@@ -1,63 +1,19 @@
 import TapedeckCore
 import TapedeckRemote
 
-extension ScreenModel {
-    /// Carries out a command from the control socket exactly as the matching key does (play
-    /// and stop as space, record as r, rewind as home, loop as l, speed as < and >), and says
-    /// on the message line who asked (a refusal too, unless `sayingRefusal` is false: OSC
-    /// says its refusals its own way). UI thread.
+extension ScreenModel: ControlHost {
+    /// Carries out a command from the control socket as ``ControlAnswer`` (the one
+    /// translation, shared with headless `play` and `record`) turns it into this screen's
+    /// verbs, each done exactly as the matching key does it (play and stop as space, record
+    /// as r, rewind as home, loop as l, speed as < and >), and says on the message line who
+    /// asked (a refusal too, unless `sayingRefusal` is false: OSC says its refusals its own
+    /// way). UI thread.
     public func handleRemote(_ command: RemoteCommand, from peer: String, sayingRefusal: Bool = true) -> RemoteReply {
         let who = peer.terminalSafe
-        readLink()
-        let before = snapshot.state
-        var reply: RemoteReply
+        let reply = ControlAnswer.answer(command, host: self, from: peer)
         switch command {
-        case .status:
-            return .json(RemoteStatus(frontEnd: "screen", sessionPath: folder?.path, snapshot: snapshot, session: session,
-                                      speed: speed, loopEnabled: session.loopEnabled).json)
-        case .play:
-            if before == .stopped { perform(.play) }
-            reply = snapshot.state == .stopped ? .error(message?.text ?? "did not start") : .ok(before == .stopped ? "playing" : "already rolling")
-        case .stop:
-            if before != .stopped { perform(.play) }
-            reply = .ok(before == .stopped ? "already stopped" : "stopped")
-        case .record:
-            let recording = before.isRecordingPass
-            record(refusingBus: false)
-            if !recording && !snapshot.state.isRecordingPass {
-                reply = .error(message?.isError == true ? message!.text : "recording did not start")
-            } else {
-                reply = .ok(recording ? "recording stopped" : "recording")
-            }
-        case .rewind:
-            perform(.home)
-            reply = .ok("rewound to \(place(0))")
-        case .locate where before.isRecordingPass:
-            // The transport would not move (a take is never torn in two): say so, not "moved".
-            reply = .error("a take is being recorded (a take is never torn in two); stop first")
-        case .locate(let text):
-            do {
-                let frame = try TimeText.frames(from: text, tempoMap: session.tempoMap)
-                locate(frame)
-                // The playhead gets there a period or so later (on JACK, once the shared
-                // transport has moved): the reply names where it was sent.
-                reply = .ok("moved to \(place(frame))")
-            } catch {
-                reply = .error("\(error)")
-            }
-        case .loop(let on):
-            guard session.loopRange != nil else {
-                reply = .error("no loop range: set it with \(keyName(.loopStart)) and \(keyName(.loopEnd)) on the screen")
-                break
-            }
-            if session.loopEnabled != on { perform(.loop) }
-            reply = .ok("loop \(on ? "on" : "off")")
-        case .speed(let ratio):
-            speed = ratio
-            link.setSpeed(ratio)
-            reply = .ok("speed \(TransportBarView.speedText(ratio))")
-        case .commandLine(let words, let folder):
-            return handleCommandLine(words, workingFolder: folder, from: who)
+        case .status, .commandLine: return reply  // a handed-over edit says what it did itself
+        default: break
         }
         switch reply {
         case .ok(let text): say("\(text) — asked by \(who)")
@@ -65,6 +21,48 @@ extension ScreenModel {
         case .json: break
         }
         return reply
+    }
+
+    // MARK: ControlHost: the screen's verbs, as its keys do them. UI thread.
+
+    public var controlRole: ControlRole { .screen }
+
+    public func controlState() -> ControlState {
+        readLink()
+        return ControlState(snapshot: snapshot, session: session, sessionPath: folder?.path, speed: speed,
+                            loopEnabled: session.loopEnabled, loopRange: session.loopRange,
+                            loopKeys: (keyName(.loopStart), keyName(.loopEnd)))
+    }
+
+    public func controlPlay() -> String? {
+        perform(.play)
+        return message?.isError == true ? message?.text : nil
+    }
+
+    public func controlStop() {
+        if snapshot.state != .stopped { perform(.play) }
+    }
+
+    /// A remote's record never looks at the selection (a bus selected still records the
+    /// armed tracks).
+    public func controlRecord() -> String? {
+        record(refusingBus: false)
+        return message?.isError == true ? message?.text : nil
+    }
+
+    public func controlLocate(_ frame: Int64) { locate(frame) }
+
+    public func controlLoop(_ on: Bool) {
+        if session.loopEnabled != on { perform(.loop) }
+    }
+
+    public func controlSpeed(_ ratio: Double) {
+        speed = ratio
+        link.setSpeed(ratio)
+    }
+
+    public func controlCommandLine(_ words: [String], workingFolder: String, from peer: String) -> RemoteReply {
+        handleCommandLine(words, workingFolder: workingFolder, from: peer.terminalSafe)
     }
 
     /// As ``handleRemote(_:from:)``, answering through `answer`: at once, or for a command
@@ -87,7 +85,4 @@ extension ScreenModel {
         say("saved — asked by \(manager.terminalSafe)")
         return nil
     }
-
-    /// `00:12.000 (7|1|0)`.
-    private func place(_ frame: Int64) -> String { session.tempoMap.place(ofFrame: frame) }
 }

@@ -169,6 +169,9 @@ final class RemoteControlTests: XCTestCase {
         // The loop is an undoable edit like the key's: u takes it back.
         screen.send("u")
         screen.waitFor("undid: loop")
+        XCTAssertEqual(try Tapedeck.run(["ctl", "rewind"], environment: env).stdout, "ok: rewound to 00:00.000 (1|1|0)\n")
+        XCTAssertEqual(json(try Tapedeck.run(["ctl", "status"], environment: env).stdout)["position_frame"] as? Int, 0)
+        XCTAssertEqual(try Tapedeck.run(["ctl", "stop"], environment: env).stdout, "ok: already stopped\n")
 
         // Recording on the offline device is refused, as r is, and the refusal is said.
         let record = try Tapedeck.run(["ctl", "record"], environment: env)

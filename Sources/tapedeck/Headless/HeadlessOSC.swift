@@ -12,8 +12,9 @@ import Glibc
 ///
 /// ``OSCSurfaces`` (the one OSC translation, shared with the screen) turns each message into
 /// this host's verbs: transport requests are the control socket's commands, answered by
-/// ``HeadlessRemote/handle(_:)``, so OSC follows exactly the rules `tapedeck ctl` does (`play`
-/// follows transport commands, `record` never moves while a take runs and ends on stop).
+/// ``HeadlessRemote/handle(_:)`` through ``ControlAnswer``, so OSC follows exactly the rules
+/// `tapedeck ctl` does (`play` follows transport commands, `record` never moves while a take
+/// runs and ends on stop).
 /// `play` also takes strip gain, pan, mute, solo and send levels, handed to the transport as
 /// typed changes and written to the engine one value each (``Transport/apply(_:)``), for this
 /// run only (never saved, but written to automation lanes in touch, latch or write, as a MIDI

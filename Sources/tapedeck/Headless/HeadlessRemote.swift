@@ -9,18 +9,10 @@ import TapedeckTransport
 /// transport. The socket's I/O runs on the server's own thread (``ControlServerThread``): the
 /// loop only answers requests already read, a bounded number per pass, so clients that flood
 /// or never read cannot delay the status line, a stop or the take.
-final class HeadlessRemote {
-    /// What the command is doing.
-    enum Role: String {
-        /// Recording a pass: it ends on stop (or record), and never moves meanwhile.
-        case record
-        /// Listening with `--retro`: stop ends it.
-        case listen
-        /// Playing: everything but record.
-        case play
-    }
-
-    let role: Role
+final class HeadlessRemote: ControlHost {
+    /// What the command is doing: `record` (a pass: it ends on stop or record, and never
+    /// moves meanwhile), `listen` (`--retro`: stop ends it) or `play` (everything but record).
+    let role: ControlRole
     let transport: Transport
     let sessionPath: String?
     /// The range `play --loop` loops over (else the session's loop range).
@@ -31,7 +23,7 @@ final class HeadlessRemote {
 
     /// Opens the socket; when it cannot be made, says why once (on stderr, or as a JSON
     /// notice) and runs on without it.
-    init(role: Role, transport: Transport, sessionPath: String?, json: Bool) {
+    init(role: ControlRole, transport: Transport, sessionPath: String?, json: Bool) {
         self.role = role
         self.transport = transport
         self.sessionPath = sessionPath
@@ -56,51 +48,35 @@ final class HeadlessRemote {
     /// Closes the socket (the command is finishing).
     func close() { server?.close() }
 
-    /// One command, as this command's own controls would do it.
-    func handle(_ command: RemoteCommand) -> RemoteReply {
-        let snap = transport.snapshot()
-        switch (role, command) {
-        case (_, .status):
-            return .json(RemoteStatus(frontEnd: role == .play ? "play" : "record", sessionPath: sessionPath, snapshot: snap,
-                                      session: transport.session, speed: transport.timePitch.speed,
-                                      loopEnabled: transport.loopEnabled).json)
-        case (_, .stop), (.record, .record):
-            stopRequested = true
-            transport.stop()
-            return .ok(role == .play ? "stopped" : "stopping: the takes are being finished")
-        case (.play, .play), (.record, .play):
-            return snap.state.isMoving ? .ok("already rolling") : .error("not rolling")
-        case (_, .commandLine(let words, _)):
-            return .error("\(role == .play ? "tapedeck play" : "tapedeck record") has the session open and takes no edits while it runs: '\(words.first ?? "")' waits until it stops")
-        case (.record, _):
-            return .error("recording: \(command.line) is refused while a take runs (a take is never torn in two); stop first")
-        case (.listen, _):
-            return .error("listening for retroactive capture: only stop and status apply (kill -USR1 keeps a take)")
-        case (.play, .record):
-            return .error("'tapedeck play' does not record: use 'tapedeck record' or the screen")
-        case (.play, .rewind):
-            transport.locate(to: 0)
-            return .ok("rewound to " + place(0))
-        case (.play, .locate(let text)):
-            let frame: Int64
-            do { frame = try TimeText.frames(from: text, tempoMap: transport.session.tempoMap) } catch {
-                return .error("\(error)")
-            }
-            transport.locate(to: frame)
-            return .ok("moved to " + place(frame))
-        case (.play, .loop(let on)):
-            guard let range = loopRange ?? transport.session.loopRange else {
-                return .error("no loop range: set one with 'tapedeck loop' or play with --loop")
-            }
-            transport.setLoop(range, enabled: on)
-            return .ok("loop \(on ? "on" : "off")")
-        case (.play, .speed(let ratio)):
-            var settings = transport.timePitch
-            settings.speed = ratio
-            transport.setTimePitch(settings)
-            return .ok("speed \(TimePitchSettings.speedText(ratio))")  // as the screen answers
-        }
+    /// One command, as ``ControlAnswer`` (the one translation, shared with the screen) turns
+    /// it into this command's own controls.
+    func handle(_ command: RemoteCommand) -> RemoteReply { ControlAnswer.answer(command, host: self, from: "") }
+
+    // MARK: ControlHost: the transport calls the command's own stop (Ctrl-C) makes.
+
+    var controlRole: ControlRole { role }
+
+    func controlState() -> ControlState {
+        ControlState(snapshot: transport.snapshot(), session: transport.session, sessionPath: sessionPath,
+                     speed: transport.timePitch.speed, loopEnabled: transport.loopEnabled,
+                     loopRange: loopRange ?? transport.session.loopRange)
     }
 
-    private func place(_ frame: Int64) -> String { transport.session.tempoMap.place(ofFrame: frame) }
+    func controlStop() {
+        stopRequested = true
+        transport.stop()
+    }
+
+    func controlLocate(_ frame: Int64) { transport.locate(to: frame) }
+
+    func controlLoop(_ on: Bool) {
+        guard let range = loopRange ?? transport.session.loopRange else { return }
+        transport.setLoop(range, enabled: on)
+    }
+
+    func controlSpeed(_ ratio: Double) {
+        var settings = transport.timePitch
+        settings.speed = ratio
+        transport.setTimePitch(settings)
+    }
 }

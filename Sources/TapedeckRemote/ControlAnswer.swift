@@ -1,0 +1,108 @@
+import TapedeckCore
+import TapedeckDSP
+
+/// The one place a control-socket command (``RemoteCommand``) becomes a host's verbs
+/// (``ControlHost``) and a reply: the screen and headless `play`/`record` answer `tapedeck ctl`
+/// (and OSC's transport requests, which are these commands) with the same rules and words.
+///
+/// - `status`: the state as one JSON line.
+/// - `play`: the screen starts from its playhead; headless hosts follow play and only report.
+/// - `stop`: the screen stops; headless hosts end their command (the takes kept).
+/// - `record`: the screen toggles a pass; `record` ends its take as stop does; `play` refuses.
+/// - `rewind`, `locate`, `loop`, `speed`: refused while a take runs (a take is never torn in
+///   two), and by a listening `record --retro`.
+/// - `cli …` (a handed-over edit): the screen runs it; headless hosts refuse it.
+public enum ControlAnswer {
+    /// Carries out `command` on `host` and answers it; `peer` names who asked (the screen
+    /// says it beside what a handed-over edit did). The host's own thread.
+    public static func answer(_ command: RemoteCommand, host: ControlHost, from peer: String) -> RemoteReply {
+        let role = host.controlRole
+        let state = host.controlState()
+        let moving = state.snapshot.state.isMoving
+        let taking = role == .record || (role == .screen && state.snapshot.state.isRecordingPass)
+        let listening = "listening for retroactive capture: only stop and status apply (kill -USR1 keeps a take)"
+        func place(_ frame: Int64) -> String { state.session.tempoMap.place(ofFrame: frame) }
+        /// Why `rewind`, `locate`, `loop` or `speed` is refused now, if it is: a listening
+        /// `record --retro` takes none; during a take the screen may still loop or change
+        /// speed (as its keys may) but never moves the playhead, and headless `record` takes none.
+        func barred() -> RemoteReply? {
+            if role == .listen { return .error(listening) }
+            let moves: Bool = switch command { case .rewind, .locate: true; default: false }
+            guard taking && (moves || role == .record) else { return nil }
+            return .error("recording: \(command.line) is refused while a take runs (a take is never torn in two); stop first")
+        }
+
+        switch command {
+        case .status:
+            return .json(RemoteStatus(frontEnd: role.frontEnd, sessionPath: state.sessionPath, snapshot: state.snapshot,
+                                      session: state.session, speed: state.speed, loopEnabled: state.loopEnabled).json)
+        case .commandLine(let words, let folder):
+            guard role == .screen else {
+                return .error("\(role.commandName) has the session open and takes no edits while it runs: "
+                              + "'\(words.first ?? "")' waits until it stops")
+            }
+            return host.controlCommandLine(words, workingFolder: folder, from: peer)
+        case .stop:
+            switch role {
+            case .screen:
+                guard moving else { return .ok("already stopped") }
+                host.controlStop()
+                return .ok("stopped")
+            case .play:
+                host.controlStop()
+                return .ok("stopped")
+            case .record, .listen:
+                host.controlStop()
+                return .ok("stopping: the takes are being finished")
+            }
+        case .play:
+            if role == .listen { return .error(listening) }
+            if moving { return .ok("already rolling") }
+            guard role == .screen else { return .error("not rolling") }
+            let why = host.controlPlay()
+            guard host.controlState().snapshot.state.isMoving else { return .error(why ?? "did not start") }
+            return .ok("playing")
+        case .record:
+            switch role {
+            case .listen: return .error(listening)
+            case .play: return .error("'tapedeck play' does not record: use 'tapedeck record' or the screen")
+            case .record:
+                host.controlStop()
+                return .ok("stopping: the takes are being finished")
+            case .screen:
+                let why = host.controlRecord()
+                if taking { return .ok("recording stopped") }
+                guard host.controlState().snapshot.state.isRecordingPass else { return .error(why ?? "recording did not start") }
+                return .ok("recording")
+            }
+        case .rewind:
+            if let refusal = barred() { return refusal }
+            host.controlLocate(0)
+            return .ok("rewound to \(place(0))")
+        case .locate(let text):
+            if let refusal = barred() { return refusal }
+            let frame: Int64
+            do { frame = try TimeText.frames(from: text, tempoMap: state.session.tempoMap) } catch {
+                return .error("\(error)")
+            }
+            host.controlLocate(frame)
+            // The playhead gets there a period or so later (on JACK, once the shared
+            // transport has moved): the reply names where it was sent.
+            return .ok("moved to \(place(frame))")
+        case .loop(let on):
+            if let refusal = barred() { return refusal }
+            guard state.loopRange != nil else {
+                if let keys = state.loopKeys {
+                    return .error("no loop range: set it with \(keys.start) and \(keys.end) on the screen")
+                }
+                return .error("no loop range: set one with 'tapedeck loop' or play with --loop")
+            }
+            host.controlLoop(on)
+            return .ok("loop \(on ? "on" : "off")")
+        case .speed(let ratio):
+            if let refusal = barred() { return refusal }
+            host.controlSpeed(ratio)
+            return .ok("speed \(TimePitchSettings.speedText(ratio))")
+        }
+    }
+}
