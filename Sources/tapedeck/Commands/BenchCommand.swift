@@ -60,8 +60,10 @@ struct BenchCommand: Command {
                 Then --record N (32; 0: skip) tracks record at once from an N-channel device
                 while those tracks play, on the offline clock paced in real time for 10 s
                 (--seconds): DSP load p99.9 < 100 % and 0 dropped input frames
-          load      the load that matters: each period's wall time against its deadline on a
-                paced JACK server (a private jackd -d dummy), beside the audio thread's CPU time,
+          load      first the strip DSP alone: 1,024 mono 'hpf,comp,eq,gain' chains (and the
+                same with every EQ band active) in 256-frame blocks on one thread's CPU clock,
+                CPU seconds per second of audio. Then the load that matters: each period's wall
+                time against its deadline on a paced JACK server (a private jackd -d dummy), beside the audio thread's CPU time,
                 missed deadlines and xruns, every row with --threads 1 and all cores (--threads N)
                 side by side, runs alternating: 1,024 mono tracks × 'hpf,comp,eq,gain' at
                 256-frame periods for 60 s (goal: 0 xruns on all cores); the routing row at 32
