@@ -18,29 +18,16 @@ struct td_jack_loop {
     int report;
     double sine_hz;
     float *line[TD_LOOP_MAX_CHANNELS];
-    /* A power of two, so indices by JACK's 32-bit frame time stay in step across its wrap. */
-    uint32_t line_mask;
-    /* The frame time the line started at, and the one the next cycle should start at. */
-    jack_nframes_t first, next;
-    int started;
-    /* Cycles this client was not run for (the frame time jumped), for td_jack_loop_service
-       to say; and the last jump's size in frames. */
-    volatile long skips;
-    volatile long last_skip_frames;
-    long skips_said;
+    long line_size;
+    long position;
     volatile int buffer_changed;
 };
 
-/* JACK's thread: a delay line per channel (or the frame-time cosine), no allocation.
-
-   The line is indexed by JACK's frame time, not by the frames this client processed: a
-   cable's delay is a fixed time, so a cycle the server did not run this client for (a busy
-   machine, a graph being re-sorted) leaves silence for that cycle and does not move every
-   later sample by a period, as a counter of processed frames would. */
+/* JACK's thread: a delay line per channel (or the frame-time cosine), no allocation. */
 static int loop_process(jack_nframes_t frames, void *arg) {
     struct td_jack_loop *l = arg;
-    jack_nframes_t start = jack_last_frame_time(l->client);
     if (l->sine_hz > 0) {
+        jack_nframes_t start = jack_last_frame_time(l->client);
         double rate = (double)jack_get_sample_rate(l->client);
         for (int c = 0; c < l->channels; c++) {
             float *out = jack_port_get_buffer(l->outputs[c], frames);
@@ -52,32 +39,18 @@ static int loop_process(jack_nframes_t frames, void *arg) {
         }
         return 0;
     }
-    if (!l->started) {
-        l->started = 1;
-        l->first = start;
-    } else if (start != l->next) {
-        int32_t jump = (int32_t)(start - l->next);
-        l->last_skip_frames = jump;
-        l->skips++;
-        /* What the skipped frames held is unknown: silence, not what the line held a lap ago. */
-        if (jump > 0) {
-            uint32_t clear = (uint32_t)jump > l->line_mask + 1 ? l->line_mask + 1 : (uint32_t)jump;
-            for (int c = 0; c < l->channels; c++)
-                for (uint32_t k = 0; k < clear; k++) l->line[c][(l->next + k) & l->line_mask] = 0;
-        }
-    }
-    l->next = start + frames;
     for (int c = 0; c < l->channels; c++) {
         const float *in = jack_port_get_buffer(l->inputs[c], frames);
         float *out = jack_port_get_buffer(l->outputs[c], frames);
         for (jack_nframes_t i = 0; i < frames; i++) {
-            jack_nframes_t now = start + i;
-            l->line[c][now & l->line_mask] = in[i];
-            /* Frames from before the line started are silence. */
-            int32_t since = (int32_t)(now - l->first);
-            out[i] = since >= l->delay ? l->line[c][(jack_nframes_t)(now - (jack_nframes_t)l->delay) & l->line_mask] : 0;
+            long at = (l->position + (long)i) % l->line_size;
+            l->line[c][at] = in[i];
+            long from = (l->position + (long)i - l->delay) % l->line_size;
+            if (from < 0) from += l->line_size;
+            out[i] = l->position + (long)i >= l->delay ? l->line[c][from] : 0;
         }
     }
+    l->position += frames;
     return 0;
 }
 
@@ -111,9 +84,7 @@ td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frame
     l->delay = delay_frames;
     l->report = reports;
     l->sine_hz = sine_hz;
-    uint32_t size = 1;
-    while (size < (uint32_t)delay_frames + 16384) size <<= 1;
-    l->line_mask = size - 1;
+    l->line_size = delay_frames + 16384;
     jack_status_t status;
     l->client = jack_client_open(name, JackNoStartServer | JackUseExactName, &status);
     if (!l->client) {
@@ -126,7 +97,7 @@ td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frame
         l->inputs[c] = jack_port_register(l->client, port, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput | JackPortIsTerminal, 0);
         snprintf(port, sizeof port, "out_%d", c + 1);
         l->outputs[c] = jack_port_register(l->client, port, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput | JackPortIsTerminal, 0);
-        l->line[c] = calloc((size_t)l->line_mask + 1, sizeof(float));
+        l->line[c] = calloc((size_t)l->line_size, sizeof(float));
         if (!l->inputs[c] || !l->outputs[c] || !l->line[c]) {
             td_jack_loop_close(l);
             return NULL;
@@ -142,11 +113,6 @@ td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frame
 }
 
 void td_jack_loop_service(td_jack_loop *loop) {
-    if (loop && loop->skips != loop->skips_said) {
-        loop->skips_said = loop->skips;
-        printf("skipped: %ld cycles so far, the last %ld frames\n", loop->skips_said, loop->last_skip_frames);
-        fflush(stdout);
-    }
     if (loop && loop->buffer_changed) {
         loop->buffer_changed = 0;
         jack_recompute_total_latencies(loop->client);

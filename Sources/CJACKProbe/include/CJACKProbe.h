@@ -42,8 +42,7 @@ const uint32_t *td_jack_probe_midi_messages(td_jack_probe *probe);
 void td_jack_probe_close(td_jack_probe *probe);
 
 /* A loopback cable: whatever reaches NAME:in_K comes back out of NAME:out_K `delay_frames`
-   later by JACK's frame time (a cycle the server skips this client for is silence, and moves
-   nothing after it; td_jack_loop_service prints "skipped: …" on stdout when that happens). It stands for a sound card with a cable from
+   later (counted in the frames it processes). It stands for a sound card with a cable from
    its output to its input, as JACK's latency API describes one: its ports are terminal, and
    it reports on its inputs' playback side the latency it knows — the graph's own period (a
    loop through another client always costs one cycle, whichever runs first, as a card's

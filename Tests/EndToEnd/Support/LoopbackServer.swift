@@ -105,13 +105,6 @@ final class LoopbackServer {
         throw XCTSkip("the loopback client \(loopName) did not start: \((try? String(contentsOfFile: folder + "/\(loopName).err", encoding: .utf8)) ?? "")")
     }
 
-    /// The cycles the server has not run the loop `loopName` for so far (it says each on its
-    /// stdout): a cell whose take saw one had a cable whose delay held, and its audio a gap.
-    func loopSkips(_ loopName: String) -> Int {
-        let text = (try? String(contentsOfFile: folder + "/\(loopName).out", encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").filter { $0.hasPrefix("skipped:") }.count
-    }
-
     /// `jack_connect A B` (as a patchbay would).
     func connect(_ a: String, _ b: String, file: StaticString = #filePath, line: UInt = #line) {
         // A busy server can refuse a connection once (jack_connect's request times out): asked
