@@ -165,13 +165,24 @@ final class LoopbackMatrixTests: XCTestCase {
         var failures: [String] = []
         for period in [64, 1024, 256] {
             try server.setPeriod(period)
-            let session = try makeSession(in: dir, name: "cal\(period)")
-            do {
-                try take(.record, session: session, patched: false, server: server, connect: "tdcal:", loop: "tdcal", config: config)
-                let offsets = try clickOffsets(session: session, pass: nil).offsets
-                if !offsets.allSatisfy({ $0 == 0 }) || offsets.isEmpty { failures.append("\(period) frames: clicks off by \(offsets)") }
-            } catch {
-                failures.append("\(period) frames: \(error)")
+            // A take with no click to judge (an xrun at 64 frames on a busy machine lost them)
+            // is taken once more, as the matrix does; a click off its frame fails at once.
+            for attempt in 0..<2 {
+                let session = try makeSession(in: dir, name: "cal\(period)-\(attempt)")
+                var missing: String?
+                do {
+                    try take(.record, session: session, patched: false, server: server, connect: "tdcal:", loop: "tdcal", config: config)
+                    let judged = try clickOffsets(session: session, pass: nil)
+                    if !judged.offsets.allSatisfy({ $0 == 0 }) {
+                        failures.append("\(period) frames: clicks off by \(judged.offsets) (\(judged.expected) in the take \(judged.take))")
+                    } else if judged.offsets.isEmpty {
+                        missing = "no click to judge (\(judged.expected) in the take \(judged.take))"
+                    }
+                } catch {
+                    missing = "\(error)"
+                }
+                guard let why = missing else { break }
+                if attempt == 1 { failures.append("\(period) frames, twice: \(why)") } else { print("\(period) frames taken again: \(why)") }
             }
         }
         XCTAssertEqual(failures, [], "after one calibrate at 256 frames:\n" + failures.joined(separator: "\n"))
