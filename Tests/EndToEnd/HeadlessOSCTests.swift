@@ -77,6 +77,18 @@ final class HeadlessOSCTests: XCTestCase {
         }.max() ?? 0
     }
 
+    /// `tapedeck play` of the demo session on a private JACK server, OSC on a free port, for
+    /// ten minutes (silence after the demo's 8 s: it never ends by itself here).
+    private func playDemoWithOSC() throws -> (session: String, port: Int, stderr: String, child: SpawnedChild) {
+        let (folder, session) = try ScreenTmux.demoFolder(self)
+        let jack = try JackServer.start(self, folder: folder)
+        let port = ScreenOSCTests.freePort()
+        let stderr = dir + "/err.txt"
+        let child = try SpawnedChild([Tapedeck.binary, "play", session, "--to", "10:00", "--device", "jacktap:OUT=/dev/null", "--osc", "\(port)"],
+                                     environment: jack.environment, stderrPath: stderr)
+        return (session, port, stderr, child)
+    }
+
     private func exitStatus(_ child: SpawnedChild, _ stderr: String) -> Int32? {
         let ended = child.wait(timeoutSeconds: 30)
         if ended == nil { _ = child.kill(SIGKILL) }
@@ -85,13 +97,7 @@ final class HeadlessOSCTests: XCTestCase {
     }
 
     func testPlayFollowsOSCTransportAndMixerAndARegisteredSurfaceGetsItsState() throws {
-        let (folder, session) = try ScreenTmux.demoFolder(self)
-        let jack = try JackServer.start(self, folder: folder)
-        let port = ScreenOSCTests.freePort()
-        let stderr = dir + "/err.txt"
-        // Ten minutes to play (silence after the demo's 8 s): it never ends by itself here.
-        let child = try SpawnedChild([Tapedeck.binary, "play", session, "--to", "10:00", "--device", "jacktap:OUT=/dev/null", "--osc", "\(port)"],
-                                     environment: jack.environment, stderrPath: stderr)
+        let (session, port, stderr, child) = try playDemoWithOSC()
         let surface = try surface()
         register(surface, with: port, until: "/transport_play f 1.0")
         XCTAssertTrue(text(surface.dump).contains("/strip/name is 1 \"Drums\""), text(surface.dump))
@@ -123,12 +129,7 @@ final class HeadlessOSCTests: XCTestCase {
     /// `play` hosts the same OSC translation as the screen: a TouchOSC layout's banks, strip
     /// numbers in the address, press/release pairs and fast wind.
     func testPlayTakesAnArdourLayoutsBanksIdsInTheAddressAndFastWind() throws {
-        let (folder, session) = try ScreenTmux.demoFolder(self)
-        let jack = try JackServer.start(self, folder: folder)
-        let port = ScreenOSCTests.freePort()
-        let stderr = dir + "/err.txt"
-        let child = try SpawnedChild([Tapedeck.binary, "play", session, "--to", "10:00", "--device", "jacktap:OUT=/dev/null", "--osc", "\(port)"],
-                                     environment: jack.environment, stderrPath: stderr)
+        let (session, port, stderr, child) = try playDemoWithOSC()
         let surface = try surface()
         // Banks of 2; buttons, ids in the address, the master section (1 + 4 + 16).
         wait("the surface to be sent the first bank", timeout: 60) {

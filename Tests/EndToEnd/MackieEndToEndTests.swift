@@ -30,6 +30,45 @@ final class MackieEndToEndTests: XCTestCase {
         XCTFail("timed out waiting for \(what)")
     }
 
+    /// What every surface run starts from: a private JACK server and the two test tools
+    /// (skipped where they are not built or installed).
+    struct SurfaceRig {
+        let dir: URL
+        let jack: JackServer
+        /// `td-jack-midi-send`, which plays the surface.
+        let sender: String
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+    }
+
+    func surfaceRig() throws -> SurfaceRig {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let jack = try JackServer.start(self, folder: dir.path)
+        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-send is not built next to tapedeck") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_midi_dump") else { throw XCTSkip("jack_midi_dump is not installed (jackd2)") }
+        return SurfaceRig(dir: dir, jack: jack, sender: tool)
+    }
+
+    /// Starts `jack_midi_dump` as JACK client `client`, printing into `file`; returns its path.
+    func startDump(_ rig: SurfaceRig, client: String, file: String) throws -> String {
+        let dumpPath = rig.path(file)
+        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", client], environment: rig.jack.environment, stdoutPath: dumpPath)
+        addTeardownBlock { _ = dump.kill(SIGKILL) }
+        return dumpPath
+    }
+
+    /// Starts the test's surface as JACK client `client`: two seconds after Tapedeck connects
+    /// it sends `messages` (bytes as decimal words, or `x`-prefixed hex SysEx), a second and a
+    /// half apart. Returns once the client is ready.
+    func startSurface(_ rig: SurfaceRig, client: String, messages: [String]) throws {
+        let sender = try SpawnedChild([rig.sender, client, "2000", "1500"] + messages, environment: rig.jack.environment,
+                                      stdoutPath: rig.path("send.txt"), stderrPath: rig.path("send.err"))
+        addTeardownBlock { _ = sender.kill(SIGKILL) }
+        poll("the test's surface \(client) to start") {
+            ((try? String(contentsOfFile: rig.path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready")
+        }
+    }
+
     func testFaderOneByPitchBendIsHeardAndTheSurfaceGetsNamesLEDsAndMotorFeedback() throws {
         try surfaceRun(device: ["--device", "jackplaytap:OUT=OUT"], heard: true)
     }
@@ -41,12 +80,9 @@ final class MackieEndToEndTests: XCTestCase {
     }
 
     private func surfaceRun(device: [String], heard: Bool) throws {
-        let dir = try Tapedeck.temporaryFolder(self)
-        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-        let jack = try JackServer.start(self, folder: dir.path)
-        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
-        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-send is not built next to tapedeck") }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_midi_dump") else { throw XCTSkip("jack_midi_dump is not installed (jackd2)") }
+        let rig = try surfaceRig()
+        let dir = rig.dir, jack = rig.jack
+        func path(_ name: String) -> String { rig.path(name) }
 
         // Two tracks: "Lead Vocals" (longer than a strip: "Lead V") playing a steady 0.5, and Bass.
         let session = path("s.tapedeck")
@@ -56,21 +92,14 @@ final class MackieEndToEndTests: XCTestCase {
         XCTAssertEqual(imported.status, 0, imported.stderr)
         XCTAssertEqual(try Tapedeck.run(["track", session, "add", "Bass"]).status, 0)
 
-        let dumpPath = path("dump.txt")
-        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
-        addTeardownBlock { _ = dump.kill(SIGKILL) }
+        let dumpPath = try startDump(rig, client: "tddump", file: "dump.txt")
         // The surface: two seconds after Tapedeck connects, a second and a half apart: play
         // pressed and released, fader 1 to -6 dB, bank right pressed and released (two tracks:
         // nowhere to go).
         let minus6 = MackieControl.faderValue(decibels: -6)
         let messages = [[0x90, 0x5E, 0x7F], [0x90, 0x5E, 0x00], [0xE0, minus6 & 0x7F, minus6 >> 7],
                         [0x90, 0x2F, 0x7F], [0x90, 0x2F, 0x00]].flatMap { $0.map(String.init) }
-        let sender = try SpawnedChild([tool, "tdmcu", "2000", "1500"] + messages, environment: jack.environment,
-                                      stdoutPath: path("send.txt"), stderrPath: path("send.err"))
-        addTeardownBlock { _ = sender.kill(SIGKILL) }
-        poll("the test's surface and dump to start") {
-            ((try? String(contentsOfFile: path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready")
-        }
+        try startSurface(rig, client: "tdmcu", messages: messages)
 
         let out = path("out.raw")
         let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(out)") }
@@ -134,20 +163,15 @@ final class MackieEndToEndTests: XCTestCase {
     }
 
     private func handshakeRun(device: [String]) throws {
-        let dir = try Tapedeck.temporaryFolder(self)
-        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-        let jack = try JackServer.start(self, folder: dir.path)
-        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
-        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-send is not built next to tapedeck") }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_midi_dump") else { throw XCTSkip("jack_midi_dump is not installed (jackd2)") }
+        let rig = try surfaceRig()
+        let dir = rig.dir, jack = rig.jack
+        func path(_ name: String) -> String { rig.path(name) }
         let session = path("s.tapedeck")
         try Signals.write([[Float](repeating: 0.5, count: 40 * 48000)], to: path("Lead.wav"))
         XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
         XCTAssertEqual(try Tapedeck.run(["import", session, path("Lead.wav")]).status, 0)
 
-        let dumpPath = path("dump.txt")
-        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tddump"], environment: jack.environment, stdoutPath: dumpPath)
-        addTeardownBlock { _ = dump.kill(SIGKILL) }
+        let dumpPath = try startDump(rig, client: "tddump", file: "dump.txt")
         // The surface: a Logic Control's challenge (serial "ABCDEFG", challenge 01 02 03 04),
         // its confirmation, ten detents of the jog wheel clockwise, play, then (after three
         // releases of an unused button, 4.5 s) Flip and fader 1 to the top.
@@ -155,10 +179,7 @@ final class MackieEndToEndTests: XCTestCase {
         let messages = ["xF000006610 01" + serial + "01020304F7", "xF000006610 03" + serial + "F7"]
             .map { $0.replacingOccurrences(of: " ", with: "") } + ["176", "60", "10", "144", "94", "127", "144", "94", "0"]
             + ["144", "42", "0", "144", "42", "0", "144", "42", "0", "144", "50", "127", "144", "50", "0", "224", "127", "127"]
-        let sender = try SpawnedChild([tool, "tdmcu", "2000", "1500"] + messages, environment: jack.environment,
-                                      stdoutPath: path("send.txt"), stderrPath: path("send.err"))
-        addTeardownBlock { _ = sender.kill(SIGKILL) }
-        poll("the test's surface to start") { ((try? String(contentsOfFile: path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready") }
+        try startSurface(rig, client: "tdmcu", messages: messages)
 
         let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(path("out.raw"))") } + ["--midi-in", "jack:tdmcu:midi_out",
                     "--midi-out", "jack:tddump:input", "--midi-surface", "mcu"]

@@ -26,12 +26,9 @@ extension MackieEndToEndTests {
     }
 
     private func extenderRun(device: [String]) throws {
-        let dir = try Tapedeck.temporaryFolder(self)
-        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
-        let jack = try JackServer.start(self, folder: dir.path)
-        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
-        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-send is not built next to tapedeck") }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_midi_dump") else { throw XCTSkip("jack_midi_dump is not installed (jackd2)") }
+        let rig = try surfaceRig()
+        let dir = rig.dir, jack = rig.jack
+        func path(_ name: String) -> String { rig.path(name) }
 
         // Nine tracks: the ninth, "Nine Strings", is the XT's first strip.
         let session = path("s.tapedeck")
@@ -40,17 +37,12 @@ extension MackieEndToEndTests {
         let added = try Tapedeck.run(["track", session, "add", "Nine Strings"])
         XCTAssertEqual(added.status, 0, added.stderr)
 
-        let dumpPath = path("xt-dump.txt")
-        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", "tdxtdump"], environment: jack.environment, stdoutPath: dumpPath)
-        addTeardownBlock { _ = dump.kill(SIGKILL) }
+        let dumpPath = try startDump(rig, client: "tdxtdump", file: "xt-dump.txt")
         // The XT: its strip 1's select pressed and released, then its fader 1 to -6 dB by
         // Ardour's law.
         let minus6 = ardourFaderValue(decibels: -6)
         let messages = [[0x90, 0x18, 0x7F], [0x90, 0x18, 0x00], [0xE0, minus6 & 0x7F, minus6 >> 7]].flatMap { $0.map(String.init) }
-        let sender = try SpawnedChild([tool, "tdxt", "2000", "1500"] + messages, environment: jack.environment,
-                                      stdoutPath: path("send.txt"), stderrPath: path("send.err"))
-        addTeardownBlock { _ = sender.kill(SIGKILL) }
-        poll("the test's XT to start") { ((try? String(contentsOfFile: path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready") }
+        try startSurface(rig, client: "tdxt", messages: messages)
 
         // The main unit on an unconnected JACK port; the XT on its own pair, connected both ways.
         let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(path("out.raw"))") }
