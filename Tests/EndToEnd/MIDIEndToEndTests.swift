@@ -376,6 +376,7 @@ final class MIDIEndToEndTests: XCTestCase {
             (["record", session, "--midi-surface", "bcf2000"], 64, "must be off, mackie, cc or mcu"),
             (["record", session, "--midi-xt", "jack"], 64, "--midi-xt needs --midi-surface mcu"),
             (["record", session, "--midi-surface", "mcu", "--midi-xt", "jack:"], 64, "needs the XT's JACK ports"),
+            (["record", session, "--midi-surface", "mcu", "--midi-xt", "jack:a:out,jack:b:in,jack:c:in"], 64, "needs the XT's JACK ports"),
         ]
         for (args, code, text) in cases {
             let r = try Tapedeck.run(args, environment: RecordSupport.environment)

@@ -61,7 +61,8 @@ struct MIDIOptions {
         if lower.hasPrefix("jack:") {
             let parts = text.dropFirst(5).split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let source = parts[0], destination = parts.count > 1 ? (parts[1].lowercased().hasPrefix("jack:") ? String(parts[1].dropFirst(5)) : parts[1]) : ""
-            guard !source.isEmpty, parts.count == 1 || !destination.isEmpty else {
+            // One XT per option: a third port (`jack:A,jack:B,jack:C`) is a mistake, not a port name.
+            guard !source.isEmpty, parts.count == 1 || !destination.isEmpty, !destination.contains(",") else {
                 throw UsageError("\(command): --midi-xt jack: needs the XT's JACK ports (jack:CLIENT:PORT, or jack:IN,OUT)")
             }
             return .jack(source: source, destination: destination)
