@@ -18,12 +18,19 @@ public struct SessionError: Error, CustomStringConvertible, Equatable, Sendable 
     /// it from the session as it stands; when it cannot, the command reads the file itself.
     public var ownerAnswersRead: Bool
 
+    /// With ``ownerAnswersRead``: whether the owner serves a control socket this process can
+    /// reach. False for a holder that cannot be asked (a plain command such as a long import,
+    /// or a screen whose socket is in another user's runtime folder): the command then reads
+    /// the file and says first that it is the saved one.
+    public var ownerListens: Bool
+
     /// Creates an error for `path`.
-    public init(path: String, reason: String, ownerPid: Int32? = nil, ownerAnswersRead: Bool = false) {
+    public init(path: String, reason: String, ownerPid: Int32? = nil, ownerAnswersRead: Bool = false, ownerListens: Bool = true) {
         self.path = path
         self.reason = reason
         self.ownerPid = ownerPid
         self.ownerAnswersRead = ownerAnswersRead
+        self.ownerListens = ownerListens
     }
 
     /// `PATH: REASON`, the path with control characters escaped.

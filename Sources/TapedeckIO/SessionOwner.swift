@@ -29,10 +29,11 @@ public enum SessionOwner {
     nonisolated(unsafe) public static var readsAskOwner = false
 
     /// Throws, naming the owner, when this process reads `folder` as a command that hands its
-    /// reads over (``readsAskOwner``) and the session is held open by another process that
-    /// takes edits: the command line then asks that owner to run the command instead. Returns
-    /// when the read is this process's own: nobody holds the session, this process does, or
-    /// the holder takes no edits. Never waits: the lock is only tested.
+    /// reads over (``readsAskOwner``) and the session is held open by another process: the
+    /// command line then asks that owner to run the command instead when it takes edits, and
+    /// otherwise (``SessionError/ownerListens`` false) reads the saved file saying so first.
+    /// Returns when the read is this process's own: nobody holds the session, or this process
+    /// does. Never waits: the lock is only tested.
     public static func handReadToOwner(_ folder: SessionFolder) throws(SessionError) {
         guard readsAskOwner, let takesEdits, !SessionLock.isHeld(folder) else { return }
         // Only tested, never created: a read makes no files. A shared lock is refused only
@@ -46,8 +47,9 @@ public enum SessionOwner {
             break
         }
         close(fd)
-        guard held, let pid = SessionLock.holderPid(folder), pid != getpid(), takesEdits(pid) else { return }
-        throw SessionError(path: folder.path, reason: "held open by \(SessionLock.holderText(folder))", ownerPid: pid, ownerAnswersRead: true)
+        guard held, let pid = SessionLock.holderPid(folder), pid != getpid() else { return }
+        throw SessionError(path: folder.path, reason: "held open by \(SessionLock.holderText(folder))", ownerPid: pid, ownerAnswersRead: true,
+                           ownerListens: takesEdits(pid))
     }
 
     /// `path` with every link resolved; nil when it does not exist.

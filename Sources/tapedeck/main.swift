@@ -76,7 +76,11 @@ func runCommand(_ type: any Command.Type, _ args: [String], in context: CommandC
         return try command.run(context)
     } catch let error as SessionError where error.ownerPid != nil {
         if error.ownerAnswersRead {
-            if let status = OwnerForwarding.forwardRead(type, args, to: error.ownerPid!, holder: error) { return status }
+            if !error.ownerListens {
+                // A long import, or a screen whose socket this user's runtime folder does not
+                // show: what the file says may not be the session as it stands.
+                context.console.err("tapedeck: note: \(error.description.terminalSafe), which cannot be asked from here; showing the saved session.json\n")
+            } else if let status = OwnerForwarding.forwardRead(type, args, to: error.ownerPid!, holder: error) { return status }
         } else if let status = OwnerForwarding.forward(type, args, to: error.ownerPid!, refusal: error) {
             return status
         }

@@ -140,7 +140,8 @@ final class OwnerReadsTests: XCTestCase {
     /// here by the test itself, holding the session's lock as the screen does and listening
     /// on its control socket without ever accepting. The read is not waited on for ever: it
     /// gives up within its bound, says so in one line, and shows the saved file. An owner that
-    /// answers it takes no reads (headless record, an older screen) is read past silently.
+    /// answers it takes no reads (headless record, an older screen) is read past silently; a
+    /// holder with no socket to ask is read past with a line saying the file is the saved one.
     func testAReadTheOwnerDoesNotAnswerFallsBackToTheSavedFile() throws {
         let dir = try Tapedeck.temporaryFolder(self)
         let env = try runtime(dir)
@@ -187,6 +188,17 @@ final class OwnerReadsTests: XCTestCase {
         XCTAssertEqual(refused.status, 0, refused.stderr)
         XCTAssertEqual(refused.stdout, "  1  00:02.000  Verse\n")
         XCTAssertEqual(refused.stderr, "")
+
+        // A holder with no socket this user's runtime folder shows (a long import, or a
+        // screen started with another XDG_RUNTIME_DIR): the file, said to be the saved one.
+        answering.cancel()
+        unlink(control + "/\(getpid()).sock")
+        let unasked = try Tapedeck.run(["marker", session], environment: env, timeout: 300)
+        XCTAssertEqual(unasked.status, 0, unasked.stderr)
+        XCTAssertEqual(unasked.stdout, "  1  00:02.000  Verse\n")
+        XCTAssertEqual(unasked.stderr.split(separator: "\n").count, 1, unasked.stderr)
+        XCTAssertTrue(unasked.stderr.contains("held open by pid \(getpid())") && unasked.stderr.contains("cannot be asked from here")
+                      && unasked.stderr.contains("saved session.json"), unasked.stderr)
     }
 
     /// A listening Unix socket at `path` that accepts nothing by itself.
