@@ -48,34 +48,66 @@ enum OwnerForwarding {
         }
     }
 
+    /// What the owner made of a handed-over command line.
+    private enum Answer {
+        /// Nobody listens on the owner's socket (a stale file, or a screen that just quit).
+        case nobodyListens
+        /// It could not be asked: why.
+        case unreachable(String)
+        /// It refused the command line (`error: …`): why.
+        case refused(String)
+        /// It answered what is not a command's reply.
+        case malformed
+        /// It ran the command: its status and what it printed.
+        case ran(status: Int32, out: String, err: String)
+    }
+
+    /// Sends `args` (the command line after `type`'s name, paths made absolute) to the owner
+    /// `pid` and waits up to `timeoutSeconds` for its answer.
+    private static func ask(_ type: any Command.Type, _ args: [String], pid: Int32, timeoutSeconds: Int) -> Answer {
+        let words = [type.name] + absolutePaths(args, spec: type.spec)
+        let reply: String
+        do {
+            let here = FileManager.default.currentDirectoryPath
+            reply = try ControlClient.sendCommandLine(words, workingFolder: here, toPid: pid, timeoutMilliseconds: timeoutSeconds * 1000)
+        } catch where error.nobodyListens {
+            return .nobodyListens
+        } catch {
+            return .unreachable(error.description)
+        }
+        if reply.hasPrefix("error: ") { return .refused(String(reply.dropFirst(7))) }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any],
+              let status = (object["status"] as? NSNumber)?.int32Value else { return .malformed }
+        return .ran(status: status, out: object["out"] as? String ?? "", err: object["err"] as? String ?? "")
+    }
+
+    /// Prints what the owner's run of a command printed.
+    private static func echo(out: String, err: String) {
+        if !out.isEmpty { Terminal.out(out, newline: false) }
+        if !err.isEmpty { Terminal.err(err.terminalSafeLines) }
+    }
+
     /// Hands `args` (the command line after `type`'s name) to the owner `pid`; prints what it
     /// printed and returns its status. `refusal` is said when the owner cannot be asked. Nil
     /// when nobody listens on the socket (a stale file: the caller runs the command itself).
     @MainActor
     static func forward(_ type: any Command.Type, _ args: [String], to pid: Int32, refusal: SessionError) -> Int32? {
-        let words = [type.name] + absolutePaths(args, spec: type.spec)
-        let reply: String
-        do {
-            let here = FileManager.default.currentDirectoryPath
-            reply = try ControlClient.sendCommandLine(words, workingFolder: here, toPid: pid, timeoutMilliseconds: replySeconds * 1000)
-        } catch where error.nobodyListens {
+        switch ask(type, args, pid: pid, timeoutSeconds: replySeconds) {
+        case .nobodyListens:
             return nil
-        } catch {
-            Terminal.err("tapedeck: \(refusal.description.terminalSafe); it cannot be asked to make the edit: \(error.description.terminalSafe)\n")
+        case .unreachable(let why):
+            Terminal.err("tapedeck: \(refusal.description.terminalSafe); it cannot be asked to make the edit: \(why.terminalSafe)\n")
             return ExitCode.unavailable
-        }
-        if reply.hasPrefix("error: ") {
-            Terminal.err("tapedeck: \(refusal.path.terminalSafe): \(String(reply.dropFirst(7)).terminalSafe)\n")
+        case .refused(let why):
+            Terminal.err("tapedeck: \(refusal.path.terminalSafe): \(why.terminalSafe)\n")
             return ExitCode.unavailable
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any],
-              let status = (object["status"] as? NSNumber)?.int32Value else {
+        case .malformed:
             Terminal.err("tapedeck: \(refusal.path.terminalSafe): pid \(pid) answered what is not a command's reply\n")
             return ExitCode.failure
+        case .ran(let status, let out, let err):
+            echo(out: out, err: err)
+            return status
         }
-        if let out = object["out"] as? String, !out.isEmpty { Terminal.out(out, newline: false) }
-        if let err = object["err"] as? String, !err.isEmpty { Terminal.err(err.terminalSafeLines) }
-        return status
     }
 
     /// Asks the owner `pid` to answer a read (`args` after `type`'s name) from the session as
@@ -85,31 +117,24 @@ enum OwnerForwarding {
     /// (no answer, a control folder not to be trusted) is said in one line first.
     @MainActor
     static func forwardRead(_ type: any Command.Type, _ args: [String], to pid: Int32, holder: SessionError) -> Int32? {
-        let words = [type.name] + absolutePaths(args, spec: type.spec)
-        let reply: String
-        do {
-            let here = FileManager.default.currentDirectoryPath
-            reply = try ControlClient.sendCommandLine(words, workingFolder: here, toPid: pid, timeoutMilliseconds: readReplySeconds * 1000)
-        } catch where error.nobodyListens {
+        switch ask(type, args, pid: pid, timeoutSeconds: readReplySeconds) {
+        case .nobodyListens:
             return nil
-        } catch {
-            Terminal.err("tapedeck: \(holder.description.terminalSafe), which cannot be asked (\(error.description.terminalSafe)); showing the saved session.json\n")
+        case .unreachable(let why):
+            Terminal.err("tapedeck: \(holder.description.terminalSafe), which cannot be asked (\(why.terminalSafe)); showing the saved session.json\n")
             return nil
-        }
-        // Headless record takes no command lines; an older screen takes no reads: both hold
-        // nothing the file does not say.
-        if reply.hasPrefix("error: ") { return nil }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any],
-              let status = (object["status"] as? NSNumber)?.int32Value else {
+        case .refused:
+            // Headless record takes no command lines; an older screen takes no reads: both
+            // hold nothing the file does not say.
+            return nil
+        case .malformed:
             Terminal.err("tapedeck: \(holder.path.terminalSafe): pid \(pid) answered what is not a command's reply; showing the saved session.json\n")
             return nil
+        case .ran(let status, let out, let err):
+            if status == ExitCode.usage, out.isEmpty, err.contains(notTakenText) { return nil }
+            echo(out: out, err: err)
+            return status
         }
-        let out = object["out"] as? String ?? ""
-        let err = object["err"] as? String ?? ""
-        if status == ExitCode.usage, out.isEmpty, err.contains(notTakenText) { return nil }
-        if !out.isEmpty { Terminal.out(out, newline: false) }
-        if !err.isEmpty { Terminal.err(err.terminalSafeLines) }
-        return status
     }
 
     /// What an owner says of a command line it does not take.
