@@ -63,11 +63,34 @@ extension Transport {
             var region = Region(file: relative ?? path, timelineStartFrame: start + skip, sourceOffsetFrame: skip,
                                 lengthFrames: Int64(count) - skip)
             region.scale(recordedSpeed: segment.speed == 0 ? 1 : segment.speed)
-            let take = FinishedTake(trackIndex: t, trackName: session.tracks[t].name, region: region, markerPath: nil, verb: "kept")
+            var take = FinishedTake(trackIndex: t, trackName: session.tracks[t].name, region: region, markerPath: nil, verb: "kept")
+            // Device time that passed unheard inside it (xruns) is silence at its place, said
+            // as a recorded take says it: a cue (WAV) or chapter (FLAC) and a lost-input marker.
+            let gaps = buffer.gaps(from: first, to: first + Int64(count))
+            take.markers = markGaps(gaps, inFileAt: path, frameCount: Int64(count), sampleRate: config.sampleRate,
+                                    timeline: { start + Int64((Double($0) * speed).rounded(.down)) }, from: skip,
+                                    inSession: relative != nil)
             kept.append(take)
         }
         guard !kept.isEmpty else { throw TransportError(.usage, "nothing heard yet to keep") }
         finishedTakes += kept
         return kept
+    }
+
+    /// Cues (WAV) or chapters (FLAC) in a kept take at each of its `gaps` of silence (frame in
+    /// the file, count), named as a recorded take's xruns; the timeline markers for those at
+    /// or after file frame `from` (`timeline` places a file frame), when it is a session's.
+    private func markGaps(_ gaps: [(frame: Int64, count: Int64)], inFileAt path: String, frameCount: Int64, sampleRate: Int,
+                          timeline: (Int64) -> Int64, from: Int64, inSession: Bool) -> [Marker] {
+        guard !gaps.isEmpty else { return [] }
+        let cues = gaps.map { CuePoint(frame: $0.frame, name: TakeStamps.xrunName(lostFrames: $0.count)) }
+        // A file that refuses the patch keeps its audio whole; the timeline's markers still say it.
+        if options.takeContainer == .wav {
+            _ = try? TakeFilePatch.appendCues(path: path, cues: cues, frameCount: frameCount)
+        } else {
+            try? FLACChapters.add(cues, sampleRate: sampleRate, toFileAt: path)
+        }
+        guard inSession else { return [] }
+        return gaps.filter { $0.frame >= from }.map { Marker(name: TakeStamps.xrunName(lostFrames: $0.count), frame: timeline($0.frame), kind: .lostInput) }
     }
 }

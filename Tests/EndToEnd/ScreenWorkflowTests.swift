@@ -147,9 +147,10 @@ final class ScreenWorkflowTests: XCTestCase {
         let jack = try JackServer.start(self, folder: folder)
         let screen = try open(device: "jacktap:IN=\(folder)/in.raw", environment: jack.environment)
         screen.waitFor("LISTENING", timeout: 10)
-        // Longer than the ten seconds kept, so the take does not start at the beginning. The
-        // history holds only what followed the last lost frames (every kept frame has one true
-        // place): an xrun meanwhile (a busy machine) means listening 12 s more, up to three times.
+        // Longer than the ten seconds kept, so the take does not start at the beginning. An
+        // xrun meanwhile (a busy machine) is silence in the memory where device time was lost,
+        // but jacktap's file lost nothing (it reads on where it stopped), so the take would not
+        // be the file in one piece: then it listens 12 s more, up to three times.
         func xruns() -> Int? {
             let text = screen.capture()
             return text.range(of: #"xruns \d+"#, options: .regularExpression).flatMap { Int(text[$0].dropFirst(6)) }

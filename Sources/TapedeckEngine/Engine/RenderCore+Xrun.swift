@@ -29,6 +29,17 @@ extension RenderCore {
         let holding = held > 0
         guard holding != deviceHolding else { return }
         deviceHolding = holding
+        // The retroactive memory holds as the takes do: what it heard meanwhile is silence
+        // once the device tells, and it shows none of it before.
+        if let graphRef = graph {
+            graphRef._withUnsafeGuaranteedRef { g in
+                for i in 0..<g.inputCount {
+                    g.inputTable[i]._withUnsafeGuaranteedRef { strip in
+                        if holding { strip.retro?.beginHold() } else { strip.retro?.endHold() }
+                    }
+                }
+            }
+        }
         guard let takesRef = takes else { return }
         takesRef._withUnsafeGuaranteedRef { set in
             // A take that has not begun holds nothing: what is lost before it is not its own.
@@ -146,7 +157,9 @@ extension RenderCore {
         }
         // The mix's processors skip what the transport moved through meanwhile.
         if timePitch.engaged { mixTimePitch?.debtFrames += seq - seqBefore }
-        shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: state == .rolling ? speedFactor : 0)
+        // The transport moved on with device time: the same stretch, unless the skip crossed
+        // a loop's wrap (logged there) or rounding at another speed moved it.
+        shared.log.appendUnlessContinued(deviceFrame: deviceFrame, timelineFrame: position, speed: state == .rolling ? speedFactor : 0)
         // A rolling shared transport (JACK's) moved on by the lost frames too: that is the
         // xrun, not a locate by another program (at a speed other than 1 the playhead and the
         // shared transport part ways, and following the "jump" would throw the playhead back).

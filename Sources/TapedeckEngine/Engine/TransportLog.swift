@@ -3,8 +3,10 @@ import Synchronization
 /// Where the transport was at each device frame, as a short history of straight segments:
 /// "from device frame d the playhead was at timeline frame t, rolling at speed s (or
 /// standing)". The audio thread appends a segment whenever the mapping jumps (start, stop,
-/// locate, a loop's wrap, a speed change, an xrun); the control thread looks up the segment
-/// holding a device frame — to place input heard in the past, as retroactive capture does.
+/// locate, a loop's wrap, a speed change); the control thread looks up the segment holding a
+/// device frame — to place input heard in the past, as retroactive capture does. An xrun is
+/// no jump: device time went on unheard and the transport with it, so the segment it falls
+/// in goes on through it (``appendUnlessContinued(deviceFrame:timelineFrame:speed:)``).
 final class TransportLog: @unchecked Sendable {
     /// One straight stretch of the transport.
     struct Segment: Equatable {
@@ -46,6 +48,23 @@ final class TransportLog: @unchecked Sendable {
         fields[slot + 1].store(timelineFrame, ordering: .relaxed)
         fields[slot + 2].store(Int64(bitPattern: speed.bitPattern), ordering: .relaxed)
         count.store(n + 1, ordering: .releasing)
+    }
+
+    /// Appends a segment unless the newest one already says it: the transport stands where
+    /// it stood, or rolls on at the same speed to the same frame. (An xrun moved device time
+    /// and the transport on together: a new segment there would make the memory's input
+    /// before it look like another stretch of the transport, and retroactive capture keeps
+    /// one stretch only.)
+    ///
+    /// Audio thread: no allocation, no locks (it is the only writer, so its newest entry
+    /// stays as it stored it).
+    func appendUnlessContinued(deviceFrame: Int64, timelineFrame: Int64, speed: Double) {
+        let n = count.load(ordering: .relaxed)
+        if n > 0 {
+            let last = entry(n - 1)
+            if last.speed == speed && last.deviceFrame <= deviceFrame && last.timeline(at: deviceFrame) == timelineFrame { return }
+        }
+        append(deviceFrame: deviceFrame, timelineFrame: timelineFrame, speed: speed)
     }
 
     /// Entry `k` (counting from the first ever appended) as stored now. Any thread.

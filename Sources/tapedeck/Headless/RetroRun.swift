@@ -66,10 +66,13 @@ struct RetroRun {
         let rate = transport.session.sampleRate
         for take in takes {
             if json {
+                // Where it is silent for device time that passed unheard (xruns), as `done` says a take's.
+                let markers: [[String: Any]] = take.markers.map { ["name": $0.name, "frame": $0.frame] }
                 StatusLine.emitLine(["event": "kept", "file": take.region.file, "frames": take.region.lengthFrames,
-                                     "timeline_frame": take.region.timelineStartFrame])
+                                     "timeline_frame": take.region.timelineStartFrame, "markers": markers])
             } else {
-                Terminal.err("\rkept \(TimeText.clock(frames: take.region.lengthFrames, sampleRate: rate)) played at \(TimeText.clock(frames: take.region.timelineStartFrame, sampleRate: rate)) → \(take.region.file.terminalSafe)\n")
+                let lost = take.markers.map { "\($0.name) at \(TimeText.clock(frames: $0.frame, sampleRate: rate))" }
+                Terminal.err("\rkept \(TimeText.clock(frames: take.region.lengthFrames, sampleRate: rate)) played at \(TimeText.clock(frames: take.region.timelineStartFrame, sampleRate: rate)) → \(take.region.file.terminalSafe)\(lost.isEmpty ? "" : " (silent where \(lost.joined(separator: ", ")))")\n")
             }
         }
         return takes.isEmpty ? 0 : 1
