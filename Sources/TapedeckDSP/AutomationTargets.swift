@@ -20,9 +20,16 @@ public enum AutomationTargets {
 
 extension Track {
     /// The playback chain's node `node` names (its name or place, as a lane does) and the
-    /// definition of its parameter `id` (any case), if both are there.
+    /// definition of its parameter `id` (any case), if both are there. Parses the stored
+    /// text: an owner that keeps ``SessionChains`` uses ``nodeParameter(_:_:in:)``.
     public func nodeParameter(_ node: String, _ id: String) -> (chain: Chain, entry: Int, definition: ParameterDefinition)? {
-        guard let chain = try? Chain(parsing: playbackChain), let at = AutomationTargets.nodeIndex(node, in: chain),
+        nodeParameter(node, id, in: try? Chain(parsing: playbackChain))
+    }
+
+    /// As ``nodeParameter(_:_:)``, in `chain`: this track's playback chain as read (nil: it
+    /// does not parse).
+    public func nodeParameter(_ node: String, _ id: String, in chain: Chain?) -> (chain: Chain, entry: Int, definition: ParameterDefinition)? {
+        guard let chain, let at = AutomationTargets.nodeIndex(node, in: chain),
               let d = NodeRegistry.standard.descriptor(named: chain.entries[at].node)?.parameters.first(where: { $0.id.lowercased() == id.lowercased() })
         else { return nil }
         return (chain, at, d)
@@ -30,14 +37,23 @@ extension Track {
 
     /// The control's own value for `parameter` (what plays when no lane does): the fader in
     /// dB, the pan, the mute (0 or 1), a node's parameter as the chain sets it or its default.
+    /// A node's parameter parses the stored chain: an owner that keeps ``SessionChains`` uses
+    /// ``controlValue(_:chain:)``.
     public func controlValue(_ parameter: AutomationParameter) -> Double? {
+        guard case .node = parameter else { return controlValue(parameter, chain: nil) }
+        return controlValue(parameter, chain: try? Chain(parsing: playbackChain))
+    }
+
+    /// As ``controlValue(_:)``, a node's parameter read from `chain`: this track's playback
+    /// chain as read (nil: it does not parse).
+    public func controlValue(_ parameter: AutomationParameter, chain: Chain?) -> Double? {
         switch parameter {
         case .gain: return gainDecibels
         case .pan: return pan
         case .mute: return mute ? 1 : 0
         case .send(let bus): return sends.first { $0.bus.lowercased() == bus.lowercased() }?.levelDecibels
         case .node(let node, let id):
-            guard let (chain, at, d) = nodeParameter(node, id) else { return nil }
+            guard let (chain, at, d) = nodeParameter(node, id, in: chain) else { return nil }
             if case .number(let v)? = chain.entries[at].settings.last(where: { $0.parameter.lowercased() == d.id.lowercased() })?.value { return v }
             return d.defaultValue
         }

@@ -84,15 +84,42 @@ extension Session {
     /// Applies `change`: the chain's text written again with the one value changed (in the
     /// parser's canonical form). False, changing nothing, when it names no strip, no node or
     /// no parameter, the chain does not parse, or the value is so already.
+    ///
+    /// Parses the chain's stored text: for a caller that keeps no ``SessionChains`` (the
+    /// transport, headless runs); an owner that keeps one uses ``apply(_:chains:)``.
     @discardableResult
     public mutating func apply(_ change: ChainValueChange) -> Bool {
-        guard let text = chainText(at: change.place), var chain = try? Chain(parsing: text),
-              chain.apply(change.value, entry: change.node) else { return false }
+        guard let text = chainText(at: change.place), let chain = try? Chain(parsing: text) else { return false }
+        return apply(change, to: chain) != nil
+    }
+
+    /// As ``apply(_:)``, with the chain as `chains` read it (no parsing); the changed chain is
+    /// handed back to `chains`, so the text written is not read again either.
+    @discardableResult
+    public mutating func apply(_ change: ChainValueChange, chains: inout SessionChains) -> Bool {
+        guard chainText(at: change.place) != nil else { return false }
+        chains.update(to: self)
+        let slot: SessionChains.Slot
+        switch change.place {
+        case .master: slot = chains.masterSlot
+        case .playback(let s): slot = chains.slot(s, .playback)
+        case .input(let s): slot = chains.slot(s, .input)
+        }
+        guard let chain = slot.value, let changed = apply(change, to: chain) else { return false }
+        chains.handIn(changed)
+        return true
+    }
+
+    /// `chain` (the chain at `change.place`) with the change made, written back as text; nil,
+    /// changing nothing, when the change names no node or parameter or the value is so already.
+    private mutating func apply(_ change: ChainValueChange, to chain: Chain) -> Chain? {
+        var chain = chain
+        guard chain.apply(change.value, entry: change.node) else { return nil }
         switch change.place {
         case .master: masterChain = chain.text
         case .playback(let s): tracks[s].playbackChain = chain.text
         case .input(let s): tracks[s].inputChain = chain.text
         }
-        return true
+        return chain
     }
 }

@@ -233,8 +233,7 @@ struct OSCFeedbackState {
     mutating func pluginPage(_ selected: Int?, plugin: inout Int, page: inout Int, shown: Int) -> Int {
         guard bits.contains(.select) else { return shown }
         var parameters: [Chain.ParameterState] = []
-        if let t = selected, view.session.tracks.indices.contains(t),
-           let chain = try? Chain(parsing: view.session.tracks[t].playbackChain), !chain.entries.isEmpty {
+        if let t = selected, let chain = view.playbackChain(t), !chain.entries.isEmpty {
             plugin = min(max(1, plugin), chain.entries.count)
             let entry = chain.entries[plugin - 1]
             let registry = NodeRegistry.standard

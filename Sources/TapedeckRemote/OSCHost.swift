@@ -21,9 +21,12 @@ public struct OSCView {
     public var sessionName: String
     /// The playback speed the user set (1: as recorded).
     public var speed: Double
+    /// The host's chains (``SessionChains``) for `session`; nil: each is parsed when asked.
+    public var chains: SessionChains?
 
     public init(session: Session, transport: OSCTransport, meters: [Double], endFrame: Int64, stopEnds: Bool,
-                masterMeter: Double = -.infinity, sessionName: String = "", speed: Double = 1) {
+                masterMeter: Double = -.infinity, sessionName: String = "", speed: Double = 1, chains: SessionChains? = nil) {
+        self.chains = chains
         self.session = session
         self.transport = transport
         self.meters = meters
@@ -32,6 +35,15 @@ public struct OSCView {
         self.masterMeter = masterMeter
         self.sessionName = sessionName
         self.speed = speed
+    }
+
+    /// Track `t`'s playback chain: as the host keeps it (``chains``, when it holds this
+    /// session's text), otherwise parsed from the session; nil when there is no such track or
+    /// the chain does not parse.
+    public func playbackChain(_ t: Int) -> Chain? {
+        guard session.tracks.indices.contains(t) else { return nil }
+        if let chains, chains.matches(session) { return chains.slot(t).value }
+        return try? Chain(parsing: session.tracks[t].playbackChain)
     }
 
     /// A session folder's name without its extension (`song` for `/music/song.tapedeck`).

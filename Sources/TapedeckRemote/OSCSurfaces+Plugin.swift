@@ -27,7 +27,7 @@ extension OSCSurfaces {
             return "\(address): no strip selected (select one with /strip/select SSID 1)"
         }
         let track = view.session.tracks[t]
-        let chain = (try? Chain(parsing: track.playbackChain)) ?? Chain()
+        let chain = view.playbackChain(t) ?? Chain()
         guard !chain.entries.isEmpty else { return "\(address): \(track.name) has no nodes in its playback chain" }
         let node = min(max(1, surface.plugin), chain.entries.count)
         switch command {
@@ -78,7 +78,7 @@ extension OSCSurfaces {
     /// Node `node` (1-based) of track `t`'s playback chain in (`on`) or bypassed.
     private func bypass(_ t: Int, node: Int, on: Bool, _ address: String, _ host: OSCHost, _ sender: OSCPeer, _ view: OSCView) -> String? {
         let track = view.session.tracks[t]
-        let chain = (try? Chain(parsing: track.playbackChain)) ?? Chain()
+        let chain = view.playbackChain(t) ?? Chain()
         guard chain.entries.indices.contains(node - 1) else {
             return "\(address): \(track.name)'s playback chain has \(chain.entries.count) nodes, no node \(node)"
         }

@@ -26,9 +26,10 @@ extension Transport {
             if !a.rolling {
                 a.rolling = true
                 let from = a.playFrom >= 0 ? a.playFrom : status.positionFrame
-                for track in session.tracks {
+                chains.update(to: session)
+                for (t, track) in session.tracks.enumerated() {
                     for lane in track.automation where lane.mode == .write {
-                        guard let value = track.controlValue(lane.parameter) else { continue }
+                        guard let value = track.controlValue(lane.parameter, chain: chains.slot(t).value) else { continue }
                         a.writer.begin(track: track.name, lane: lane, value: value, at: from, nanoseconds: now)
                     }
                 }
@@ -57,7 +58,8 @@ extension Transport {
     /// A bound controller moved while rolling: written to its lane when that is in touch,
     /// latch or write. Control thread.
     func writeAutomation(_ binding: MIDIBinding, value: Int, timelineFrame: Int64) {
-        guard timelineFrame >= 0, let target = session.automationTarget(binding, controllerValue: value) else { return }
+        chains.update(to: session)
+        guard timelineFrame >= 0, let target = session.automationTarget(binding, controllerValue: value, chains: chains) else { return }
         let track = session.tracks[target.track]
         guard let lane = track.laneIndex(target.parameter).map({ track.automation[$0] }), AutomationWriter.writes(lane.mode) else { return }
         hand(automation.writer.move(track: track.name, lane: lane, value: target.value, at: timelineFrame,
@@ -70,10 +72,16 @@ extension Transport {
     /// already wrote is not written again. Control thread.
     func writeAutomation(from old: Session, to new: Session, at frame: Int64) {
         guard automation.rolling, frame >= 0 else { return }
+        // Each text read once: the old session's chains, then the new one's (only what changed).
+        chains.update(to: old)
+        let oldChains = chains
+        chains.update(to: new)
         for (t, track) in new.tracks.enumerated() where !track.automation.isEmpty {
-            guard let before = old.tracks.first(where: { $0.name == track.name }) else { continue }
+            guard let b = old.tracks.firstIndex(where: { $0.name == track.name }) else { continue }
+            let before = old.tracks[b]
             for lane in track.automation where AutomationWriter.writes(lane.mode) {
-                guard let value = track.controlValue(lane.parameter), value != before.controlValue(lane.parameter) else { continue }
+                guard let value = track.controlValue(lane.parameter, chain: chains.slot(t).value),
+                      value != before.controlValue(lane.parameter, chain: oldChains.slot(b).value) else { continue }
                 writeAutomation(track: t, lane: lane, value: value, at: frame)
             }
         }
@@ -94,11 +102,13 @@ extension Transport {
     /// Control thread.
     func writeAutomation(_ change: ChainValueChange, at frame: Int64) {
         guard automation.rolling, frame >= 0, case .playback(let t) = change.place, case .parameter(let id, _) = change.value,
-              session.tracks.indices.contains(t), let chain = try? Chain(parsing: session.tracks[t].playbackChain) else { return }
+              session.tracks.indices.contains(t) else { return }
+        chains.update(to: session)
+        guard let chain = chains.slot(t).value else { return }
         let track = session.tracks[t]
         for lane in track.automation where AutomationWriter.writes(lane.mode) {
             guard case .node(let node, let p) = lane.parameter, p.lowercased() == id.lowercased(),
-                  AutomationTargets.nodeIndex(node, in: chain) == change.node, let value = track.controlValue(lane.parameter) else { continue }
+                  AutomationTargets.nodeIndex(node, in: chain) == change.node, let value = track.controlValue(lane.parameter, chain: chain) else { continue }
             writeAutomation(track: t, lane: lane, value: value, at: frame)
         }
     }
@@ -127,8 +137,10 @@ extension Transport {
 extension Session {
     /// What a bound controller at `controllerValue` writes: the track, its lane's parameter, and
     /// the value in the lane's unit. Nil for the master, an input chain, or a binding that
-    /// names nothing here.
-    func automationTarget(_ binding: MIDIBinding, controllerValue value: Int) -> (track: Int, parameter: AutomationParameter, value: Double)? {
+    /// names nothing here. A node's parameter is looked up in `chains` (brought up to this
+    /// session).
+    func automationTarget(_ binding: MIDIBinding, controllerValue value: Int,
+                          chains: SessionChains) -> (track: Int, parameter: AutomationParameter, value: Double)? {
         guard binding.kind != .master, binding.inputChain != true, let name = binding.track,
               let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
         switch binding.kind {
@@ -145,7 +157,7 @@ extension Session {
             }
             return (t, lane?.parameter ?? .send(bus), Fader.stored(MIDIBinding.faderDecibels(controllerValue: value)))
         case .parameter:
-            guard let node = binding.node, let id = binding.parameter, let (chain, _, d) = tracks[t].nodeParameter(String(node), id)
+            guard let node = binding.node, let id = binding.parameter, let (chain, _, d) = tracks[t].nodeParameter(String(node), id, in: chains.slot(t).value)
             else { return nil }
             // The lane may name the node by its name or its place.
             let lane = tracks[t].automation.first { lane in

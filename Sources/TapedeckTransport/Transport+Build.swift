@@ -124,10 +124,10 @@ extension Transport {
     func specMaker() -> @Sendable (Session, _ stretching: (Double) -> Void) throws -> GraphSpec {
         let options = self.options, folder = self.folder, listening = self.listening
         let override = inputOverride.map { InputOverride(chain: $0.chain, channels: $0.channels) }
-        let recording = recordingTracks
+        let recording = recordingTracks, chains = self.chains
         return { session, stretching in
             try Transport.makeSpec(session, options: options, folder: folder, listening: listening,
-                                   inputOverride: override, recordingTracks: recording, stretching: stretching)
+                                   inputOverride: override, recordingTracks: recording, chains: chains, stretching: stretching)
         }
     }
 
@@ -138,19 +138,24 @@ extension Transport {
     }
 
     /// The graph spec for `session`: every track, inputs for the listening ones (with a
-    /// running pass's overrides), silent tracks when the session is not to be heard. Any thread.
+    /// running pass's overrides), silent tracks when the session is not to be heard. The
+    /// chains as the transport keeps them (what it has not read yet is read here). Any thread.
     static func makeSpec(_ session: Session, options: TransportOptions, folder: SessionFolder?, listening: Set<Int>,
-                         inputOverride: InputOverride?, recordingTracks: Set<Int>,
+                         inputOverride: InputOverride?, recordingTracks: Set<Int>, chains: SessionChains,
                          stretching: (Double) -> Void = { _ in }) throws -> GraphSpec {
         var s: GraphSpec
         if var material = options.material {
-            material.masterChain = try Transport.chain(session.masterChain, place: "master chain")
+            var chains = chains
+            chains.update(to: session)
+            do { material.masterChain = try chains.masterSlot.chain.get() } catch {
+                throw ChainContextError(place: "master chain", error: error)
+            }
             s = material
         } else if let folder {
-            s = try GraphSpec(session: session, folder: folder, listening: listening, stretching: stretching)
+            s = try GraphSpec(session: session, folder: folder, listening: listening, chains: chains, stretching: stretching)
         } else {
             s = try GraphSpec(session: session, folder: SessionFolder(path: FileManager.default.currentDirectoryPath),
-                              listening: listening, stretching: stretching)
+                              listening: listening, chains: chains, stretching: stretching)
         }
         if !options.playsSession {
             for i in s.tracks.indices {

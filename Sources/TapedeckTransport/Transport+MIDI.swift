@@ -229,7 +229,7 @@ extension Transport {
             // The engine plays the move already: the transport's session holds it from now
             // on (so nothing writes the older value back), and the front-end's follows
             // through ``collectMIDIChanges()`` without handing it back.
-            session.apply(binding, value: move.value)
+            session.apply(binding, value: move.value, chains: &chains)
             writeAutomation(binding, value: move.value, timelineFrame: move.timelineFrame)
         }
         let dropped = engine.droppedMIDIMessages
@@ -269,31 +269,59 @@ extension Transport {
 extension Session {
     /// Follows a bound controller's move: the fader, pan, mute, master fader or node
     /// parameter it is bound to takes the value the engine already applied. Returns false
-    /// when the binding names nothing in this session.
+    /// when the binding names nothing in this session. A node parameter parses its stored
+    /// chain: an owner that keeps ``SessionChains`` uses ``apply(_:value:chains:)``.
     @discardableResult
     public mutating func apply(_ binding: MIDIBinding, value: Int) -> Bool {
+        let chain = boundChain(binding).flatMap { t, kind in
+            try? Chain(parsing: kind == .input ? tracks[t].inputChain : tracks[t].playbackChain)
+        }
+        return apply(binding, value: value, chain: chain).applied
+    }
+
+    /// As ``apply(_:value:)``, a node parameter's chain as `chains` read it; the changed chain
+    /// is handed back to `chains`, so its text is not read again.
+    @discardableResult
+    public mutating func apply(_ binding: MIDIBinding, value: Int, chains: inout SessionChains) -> Bool {
+        chains.update(to: self)
+        let chain = boundChain(binding).flatMap { t, kind in chains.slot(t, kind).value }
+        let (applied, changed) = apply(binding, value: value, chain: chain)
+        if let changed { chains.handIn(changed) }
+        return applied
+    }
+
+    /// The track and chain a node parameter's binding names.
+    private func boundChain(_ binding: MIDIBinding) -> (track: Int, kind: SessionChains.Kind)? {
+        guard binding.kind == .parameter, let name = binding.track,
+              let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        return (t, binding.inputChain == true ? .input : .playback)
+    }
+
+    /// The move applied, a node parameter's to `chain` (the bound chain, parsed): whether it
+    /// named something, and the chain as changed.
+    private mutating func apply(_ binding: MIDIBinding, value: Int, chain: Chain?) -> (applied: Bool, changed: Chain?) {
         if binding.kind == .master {
             masterGainDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
-            return true
+            return (true, nil)
         }
-        guard let name = binding.track, let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return false }
+        guard let name = binding.track, let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return (false, nil) }
         switch binding.kind {
         case .fader: tracks[t].gainDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
         case .pan: tracks[t].pan = MIDIBinding.pan(controllerValue: value)
         case .mute: tracks[t].mute = MIDIBinding.mute(controllerValue: value)
         case .master: break
         case .parameter:
-            guard let node = binding.node, let id = binding.parameter else { return false }
-            let text = binding.inputChain == true ? tracks[t].inputChain : tracks[t].playbackChain
-            guard var chain = try? Chain(parsing: text), chain.entries.indices.contains(node - 1),
+            guard let node = binding.node, let id = binding.parameter else { return (false, nil) }
+            guard var chain, chain.entries.indices.contains(node - 1),
                   let d = NodeRegistry.standard.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
-            else { return false }
-            guard chain.set(entry: node - 1, parameter: id, to: d.value(controllerValue: value)) else { return false }
+            else { return (false, nil) }
+            guard chain.set(entry: node - 1, parameter: id, to: d.value(controllerValue: value)) else { return (false, nil) }
             if binding.inputChain == true { tracks[t].inputChain = chain.text } else { tracks[t].playbackChain = chain.text }
+            return (true, chain)
         case .send:
-            guard let bus = binding.bus, let k = tracks[t].sends.firstIndex(where: { $0.bus.lowercased() == bus.lowercased() }) else { return false }
+            guard let bus = binding.bus, let k = tracks[t].sends.firstIndex(where: { $0.bus.lowercased() == bus.lowercased() }) else { return (false, nil) }
             tracks[t].sends[k].levelDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
         }
-        return true
+        return (true, nil)
     }
 }

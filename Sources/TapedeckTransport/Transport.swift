@@ -25,6 +25,16 @@ public final class Transport {
     let options: TransportOptions
     /// The session as the transport last heard of it.
     public internal(set) var session: Session
+    /// The session's chains, parsed when their text changes: what a controller, a typed
+    /// change or a lane being written reads, so none of them parses stored text.
+    var chains = SessionChains()
+
+    /// The session's chains as the transport keeps them, brought up to ``session`` (only text
+    /// it has not read before is parsed). Control thread.
+    public func keptChains() -> SessionChains {
+        chains.update(to: session)
+        return chains
+    }
     /// Where the session lives (nil: untitled, or a take outside any session).
     public let folder: SessionFolder?
     /// The spec the engine plays, and the tracks that listen.
@@ -186,7 +196,7 @@ public final class Transport {
         let frame = automation.rolling ? status.positionFrame : -1
         for change in changes where change.isPlayable {
             // Written even when the session holds the value already (see the mixer's apply).
-            session.apply(change)
+            session.apply(change, chains: &chains)
             if options.material == nil || change.place == .master { spec.apply(change) }
             // A graph on its way was made before this value: the session is built again.
             if graphBuild.isBusy { graphBuild.pending = true }
@@ -277,11 +287,6 @@ public final class Transport {
                 engine.setSend(track: i, index: k, levelDecibels: send.levelDecibels, pan: send.pan)
             }
         }
-    }
-
-    /// `text` parsed, or the chain error named after `place`.
-    static func chain(_ text: String, place: String) throws -> Chain {
-        do { return try Chain(parsing: text) } catch { throw ChainContextError(place: place, error: error) }
     }
 
     /// Whether two sessions sound the same but for the mixer values and send levels (and markers, loop and

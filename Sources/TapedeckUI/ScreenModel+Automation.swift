@@ -91,7 +91,7 @@ extension ScreenModel {
         let track = session.tracks[t]
         let lane = track.automation[k]
         let frame = snapFrame(playheadFrame)
-        let value = lane.value(at: frame) ?? track.controlValue(lane.parameter) ?? 0
+        let value = lane.value(at: frame) ?? track.controlValue(lane.parameter, chain: chain(t).value) ?? 0
         edit("add \(lane.parameter) point") { $0.tracks[t].automation[k].add(AutomationPoint(frame: frame, value: value)) }
         locate(frame)
         say("\(track.name) \(lane.parameter): \(lane.parameter.valueText(value)) at \(timeText(frame))")
@@ -140,7 +140,7 @@ extension ScreenModel {
         case .pan: new = Pan.stepped(old, steps: steps, coarse: coarse)
         case .mute: new = steps > 0 ? 1 : 0
         case .node(let node, let id):
-            let range = ScreenModel.parameterRange(track, node: node, id: id)
+            let range = parameterRange(t, node: node, id: id)
             let step = (range.map { $0.upperBound - $0.lowerBound } ?? max(abs(old), 1)) * (coarse ? 0.1 : 0.01)
             let moved = old + Double(steps) * step
             new = range.map { min(max(moved, $0.lowerBound), $0.upperBound) } ?? moved
@@ -184,7 +184,7 @@ extension ScreenModel {
         if case .send(let bus) = parameter, !track.sends.contains(where: { $0.bus.lowercased() == bus.lowercased() }) {
             return "\(track.name) has no send to '\(bus.terminalSafe)'"
         }
-        guard let value = track.controlValue(parameter) else { return "\(track.name)'s chain has no \(parameter)" }
+        guard let value = track.controlValue(parameter, chain: chain(t).value) else { return "\(track.name)'s chain has no \(parameter)" }
         let frame = playheadFrame
         edit("new \(parameter) lane") {
             $0.tracks[t].automation.append(AutomationLane(parameter: parameter, points: [AutomationPoint(frame: frame, value: value)]))
@@ -238,9 +238,11 @@ extension ScreenModel {
         return frame - back <= on - frame ? back : on
     }
 
-    /// A node parameter's range (from its definition), if the chain and node know it.
-    static func parameterRange(_ track: Track, node: String, id: String) -> ClosedRange<Double>? {
-        guard let d = track.nodeParameter(node, id)?.definition, d.minimum <= d.maximum else { return nil }
+    /// A node parameter's range on track `t` (from its definition), if the chain and node know
+    /// it. The chain as ``chains`` read it: this runs while drawing.
+    func parameterRange(_ t: Int, node: String, id: String) -> ClosedRange<Double>? {
+        guard session.tracks.indices.contains(t),
+              let d = session.tracks[t].nodeParameter(node, id, in: chain(t).value)?.definition, d.minimum <= d.maximum else { return nil }
         return d.minimum...d.maximum
     }
 

@@ -24,11 +24,30 @@ extension ScreenModel {
         track == ScreenModel.masterChainTrack ? "master" : session.tracks.indices.contains(track) ? session.tracks[track].name : "?"
     }
 
-    /// The panel's chain for `track`, parsed; throws the chain error when the session holds
-    /// text the parser refuses (then only Enter, retyping it, can help).
-    func parsedChain(_ track: Int) throws(ChainError) -> Chain { try Chain(parsing: chainText(track)) }
+    /// Track `track`'s chain of `kind` (``masterChainTrack``: the master's) as the session's
+    /// chains read it: parsed when its text last changed, never here (this runs while drawing).
+    public func chain(_ track: Int, _ kind: SessionChains.Kind = .playback) -> SessionChains.Slot {
+        chains.update(to: session)
+        return track == ScreenModel.masterChainTrack ? chains.masterSlot : chains.slot(track, kind)
+    }
 
-    func applyChain(_ text: String, track: Int, name: String) {
+    /// The session's chains, brought up to the session (only text not read before is parsed).
+    func keptChains() -> SessionChains {
+        chains.update(to: session)
+        return chains
+    }
+
+    /// The panel's chain for `track`; throws the chain error when the session holds text the
+    /// parser refused (then only Enter, retyping it, can help).
+    func parsedChain(_ track: Int) throws(ChainError) -> Chain {
+        try chain(track, chainIsInput ? .input : .playback).chain.get()
+    }
+
+    /// Stores `chain` (its canonical text) as `track`'s chain, one undoable step `name`; the
+    /// parsed value is kept, so the chain is not read again.
+    func applyChain(_ chain: Chain, track: Int, name: String) {
+        chains.handIn(chain)
+        let text = chain.text
         if track == ScreenModel.masterChainTrack {
             edit("\(name) on master") { $0.masterChain = text }
             return
@@ -62,7 +81,7 @@ extension ScreenModel {
             place = chainIsInput ? .input(strip: track) : .playback(strip: track)
         }
         let change = ChainValueChange(place: place, node: node, value: value)
-        document.edit("\(name) on \(chainOwnerName(track))") { $0.apply(change) }
+        document.edit("\(name) on \(chainOwnerName(track))") { $0.apply(change, chains: &chains) }
         link.apply([change])
         return true
     }
@@ -134,7 +153,7 @@ extension ScreenModel {
             let offset = key == .char("K") ? -1 : 1
             if edited.move(chainNode, by: offset) {
                 chainNode += offset
-                applyChain(edited.text, track: t, name: "reorder chain")
+                applyChain(edited, track: t, name: "reorder chain")
             }
         case .char("x"), .named(.delete):
             if chain.entries.indices.contains(chainNode) { overlay = .confirm(.removeNode(track: t, node: chainNode)) }

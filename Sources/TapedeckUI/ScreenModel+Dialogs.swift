@@ -112,7 +112,7 @@ extension ScreenModel {
                 overlay = nil
                 guard var chain = try? parsedChain(track), chain.entries.indices.contains(node) else { return }
                 chain.remove(at: node)
-                applyChain(chain.text, track: track, name: "remove node")
+                applyChain(chain, track: track, name: "remove node")
                 chainNode = max(0, min(chainNode, chain.entries.count - 1))
             } else if no { overlay = nil }
         }
@@ -137,7 +137,7 @@ extension ScreenModel {
                 }
             }
             overlay = nil
-            applyChain(chain.text, track: track, name: "edit chain")
+            applyChain(chain, track: track, name: "edit chain")
         case .renameTrack(let t):
             if let problem = trackNameProblem(input.text, index: t) { refuse(problem); return }
             overlay = nil

@@ -134,7 +134,7 @@ extension ScreenModel {
         }
         // The transport and the engine have the moves already (nothing is handed back).
         for move in changes.moves {
-            document.editMerging("controller \(move.binding)") { _ = $0.apply(move.binding, value: move.value) }
+            document.editMerging("controller \(move.binding)") { _ = $0.apply(move.binding, value: move.value, chains: &chains) }
         }
         if !changes.automationWrites.isEmpty {
             // One undo step per pass a hand wrote.

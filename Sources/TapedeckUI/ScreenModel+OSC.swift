@@ -15,7 +15,7 @@ extension ScreenModel: OSCHost {
                                         loop: session.loopEnabled, frame: snapshot.positionFrame, sampleRate: session.sampleRate),
                 meters: OSCView.meters(snapshot.trackLevels, trackCount: session.tracks.count),
                 endFrame: session.endFrame, stopEnds: false, masterMeter: OSCView.peak(snapshot.masterLevels),
-                sessionName: OSCView.sessionName(path: folder?.path), speed: speed)
+                sessionName: OSCView.sessionName(path: folder?.path), speed: speed, chains: keptChains())
     }
 
     /// As the control socket's command (said on the message line when done). UI thread.
@@ -78,7 +78,7 @@ extension ScreenModel: OSCHost {
         let name = session.tracks[t].name
         guard session.tracks[t].frozen == nil else { return "\(name) is frozen: unfreeze it to change its chain" }
         // A parameter moved in one gesture is one undo step, as a fader's.
-        if continuing { document.editMerging("OSC chain \(name)") { $0.apply(change) } } else { document.edit("OSC chain \(name)") { $0.apply(change) } }
+        if continuing { document.editMerging("OSC chain \(name)") { $0.apply(change, chains: &chains) } } else { document.edit("OSC chain \(name)") { $0.apply(change, chains: &chains) } }
         link.apply([change])
         switch change.value {
         case .parameter(let id, .number(let v)): say("\(name) node \(change.node + 1) \(id) \(v.formatted()) — asked by \(peer.terminalSafe)")

@@ -1,5 +1,6 @@
 import TapedeckTransport
 import TapedeckCore
+import TapedeckDSP
 import TapedeckIO
 
 /// The screen's state and everything keys do to it, with no terminal involved: views draw
@@ -18,6 +19,9 @@ public final class ScreenModel {
     public let hooks: ScreenHooks
     /// Key bindings.
     public let keyMap: KeyMap
+    /// The session's chains, parsed when their text changes (``chain(_:_:)``), so drawing
+    /// and keys never parse stored text.
+    var chains = SessionChains()
     /// Waveform overviews.
     public internal(set) var peaks: PeakCache
     /// MIDI regions' notes, for the note view.

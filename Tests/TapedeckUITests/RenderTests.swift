@@ -1,5 +1,6 @@
 import XCTest
 import TapedeckCore
+import TapedeckDSP
 @testable import TapedeckUI
 import TapedeckTransport
 
@@ -60,12 +61,20 @@ final class RenderTests: XCTestCase {
         XCTAssertEqual(reading.holdDecibels, -24, "the hold falls after 1.5 s")
     }
 
+    private func session(chain: String) -> Session {
+        var session = Session()
+        session.tracks = [Track(name: "A", playbackChain: chain)]
+        return session
+    }
+
     func testClockAndSummaries() {
         XCTAssertEqual(TransportBarView.clockText(48000 * 3723 + 24000, sampleRate: 48000), "1:02:03.500")
         XCTAssertEqual(TransportBarView.clockText(0, sampleRate: 48000), "0:00:00.000")
         XCTAssertEqual(TransportBarView.speedText(0.75), "0.75x")
-        XCTAssertEqual(TrackListView.chainSummary("hpf:cutoff=80,!comp"), "hpf>(comp)")
-        XCTAssertEqual(TrackListView.chainSummary(""), "-")
+        XCTAssertEqual(TrackListView.chainSummary(SessionChains(session(chain: "hpf:cutoff=80,!comp")).slot(0)), "hpf>(comp)")
+        XCTAssertEqual(TrackListView.chainSummary(SessionChains(session(chain: "")).slot(0)), "-")
+        XCTAssertEqual(TrackListView.chainSummary(SessionChains(session(chain: "hpf:nope")).slot(0)), "hpf:nope",
+                       "a chain the parser refused is shown as written")
     }
 
     func testTooSmallTerminalShowsANoticeNotGarbage() {

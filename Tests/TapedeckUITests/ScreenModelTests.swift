@@ -11,6 +11,8 @@ final class FakeLink: TransportLink {
     var canRecord = false
     var calls: [String] = []
     var session = Session()
+    /// Its session's chains, kept as the transport keeps them (so a change parses nothing).
+    var chains = SessionChains()
     var loudness: LoudnessReading?
     /// Outputs the fake device plays, and the delay compensation it reports.
     var outputChannelCount = 2
@@ -30,7 +32,7 @@ final class FakeLink: TransportLink {
     var chainChanges: [ChainValueChange] = []
     func apply(_ changes: [ChainValueChange]) {
         chainChanges += changes
-        for c in changes { session.apply(c) }
+        for c in changes { session.apply(c, chains: &chains) }
     }
     func play(fromFrame: Int64) { state = .playing; position = fromFrame; calls.append("play \(fromFrame)") }
     func stop() { state = .stopped; calls.append("stop") }

@@ -179,9 +179,13 @@ public struct GraphSpec: Sendable, Equatable {
     /// its channel count; renders regions with a rate other than 1 into the session's cache
     /// first (once; later specs reuse the render). A chain that does not parse throws
     /// ``ChainContextError``. Control thread.
-    /// `stretching` hears each render's progress, 0…1 (a screen's progress line).
-    public init(session: Session, folder: SessionFolder, listening: Set<Int>? = nil,
+    /// `stretching` hears each render's progress, 0…1 (a screen's progress line). The chains
+    /// are taken from `chains` as their owner keeps them (brought up to `session`: only text it
+    /// has not read is parsed); without one each is parsed here, once.
+    public init(session: Session, folder: SessionFolder, listening: Set<Int>? = nil, chains: SessionChains? = nil,
                 stretching: (Double) -> Void = { _ in }) throws {
+        var chains = chains ?? SessionChains()
+        chains.update(to: session)
         let cache = StretchedRegionCache(folder: folder)
         var tracks: [Track] = []
         // Channels of each distinct file, learned once however many regions play from it.
@@ -190,7 +194,7 @@ public struct GraphSpec: Sendable, Equatable {
         for (i, t) in session.tracks.enumerated() {
             if t.isBus {
                 let chain: Chain
-                do { chain = try Chain(parsing: t.playbackChain) } catch {
+                do { chain = try chains.slot(i).chain.get() } catch {
                     throw ChainContextError(place: "bus \(i + 1) (\(t.name)) chain", error: error)
                 }
                 var bus = Track(name: t.name, sources: [], channelCount: t.busChannelCount, chain: chain,
@@ -218,14 +222,14 @@ public struct GraphSpec: Sendable, Equatable {
                 Source(path: folder.absolutePath(of: $0.file), region: $0)
             }
             let chain: Chain
-            do { chain = t.frozen != nil ? Chain() : try Chain(parsing: t.playbackChain) } catch {
+            do { chain = t.frozen != nil ? Chain() : try chains.slot(i).chain.get() } catch {
                 throw ChainContextError(place: "track \(i + 1) (\(t.name)) chain", error: error)
             }
             let listens = listening?.contains(i) ?? t.armed
             var input: Input?
             if listens && !t.isMIDI && t.frozen == nil {
                 let inputChain: Chain
-                do { inputChain = try Chain(parsing: t.inputChain) } catch {
+                do { inputChain = try chains.slot(i, .input).chain.get() } catch {
                     throw ChainContextError(place: "track \(i + 1) (\(t.name)) input chain", error: error)
                 }
                 let channels = t.inputChannels.isEmpty ? [1] : Array(t.inputChannels.prefix(2))
@@ -260,7 +264,7 @@ public struct GraphSpec: Sendable, Equatable {
             Binding(binding: b, track: b.track.flatMap { name in session.tracks.firstIndex { $0.name.lowercased() == name.lowercased() } })
         }
         masterGainDecibels = session.masterGainDecibels
-        do { masterChain = try Chain(parsing: session.masterChain) } catch {
+        do { masterChain = try chains.masterSlot.chain.get() } catch {
             throw ChainContextError(place: "master chain", error: error)
         }
     }

@@ -80,7 +80,7 @@ public enum MixerView {
         // A bus has no input, arm or monitoring: its width and solo-safe stand there.
         let input = track.isBus ? TrackListView.busLabel(track) : InputChannels.text(track.inputChannels)
         canvas.put(y + 1, x, Fit.pad(Fit.shortened(input, w), w), track.isBus ? .title : .label)
-        canvas.put(y + 2, x, Fit.pad(Fit.chain(TrackListView.chainSummary(track.playbackChain), w), w), .dim)
+        canvas.put(y + 2, x, Fit.pad(Fit.chain(TrackListView.chainSummary(model.chain(t)), w), w), .dim)
         var bx = canvas.put(y + 3, x, track.mute ? "M" : "m", track.mute ? .muted : .dim)
         bx = canvas.put(y + 3, bx + 1, track.solo ? "S" : "s", track.solo ? .solo : .dim)
         if track.isBus {
@@ -102,7 +102,7 @@ public enum MixerView {
         let w = stripWidth - 1
         canvas.put(y, x, Fit.pad("Master", w), selected ? .selected : .title)
         canvas.put(y + 1, x, Fit.pad("stereo", w), .label)
-        canvas.put(y + 2, x, Fit.pad(Fit.chain(TrackListView.chainSummary(model.session.masterChain), w), w), .dim)
+        canvas.put(y + 2, x, Fit.pad(Fit.chain(TrackListView.chainSummary(model.chain(ScreenModel.masterChainTrack)), w), w), .dim)
         drawColumns(fader: model.session.masterGainDecibels, meters: model.masterMeters, x: x, meterTop: meterTop,
                     meterRows: meterRows, selected: selected, glyphs: glyphs, canvas: &canvas)
     }

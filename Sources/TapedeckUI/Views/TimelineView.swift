@@ -216,7 +216,7 @@ public enum TimelineView {
         case .mute: range = 0...1
         case .node(let node, let id):
             let values = lane.points.map(\.value)
-            range = ScreenModel.parameterRange(track, node: node, id: id)
+            range = model.parameterRange(t, node: node, id: id)
                 ?? ((values.min() ?? 0)...max(values.max() ?? 1, (values.min() ?? 0) + 1e-9))
         }
         let steps = glyphs.levels.count - 1

@@ -6,10 +6,15 @@ import TapedeckDSP
 /// track whose lanes are shown, its takes with the playing one marked. A bus shows `bus 2ch`
 /// (or `1ch`) where a track shows its input, and nothing where a track is armed or monitored.
 public enum TrackListView {
-    /// The node names of a chain, `-` when empty; bypassed nodes in parentheses. A chain the
-    /// parser refuses is shown as written.
-    public static func chainSummary(_ text: String) -> String {
-        guard let chain = try? Chain(parsing: text) else { return text.isEmpty ? "-" : text }
+    /// The node names of a chain as the session's chains read it (``SessionChains``), `-` when
+    /// empty; bypassed nodes in parentheses. A chain the parser refused is shown as written.
+    public static func chainSummary(_ slot: SessionChains.Slot) -> String {
+        guard let chain = slot.value else { return slot.text.isEmpty ? "-" : slot.text }
+        return chainSummary(chain)
+    }
+
+    /// The node names of `chain`, `-` when empty; bypassed nodes in parentheses.
+    public static func chainSummary(_ chain: Chain) -> String {
         if chain.entries.isEmpty { return "-" }
         return chain.entries.map { $0.bypassed ? "(\($0.node))" : $0.node }.joined(separator: ">")
     }
@@ -120,7 +125,7 @@ public enum TrackListView {
             name = max(name, track.name.count + (take.map { $0.count + 1 } ?? 0))
             input = max(input, inputText(track).count)
             fader = max(fader, Fader.text(model.heardValue(t, .gain, own: track.gainDecibels).value).count)
-            if !track.playbackChain.isEmpty { chain = max(chain, chainSummary(track.playbackChain).count) }
+            if !track.playbackChain.isEmpty { chain = max(chain, chainSummary(model.chain(t)).count) }
         }
         return TrackListColumns.layout(width: width, trackCount: tracks.count, longestName: name, longestInput: input,
                                        longestFader: fader, longestChain: chain)
@@ -161,7 +166,7 @@ public enum TrackListView {
         let gain = model.heardValue(t, .gain, own: track.gainDecibels), pan = model.heardValue(t, .pan, own: track.pan)
         canvas.put(row, columns.faderX, Fit.right(Fader.text(gain.value), columns.faderWidth) + "dB", gain.automated ? .playing : .value)
         canvas.put(row, columns.panX, Fit.pad(Pan.text(pan.value), TrackListColumns.panWidth), pan.automated ? .playing : .value)
-        let chain = Fit.chain(chainSummary(track.playbackChain), width - columns.chainX)
+        let chain = Fit.chain(chainSummary(model.chain(t)), width - columns.chainX)
         if !chain.isEmpty { canvas.put(row, columns.chainX, chain, .dim) }
         drawMeterRow(model, t, row: row + 1, width: width, take: takeShown ? nil : take, canvas: &canvas, glyphs: glyphs)
     }

@@ -69,7 +69,7 @@ final class HeadlessOSC: OSCHost {
                        meters: OSCView.meters(snapshot?.trackLevels ?? [], trackCount: session.tracks.count),
                        endFrame: endFrame ?? session.endFrame, stopEnds: remote.role == .play,
                        masterMeter: OSCView.peak(snapshot?.masterLevels ?? []), sessionName: OSCView.sessionName(path: remote.sessionPath),
-                       speed: transport.timePitch.speed)
+                       speed: transport.timePitch.speed, chains: transport.keptChains())
     }
 
     func perform(_ command: RemoteCommand, from peer: String) -> String? {
