@@ -36,4 +36,41 @@ final class RetroCaptureTests: XCTestCase {
         XCTAssertLessThanOrEqual(start + 48_000, 600_000)
         XCTAssertEqual(kept, Array(input[start..<(start + 48_000)]), "played at \(start), kept at \(start)")
     }
+
+    /// With no armed track, `record --retro` listens on a track made for the take, as `record`
+    /// records onto one: SIGUSR1 keeps the seconds heard there (before, nothing listened and
+    /// the keep said "not listening" after the whole run), and the track is saved with its
+    /// first take; a run that keeps nothing leaves the session as it was.
+    func testWithNoArmedTrackTheTakeGoesOntoATrackMadeForIt() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let folder = SessionFolder(path: dir.path + "/s")
+        var session = Session(sampleRate: 48000)
+        session.tracks = [Track(name: "idea")]
+        try folder.create(session)
+        let input = RecordSupport.signal(frames: 600_000, channels: 1, bits: 16, seed: 22)
+        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
+        let jack = try JackServer.start(self, folder: dir.path)
+        let args = [Tapedeck.binary, "record", folder.path, "--retro", "1", "--device", "jacktap:IN=\(dir.path)/in.raw",
+                    "--device-format", "s16", "--channels", "1", "--bits", "16"]
+
+        let idle = try SpawnedChild(args, environment: jack.environment)
+        usleep(1_500_000)
+        XCTAssertEqual(idle.kill(SIGINT), 0, "SIGINT ends listening with exit 0")
+        XCTAssertEqual(try folder.load().tracks.map(\.name), ["idea"], "nothing kept: no track added")
+
+        let child = try SpawnedChild(args, environment: jack.environment)
+        usleep(2_500_000)
+        XCTAssertEqual(Glibc.kill(child.pid, SIGUSR1), 0)
+        usleep(700_000)
+        XCTAssertEqual(child.kill(SIGINT), 0)
+        let saved = try folder.load()
+        XCTAssertEqual(saved.tracks.map(\.name), ["idea", "Track 2"])
+        XCTAssertEqual(saved.tracks[0].regions.count, 0)
+        let region = try XCTUnwrap(saved.tracks.count > 1 ? saved.tracks[1].regions.first : nil, "the kept take is on the track made for it")
+        XCTAssertEqual(region.lengthFrames, 48_000)
+        let kept = try RecordSupport.readInts(folder.absolutePath(of: region.file), bits: 16).values
+        let start = Int(region.timelineStartFrame)
+        XCTAssertLessThanOrEqual(start + 48_000, 600_000)
+        XCTAssertEqual(kept, Array(input[start..<(start + 48_000)]), "played at \(start), kept at \(start)")
+    }
 }

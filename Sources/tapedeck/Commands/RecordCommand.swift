@@ -206,9 +206,13 @@ struct RecordCommand: Command {
         let offsets = try LatencyOffsets.load()
         options.latencyOffset = { offsets.offset(forDevice: $0) }
         // The device starts once the take is asked for, so its first period records.
+        // --retro keeps what the recorded tracks hear: they listen as armed tracks do (a track
+        // made for the take, or one named with --track, is not armed in the file).
+        var heard = session
+        if retroSeconds != nil { for t in target.tracks { heard.tracks[t].armed = true } }
         let transport: Transport
         do {
-            transport = try Transport(session: session, folder: target.folder, device: dev, deviceName: device.name,
+            transport = try Transport(session: heard, folder: target.folder, device: dev, deviceName: device.name,
                                       options: options, position: timing.transportStart, startsDevice: false)
         } catch let e as TransportError { throw RecordFailure(message: "record: \(e.description)") }
         defer { transport.close() }
@@ -222,8 +226,8 @@ struct RecordCommand: Command {
         transport.setLoop(session.loopRange, enabled: recording.loop)
         if let seconds = retroSeconds {
             try transport.startDevice()
-            let kept = try RetroRun(transport: transport, target: target, json: json, seconds: seconds, osc: oscServer)
-                .run(maxFrames: maxFrames, play: play, from: timing.transportStart)
+            var retro = RetroRun(transport: transport, target: target, json: json, seconds: seconds, osc: oscServer)
+            let kept = try retro.run(maxFrames: maxFrames, play: play, from: timing.transportStart)
             if !json { Terminal.err("kept \(kept) take\(kept == 1 ? "" : "s")\n") }
             return ExitCode.ok
         }

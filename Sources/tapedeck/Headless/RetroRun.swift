@@ -9,14 +9,14 @@ import TapedeckRemote
 /// them into takes placed where they were played. Ends on SIGINT/SIGTERM/SIGHUP or --duration.
 struct RetroRun {
     let transport: Transport
-    let target: RecordTarget
+    var target: RecordTarget
     let json: Bool
     let seconds: Double
     /// OSC surfaces (`--osc`): stop ends the run, as on the control socket.
     var osc: OSCServer? = nil
 
     /// Runs until stopped; returns how many keeps made takes.
-    func run(maxFrames: Int64?, play: Bool, from: Int64) throws -> Int {
+    mutating func run(maxFrames: Int64?, play: Bool, from: Int64) throws -> Int {
         StopSignals.installKeepSignal()
         let rate = transport.session.sampleRate
         if play { transport.play(from: from) } else { transport.locate(to: from) }
@@ -51,7 +51,7 @@ struct RetroRun {
     }
 
     /// Writes the kept seconds to the next take files and places them; 1 when something was kept.
-    private func keep(number: Int) throws -> Int {
+    private mutating func keep(number: Int) throws -> Int {
         var paths: [Int: String] = [:]
         if target.isFileTake, let out = transport.session.tracks.indices.first {
             paths[out] = number == 1 ? target.outPath : TakeFiles.numbered(target.outPath, number)
@@ -62,6 +62,9 @@ struct RetroRun {
             return 0
         }
         _ = transport.collectFinishedTakes()
+        // A track made for the take is saved with its first kept take, not before: a run that
+        // keeps nothing leaves the session as it was.
+        if !takes.isEmpty { try target.saveNewTrack() }
         try target.place(takes)
         let rate = transport.session.sampleRate
         for take in takes {
