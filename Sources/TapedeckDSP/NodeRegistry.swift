@@ -53,6 +53,12 @@ public struct NodeRegistry: Sendable {
         }
     }
 
+    /// Takes the provider with `prefix` out of ``standard`` again: a test that installed one
+    /// of its own for a while leaves the rest of its process reading chains as before.
+    public static func uninstall(prefix: String) {
+        installed.withLock { list in list.removeAll { $0.prefix == prefix } }
+    }
+
     /// The built-in descriptors, in listing order.
     public var descriptors: [NodeDescriptor] { types.map { $0.descriptor } }
 

@@ -30,7 +30,9 @@ final class ControllerChainTests: XCTestCase {
     private static let provider = CountingProvider()
 
     func testControllerMovesOnANodeParameterParseNothingOnceTheChainsAreKept() throws {
+        // Installed for this test only: it claims every name it is asked for.
         NodeRegistry.install(Self.provider)
+        defer { NodeRegistry.uninstall(prefix: Self.provider.prefix) }
         var session = Session()
         session.tracks = [Track(name: "Keys", playbackChain: "knobbed:amp:level=0,hpf:80")]
         session.midiBindings = [MIDIBinding(controller: 7, kind: .parameter, track: "Keys", node: 1, parameter: "level")]

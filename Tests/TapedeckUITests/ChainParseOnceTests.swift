@@ -33,7 +33,9 @@ final class ChainParseOnceTests: XCTestCase {
     private static let provider = CountingProvider()
 
     private func makeModel(link: FakeLink) -> ScreenModel {
+        // Installed for this test only: it claims every name it is asked for.
         NodeRegistry.install(Self.provider)
+        addTeardownBlock { NodeRegistry.uninstall(prefix: Self.provider.prefix) }
         var session = Session()
         var lead = Track(name: "Lead", playbackChain: "counted:amp:level=3,hpf:80")
         lead.automation = [AutomationLane(parameter: .node("counted:amp", "level"), points: [AutomationPoint(frame: 0, value: 3)])]
