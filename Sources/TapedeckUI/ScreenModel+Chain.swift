@@ -37,6 +37,11 @@ extension ScreenModel {
         return chains
     }
 
+    /// The registry the panel's chains were read against (built-in nodes and, once the LV2
+    /// provider is installed, every LV2 plugin): an LV2 plugin's parameters show and step in
+    /// the panel as a built-in node's do.
+    var chainRegistry: NodeRegistry { chains.registry }
+
     /// The panel's chain for `track`; throws the chain error when the session holds text the
     /// parser refused (then only Enter, retyping it, can help).
     func parsedChain(_ track: Int) throws(ChainError) -> Chain {
@@ -132,16 +137,16 @@ extension ScreenModel {
         case .named(.up): chainNode = max(0, chainNode - 1); chainParameter = 0
         case .named(.down): chainNode = min(max(0, count - 1), chainNode + 1); chainParameter = 0
         case .char(","), .char("."):
-            let n = chain.parameters(of: chainNode).count
+            let n = chain.parameters(of: chainNode, registry: chainRegistry).count
             if n > 0 { chainParameter = (chainParameter + (key == .char(".") ? 1 : n - 1)) % n }
         case .named(.left), .named(.right), .named(.shiftLeft), .named(.shiftRight), .named(.pgup), .named(.pgdn):
             let up = key == .named(.right) || key == .named(.shiftRight) || key == .named(.pgup)
             let coarse = key != .named(.left) && key != .named(.right)
-            guard edited.step(entry: chainNode, parameter: chainParameter, steps: up ? 1 : -1, coarse: coarse) else {
+            guard edited.step(entry: chainNode, parameter: chainParameter, steps: up ? 1 : -1, coarse: coarse, registry: chainRegistry) else {
                 say("nothing to step here: choose a node and a numeric parameter (, and . pick it; note values are typed with Enter)", error: true)
                 return true
             }
-            guard let p = edited.parameters(of: chainNode)[safe: chainParameter],
+            guard let p = edited.parameters(of: chainNode, registry: chainRegistry)[safe: chainParameter],
                   applyChainValue(.parameter(p.definition.id, p.value), node: chainNode, track: t, name: "change parameter") else { return true }
             say("\(edited.entries[chainNode].node) \(p.definition.id) = \(p.displayText)")
         case .char("b"):

@@ -87,6 +87,27 @@ final class ScreenMixingTests: XCTestCase {
                        "canonical, bypassed, and its values step")
     }
 
+    /// An LV2 plugin's parameters show in the chain panel as a built-in node's do, and step
+    /// there (before, the panel listed only built-in nodes' parameters: an LV2 plugin showed
+    /// its name and nothing to turn). Swh's amplifier, from the swh-lv2 package.
+    func testTheChainPanelShowsAndStepsAnLV2PluginsParameter() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/lib/lv2/amp-swh.lv2") else { throw XCTSkip("swh-lv2 is not installed") }
+        let screen = try open()
+        screen.waitFor("Drums")
+        screen.send("c")
+        screen.waitFor("playback chain of Drums")
+        screen.send("hpf:100,lv2:amp:-6", "Enter")
+        screen.send("Tab", "Tab")
+        screen.waitFor("Chain (playback) of Drums")
+        screen.waitFor("the plugin's gain in the panel") { self.line($0, containing: "2. lv2").contains("gain=-6") }
+        screen.send("Down", "Right")
+        screen.waitFor("the plugin's gain stepped") { self.line($0, containing: "2. lv2").contains("gain=-5.9") }
+        screen.send("C-s")
+        screen.waitFor("saved ")
+        let chain = try saved().tracks[0].playbackChain
+        XCTAssertTrue(chain.hasSuffix("swh-plugins/amp:gain=-5.9"), chain)
+    }
+
     func testAt80By24TheHelpShowsActionNamesAndScrollsAndTheSessionNameStays() throws {
         let screen = try open(width: 80, height: 24)
         let main = screen.waitFor("Drums")

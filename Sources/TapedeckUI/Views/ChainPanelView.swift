@@ -41,7 +41,7 @@ public enum ChainPanelView {
             x = canvas.put(row, x + 1, Fit.pad(Fit.shortened("\(n + 1). \(entry.node)", 14), 14), entry.bypassed ? .dim : (isSelected ? .selected : .trackName))
             if entry.bypassed { x = canvas.put(row, x, "bypassed ", .muted) }
             // Whole parameters only: one that does not fit is not cut, a "…" says there is more.
-            for (p, state) in chain.parameters(of: n).enumerated() {
+            for (p, state) in chain.parameters(of: n, registry: model.chainRegistry).enumerated() {
                 let active = isSelected && p == model.chainParameter
                 let text = "\(state.definition.id)=\(state.displayText)"
                 guard x + 1 + text.count <= canvas.width else {
