@@ -64,7 +64,12 @@ final class JACKRetroStallTests: XCTestCase {
             }
         }
         let gaps = spans(after)
-        XCTAssertFalse(gaps.isEmpty, "the stall's silence is said: \(after.markers)")
+        // The stall was seen. What it cost varies: jackd2's dummy driver often catches up
+        // with no frame lost, or loses a cycle or three; the cycles it held become silence
+        // too. Whatever it was, the judge below holds every sample to the tone at its frame
+        // or to a said silence, so a loss left unsaid (the rest would land early) or a said
+        // silence with audio in it fails there.
+        XCTAssertFalse(xruns.isEmpty, "the stall is an xrun")
         for (take, samples) in [(before, first), (after, second)] {
             let judged = Self.judge(samples, timelineStart: take.region.timelineStartFrame, offset: offset, silentSpans: spans(take))
             XCTAssertEqual(judged.wrong, 0, "\(take.region.file): every sample where it was played, silence only where said: \(judged.runs); markers \(take.markers); xruns \(xruns.map { ($0.frame, $0.frames) })")
@@ -77,7 +82,7 @@ final class JACKRetroStallTests: XCTestCase {
         for t in overlapStart..<max(overlapStart, overlapEnd)
         where first[Int(t - before.region.timelineStartFrame)] != second[Int(t - after.region.timelineStartFrame)] { differ += 1 }
         XCTAssertEqual(differ, 0, "the frames both takes kept are the same at the same place")
-        print("retro through a stall: \(gaps) silent in the kept take, \(xruns.count) xruns")
+        print("retro through a stall: \(gaps) silent in the kept take, xruns \(xruns.map { ($0.frame, $0.frames) })")
     }
 
     /// td-jack-loop's tone at JACK frame time `f`.
