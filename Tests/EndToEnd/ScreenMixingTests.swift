@@ -89,7 +89,8 @@ final class ScreenMixingTests: XCTestCase {
 
     /// An LV2 plugin's parameters show in the chain panel as a built-in node's do, and step
     /// there (before, the panel listed only built-in nodes' parameters: an LV2 plugin showed
-    /// its name and nothing to turn). Swh's amplifier, from the swh-lv2 package.
+    /// its name and nothing to turn). Swh's amplifier, from the swh-lv2 package, named by its
+    /// plugin name (its `lv2:http://…` identifier cut to the column said only "lv2:http:/…").
     func testTheChainPanelShowsAndStepsAnLV2PluginsParameter() throws {
         guard FileManager.default.fileExists(atPath: "/usr/lib/lv2/amp-swh.lv2") else { throw XCTSkip("swh-lv2 is not installed") }
         let screen = try open()
@@ -99,9 +100,9 @@ final class ScreenMixingTests: XCTestCase {
         screen.send("hpf:100,lv2:amp:-6", "Enter")
         screen.send("Tab", "Tab")
         screen.waitFor("Chain (playback) of Drums")
-        screen.waitFor("the plugin's gain in the panel") { self.line($0, containing: "2. lv2").contains("gain=-6") }
+        screen.waitFor("the plugin's gain in the panel") { self.line($0, containing: "2. Simple amp").contains("gain=-6") }
         screen.send("Down", "Right")
-        screen.waitFor("the plugin's gain stepped") { self.line($0, containing: "2. lv2").contains("gain=-5.9") }
+        screen.waitFor("the plugin's gain stepped") { self.line($0, containing: "2. Simple amp").contains("gain=-5.9") }
         screen.send("C-s")
         screen.waitFor("saved ")
         let chain = try saved().tracks[0].playbackChain

@@ -38,7 +38,8 @@ public enum ChainPanelView {
             let row = y + 1 + i
             let isSelected = n == model.chainNode
             var x = canvas.put(row, 1, isSelected ? ">" : " ", .selected)
-            x = canvas.put(row, x + 1, Fit.pad(Fit.shortened("\(n + 1). \(entry.node)", 14), 14), entry.bypassed ? .dim : (isSelected ? .selected : .trackName))
+            x = canvas.put(row, x + 1, Fit.pad(Fit.shortened("\(n + 1). \(label(entry.node, registry: model.chainRegistry))", 14), 14),
+                           entry.bypassed ? .dim : (isSelected ? .selected : .trackName))
             if entry.bypassed { x = canvas.put(row, x, "bypassed ", .muted) }
             // Whole parameters only: one that does not fit is not cut, a "…" says there is more.
             for (p, state) in chain.parameters(of: n, registry: model.chainRegistry).enumerated() {
@@ -51,5 +52,13 @@ public enum ChainPanelView {
                 x = canvas.put(row, x + 1, text, active ? .selected : (state.isSet ? .value : .dim))
             }
         }
+    }
+
+    /// What the panel calls a node: a built-in's own short name (`hpf`); a plugin's name
+    /// (`Simple amplifier`), since its identifier (`lv2:http://plugin.org.uk/…`) cut to the
+    /// column says only "lv2:http:/…" whichever plugin it is.
+    static func label(_ node: String, registry: NodeRegistry) -> String {
+        guard node.contains(":"), let name = registry.descriptor(named: node)?.displayName, !name.isEmpty else { return node }
+        return name
     }
 }
