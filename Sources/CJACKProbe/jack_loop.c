@@ -21,6 +21,11 @@ struct td_jack_loop {
     long line_size;
     long position;
     volatile int buffer_changed;
+    volatile int xruns;
+    /* The sine's own cycles the server never ran: frames of frame time it did not play. */
+    long skipped_frames;
+    jack_nframes_t next_start;
+    int started;
 };
 
 /* JACK's thread: a delay line per channel (or the frame-time cosine), no allocation. */
@@ -28,6 +33,12 @@ static int loop_process(jack_nframes_t frames, void *arg) {
     struct td_jack_loop *l = arg;
     if (l->sine_hz > 0) {
         jack_nframes_t start = jack_last_frame_time(l->client);
+        /* A cycle of frame time it was not called for is frames no one heard from it (a
+           recorder reads silence there without having lost anything itself): counted. */
+        if (l->started && start != l->next_start)
+            __atomic_add_fetch(&l->skipped_frames, (long)(jack_nframes_t)(start - l->next_start), __ATOMIC_RELAXED);
+        l->started = 1;
+        l->next_start = start + frames;
         double rate = (double)jack_get_sample_rate(l->client);
         for (int c = 0; c < l->channels; c++) {
             float *out = jack_port_get_buffer(l->outputs[c], frames);
@@ -68,6 +79,12 @@ static void loop_latency(jack_latency_callback_mode_t mode, void *arg) {
     }
 }
 
+/* JACK's notification thread: the server tells every client of any client's xrun. */
+static int loop_xrun(void *arg) {
+    __atomic_add_fetch(&((struct td_jack_loop *)arg)->xruns, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
 /* The period is part of what it reports: td_jack_loop_service asks JACK to recompute (a
    request to the server from inside a notification could deadlock). */
 static int loop_buffer_size(jack_nframes_t frames, void *arg) {
@@ -104,7 +121,8 @@ td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frame
         }
     }
     if (jack_set_process_callback(l->client, loop_process, l) != 0 || jack_set_latency_callback(l->client, loop_latency, l) != 0
-        || jack_set_buffer_size_callback(l->client, loop_buffer_size, l) != 0 || jack_activate(l->client) != 0) {
+        || jack_set_buffer_size_callback(l->client, loop_buffer_size, l) != 0 || jack_set_xrun_callback(l->client, loop_xrun, l) != 0
+        || jack_activate(l->client) != 0) {
         td_jack_loop_close(l);
         return NULL;
     }
@@ -117,6 +135,14 @@ void td_jack_loop_service(td_jack_loop *loop) {
         loop->buffer_changed = 0;
         jack_recompute_total_latencies(loop->client);
     }
+}
+
+long td_jack_loop_skipped_frames(td_jack_loop *loop) {
+    return loop ? __atomic_load_n(&loop->skipped_frames, __ATOMIC_RELAXED) : 0;
+}
+
+int td_jack_loop_xruns(td_jack_loop *loop) {
+    return loop ? __atomic_load_n(&loop->xruns, __ATOMIC_RELAXED) : 0;
 }
 
 void td_jack_loop_close(td_jack_loop *loop) {

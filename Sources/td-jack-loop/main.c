@@ -5,7 +5,9 @@
    A process of its own, not a client in the test process: libjack keeps per-process state
    bound to the first server it served, the tests run many servers one after another, and
    under PipeWire it must load PipeWire's libjack (LD_LIBRARY_PATH, as pw-jack does).
-   Prints "ready" once its ports exist and its latency is set, then runs until SIGTERM/SIGINT. */
+   Prints "ready" once its ports exist and its latency is set, then "xruns N" each time the
+   server's count of xruns (any client's) changes, "skipped N" each time the frames of frame
+   time a --sine was not run for change, and runs until SIGTERM/SIGINT. */
 #include "CJACKProbe.h"
 #include <signal.h>
 #include <stdio.h>
@@ -41,8 +43,22 @@ int main(int argc, char **argv) {
     }
     printf("ready\n");
     fflush(stdout);
+    int told = 0;
+    long toldSkipped = 0;
     while (running) {
         td_jack_loop_service(loop);
+        int xruns = td_jack_loop_xruns(loop);
+        if (xruns != told) {
+            told = xruns;
+            printf("xruns %d\n", xruns);
+            fflush(stdout);
+        }
+        long skipped = td_jack_loop_skipped_frames(loop);
+        if (skipped != toldSkipped) {
+            toldSkipped = skipped;
+            printf("skipped %ld\n", skipped);
+            fflush(stdout);
+        }
         usleep(10000);
     }
     td_jack_loop_close(loop);

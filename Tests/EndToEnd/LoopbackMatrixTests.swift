@@ -16,7 +16,8 @@ import TapedeckIO
 /// × {64-, 256- and 1024-frame periods}.
 /// A click that falls where an xrun lost frames (silence in the take) is not there to judge;
 /// every click that is there must be on its frame, every take must have one, and most of all
-/// the clicks must be there (a busy machine at 64 frames loses some).
+/// the clicks must be there (a busy machine at 64 frames loses some). A take with a click off
+/// is taken again only when the server reported an xrun during it (see ``judgeCell``).
 final class LoopbackMatrixTests: XCTestCase {
     static let rate = 48000
     /// Clicks on the timeline (irregular, so no two line up at a wrong lag), from 1.2 s on:
@@ -120,29 +121,14 @@ final class LoopbackMatrixTests: XCTestCase {
                 for patched in [false, true] {
                     let cell = "\(kind.rawValue), \(period) frames, \(front.rawValue), \(patched ? "patched after start" : "--connect")"
                     cells += 1
-                    // A cell whose take holds nothing to judge (an xrun at 64 frames on a busy
-                    // machine lost the clicks, or the pass) is taken once more; a click off its
-                    // frame is a failure at once, never retried.
-                    for attempt in 0..<2 {
+                    let judged = judgeCell(cell, server: server, loop: "tdloop", pass: front == .loop ? 2 : nil,
+                                           failures: &failures, retried: &retried) { attempt in
                         let session = try makeSession(in: dir, name: "c\(cells)-\(attempt)")
-                        var missing: String?
-                        do {
-                            try take(front, session: session, patched: patched, server: server, connect: "tdloop:", loop: "tdloop")
-                            let judged = try clickOffsets(session: session, pass: front == .loop ? 2 : nil)
-                            if !judged.offsets.allSatisfy({ $0 == 0 }) {
-                                failures.append("\(cell): clicks off by \(judged.offsets) (\(judged.expected) in the take \(judged.take))")
-                            } else if judged.offsets.isEmpty {
-                                missing = "no click to judge (\(judged.expected) in the take \(judged.take))"
-                            } else {
-                                found += judged.offsets.count
-                                expected += judged.expected
-                            }
-                        } catch {
-                            missing = "\(error)"
-                        }
-                        guard let why = missing else { break }
-                        if attempt == 1 { failures.append("\(cell), twice: \(why)") } else { retried.append("\(cell): \(why)") }
+                        try take(front, session: session, patched: patched, server: server, connect: "tdloop:", loop: "tdloop")
+                        return session
                     }
+                    found += judged.found
+                    expected += judged.expected
                 }
             }
         }
@@ -163,29 +149,64 @@ final class LoopbackMatrixTests: XCTestCase {
         XCTAssertTrue(cal.stdout.contains("reported    256 frames by \(kind == .jackd2 ? "JACK" : "PipeWire (JACK)")"), cal.stdout)
         XCTAssertTrue(cal.stdout.contains("residual    100 frames"), "only what the device does not report is stored:\n\(cal.stdout)")
         var failures: [String] = []
+        var retried: [String] = []
         for period in [64, 1024, 256] {
             try server.setPeriod(period)
-            // A take with no click to judge (an xrun at 64 frames on a busy machine lost them)
-            // is taken once more, as the matrix does; a click off its frame fails at once.
-            for attempt in 0..<2 {
+            _ = judgeCell("\(period) frames", server: server, loop: "tdcal", pass: nil, failures: &failures, retried: &retried) { attempt in
                 let session = try makeSession(in: dir, name: "cal\(period)-\(attempt)")
-                var missing: String?
-                do {
-                    try take(.record, session: session, patched: false, server: server, connect: "tdcal:", loop: "tdcal", config: config)
-                    let judged = try clickOffsets(session: session, pass: nil)
-                    if !judged.offsets.allSatisfy({ $0 == 0 }) {
-                        failures.append("\(period) frames: clicks off by \(judged.offsets) (\(judged.expected) in the take \(judged.take))")
-                    } else if judged.offsets.isEmpty {
-                        missing = "no click to judge (\(judged.expected) in the take \(judged.take))"
-                    }
-                } catch {
-                    missing = "\(error)"
-                }
-                guard let why = missing else { break }
-                if attempt == 1 { failures.append("\(period) frames, twice: \(why)") } else { print("\(period) frames taken again: \(why)") }
+                try take(.record, session: session, patched: false, server: server, connect: "tdcal:", loop: "tdcal", config: config)
+                return session
             }
         }
+        if !retried.isEmpty { print("taken again:\n" + retried.joined(separator: "\n")) }
         XCTAssertEqual(failures, [], "after one calibrate at 256 frames:\n" + failures.joined(separator: "\n"))
+    }
+
+    // MARK: - One cell
+
+    /// Takes a cell (`take` records attempt k's session and returns its path) until it can be
+    /// judged, and judges it: every click in the take on its frame.
+    ///
+    /// A click off its frame in a take during which the server reported no xrun is a failure
+    /// at once. Taken again, up to three takes in all: a take with no click to judge (an xrun
+    /// at 64 frames on a busy machine lost them, or the pass), and a take with a click off in
+    /// which the server reported an xrun. The cable is a JACK client in a feedback loop, not a
+    /// card: when one of the two clients runs late (an xrun), the other can be handed the
+    /// late one's previous buffer, and a click comes back a period late. Under a load of 8 on
+    /// two cores one cell in 30 had one click of 8 a period late (64 frames at 64-frame
+    /// periods, 256 at 256), the clicks before and after it on their frames: not a model
+    /// that is off, which would move every click. What Tapedeck does with frames around an xrun is
+    /// held to the sample elsewhere (`JACKTakeUnderLoadTests`, `ServerStallTests`: a source
+    /// by JACK's frame time, no loop). A model that is wrong misplaces clicks in every take,
+    /// xrun or not, and fails here.
+    private func judgeCell(_ cell: String, server: LoopbackServer, loop: String, pass: Int?, failures: inout [String], retried: inout [String],
+                           take: (Int) throws -> String) -> (found: Int, expected: Int) {
+        for attempt in 0..<3 {
+            var why: String
+            do {
+                // A loopback the server closed under load (seen once at 1024 frames: every
+                // later take silent, jack_connect refused) is started again before a take.
+                if let restarted = try server.restartLoopIfGone(loop) { retried.append("\(cell): \(restarted)") }
+                let xrunsBefore = server.xruns(loop)
+                let session = try take(attempt)
+                let judged = try clickOffsets(session: session, pass: pass)
+                usleep(50_000)  // the loop prints the server's xruns every 10 ms
+                let xruns = server.xruns(loop) - xrunsBefore
+                let said = "(\(judged.expected) in the take \(judged.take); \(xruns) xruns on the server meanwhile)"
+                if !judged.offsets.allSatisfy({ $0 == 0 }) {
+                    why = "clicks off by \(judged.offsets) \(said)"
+                    if xruns == 0 { failures.append("\(cell): \(why)"); return (0, 0) }
+                } else if judged.offsets.isEmpty {
+                    why = "no click to judge \(said)"
+                } else {
+                    return (judged.offsets.count, judged.expected)
+                }
+            } catch {
+                why = "\(error)"
+            }
+            if attempt == 2 { failures.append("\(cell), three takes: \(why)") } else { retried.append("\(cell): \(why)") }
+        }
+        return (0, 0)
     }
 
     // MARK: - One take

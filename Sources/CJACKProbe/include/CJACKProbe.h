@@ -56,5 +56,10 @@ td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frame
 /* After a buffer-size change, asks JACK to recompute the latencies it reports (call it now
    and then from an ordinary thread; it does nothing otherwise). */
 void td_jack_loop_service(td_jack_loop *loop);
+/* How many xruns the server has told this client of (any client's, as JACK tells them all). */
+int td_jack_loop_xruns(td_jack_loop *loop);
+/* With `sine_hz`: the frames of JACK's frame time in cycles the server did not run it for
+   (it played nothing there), since it opened. 0 for a cable. */
+long td_jack_loop_skipped_frames(td_jack_loop *loop);
 void td_jack_loop_close(td_jack_loop *loop);
 #endif

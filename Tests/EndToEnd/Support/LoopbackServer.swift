@@ -17,6 +17,7 @@ final class LoopbackServer {
     private(set) var environment: [String: String]
     private var server: SpawnedChild?
     private var loops: [String: SpawnedChild] = [:]
+    private var loopOptions: [String: (delayFrames: Int, reports: Bool, sineHz: Double?)] = [:]
     private let name: String
 
     /// Starts a server at `period` frames, 48 kHz.
@@ -29,7 +30,8 @@ final class LoopbackServer {
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else { throw XCTSkip("jackd2 is not installed") }
             environment = RecordSupport.environment.merging(["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"]) { $1 }
             let process = try SpawnedChild(["/usr/bin/jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "\(period)"],
-                                           environment: ["JACK_NO_AUDIO_RESERVATION": "1"])
+                                           environment: ["JACK_NO_AUDIO_RESERVATION": "1"], stdoutPath: folder + "/jackd.out",
+                                           stderrPath: folder + "/jackd.err")
             let wait = try SpawnedChild(["/usr/bin/jack_wait", "-s", name, "-w", "-t", "10"], environment: ["JACK_DEFAULT_SERVER": name])
             guard wait.wait(timeoutSeconds: 15) == 0 else {
                 _ = process.kill(SIGKILL)
@@ -97,12 +99,40 @@ final class LoopbackServer {
                                         + (sineHz.map { ["--sine", "\($0)"] } ?? []),
                                     environment: environment, stdoutPath: out, stderrPath: folder + "/\(loopName).err")
         loops[loopName] = loop
+        loopOptions[loopName] = (delayFrames, reports, sineHz)
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
             if (try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") == true { return }
             usleep(20_000)
         }
         throw XCTSkip("the loopback client \(loopName) did not start: \((try? String(contentsOfFile: folder + "/\(loopName).err", encoding: .utf8)) ?? "")")
+    }
+
+    /// Starts loopback `loopName` again when its ports are gone (the server closed the
+    /// client, or it died): what the server said last, when it was; nil when it is there.
+    func restartLoopIfGone(_ loopName: String) throws -> String? {
+        guard let options = loopOptions[loopName], !hasPort("\(loopName):out_1") else { return nil }
+        if let old = loops[loopName] {
+            _ = old.kill(SIGKILL)
+            _ = old.wait(timeoutSeconds: 5)
+        }
+        try startLoop(loopName, delayFrames: options.delayFrames, reports: options.reports, sineHz: options.sineHz)
+        let said = ((try? String(contentsOfFile: folder + "/jackd.err", encoding: .utf8)) ?? "").split(separator: "\n").suffix(3)
+        return "the loopback \(loopName) was gone and was started again; the server said last: \(said.joined(separator: " | "))"
+    }
+
+    /// How many xruns the server has told loopback `loopName` of so far (any client's: JACK
+    /// tells every client), from the "xruns N" lines it prints.
+    func xruns(_ loopName: String) -> Int { Int(lastCount("xruns", of: loopName)) }
+
+    /// How many frames of JACK's frame time the sine `loopName` was not run for so far (it
+    /// played nothing there: a recorder reads silence it did not lose), from its "skipped N"
+    /// lines.
+    func skippedFrames(_ loopName: String) -> Int64 { lastCount("skipped", of: loopName) }
+
+    private func lastCount(_ key: String, of loopName: String) -> Int64 {
+        let out = (try? String(contentsOfFile: folder + "/\(loopName).out", encoding: .utf8)) ?? ""
+        return out.split(separator: "\n").last { $0.hasPrefix(key + " ") }.flatMap { Int64($0.dropFirst(key.count + 1)) } ?? 0
     }
 
     /// `jack_connect A B` (as a patchbay would).
