@@ -95,11 +95,8 @@ final class JACKCycle: @unchecked Sendable {
 
     // Audio thread only.
     private var begun = false
-    private var haveLastCycle = false
-    private var lastCycleStart: UInt32 = 0
-    private var lastFrames: UInt32 = 0
-    /// JACK's transport frame last cycle while it rolled (-1: it did not).
-    private var lastTransportFrame: Int64 = -1
+    /// JACK's clock and transport as last read, and what each reading says moved on.
+    private var clockReading = JACKClockReading()
     private var xrunsSeen = 0
     /// Xruns counted from a gap in JACK's frame time before the server's report came.
     private var xrunsAhead = 0
@@ -259,34 +256,16 @@ final class JACKCycle: @unchecked Sendable {
     /// beyond the frames heard says how much device time passed unheard, so the engine keeps
     /// takes and transport at their device times as on ALSA. While the engine follows JACK's
     /// rolling transport (`transportFrame`), that is what the transport moved on meanwhile
-    /// instead — a buffer-size change stops the clock but not the transport — so the playhead
-    /// stays on JACK's frame.
+    /// instead, so the playhead stays on JACK's frame (see ``JACKClockReading``).
     ///
     /// A late cycle's readings may be the next cycle's: see ``JACKClockGaps``.
     ///
     /// Audio thread: no allocation, no locks.
     private func reportXruns(_ client: any AudioDeviceClient, frames: UInt32, transportFrame: Int64?) {
-        let start = jack_last_frame_time(jack)
-        var delta: Int64 = 0
-        if haveLastCycle {
-            // Frame time wraps at 2^32; the signed difference of two readings does not.
-            let gap = Int64(Int32(bitPattern: start &- lastCycleStart)) - Int64(lastFrames)
-            if abs(gap) < Int64(sampleRate) * 60 {
-                delta = gap
-                if let now = transportFrame, lastTransportFrame >= 0 {
-                    // Moved on by no more than the gap (or not at all, or back by what is
-                    // held): that is the clock's. More, or further back, is a locate, which
-                    // the engine follows as one.
-                    let moved = now - lastTransportFrame - Int64(lastFrames)
-                    if moved >= -gaps.heldFrames && moved <= max(gap, 0) { delta = moved }
-                }
-            }
-        }
-        let startsRolling = haveLastCycle && transportFrame != nil && lastTransportFrame < 0
-        haveLastCycle = true
-        lastCycleStart = start
-        lastFrames = frames
-        lastTransportFrame = transportFrame ?? -1
+        let reading = clockReading.cycle(clockFrame: jack_last_frame_time(jack), frames: Int64(frames), transportFrame: transportFrame,
+                                         heldFrames: gaps.heldFrames, sampleRate: sampleRate)
+        let delta = reading.deltaFrames
+        let startsRolling = reading.startsRolling
         var step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames), afterOverrun: lastCycleOverran)
         if startsRolling {
             // The followed transport is seen rolling for the first time: a gap held so far was
