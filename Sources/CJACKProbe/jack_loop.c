@@ -3,6 +3,7 @@
 #include "CJACKProbe.h"
 #include <jack/jack.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,8 @@ static int loop_process(jack_nframes_t frames, void *arg) {
         jack_nframes_t start = jack_last_frame_time(l->client);
         /* A cycle of frame time it was not called for is frames no one heard from it (a
            recorder reads silence there without having lost anything itself): counted. */
-        if (l->started && start != l->next_start)
-            __atomic_add_fetch(&l->skipped_frames, (long)(jack_nframes_t)(start - l->next_start), __ATOMIC_RELAXED);
+        int32_t ahead = (int32_t)(start - l->next_start); /* frame time wraps at 2^32 */
+        if (l->started && ahead > 0) __atomic_add_fetch(&l->skipped_frames, (long)ahead, __ATOMIC_RELAXED);
         l->started = 1;
         l->next_start = start + frames;
         double rate = (double)jack_get_sample_rate(l->client);
