@@ -143,38 +143,51 @@ final class ScreenWorkflowTests: XCTestCase {
     func testTheRetroKeyKeepsTheLastTenSecondsWhereTheyWerePlayed() throws {
         // Float, two channels (the screen opens the inputs its tracks use: Keys listens to
         // 1-2), the signal on input 1. Multiples of 2^-15 are exact in the 24-bit take.
-        let input = try writeInput(seconds: 60, seed: 11)
+        let input = try writeInput(seconds: 80, seed: 11)
         let jack = try JackServer.start(self, folder: folder)
         let screen = try open(device: "jacktap:IN=\(folder)/in.raw", environment: jack.environment)
         screen.waitFor("LISTENING", timeout: 10)
         // Longer than the ten seconds kept, so the take does not start at the beginning. An
         // xrun meanwhile (a busy machine) is silence in the memory where device time was lost,
         // but jacktap's file lost nothing (it reads on where it stopped), so the take would not
-        // be the file in one piece: then it listens 12 s more, up to three times.
+        // be the file in one piece: then it listens 12 s more, up to five times.
         func xruns() -> Int? {
             let text = screen.capture()
             return text.range(of: #"xruns \d+"#, options: .regularExpression).flatMap { Int(text[$0].dropFirst(6)) }
         }
-        for _ in 0..<3 {
+        for _ in 0..<5 {
             let before = xruns()
             usleep(12_000_000)
             if let before, xruns() == before { break }
         }
         screen.send("R")
         screen.waitFor("kept 0:00:10.000 on Vocal", timeout: 10)
+        let xrunsSinceOpen = xruns() ?? 0
         let region = try XCTUnwrap(try vocal().regions.first)
         XCTAssertEqual(region.lengthFrames, Int64(10 * rate))
         let start = Int(region.timelineStartFrame)
         XCTAssertGreaterThan(start, 0, "the first seconds were forgotten")
         let take = try Signals.read(SessionFolder(path: session).absolutePath(of: region.file)).channels[0]
         XCTAssertEqual(take.count, 10 * rate)
+        func found(in range: Range<Int>) -> Int? { range.first { input[$0] == take[0] && Array(input[$0..<($0 + 64)]) == Array(take[0..<64]) } }
         // Without playback the timeline is the input's own count from the playhead (0), in
         // device time: the duplex device's start drops up to one buffer (768 frames) of the
         // file's input before the first period, so the take is the input from `start` or up
         // to a buffer later — whole, in one piece.
-        let offset = try XCTUnwrap((start..<(start + 769)).first { Array(input[$0..<($0 + 64)]) == Array(take[0..<64]) },
-                                   "the take is the input from its place or within a buffer after it")
-        XCTAssertEqual(take, Array(input[offset..<(offset + 10 * rate)]), "placed at \(start), the input's frame \(offset)")
+        //
+        // Unless an xrun cost device time: the file is then behind device time by what it
+        // cost, for good (it lost nothing, it reads on where it stopped), and no longer a
+        // measure of the take's place, which the JACK tests judge by frame time through stalls
+        // (JACKRetroStallTests). The take is still the input, whole and in one piece, from
+        // before its place. (One xrun as the screen opens is usual, and costs nothing.)
+        var offset = found(in: start..<(start + 769))
+        if offset == nil && xrunsSinceOpen > 0 {
+            offset = found(in: 0..<min(start, input.count - 10 * rate))
+            print("retro key: \(xrunsSinceOpen) xruns since the screen opened; the take placed at \(start) is the input from \(offset ?? -1)")
+        }
+        let from = try XCTUnwrap(offset, "the take is the input from its place or within a buffer after it (\(xrunsSinceOpen) xruns): "
+                                 + "placed at \(start), found at \(found(in: 0..<(input.count - 64)).map(String.init) ?? "none")")
+        XCTAssertEqual(take, Array(input[from..<(from + 10 * rate)]), "placed at \(start), the input's frame \(from)")
     }
 
     /// A take from the screen's `r` is compensated exactly as `record --play`'s on the same
