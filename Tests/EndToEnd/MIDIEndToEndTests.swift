@@ -118,6 +118,8 @@ final class MIDIEndToEndTests: XCTestCase {
         // Mirrored (record --mirror): a MIDI take is copied there when it ends.
         let mirror = dir.appendingPathComponent("mirror").path
         try FileManager.default.createDirectory(atPath: mirror, withIntermediateDirectories: true)
+        let serverXruns = try jack.xrunCounter(self, folder: dir.path)
+        let serverXrunsBefore = serverXruns.count
         let run = try Tapedeck.run(["record", session, "--device", "jacktap:OUT=\(out)", "--device-format", "float",
                                     "--midi-in", "jack:tdseq:out", "--midi-out", "jack:tddump:input", "--duration", "4", "--json",
                                     "--mirror", mirror],
@@ -163,13 +165,26 @@ final class MIDIEndToEndTests: XCTestCase {
         // stood still, an ALSA application cannot tell the two apart). So each spacing is 12000
         // within a few frames, plus what xruns between the two notes lost, or 24000 when one
         // note came in while the engine could not take it (an xrun, told).
+        //
+        // An xrun of the server's own that no ALSA application is told of (the server ran a
+        // client late or not at all for a cycle) moves the plugin's clock against
+        // jack_midiseq's by whole periods: seen 255 frames short in CI and 1024 long under
+        // load, with no xrun told and every spacing after it 12000 again. Only with such xruns
+        // counted on the server is a spacing off by whole periods allowed (Tapedeck's own
+        // JACK ports are held to the frame below, by JACK's frame time).
+        usleep(50_000)  // the counter prints within 10 ms
+        let serverXrunsDuring = serverXruns.count - serverXrunsBefore
         let takeTicks = ons.map(\.tick)
         for (a, b) in zip(takeTicks, takeTicks.dropFirst()) {
             let between = xruns.filter { $0.frame > a - 4 * period && $0.frame <= b + 4 * period }
             let lost = between.map(\.lost).reduce(0, +)
             let allowed = between.isEmpty ? [12000] : [12000, 12000 + lost, 24000, 24000 + lost]
-            XCTAssertTrue(allowed.contains { abs(b - a - $0) <= 48 },
-                          "notes at \(a) and \(b): \(b - a) apart, not \(allowed); take \(takeTicks), xruns \(xruns)")
+            func near(_ spacing: Int) -> Bool {
+                if serverXrunsDuring > 0 { return (-8...8).contains { k in abs(b - a - spacing - k * period) <= 48 } }
+                return abs(b - a - spacing) <= 48
+            }
+            XCTAssertTrue(allowed.contains(where: near),
+                          "notes at \(a) and \(b): \(b - a) apart, not \(allowed); take \(takeTicks), xruns \(xruns), on the server \(serverXrunsDuring)")
         }
 
         // Heard: every recorded note through the sampler, at the frame it was recorded at plus

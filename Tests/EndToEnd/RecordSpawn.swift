@@ -84,4 +84,30 @@ struct JackServer {
     var environment: [String: String] {
         RecordSupport.environment.merging(["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"]) { $1 }
     }
+
+    /// A client on this server that only counts the xruns the server reports (any client's:
+    /// JACK tells them all), which a client of ALSA's JACK plugin (`jacktap`) is never told:
+    /// `td-jack-loop`, unconnected. Stopped when the test ends.
+    func xrunCounter(_ test: XCTestCase, folder: String) throws -> JackXrunCounter {
+        let tool = Tapedeck.binary.replacingOccurrences(of: "/tapedeck", with: "/td-jack-loop", options: .backwards)
+        let counter = JackXrunCounter(outPath: folder + "/xrun-counter.out")
+        let child = try SpawnedChild([tool, "tdxruns"], environment: environment, stdoutPath: counter.outPath,
+                                     stderrPath: folder + "/xrun-counter.err")
+        test.addTeardownBlock {
+            _ = child.kill(SIGTERM)
+            _ = child.wait(timeoutSeconds: 5)
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && !counter.text.contains("ready") { usleep(20_000) }
+        guard counter.text.contains("ready") else { throw XCTSkip("the xrun counter did not start on JACK") }
+        return counter
+    }
+}
+
+/// How many xruns a JACK server has reported, as ``JackServer/xrunCounter(_:folder:)`` counts them.
+struct JackXrunCounter {
+    let outPath: String
+    var text: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
+    /// So far (it prints "xruns N" within 10 ms of each).
+    var count: Int { text.split(separator: "\n").last { $0.hasPrefix("xruns ") }.flatMap { Int($0.dropFirst("xruns ".count)) } ?? 0 }
 }
