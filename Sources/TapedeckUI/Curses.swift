@@ -23,8 +23,10 @@ public final class Curses {
     private let screen: OpaquePointer?
     private var pairs: [Role: (attrs: attr_t, pair: Int16)] = [:]
     private var last: Canvas?
-    /// `TAPEDECK_FRAME_LOG=FILE`: a line (the monotonic time in nanoseconds) for every frame
-    /// sent to the terminal, so a test, or anyone, can count what an idle screen draws.
+    /// `TAPEDECK_FRAME_LOG=FILE`: a line for every frame sent to the terminal, so a test, or
+    /// anyone, can count what an idle screen draws and see why: the monotonic time in
+    /// nanoseconds, then a tab and `ROW:TEXT` for each row that changed (every row when the
+    /// frame is drawn whole), tab-separated.
     private let frameLog: Int32? = {
         guard let path = getenv("TAPEDECK_FRAME_LOG").map({ String(cString: $0) }), !path.isEmpty else { return nil }
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
@@ -126,8 +128,10 @@ public final class Curses {
         // its name, and a playing screen redraws thousands of cells a second).
         var runRole: Role? = nil
         var style = (attrs: td_a_normal(), pair: Int16(0))
+        var changedRows: [Int] = []
         for y in 0..<canvas.height {
             if sameSize, let last, last.rows[y] == canvas.rows[y] { continue }
+            if frameLog != nil { changedRows.append(y) }
             for x in 0..<canvas.width {
                 // The bottom-right cell scrolls some terminals; ncurses handles it, errors are harmless.
                 let cell = canvas.rows[y][x]
@@ -143,7 +147,9 @@ public final class Curses {
         doupdate()
         last = canvas
         if let frameLog {
-            var line = "\(MonotonicClock.nanoseconds())\n"
+            // Tabs in a row would split it: none are drawn (cells hold printable text).
+            let rows = changedRows.map { y in "\(y):" + String(canvas.rows[y].map(\.character)) }
+            var line = ([String(MonotonicClock.nanoseconds())] + rows).joined(separator: "\t") + "\n"
             line.withUTF8 { _ = write(frameLog, $0.baseAddress, $0.count) }
         }
     }
