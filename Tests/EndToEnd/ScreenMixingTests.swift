@@ -24,6 +24,18 @@ final class ScreenMixingTests: XCTestCase {
 
     private func saved() throws -> Session { try SessionFolder(path: session).load() }
 
+    /// Opens the screen, types `chain` as Drums' playback chain (`c`) and moves to the chain
+    /// panel (Tab Tab); returns the screen and the panel as first drawn.
+    private func openChainPanel(typing chain: String) throws -> (ScreenTmux, String) {
+        let screen = try open()
+        screen.waitFor("Drums")
+        screen.send("c")
+        screen.waitFor("playback chain of Drums")
+        screen.send(chain, "Enter")
+        screen.send("Tab", "Tab")
+        return (screen, screen.waitFor("Chain (playback) of Drums"))
+    }
+
     func testFaderAndPanKeysShowOnTheTrackAndInTheMixerAndAreSaved() throws {
         let screen = try open()
         let before = screen.waitFor("Drums")
@@ -68,13 +80,7 @@ final class ScreenMixingTests: XCTestCase {
     }
 
     func testTheChainPanelBypassesANodeTypedWithABareValue() throws {
-        let screen = try open()
-        screen.waitFor("Drums")
-        screen.send("c")
-        screen.waitFor("playback chain of Drums")
-        screen.send("hpf:100,comp:-20:ratio=3", "Enter")
-        screen.send("Tab", "Tab")
-        let panel = screen.waitFor("Chain (playback) of Drums")
+        let (screen, panel) = try openChainPanel(typing: "hpf:100,comp:-20:ratio=3")
         XCTAssertTrue(panel.contains("cutoff=100 Hz"), panel)
         XCTAssertFalse(panel.contains("100="), "a bare value is the first parameter, not a key")
         screen.send("Down", "b")
@@ -93,13 +99,7 @@ final class ScreenMixingTests: XCTestCase {
     /// plugin name (its `lv2:http://…` identifier cut to the column said only "lv2:http:/…").
     func testTheChainPanelShowsAndStepsAnLV2PluginsParameter() throws {
         guard FileManager.default.fileExists(atPath: "/usr/lib/lv2/amp-swh.lv2") else { throw XCTSkip("swh-lv2 is not installed") }
-        let screen = try open()
-        screen.waitFor("Drums")
-        screen.send("c")
-        screen.waitFor("playback chain of Drums")
-        screen.send("hpf:100,lv2:amp:-6", "Enter")
-        screen.send("Tab", "Tab")
-        screen.waitFor("Chain (playback) of Drums")
+        let (screen, _) = try openChainPanel(typing: "hpf:100,lv2:amp:-6")
         screen.waitFor("the plugin's gain in the panel") { self.line($0, containing: "2. Simple amp").contains("gain=-6") }
         screen.send("Down", "Right")
         screen.waitFor("the plugin's gain stepped") { self.line($0, containing: "2. Simple amp").contains("gain=-5.9") }
