@@ -50,10 +50,24 @@ final class HandedCommandTests: XCTestCase {
                 if session.hasSuffix(".tapedeck") {
                     XCTAssertTrue(typed.value.contains("\"\(cwd)/\(session)\""), "\(example): \(typed.value)")
                 }
+                // The label is how it was typed (no session folder exists here to leave out).
+                XCTAssertEqual(typed.label, ([name] + OwnerForwarding.absolutePaths(words, spec: kind.spec)).joined(separator: " "), example)
                 tried += 1
             }
         }
         XCTAssertGreaterThanOrEqual(tried, 30, "the examples of every handed command were typed")
+    }
+
+    /// The owner's undo step is named after the command as typed, without the session it
+    /// holds (the screen knows which).
+    func testTheLabelLeavesTheHeldSessionOut() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("handed-\(getpid())").path
+        let session = dir + "/s.tapedeck"
+        try FileManager.default.createDirectory(atPath: session, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let typed = try OwnerForwarding.typed(MarkerCommand.self, [session + "/", "add", "1:00", "Chorus"], session: session)
+        XCTAssertEqual(typed.label, "marker add 1:00 Chorus")
+        XCTAssertTrue(typed.value.contains("\"folder\":\"\(session)\""), typed.value)
     }
 
     /// The owner answers a name it does not take, or a value that is not its command's, in

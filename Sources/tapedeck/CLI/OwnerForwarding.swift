@@ -74,8 +74,9 @@ enum OwnerForwarding {
         var parsed = Arguments(absolute, spec: type.spec)
         let command = try handed.init(arguments: &parsed)
         try parsed.finish()
-        let label = ([type.name] + absolute.filter { SessionOwner.canonicalPath($0) != SessionOwner.canonicalPath(session) })
-            .joined(separator: " ")
+        // Which word is the session is the file system's word (`./S.tapedeck/` is S.tapedeck).
+        let held = SessionOwner.canonicalPath(session)
+        let label = ([type.name] + absolute.filter { held == nil || SessionOwner.canonicalPath($0) != held }).joined(separator: " ")
         return TypedCommand(name: type.name, value: try encode(command), workingFolder: FileManager.default.currentDirectoryPath,
                             label: label)
     }
