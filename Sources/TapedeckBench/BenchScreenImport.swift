@@ -14,10 +14,12 @@ extension BenchBudgets {
     /// engine read (`tick`), the layout and ncurses (to /dev/null) 30 times a second, and a
     /// `ctl status` answered by the model each pass — over a session playing on the offline
     /// clock paced in real time, from the hand-over until the import has landed. `hooks` are
-    /// the screen's own (the host's import and its worker). Timed: the loop's longest pass,
+    /// the screen's own (the host's import and its worker); `importing` types the import as the
+    /// command line hands it over (`import SESSION FILE`, typed by the host). Timed: the loop's longest pass,
     /// the slowest status answer, the longest the clock stood still. Goals: < 100 ms (the
     /// issue's for `ctl status`), < 100 ms, < 200 ms. The tests hold these to 10×.
-    public static func screenImport(folder: String, hooks: ScreenHooks, minutes: Int = 30) throws -> BenchResult {
+    public static func screenImport(folder: String, hooks: ScreenHooks, minutes: Int = 30,
+                                    importing: (_ session: String, _ file: String) throws -> TypedCommand) throws -> BenchResult {
         let size = BenchEngine.Size(tracks: 2, chain: "", periodFrames: 256, seconds: 30, stereo: true)
         let sessionFolder = try BenchEngine.prepare(folder: folder, size: size)
         var session = try sessionFolder.load()
@@ -42,7 +44,7 @@ extension BenchBudgets {
         link.play(from: 0)
         let start = monotonicSeconds()
         nonisolated(unsafe) var answer: RemoteReply?
-        model.handleRemote(.commandLine(["import", sessionFolder.path, long], workingFolder: folder), from: "bench") { answer = $0 }
+        model.handleRemote(.typed(try importing(sessionFolder.path, long)), from: "bench") { answer = $0 }
         var slowestPass = monotonicSeconds() - start, slowestStatus = 0.0, longestStill = 0.0
         var lastPosition = link.snapshot().positionFrame, lastMove = monotonicSeconds()
         while answer == nil && monotonicSeconds() - start < 1800 {

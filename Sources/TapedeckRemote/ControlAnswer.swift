@@ -11,7 +11,7 @@ import TapedeckDSP
 /// - `record`: the screen toggles a pass; `record` ends its take as stop does; `play` refuses.
 /// - `rewind`, `locate`, `loop`, `speed`: refused while a take runs (a take is never torn in
 ///   two), and by a listening `record --retro`.
-/// - `cli …` (a handed-over edit): the screen runs it; headless hosts refuse it.
+/// - `cmd …` (a handed-over edit or read, typed): the screen runs it; headless hosts refuse it.
 public enum ControlAnswer {
     /// Carries out `command` on `host` and answers it; `peer` names who asked (the screen
     /// says it beside what a handed-over edit did). The host's own thread.
@@ -36,12 +36,12 @@ public enum ControlAnswer {
         case .status:
             return .json(RemoteStatus(frontEnd: role.frontEnd, sessionPath: state.sessionPath, snapshot: state.snapshot,
                                       session: state.session, speed: state.speed, loopEnabled: state.loopEnabled).json)
-        case .commandLine(let words, let folder):
+        case .typed(let typed):
             guard role == .screen else {
                 return .error("\(role.commandName) has the session open and takes no edits while it runs: "
-                              + "'\(words.first ?? "")' waits until it stops")
+                              + "'\(typed.name)' waits until it stops")
             }
-            return host.controlCommandLine(words, workingFolder: folder, from: peer)
+            return host.controlCommand(typed, from: peer)
         case .stop:
             switch role {
             case .screen:

@@ -46,19 +46,18 @@ public enum ControlClient {
         return try readLine(fd, pid: pid, timeoutMilliseconds: timeoutMilliseconds)
     }
 
-    /// Hands a command line (`words`, typed in `workingFolder`) to the Tapedeck running as
-    /// `pid` (it owns the session) and returns its reply. A line too long for the control
-    /// socket (an argument of 70 KB, say) goes in a file of its own in the same trusted
-    /// folder, so the owner answers the mistake in it exactly as the command alone would.
-    public static func sendCommandLine(_ words: [String], workingFolder: String, toPid pid: pid_t,
-                                       timeoutMilliseconds: Int) throws(RemoteError) -> String {
-        let line = RemoteCommand.commandLine(words, workingFolder: workingFolder).line
+    /// Hands a typed command (``TypedCommand``) to the Tapedeck running as `pid` (it owns the
+    /// session) and returns its reply. A line too long for the control socket (an argument of
+    /// 70 KB, say) goes in a file of its own in the same trusted folder (`cmd-file NAME`), so
+    /// the owner answers the mistake in it exactly as the command alone would.
+    public static func sendTyped(_ command: TypedCommand, toPid pid: pid_t, timeoutMilliseconds: Int) throws(RemoteError) -> String {
+        let line = RemoteCommand.typed(command).line
         if line.utf8.count <= ControlServer.maximumLineBytes { return try send(line, toPid: pid, timeoutMilliseconds: timeoutMilliseconds) }
-        let body = Array(line.utf8.dropFirst(4))  // after "cli "
+        let body = Array(command.json.utf8)
         guard body.count <= ControlServer.maximumCommandFileBytes else {
             throw RemoteError("the command line is \(body.count) bytes, more than a running Tapedeck takes (\(ControlServer.maximumCommandFileBytes))")
         }
-        let name = "\(pid).cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let name = "\(pid).cmd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let file = folder(of: try trustedSocket(pid: pid)) + "/" + name
         let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw RemoteError("cannot hand the command line over in \(file): \(String(cString: strerror(errno)))") }
@@ -73,7 +72,7 @@ public enum ControlClient {
         // The owner removes it once read; gone already or not, it goes here too.
         defer { unlink(file) }
         guard done == body.count else { throw RemoteError("cannot hand the command line over in \(file): \(String(cString: strerror(errno)))") }
-        return try send("cli-file \(name)", toPid: pid, timeoutMilliseconds: timeoutMilliseconds)
+        return try send("cmd-file \(name)", toPid: pid, timeoutMilliseconds: timeoutMilliseconds)
     }
 
     /// Reads the one-line reply on `fd` (without its newline).

@@ -78,8 +78,8 @@ public protocol ControlHost: AnyObject {
     func controlLoop(_ on: Bool)
     /// Sets the playback speed ratio (already checked).
     func controlSpeed(_ ratio: Double)
-    /// Runs a command line handed over (asked only of the screen) and answers it.
-    func controlCommandLine(_ words: [String], workingFolder: String, from peer: String) -> RemoteReply
+    /// Runs a typed command handed over (asked only of the screen) and answers it.
+    func controlCommand(_ command: TypedCommand, from peer: String) -> RemoteReply
 }
 
 extension ControlHost {
@@ -88,7 +88,7 @@ extension ControlHost {
     /// Headless hosts are never asked: their record is their stop.
     public func controlRecord() -> String? { "recording did not start" }
     /// Headless hosts are never asked: they take no edits while they run.
-    public func controlCommandLine(_ words: [String], workingFolder: String, from peer: String) -> RemoteReply {
+    public func controlCommand(_ command: TypedCommand, from peer: String) -> RemoteReply {
         .error("takes no edits")
     }
 }

@@ -84,7 +84,7 @@ public final class ControlServer {
     /// (A command line handed over with many files to import runs to a few kilobytes; one
     /// longer than a line is handed over in a file: see ``ControlClient/sendCommandLine``.)
     public static let maximumLineBytes = 64 * 1024
-    /// The longest command line handed over in a file (`cli-file NAME`): past anything Linux
+    /// The longest command line handed over in a file (`cmd-file NAME`): past anything Linux
     /// lets a command line hold (its arguments total about 2 MiB), each byte escaped sixfold.
     public static let maximumCommandFileBytes = 16 << 20
     /// A client silent this long is let go.
@@ -231,7 +231,7 @@ public final class ControlServer {
                 c.input.removeSubrange(...end)
                 if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
                 if let line = String(validating: bytes, as: UTF8.self) {
-                    take(c, line.hasPrefix("cli-file ") ? commandFromFile(String(line.dropFirst(9))) : RemoteCommand.parse(line))
+                    take(c, line.hasPrefix("cmd-file ") ? commandFromFile(String(line.dropFirst(9))) : RemoteCommand.parse(line))
                 } else {
                     take(c, .failure(RemoteError("the line is not UTF-8 text")))
                 }
@@ -270,21 +270,21 @@ public final class ControlServer {
         }
     }
 
-    /// `cli-file NAME`: a command line too long for a line, left by the asker (a process of
-    /// this user's, as every client is) in this socket's own folder as `PID.cli-…`, a plain
+    /// `cmd-file NAME`: a typed command too long for a line, left by the asker (a process of
+    /// this user's, as every client is) in this socket's own folder as `PID.cmd-…`, a plain
     /// file of this user's, never a link. Read once and removed.
     private func commandFromFile(_ name: String) -> Result<RemoteCommand, RemoteError> {
-        guard name.hasPrefix("\(getpid()).cli-"), !name.contains("/"), name.count < 128 else {
-            return .failure(RemoteError("cli-file names a file of this Tapedeck's control folder (PID.cli-…)"))
+        guard name.hasPrefix("\(getpid()).cmd-"), !name.contains("/"), name.count < 128 else {
+            return .failure(RemoteError("cmd-file names a file of this Tapedeck's control folder (PID.cmd-…)"))
         }
         let file = (path as NSString).deletingLastPathComponent + "/" + name
         let fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(RemoteError("cli-file \(name): \(String(cString: strerror(errno)))")) }
+        guard fd >= 0 else { return .failure(RemoteError("cmd-file \(name): \(String(cString: strerror(errno)))")) }
         defer { Glibc.close(fd); unlink(file) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == getuid(),
               st.st_size <= Self.maximumCommandFileBytes else {
-            return .failure(RemoteError("cli-file \(name) is not a command line of yours (a plain file of at most \(Self.maximumCommandFileBytes) bytes)"))
+            return .failure(RemoteError("cmd-file \(name) is not a command line of yours (a plain file of at most \(Self.maximumCommandFileBytes) bytes)"))
         }
         var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0
@@ -295,9 +295,9 @@ public final class ControlServer {
             done += n
         }
         guard done == bytes.count, let text = String(validating: bytes, as: UTF8.self) else {
-            return .failure(RemoteError("cli-file \(name) could not be read whole as UTF-8 text"))
+            return .failure(RemoteError("cmd-file \(name) could not be read whole as UTF-8 text"))
         }
-        return RemoteCommand.parse("cli " + text)
+        return TypedCommand.parse(text).map { .typed($0) }
     }
 
     private func acceptWaiting(now: Double) {

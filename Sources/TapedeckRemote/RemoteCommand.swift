@@ -11,9 +11,10 @@ import TapedeckDSP
 /// time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read against the
 /// running session's tempo; `R` is a speed as `--speed` takes it (`0.75`, `3/4`, `75%`).
 ///
-/// `cli {"args":["track","/path/S.tapedeck","1","--gain","-6"],"cwd":"/home/me"}` is a
-/// command-line edit handed to the session's owner (see `SessionOwner`), with the folder it
-/// was typed in: the owner runs it as that command would and answers one JSON line,
+/// `cmd {"command":"track","value":{…},"cwd":"/home/me","label":"track 1 --gain -6"}` is a
+/// command-line edit or read handed to the session's owner (see `SessionOwner`) as a typed
+/// command: the command's name and its parsed value (``TypedCommand``), never its words. The
+/// owner runs it as that command would and answers one JSON line,
 /// `{"status":0,"out":"…","err":"…"}`.
 public enum RemoteCommand: Equatable, Sendable {
     case play
@@ -24,10 +25,8 @@ public enum RemoteCommand: Equatable, Sendable {
     case loop(Bool)
     case speed(Double)
     case status
-    /// A command line (without `tapedeck`), its paths absolute, for the session's owner to
-    /// run, and the folder it was typed in (what else a command reads relative to it: the
-    /// sample a chain names).
-    case commandLine([String], workingFolder: String)
+    /// A command the asker parsed (its paths absolute), for the session's owner to run.
+    case typed(TypedCommand)
 
     /// The words the protocol knows, for messages and `tapedeck help ctl`.
     public static let words = ["play", "stop", "record", "rewind", "locate TIME", "loop on|off", "speed R", "status"]
@@ -48,14 +47,9 @@ public enum RemoteCommand: Equatable, Sendable {
         case "record": return none(.record)
         case "rewind": return none(.rewind)
         case "status": return none(.status)
-        case "cli":
+        case "cmd":
             let json = line.drop { $0 == " " || $0 == "\t" }.dropFirst(3)
-            guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-                  let words = object["args"] as? [String], !words.isEmpty, words.count <= 4096,
-                  let folder = object["cwd"] as? String, folder.hasPrefix("/") else {
-                return .failure(RemoteError("cli needs a JSON object: the command line's words (args) and the folder it was typed in (cwd)"))
-            }
-            return .success(.commandLine(words, workingFolder: folder))
+            return TypedCommand.parse(String(json)).map { .typed($0) }
         case "locate":
             guard rest.count == 1 else { return .failure(RemoteError("locate needs one time, e.g. 'locate 4.1.1' or 'locate 1:30'")) }
             return .success(.locate(rest[0]))
@@ -88,11 +82,56 @@ public enum RemoteCommand: Equatable, Sendable {
         case .locate(let time): "locate \(time)"
         case .loop(let on): "loop \(on ? "on" : "off")"
         case .speed(let r): "speed \(r)"
-        case .commandLine(let words, let folder):
-            "cli " + ((try? JSONSerialization.data(withJSONObject: ["args": words, "cwd": folder] as [String: Any],
-                                                   options: [.withoutEscapingSlashes, .sortedKeys]))
-                .map { String(decoding: $0, as: UTF8.self) } ?? "{}")
+        case .typed(let command): "cmd " + command.json
         }
+    }
+}
+
+/// A command-line edit or read handed to the session's owner, typed: the command's name, its
+/// value as the command's own `Codable` encoding (a JSON object: the asker parsed the command
+/// line, the owner decodes it by the name and never sees words), the folder it was typed in
+/// (what a command reads relative to it: the sample a chain names) and how it was typed
+/// without the session (`marker add 1:00 Chorus`), only for the owner's undo step and message
+/// line, never parsed.
+public struct TypedCommand: Equatable, Sendable {
+    /// The command's name (`marker`).
+    public var name: String
+    /// The command's value, a JSON object (its `Codable` encoding), paths in it absolute.
+    public var value: String
+    /// The folder it was typed in, absolute.
+    public var workingFolder: String
+    /// How it was typed, for people (the owner's undo step names it).
+    public var label: String
+
+    /// Creates a typed command.
+    public init(name: String, value: String, workingFolder: String, label: String) {
+        self.name = name
+        self.value = value
+        self.workingFolder = workingFolder
+        self.label = label
+    }
+
+    /// The JSON object that travels after `cmd ` (or in a `cmd-file`), keys sorted.
+    public var json: String {
+        func quoted(_ text: String) -> String {
+            (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes]))
+                .map { String(decoding: $0.dropFirst().dropLast(), as: UTF8.self) } ?? "\"\""
+        }
+        return "{\"command\":\(quoted(name)),\"cwd\":\(quoted(workingFolder)),\"label\":\(quoted(label)),\"value\":\(value)}"
+    }
+
+    /// Reads the JSON object after `cmd `; why not, in one line.
+    public static func parse(_ json: String) -> Result<TypedCommand, RemoteError> {
+        let why = RemoteError("cmd needs a JSON object: the command's name (command), its value (value, an object), the folder it was typed in (cwd) and how it was typed (label)")
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+              let name = object["command"] as? String, !name.isEmpty,
+              let folder = object["cwd"] as? String, folder.hasPrefix("/"),
+              let value = object["value"] as? [String: Any],
+              let valueData = try? JSONSerialization.data(withJSONObject: value, options: [.withoutEscapingSlashes, .sortedKeys]) else {
+            return .failure(why)
+        }
+        return .success(TypedCommand(name: name, value: String(decoding: valueData, as: UTF8.self), workingFolder: folder,
+                                     label: object["label"] as? String ?? name))
     }
 }
 

@@ -1,5 +1,6 @@
 import TapedeckIO
 import TapedeckCore
+import TapedeckRemote
 
 /// What the host program supplies to the screen, so the UI stays independent of how mixes
 /// are made.
@@ -20,27 +21,28 @@ public struct ScreenHooks: Sendable {
     public var freeze: (@Sendable (_ session: Session, _ folderPath: String, _ track: Int,
                                    _ progress: @Sendable (Double) -> Void) throws -> (FrozenAudio, String))?
 
-    /// Runs a command line (`marker`, `S`, `add`, `1:00`) as the program would, for a
-    /// command-line edit handed to the screen (see `SessionOwner`), on the session the
-    /// screen serves it (`served`); returns its exit status and what it printed. UI thread.
-    public var commandLine: (@Sendable (_ words: [String], _ workingFolder: String, _ served: SessionStore.Served) -> (status: Int32, out: String, err: String))?
+    /// Runs a typed command (`marker` and its parsed value: the asker parsed the command
+    /// line) as the program would, for a command-line edit or read handed to the screen (see
+    /// `SessionOwner`), on the session the screen serves it (`served`); returns its exit
+    /// status and what it printed. UI thread.
+    public var command: (@Sendable (_ command: TypedCommand, _ served: SessionStore.Served) -> (status: Int32, out: String, err: String))?
 
-    /// The slow part of a command line handed to the screen (an import's copying of its
+    /// The slow part of a typed command handed to the screen (an import's copying of its
     /// audio files, for a session at `sampleRate`), to run on a worker thread before the
     /// command lands on the UI thread; nil when the command has none (it runs at once).
     /// Called on the UI thread; the work it returns runs on a worker.
-    public var commandLineWork: (@Sendable (_ words: [String], _ workingFolder: String, _ sampleRate: Int) -> ScreenWork?)?
+    public var commandWork: (@Sendable (_ command: TypedCommand, _ sampleRate: Int) -> ScreenWork?)?
 
-    /// Hooks that cannot export, freeze or run command lines, unless given.
+    /// Hooks that cannot export, freeze or run handed-over commands, unless given.
     public init(export: (@Sendable (Session, String, [String], @Sendable (Double) -> Void) throws -> String)? = nil,
                 exportProblem: (@Sendable ([String], String) -> String?)? = nil,
                 freeze: (@Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String))? = nil,
-                commandLine: (@Sendable ([String], String, SessionStore.Served) -> (status: Int32, out: String, err: String))? = nil,
-                commandLineWork: (@Sendable ([String], String, Int) -> ScreenWork?)? = nil) {
-        self.commandLineWork = commandLineWork
+                command: (@Sendable (TypedCommand, SessionStore.Served) -> (status: Int32, out: String, err: String))? = nil,
+                commandWork: (@Sendable (TypedCommand, Int) -> ScreenWork?)? = nil) {
+        self.commandWork = commandWork
         self.export = export
         self.exportProblem = exportProblem
         self.freeze = freeze
-        self.commandLine = commandLine
+        self.command = command
     }
 }

@@ -5,17 +5,18 @@ import TapedeckRemote
 
 extension ScreenModel {
     /// A command-line edit (`tapedeck marker S add 1:00`) handed to the screen because it
-    /// holds the session open (see `SessionOwner`): run as the command would run, on the
-    /// session as it stands here, as one undo step named after the command line and who
-    /// asked; the engine hears it at once, the message line says it, and the session is saved
-    /// as the command's own run would have saved it. `undo` and `redo` are the screen's own
-    /// (the u key's). Answers the command's status and output as one JSON line. `running`
-    /// runs the command instead of the host's ``ScreenHooks/commandLine`` (an import landing
-    /// what its worker copied: ScreenModel+Jobs). UI thread.
-    func handleCommandLine(_ words: [String], workingFolder: String, from peer: String,
-                           running: (@Sendable (SessionStore.Served) -> (status: Int32, out: String, err: String))? = nil) -> RemoteReply {
+    /// holds the session open (see `SessionOwner`), typed (the asker parsed it: its name and
+    /// value, ``TypedCommand``): run as the command would run, on the session as it stands
+    /// here, as one undo step named after how it was typed and who asked; the engine hears it
+    /// at once, the message line says it, and the session is saved as the command's own run
+    /// would have saved it. `undo` and `redo` are the screen's own (the u key's). Answers the
+    /// command's status and output as one JSON line. `running` runs the command instead of
+    /// the host's ``ScreenHooks/command`` (an import landing what its worker copied:
+    /// ScreenModel+Jobs). UI thread.
+    func handleCommand(_ command: TypedCommand, from peer: String,
+                       running: (@Sendable (SessionStore.Served) -> (status: Int32, out: String, err: String))? = nil) -> RemoteReply {
         guard let folder else { return .error("the screen's session has no folder yet") }
-        let verb = words.first ?? ""
+        let verb = command.name
         // The asker is a command, not `ctl`: `tapedeck marker (pid 4242)`.
         let who = peer.replacingOccurrences(of: "tapedeck ctl", with: "tapedeck \(verb.terminalSafe)")
         var status: Int32 = 0
@@ -24,7 +25,7 @@ extension ScreenModel {
         let before = session
         // A read (`tapedeck info S`): answered, nothing saved; it leaves the message line alone.
         var read = false
-        if verb == "undo", words.contains("--list") {
+        if verb == "undo", (try? JSONDecoder().decode(UndoShape.self, from: Data(command.value.utf8)))?.list == true {
             read = true
             // The screen's own undo, as `undo` here is (a read: nothing changes).
             out = SessionHistory.listText(undo: document.undoNames, redo: document.redoNames) + "\n"
@@ -37,11 +38,10 @@ extension ScreenModel {
                 out = "nothing to \(verb) on the screen\n"
             }
         } else {
-            guard let run = running.map({ r in { @Sendable (_: [String], _: String, served: SessionStore.Served) in r(served) } }) ?? hooks.commandLine else {
+            guard let run = running.map({ r in { @Sendable (_: TypedCommand, served: SessionStore.Served) in r(served) } }) ?? hooks.command else {
                 return .error("this screen does not take command-line edits")
             }
-            let args = words.dropFirst().filter { SessionOwner.canonicalPath($0) != SessionOwner.canonicalPath(folder.path) }
-            let step = "\(([verb] + args).joined(separator: " ").terminalSafe), asked by \(who)"
+            let step = "\(command.label.terminalSafe), asked by \(who)"
             var stepOpen = false
             var didSave = false
             let served = SessionStore.Served(folder: folder, label: step, current: { [unowned self] in self.session }, saved: { [unowned self] saved in
@@ -52,7 +52,7 @@ extension ScreenModel {
                 // What was saved is this whole session (the command read it from here).
                 document.markSaved()
             })
-            (status, out, err) = run(words, workingFolder, served)
+            (status, out, err) = run(command, served)
             read = status == 0 && !didSave
         }
         if session != before {
@@ -67,6 +67,9 @@ extension ScreenModel {
         if !read || session != before { say("\(who): \(trimmed)", error: status != 0) }
         return ScreenModel.commandReply(status: status, out: out, err: err)
     }
+
+    /// What the screen reads of `undo`'s value: whether it lists (`undo S --list`).
+    private struct UndoShape: Decodable { var list: Bool? }
 
     /// A command line's answer: its status and what it printed, as one JSON line.
     static func commandReply(status: Int32, out: String, err: String) -> RemoteReply {

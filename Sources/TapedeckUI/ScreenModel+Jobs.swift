@@ -92,23 +92,23 @@ extension ScreenModel {
         return "\(first.label)  \(percent)%  (\(keyName(.cancel)) cancels\(more))"
     }
 
-    /// A command line handed to the screen whose slow part (`work`: an import's copying) runs
+    /// A typed command handed to the screen whose slow part (`work`: an import's copying) runs
     /// on a worker: answered through `answer` once it has landed on the UI thread as the
     /// command's one undo step, or once it failed or was cancelled. UI thread.
-    func handOver(_ work: ScreenWork, words: [String], workingFolder: String, from who: String,
+    func handOver(_ work: ScreenWork, command: TypedCommand, from who: String,
                   answer: @escaping (RemoteReply) -> Void) {
-        let asker = who.replacingOccurrences(of: "tapedeck ctl", with: "tapedeck \((words.first ?? "").terminalSafe)")
+        let asker = who.replacingOccurrences(of: "tapedeck ctl", with: "tapedeck \(command.name.terminalSafe)")
         startJob("\(asker): \(work.label)", work: work.work) { [unowned self] status in
             switch status {
             case .done, .running:
-                answer(handleCommandLine(words, workingFolder: workingFolder, from: who, running: work.land))
+                answer(handleCommand(command, from: who, running: work.land))
             case .failed(let why):
                 work.discard()
                 say("\(asker): \(why)", error: true)
                 answer(ScreenModel.commandReply(status: 1, out: "", err: "tapedeck: \(why)\n"))
             case .cancelled:
                 work.discard()
-                let text = "\(words.first ?? "import") cancelled on the screen; nothing imported"
+                let text = "\(command.name.terminalSafe) cancelled on the screen; nothing imported"
                 say("\(asker): \(text)")
                 answer(ScreenModel.commandReply(status: 1, out: "", err: "tapedeck: \(text)\n"))
             }

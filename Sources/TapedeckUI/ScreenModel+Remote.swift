@@ -12,7 +12,7 @@ extension ScreenModel: ControlHost {
         let who = peer.terminalSafe
         let reply = ControlAnswer.answer(command, host: self, from: peer)
         switch command {
-        case .status, .commandLine: return reply  // a handed-over edit says what it did itself
+        case .status, .typed: return reply  // a handed-over edit says what it did itself
         default: break
         }
         switch reply {
@@ -61,17 +61,17 @@ extension ScreenModel: ControlHost {
         link.setSpeed(ratio)
     }
 
-    public func controlCommandLine(_ words: [String], workingFolder: String, from peer: String) -> RemoteReply {
-        handleCommandLine(words, workingFolder: workingFolder, from: peer.terminalSafe)
+    public func controlCommand(_ command: TypedCommand, from peer: String) -> RemoteReply {
+        handleCommand(command, from: peer.terminalSafe)
     }
 
     /// As ``handleRemote(_:from:)``, answering through `answer`: at once, or for a command
-    /// line with a slow part (an import: ``ScreenHooks/commandLineWork``) once that has run
+    /// command with a slow part (an import: ``ScreenHooks/commandWork``) once that has run
     /// on a worker and landed, while the screen goes on drawing and answering. UI thread.
     public func handleRemote(_ command: RemoteCommand, from peer: String, answer: @escaping (RemoteReply) -> Void) {
-        if case .commandLine(let words, let workingFolder) = command, folder != nil,
-           let work = hooks.commandLineWork?(words, workingFolder, session.sampleRate) {
-            handOver(work, words: words, workingFolder: workingFolder, from: peer.terminalSafe, answer: answer)
+        if case .typed(let typed) = command, folder != nil,
+           let work = hooks.commandWork?(typed, session.sampleRate) {
+            handOver(work, command: typed, from: peer.terminalSafe, answer: answer)
             return
         }
         answer(handleRemote(command, from: peer))

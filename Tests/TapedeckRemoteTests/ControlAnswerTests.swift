@@ -69,8 +69,8 @@ final class ControlAnswerTests: XCTestCase {
             speed = ratio
         }
 
-        func controlCommandLine(_ words: [String], workingFolder: String, from peer: String) -> RemoteReply {
-            calls.append("cli \(words.joined(separator: " ")) in \(workingFolder) from \(peer)")
+        func controlCommand(_ command: TypedCommand, from peer: String) -> RemoteReply {
+            calls.append("cmd \(command.name) \(command.value) in \(command.workingFolder) from \(peer)")
             return .json("{\"status\":0}")
         }
     }
@@ -157,10 +157,31 @@ final class ControlAnswerTests: XCTestCase {
 
     func testTheScreenRunsAHandedOverEdit() {
         let host = FakeHost(.screen)
-        let reply = ControlAnswer.answer(.commandLine(["track", "/s.tapedeck", "1", "--gain", "-6"], workingFolder: "/home/me"),
-                                         host: host, from: "tapedeck track")
+        let typed = TypedCommand(name: "track", value: "{\"folder\":\"/s.tapedeck\",\"gain\":-6,\"target\":\"1\"}",
+                                 workingFolder: "/home/me", label: "track 1 --gain -6")
+        let reply = ControlAnswer.answer(.typed(typed), host: host, from: "tapedeck track")
         XCTAssertEqual(reply, .json("{\"status\":0}"))
-        XCTAssertEqual(host.calls, ["cli track /s.tapedeck 1 --gain -6 in /home/me from tapedeck track"])
+        XCTAssertEqual(host.calls, ["cmd track {\"folder\":\"/s.tapedeck\",\"gain\":-6,\"target\":\"1\"} in /home/me from tapedeck track"])
+        // What the socket carries is that typed value, read back whole.
+        XCTAssertEqual(RemoteCommand.parse(RemoteCommand.typed(typed).line), .success(.typed(typed)))
+    }
+
+    /// A handed-over command travels typed (`cmd {…}`): the old argv form (`cli`) and a
+    /// `cmd` that is not a typed command are refused in one line.
+    func testOnlyTypedCommandsAreHandedOver() {
+        let refusal = "cmd needs a JSON object: the command's name (command), its value (value, an object), the folder it was typed in (cwd) and how it was typed (label)"
+        for line in ["cmd {\"command\":\"track\",\"cwd\":\"/\"}", "cmd {\"command\":\"track\",\"cwd\":\"rel\",\"value\":{}}",
+                     "cmd [\"track\",\"/s.tapedeck\"]", "cmd {\"cwd\":\"/\",\"value\":{}}"] {
+            XCTAssertEqual(RemoteCommand.parse(line), .failure(RemoteError(refusal)), line)
+        }
+        guard case .failure(let e) = RemoteCommand.parse("cli {\"args\":[\"track\",\"/s.tapedeck\"],\"cwd\":\"/\"}") else {
+            return XCTFail("an argv command line is no longer taken")
+        }
+        XCTAssertTrue(e.description.hasPrefix("unknown command 'cli'"), e.description)
+        // Booleans, numbers and nesting come through the socket's line as they went in.
+        let value = "{\"a\":true,\"b\":false,\"c\":-6.5,\"d\":{\"add\":{\"name\":\"Chorus \\\"1\\\"\",\"time\":\"1:00\"}},\"e\":[1,2]}"
+        let typed = TypedCommand(name: "x", value: value, workingFolder: "/w", label: "x")
+        XCTAssertEqual(RemoteCommand.parse(RemoteCommand.typed(typed).line), .success(.typed(typed)))
     }
 
     /// Headless `play` follows play (it cannot start again: stopping ends it), never records,
@@ -175,7 +196,7 @@ final class ControlAnswerTests: XCTestCase {
         host.loopRange = FrameRange(startFrame: 0, endFrame: 48000)
         XCTAssertEqual(ask(host, "loop on"), "ok: loop on")
         XCTAssertEqual(ask(host, "speed 75%"), "ok: speed 0.75x")
-        XCTAssertEqual(ask(host, "cli {\"args\":[\"track\",\"/s.tapedeck\"],\"cwd\":\"/\"}"),
+        XCTAssertEqual(ask(host, "cmd {\"command\":\"track\",\"cwd\":\"/\",\"value\":{\"folder\":\"/s.tapedeck\"}}"),
                        "error: tapedeck play has the session open and takes no edits while it runs: 'track' waits until it stops")
         XCTAssertEqual(ask(host, "stop"), "ok: stopped")
         XCTAssertEqual(ask(host, "play"), "error: not rolling")
@@ -191,7 +212,7 @@ final class ControlAnswerTests: XCTestCase {
         for line in ["locate 2", "rewind", "loop on", "speed 0.5"] {
             XCTAssertEqual(ask(host, line), "error: recording: \(line) is refused while a take runs (a take is never torn in two); stop first")
         }
-        XCTAssertEqual(ask(host, "cli {\"args\":[\"mix\"],\"cwd\":\"/\"}"),
+        XCTAssertEqual(ask(host, "cmd {\"command\":\"mix\",\"cwd\":\"/\",\"value\":{}}"),
                        "error: tapedeck record has the session open and takes no edits while it runs: 'mix' waits until it stops")
         XCTAssertEqual(host.calls, [])
         XCTAssertEqual(ask(host, "record"), "ok: stopping: the takes are being finished")
@@ -207,7 +228,7 @@ final class ControlAnswerTests: XCTestCase {
         for line in ["play", "record", "rewind", "locate 2", "loop off", "speed 2"] {
             XCTAssertEqual(ask(host, line), ControlAnswerTests.listening, line)
         }
-        XCTAssertEqual(ask(host, "cli {\"args\":[\"mix\"],\"cwd\":\"/\"}"),
+        XCTAssertEqual(ask(host, "cmd {\"command\":\"mix\",\"cwd\":\"/\",\"value\":{}}"),
                        "error: tapedeck record has the session open and takes no edits while it runs: 'mix' waits until it stops")
         XCTAssertEqual(host.calls, [])
         XCTAssertEqual(ask(host, "stop"), "ok: stopping: the takes are being finished")

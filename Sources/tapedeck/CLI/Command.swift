@@ -31,3 +31,9 @@ enum ExitCode {
     static let ioError: Int32 = 74
     static let interrupted: Int32 = 130
 }
+
+/// A command a running Tapedeck that holds its session open takes from another
+/// (``OwnerForwarding``): the asker parses the command line into this value and sends its JSON
+/// encoding (paths in it absolute); the owner decodes it by the command's name from
+/// ``CommandList`` and runs it. The owner never sees the words.
+protocol HandedCommand: Command, Codable {}

@@ -1,5 +1,6 @@
 import Synchronization
 import TapedeckIO
+import TapedeckRemote
 import TapedeckUI
 
 /// An import handed to the screen (`tapedeck import S long.wav` while the screen has S open):
@@ -8,13 +9,12 @@ import TapedeckUI
 /// import command itself runs on the UI thread as it always did — its checks, the tracks,
 /// the one undo step, the save — placing what the worker copied instead of copying again.
 enum ImportInBackground {
-    /// The slow part of `words` when it is an import of audio files; nil for any other
-    /// command line, an import of MIDI files only, or one whose options are wrong (each runs
-    /// at once, as before, and says what it says).
-    static func work(_ words: [String], workingFolder: String, sampleRate: Int) -> ScreenWork? {
-        guard words.first == ImportCommand.name else { return nil }
-        var arguments = Arguments(Array(words.dropFirst()), spec: ImportCommand.spec)
-        guard let command = try? ImportCommand(arguments: &arguments), (try? arguments.finish()) != nil else { return nil }
+    /// The slow part of `typed` when it is an import of audio files; nil for any other
+    /// command, an import of MIDI files only, or a value that does not decode (each runs at
+    /// once, as before, and says what it says).
+    static func work(_ typed: TypedCommand, sampleRate: Int) -> ScreenWork? {
+        guard typed.name == ImportCommand.name, case .success(let decoded) = OwnerForwarding.decode(typed),
+              let command = decoded as? ImportCommand else { return nil }
         let audio = command.files.filter { !ImportCommand.isMIDI($0) }
         guard !audio.isEmpty else { return nil }
         let folder = command.folder
@@ -43,7 +43,7 @@ enum ImportInBackground {
                 MainActor.assumeIsolated {
                     // Copied and not placed (the command refused): nothing plays them.
                     defer { copied.removeRest(from: folder) }
-                    return OwnerForwarding.run(words, workingFolder: workingFolder, served: served, importCopies: copied)
+                    return OwnerForwarding.run(typed, served: served, importCopies: copied)
                 }
             },
             discard: { copied.removeRest(from: folder) })

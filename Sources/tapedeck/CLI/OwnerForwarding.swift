@@ -10,10 +10,11 @@ import Glibc
 /// runs them (see ``SessionOwner``).
 ///
 /// The asking side: a command that would take the session lock finds it held by a Tapedeck
-/// serving a control socket; instead of waiting and refusing, it sends its command line
-/// (paths made absolute) and prints what the owner's run of it printed, with its status.
-/// The owner's side: ``run(_:)`` runs the command line as this program would, its output
-/// kept for the reply.
+/// serving a control socket; instead of waiting and refusing, it sends the command typed —
+/// its name and its parsed value as JSON (``HandedCommand``, paths made absolute), never its
+/// words — and prints what the owner's run of it printed, with its status.
+/// The owner's side: ``run(_:served:importCopies:)`` decodes the value by the command's name
+/// from ``CommandList`` and runs it, its output kept for the reply.
 enum OwnerForwarding {
     /// The commands whose edits a running owner takes: every plain session edit. Not
     /// `record` (it opens devices; a take is recorded by its own process), not `recover`.
@@ -62,14 +63,70 @@ enum OwnerForwarding {
         case ran(status: Int32, out: String, err: String)
     }
 
-    /// Sends `args` (the command line after `type`'s name, paths made absolute) to the owner
-    /// `pid` and waits up to `timeoutSeconds` for its answer.
-    private static func ask(_ type: any Command.Type, _ args: [String], pid: Int32, timeoutSeconds: Int) -> Answer {
-        let words = [type.name] + absolutePaths(args, spec: type.spec)
+    /// `args` (the command line after `type`'s name) as the typed command the owner takes: parsed
+    /// (paths made absolute first) into `type`'s value, encoded as JSON. `session` is the held
+    /// session's folder, left out of the label the owner's undo step shows.
+    static func typed(_ type: any Command.Type, _ args: [String], session: String) throws -> TypedCommand {
+        let absolute = absolutePaths(args, spec: type.spec)
+        guard let handed = type as? any HandedCommand.Type else {
+            throw UsageError("\(type.name) \(notTakenText)")
+        }
+        var parsed = Arguments(absolute, spec: type.spec)
+        let command = try handed.init(arguments: &parsed)
+        try parsed.finish()
+        // Which word is the session is the file system's word (`./S.tapedeck/` is S.tapedeck).
+        let held = SessionOwner.canonicalPath(session)
+        let label = ([type.name] + absolute.filter { held == nil || SessionOwner.canonicalPath($0) != held }).joined(separator: " ")
+        return TypedCommand(name: type.name, value: try encode(command), workingFolder: FileManager.default.currentDirectoryPath,
+                            label: label)
+    }
+
+    /// A handed command's JSON, keys sorted (the same value always reads the same).
+    static func encode(_ command: any HandedCommand) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(command), as: UTF8.self)
+    }
+
+    /// The handed command `typed` names, decoded from its value; why not, in one line.
+    static func decode(_ typed: TypedCommand) -> Result<any HandedCommand, UsageError> {
+        guard commandNames.contains(typed.name) || readNames.contains(typed.name),
+              let type = CommandList.all.first(where: { $0.name == typed.name }) as? any HandedCommand.Type else {
+            let known = commandNames.union(readNames).sorted().joined(separator: ", ")
+            return .failure(UsageError("'\(typed.name.terminalSafe)' \(notTakenText) (it takes: \(known))"))
+        }
+        func value<C: HandedCommand>(_ type: C.Type) throws -> any HandedCommand {
+            try JSONDecoder().decode(type, from: Data(typed.value.utf8))
+        }
+        do { return .success(try value(type)) } catch {
+            return .failure(UsageError("the typed '\(typed.name.terminalSafe)' command handed over could not be read: \(decodingProblem(error)) (\(malformedText))"))
+        }
+    }
+
+    /// Where and why a value did not decode, in a few words (`edit.add.time: missing`).
+    private static func decodingProblem(_ error: any Error) -> String {
+        func path(_ keys: [any CodingKey]) -> String { keys.isEmpty ? "the value" : keys.map(\.stringValue).joined(separator: ".") }
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let context)?: return "\(path(context.codingPath + [key])): missing"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
+            return "\(path(context.codingPath)): \(context.debugDescription)".terminalSafe
+        default: return "\(error)".terminalSafe
+        }
+    }
+
+    /// What an owner says of a typed command whose value it cannot read.
+    static let malformedText = "not a value this Tapedeck's command of that name takes; are both the same version?"
+
+    /// Sends `args` (the command line after `type`'s name), typed, to the owner `pid` and
+    /// waits up to `timeoutSeconds` for its answer.
+    private static func ask(_ type: any Command.Type, _ args: [String], session: String, pid: Int32, timeoutSeconds: Int) -> Answer {
+        let command: TypedCommand
+        do { command = try typed(type, args, session: session) } catch {
+            return .unreachable("the command could not be typed: \(error)")
+        }
         let reply: String
         do {
-            let here = FileManager.default.currentDirectoryPath
-            reply = try ControlClient.sendCommandLine(words, workingFolder: here, toPid: pid, timeoutMilliseconds: timeoutSeconds * 1000)
+            reply = try ControlClient.sendTyped(command, toPid: pid, timeoutMilliseconds: timeoutSeconds * 1000)
         } catch where error.nobodyListens {
             return .nobodyListens
         } catch {
@@ -92,7 +149,7 @@ enum OwnerForwarding {
     /// when nobody listens on the socket (a stale file: the caller runs the command itself).
     @MainActor
     static func forward(_ type: any Command.Type, _ args: [String], to pid: Int32, refusal: SessionError) -> Int32? {
-        switch ask(type, args, pid: pid, timeoutSeconds: replySeconds) {
+        switch ask(type, args, session: refusal.path, pid: pid, timeoutSeconds: replySeconds) {
         case .nobodyListens:
             return nil
         case .unreachable(let why):
@@ -117,14 +174,14 @@ enum OwnerForwarding {
     /// (no answer, a control folder not to be trusted) is said in one line first.
     @MainActor
     static func forwardRead(_ type: any Command.Type, _ args: [String], to pid: Int32, holder: SessionError) -> Int32? {
-        switch ask(type, args, pid: pid, timeoutSeconds: readReplySeconds) {
+        switch ask(type, args, session: holder.path, pid: pid, timeoutSeconds: readReplySeconds) {
         case .nobodyListens:
             return nil
         case .unreachable(let why):
             Terminal.err("tapedeck: \(holder.description.terminalSafe), which cannot be asked (\(why.terminalSafe)); showing the saved session.json\n")
             return nil
         case .refused:
-            // Headless record takes no command lines; an older screen takes no reads: both
+            // Headless record takes no edits; an older screen takes no reads: both
             // hold nothing the file does not say.
             return nil
         case .malformed:
@@ -137,25 +194,27 @@ enum OwnerForwarding {
         }
     }
 
-    /// What an owner says of a command line it does not take.
+    /// What an owner says of a command it does not take.
     static let notTakenText = "is not an edit a running Tapedeck takes"
 
-    /// The owner's side: runs `words` (`marker`, `S`, `add`, `1:00`) as this program would,
-    /// typed in `workingFolder`, on the session the owner serves (`served`), and returns its
-    /// status with what it printed (kept for the reply, never on the owner's terminal).
-    /// `importCopies`: what the owner's worker already copied for an import. UI thread.
+    /// The owner's side: runs `typed` (a command's name and value, typed in its working
+    /// folder) as this program would, on the session the owner serves (`served`), and returns
+    /// its status with what it printed (kept for the reply, never on the owner's terminal).
+    /// No words are parsed here: the asker parsed them. `importCopies`: what the owner's
+    /// worker already copied for an import. UI thread.
     @MainActor
-    static func run(_ words: [String], workingFolder: String, served: SessionStore.Served,
+    static func run(_ typed: TypedCommand, served: SessionStore.Served,
                     importCopies: CopiedImports? = nil) -> (status: Int32, out: String, err: String) {
-        guard let name = words.first, commandNames.contains(name) || readNames.contains(name),
-              let type = CommandList.all.first(where: { $0.name == name }) else {
-            let known = commandNames.union(readNames).sorted().joined(separator: ", ")
-            return (ExitCode.usage, "", "tapedeck: '\((words.first ?? "").terminalSafe)' \(notTakenText) (it takes: \(known))\n")
+        let command: any HandedCommand
+        switch decode(typed) {
+        case .success(let c): command = c
+        case .failure(let why): return (ExitCode.usage, "", "tapedeck: \(why.description)\n")
         }
         let console = Console.reply()
         let context = CommandContext(console: console, sessions: SessionStore(served: served),
-                                     workingFolder: workingFolder, importCopies: importCopies)
-        let status = runCommand(type, Array(words.dropFirst()), in: context)
+                                     workingFolder: typed.workingFolder, importCopies: importCopies)
+        let status: Int32
+        do { status = try command.run(context) } catch { status = report(error, to: console) }
         return (status, console.outText, console.errText)
     }
 

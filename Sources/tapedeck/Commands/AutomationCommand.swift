@@ -6,7 +6,7 @@ import TapedeckEngine
 
 /// `tapedeck automation`: a strip's lanes from the command line — add points, list them,
 /// clear a range, set a lane's mode, and a lane in and out as CSV for scripts.
-struct AutomationCommand: Command {
+struct AutomationCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "automation", summary: "automate a strip's fader, pan, mute, sends and node parameters over time",
         synopsis: ["automation SESSION TRACK", "automation SESSION TRACK PARAM [list [RANGE]]",
@@ -43,7 +43,7 @@ struct AutomationCommand: Command {
                    "tapedeck automation song.tapedeck Vocal gain mode off"])
 
     /// What to do.
-    enum Action {
+    enum Action: Codable {
         case lanes, list(String?), add(String, String, AutomationCurve), clear(String?), mode(AutomationMode), csv(String?)
         case importCSV(String, replace: Bool)
     }

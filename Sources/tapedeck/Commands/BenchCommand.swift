@@ -243,9 +243,13 @@ struct BenchCommand: Command {
             attempt("first speed change") { [try BenchBudgets.firstSpeedChange(folder: folder)] }
             // The screen's own hooks: the import is the command's, its copying on a worker.
             let hooks = ScreenHooks(
-                commandLine: { words, folder, served in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder, served: served) } },
-                commandLineWork: { words, folder, rate in ImportInBackground.work(words, workingFolder: folder, sampleRate: rate) })
-            attempt("import on the screen") { [try BenchBudgets.screenImport(folder: folder, hooks: hooks)] }
+                command: { typed, served in MainActor.assumeIsolated { OwnerForwarding.run(typed, served: served) } },
+                commandWork: { typed, rate in ImportInBackground.work(typed, sampleRate: rate) })
+            attempt("import on the screen") {
+                [try BenchBudgets.screenImport(folder: folder, hooks: hooks) { session, file in
+                    try OwnerForwarding.typed(ImportCommand.self, [session, file], session: session)
+                }]
+            }
         }
         let rows = results.map { r in
             [r.name, r.measured, r.peer, r.ratio, r.goal, r.met.map { $0 ? "yes" : "NO" } ?? ""]

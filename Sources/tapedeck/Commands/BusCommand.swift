@@ -5,7 +5,7 @@ import TapedeckIO
 /// `tapedeck bus`: adds, removes and lists buses, the strips other strips send or output to
 /// (a reverb return, a drum group, a headphone cue mix). Once made, a bus answers to `track`
 /// (fader, pan, mute, solo, name, output, solo-safe), `chain` and `send` by its name.
-struct BusCommand: Command {
+struct BusCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "bus", summary: "add, remove or list buses (what sends and outputs feed: returns, groups, cue mixes)",
         synopsis: ["bus SESSION [list] [--json]", "bus SESSION add NAME [--stereo|--mono]", "bus SESSION remove NAME"],
@@ -34,7 +34,7 @@ struct BusCommand: Command {
                    "tapedeck bus song.tapedeck remove cue"])
 
     /// What to do.
-    enum Action { case list, add(String), remove(String) }
+    enum Action: Codable { case list, add(String), remove(String) }
 
     let folder: SessionFolder
     let action: Action

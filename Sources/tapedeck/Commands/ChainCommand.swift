@@ -6,7 +6,7 @@ import TapedeckIO
 import TapedeckTransport
 
 /// `tapedeck chain`: sets or shows a track's, a bus's or the master's effect chain.
-struct ChainCommand: Command {
+struct ChainCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "chain", summary: "set or show a track's input or playback chain, a bus's chain, or the master chain",
         synopsis: ["chain SESSION TRACK|BUS|master [--input] [CHAIN]"],

@@ -3,7 +3,7 @@ import TapedeckIO
 import Foundation
 
 /// `tapedeck import`: copies audio files into a session and places them on tracks.
-struct ImportCommand: Command {
+struct ImportCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "import", summary: "copy audio or MIDI files into a session, a new track per file (or onto --track N|NAME)",
         synopsis: ["import SESSION FILE... [--track N|NAME] [--at TIME|original]", "import SESSION FILE.mid --tempo-map"],

@@ -5,7 +5,7 @@ import TapedeckIO
 import TapedeckUI
 
 /// `tapedeck info SESSION|FILE`: describes an audio file or a session.
-struct InfoCommand: Command {
+struct InfoCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "info", summary: "describe an audio file (format, peak, loudness, a plot) or a session (tracks, buses, routing, latency)",
         synopsis: ["info SESSION|FILE [--width COLUMNS] [--json]"],

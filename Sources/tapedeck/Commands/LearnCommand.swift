@@ -4,7 +4,7 @@ import TapedeckIO
 
 /// `tapedeck learn`: the MIDI controllers bound to faders, pans, mutes and node parameters
 /// (what MIDI learn on the screen makes), listed, added and removed from a script.
-struct LearnCommand: Command {
+struct LearnCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "learn", summary: "list, bind or remove MIDI controllers moving faders, pans, mutes, send levels and node parameters",
         synopsis: ["learn SESSION",
@@ -39,7 +39,13 @@ struct LearnCommand: Command {
     let folder: SessionFolder
     let controller: Int?
     let channel: Int?
-    let target: (kind: MIDIBinding.Kind, text: String?)?
+    let target: Target?
+
+    /// What the controller moves: its kind and the text naming it (`vocal:Reverb`).
+    struct Target: Codable {
+        var kind: MIDIBinding.Kind
+        var text: String?
+    }
     let inputChain: Bool
     let remove: Int?
     let clear: Bool
@@ -59,7 +65,7 @@ struct LearnCommand: Command {
         if let t = try arguments.option("--send") { targets.append((.send, t)) }
         folder = SessionFolder(path: try arguments.required("a session folder"))
         if targets.count > 1 { throw UsageError("learn: bind a controller to one thing (--fader, --pan, --mute, --master, --param or --send)") }
-        target = targets.first.map { (kind: $0.0, text: $0.1) }
+        target = targets.first.map { Target(kind: $0.0, text: $0.1) }
         let binding = controller != nil || target != nil
         if binding && (remove != nil || clear) { throw UsageError("learn: bind, --remove or --clear: one at a time") }
         if remove != nil && clear { throw UsageError("learn: --remove N or --clear, not both") }

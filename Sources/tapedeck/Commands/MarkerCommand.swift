@@ -2,7 +2,7 @@ import TapedeckCore
 import TapedeckIO
 
 /// `tapedeck marker`: lists, adds, renames, moves and deletes named markers.
-struct MarkerCommand: Command {
+struct MarkerCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "marker", summary: "list, add, rename, move or delete named markers",
         synopsis: ["marker SESSION", "marker SESSION add TIME [NAME]", "marker SESSION rename MARKER NAME",
@@ -19,7 +19,7 @@ struct MarkerCommand: Command {
                    "tapedeck marker song.tapedeck rename chorus \"Last chorus\""])
 
     /// What to do.
-    enum Edit {
+    enum Edit: Codable {
         case add(time: String, name: String), rename(String, to: String), move(String, to: String), delete(String)
     }
 

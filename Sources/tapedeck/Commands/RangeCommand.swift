@@ -2,9 +2,9 @@ import TapedeckCore
 import TapedeckIO
 
 /// `tapedeck loop` and `tapedeck punch`: the session's loop and punch ranges, each its own.
-struct RangeCommand {
+struct RangeCommand: Codable {
     /// Which range.
-    enum Which: String { case loop, punch }
+    enum Which: String, Codable { case loop, punch }
 
     /// The switches both commands take.
     static let options = [
@@ -60,7 +60,7 @@ struct RangeCommand {
 }
 
 /// `tapedeck loop SESSION [A-B|clear] [--on|--off]`.
-struct LoopCommand: Command {
+struct LoopCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "loop", summary: "show or set the loop range (and turn looping on or off)",
         synopsis: ["loop SESSION [A-B | clear] [--on | --off]"],
@@ -80,7 +80,7 @@ struct LoopCommand: Command {
 }
 
 /// `tapedeck punch SESSION [A-B|clear] [--on|--off]`.
-struct PunchCommand: Command {
+struct PunchCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "punch", summary: "show or set the punch range (and turn punching on or off)",
         synopsis: ["punch SESSION [A-B | clear] [--on | --off]"],

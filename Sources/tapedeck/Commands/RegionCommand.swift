@@ -4,7 +4,7 @@ import TapedeckIO
 
 /// `tapedeck region`: lists a track's regions and edits one, so a script can assemble a
 /// session: move, trim, split, fade, gain, rate, duplicate, raise, delete.
-struct RegionCommand: Command {
+struct RegionCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "region", summary: "list a track's regions, or move, trim, split, fade, gain, stretch, quantise, raise or delete one",
         synopsis: ["region SESSION TRACK", "region SESSION TRACK N move TIME", "region SESSION TRACK N trim [--start TIME] [--end TIME]",
@@ -48,7 +48,7 @@ struct RegionCommand: Command {
                    "tapedeck region song.tapedeck keys 1 quantize 1/16 --strength 75%"])
 
     /// What to do to the region.
-    enum Edit {
+    enum Edit: Codable {
         case move(String, withAutomation: Bool), trim(start: String?, end: String?), split(String), fade(fadeIn: String?, fadeOut: String?)
         case gain(Double), rate(Double), stretch(String), quantize(grid: String, strength: String?), duplicate, raise, delete
     }

@@ -297,9 +297,9 @@ struct ScreenCommand: Command {
                 return (result.frozen, "froze \(session.tracks[track].name): \(length) in \(result.frozen.file)\(warnings)")
             },
             // Command-line edits handed to the screen run here, as the command would run.
-            commandLine: { words, folder, served in MainActor.assumeIsolated { OwnerForwarding.run(words, workingFolder: folder, served: served) } },
+            command: { typed, served in MainActor.assumeIsolated { OwnerForwarding.run(typed, served: served) } },
             // An import's copying runs on a worker; the import lands on the UI thread after.
-            commandLineWork: { words, folder, sampleRate in ImportInBackground.work(words, workingFolder: folder, sampleRate: sampleRate) })
+            commandWork: { typed, sampleRate in ImportInBackground.work(typed, sampleRate: sampleRate) })
     }
 
     /// Theme folders shipped with the program: beside the installed binary

@@ -4,7 +4,7 @@ import TapedeckIO
 
 /// `tapedeck send`: a strip's sends to buses, listed, added, changed and removed. One send
 /// per strip and bus; a change that would make a cycle is refused before anything is saved.
-struct SendCommand: Command {
+struct SendCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "send", summary: "list a track's or bus's sends, or add, change or remove its send to a bus",
         synopsis: ["send SESSION TRACK [--json]", "send SESSION TRACK BUS [--level DB] [--pre|--post] [--pan P]",

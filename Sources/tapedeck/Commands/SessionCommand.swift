@@ -2,7 +2,7 @@ import TapedeckCore
 import TapedeckIO
 
 /// `tapedeck session`: session-wide settings — for now its time-of-day origin.
-struct SessionCommand: Command {
+struct SessionCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "session", summary: "show or set session-wide settings (the time-of-day origin)",
         synopsis: ["session SESSION", "session SESSION --time-of-day HH:MM:SS[.mmm]|none"],

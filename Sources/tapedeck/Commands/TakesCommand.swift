@@ -2,7 +2,7 @@ import TapedeckCore
 import TapedeckIO
 
 /// `tapedeck takes`: lists a track's stacked takes, cycles or chooses the one that plays.
-struct TakesCommand: Command {
+struct TakesCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "takes", summary: "list a track's take lanes, or cycle / choose the active take",
         synopsis: ["takes SESSION TRACK [--cycle GROUP | --choose GROUP.TAKE]"],
@@ -22,7 +22,13 @@ struct TakesCommand: Command {
     let folder: SessionFolder
     let trackText: String
     let cycle: Int?
-    let choose: (group: Int, take: Int)?
+    let choose: Choice?
+
+    /// `--choose GROUP.TAKE`.
+    struct Choice: Codable {
+        var group: Int
+        var take: Int
+    }
 
     init(arguments: inout Arguments) throws {
         cycle = try arguments.intOption("--cycle", in: 1...1_000_000)
@@ -31,7 +37,7 @@ struct TakesCommand: Command {
             guard parts.count == 2, let g = Int(parts[0]), let t = Int(parts[1]), g > 0, t > 0 else {
                 throw UsageError("takes: --choose '\(text)' must be GROUP.TAKE, e.g. 1.3")
             }
-            choose = (g, t)
+            choose = Choice(group: g, take: t)
         } else {
             choose = nil
         }

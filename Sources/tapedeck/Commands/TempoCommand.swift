@@ -2,11 +2,11 @@ import TapedeckCore
 import TapedeckIO
 
 /// `tapedeck tempo` and `tapedeck meter`: the session's tempo map, listed and edited.
-struct TempoMapCommand {
+struct TempoMapCommand: Codable {
     /// Which kind of change.
-    enum Which: String { case tempo, meter }
+    enum Which: String, Codable { case tempo, meter }
     /// What to do.
-    enum Edit { case add(bar: String, value: String, ramp: Bool), remove(bar: String) }
+    enum Edit: Codable { case add(bar: String, value: String, ramp: Bool), remove(bar: String) }
 
     let which: Which
     let folder: SessionFolder
@@ -106,7 +106,7 @@ struct TempoMapCommand {
 }
 
 /// `tapedeck tempo SESSION [add BAR BPM [--ramp] | remove BAR | list]`.
-struct TempoCommand: Command {
+struct TempoCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "tempo", summary: "list the tempo map, or add or remove a tempo change at a bar",
         synopsis: ["tempo SESSION [list]", "tempo SESSION add BAR BPM [--ramp]", "tempo SESSION remove BAR"],
@@ -131,7 +131,7 @@ struct TempoCommand: Command {
 }
 
 /// `tapedeck meter SESSION [add BAR N/D | remove BAR | list]`.
-struct MeterCommand: Command {
+struct MeterCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "meter", summary: "list the tempo map, or add or remove a meter change at a bar",
         synopsis: ["meter SESSION [list]", "meter SESSION add BAR N/D", "meter SESSION remove BAR"],

@@ -6,7 +6,7 @@ import TapedeckEngine
 
 /// `tapedeck track`: a track's (or a bus's) mixer settings and output from the command line;
 /// adds and removes tracks.
-struct TrackCommand: Command {
+struct TrackCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "track", summary: "show or set a track's or bus's fader, pan, name, input, arm/mute/solo, monitoring, output; freeze it; add or remove tracks",
         synopsis: ["track SESSION N|NAME|master [--gain DB] [--pan P] [--name NAME] [--input CH] [--arm|--disarm] [--mute|--unmute] [--solo|--unsolo] [--monitor MODE] [--output OUT] [--solo-safe on|off] [--freeze|--unfreeze]",

@@ -5,7 +5,7 @@ import TapedeckIO
 /// back, whichever process made it. With the screen open the screen's own undo does it (the
 /// command is handed to it, as every edit is); otherwise the history the session folder keeps
 /// (`SESSION/history/`, one step per save) does.
-struct UndoCommand: Command {
+struct UndoCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "undo", summary: "revert the last change to a session (whoever made it)",
         synopsis: ["undo SESSION [--list]"],
@@ -52,7 +52,7 @@ struct UndoCommand: Command {
 }
 
 /// `tapedeck redo`: brings back what `undo` reverted.
-struct RedoCommand: Command {
+struct RedoCommand: HandedCommand {
     static let spec = CommandSpec(
         name: "redo", summary: "bring back the change undo reverted",
         synopsis: ["redo SESSION"],

@@ -194,8 +194,11 @@ final class WriteGuardTableTests: XCTestCase {
         // Handed to the screen (its own run of the command line), the same guard answers.
         let socket = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: run + "/tapedeck").first { $0.hasSuffix(".sock") })
         let json = Safety.sessionBytes(open)
-        let line = RemoteCommand.commandLine(["automation", open.path, "1", "gain", "csv", "--output", open.sessionFile],
-                                             workingFolder: dir).line
+        // The typed `automation S 1 gain csv --output S/session.json` (its Codable value).
+        let value = try JSONSerialization.data(withJSONObject: ["folder": open.path, "track": "1", "parameter": "gain",
+                                                                "action": ["csv": ["_0": open.sessionFile]]] as [String: Any])
+        let line = RemoteCommand.typed(TypedCommand(name: "automation", value: String(decoding: value, as: UTF8.self), workingFolder: dir,
+                                                    label: "automation 1 gain csv --output \(open.sessionFile)")).line
         let reply = try XCTUnwrap(ControlProbe.ask(run + "/tapedeck/" + socket, line, timeout: 10), "the screen answered")
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any], reply)
         XCTAssertEqual(object["status"] as? Int, 64, reply)
