@@ -55,7 +55,7 @@ ZSHCOMPDIR    = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR   = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 # The Swift runtime goes into the binary, so it runs where no Swift toolchain is installed.
 RELEASE_FLAGS ?= --static-swift-stdlib
-VERSION      := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/tapedeck/CLI/HelpText.swift)
+VERSION      := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/TapedeckCommands/CLI/HelpText.swift)
 SAMPLES      := drums.flac bass.flac keys.flac click.flac
 
 .PHONY: deps test-deps bench-deps deb-deps build release run test test-load test-edges bench samples clean commit \

@@ -100,12 +100,18 @@ let package = Package(
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine", "TapedeckDevices", "TapedeckTransport",
             "TapedeckUI", "CJACKProbe",
         ]),
-        .executableTarget(name: "tapedeck", dependencies: [
+        // The command layer: the command tables, argument parsing, help, man page, completions,
+        // every sub-command, the screen's and headless play/record's set-up, and a command-line
+        // edit handed to whoever holds the session. A library, so the executable is only its
+        // entry point and tests reach the same code.
+        .target(name: "TapedeckCommands", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine", "TapedeckDevices", "TapedeckTransport",
             "TapedeckUI", "TapedeckLV2", "TapedeckRemote", "TapedeckFluidSynth", "TapedeckBench",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
         ]),
+        // The executable: `runMain` and nothing else.
+        .executableTarget(name: "tapedeck", dependencies: ["TapedeckCommands"]),
 
         // A JACK MIDI listener stamping what it hears with JACK's frame time, for the end-to-end
         // tests (a process of its own: see its source). Built by `swift build`, never installed.
@@ -136,6 +142,6 @@ let package = Package(
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "TapedeckRemote", "CLiblo", "CSndfile"]),
         // The command tables against the parser, the man page and the completions.
-        .testTarget(name: "CLITests", dependencies: ["tapedeck"]),
+        .testTarget(name: "CLITests", dependencies: ["TapedeckCommands"]),
     ]
 )

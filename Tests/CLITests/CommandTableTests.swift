@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@testable import tapedeck
+@testable import TapedeckCommands
 
 /// The one source of truth: every command's option table against what its parser reads, the
 /// man page, and the bash, zsh and fish completions. Each test fails when an option exists in

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 import TapedeckUI
-@testable import tapedeck
+@testable import TapedeckCommands
 
 /// The documentation against the command table and itself: every command has its page in
 /// docs/commands, equal to what `tapedeck docs` prints now (so an option changed without
