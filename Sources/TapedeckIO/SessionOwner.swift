@@ -8,8 +8,9 @@ import Glibc
 ///
 /// Only one process changes a session (``SessionLock``). When that process is the screen, a
 /// command-line edit (`tapedeck marker S add 1:00`) would be refused for as long as the
-/// screen stays open. Instead the command hands its whole command line to the owner over the
-/// control socket, and the owner runs the same command in its own process, reaching the
+/// screen stays open. Instead the command hands itself to the owner over the control socket,
+/// typed (its parsed value as JSON, `cmd {…}`: never words the owner parses again), and the
+/// owner runs the same command in its own process, reaching the
 /// session through a ``SessionStore`` that serves the owner's: the lock is its own already,
 /// loading gives the owner's session as it stands (unsaved screen edits included, never a
 /// stale file), and each save is told to the owner, which makes it one undo step, tells the

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import TapedeckIO
 import TapedeckRemote
-@testable import tapedeck
+@testable import TapedeckCommands
 
 /// A command handed to the session's owner travels typed (``HandedCommand``): every command
 /// the owner takes is in the one command table and `Codable`, and each `example:` line of
