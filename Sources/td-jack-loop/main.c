@@ -9,8 +9,8 @@
      xruns N at FRAME          the server told it of its Nth xrun (any client's) when its last
                                cycle began at JACK frame time FRAME (at or after the late one)
      skipped from FROM to TO   a --sine was not run for frames FROM...TO-1 of JACK's frame time
-   and every 250 ms "clock FRAME MICROSECONDS": JACK's frame time and CLOCK_MONOTONIC read
-   together, so a test can place a moment of its own on JACK's clock.
+   and every 250 ms "clock FRAME MICROSECONDS": the frame time of the last cycle it ran and
+   CLOCK_MONOTONIC when it ran it, so a test can place a moment of its own on JACK's clock.
    Runs until SIGTERM/SIGINT. Frame times are JACK's (unsigned 32-bit, wrapping). */
 #include "CJACKProbe.h"
 #include <signal.h>
@@ -62,8 +62,7 @@ int main(int argc, char **argv) {
         }
         if (tick % 25 == 0) {
             uint64_t microseconds;
-            td_jack_loop_clock(loop, &frame, &microseconds);
-            printf("clock %u %llu\n", frame, (unsigned long long)microseconds);
+            if (td_jack_loop_clock(loop, &frame, &microseconds) == 0) printf("clock %u %llu\n", frame, (unsigned long long)microseconds);
         }
         fflush(stdout);
         usleep(10000);

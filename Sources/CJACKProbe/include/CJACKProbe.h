@@ -68,7 +68,8 @@ long td_jack_loop_skipped_frames(td_jack_loop *loop);
    [from, to) of JACK's frame time (0, or -1 when no longer kept: the last 1024 are). */
 long td_jack_loop_skipped_spans(td_jack_loop *loop);
 int td_jack_loop_skipped_span(td_jack_loop *loop, long index, uint32_t *from, uint32_t *to);
-/* JACK's frame time now (jack_frame_time) and CLOCK_MONOTONIC's microseconds at that moment. */
-void td_jack_loop_clock(td_jack_loop *loop, uint32_t *frame, uint64_t *microseconds);
+/* The frame time of the last cycle it ran (jack_last_frame_time) and CLOCK_MONOTONIC's
+   microseconds when that cycle ran it: 0, or -1 before its first cycle. */
+int td_jack_loop_clock(td_jack_loop *loop, uint32_t *frame, uint64_t *microseconds);
 void td_jack_loop_close(td_jack_loop *loop);
 #endif
