@@ -128,7 +128,7 @@ struct JackLoopReport {
     var xrunFrames: [Int64] = []
     /// The spans of JACK's frame time a `--sine` was not run for (it played nothing there).
     var skippedSpans: [Range<Int64>] = []
-    /// (JACK's frame time, CLOCK_MONOTONIC in microseconds) read together, every 250 ms.
+    /// Every 250 ms: the frame time of the last cycle it ran and CLOCK_MONOTONIC (µs) when it ran it.
     var clocks: [(frame: Int64, microseconds: Int64)] = []
 
     /// Frames of frame time the sine was not run for.
@@ -159,8 +159,8 @@ struct JackLoopReport {
     }
 
     /// JACK's frame time at `microseconds` of the monotonic clock (`JackLoopReport.now()`), by
-    /// the clock reading nearest it; nil before the first. Good to a few periods: JACK's frame
-    /// time follows the cycles' wake-ups, not the monotonic clock exactly.
+    /// the clock reading nearest it; nil before the first. Good to a few periods (a cycle runs
+    /// a little after it begins; the frame time follows the cycles, not the monotonic clock).
     func frameTime(atMicroseconds microseconds: Int64, rate: Int) -> Int64? {
         guard let near = clocks.min(by: { abs($0.microseconds - microseconds) < abs($1.microseconds - microseconds) }) else { return nil }
         return near.frame + (microseconds - near.microseconds) * Int64(rate) / 1_000_000
