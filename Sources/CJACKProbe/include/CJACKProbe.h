@@ -58,8 +58,18 @@ td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frame
 void td_jack_loop_service(td_jack_loop *loop);
 /* How many xruns the server has told this client of (any client's, as JACK tells them all). */
 int td_jack_loop_xruns(td_jack_loop *loop);
+/* JACK's frame time when xrun `index` (0-based) was told: at or after the cycle that was late
+   (the server notifies after it finds one). 0, or -1 when no longer kept (the last 1024 are). */
+int td_jack_loop_xrun_frame(td_jack_loop *loop, int index, uint32_t *frame);
 /* With `sine_hz`: the frames of JACK's frame time in cycles the server did not run it for
    (it played nothing there), since it opened. 0 for a cable. */
 long td_jack_loop_skipped_frames(td_jack_loop *loop);
+/* How many spans of frame time it was not run for so far, and span `index`'s frames
+   [from, to) of JACK's frame time (0, or -1 when no longer kept: the last 1024 are). */
+long td_jack_loop_skipped_spans(td_jack_loop *loop);
+int td_jack_loop_skipped_span(td_jack_loop *loop, long index, uint32_t *from, uint32_t *to);
+/* The frame time of the last cycle it ran (jack_last_frame_time) and CLOCK_MONOTONIC's
+   microseconds when that cycle ran it: 0, or -1 before its first cycle. */
+int td_jack_loop_clock(td_jack_loop *loop, uint32_t *frame, uint64_t *microseconds);
 void td_jack_loop_close(td_jack_loop *loop);
 #endif

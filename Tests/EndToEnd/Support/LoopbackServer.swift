@@ -121,19 +121,13 @@ final class LoopbackServer {
         return "the loopback \(loopName) was gone and was started again; the server said last: \(said.joined(separator: " | "))"
     }
 
-    /// How many xruns the server has told loopback `loopName` of so far (any client's: JACK
-    /// tells every client), from the "xruns N" lines it prints.
-    func xruns(_ loopName: String) -> Int { Int(lastCount("xruns", of: loopName)) }
+    /// What loopback `loopName` printed so far (``JackLoopReport``): the xruns the server told
+    /// it of (any client's: JACK tells every client) and, for a sine, the frame time it was not
+    /// run for (it played nothing there: a recorder reads silence it did not lose).
+    func report(_ loopName: String) -> JackLoopReport { JackLoopReport(contentsOfFile: folder + "/\(loopName).out") }
 
-    /// How many frames of JACK's frame time the sine `loopName` was not run for so far (it
-    /// played nothing there: a recorder reads silence it did not lose), from its "skipped N"
-    /// lines.
-    func skippedFrames(_ loopName: String) -> Int64 { lastCount("skipped", of: loopName) }
-
-    private func lastCount(_ key: String, of loopName: String) -> Int64 {
-        let out = (try? String(contentsOfFile: folder + "/\(loopName).out", encoding: .utf8)) ?? ""
-        return out.split(separator: "\n").last { $0.hasPrefix(key + " ") }.flatMap { Int64($0.dropFirst(key.count + 1)) } ?? 0
-    }
+    /// How many xruns the server has told loopback `loopName` of so far.
+    func xruns(_ loopName: String) -> Int { report(loopName).xruns }
 
     /// `jack_connect A B` (as a patchbay would).
     func connect(_ a: String, _ b: String, file: StaticString = #filePath, line: UInt = #line) {
