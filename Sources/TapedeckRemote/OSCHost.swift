@@ -63,31 +63,12 @@ public struct OSCView {
     public static func peak(_ channels: [ChannelLevel]) -> Double { channels.map(\.peakDecibels).max() ?? -.infinity }
 }
 
-/// A host of OSC surfaces: it carries out what ``OSCSurfaces`` translated a message into,
-/// with the verbs it already has for its other front-ends: the control socket's commands
-/// (``RemoteCommand``) and typed mixer changes (``MixerChange``). Each method returns its
-/// refusal (one line, not yet said), or nil when done; the host says what it did its own way
-/// (the screen's message line). UI thread (or whichever one thread owns the host).
-public protocol OSCHost: AnyObject {
+/// A host of OSC surfaces: it carries out what ``OSCSurfaces`` translated a message into, as
+/// ``SurfaceCommand``s (the vocabulary every surface shares), and shows surfaces its state.
+/// UI thread (or whichever one thread owns the host).
+public protocol OSCHost: SurfaceHost {
     /// The state surfaces are shown and commands are checked against.
     var oscView: OSCView { get }
-    /// A transport verb, as `tapedeck ctl` would ask for it.
-    func perform(_ command: RemoteCommand, from peer: String) -> String?
-    /// One mixer change (strips 0-based); `continuing`: the same control moved a moment ago
-    /// by the same surface, so it joins that undo step.
-    func apply(_ change: MixerChange, from peer: String, continuing: Bool) -> String?
-    /// Arms (or disarms) track `strip` (0-based, a track, not a bus).
-    func arm(strip: Int, on: Bool, from peer: String) -> String?
-    /// Track `strip`'s input monitoring (0-based, a track, not a bus).
-    func monitor(strip: Int, mode: MonitoringMode, from peer: String) -> String?
-    /// One parameter (or the bypass) of one node of a chain (the select page's plugin page);
-    /// `continuing`: the same parameter moved a moment ago by the same surface, so it joins
-    /// that undo step.
-    func applyChain(_ change: ChainValueChange, from peer: String, continuing: Bool) -> String?
-    /// A marker at the playhead (nil name: the host's next default name).
-    func addMarker(named name: String?, from peer: String) -> String?
-    /// Says a refusal (one line, already naming the surface).
-    func refuse(_ text: String)
 }
 
 /// The transport as a surface sees it.

@@ -69,7 +69,7 @@ extension OSCSurfaces {
             let value = OSCParameterLaw.value(state.definition, position: position, current: current)
             let change = ChainValueChange(place: .playback(strip: t), node: node - 1,
                                           value: .parameter(state.definition.id, .number(state.definition.clamped(value))))
-            return host.applyChain(change, from: sender.description, continuing: continuing).map { "\(address): \($0)" }
+            return host.perform(.chain(change), from: .osc(sender.description), continuing: continuing).map { "\(address): \($0)" }
         default:
             return nil
         }
@@ -84,6 +84,6 @@ extension OSCSurfaces {
         }
         guard chain.entries[node - 1].bypassed == on else { return nil } // so already
         let change = ChainValueChange(place: .playback(strip: t), node: node - 1, value: .bypass(!on))
-        return host.applyChain(change, from: sender.description, continuing: false).map { "\(address): \($0)" }
+        return host.perform(.chain(change), from: .osc(sender.description), continuing: false).map { "\(address): \($0)" }
     }
 }

@@ -90,26 +90,26 @@ public final class OSCSurfaces {
         default: break
         }
         switch command {
-        case .play: return host.perform(.play, from: peer)
-        case .stop: return host.perform(.stop, from: peer)
-        case .toggleRoll: return host.perform(rolling ? .stop : .play, from: peer)
-        case .gotoStart: return host.perform(.rewind, from: peer)
-        case .gotoEnd: return host.perform(.locate("\(view.endFrame)f"), from: peer)
+        case .play: return host.perform(.transport(.play), from: .osc(peer), continuing: false)
+        case .stop: return host.perform(.transport(.stop), from: .osc(peer), continuing: false)
+        case .toggleRoll: return host.perform(.transport(rolling ? .stop : .play), from: .osc(peer), continuing: false)
+        case .gotoStart: return host.perform(.transport(.rewind), from: .osc(peer), continuing: false)
+        case .gotoEnd: return host.perform(.transport(.locate("\(view.endFrame)f")), from: .osc(peer), continuing: false)
         case .locate(let frame, let roll):
-            if let problem = host.perform(.locate("\(frame)f"), from: peer) { return problem }
-            if roll && !rolling { return host.perform(.play, from: peer) }
-            if !roll && rolling && !view.stopEnds { return host.perform(.stop, from: peer) }
+            if let problem = host.perform(.transport(.locate("\(frame)f")), from: .osc(peer), continuing: false) { return problem }
+            if roll && !rolling { return host.perform(.transport(.play), from: .osc(peer), continuing: false) }
+            if !roll && rolling && !view.stopEnds { return host.perform(.transport(.stop), from: .osc(peer), continuing: false) }
             return nil
-        case .recordToggle: return host.perform(.record, from: peer)
-        case .loopToggle: return host.perform(.loop(!view.transport.loop), from: peer)
-        case .addMarker(let name): return host.addMarker(named: name, from: peer)
+        case .recordToggle: return host.perform(.transport(.record), from: .osc(peer), continuing: false)
+        case .loopToggle: return host.perform(.transport(.loop(!view.transport.loop)), from: .osc(peer), continuing: false)
+        case .addMarker(let name): return host.perform(.addMarker(name: name), from: .osc(peer), continuing: false)
         case .nextMarker, .previousMarker:
             let next = command == .nextMarker
             let at = view.transport.frame
             guard let marker = next ? view.session.nextMarker(after: at) : view.session.previousMarker(before: at) else {
                 return "\(next ? "/next_marker" : "/prev_marker"): no marker \(next ? "after" : "before") the playhead"
             }
-            return host.perform(.locate("\(marker.frame)f"), from: peer)
+            return host.perform(.transport(.locate("\(marker.frame)f")), from: .osc(peer), continuing: false)
         case .setSurface, .refresh, .stripList, .ignored, .rewind, .fastForward:
             return nil // kept by service(_:) and above
         case .bankUp, .bankDown:
@@ -128,33 +128,26 @@ public final class OSCSurfaces {
         case .selectPlugin, .pluginPage, .pluginActive, .pluginParameter:
             return pluginCommand(command, host, sender, view, continuing: continuing, now: now)
         case .stripRecordEnable(let ref, let on):
-            return strip(ref, "recenable", sender, view) { t in
-                view.session.tracks[t].isBus ? "\(view.session.tracks[t].name) is a bus: a bus has no input to arm" : host.arm(strip: t, on: on, from: peer)
-            }
+            return strip(ref, "recenable", sender, view) { t in host.perform(.arm(strip: t, on: on), from: .osc(peer), continuing: false) }
         case .stripMonitorInput(let ref, let on):
             return strip(ref, "monitor_input", sender, view) { t in
-                view.session.tracks[t].isBus ? "\(view.session.tracks[t].name) is a bus: a bus has no input to hear"
-                    : host.monitor(strip: t, mode: on ? .input : .auto, from: peer)
+                host.perform(.monitor(strip: t, mode: on ? .input : .auto), from: .osc(peer), continuing: false)
             }
         case .stripTrim(let ref, _):
             return strip(ref, "trimdB", sender, view) { _ in "Tapedeck's strips have no trim: use the fader, or a gain node in the input chain" }
         case .stripGain(let ref, let db), .stripFader(let ref, let db):
             let what = if case .stripGain = command { "gain" } else { "fader" }
-            if ref == .master { return host.apply(.masterGain(decibels: db), from: peer, continuing: continuing) }
-            return strip(ref, what, sender, view) { t in host.apply(.gain(strip: t, decibels: db), from: peer, continuing: continuing) }
+            if ref == .master { return host.perform(.mixer(.masterGain(decibels: db)), from: .osc(peer), continuing: continuing) }
+            return strip(ref, what, sender, view) { t in host.perform(.mixer(.gain(strip: t, decibels: db)), from: .osc(peer), continuing: continuing) }
         case .stripPan(let ref, let pan):
-            return strip(ref, "pan_stereo_position", sender, view) { t in host.apply(.pan(strip: t, value: pan), from: peer, continuing: continuing) }
+            return strip(ref, "pan_stereo_position", sender, view) { t in host.perform(.mixer(.pan(strip: t, value: pan)), from: .osc(peer), continuing: continuing) }
         case .stripMute(let ref, let on):
-            return strip(ref, "mute", sender, view) { t in host.apply(.mute(strip: t, on: on), from: peer, continuing: false) }
+            return strip(ref, "mute", sender, view) { t in host.perform(.mixer(.mute(strip: t, on: on)), from: .osc(peer), continuing: false) }
         case .stripSolo(let ref, let on):
-            return strip(ref, "solo", sender, view) { t in host.apply(.solo(strip: t, on: on), from: peer, continuing: false) }
+            return strip(ref, "solo", sender, view) { t in host.perform(.mixer(.solo(strip: t, on: on)), from: .osc(peer), continuing: false) }
         case .sendGain(let ref, let send, let db):
             return strip(ref, "send/gain", sender, view) { t in
-                let track = view.session.tracks[t]
-                guard track.sends.indices.contains(send - 1) else {
-                    return "\(track.name) has \(track.sends.count) send\(track.sends.count == 1 ? "" : "s"), no send \(send)"
-                }
-                return host.apply(.sendLevel(strip: t, send: send - 1, decibels: db), from: peer, continuing: continuing)
+                host.perform(.mixer(.sendLevel(strip: t, send: send - 1, decibels: db)), from: .osc(peer), continuing: continuing)
             }
         }
     }
@@ -196,15 +189,15 @@ public final class OSCSurfaces {
         case (.none, _): speedBeforeWind = view.speed
         case (.backward, true): break
         case (.forward, false):
-            if let problem = host.perform(.speed(speedBeforeWind), from: peer) { return problem }
+            if let problem = host.perform(.transport(.speed(speedBeforeWind)), from: .osc(peer), continuing: false) { return problem }
         }
         if forward {
-            if let problem = host.perform(.speed(speed), from: peer) { return problem }
-            if !view.transport.rolling, let problem = host.perform(.play, from: peer) { return problem }
+            if let problem = host.perform(.transport(.speed(speed)), from: .osc(peer), continuing: false) { return problem }
+            if !view.transport.rolling, let problem = host.perform(.transport(.play), from: .osc(peer), continuing: false) { return problem }
             wind = .forward(speed: speed)
             windSteppedAt = now
         } else {
-            if view.transport.rolling && !view.stopEnds, let problem = host.perform(.stop, from: peer) { return problem }
+            if view.transport.rolling && !view.stopEnds, let problem = host.perform(.transport(.stop), from: .osc(peer), continuing: false) { return problem }
             if case .backward = wind {} else { windSteppedAt = now }
             wind = .backward(speed: speed)
         }
@@ -214,7 +207,7 @@ public final class OSCSurfaces {
     /// Ends a wind: the speed from before it is back.
     private func endWind(_ host: OSCHost, _ peer: String) -> String? {
         defer { wind = .none }
-        if case .forward = wind { return host.perform(.speed(speedBeforeWind), from: peer) }
+        if case .forward = wind { return host.perform(.transport(.speed(speedBeforeWind)), from: .osc(peer), continuing: false) }
         return nil
     }
 
@@ -234,7 +227,7 @@ public final class OSCSurfaces {
         windSteppedAt = now
         let back = Int64(elapsed * (speed + (view.transport.rolling ? view.speed : 0)) * Double(view.transport.sampleRate))
         let target = max(0, view.transport.frame - back)
-        if host.perform(.locate("\(target)f"), from: "/rewind") != nil || target == 0 { wind = .none }
+        if host.perform(.transport(.locate("\(target)f")), from: .osc("/rewind"), continuing: false) != nil || target == 0 { wind = .none }
     }
 
     /// Monotonic seconds (the rate bounds and gestures must not follow the wall clock).

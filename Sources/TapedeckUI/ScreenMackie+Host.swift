@@ -70,9 +70,7 @@ extension ScreenMackie {
         guard let t = track(strip, model), !model.session.tracks[t].isBus else { return }
         let pan = MackieControl.pan(faderValue: value)
         guard pan != model.session.tracks[t].pan else { return }
-        let name = model.session.tracks[t].name
-        gestureEdit("fader \(strip)", name: "surface pan \(name)", model: model, now: now, [.pan(strip: t, value: pan)])
-        model.say("\(name) pan \(Pan.text(pan))")
+        gestureEdit("fader \(strip)", model: model, now: now, .pan(strip: t, value: pan))
     }
 
     /// Flip: V-pot `strip` turned `steps` detents moves the track's level a fine step each.
@@ -80,9 +78,7 @@ extension ScreenMackie {
         guard let t = track(strip, model) else { return }
         let db = Fader.stepped(model.session.tracks[t].gainDecibels, steps: steps, coarse: false)
         guard db != model.session.tracks[t].gainDecibels else { return }
-        let name = model.session.tracks[t].name
-        gestureEdit("level \(strip)", name: "surface fader \(name)", model: model, now: now, [.gain(strip: t, decibels: db)])
-        model.say("\(name) fader \(Fader.text(db)) dB")
+        gestureEdit("level \(strip)", model: model, now: now, .gain(strip: t, decibels: db))
     }
 
     /// The time display's ten characters: time (`hhhmmssmmm`) or bars and beats.

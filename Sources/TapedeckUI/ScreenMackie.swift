@@ -1,4 +1,5 @@
 import TapedeckCore
+import TapedeckRemote
 import TapedeckTransport
 #if canImport(Glibc)
 import Glibc
@@ -168,12 +169,10 @@ public final class ScreenMackie: ScreenService {
         case .vpot(let local, let steps):
             let strip = base + local
             guard let t = track(strip, model) else { return }
-            let name = model.session.tracks[t].name
             let next = min(1, max(-1, model.session.tracks[t].pan + Double(steps) * Pan.fineStep))
             // At a stop the turn changes nothing: no undo step for it.
             guard next != model.session.tracks[t].pan else { return }
-            gestureEdit("pan \(strip)", name: "surface pan \(name)", model: model, now: now, [.pan(strip: t, value: next)])
-            model.say("\(name) pan \(Pan.text(next))")
+            gestureEdit("pan \(strip)", model: model, now: now, .pan(strip: t, value: next))
         case .button(let note, let pressed):
             guard pressed else { return }
             press(note, unit: unit, model: model)
@@ -189,24 +188,27 @@ public final class ScreenMackie: ScreenService {
         // A move within the same 0.1 dB changes nothing: no undo step for it.
         if strip == Self.master {
             guard db != model.session.masterGainDecibels else { return }
-            gestureEdit("fader \(Self.master)", name: "surface master fader", model: model, now: now, [.masterGain(decibels: db)])
-            model.say("master fader \(Fader.text(db)) dB")
+            gestureEdit("fader \(Self.master)", model: model, now: now, .masterGain(decibels: db))
             return
         }
         guard let t = track(strip, model), db != model.session.tracks[t].gainDecibels else { return }
-        let name = model.session.tracks[t].name
-        gestureEdit("fader \(strip)", name: "surface fader \(name)", model: model, now: now, [.gain(strip: t, decibels: db)])
-        model.say("\(name) fader \(Fader.text(db)) dB")
+        gestureEdit("fader \(strip)", model: model, now: now, .gain(strip: t, decibels: db))
     }
 
     /// One undo step per gesture: a move continuing one (a fader touched, or moved within a
-    /// second) joins its step.
-    func gestureEdit(_ key: String, name: String, model: ScreenModel, now: Double, _ changes: [MixerChange]) {
+    /// second) joins its step. The change itself is the screen's, as every surface's is.
+    func gestureEdit(_ key: String, model: ScreenModel, now: Double, _ change: MixerChange) {
         let strip = Int(key.split(separator: " ").last ?? "") ?? -1
         let continuing = key.hasPrefix("fader") && touched.contains(strip) && gestureAt[key] != nil
             || gestureAt[key].map { now - $0 < 1 } == true
-        model.editMixer(name, merging: continuing, changes)
+        ask(.mixer(change), model: model, continuing: continuing)
         gestureAt[key] = now
+    }
+
+    /// Hands `command` to the screen as every surface does (``SurfaceHost``): no edit code of
+    /// the surface's own. A refusal is said on the message line.
+    func ask(_ command: SurfaceCommand, model: ScreenModel, continuing: Bool = false) {
+        if let why = model.perform(command, from: .mackie, continuing: continuing) { model.say("surface: \(why)", error: true) }
     }
 
     private func press(_ note: UInt8, unit: Int, model: ScreenModel) {
@@ -219,12 +221,11 @@ public final class ScreenMackie: ScreenService {
             guard let t = track(base + Int(note % 8), model) else { return }
             let track = model.session.tracks[t]
             if note < N.solo {
-                guard !track.isBus else { model.say("\(track.name) is a bus: it has no input to arm", error: true); return }
-                model.edit("arm \(track.name)") { $0.tracks[t].armed.toggle() }
+                ask(.arm(strip: t, on: !track.armed), model: model)
             } else if note < N.mute {
-                model.editMixer("solo \(track.name)", [.solo(strip: t, on: !track.solo)])
+                ask(.mixer(.solo(strip: t, on: !track.solo)), model: model)
             } else {
-                model.editMixer("mute \(track.name)", [.mute(strip: t, on: !track.mute)])
+                ask(.mixer(.mute(strip: t, on: !track.mute)), model: model)
             }
         case N.select..<(N.select + 8):
             guard let t = track(base + Int(note - N.select), model) else { return }
@@ -244,7 +245,7 @@ public final class ScreenMackie: ScreenService {
             bankStart = next
             model.say("surface: tracks \(bankRange(count))")
         case N.marker:
-            model.addMarker()
+            ask(.addMarker(name: nil), model: model)
         case N.flip, N.timecodeBeats, N.scrub:
             pressHostButton(note, model: model)
         default:

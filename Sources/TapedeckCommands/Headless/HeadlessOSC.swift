@@ -10,8 +10,8 @@ import Glibc
 /// OSC surfaces for `play` and `record` (`--osc PORT`), served from the command's own loop
 /// between status lines, as its control socket is: no second thread touches the transport.
 ///
-/// ``OSCSurfaces`` (the one OSC translation, shared with the screen) turns each message into
-/// this host's verbs: transport requests are the control socket's commands, answered by
+/// ``OSCSurfaces`` (the one OSC translation, shared with the screen) turns each message into a
+/// ``SurfaceCommand`` for this host: transport requests are the control socket's commands, answered by
 /// ``HeadlessRemote/handle(_:)`` through ``ControlAnswer``, so OSC follows exactly the rules
 /// `tapedeck ctl` does (`play` follows transport commands, `record` never moves while a take
 /// runs and ends on stop).
@@ -72,42 +72,39 @@ final class HeadlessOSC: OSCHost {
                        speed: transport.timePitch.speed, chains: transport.keptChains())
     }
 
-    func perform(_ command: RemoteCommand, from peer: String) -> String? {
-        if case .error(let text) = remote.handle(command) { return text }
-        return nil
-    }
-
-    /// A mixer change for `play`; `record` refuses it: its mix is the session's as it was
-    /// when the take began, and a recorder takes only stop while it runs.
-    func apply(_ change: MixerChange, from peer: String, continuing: Bool) -> String? {
-        guard remote.role == .play else {
-            let during = remote.role == .listen ? "while it listens" : "while a take runs"
-            return "'tapedeck record' takes no mixer changes \(during) (only stop); set the mix on the screen or with 'tapedeck track' before recording"
+    /// One surface's command, checked as every host checks it (``SurfaceCommand/refusal(in:)``).
+    /// Transport verbs are the control socket's; `play` takes mixer and chain values for this
+    /// run; `record` takes neither (its mix is the session's as it was when the take began, and
+    /// a recorder takes only stop while it runs); neither takes session edits.
+    func perform(_ command: SurfaceCommand, from source: SurfaceSource, continuing: Bool) -> String? {
+        if let why = command.refusal(in: transport.session) { return why }
+        let program = remote.role == .play ? "'tapedeck play'" : "'tapedeck record'"
+        switch command {
+        case .transport(let verb):
+            if case .error(let text) = remote.handle(verb) { return text }
+            return nil
+        case .mixer(let change):
+            guard remote.role == .play else {
+                let during = remote.role == .listen ? "while it listens" : "while a take runs"
+                return "'tapedeck record' takes no mixer changes \(during) (only stop); set the mix on the screen or with 'tapedeck track' before recording"
+            }
+            // One value, handed to the transport as it is (a typed change, not a new session).
+            transport.apply([change])
+            return nil
+        case .arm:
+            return remote.role == .play
+                ? "'tapedeck play' does not record: use 'tapedeck record' or the screen"
+                : "the tracks that record were chosen when the take started (a take is never torn in two); stop first"
+        case .monitor:
+            return "\(program) keeps the monitoring it started with; set it on the screen or with 'tapedeck track --monitor'"
+        case .chain(let change):
+            // A chain value for this `play` run (as the mixer's), refused by `record`.
+            guard remote.role == .play else { return "'tapedeck record' takes no chain changes while it runs (only stop)" }
+            transport.apply([change])
+            return nil
+        case .addMarker:
+            return "/add_marker: \(program) has the session open and takes no edits while it runs; add markers from the screen or with 'tapedeck marker' once it stops"
         }
-        // One value, handed to the transport as it is (a typed change, not a new session).
-        transport.apply([change])
-        return nil
-    }
-
-    func arm(strip: Int, on: Bool, from peer: String) -> String? {
-        remote.role == .play
-            ? "'tapedeck play' does not record: use 'tapedeck record' or the screen"
-            : "the tracks that record were chosen when the take started (a take is never torn in two); stop first"
-    }
-
-    func monitor(strip: Int, mode: MonitoringMode, from peer: String) -> String? {
-        "\(remote.role == .play ? "'tapedeck play'" : "'tapedeck record'") keeps the monitoring it started with; set it on the screen or with 'tapedeck track --monitor'"
-    }
-
-    /// A chain value for this `play` run (as the mixer's), refused by `record`.
-    func applyChain(_ change: ChainValueChange, from peer: String, continuing: Bool) -> String? {
-        guard remote.role == .play else { return "'tapedeck record' takes no chain changes while it runs (only stop)" }
-        transport.apply([change])
-        return nil
-    }
-
-    func addMarker(named name: String?, from peer: String) -> String? {
-        "/add_marker: \(remote.role == .play ? "'tapedeck play'" : "'tapedeck record'") has the session open and takes no edits while it runs; add markers from the screen or with 'tapedeck marker' once it stops"
     }
 
     /// One refusal on stderr (or as a JSON event); the same line again within a second is not
