@@ -348,11 +348,14 @@ extension Session {
         tempoChanges = try c.decodeIfPresent([TempoChange].self, forKey: .tempoChanges) ?? []
         meterChanges = try c.decodeIfPresent([MeterChange].self, forKey: .meterChanges) ?? []
         timeOfDayOrigin = try c.decodeIfPresent(Int64.self, forKey: .timeOfDayOrigin)
+        // Sessions written before the setting count at Ardour's default, 30 non-drop.
+        timecodeRate = try c.decodeIfPresent(TimecodeRate.self, forKey: .timecodeRate) ?? .standard
     }
 
     private enum CodingKeys: String, CodingKey {
         case schemaVersion, sampleRate, tempoBPM, timeSignature, markers, loopRange, loopEnabled, punchRange, punchEnabled
         case masterChain, masterGainDecibels, tracks, midiBindings, tempoChanges, meterChanges, timeOfDayOrigin
+        case timecodeRate
     }
 
     /// Encodes a session; a map without changes writes no change lists, so a session without
@@ -375,6 +378,8 @@ extension Session {
         if !tempoChanges.isEmpty { try c.encode(tempoChanges, forKey: .tempoChanges) }
         if !meterChanges.isEmpty { try c.encode(meterChanges, forKey: .meterChanges) }
         try c.encodeIfPresent(timeOfDayOrigin, forKey: .timeOfDayOrigin)
+        // The default is not written, so a session that never chose a rate reads as before.
+        if timecodeRate != .standard { try c.encode(timecodeRate, forKey: .timecodeRate) }
     }
 }
 
@@ -431,6 +436,9 @@ public struct Session: Codable, Equatable, Sendable {
     /// ``sampleRate`` (nil: none). `import --at original` places a BWF file at its time
     /// reference less this; `record --timestamp clock` sets it from the first take.
     public var timeOfDayOrigin: Int64?
+    /// The timecode rate surfaces speak the playhead in (OSC `/position/smpte`, the Mackie
+    /// time display); Ardour's default 30 unless chosen.
+    public var timecodeRate: TimecodeRate
 
     /// Creates an empty session.
     public init(sampleRate: Int = 48000, tempoBPM: Double = 120,
@@ -450,6 +458,7 @@ public struct Session: Codable, Equatable, Sendable {
         self.midiBindings = []
         self.tempoChanges = []
         self.meterChanges = []
+        self.timecodeRate = .standard
     }
 
     /// First timeline frame after the last region of any track.

@@ -179,7 +179,7 @@ struct OSCFeedbackState {
             let p = session.tempoMap.position(ofFrame: t.frame)
             add("/position/bbt", [.string("\(Self.padded(p.bar, 3))|\(Self.padded(p.beat, 2))|\(Self.padded(p.tick, 4))")])
         }
-        if bits.contains(.timecode) { add("/position/smpte", [.string(OSCFeedbackState.timecode(t.frame, t.sampleRate))]) }
+        if bits.contains(.timecode) { add("/position/smpte", [.string(Timecode(frame: t.frame, sampleRate: t.sampleRate, rate: session.timecodeRate).text)]) }
         // Strings, as Ardour sends them: a frame count outgrows an OSC int.
         if bits.contains(.samples) { add("/position/samples", [.string(String(t.frame))]) }
         if bits.contains(.time) { add("/position/time", [.string(OSCFeedbackState.time(t.frame, t.sampleRate))]) }
@@ -289,15 +289,6 @@ struct OSCFeedbackState {
         if let here = marks.first(where: { $0.at == frame }) { return here.label }
         let previous = marks.last { $0.at < frame }!, next = marks.first { $0.at > frame }!
         return "\(previous.label) <-> \(next.label)"
-    }
-
-    /// `HH:MM:SS:FF` at 30 frames a second (Ardour's default timecode; Tapedeck has no
-    /// timecode setting of its own).
-    static func timecode(_ frame: Int64, _ rate: Int) -> String {
-        guard rate > 0 else { return "00:00:00:00" }
-        let seconds = frame / Int64(rate)
-        let frames = (frame % Int64(rate)) * 30 / Int64(rate)
-        return "\(padded(Int(seconds / 3600), 2)):\(padded(Int(seconds / 60 % 60), 2)):\(padded(Int(seconds % 60), 2)):\(padded(Int(frames), 2))"
     }
 
     /// `HH:MM:SS.mmm`, Ardour's `/position/time`.

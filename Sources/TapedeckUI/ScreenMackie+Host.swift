@@ -42,7 +42,7 @@ extension ScreenMackie {
         case N.timecodeBeats:
             timeInBars.toggle()
             timeSentAt = -1
-            model.say("surface: time display in \(timeInBars ? "bars and beats" : "time")")
+            model.say("surface: time display in \(timeInBars ? "bars and beats" : "timecode at \(model.session.timecodeRate.rawValue) fps")")
         case N.scrub:
             jogShuttles.toggle()
             model.say("surface: jog wheel \(jogShuttles ? "shuttles (speed)" : "scrolls the playhead")")
@@ -81,11 +81,11 @@ extension ScreenMackie {
         gestureEdit("level \(strip)", model: model, now: now, .gain(strip: t, decibels: db))
     }
 
-    /// The time display's ten characters: time (`hhhmmssmmm`) or bars and beats.
+    /// The time display's ten characters: the session's timecode (`HH MMSS FF`) or bars and beats.
     func timeDigits(_ model: ScreenModel) -> String {
         let session = model.session
         guard timeInBars else {
-            return MackieControl.timeDigits(seconds: Double(model.playheadFrame) / Double(max(1, session.sampleRate)))
+            return MackieControl.timecodeDigits(Timecode(frame: model.playheadFrame, sampleRate: session.sampleRate, rate: session.timecodeRate))
         }
         let p = session.tempoMap.position(ofFrame: model.playheadFrame)
         return MackieControl.bbtDigits(bar: p.bar, beat: p.beat, tick: p.tick, ticksPerBeat: TempoMap.ticksPerBeat)

@@ -55,8 +55,8 @@ extension Transport: MackieSurfaceLink {}
 ///
 /// As Ardour does (see ScreenMackie+Host.swift): the device query on connect and the Logic
 /// Control challenge answered; meters while rolling; the jog wheel (scroll, or shuttle after
-/// Scrub); Flip (faders on pan, V-pots on level); the time display in time or bars and beats
-/// (SMPTE/Beats); the bank on the assignment display.
+/// Scrub); Flip (faders on pan, V-pots on level); the time display in the session's
+/// timecode or bars and beats (SMPTE/Beats); the bank on the assignment display.
 public final class ScreenMackie: ScreenService {
     let surface: MackieSurfaceLink
     let clock: () -> Double
@@ -82,7 +82,7 @@ public final class ScreenMackie: ScreenService {
     var deviceIDs: [UInt8]
     /// Faders on pan and V-pots on level (Flip).
     public internal(set) var flipped = false
-    /// The time display in bars and beats (SMPTE/Beats), else in time.
+    /// The time display in bars and beats (SMPTE/Beats), else in the session's timecode.
     public internal(set) var timeInBars = false
     /// The jog wheel shuttles (Scrub lit), else it scrolls the playhead.
     public internal(set) var jogShuttles = false

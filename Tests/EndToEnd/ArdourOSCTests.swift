@@ -237,6 +237,14 @@ final class ArdourOSCTests: XCTestCase {
         XCTAssertEqual(after.filter { $0.path == "/strip/mute" }.map(\.values), [["1", "1.000000"]], "\(after)")
         oscsend(port, "/transport_stop", "f", "1.0")
         wait("stopped fed back") { surface.last("/transport_stop")?.values == ["1.000000"] }
+
+        // Issue 45: the session set to 25 fps while the screen holds it (a handed command):
+        // /position/smpte counts at 25, so 2.5 s is frame 12 (at 30 it would be 15).
+        let set = try Tapedeck.run(["session", session, "--timecode", "25"])
+        XCTAssertEqual(set.status, 0, set.stderr)
+        oscsend(port, "/locate", "ii", "\(5 * rate / 2)", "0")
+        wait("the playhead at 2.5 s") { surface.last("/position/samples")?.values == ["\"\(5 * rate / 2)\""] }
+        wait("the timecode at 25 fps") { surface.last("/position/smpte")?.values == ["\"00:00:02:12\""] }
         XCTAssertTrue(screen.isRunning)
     }
 

@@ -204,7 +204,8 @@ final class MackieEndToEndTests: XCTestCase {
         }
 
         // The jog turn, while stopped: the time display (CC 0x40-0x49, 0x49 the leftmost)
-        // leaves zero before the play LED lights: ten columns of 1/8 s, 00:01.250.
+        // leaves zero before the play LED lights: ten columns of 1/8 s, 1.25 s, in the
+        // session's timecode at Ardour's default 30 fps (`HH MMSS FF`): frame 7 of second 1.
         screen.waitFor("PLAYING", timeout: 20)
         var digits = [UInt8](repeating: 0x20, count: 10)
         var beforePlay: String?
@@ -212,7 +213,7 @@ final class MackieEndToEndTests: XCTestCase {
             if m.count == 3, m[0] == 0xB0, (0x40...0x49).contains(m[1]) { digits[9 - Int(m[1] - 0x40)] = m[2] & 0x3F }
             if m == MackieControl.ledMessage(note: 0x5E, on: true) { beforePlay = String(decoding: digits, as: UTF8.self); break }
         }
-        XCTAssertEqual(beforePlay, "  00001250", "the jog moved the playhead 1.25 s before play")
+        XCTAssertEqual(beforePlay, "00 0001 07", "the jog moved the playhead 1.25 s before play")
 
         // Playing: meters on (SysEx 20), then the strip's meter about ten times a second. The
         // track's meter (post-fader, before the pan) reads the steady 0.5, -6.02 dB: segment

@@ -87,10 +87,14 @@ final class MackieControlTests: XCTestCase {
     }
 
     func testTheTimeDisplayAndTheLEDs() {
-        XCTAssertEqual(MackieControl.timeDigits(seconds: 83.5), "  00123500")
-        XCTAssertEqual(MackieControl.timeDigits(seconds: -4), "  00000000")
-        XCTAssertEqual(MackieControl.timeDigits(seconds: .infinity), "  00000000")
-        XCTAssertEqual(MackieControl.timeDigits(seconds: 1e12).count, 10)
+        // Ardour's SMPTE layout, `HH MMSS FF`, at the session's rate: 1:23.5 is frame 12 at
+        // 25 fps and frame 15 at 30.
+        XCTAssertEqual(MackieControl.timecodeDigits(Timecode(frame: 83 * 48000 + 24000, sampleRate: 48000, rate: .fps25)), "00 0123 12")
+        XCTAssertEqual(MackieControl.timecodeDigits(Timecode(frame: 83 * 48000 + 24000, sampleRate: 48000, rate: .fps30)), "00 0123 15")
+        XCTAssertEqual(MackieControl.timecodeDigits(Timecode(frame: -4, sampleRate: 48000, rate: .fps25)), "00 0000 00")
+        // Hundreds of hours keep the frames on the display's ten digits.
+        XCTAssertEqual(MackieControl.timecodeDigits(Timecode(hours: 123, minutes: 4, seconds: 5, frames: 6)), "23 0405 06")
+        XCTAssertEqual(MackieControl.timecodeDigits(Timecode(frame: .max, sampleRate: 48000, rate: .fps60)).count, 10)
         XCTAssertEqual(MackieControl.timeDigitMessage(index: 0, character: "1"), [0xB0, 0x49, 0x31], "CC 73 is the leftmost digit")
         XCTAssertEqual(MackieControl.timeDigitMessage(index: 9, character: "7", dot: true), [0xB0, 0x40, 0x37 | 0x40])
         XCTAssertEqual(MackieControl.segmentCode("a"), 1)

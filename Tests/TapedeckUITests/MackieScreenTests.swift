@@ -197,6 +197,48 @@ final class MackieScreenTests: XCTestCase {
         XCTAssertTrue(surface.take().contains(MackieControl.ledMessage(note: MackieControl.Note.scrub, on: true)))
     }
 
+    /// The time display (CC 0x40–0x49, 0x49 the leftmost) as the surface shows it now.
+    private func display(_ messages: [[UInt8]], over digits: inout [UInt8]) -> String {
+        for m in messages where m.count == 3 && m[0] == 0xB0 && (0x40...0x49).contains(m[1]) {
+            digits[9 - Int(m[1] - 0x40)] = m[2] & 0x3F
+        }
+        return String(decoding: digits, as: UTF8.self)
+    }
+
+    /// Issue 45: in SMPTE mode the display counts the session's timecode, `HH MMSS FF` as
+    /// Ardour's, here at 25 frames a second; a handed change of rate shows at once.
+    func testTheTimeDisplayCountsTheSessionsTimecodeRate() {
+        var session = ScreenModelTests.makeSession()
+        session.timecodeRate = .fps25
+        let model = ScreenModel(document: SessionDocument(session: session), folder: nil, link: FakeLink(), hooks: ScreenHooks())
+        let surface = FakeSurface()
+        let service = ScreenMackie(surface: surface, clock: { [unowned self] in self.now })
+        var digits = [UInt8](repeating: 0x20, count: 10)
+        service.service(model)
+        XCTAssertEqual(display(surface.take(), over: &digits), "00 0000 00")
+        // 1:02.5 is frame 12 of the second at 25 (it would be 15 at 30).
+        model.locate(62 * 48000 + 24000)
+        now += 1
+        service.service(model)
+        XCTAssertEqual(display(surface.take(), over: &digits), "00 0102 12")
+        // Frame 12 starts at sample 12 × 1920 of the second: a sample earlier is frame 11;
+        // the second's last frame is 24.
+        model.locate(62 * 48000 + 12 * 1920 - 1)
+        now += 1
+        service.service(model)
+        XCTAssertEqual(display(surface.take(), over: &digits), "00 0102 11")
+        model.locate(63 * 48000 - 1)
+        now += 1
+        service.service(model)
+        XCTAssertEqual(display(surface.take(), over: &digits), "00 0102 24")
+        // At 29.97df the minute after the first starts at frame 02.
+        model.document.edit("timecode rate") { $0.timecodeRate = .fps29_97Drop }
+        model.locate(2_882_880)
+        now += 1
+        service.service(model)
+        XCTAssertEqual(display(surface.take(), over: &digits), "00 0100 02")
+    }
+
     func testFlipPutsTheFadersOnPanAndTheVPotsOnLevel() {
         let (model, surface, service) = rig()
         service.service(model)

@@ -43,6 +43,7 @@ extension InfoCommand {
             "tempo     \(session.tempoBPM) BPM, \(session.timeSignature)"
                 + (session.tempoMap.isConstant ? "" : "\n" + session.tempoMapListing.split(separator: "\n").dropFirst().map { "          " + $0 }.joined(separator: "\n")),
             "origin    \(session.timeOfDayOrigin.map { "\(TimeOfDay.text(frames: $0, sampleRate: session.sampleRate)) (the time of day at 0:00)" } ?? "none (no time of day)")",
+            "timecode  \(session.timecodeRate.rawValue) fps",
             "length    \(clock(session.endFrame)) (\(session.endFrame) frames, bar \(map.barsBeatsTicks(ofFrame: session.endFrame)))",
             "loop      \(range(session.loopRange, session.loopEnabled))",
             "punch     \(range(session.punchRange, session.punchEnabled))",
@@ -139,6 +140,7 @@ extension InfoCommand {
             "session": folder.path, "sample_rate": session.sampleRate, "tempo_bpm": session.tempoBPM,
             "time_signature": "\(session.timeSignature)", "length_frames": session.endFrame,
             "time_of_day_origin_frames": session.timeOfDayOrigin as Any? ?? NSNull(),
+            "timecode_rate": session.timecodeRate.rawValue,
             "tempo_changes": session.tempoChanges.map { ["bar": $0.bar, "bpm": $0.bpm, "ramp": $0.ramp,
                                                         "frame": session.tempoMap.frame(bar: $0.bar, beat: 1)] as [String: Any] },
             "meter_changes": session.meterChanges.map { ["bar": $0.bar, "meter": "\($0.signature)",

@@ -231,15 +231,11 @@ public enum MackieControl {
         [0xB0, UInt8(0x40 + (timeDigits - 1 - min(max(index, 0), timeDigits - 1))), segmentCode(character, dot: dot)]
     }
 
-    /// The ten digits the time display shows for `seconds` from the session start: hours
-    /// (three digits), minutes, seconds, milliseconds (`  0 01 23 456` with the dots between).
-    public static func timeDigits(seconds: Double) -> String {
-        let ms = seconds.isFinite ? Int64(min(max(seconds, 0), 999 * 3600 + 3599) * 1000) : 0
-        let h = ms / 3_600_000, m = ms / 60_000 % 60, s = ms / 1000 % 60, f = ms % 1000
-        func pad(_ v: Int64, _ n: Int, _ fill: Character = "0") -> String {
-            let t = String(v)
-            return String(repeating: fill, count: max(0, n - t.count)) + t
-        }
-        return pad(h, 3, " ") + pad(m, 2) + pad(s, 2) + pad(f, 3)
+    /// The ten digits the time display shows for a timecode, as Ardour's
+    /// `format_timecode_timecode` lays them out: `HH MMSS FF` (hours shown modulo 100, so a
+    /// very long session cannot push the frames off the display).
+    public static func timecodeDigits(_ t: Timecode) -> String {
+        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return two(t.hours % 100) + " " + two(t.minutes) + two(t.seconds) + " " + two(t.frames)
     }
 }
