@@ -85,6 +85,34 @@ final class HandedCommandTests: XCTestCase {
         XCTAssertTrue(malformed.description.contains(OwnerForwarding.malformedText), malformed.description)
     }
 
+    /// A value the parser would never give (a hand-made `cmd` line) is refused in one line
+    /// before it runs: the screen once trapped on a region number of -5, which `run` indexes
+    /// by. Every example above decodes, so the check never refuses what the command line gives.
+    func testTheOwnerRefusesValuesTheParserNeverGivesInOneLine() {
+        let s = "\"folder\":\"/s.tapedeck\""
+        let crafted: [(name: String, value: String, says: String)] = [
+            ("region", "{\(s),\"trackText\":\"1\",\"number\":-5,\"edit\":{\"duplicate\":{}}}", "number -5 is below 1"),
+            ("region", "{\(s),\"trackText\":\"1\",\"number\":1,\"edit\":{\"rate\":{\"_0\":0}}}", "rate 0.0 is outside 1/32...32"),
+            ("region", "{\(s),\"trackText\":\"1\",\"regionID\":0,\"number\":0,\"edit\":{\"delete\":{}}}", "regionID 0 is below 1"),
+            ("track", "{\(s),\"target\":\"1\",\"gain\":1e300,\"midi\":false}", "gain 1e+300"),
+            ("track", "{\(s),\"target\":\"1\",\"input\":[0],\"midi\":false}", "input [0]"),
+            ("send", "{\(s),\"stripText\":\"1\",\"busText\":\"Verb\",\"pan\":5,\"remove\":false,\"json\":false}", "pan 5.0 is outside -1...1"),
+            ("learn", "{\(s),\"controller\":999,\"target\":{\"kind\":\"master\"},\"inputChain\":false,\"clear\":false}", "--cc 999 is outside 0...127"),
+            ("learn", "{\(s),\"target\":{\"kind\":\"master\"},\"inputChain\":false,\"clear\":false}", "give the controller with --cc"),
+            ("takes", "{\(s),\"trackText\":\"1\",\"choose\":{\"group\":0,\"take\":1}}", "choose.group 0 is below 1"),
+            ("info", "{\"target\":\"/s.tapedeck\",\"width\":1000000000,\"json\":false}", "width 1000000000 is outside 30...1000"),
+        ]
+        for c in crafted {
+            switch OwnerForwarding.decode(TypedCommand(name: c.name, value: c.value, workingFolder: "/", label: c.name)) {
+            case .success(let value):
+                XCTFail("\(c.name) \(c.value) decoded as \(value)")
+            case .failure(let why):
+                XCTAssertTrue(why.description.contains(c.says), "\(c.name): \(why.description)")
+                XCTAssertEqual(why.description.split(separator: "\n").count, 1, why.description)
+            }
+        }
+    }
+
     /// Splits a command line as a shell would for plain words and '…' or "…" quotes.
     static func shellWords(_ line: String) -> [String] {
         var words: [String] = [], word = "", quote: Character?, inWord = false

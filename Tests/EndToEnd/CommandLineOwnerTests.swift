@@ -178,4 +178,28 @@ final class CommandLineOwnerTests: XCTestCase {
         XCTAssertNotEqual(missing.status, 0)
         XCTAssertTrue(missing.stderr.contains("no region #99"), missing.stderr)
     }
+
+    /// A hand-made typed command on the open screen's control socket (`ctl cmd {…}`) whose
+    /// value the command line never gives is refused in one line, and the screen runs on: it
+    /// trapped, its session and any take in it gone, on a region number of -5.
+    func testAHandMadeTypedCommandTheParserNeverGivesIsRefusedAndTheScreenRunsOn() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let env = try runtime(dir)
+        let session = dir.path + "/s.tapedeck"
+        XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
+        XCTAssertEqual(try Tapedeck.run(["track", session, "add"]).status, 0)
+        let screen = try ScreenTmux(self, folder: dir.path, args: [session, "--device", "offline"], environment: env, width: 120)
+        screen.waitFor("Track 1")
+        let pid = try XCTUnwrap(screen.panePID)
+        let value = "{\"folder\":\"\(session)\",\"trackText\":\"1\",\"number\":-5,\"edit\":{\"duplicate\":{}}}"
+        let line = "{\"command\":\"region\",\"cwd\":\"\(dir.path)\",\"label\":\"region 1 -5 duplicate\",\"value\":\(value)}"
+        let r = try Tapedeck.run(["ctl", "--pid", "\(pid)", "cmd", line], environment: env)
+        XCTAssertTrue(r.stdout.contains("region: number -5 is below 1"), r.stdout + r.stderr)
+        XCTAssertTrue(r.stdout.contains("\"status\":64"), r.stdout)
+        screen.waitFor("number -5 is below 1")
+        XCTAssertEqual(kill(pid, 0), 0, "the screen runs on")
+        let status = try Tapedeck.run(["ctl", "--pid", "\(pid)", "status"], environment: env)
+        XCTAssertEqual(status.status, 0, status.stderr)
+        XCTAssertTrue(status.stdout.contains("\"front_end\":\"screen\""), status.stdout)
+    }
 }

@@ -1,3 +1,5 @@
+import TapedeckCore
+
 /// One sub-command of `tapedeck`.
 protocol Command {
     /// The command's table: name, summary, synopsis, options, prose. Parsing, `help`, the man
@@ -36,4 +38,40 @@ enum ExitCode {
 /// (``OwnerForwarding``): the asker parses the command line into this value and sends its JSON
 /// encoding (paths in it absolute); the owner decodes it by the command's name from
 /// ``CommandList`` and runs it. The owner never sees the words.
-protocol HandedCommand: Command, Codable {}
+protocol HandedCommand: Command, Codable {
+    /// Throws when the value holds what ``Command/init(arguments:)`` never gives (a region
+    /// number 0, a NaN level, a controller past 127, an option with one it excludes): a value
+    /// decoded on the owner's side did not come through the parser, and `run` relies on what
+    /// the parser checks, so a hand-made `cmd` line on the control socket must not bring the
+    /// screen down. Words (times, names, chains) are read when the command runs, as typed.
+    func validate() throws(UsageError)
+}
+
+/// The checks ``HandedCommand/validate()`` shares: each refuses, in one line naming the
+/// command and the field, a value the command line would never have parsed.
+enum HandedCheck {
+    static func refuse(_ command: String, _ field: String, _ why: String) -> UsageError {
+        UsageError("\(command): \(field) \(why), which the command line never gives")
+    }
+
+    /// A fader or send level as stored: finite, at most the fader's top.
+    static func level(_ decibels: Double?, _ command: String, _ field: String) throws(UsageError) {
+        guard let decibels else { return }
+        if let problem = Fader.problem(decibels) { throw refuse(command, field, "\(decibels): \(problem)") }
+    }
+
+    /// A pan: −1…1.
+    static func pan(_ value: Double?, _ command: String, _ field: String) throws(UsageError) {
+        guard let value else { return }
+        guard value.isFinite, (-1...1).contains(value) else { throw refuse(command, field, "\(value) is outside -1...1") }
+    }
+
+    /// A whole number within `range`.
+    static func within(_ value: Int?, _ range: ClosedRange<Int>, _ command: String, _ field: String) throws(UsageError) {
+        guard let value else { return }
+        guard range.contains(value) else {
+            let bounds = range.upperBound == Int.max ? "below \(range.lowerBound)" : "outside \(range.lowerBound)...\(range.upperBound)"
+            throw refuse(command, field, "\(value) is \(bounds)")
+        }
+    }
+}

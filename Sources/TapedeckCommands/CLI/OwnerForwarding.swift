@@ -98,9 +98,13 @@ enum OwnerForwarding {
         func value<C: HandedCommand>(_ type: C.Type) throws -> any HandedCommand {
             try JSONDecoder().decode(type, from: Data(typed.value.utf8))
         }
-        do { return .success(try value(type)) } catch {
+        let command: any HandedCommand
+        do { command = try value(type) } catch {
             return .failure(UsageError("the typed '\(typed.name.terminalSafe)' command handed over could not be read: \(decodingProblem(error)) (\(malformedText))"))
         }
+        // What the parser would have refused never reaches `run`, which relies on it.
+        do { try command.validate() } catch { return .failure(UsageError("\(error.description.terminalSafe)")) }
+        return .success(command)
     }
 
     /// Where and why a value did not decode, in a few words (`edit.add.time: missing`).

@@ -66,10 +66,19 @@ struct LearnCommand: HandedCommand {
         folder = SessionFolder(path: try arguments.required("a session folder"))
         if targets.count > 1 { throw UsageError("learn: bind a controller to one thing (--fader, --pan, --mute, --master, --param or --send)") }
         target = targets.first.map { Target(kind: $0.0, text: $0.1) }
+        try validate()
+    }
+
+    /// What goes with what, and the numbers' ranges: checked here for the command line and
+    /// again for a value handed over as JSON (``HandedCommand``).
+    func validate() throws(UsageError) {
+        try HandedCheck.within(controller, 0...127, "learn", "--cc")
+        try HandedCheck.within(channel, 1...16, "learn", "--channel")
+        try HandedCheck.within(remove, 1...SessionLimits.maximumMIDIBindings, "learn", "--remove")
         let binding = controller != nil || target != nil
         if binding && (remove != nil || clear) { throw UsageError("learn: bind, --remove or --clear: one at a time") }
         if remove != nil && clear { throw UsageError("learn: --remove N or --clear, not both") }
-        if controller != nil && target == nil { throw UsageError("learn: --cc \(controller!) needs what it moves (--fader TRACK, --pan TRACK, --mute TRACK, --master, --param TRACK:NODE:PARAM or --send TRACK:BUS)") }
+        if let controller, target == nil { throw UsageError("learn: --cc \(controller) needs what it moves (--fader TRACK, --pan TRACK, --mute TRACK, --master, --param TRACK:NODE:PARAM or --send TRACK:BUS)") }
         if target != nil && controller == nil { throw UsageError("learn: give the controller with --cc N (0...127)") }
         if channel != nil && !binding { throw UsageError("learn: --channel goes with --cc") }
         if inputChain && target?.kind != .parameter { throw UsageError("learn: --input-chain goes with --param") }
