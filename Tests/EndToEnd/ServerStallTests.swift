@@ -41,6 +41,8 @@ final class ServerStallTests: XCTestCase {
         var env = server.environment
         env["XDG_CONFIG_HOME"] = dir + "/config"
         if kind == .jackd2 { env["XDG_RUNTIME_DIR"] = dir }
+        // A developer's look at each cycle (JACKCycleTrace), passed on when asked for.
+        if let trace = ProcessInfo.processInfo.environment["TAPEDECK_JACK_TRACE"] { env["TAPEDECK_JACK_TRACE"] = trace }
         let hogs = BusyCores()
         defer { hogs.stop() }
         let before = server.report("tdsine")
@@ -95,7 +97,8 @@ final class ServerStallTests: XCTestCase {
         let unplayedSpans = sine.skippedSpans.dropFirst(before.skippedSpans.count).map { ($0.lowerBound - origin)..<($0.upperBound - origin) }
         var expected = [Bool](repeating: false, count: samples.count)
         for span in lostSpans + unplayedSpans {
-            for k in max(0, span.lowerBound)..<max(0, min(Int64(samples.count), span.upperBound)) { expected[Int(k)] = true }
+            let lower = max(0, span.lowerBound), upper = max(lower, min(Int64(samples.count), span.upperBound))
+            for k in lower..<upper { expected[Int(k)] = true }
         }
         // (Where the tone crosses zero a silent sample cannot be told from the tone.)
         for k in expected.indices where expected[k] && !judged.toneAudible(k) { expected[k] = false }
@@ -107,6 +110,10 @@ final class ServerStallTests: XCTestCase {
             + "the server told of xruns at \(sine.xrunFrames.dropFirst(before.xrunFrames.count).map { $0 - origin }); \(judged.runs)"
         XCTAssertEqual(judged.silent, union, "silence is exactly the frames the xruns lost and the sine did not play, together: \(said)")
         let misplaced = FrameTimeTone.runs(zip(expected, judged.silentAt).map { $0 != $1 })
+        if let keep = ProcessInfo.processInfo.environment["TAPEDECK_TEST_KEEP_TAKES"], judged.wrong > 0 || !misplaced.isEmpty {
+            // For a look at a failing take by hand (the folder is removed with the test's).
+            try? FileManager.default.copyItem(atPath: folder.absolutePath(of: region.file), toPath: keep + "/stall-\(kind.rawValue)-\(getpid())-\(takeStart).wav")
+        }
         XCTAssertEqual(misplaced, "", "silent where nothing was lost, or sounding where it was (take frames): \(said)")
         XCTAssertEqual(judged.wrong, 0, "no sample early or late: \(judged.runs)")
         print("server stall on \(kind.rawValue): \(lost) frames lost, \(unplayed) not played by the sine, \(judged.silent) silent "
@@ -205,7 +212,16 @@ enum FrameTimeTone {
         var silentAt = [Bool](repeating: false, count: x.count), audibleAt = [Bool](repeating: false, count: x.count)
         var runs: [String] = []
         var runStart = -1, runKind = ""
-        func close(_ k: Int) { if runStart >= 0, runs.count < 20 { runs.append("\(runStart)+\(k - runStart) \(runKind)") }; runStart = -1; runKind = "" }
+        func close(_ k: Int) {
+            if runStart >= 0, runs.count < 20 {
+                // A wrong run says whose audio it holds: the tone of a frame `shift` away.
+                let whose = runKind == "wrong" ? shift(x, at: runStart, count: k - runStart, origin: origin, hz: hz, rate: rate)
+                    .map { " (the tone \($0 > 0 ? "+" : "")\($0) frames away)" } ?? " (not the tone)" : ""
+                runs.append("\(runStart)+\(k - runStart) \(runKind)\(whose)")
+            }
+            runStart = -1
+            runKind = ""
+        }
         for k in x.indices {
             let want = 0.25 * cos(2 * .pi * hz * Double(origin + k) / Double(rate))
             let zeroRun = x[k] == 0 && ((k > 0 && x[k - 1] == 0) || (k + 1 < x.count && x[k + 1] == 0))
@@ -225,6 +241,18 @@ enum FrameTimeTone {
         close(x.count)
         return Judged(silent: silent, wrong: wrong, runs: runs.joined(separator: ", "), origin: Int64(((origin % rate) + rate) % rate),
                       silentAt: silentAt, audibleAt: audibleAt)
+    }
+
+    /// The shift in frames (within ±16384) by which the run of `count` samples at `start` is
+    /// the tone: `x[k]` is the tone at frame `origin + k + shift`. Nil when none fits. For a
+    /// failure message: a stale buffer repeated, a period early or late.
+    static func shift(_ x: [Float], at start: Int, count: Int, origin: Int, hz: Double, rate: Int) -> Int? {
+        let n = min(64, count, x.count - start)
+        guard n >= 8 else { return nil }
+        func fits(_ d: Int) -> Bool {
+            (start..<(start + n)).allSatisfy { abs(Double(x[$0]) - 0.25 * cos(2 * .pi * hz * Double(origin + $0 + d) / Double(rate))) < 1e-5 }
+        }
+        return (0...16_384).lazy.flatMap { [$0, -$0] }.first(where: { $0 != 0 && fits($0) })
     }
 
     /// The runs of `true` in `flags` as "start+length" (sample indices), "" when none.

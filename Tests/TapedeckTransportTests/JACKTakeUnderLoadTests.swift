@@ -64,8 +64,11 @@ final class JACKTakeUnderLoadTests: XCTestCase {
         // Not one sample off its frame: a cycle that overran JACK's timeout copied its input
         // before it was delayed, and what JACK's clock could not tell at once was held until it
         // could, so nothing lands early.
-        XCTAssertEqual(wrong, 0, "samples off their frame: \(wrong) (runs from \(wrongAt.enumerated().filter { $0.offset == 0 || wrongAt[$0.offset - 1] != $0.element - 1 }.map(\.element))), xruns \(xruns.map { ($0.frame, $0.frames) })")
-        print("take under load: \(xruns.count) xruns, \(lost) frames lost and silent, \(wrong) samples beside them off their frame")
+        // Each wrong run's start, and the frame its audio belongs to (+: it landed early).
+        let runStarts = wrongAt.enumerated().filter { $0.offset == 0 || wrongAt[$0.offset - 1] != $0.element - 1 }.map(\.element)
+        let belongs = runStarts.map { ($0, JackTools.toneShift(recorded, at: $0, hz: 997, amplitude: 0.25)) }
+        XCTAssertEqual(wrong, 0, "samples off their frame: \(wrong) (runs from, shift: \(belongs)), xruns \(xruns.map { ($0.frame, $0.frames) })")
+        print("take under load: \(xruns.count) xruns \(xruns.map { ($0.frame, $0.frames) }), \(lost) frames lost and silent, \(wrong) samples beside them off their frame")
     }
 }
 

@@ -191,6 +191,27 @@ enum JackTools {
         return (silent, wrong, runs.joined(separator: ", "))
     }
 
+    /// Where a run of samples that are not the tone at their own frame belongs: the shift in
+    /// frames (`recorded[k]` is the tone at `k + shift`) that fits the run's first 64 samples,
+    /// searched within ±`within`; nil when none fits (not the tone at all). For a failure
+    /// message: "early by 512" says which clock reading put it there.
+    static func toneShift(_ recorded: [Float], at start: Int, hz: Double, amplitude: Double, within: Int = 16_384) -> Int? {
+        let n = min(64, recorded.count - start)
+        guard n > 8 else { return nil }
+        func fits(_ d: Int) -> Bool {
+            for k in start..<(start + n) {
+                let want = Float(amplitude * cos(2 * Double.pi * hz * Double(k + d) / 48000))
+                if abs(recorded[k] - want) >= 1e-5 { return false }
+            }
+            return true
+        }
+        for magnitude in 0...within {
+            if fits(magnitude) { return magnitude }
+            if magnitude > 0 && fits(-magnitude) { return -magnitude }
+        }
+        return nil
+    }
+
     /// Zero crossings per second over `samples` at 48 kHz, halved: the frequency of a tone.
     static func frequency(_ samples: ArraySlice<Float>) -> Double {
         var crossings = 0
