@@ -82,4 +82,51 @@ final class JACKClockGapsTests: XCTestCase {
         XCTAssertEqual(r.skips, [768, 0, 256])
         XCTAssertEqual(r.told, [1024])
     }
+
+    /// PipeWire's JACK after a 200 ms stall of the server (a trace, `TAPEDECK_JACK_TRACE`):
+    /// the cycles it ran back to back to catch up, each with how far its clock moved on; the
+    /// audio of the later ones was a period behind their clock until the burst ended.
+    private static let pipewireBurst: [(delta: Int64, backToBack: Bool)] = [
+        (1024, false), (1024, true), (768, true), (2816, true), (256, true), (512, true), (256, true),
+        (0, true), (0, true), (0, true), (256, true), (0, false), (0, false), (0, false),
+    ]
+
+    func testACatchUpBurstIsHeldWholeUntilACycleOnTimeSaysWhatWasLost() {
+        var gaps = JACKClockGaps()
+        _ = gaps.cycle(deltaFrames: 0, periodFrames: 256)
+        var skips: [Int64] = [], told: [Int64] = []
+        for c in Self.pipewireBurst {
+            let step = gaps.cycle(deltaFrames: c.delta, periodFrames: 256, backToBack: c.backToBack)
+            skips.append(step.skipFrames)
+            if step.tell { told.append(step.lostFrames) }
+        }
+        let owed = Self.pipewireBurst.map(\.delta).reduce(0, +)
+        // The first reading (not back to back) skips all but two periods as before; nothing
+        // more until the second cycle on time after the burst (the first holds it one more).
+        XCTAssertEqual(skips[0], 1024 - 512)
+        XCTAssertEqual(Array(skips[1...11]), Array(repeating: 0, count: 11), "nothing is taken as lost while the burst runs")
+        XCTAssertEqual(skips[12], owed - 512, "what the burst owed, once a cycle on time confirms it")
+        XCTAssertEqual(told, [owed], "one xrun, told with all it cost")
+        XCTAssertEqual(gaps.heldFrames, 0)
+    }
+
+    func testABurstThatGivesBackLosesNothing() {
+        // Read ahead in the burst, given back at its end (PipeWire ran a cycle twice at one clock).
+        let r: [(Int64, Bool)] = [(0, false), (512, true), (256, true), (0, true), (-256, true), (-512, true), (0, false), (0, false)]
+        var gaps = JACKClockGaps()
+        let skipped = r.map { gaps.cycle(deltaFrames: $0.0, periodFrames: 256, backToBack: $0.1).skipFrames }.reduce(0, +)
+        XCTAssertEqual(skipped, 0)
+        XCTAssertEqual(gaps.heldFrames, 0)
+    }
+
+    func testAHoldEndsEvenWhenEveryCycleComesBackToBack() {
+        // A freewheeling server runs every cycle back to back: a gap there is held no longer
+        // than the longest burst, then skipped as any other.
+        var gaps = JACKClockGaps()
+        var skipped: Int64 = 0
+        skipped += gaps.cycle(deltaFrames: 1024, periodFrames: 256, backToBack: true).skipFrames
+        for _ in 0..<(JACKClockGaps.burstCycles + 4) { skipped += gaps.cycle(deltaFrames: 0, periodFrames: 256, backToBack: true).skipFrames }
+        XCTAssertEqual(skipped, 1024)
+        XCTAssertEqual(gaps.heldFrames, 0)
+    }
 }

@@ -104,8 +104,13 @@ final class JACKCycle: @unchecked Sendable {
     private var gaps = JACKClockGaps()
     /// Whether the last cycle took longer than two periods to render (JACK2's timeout).
     private var lastCycleOverran = false
+    /// When the last cycle began (CLOCK_MONOTONIC nanoseconds; 0: none yet), to see cycles
+    /// run back to back (``JACKClockGaps``).
+    private var lastCycleBeganNanoseconds: Int64 = 0
     /// What the engine was last told is held (``AudioDeviceClient/deviceHolds(frames:)``).
     private var toldHeld: Int64 = 0
+    /// Each cycle's reading, when a developer asks for it (`TAPEDECK_JACK_TRACE`).
+    let trace = JACKCycleTrace.fromEnvironment()
 
     init(jack: OpaquePointer, inputs: [OpaquePointer], outputs: [OpaquePointer], midiInputs: [OpaquePointer] = [],
          midiOutputs: [OpaquePointer] = [], enginePeriod: Int, sampleRate: Int, followsTransport: Bool, timebaseMaster: Bool) {
@@ -200,6 +205,17 @@ final class JACKCycle: @unchecked Sendable {
         // which allocates, the first time it is used.)
         let rolling = transport.rawValue == JackTransportRolling.rawValue
         reportXruns(client, frames: nframes, transportFrame: rolling ? Int64(pos.frame) : nil)
+        if let trace {
+            trace.current.clockFrame = jack_last_frame_time(jack)
+            trace.current.frames = Int32(n)
+            trace.current.monotonicNanoseconds = monotonicNanoseconds()
+            if inputCount > 0 && n > 1 {
+                trace.current.first = inBase[0][0]
+                trace.current.second = inBase[0][1]
+            }
+            trace.current.heldFrames = gaps.heldFrames
+            trace.commit()
+        }
         _ = client.beginCycle()
         if let follower { followTransport(follower, state: transport, position: pos, frameCount: n) }
         let midiClient = midiClient
@@ -266,7 +282,13 @@ final class JACKCycle: @unchecked Sendable {
                                          heldFrames: gaps.heldFrames, sampleRate: sampleRate)
         let delta = reading.deltaFrames
         let startsRolling = reading.startsRolling
-        var step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames), afterOverrun: lastCycleOverran)
+        // Back to back: begun within 40 % of a period of the last cycle's start (a server
+        // catching up; a cycle merely woken late is followed by one on time or later).
+        let now = monotonicNanoseconds()
+        let periodNanoseconds = Int64(frames) * 1_000_000_000 / Int64(max(sampleRate, 1))
+        let backToBack = lastCycleBeganNanoseconds > 0 && now - lastCycleBeganNanoseconds < periodNanoseconds * 2 / 5
+        lastCycleBeganNanoseconds = now
+        var step = gaps.cycle(deltaFrames: delta, periodFrames: Int64(frames), afterOverrun: lastCycleOverran, backToBack: backToBack)
         if startsRolling {
             // The followed transport is seen rolling for the first time: a gap held so far was
             // measured while it stood, and the next readings, of a rolling transport, cannot
@@ -285,7 +307,10 @@ final class JACKCycle: @unchecked Sendable {
         if step.freshGap {
             if fresh > 0 { fresh -= 1 } else { xrunsAhead += 1 }
         }
+        trace?.current.skipFrames = step.skipFrames
+        trace?.current.reports = Int32(fresh)
         if step.tell {
+            trace?.current.toldLostFrames = step.lostFrames
             client.deviceDidXrun(lostFrames: step.lostFrames, skippingNow: step.skipFrames)
         } else if step.skipFrames > 0 {
             client.deviceSkipped(frames: step.skipFrames)

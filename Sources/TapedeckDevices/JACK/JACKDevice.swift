@@ -203,6 +203,7 @@ public final class JACKDevice: HostTransportDevice, @unchecked Sendable {
         guard !closed else { return }
         closed = true
         cycle.stop()
+        cycle.trace?.write()
         // A client whose server died is left alone: libjack has let go of what it points to
         // (a failed open since may even have torn its globals down), and touching it crashes.
         // Its threads may still call back with the cycle as their argument, so the cycle is
