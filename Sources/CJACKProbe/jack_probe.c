@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define MIDI_CAPACITY 4096
+#define PLAYED_CAPACITY 65536
 
 struct td_jack_probe {
     jack_client_t *client;
@@ -34,6 +35,12 @@ struct td_jack_probe {
     int64_t heard_frames[MIDI_CAPACITY];
     uint32_t heard_messages[MIDI_CAPACITY];
     volatile int64_t heard_count;
+    /* Each cycle its outputs played: the cycle's frame time and the transport frame its tone
+       was read for (-1: stopped). A cycle run late can read the transport of the next one,
+       and then plays a period off its clock; a judge of a take needs to know. */
+    int64_t played_clock[PLAYED_CAPACITY];
+    int64_t played_frame[PLAYED_CAPACITY];
+    volatile int64_t played_count;
 };
 
 static void quiet(const char *message) { (void)message; }
@@ -88,6 +95,12 @@ static int process(jack_nframes_t nframes, void *arg) {
             if (rolling && frame >= p->onset) v = p->tone_amp * (float)cos(2 * M_PI * p->tone_hz * (double)(frame - p->onset) / p->rate);
             buf[i] = v;
         }
+    }
+    int64_t played = p->played_count;
+    if (p->outputs > 0 && played < PLAYED_CAPACITY) {
+        p->played_clock[played] = (int64_t)start;
+        p->played_frame[played] = rolling ? (int64_t)pos.frame : -1;
+        __atomic_store_n(&p->played_count, played + 1, __ATOMIC_RELEASE);
     }
     int64_t at = p->count;
     jack_nframes_t keep = nframes;
@@ -153,6 +166,9 @@ int td_jack_probe_connect(td_jack_probe *p, const char *source, const char *dest
 }
 
 const int64_t *td_jack_probe_clock(td_jack_probe *p) { return p->clock; }
+int64_t td_jack_probe_played_count(td_jack_probe *p) { return __atomic_load_n(&p->played_count, __ATOMIC_ACQUIRE); }
+const int64_t *td_jack_probe_played_clock(td_jack_probe *p) { return p->played_clock; }
+const int64_t *td_jack_probe_played_frame(td_jack_probe *p) { return p->played_frame; }
 int64_t td_jack_probe_now(td_jack_probe *p) { return (int64_t)jack_frame_time(p->client); }
 
 int td_jack_probe_send(td_jack_probe *p, int64_t frame, uint8_t status, uint8_t data1, uint8_t data2, int size) {

@@ -99,6 +99,28 @@ final class JackProbe {
     /// JACK's frame time now.
     var now: Int64 { td_jack_probe_now(raw) }
 
+    /// The transport frame the tone was played for at each take frame, where it is not the
+    /// take frame itself: the probe plays by JACK's transport frame, and a cycle of its own
+    /// run late can read the transport a cycle off its clock (see JACKClockReading) and play
+    /// a period of tone off its frame, which no recorder could place back. The take's frame
+    /// of a cycle is its clock less the clock-to-transport offset most cycles played at.
+    /// Empty when every cycle played on its clock.
+    func playedOffClock(takeFrames: Int) -> [Int: Int64] {
+        let n = Int(td_jack_probe_played_count(raw))
+        let clocks = Array(UnsafeBufferPointer(start: td_jack_probe_played_clock(raw), count: n))
+        let frames = Array(UnsafeBufferPointer(start: td_jack_probe_played_frame(raw), count: n))
+        var tally: [Int64: Int] = [:]
+        for i in 0..<n where frames[i] >= 0 { tally[clocks[i] - frames[i], default: 0] += 1 }
+        guard let offset = tally.max(by: { $0.value < $1.value })?.key else { return [:] }
+        var off: [Int: Int64] = [:]
+        for i in 0..<n where frames[i] >= 0 && clocks[i] - frames[i] != offset {
+            let length = i + 1 < n ? min(clocks[i + 1] - clocks[i], 8192) : 256
+            let first = clocks[i] - offset
+            for j in 0..<max(0, length) where first + j >= 0 && first + j < Int64(takeFrames) { off[Int(first + j)] = frames[i] + j }
+        }
+        return off
+    }
+
     /// Sends a message on `NAME:midi_out` at JACK frame time `frame` (schedule in order).
     func send(at frame: Int64, _ bytes: [UInt8]) {
         XCTAssertEqual(td_jack_probe_send(raw, frame, bytes[0], bytes.count > 1 ? bytes[1] : 0, bytes.count > 2 ? bytes[2] : 0,
@@ -210,6 +232,18 @@ enum JackTools {
             if magnitude > 0 && fits(-magnitude) { return -magnitude }
         }
         return nil
+    }
+
+    /// The cycles of a `TAPEDECK_JACK_TRACE` file where the clock reading did something (a
+    /// skip, a hold, an xrun told or reported), with four cycles either side: for a failure
+    /// message.
+    static func activeCycles(traceAt path: String) -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return "(no trace at \(path))" }
+        let rows = text.split(separator: "\n").dropFirst().map { $0.split(separator: "\t").map(String.init) }
+        let active = rows.indices.filter { i in rows[i].count >= 9 && (rows[i][5] != "0" || rows[i][6] != "-1" || rows[i][7] != "0" || rows[i][8] != "0") }
+        var shown = IndexSet()
+        for i in active { shown.insert(integersIn: max(0, i - 4)..<min(rows.count, i + 5)) }
+        return shown.prefix(120).map { rows[$0].joined(separator: " ") }.joined(separator: "\n")
     }
 
     /// Zero crossings per second over `samples` at 48 kHz, halved: the frequency of a tone.

@@ -28,6 +28,11 @@ int td_jack_probe_connect(td_jack_probe *probe, const char *source, const char *
 const int64_t *td_jack_probe_clock(td_jack_probe *probe);
 /* The JACK frame time of the cycle running now (jack_frame_time). */
 int64_t td_jack_probe_now(td_jack_probe *probe);
+/* The cycles the outputs played (up to 65536): each one's frame time and the transport frame
+   its tone was read for (-1: the transport stood). */
+int64_t td_jack_probe_played_count(td_jack_probe *probe);
+const int64_t *td_jack_probe_played_clock(td_jack_probe *probe);
+const int64_t *td_jack_probe_played_frame(td_jack_probe *probe);
 /* Every client also has a MIDI output `midi_out` and a MIDI input `midi_in`.
    Sends a three-byte (or two-byte, `size`) message on midi_out at JACK frame time `frame`
    (in the cycle holding it; at the cycle's first frame when already past). Messages are sent
