@@ -20,14 +20,9 @@ public enum AutomationTargets {
 
 extension Track {
     /// The playback chain's node `node` names (its name or place, as a lane does) and the
-    /// definition of its parameter `id` (any case), if both are there. Parses the stored
-    /// text: an owner that keeps ``SessionChains`` uses ``nodeParameter(_:_:in:)``.
-    public func nodeParameter(_ node: String, _ id: String) -> (chain: Chain, entry: Int, definition: ParameterDefinition)? {
-        nodeParameter(node, id, in: try? Chain(parsing: playbackChain))
-    }
-
-    /// As ``nodeParameter(_:_:)``, in `chain`: this track's playback chain as read (nil: it
-    /// does not parse).
+    /// definition of its parameter `id` (any case), if both are there, in `chain`: this
+    /// track's playback chain as its owner's ``SessionChains`` read it (nil: it does not
+    /// parse). There is no form that takes the stored text: a lookup never parses.
     public func nodeParameter(_ node: String, _ id: String, in chain: Chain?) -> (chain: Chain, entry: Int, definition: ParameterDefinition)? {
         guard let chain, let at = AutomationTargets.nodeIndex(node, in: chain),
               let d = NodeRegistry.standard.descriptor(named: chain.entries[at].node)?.parameters.first(where: { $0.id.lowercased() == id.lowercased() })
@@ -36,16 +31,9 @@ extension Track {
     }
 
     /// The control's own value for `parameter` (what plays when no lane does): the fader in
-    /// dB, the pan, the mute (0 or 1), a node's parameter as the chain sets it or its default.
-    /// A node's parameter parses the stored chain: an owner that keeps ``SessionChains`` uses
-    /// ``controlValue(_:chain:)``.
-    public func controlValue(_ parameter: AutomationParameter) -> Double? {
-        guard case .node = parameter else { return controlValue(parameter, chain: nil) }
-        return controlValue(parameter, chain: try? Chain(parsing: playbackChain))
-    }
-
-    /// As ``controlValue(_:)``, a node's parameter read from `chain`: this track's playback
-    /// chain as read (nil: it does not parse).
+    /// dB, the pan, the mute (0 or 1), a node's parameter as `chain` sets it or its default.
+    /// `chain` is this track's playback chain as its owner's ``SessionChains`` read it (nil:
+    /// it does not parse, or the caller asks for no node parameter).
     public func controlValue(_ parameter: AutomationParameter, chain: Chain?) -> Double? {
         switch parameter {
         case .gain: return gainDecibels

@@ -85,16 +85,9 @@ extension Session {
     /// parser's canonical form). False, changing nothing, when it names no strip, no node or
     /// no parameter, the chain does not parse, or the value is so already.
     ///
-    /// Parses the chain's stored text: for a caller that keeps no ``SessionChains`` (the
-    /// transport, headless runs); an owner that keeps one uses ``apply(_:chains:)``.
-    @discardableResult
-    public mutating func apply(_ change: ChainValueChange) -> Bool {
-        guard let text = chainText(at: change.place), let chain = try? Chain(parsing: text) else { return false }
-        return apply(change, to: chain) != nil
-    }
-
-    /// As ``apply(_:)``, with the chain as `chains` read it (no parsing); the changed chain is
-    /// handed back to `chains`, so the text written is not read again either.
+    /// The chain is taken as `chains` read it (no parsing); the changed chain is handed back
+    /// to `chains`, so the text written is not read again either. There is no form that
+    /// parses the stored text: whoever applies changes keeps the session's chains.
     @discardableResult
     public mutating func apply(_ change: ChainValueChange, chains: inout SessionChains) -> Bool {
         guard chainText(at: change.place) != nil else { return false }

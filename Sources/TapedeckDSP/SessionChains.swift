@@ -96,6 +96,13 @@ public struct SessionChains: Sendable {
         return slots.indices.contains(track) ? slots[track] : Slot(text: "", chain: .success(Chain()))
     }
 
+    /// Every slot: each track's input chain and playback chain, in track order, then the
+    /// master's (what a session's plugin states and referenced files are gathered from).
+    /// Call ``update(to:)`` first.
+    public var allSlots: [Slot] {
+        zip(input, playback).flatMap { [$0, $1] } + [master]
+    }
+
     /// The one place a stored chain's text is parsed.
     private static func read(_ text: String, _ registry: NodeRegistry) -> Slot {
         do { return Slot(text: text, chain: .success(try Chain(parsing: text, registry: registry))) } catch {

@@ -5,8 +5,9 @@ import TapedeckTransport
 /// What OSC surfaces see of whoever hosts them (the screen, headless `play` or `record`) at
 /// one moment: the session as it stands, the transport, the meters.
 public struct OSCView {
-    /// The session as the host holds it now (its mix, markers, tempo map).
-    public var session: Session
+    /// The session as the host holds it now (its mix, markers, tempo map). Changing it brings
+    /// ``chains`` up to it (only chain text not read before is parsed): a lookup never parses.
+    public var session: Session { didSet { chains.update(to: session) } }
     public var transport: OSCTransport
     /// Each strip's peak over its channels in dBFS (−∞ for silence), in track order.
     public var meters: [Double]
@@ -21,11 +22,16 @@ public struct OSCView {
     public var sessionName: String
     /// The playback speed the user set (1: as recorded).
     public var speed: Double
-    /// The host's chains (``SessionChains``) for `session`; nil: each is parsed when asked.
-    public var chains: SessionChains?
+    /// The session's chains as the host keeps them (``SessionChains``), always up to
+    /// ``session``: what every chain lookup (``playbackChain(_:)``) reads.
+    public private(set) var chains: SessionChains
 
     public init(session: Session, transport: OSCTransport, meters: [Double], endFrame: Int64, stopEnds: Bool,
                 masterMeter: Double = -.infinity, sessionName: String = "", speed: Double = 1, chains: SessionChains? = nil) {
+        // A host hands its kept chains; without them (a test, a one-off view) the session's
+        // chains are read here, once for the view's life.
+        var chains = chains ?? SessionChains()
+        chains.update(to: session)
         self.chains = chains
         self.session = session
         self.transport = transport
@@ -37,13 +43,11 @@ public struct OSCView {
         self.speed = speed
     }
 
-    /// Track `t`'s playback chain: as the host keeps it (``chains``, when it holds this
-    /// session's text), otherwise parsed from the session; nil when there is no such track or
-    /// the chain does not parse.
+    /// Track `t`'s playback chain as ``chains`` read it (no parsing here); nil when there is no
+    /// such track or the chain does not parse.
     public func playbackChain(_ t: Int) -> Chain? {
         guard session.tracks.indices.contains(t) else { return nil }
-        if let chains, chains.matches(session) { return chains.slot(t).value }
-        return try? Chain(parsing: session.tracks[t].playbackChain)
+        return chains.slot(t).value
     }
 
     /// A session folder's name without its extension (`song` for `/music/song.tapedeck`).

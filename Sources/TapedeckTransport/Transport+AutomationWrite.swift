@@ -93,7 +93,7 @@ extension Transport {
         guard automation.rolling, frame >= 0, let t = change.strip, let parameter = change.automationParameter(in: session),
               let i = session.tracks[t].laneIndex(parameter) else { return }
         let lane = session.tracks[t].automation[i]
-        guard AutomationWriter.writes(lane.mode), let value = session.tracks[t].controlValue(parameter) else { return }
+        guard AutomationWriter.writes(lane.mode), let value = session.tracks[t].controlValue(parameter, chain: keptChains().slot(t).value) else { return }
         writeAutomation(track: t, lane: lane, value: value, at: frame)
     }
 

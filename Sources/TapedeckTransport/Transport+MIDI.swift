@@ -269,18 +269,9 @@ extension Transport {
 extension Session {
     /// Follows a bound controller's move: the fader, pan, mute, master fader or node
     /// parameter it is bound to takes the value the engine already applied. Returns false
-    /// when the binding names nothing in this session. A node parameter parses its stored
-    /// chain: an owner that keeps ``SessionChains`` uses ``apply(_:value:chains:)``.
-    @discardableResult
-    public mutating func apply(_ binding: MIDIBinding, value: Int) -> Bool {
-        let chain = boundChain(binding).flatMap { t, kind in
-            try? Chain(parsing: kind == .input ? tracks[t].inputChain : tracks[t].playbackChain)
-        }
-        return apply(binding, value: value, chain: chain).applied
-    }
-
-    /// As ``apply(_:value:)``, a node parameter's chain as `chains` read it; the changed chain
-    /// is handed back to `chains`, so its text is not read again.
+    /// when the binding names nothing in this session. A node parameter's chain is taken as
+    /// `chains` read it, and the changed chain is handed back to `chains`, so its text is not
+    /// read again: there is no form that parses the stored text.
     @discardableResult
     public mutating func apply(_ binding: MIDIBinding, value: Int, chains: inout SessionChains) -> Bool {
         chains.update(to: self)

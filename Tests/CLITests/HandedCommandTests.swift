@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import TapedeckCore
 import TapedeckIO
 import TapedeckRemote
 @testable import TapedeckCommands
@@ -28,7 +29,9 @@ final class HandedCommandTests: XCTestCase {
             let examples = kind.spec.examples.filter { !$0.contains(">") && !$0.contains("|") }
             XCTAssertFalse(examples.isEmpty, "\(name) has examples")
             for example in examples {
-                let words = Array(Self.shellWords(example).dropFirst(2))  // after `tapedeck NAME`
+                // Split as the screen's dialogs split a typed line (shell quotes taken off).
+                guard let all = CommandWords.split(example) else { XCTFail("\(example): a quote left open"); continue }
+                let words = Array(all.dropFirst(2))  // after `tapedeck NAME`
                 let session = words.first ?? ""
                 let typed = try OwnerForwarding.typed(kind, words, session: session)
                 XCTAssertEqual(typed.name, name)
@@ -111,27 +114,5 @@ final class HandedCommandTests: XCTestCase {
                 XCTAssertEqual(why.description.split(separator: "\n").count, 1, why.description)
             }
         }
-    }
-
-    /// Splits a command line as a shell would for plain words and '…' or "…" quotes.
-    static func shellWords(_ line: String) -> [String] {
-        var words: [String] = [], word = "", quote: Character?, inWord = false
-        for c in line {
-            if let q = quote {
-                if c == q { quote = nil } else { word.append(c) }
-            } else if c == "'" || c == "\"" {
-                quote = c
-                inWord = true
-            } else if c == " " {
-                if inWord { words.append(word) }
-                word = ""
-                inWord = false
-            } else {
-                word.append(c)
-                inWord = true
-            }
-        }
-        if inWord { words.append(word) }
-        return words
     }
 }

@@ -196,6 +196,7 @@ final class CommandLineOwnerTests: XCTestCase {
         let r = try Tapedeck.run(["ctl", "--pid", "\(pid)", "cmd", line], environment: env)
         XCTAssertTrue(r.stdout.contains("region: number -5 is below 1"), r.stdout + r.stderr)
         XCTAssertTrue(r.stdout.contains("\"status\":64"), r.stdout)
+        XCTAssertEqual(r.status, 64, "ctl exits with the handed command's status: refused as a usage error")
         screen.waitFor("number -5 is below 1")
         XCTAssertEqual(kill(pid, 0), 0, "the screen runs on")
         let status = try Tapedeck.run(["ctl", "--pid", "\(pid)", "status"], environment: env)

@@ -75,30 +75,11 @@ final class EditParityTests: XCTestCase {
         return help.stdout.split(separator: "\n").compactMap { raw -> [String]? in
             let line = raw.trimmingCharacters(in: .whitespaces)
             guard line.hasPrefix("example: tapedeck "), !line.contains(">"), !line.contains("|") else { return nil }
-            return Array(Self.shellWords(String(line.dropFirst("example: tapedeck ".count))))
+            // Split as the screen's dialogs split a typed line (shell quotes taken off).
+            let words = CommandWords.split(String(line.dropFirst("example: tapedeck ".count)))
+            XCTAssertNotNil(words, "\(line): a quote left open")
+            return words
         }
-    }
-
-    /// Splits a command line as a shell would for plain words and '…' or "…" quotes.
-    static func shellWords(_ line: String) -> [String] {
-        var words: [String] = [], word = "", quote: Character?, inWord = false
-        for c in line {
-            if let q = quote {
-                if c == q { quote = nil } else { word.append(c) }
-            } else if c == "'" || c == "\"" {
-                quote = c
-                inWord = true
-            } else if c == " " {
-                if inWord { words.append(word) }
-                word = ""
-                inWord = false
-            } else {
-                word.append(c)
-                inWord = true
-            }
-        }
-        if inWord { words.append(word) }
-        return words
     }
 
     // MARK: - The session both sides start from

@@ -149,7 +149,7 @@ final class OwnerReadsTests: XCTestCase {
         XCTAssertEqual(try Tapedeck.run(["marker", session, "add", "0:02", "Verse"]).status, 0)
         let control = env["XDG_RUNTIME_DIR"]! + "/tapedeck"
         try FileManager.default.createDirectory(atPath: control, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let listener = try listen(at: control + "/\(getpid()).sock")
+        let listener = try listeningSocket(at: control + "/\(getpid()).sock")
         defer { close(listener) }
         let lock = try SessionLock.acquire(SessionFolder(path: session))
         defer { withExtendedLifetime(lock) {} }
@@ -199,24 +199,5 @@ final class OwnerReadsTests: XCTestCase {
         XCTAssertEqual(unasked.stderr.split(separator: "\n").count, 1, unasked.stderr)
         XCTAssertTrue(unasked.stderr.contains("held open by pid \(getpid())") && unasked.stderr.contains("cannot be asked from here")
                       && unasked.stderr.contains("saved session.json"), unasked.stderr)
-    }
-
-    /// A listening Unix socket at `path` that accepts nothing by itself.
-    private func listen(at path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        XCTAssertLessThan(bytes.count, MemoryLayout.size(ofValue: address.sun_path))
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
-        XCTAssertEqual(Glibc.listen(fd, 8), 0)
-        return fd
     }
 }

@@ -30,7 +30,7 @@ final class TypedHandoverTests: XCTestCase {
         XCTAssertEqual(try Tapedeck.run(["new", session]).status, 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: session + "/session.json"))
 
-        let listener = try listen(at: control + "/\(getpid()).sock")
+        let listener = try listeningSocket(at: control + "/\(getpid()).sock")
         defer { close(listener) }
         let lock = try SessionLock.acquire(SessionFolder(path: session))
         defer { withExtendedLifetime(lock) {} }
@@ -98,24 +98,5 @@ final class TypedHandoverTests: XCTestCase {
             XCTAssertTrue(typed.value.contains(long), "the long name is in the value")
         }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: session + "/session.json")), before, "only the owner edits the session")
-    }
-
-    /// A listening Unix socket at `path` that accepts nothing by itself.
-    private func listen(at path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        XCTAssertLessThan(bytes.count, MemoryLayout.size(ofValue: address.sun_path))
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
-        XCTAssertEqual(Glibc.listen(fd, 8), 0)
-        return fd
     }
 }

@@ -94,4 +94,15 @@ final class SessionChainsTests: XCTestCase {
         XCTAssertFalse(s.apply(ChainValueChange(place: .playback(strip: 4), node: 0, value: .bypass(true)), chains: &chains),
                        "no such strip: nothing changes")
     }
+
+    func testAllSlotsListEachTracksInputThenPlaybackChainThenTheMastersReadOnce() throws {
+        var s = session(["tallied:a", "lpf:cutoff=banana"], master: "tallied:m")
+        s.tracks[0].inputChain = "tallied:in"
+        let chains = SessionChains(s, registry: registry)
+        let read = parses
+        XCTAssertEqual(chains.allSlots.map(\.text), ["tallied:in", "tallied:a", "", "lpf:cutoff=banana", "tallied:m"])
+        XCTAssertEqual(chains.allSlots.map { $0.value?.entries.map(\.node) },
+                       [["tallied:in"], ["tallied:a"], [], nil, ["tallied:m"]], "the refused chain is there as its error")
+        XCTAssertEqual(parses, read, "listing the slots reads nothing")
+    }
 }

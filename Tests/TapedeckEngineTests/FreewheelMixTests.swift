@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import TapedeckCore
 import TapedeckIO
+import TapedeckDSP
 @testable import TapedeckEngine
 
 /// The export's mix is the live engine freewheeled on a ``FreewheelDevice``: every frame of
@@ -35,7 +36,8 @@ final class FreewheelMixTests: XCTestCase {
     private func export(_ session: Session, range: FrameRange, masterChain: String? = nil) throws -> (left: [Float], right: [Float], summary: Mixdown.Summary) {
         let out = folder.exportsFolder + "/mix-\(UUID().uuidString).wav"
         let summary = try Mixdown(Mixdown.Request(session: session, folder: folder, range: range, outputPath: out,
-                                                  container: .wav, encoding: .float32, masterChain: masterChain)).run()
+                                                  container: .wav, encoding: .float32,
+                                                  masterChain: try masterChain.map { text throws(ChainError) in try Chain(parsing: text) })).run()
         let (left, right) = try Fixture.readStereo(out)
         return (left, right, summary)
     }
@@ -145,7 +147,7 @@ final class FreewheelMixTests: XCTestCase {
         let out = folder.exportsFolder + "/mix-stems.wav"
         // A limiter far below its threshold: unity, but it delays the mix by its look-ahead.
         let summary = try Mixdown(Mixdown.Request(session: s, folder: folder, range: range, outputPath: out, container: .wav,
-                                                  encoding: .float32, stemsFolder: stems, masterChain: "limiter")).run()
+                                                  encoding: .float32, stemsFolder: stems, masterChain: try Chain(parsing: "limiter"))).run()
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: stems).sorted(), ["01-A.wav", "02-B.wav"], "no stem for the muted track")
         XCTAssertEqual(summary.stemPaths.count, 2)
         func read(_ path: String) throws -> [[Float]] {

@@ -46,7 +46,6 @@ final class StretchedExportTests: XCTestCase {
                                       outputPath: dir + "/" + name, container: .wav, encoding: .float32,
                                       stemsFolder: stems ? dir + "/" + name + "-stems" : nil, timePitch: timePitch, quality: .best,
                                       workerCount: threads)
-        request.masterChain = s.masterChain
         request.tail = tail
         if stems { try FileManager.default.createDirectory(atPath: dir + "/" + name + "-stems", withIntermediateDirectories: true) }
         return try Mixdown(request).run()

@@ -45,10 +45,5 @@ final class ControllerChainTests: XCTestCase {
         chains.update(to: session)
         XCTAssertEqual(chains.slot(0).value?.entries.first?.settings.first?.value, .number(24))
         XCTAssertEqual(Self.provider.resolves.load(ordering: .relaxed), read, "five moves, no parse")
-
-        // The text-only form (for callers that keep no chains) still parses, once per move.
-        XCTAssertTrue(session.apply(session.midiBindings[0], value: 0))
-        XCTAssertEqual(session.tracks[0].playbackChain, "knobbed:<amp>:level=-24,hpf:cutoff=80")
-        XCTAssertEqual(Self.provider.resolves.load(ordering: .relaxed), read + 1)
     }
 }

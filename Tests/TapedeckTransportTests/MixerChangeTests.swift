@@ -66,7 +66,8 @@ final class MixerChangeTests: XCTestCase {
         let moves = t.collectMIDIChanges().moves
         XCTAssertEqual(moves.map(\.value), [40])
         // The front-end follows it without handing it back; its next whole hand-over agrees.
-        edited.apply(moves[0].binding, value: moves[0].value)
+        var chains = SessionChains(edited)
+        edited.apply(moves[0].binding, value: moves[0].value, chains: &chains)
         edited.tracks[1].playbackChain = ""
         XCTAssertNil(t.follow(session: edited))
         XCTAssertEqual(gain(t, 0), moved)

@@ -89,7 +89,8 @@ final class TransportMIDITests: XCTestCase {
         }
         XCTAssertEqual(moves.count, 1)
         XCTAssertEqual(moves.first?.value, 127)
-        XCTAssertTrue(session.apply(try XCTUnwrap(moves.first?.binding), value: 127))
+        var chains = SessionChains(session)
+        XCTAssertTrue(session.apply(try XCTUnwrap(moves.first?.binding), value: 127, chains: &chains))
         // Swept logarithmically over 20 Hz…20 kHz: the top of the knob is the top of the range.
         let chain = try Chain(parsing: session.tracks[0].playbackChain)
         XCTAssertEqual(chain.entries[1].settings.first { $0.parameter == "cutoff" }?.value, .number(20000))
@@ -238,7 +239,8 @@ final class TransportMIDITests: XCTestCase {
         }
         XCTAssertEqual(moves.last?.1, 90, "the moves reach the front-end")
         var applied = session
-        XCTAssertTrue(applied.apply(session.midiBindings[0], value: 90))
+        var chains = SessionChains(applied)
+        XCTAssertTrue(applied.apply(session.midiBindings[0], value: 90, chains: &chains))
         XCTAssertEqual(applied.tracks[0].sends[0].levelDecibels, Fader.stored(MIDIBinding.faderDecibels(controllerValue: 90)), accuracy: 1e-9)
         XCTAssertEqual(writes.map(\.parameter), [.send("FX")], "the touch is written once let go")
         var lane = session.tracks[0].automation[0]

@@ -125,7 +125,9 @@ struct AutomationCommand: HandedCommand {
                 }.joined(separator: "\n"))
             return ExitCode.ok
         }
-        try AutomationCommand.check(parameter, on: strip, in: session)
+        // The session's chains, read once for this run: a node's lane is checked against them.
+        let chains = SessionChains(session)
+        try AutomationCommand.check(parameter, on: strip, chain: chains.slot(index).chain)
         let laneAt = strip.laneIndex(parameter)
         let lane = laneAt.map { strip.automation[$0] } ?? AutomationLane(parameter: parameter)
         func range(_ text: String?) throws -> FrameRange? {
@@ -149,7 +151,7 @@ struct AutomationCommand: HandedCommand {
                 // Never over anything a session owns (this one's session.json, its recordings,
                 // its history…), atomically, also when the screen runs this for the asker.
                 try WriteGuard.write(Array(text.utf8), to: output, as: "automation: --output",
-                                     sessions: [SessionReferences.protected(session, folder: folder)])
+                                     sessions: [SessionReferences.protected(session, folder: folder, chains: chains)])
             } else {
                 context.console.out(text, newline: false)
             }
@@ -205,7 +207,8 @@ struct AutomationCommand: HandedCommand {
 
     /// Refuses a parameter the strip does not have: a send to a bus it does not send to, a
     /// node not in its chain, a built-in node's parameter it does not have (with the choices).
-    static func check(_ parameter: AutomationParameter, on strip: Track, in session: Session) throws {
+    /// `chain` is the strip's playback chain as the session's chains read it (or why not).
+    static func check(_ parameter: AutomationParameter, on strip: Track, chain read: Result<Chain, ChainError>) throws {
         switch parameter {
         case .gain, .pan, .mute: return
         case .send(let bus):
@@ -216,7 +219,7 @@ struct AutomationCommand: HandedCommand {
             }
         case .node(let node, let id):
             let chain: Chain
-            do { chain = try Chain(parsing: strip.playbackChain) } catch { throw UsageError("automation: \(strip.name.terminalSafe) chain: \(error)") }
+            do { chain = try read.get() } catch { throw UsageError("automation: \(strip.name.terminalSafe) chain: \(error)") }
             guard let at = AutomationTargets.nodeIndex(node, in: chain) else {
                 let names = chain.entries.map(\.node)
                 throw UsageError("automation: \(strip.name.terminalSafe)'s chain has no node \(node.terminalSafe)"

@@ -62,14 +62,13 @@ struct ChainCommand: HandedCommand {
         let index = isMaster ? nil : try TrackSelector.index(of: trackText, in: document.session, command: "chain")
         if let index, input { try TrackSelector.refuseBus(index, in: document.session, command: "chain", "has no input, so no input chain (its one chain runs on what it sums)") }
         guard let chainText else {
-            let current: String
-            if let index {
-                current = input ? document.session.tracks[index].inputChain : document.session.tracks[index].playbackChain
-            } else {
-                current = document.session.masterChain
-            }
+            // The session's chains, read once for this run: the text shown and the chain its
+            // missing nodes are named from are one slot.
+            let chains = SessionChains(document.session)
+            let slot = index.map { chains.slot($0, input ? .input : .playback) } ?? chains.masterSlot
+            let current = slot.text
             context.console.out(current.isEmpty ? "(no effects)" : current.terminalSafe)
-            if let chain = try? Chain(parsing: current) {
+            if let chain = slot.value {
                 for (i, entry) in chain.entries.enumerated() where entry.isMissing {
                     context.console.out("  node \(i + 1) (\(NodeReference.text(ofNode: entry.node).terminalSafe)) is not installed here: passed through")
                 }

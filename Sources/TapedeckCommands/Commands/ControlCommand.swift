@@ -67,7 +67,18 @@ struct ControlCommand: Command {
         // The reply is one line of JSON (or a word): any character a terminal would act on is
         // escaped, which inside JSON's strings is the same character to a JSON reader.
         Terminal.out(reply.terminalSafe)
-        return ExitCode.ok
+        return ControlCommand.exitStatus(of: command, reply: reply)
+    }
+
+    /// What ctl exits with once the owner answered: a handed command's (`cmd {…}`) own status,
+    /// as the owner's JSON line says it (64: refused as a usage error), so a script sees a
+    /// refusal as the command run directly would show it; 0 for every other verb, and for an
+    /// answer that says no status (printed as it came) or one no process can exit with.
+    static func exitStatus(of command: RemoteCommand, reply: String) -> Int32 {
+        guard case .typed = command,
+              let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any],
+              let status = (object["status"] as? NSNumber)?.int32Value else { return ExitCode.ok }
+        return (0...255).contains(status) ? status : 1
     }
 
     /// The Tapedeck to talk to: the one `--pid` names, the one with `--session` open, or the

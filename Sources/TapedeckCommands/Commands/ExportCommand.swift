@@ -70,7 +70,8 @@ struct ExportCommand: Command {
     let stems: String?
     let timePitch: TimePitchSettings
     let quality: StretchQuality
-    let masterChain: String?
+    /// `--fx`, parsed where it was typed (a typo is a usage error, before any work).
+    let masterChain: Chain?
     let threads: Int?
     let loudness: NormalizedMixdown.Target?
     /// `--chapters FILE`: the markers as podcast chapters beside the export.
@@ -139,8 +140,7 @@ struct ExportCommand: Command {
             tailSeconds = 0
         }
         let formatName = try arguments.option("--format")
-        masterChain = try arguments.option("--fx")
-        if let fx = masterChain { _ = try Chain(parsing: fx) }  // a typo is a usage error, before any work
+        masterChain = try arguments.option("--fx").map { text throws(ChainError) in try Chain(parsing: text) }
         threads = try arguments.intOption("--threads", in: 1...64)
         let normalize = try arguments.option("--normalize")
         let ceiling = try arguments.option("--true-peak")
@@ -227,7 +227,9 @@ struct ExportCommand: Command {
             guard end > 0 else { throw UsageError("export: \(folder.path.terminalSafe) has no audio to export") }
             range = FrameRange(startFrame: 0, endFrame: end)
         }
-        let protected = try guardOutputs(session)
+        // The session's chains, read once for the whole export (the write guard and every pass).
+        let chains = SessionChains(session)
+        let protected = try guardOutputs(session, chains: chains)
         try checkSpace(frames: range.frameCount, container: container, files: 1 + (stems == nil ? 0 : session.tracks.count))
         if let stems {
             var st = stat()
@@ -237,7 +239,7 @@ struct ExportCommand: Command {
         }
         var request = Mixdown.Request(session: session, folder: folder, range: range, outputPath: output,
                                       container: container, encoding: encoding ?? .int24, stemsFolder: stems,
-                                      timePitch: timePitch, quality: quality, masterChain: masterChain,
+                                      timePitch: timePitch, quality: quality, masterChain: masterChain, chains: chains,
                                       workerCount: threads ?? Mixdown.defaultWorkerCount)
         request.encoder = encoder
         request.tags = tags
@@ -302,8 +304,8 @@ struct ExportCommand: Command {
     /// ``WriteGuard``): the mix and its partial file, the chapters, the stems folder. Returns
     /// the session as protected, for the writes themselves.
     @discardableResult
-    func guardOutputs(_ session: Session) throws(WriteRefusal) -> [ProtectedSession] {
-        let protected = [SessionReferences.protected(session, folder: folder)]
+    func guardOutputs(_ session: Session, chains: SessionChains? = nil) throws(WriteRefusal) -> [ProtectedSession] {
+        let protected = [SessionReferences.protected(session, folder: folder, chains: chains)]
         try WriteGuard.check(output, as: "export: -o", sessions: protected)
         if !midi { try WriteGuard.check(output + ".partial", as: "export: -o", sessions: protected) }
         if let chapters { try WriteGuard.check(chapters, as: "export: --chapters", sessions: protected) }

@@ -106,7 +106,9 @@ struct LearnCommand: HandedCommand {
             return ExitCode.ok
         }
         if let controller, let target {
-            let binding = try makeBinding(controller: controller, kind: target.kind, text: target.text, session: session)
+            // The session's chains, read once for this run (a node parameter is checked against them).
+            let binding = try makeBinding(controller: controller, kind: target.kind, text: target.text, session: session,
+                                          chains: SessionChains(session))
             session.bind(binding)
             try context.save(session, to: folder)
             context.console.out("bound \(binding)")
@@ -119,8 +121,10 @@ struct LearnCommand: HandedCommand {
         return ExitCode.ok
     }
 
-    /// The binding the flags describe, its track and parameter checked against the session.
-    private func makeBinding(controller: Int, kind: MIDIBinding.Kind, text: String?, session: Session) throws -> MIDIBinding {
+    /// The binding the flags describe, its track and parameter checked against the session
+    /// and its chains as `chains` read them.
+    private func makeBinding(controller: Int, kind: MIDIBinding.Kind, text: String?, session: Session,
+                             chains: SessionChains) throws -> MIDIBinding {
         switch kind {
         case .master:
             return MIDIBinding(controller: controller, channel: channel, kind: .master)
@@ -136,8 +140,7 @@ struct LearnCommand: HandedCommand {
             let t = try TrackSelector.index(of: parts.dropLast(2).joined(separator: ":"), in: session, command: "learn")
             if inputChain { try TrackSelector.refuseBus(t, in: session, command: "learn", "has no input, so no input chain") }
             let track = session.tracks[t]
-            let chainText = inputChain ? track.inputChain : track.playbackChain
-            let chain = try Chain(parsing: chainText)
+            let chain = try chains.slot(t, inputChain ? .input : .playback).chain.get()
             guard chain.entries.indices.contains(node - 1) else {
                 throw UsageError("learn: the \(inputChain ? "input" : "playback") chain of \(track.name) has \(chain.entries.count) node\(chain.entries.count == 1 ? "" : "s"); there is no node \(node)")
             }

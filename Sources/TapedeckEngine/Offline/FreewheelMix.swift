@@ -50,8 +50,8 @@ struct FreewheelMix {
 
     /// The session's graph with the request's master chain, no track listening.
     private func spec() throws -> GraphSpec {
-        var spec = try GraphSpec(session: request.session, folder: request.folder, listening: [])
-        do { spec.masterChain = try Chain(parsing: request.masterChain) } catch {
+        var spec = try GraphSpec(session: request.session, folder: request.folder, listening: [], chains: request.chains)
+        do { spec.masterChain = try request.playedMasterChain() } catch {
             throw ChainContextError(place: "master chain", error: error)
         }
         return spec

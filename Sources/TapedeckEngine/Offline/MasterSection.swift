@@ -22,9 +22,9 @@ final class MasterSection {
     private var done = 0
 
     /// The master section of `request` (its master chain and the session's master fader) in
-    /// front of `writer`. Throws what the chain's text meets.
+    /// front of `writer`. Throws what the session's master chain text met when it was read.
     init(_ request: Mixdown.Request, writer: AudioFileWriter, maxFrames: Int = 8192) throws {
-        let text = try Chain(parsing: request.masterChain)
+        let text = try request.playedMasterChain()
         let rate = request.session.sampleRate
         if text.entries.isEmpty {
             chain = nil

@@ -29,8 +29,12 @@ public struct Mixdown {
         public var timePitch: TimePitchSettings
         /// Engine for stretched material: per-region rates and the export's own speed.
         public var quality: StretchQuality
-        /// Master chain text (the session's, or `--fx`); empty for none.
-        public var masterChain: String
+        /// The master chain in place of the session's (`--fx`, parsed where it was typed; an
+        /// empty chain for none); nil plays the session's own, as ``chains`` read it.
+        public var masterChain: Chain?
+        /// The session's chains, read once for the whole export: every pass's graph and the
+        /// master section take them from here, so no pass parses the session's chain text.
+        public var chains: SessionChains
         /// Worker threads rendering tracks (1 renders on the calling thread only).
         public var workerCount: Int
         /// At another speed or pitch, the live engine's stretcher on the mix (real-time mode,
@@ -50,8 +54,13 @@ public struct Mixdown {
         public init(session: Session, folder: SessionFolder, range: FrameRange, outputPath: String,
                     container: AudioContainer, encoding: SampleEncoding, stemsFolder: String? = nil,
                     timePitch: TimePitchSettings = .normal, quality: StretchQuality = .best,
-                    masterChain: String? = nil, workerCount: Int = Mixdown.defaultWorkerCount) {
-            self.masterChain = masterChain ?? session.masterChain
+                    masterChain: Chain? = nil, chains: SessionChains? = nil, workerCount: Int = Mixdown.defaultWorkerCount) {
+            self.masterChain = masterChain
+            // The owner's chains when it hands them (only text they have not read is parsed);
+            // otherwise the session's are read here, once for the export.
+            var chains = chains ?? SessionChains()
+            chains.update(to: session)
+            self.chains = chains
             self.workerCount = max(1, workerCount)
             self.timePitch = timePitch
             self.quality = quality
@@ -62,6 +71,22 @@ public struct Mixdown {
             self.container = container
             self.encoding = encoding
             self.stemsFolder = stemsFolder
+        }
+
+        /// The chains brought up to ``session`` (a pass may have changed it: only new text is
+        /// read).
+        var sessionChains: SessionChains {
+            var kept = chains
+            kept.update(to: session)
+            return kept
+        }
+
+        /// The master chain the export plays: ``masterChain`` when one was handed, otherwise
+        /// the session's as ``chains`` read it; throws the parser's error for a session whose
+        /// master chain does not parse.
+        func playedMasterChain() throws(ChainError) -> Chain {
+            if let masterChain { return masterChain }
+            return try sessionChains.masterSlot.chain.get()
         }
     }
 

@@ -9,23 +9,31 @@ import TapedeckIO
 /// plugin states. Every write is checked against these (``WriteGuard``) so that nothing a
 /// chain or region plays is ever written over (issues 24 and 40).
 public enum SessionReferences {
-    /// Absolute paths (not yet resolved) of everything `session` in `folder` refers to.
+    /// Absolute paths (not yet resolved) of everything `session` in `folder` refers to, its
+    /// chains as `chains` read them (the owner's; without one they are read here, once).
     /// A chain that does not parse refers to nothing here: the session loader has refused it.
-    public static func paths(of session: Session, folder: SessionFolder) -> [String] {
+    public static func paths(of session: Session, folder: SessionFolder, chains: SessionChains? = nil) -> [String] {
         var out: [String] = []
         for track in session.tracks {
             out += track.regions.map { folder.absolutePath(of: $0.file) }
             if let frozen = track.frozen { out.append(folder.absolutePath(of: frozen.file)) }
         }
-        return out + chainPaths(of: session, folder: folder)
+        return out + chainPaths(of: kept(chains, session), folder: folder)
     }
 
-    /// The files and plugin-state folders the chains of `session` name, absolute.
-    static func chainPaths(of session: Session, folder: SessionFolder) -> [String] {
+    /// `chains` brought up to `session`, or the session's chains read once, here.
+    private static func kept(_ chains: SessionChains?, _ session: Session) -> SessionChains {
+        var chains = chains ?? SessionChains()
+        chains.update(to: session)
+        return chains
+    }
+
+    /// The files and plugin-state folders `chains` (a session's, up to it) name, absolute.
+    static func chainPaths(of chains: SessionChains, folder: SessionFolder) -> [String] {
         var out: [String] = []
         let files = SessionNodeFiles(folder: folder.path)
-        for text in SessionPluginStates.chainTexts(of: session) {
-            guard let chain = try? Chain(parsing: text) else { continue }
+        for slot in chains.allSlots {
+            guard let chain = slot.value else { continue }
             for entry in chain.entries {
                 for setting in entry.texts {
                     if case .success(let path) = files.resolve(setting.value) { out.append(path) }
@@ -37,10 +45,11 @@ public enum SessionReferences {
     }
 
     /// `session` in `folder` as ``WriteGuard`` protects it: its folder, its region files and
-    /// frozen renders, and every file its chains name.
-    public static func protected(_ session: Session, folder: SessionFolder) -> ProtectedSession {
+    /// frozen renders, and every file its chains name, as `chains` read them (the owner's;
+    /// without one they are read here, once for the operation).
+    public static func protected(_ session: Session, folder: SessionFolder, chains: SessionChains? = nil) -> ProtectedSession {
         // The regions and frozen renders are the protected session's own (each file once).
-        ProtectedSession(folder: folder, session: session, referenced: chainPaths(of: session, folder: folder))
+        ProtectedSession(folder: folder, session: session, referenced: chainPaths(of: kept(chains, session), folder: folder))
     }
 
     /// The session at `path` on disk as ``WriteGuard`` protects it, when it can be read (an

@@ -28,7 +28,7 @@ struct StretchedExport {
         // The 1× pass stops before the master section.
         var plain = request
         plain.timePitch = .normal
-        plain.masterChain = ""
+        plain.masterChain = Chain()
         plain.session.masterGainDecibels = 0
         let master = try MasterSection(request, writer: writer)
         let format = AudioFileFormat(container: .wav, encoding: .float32, sampleRate: request.session.sampleRate, channelCount: 2)

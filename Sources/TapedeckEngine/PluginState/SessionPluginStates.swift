@@ -11,11 +11,6 @@ import TapedeckIO
 /// put each returned chain's text into the session; save the session; then
 /// ``removeUnreferenced(in:)``.
 public enum SessionPluginStates {
-    /// Every chain text in `session`: each track's input and playback chain, then the master.
-    public static func chainTexts(of session: Session) -> [String] {
-        session.tracks.flatMap { [$0.inputChain, $0.playbackChain] } + [session.masterChain]
-    }
-
     /// Deletes the state folders in `folder`'s plugin-state folder that neither the saved
     /// session nor its backup refers to; returns their names. Call it after a save. When a
     /// chain in either file cannot be read, nothing is deleted (a state might be lost).
@@ -25,8 +20,9 @@ public enum SessionPluginStates {
         for path in [folder.sessionFile, folder.backupFile] {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
             guard let session = try? SessionFolder.decode(data, path: path) else { return [] }
-            for text in chainTexts(of: session) {
-                guard let chain = try? Chain(parsing: text) else { return [] }
+            // The file just read is the edge: its chains are read once, as every owner reads them.
+            for slot in SessionChains(session).allSlots {
+                guard let chain = slot.value else { return [] }
                 chains.append(chain)
             }
         }
