@@ -223,9 +223,12 @@ final class LoopbackMatrixTests: XCTestCase {
         env["XDG_CONFIG_HOME"] = config ?? folder + "/config"
         if server.kind == .jackd2 { env["XDG_RUNTIME_DIR"] = folder }
         let connection = patched ? "none" : connect
-        func patch() {
-            server.waitForPort("tapedeck:out_L")
-            server.waitForPort("tapedeck:Vocal_in")
+        // The last take's Tapedeck has ended, but the server may not have let go of its client
+        // yet: one started now would be named tapedeck-01, and its ports not be the ones patched.
+        try server.waitUntilGone(client: "tapedeck")
+        let ports = ["tapedeck:out_L", "tapedeck:Vocal_in"]
+        func patch(running: () -> Bool, printed: () -> String) throws {
+            try server.waitForPorts(ports, running: running, printed: printed)
             server.connect("tapedeck:out_L", "\(loop):in_1")
             server.connect("\(loop):out_1", "tapedeck:Vocal_in")
         }
@@ -239,7 +242,14 @@ final class LoopbackMatrixTests: XCTestCase {
             }
             let out = folder + "/record.out", err = folder + "/record.err"
             let child = try SpawnedChild([Tapedeck.binary] + args, environment: env, stdoutPath: out, stderrPath: err)
-            if patched { patch() }
+            if patched {
+                do {
+                    try patch(running: { child.isRunning }, printed: { (try? String(contentsOfFile: err, encoding: .utf8)) ?? "" })
+                } catch {
+                    _ = child.kill(SIGTERM)
+                    throw error
+                }
+            }
             guard let status = child.wait(timeoutSeconds: 60) else {
                 _ = child.kill(SIGKILL)
                 throw CellError(description: "record did not end")
@@ -252,7 +262,13 @@ final class LoopbackMatrixTests: XCTestCase {
                                         environment: env)
             defer { screen.kill() }
             screen.waitFor("STOPPED", timeout: 15)
-            if patched { patch() } else { server.waitForPort("tapedeck:Vocal_in") }
+            // The screen shows STOPPED once its engine runs, its JACK client open.
+            let running = { screen.isRunning }, printed = { screen.capture() }
+            if patched {
+                try patch(running: running, printed: printed)
+            } else {
+                try server.waitForPorts(ports, running: running, printed: printed)
+            }
             if front == .screen {
                 screen.send("r")
             } else {
