@@ -30,8 +30,9 @@ struct td_jack_loop {
     volatile int xruns;
     /* JACK's frame time when each xrun was told (xrun k at [k % TD_LOOP_RING]). */
     jack_nframes_t xrun_at[TD_LOOP_RING];
-    /* The sine's own cycles the server never ran: frames of frame time it did not play, and
-       each span of them (span k at [k % TD_LOOP_RING], `spans` written so far). */
+    /* Its own cycles the server never ran: frames of frame time it did not play (a sine) or
+       neither heard nor played (a cable: what was in its line then comes out that much later
+       by frame time), and each span of them (span k at [k % TD_LOOP_RING], `spans` so far). */
     long skipped_frames;
     jack_nframes_t skipped_from[TD_LOOP_RING], skipped_to[TD_LOOP_RING];
     long spans;
@@ -61,20 +62,21 @@ static void note_clock(struct td_jack_loop *l) {
 static int loop_process(jack_nframes_t frames, void *arg) {
     struct td_jack_loop *l = arg;
     note_clock(l);
+    jack_nframes_t start = jack_last_frame_time(l->client);
+    /* A cycle of frame time it was not called for is frames no one heard from it (a recorder
+       reads silence there without having lost anything itself) and, for a cable, frames it
+       never carried: counted, so a test can tell the loop's doing from the recorder's. */
+    int32_t ahead = (int32_t)(start - l->next_start); /* frame time wraps at 2^32 */
+    if (l->started && ahead > 0) {
+        long k = l->spans;
+        l->skipped_from[k % TD_LOOP_RING] = l->next_start;
+        l->skipped_to[k % TD_LOOP_RING] = start;
+        __atomic_store_n(&l->spans, k + 1, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&l->skipped_frames, (long)ahead, __ATOMIC_RELAXED);
+    }
+    l->started = 1;
+    l->next_start = start + frames;
     if (l->sine_hz > 0) {
-        jack_nframes_t start = jack_last_frame_time(l->client);
-        /* A cycle of frame time it was not called for is frames no one heard from it (a
-           recorder reads silence there without having lost anything itself): counted. */
-        int32_t ahead = (int32_t)(start - l->next_start); /* frame time wraps at 2^32 */
-        if (l->started && ahead > 0) {
-            long k = l->spans;
-            l->skipped_from[k % TD_LOOP_RING] = l->next_start;
-            l->skipped_to[k % TD_LOOP_RING] = start;
-            __atomic_store_n(&l->spans, k + 1, __ATOMIC_RELEASE);
-            __atomic_add_fetch(&l->skipped_frames, (long)ahead, __ATOMIC_RELAXED);
-        }
-        l->started = 1;
-        l->next_start = start + frames;
         double rate = (double)jack_get_sample_rate(l->client);
         for (int c = 0; c < l->channels; c++) {
             float *out = jack_port_get_buffer(l->outputs[c], frames);

@@ -8,7 +8,7 @@
    Prints "ready" once its ports exist and its latency is set, then, within 10 ms of each:
      xruns N at FRAME          the server told it of its Nth xrun (any client's) when its last
                                cycle began at JACK frame time FRAME (at or after the late one)
-     skipped from FROM to TO   a --sine was not run for frames FROM...TO-1 of JACK's frame time
+     skipped from FROM to TO   it was not run for frames FROM...TO-1 of JACK's frame time
    and every 250 ms "clock FRAME MICROSECONDS": the frame time of the last cycle it ran and
    CLOCK_MONOTONIC when it ran it, so a test can place a moment of its own on JACK's clock.
    Runs until SIGTERM/SIGINT. Frame times are JACK's (unsigned 32-bit, wrapping). */

@@ -187,12 +187,17 @@ final class LoopbackMatrixTests: XCTestCase {
                 // A loopback the server closed under load (seen once at 1024 frames: every
                 // later take silent, jack_connect refused) is started again before a take.
                 if let restarted = try server.restartLoopIfGone(loop) { retried.append("\(cell): \(restarted)") }
-                let xrunsBefore = server.xruns(loop)
+                let before = server.report(loop)
                 let session = try take(attempt)
                 let judged = try clickOffsets(session: session, pass: pass)
                 usleep(50_000)  // the loop prints the server's xruns every 10 ms
-                let xruns = server.xruns(loop) - xrunsBefore
-                let said = "(\(judged.expected) in the take \(judged.take); \(xruns) xruns on the server meanwhile)"
+                let after = server.report(loop)
+                let xruns = after.xruns - before.xruns
+                // Cycles the server did not run the loop for: what was in its line then came out
+                // that much later. Said, so a click off tells the cable's doing from Tapedeck's.
+                let unrun = after.skippedSpans.dropFirst(before.skippedSpans.count)
+                let said = "(\(judged.expected) in the take \(judged.take); \(xruns) xruns on the server meanwhile; "
+                    + "the loop not run for \(unrun.count) spans, \(unrun.map { $0.upperBound - $0.lowerBound }.reduce(0, +)) frames)"
                 if !judged.offsets.allSatisfy({ $0 == 0 }) {
                     why = "clicks off by \(judged.offsets) \(said)"
                     if xruns == 0 { failures.append("\(cell): \(why)"); return (0, 0) }
@@ -223,9 +228,12 @@ final class LoopbackMatrixTests: XCTestCase {
         env["XDG_CONFIG_HOME"] = config ?? folder + "/config"
         if server.kind == .jackd2 { env["XDG_RUNTIME_DIR"] = folder }
         let connection = patched ? "none" : connect
-        func patch() {
-            server.waitForPort("tapedeck:out_L")
-            server.waitForPort("tapedeck:Vocal_in")
+        // The last take's Tapedeck has ended, but the server may not have let go of its client
+        // yet: one started now would be named tapedeck-01, and its ports not be the ones patched.
+        try server.waitUntilGone(client: "tapedeck")
+        let ports = ["tapedeck:out_L", "tapedeck:Vocal_in"]
+        func patch(running: () -> Bool, printed: () -> String) throws {
+            try server.waitForPorts(ports, running: running, printed: printed)
             server.connect("tapedeck:out_L", "\(loop):in_1")
             server.connect("\(loop):out_1", "tapedeck:Vocal_in")
         }
@@ -239,7 +247,14 @@ final class LoopbackMatrixTests: XCTestCase {
             }
             let out = folder + "/record.out", err = folder + "/record.err"
             let child = try SpawnedChild([Tapedeck.binary] + args, environment: env, stdoutPath: out, stderrPath: err)
-            if patched { patch() }
+            if patched {
+                do {
+                    try patch(running: { child.isRunning }, printed: { (try? String(contentsOfFile: err, encoding: .utf8)) ?? "" })
+                } catch {
+                    _ = child.kill(SIGTERM)
+                    throw error
+                }
+            }
             guard let status = child.wait(timeoutSeconds: 60) else {
                 _ = child.kill(SIGKILL)
                 throw CellError(description: "record did not end")
@@ -252,7 +267,13 @@ final class LoopbackMatrixTests: XCTestCase {
                                         environment: env)
             defer { screen.kill() }
             screen.waitFor("STOPPED", timeout: 15)
-            if patched { patch() } else { server.waitForPort("tapedeck:Vocal_in") }
+            // The screen shows STOPPED once its engine runs, its JACK client open.
+            let running = { screen.isRunning }, printed = { screen.capture() }
+            if patched {
+                try patch(running: running, printed: printed)
+            } else {
+                try server.waitForPorts(ports, running: running, printed: printed)
+            }
             if front == .screen {
                 screen.send("r")
             } else {

@@ -47,6 +47,15 @@ struct SpawnedChild {
         return nil
     }
 
+    /// Whether it still runs, read from /proc without reaping it (a later ``wait(timeoutSeconds:)``
+    /// still gets its status): gone, or a zombie, is ended.
+    var isRunning: Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        // The state follows the command name: "pid (name) S ...".
+        return stat[stat.index(after: close)...].split(separator: " ").first.map { $0 != "Z" && $0 != "X" } ?? false
+    }
+
     /// Sends `signal` and reaps the child (bounded).
     func kill(_ signal: Int32) -> Int32? {
         _ = Glibc.kill(pid, signal)

@@ -66,8 +66,9 @@ int td_jack_loop_xruns(td_jack_loop *loop);
 /* JACK's frame time when xrun `index` (0-based) was told: at or after the cycle that was late
    (the server notifies after it finds one). 0, or -1 when no longer kept (the last 1024 are). */
 int td_jack_loop_xrun_frame(td_jack_loop *loop, int index, uint32_t *frame);
-/* With `sine_hz`: the frames of JACK's frame time in cycles the server did not run it for
-   (it played nothing there), since it opened. 0 for a cable. */
+/* The frames of JACK's frame time in cycles the server did not run it for, since it opened:
+   a sine played nothing there; a cable neither heard nor played them (what was in its line
+   then comes out that much later by frame time). */
 long td_jack_loop_skipped_frames(td_jack_loop *loop);
 /* How many spans of frame time it was not run for so far, and span `index`'s frames
    [from, to) of JACK's frame time (0, or -1 when no longer kept: the last 1024 are). */

@@ -24,7 +24,9 @@ struct CalibrateCommand: Command {
         the playback buffer; JACK: its ports' latencies, as connected now), so one calibration
         holds at every --period, --periods and JACK buffer size. On JACK the residual is the
         server's (JACK_DEFAULT_SERVER), whichever client name records. A loop that is open, or
-        that comes back by two paths, is refused and nothing is stored.
+        that comes back by two paths, is refused and nothing is stored. An xrun that costs
+        audio while it measures starts the measurement over (the line 'xruns' says how many
+        did); after 15 s of them it gives up, says how many, and stores nothing.
 
         \(SharedOptions.alsaEnvironment)
         """,
@@ -63,6 +65,9 @@ struct CalibrateCommand: Command {
             "residual    \(result.extraFrames) frames (\(ms(result.extraFrames))): what \(result.backend) does not report",
             "click       \(dB) dBFS back\(result.level < 0 ? ", polarity inverted" : "")\(result.spreadFrames > 0 ? ", spread \(result.spreadFrames) frames" : "")",
         ]
+        if result.spoiledRuns > 0 {
+            lines.append("xruns       \(result.spoiledRuns) cost audio while measuring; measured again after each")
+        }
         if let old = before.frames[key], old != result.extraFrames { lines.append("previous    \(old) frames") }
         if dryRun {
             lines.append("not stored (--dry-run)")

@@ -34,6 +34,9 @@ public enum LatencyCalibrator {
         public var inputChannel: Int = 1
         /// The recorded click must reach this level (linear) to count as heard: −50 dBFS.
         public var minimumLevel: Float = 0.003
+        /// How long (device time) xruns that cost frames may keep starting the run over before
+        /// the measurement gives up (see ``CalibrationRetry``): a busy machine xruns now and then.
+        public var retrySeconds: Double = 15
         /// Creates the default settings.
         public init() {}
     }
@@ -55,6 +58,8 @@ public enum LatencyCalibrator {
         public var spreadFrames: Int
         /// Clicks played.
         public var clickCount: Int
+        /// Runs spoiled by xruns that cost frames and measured again (0: the first run stood).
+        public var spoiledRuns = 0
         /// Who reported ``reportedFrames`` (`JACK`, `ALSA`, …) and how it is made up.
         public var backend = ""
         public var reportedCaptureFrames: Int64 = 0
@@ -69,8 +74,9 @@ public enum LatencyCalibrator {
         case unusableDevice(String)
         /// The device failed (unplugged, bad state); `code` is the negative errno.
         case deviceFailed(code: Int32)
-        /// Xruns kept disturbing the measurement.
-        case xruns(count: Int)
+        /// Xruns that cost frames spoiled every run for `seconds` (device time); `backend`
+        /// (``DeviceLatency/backend``) says what to try.
+        case xruns(count: Int, seconds: Int, backend: String)
         /// The train came back at two lags (frames): the loop has more than one path.
         case severalEchoes(Int, Int)
         /// The device cannot say what it reports for the path (a JACK port whose latency is a
@@ -84,7 +90,12 @@ public enum LatencyCalibrator {
                 return "no click came back: is the loopback connected? (loudest input: \(level))"
             case .unusableDevice(let why): return why
             case .deviceFailed(let code): return "the device failed while measuring: \(DeviceError.explain(code))"
-            case .xruns(let n): return "\(n) xruns during the measurement; try a larger --period or --periods"
+            case .xruns(let n, let seconds, let backend):
+                let remedy = backend.contains("JACK")
+                    ? "a larger JACK buffer size (jack_bufsize 512, or PipeWire's quantum)"
+                    : "a larger --period or --periods"
+                return "\(n) xruns in \(seconds) s each cost audio and spoiled the measurement under way; nothing stored: "
+                    + "run it again when the machine is less busy, or with \(remedy)"
             case .severalEchoes(let a, let b):
                 return "the clicks came back twice, \(min(a, b)) and \(max(a, b)) frames later: the loop has more than one path (connect one output to one input, nothing else); nothing stored"
             case .unsureReport(let why): return "\(why); nothing stored"
@@ -105,12 +116,13 @@ public enum LatencyCalibrator {
 
     /// Plays the click train on every playback channel of `device` and records it back on
     /// the calling thread, then finds the round trip. Starts and stops the device once: an
-    /// xrun spoils the run under way, which starts over on the running device (up to
-    /// `attempts` runs) — a device opened once can be measured whatever it went through (a
-    /// JACK client is not restarted: its stop closes it).
+    /// xrun that cost frames spoils the run under way, which starts over on the running device
+    /// for as long as ``Settings/retrySeconds`` allows (``CalibrationRetry``) — a device opened
+    /// once can be measured whatever it went through (a JACK client is not restarted: its stop
+    /// closes it).
     ///
     /// Control thread (it drives the device itself; no engine may be running on it).
-    public static func measure(device: AudioDevice, settings: Settings = Settings(), attempts: Int = 3) throws(Failure) -> Result {
+    public static func measure(device: AudioDevice, settings: Settings = Settings()) throws(Failure) -> Result {
         let config = device.configuration
         guard config.captureChannels > 0, config.playbackChannels > 0 else {
             throw .unusableDevice("audio device '\(config.name)': calibration needs capture and playback on one device")
@@ -121,8 +133,9 @@ public enum LatencyCalibrator {
         let clicks = clickFrames(sampleRate: config.sampleRate, settings: settings)
         let maxLag = Int(settings.maxLatencySeconds * Double(config.sampleRate)) + config.bufferFrames
         let frames = (clicks.last ?? 0) + maxLag + 2 * config.periodFrames
+        let retry = CalibrationRetry(budgetFrames: Int64(settings.retrySeconds * Double(config.sampleRate)))
         let client = ClickTrainClient(clicks: clicks, frames: frames, amplitude: settings.amplitude, channel: settings.inputChannel - 1,
-                                      playbackChannels: config.playbackChannels, attempts: max(attempts, 1), settleFrames: maxLag)
+                                      playbackChannels: config.playbackChannels, retry: retry, settleFrames: maxLag)
         do { try device.start(client: client, realtimePriority: true) } catch {
             throw .deviceFailed(code: error.code == 0 ? -5 : error.code)
         }
@@ -133,7 +146,10 @@ public enum LatencyCalibrator {
         let report = device.latency
         device.stop()
         if client.failureCode != 0 { throw .deviceFailed(code: client.failureCode) }
-        if client.spoiled { throw .xruns(count: client.xruns) }
+        if client.spoiled {
+            let seconds = Int((Double(client.retry.elapsedFrames) / Double(max(config.sampleRate, 1))).rounded())
+            throw .xruns(count: client.retry.spoilingXruns, seconds: seconds, backend: report.backend)
+        }
         let channel = settings.inputChannel
         if report.unsureCaptureChannels.contains(channel) || !report.unsurePlaybackChannels.filter({ $0 <= 2 }).isEmpty {
             let which = report.unsureCaptureChannels.contains(channel) ? "input \(channel)" : "the outputs"
@@ -145,6 +161,7 @@ public enum LatencyCalibrator {
         result.backend = report.backend
         result.reportedCaptureFrames = capture
         result.reportedPlaybackFrames = playback
+        result.spoiledRuns = client.retry.spoilingXruns
         return result
     }
 
@@ -201,15 +218,15 @@ public enum LatencyCalibrator {
 
 /// The calibration's device client: keeps the captured channel and writes the clicks due in
 /// each block on every output, counting frames (a JACK cycle may come in blocks of any
-/// length). An xrun spoils the run under way: it starts over at the next block, up to
-/// `attempts` runs. Everything is allocated before the device starts.
+/// length). An xrun that cost frames spoils the run under way: it starts over at the next
+/// block, or the measurement gives up, as ``CalibrationRetry`` decides. Everything is
+/// allocated before the device starts.
 private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
     let clicks: [Int]
     let frames: Int
     let amplitude: Float
     let channel: Int
     let playbackChannels: Int
-    let attempts: Int
     /// Frames of silence before a run that starts over, so no echo of the spoiled one is heard in it.
     let settleFrames: Int
     private var settling = 0
@@ -221,18 +238,20 @@ private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
     private var restart = false
     /// Set (releasing) when the measurement is over; the control thread then reads the rest.
     let finished = Atomic<Bool>(false)
-    /// Runs spoiled by xruns; whether the last one was (the measurement failed).
-    var xruns = 0
+    /// Which xruns spoil a run and how long runs start over; the control thread reads it
+    /// after ``finished``.
+    private(set) var retry: CalibrationRetry
+    /// Whether the last run was spoiled (the measurement failed).
     var spoiled = false
     var failureCode: Int32 = 0
 
-    init(clicks: [Int], frames: Int, amplitude: Float, channel: Int, playbackChannels: Int, attempts: Int, settleFrames: Int) {
+    init(clicks: [Int], frames: Int, amplitude: Float, channel: Int, playbackChannels: Int, retry: CalibrationRetry, settleFrames: Int) {
         self.clicks = clicks
         self.frames = frames
         self.amplitude = amplitude
         self.channel = channel
         self.playbackChannels = playbackChannels
-        self.attempts = attempts
+        self.retry = retry
         self.settleFrames = settleFrames
         input = .allocate(capacity: max(frames, 1))
         input.initialize(repeating: 0, count: max(frames, 1))
@@ -249,6 +268,7 @@ private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
                      frameCount: Int) {
         for c in 0..<max(playbackChannels, 2) { output[c].update(repeating: 0, count: frameCount) }
         guard !finished.load(ordering: .relaxed) else { return }
+        retry.heard(frames: Int64(frameCount))
         if restart {
             restart = false
             frame = 0
@@ -270,17 +290,18 @@ private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
         if frame >= frames { finished.store(true, ordering: .releasing) }
     }
 
-    /// An xrun: this run is spoiled; another starts, or the measurement ends.
+    /// An xrun, or a part of one: the run under way starts over or the measurement ends, as
+    /// the rule says. A run is under way once it recorded a frame, until it is spoiled.
     ///
     /// Audio thread.
-    private func spoil() {
-        guard !finished.load(ordering: .relaxed), frame > 0 else { return }
-        xruns += 1
-        if xruns >= attempts {
+    private func xrun(lostFrames: Int64, skippedNow: Int64) {
+        guard !finished.load(ordering: .relaxed) else { return }
+        switch retry.xrun(lostFrames: lostFrames, skippedNow: skippedNow, runUnderWay: frame > 0 && !restart) {
+        case .carryOn: break
+        case .startOver: restart = true
+        case .giveUp:
             spoiled = true
             finished.store(true, ordering: .releasing)
-        } else {
-            restart = true
         }
     }
 
@@ -288,12 +309,10 @@ private final class ClickTrainClient: AudioDeviceClient, @unchecked Sendable {
     /// every change of its graph: a port connected while it measures) does not.
     ///
     /// Audio thread.
-    func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) {
-        if lostFrames > 0 || skippingNow > 0 { spoil() }
-    }
+    func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) { xrun(lostFrames: lostFrames, skippedNow: skippingNow) }
 
     /// Audio thread: frames lost spoil the run as an xrun does.
-    func deviceSkipped(frames: Int64) { spoil() }
+    func deviceSkipped(frames: Int64) { xrun(lostFrames: frames, skippedNow: frames) }
 
     /// Audio thread.
     func deviceDidFail(code: Int32) {
