@@ -10,14 +10,11 @@ final class ServerStallTests: XCTestCase {
 
     func testAServerStallCostsExactlyWhatItLostOnJackd2() throws { try stall(.jackd2) }
 
-    /// Known open defects (issue 39), so run only with TAPEDECK_TEST_EDGES=1, as PipeWire's
-    /// loopback matrix: held to the frame, PipeWire's JACK takes have been silent a period
-    /// longer than the xruns told and the sine's unplayed spans together (66560+9728 silent,
-    /// 9472 lost and told, the sine's gaps all inside), and have had 256 to 1024 samples off
-    /// their frame in 2 of 10 runs under load. (Until this test placed silence exactly, it
-    /// allowed silence anywhere between the larger of the two and their sum.)
+    /// PipeWire's JACK catches up after the stall with a burst of cycles whose clock can
+    /// read a period ahead of their audio: held whole until a cycle on time (JACKClockGaps),
+    /// nothing lands off its frame, and what it could not place is silence told as lost.
+    /// (Before, 256 to 768 samples landed a period late in 4 of 6 runs.)
     func testAServerStallCostsExactlyWhatItLostOnPipeWiresJACK() throws {
-        try XCTSkipUnless(LoopbackMatrixTests.edges, "a known open defect on PipeWire's JACK: run with TAPEDECK_TEST_EDGES=1")
         try stall(.pipewire)
     }
 
