@@ -42,7 +42,7 @@ final class LoopbackMatrixTests: XCTestCase {
     /// patched after start lost its second pass, a punch patched after start placed a click
     /// 448 frames late, and near an xrun the server reported a click came back one period
     /// late. Since a catch-up burst's clock is no longer taken for lost frames
-    /// (JACKClockGaps) it passed 6 of 6 runs, 3 on a busy machine, and is part of `make test`;
+    /// (JACKClockGaps) it passed 7 of 7 runs, 2 on a busy machine, and is part of `make test`;
     /// a retried cell says whether the loop cable itself was not run (td-jack-loop).
     func testEveryKindOfTakeLandsOnItsFrameOnPipeWiresJACK() throws {
         try matrix(.pipewire)

@@ -112,9 +112,14 @@ final class JackProbe {
         var tally: [Int64: Int] = [:]
         for i in 0..<n where frames[i] >= 0 { tally[clocks[i] - frames[i], default: 0] += 1 }
         guard let offset = tally.max(by: { $0.value < $1.value })?.key else { return [:] }
+        // A cycle's length: the step most cycles took (the next cycle's clock says more than
+        // one cycle played when the probe missed some).
+        var steps: [Int64: Int] = [:]
+        for i in 1..<max(n, 1) { steps[clocks[i] - clocks[i - 1], default: 0] += 1 }
+        let period = steps.filter { $0.key > 0 }.max(by: { $0.value < $1.value })?.key ?? 256
         var off: [Int: Int64] = [:]
         for i in 0..<n where frames[i] >= 0 && clocks[i] - frames[i] != offset {
-            let length = i + 1 < n ? min(clocks[i + 1] - clocks[i], 8192) : 256
+            let length = i + 1 < n ? min(clocks[i + 1] - clocks[i], period) : period
             let first = clocks[i] - offset
             for j in 0..<max(0, length) where first + j >= 0 && first + j < Int64(takeFrames) { off[Int(first + j)] = frames[i] + j }
         }

@@ -72,8 +72,8 @@ struct ControlCommand: Command {
 
     /// What ctl exits with once the owner answered: a handed command's (`cmd {…}`) own status,
     /// as the owner's JSON line says it (64: refused as a usage error), so a script sees a
-    /// refusal as the command run directly would show it; 0 for every other verb, and for an
-    /// answer that says no status (printed as it came) or one no process can exit with.
+    /// refusal as the command run directly would show it; 0 for every other verb and for an
+    /// answer that says no status (printed as it came); 1 for a status no process can exit with.
     static func exitStatus(of command: RemoteCommand, reply: String) -> Int32 {
         guard case .typed = command,
               let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any],
