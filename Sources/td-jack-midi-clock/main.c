@@ -1,8 +1,16 @@
-/* td-jack-midi-clock NAME: a JACK MIDI listener for the tests (never installed). It prints
-   every message heard on NAME:midi_in as "FRAME STATUS DATA1 DATA2" (decimal), FRAME being
-   JACK's frame time of the event (the cycle's jack_last_frame_time plus its offset), and runs
-   until SIGTERM or SIGINT. jack_midi_dump -a cannot stand in for it: it counts its own cycles,
-   so it does not see the cycles JACK's clock moved on without running any client.
+/* td-jack-midi-clock NAME [--dump]: a JACK MIDI listener for the tests (never installed).
+
+   Without --dump it prints every message heard on NAME:midi_in as "FRAME STATUS DATA1 DATA2"
+   (decimal), FRAME being JACK's frame time of the event (the cycle's jack_last_frame_time plus
+   its offset). jack_midi_dump -a cannot stand in for it: it counts its own cycles, so it does
+   not see the cycles JACK's clock moved on without running any client.
+
+   With --dump it listens on NAME:input and prints whole messages (SysEx too, up to 256 bytes)
+   as jack_midi_dump -a does ("FRAME: f0 00 66 ..."), with room for 16384 messages between its
+   reads. jack_midi_dump keeps 100: a control surface's first feedback (a whole bank's strips,
+   LEDs and faders, about that many) overfilled it on a busy machine, and it skipped them.
+
+   Either way it prints "ready" once listening and runs until SIGTERM or SIGINT.
 
    A process of its own, not a client in the test process: libjack keeps per-process state
    bound to the first server it served, and the tests run many servers one after another. */
@@ -15,12 +23,15 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct { int64_t frame; uint8_t bytes[3]; uint8_t size; } message;
+#define MESSAGE_BYTES 256
+typedef struct { int64_t frame; uint16_t size; uint8_t bytes[MESSAGE_BYTES]; } message;
 
 static jack_client_t *client;
 static jack_port_t *port;
 static jack_ringbuffer_t *ring;
 static volatile sig_atomic_t running = 1;
+static volatile uint32_t skipped = 0;
+static int dump = 0;
 
 static void stop(int sig) { (void)sig; running = 0; }
 
@@ -33,44 +44,60 @@ static int process(jack_nframes_t frames, void *arg) {
     for (jack_nframes_t i = 0; i < count; i++) {
         jack_midi_event_t e;
         if (jack_midi_event_get(&e, in, i) != 0 || e.size == 0) continue;
-        message m = { (int64_t)start + e.time, {0, 0, 0}, (uint8_t)(e.size < 3 ? e.size : 3) };
+        message m;
+        m.frame = (int64_t)start + e.time;
+        m.size = (uint16_t)(e.size < MESSAGE_BYTES ? e.size : MESSAGE_BYTES);
         memcpy(m.bytes, e.buffer, m.size);
         if (jack_ringbuffer_write_space(ring) >= sizeof m) jack_ringbuffer_write(ring, (const char *)&m, sizeof m);
+        else skipped++;
     }
     return 0;
 }
 
+static void print(const message *m) {
+    if (dump) {
+        printf("%lld:", (long long)m->frame);
+        for (int i = 0; i < m->size; i++) printf(" %02x", m->bytes[i]);
+        printf("\n");
+    } else {
+        printf("%lld %u %u %u\n", (long long)m->frame, m->size > 0 ? m->bytes[0] : 0,
+               m->size > 1 ? m->bytes[1] : 0, m->size > 2 ? m->bytes[2] : 0);
+    }
+}
+
+static void drain(void) {
+    message m;
+    while (jack_ringbuffer_read_space(ring) >= sizeof m) {
+        jack_ringbuffer_read(ring, (char *)&m, sizeof m);
+        print(&m);
+    }
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2) { fprintf(stderr, "usage: td-jack-midi-clock NAME\n"); return 2; }
+    dump = argc == 3 && strcmp(argv[2], "--dump") == 0;
+    if (argc != 2 && !dump) { fprintf(stderr, "usage: td-jack-midi-clock NAME [--dump]\n"); return 2; }
     signal(SIGTERM, stop);
     signal(SIGINT, stop);
     jack_status_t status;
     client = jack_client_open(argv[1], JackNoStartServer | JackUseExactName, &status);
     if (!client) { fprintf(stderr, "td-jack-midi-clock: no JACK server (status 0x%x)\n", (unsigned)status); return 1; }
-    ring = jack_ringbuffer_create(4096 * sizeof(message));
-    port = jack_port_register(client, "midi_in", JACK_DEFAULT_MIDI_TYPE, JackPortIsInput, 0);
+    ring = jack_ringbuffer_create((dump ? 16384 : 4096) * sizeof(message));
+    port = jack_port_register(client, dump ? "input" : "midi_in", JACK_DEFAULT_MIDI_TYPE, JackPortIsInput, 0);
     if (!ring || !port || jack_set_process_callback(client, process, NULL) != 0 || jack_activate(client) != 0) {
         fprintf(stderr, "td-jack-midi-clock: cannot set up the client\n");
         return 1;
     }
-    printf("ready\n");
-    fflush(stdout);
+    if (!dump) { printf("ready\n"); fflush(stdout); }
+    else { fprintf(stderr, "ready\n"); fflush(stderr); }
+    uint32_t told = 0;
     while (running) {
-        message m;
-        while (jack_ringbuffer_read_space(ring) >= sizeof m) {
-            jack_ringbuffer_read(ring, (char *)&m, sizeof m);
-            printf("%lld %u %u %u\n", (long long)m.frame, m.bytes[0], m.bytes[1], m.bytes[2]);
-        }
-        fflush(stdout);
+        drain();
+        if (skipped != told) { told = skipped; fprintf(stderr, "skipped %u messages: the ring was full\n", told); }
         usleep(5000);
     }
     jack_deactivate(client);
-    message m;
-    while (jack_ringbuffer_read_space(ring) >= sizeof m) {
-        jack_ringbuffer_read(ring, (char *)&m, sizeof m);
-        printf("%lld %u %u %u\n", (long long)m.frame, m.bytes[0], m.bytes[1], m.bytes[2]);
-    }
-    fflush(stdout);
+    drain();
     jack_client_close(client);
     return 0;
 }

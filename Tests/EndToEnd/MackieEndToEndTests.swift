@@ -3,12 +3,12 @@ import XCTest
 import TapedeckCore
 
 /// A Mackie Control surface on the screen over JACK MIDI, on a private `jackd -d dummy`: a
-/// test client (`td-jack-midi-send`) plays the surface's buttons and fader 1, `jack_midi_dump`
+/// test client (`td-jack-midi-send`) plays the surface's buttons and fader 1, a MIDI dump
 /// hears the feedback (scribble strips, LEDs, motor faders), the paced `jackplaytap` device what
 /// is heard. (The ALSA sequencer path is the same code past the port; this machine may have
 /// no sequencer, the JACK one always runs here.)
 final class MackieEndToEndTests: XCTestCase {
-    /// The bytes of each event `jack_midi_dump` printed (`  frame: 90 5e 7f (note on …)`).
+    /// The bytes of each event the dump printed (`frame: 90 5e 7f`, as `jack_midi_dump -a` prints).
     func dumpedMessages(_ path: String) -> [[UInt8]] {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map { line in
             guard let colon = line.firstIndex(of: ":") else { return [] }
@@ -45,15 +45,25 @@ final class MackieEndToEndTests: XCTestCase {
         let jack = try JackServer.start(self, folder: dir.path)
         let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
         guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-send is not built next to tapedeck") }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jack_midi_dump") else { throw XCTSkip("jack_midi_dump is not installed (jackd2)") }
         return SurfaceRig(dir: dir, jack: jack, sender: tool)
     }
 
-    /// Starts `jack_midi_dump` as JACK client `client`, printing into `file`; returns its path.
+    /// Starts the tests' MIDI dump (`td-jack-midi-clock CLIENT --dump`, which prints as
+    /// `jack_midi_dump -a` does) as JACK client `client`, printing into `file`; returns its path
+    /// once its port `CLIENT:input` is on the server. Not `jack_midi_dump` itself: it keeps about
+    /// 120 messages between its reads (a 100-message ring, rounded up), and a surface's first feedback (a whole bank: strips,
+    /// LEDs, faders) is about that many. On a busy machine (CI) it skipped the scribble strips,
+    /// and the wait for them outlasted the transient lines the later checks look for.
     func startDump(_ rig: SurfaceRig, client: String, file: String) throws -> String {
         let dumpPath = rig.path(file)
-        let dump = try SpawnedChild(["/usr/bin/jack_midi_dump", "-a", client], environment: rig.jack.environment, stdoutPath: dumpPath)
+        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-clock").path
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-clock is not built next to tapedeck") }
+        let dump = try SpawnedChild([tool, client, "--dump"], environment: rig.jack.environment, stdoutPath: dumpPath,
+                                    stderrPath: dumpPath + ".err")
         addTeardownBlock { _ = dump.kill(SIGKILL) }
+        poll("the MIDI dump \(client) to start", timeout: 30) {
+            ((try? String(contentsOfFile: dumpPath + ".err", encoding: .utf8)) ?? "").hasPrefix("ready")
+        }
         return dumpPath
     }
 

@@ -200,11 +200,12 @@ extension RenderCore {
     /// Audio thread: no allocation, no locks.
     private func fill(_ lane: TakeLane, sources: UnsafePointer<UnsafeMutablePointer<Float>>?, from: Int, count: Int, keptBefore: Int64) {
         var pushed = lane.ring.push(sources, frameCount: count, sourceOffset: from)
-        var waited: Int64 = 0
-        while pushed < count && waitsForDisk && waited < 2_000_000_000 {
+        // Two seconds of the clock, not 4,000 sleeps of half a millisecond: on a busy machine
+        // each sleep lasts longer than asked, and counting what was asked waited far longer.
+        let since = pushed < count && waitsForDisk ? monotonicNanoseconds() : 0
+        while pushed < count && waitsForDisk && monotonicNanoseconds() - since < 2_000_000_000 {
             writer.signal()
             sleepNanoseconds(500_000)
-            waited += 500_000
             pushed += lane.ring.push(sources, frameCount: count - pushed, sourceOffset: from + pushed)
         }
         if pushed < count {
