@@ -83,12 +83,19 @@ final class ServerStallTests: XCTestCase {
         // frames on jackd2): the earliest such start from which it is all silence, else the
         // told frame (and then the comparison below fails).
         let period: Int64 = 256
+        let serverXruns = sine.xrunFrames.dropFirst(before.xrunFrames.count).map { $0 - origin }
         var lostSpans: [Range<Int64>] = []
         for x in xruns where x.lost > 0 {
             let told = x.frame - takeStart, after = lostSpans.last?.upperBound ?? Int64.min
-            let from = (max(told - 4 * period, after)...max(told, after)).first { s in
+            let found = (max(told - 4 * period, after)...max(told, after)).first { s in
                 s >= 0 && s + x.lost <= Int64(samples.count) && (s..<(s + x.lost)).allSatisfy { judged.silentAt[Int($0)] || !judged.toneAudible(Int($0)) }
-            } ?? max(told, after)
+            }
+            // Told at the take's first frame with no silence there: lost before the take
+            // began, while the transport stood at its start (a busy machine's xruns as the
+            // server and the record start: the server told of them before the take). The take
+            // owes it nothing; audio after it is still judged by the sine's phase.
+            if found == nil && told <= 0 && after == Int64.min && serverXruns.contains(where: { $0 <= 0 }) { continue }
+            let from = found ?? max(told, after)
             lostSpans.append(from..<(from + x.lost))
         }
         let unplayedSpans = sine.skippedSpans.dropFirst(before.skippedSpans.count).map { ($0.lowerBound - origin)..<($0.upperBound - origin) }
@@ -104,7 +111,7 @@ final class ServerStallTests: XCTestCase {
         let said = "silent at \(FrameTimeTone.runs(judged.silentAt)); xruns lost \(lostSpans) (told at \(xruns.map { ($0.frame - takeStart, $0.lost) })), "
             + "the sine not run for \(unplayedSpans) "
             + "(take frames; the take began at JACK frame \(origin), its status lines said about \(estimate)); "
-            + "the server told of xruns at \(sine.xrunFrames.dropFirst(before.xrunFrames.count).map { $0 - origin }); \(judged.runs)"
+            + "the server told of xruns at \(serverXruns); \(judged.runs)"
         XCTAssertEqual(judged.silent, union, "silence is exactly the frames the xruns lost and the sine did not play, together: \(said)")
         let misplaced = FrameTimeTone.runs(zip(expected, judged.silentAt).map { $0 != $1 })
         if let keep = ProcessInfo.processInfo.environment["TAPEDECK_TEST_KEEP_TAKES"], judged.wrong > 0 || !misplaced.isEmpty {

@@ -60,6 +60,11 @@ extension RenderCore {
             }
             set.startDeviceFrame.store(set.startDevice, ordering: .releasing)
             guard set.startDevice != .max else { return }
+            // A take that begins while the device holds (its clock not trusted yet: PipeWire
+            // runs a stall's missed cycles back to back, and a count-in can end in one) holds
+            // from here, as one under way when the hold began does: what it keeps meanwhile
+            // is never placed, and what the device turns out to have lost goes before it.
+            if deviceHolding { holdLanes(of: set) }
             if !silence, let end = gate.endFrame, let o = crossing(end, frameCount: n) {
                 set.endDevice = min(set.endDevice, deviceFrame + o)
             }

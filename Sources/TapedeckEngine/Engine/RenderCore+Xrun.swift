@@ -10,7 +10,11 @@ extension RenderCore {
     func deviceDidXrun(lostFrames: Int64, skippingNow: Int64) {
         shared.board.xrunCount.add(1, ordering: .relaxed)
         EngineActivity.shared.signal()
-        let began = lostFrames > skippingNow && untoldXrunFrame >= 0 ? untoldXrunFrame : position
+        // Where it began: where part of it was skipped already, else where the device began
+        // holding (the loss came just before; the playhead moved on since, through the
+        // cycles held), else here.
+        let began = lostFrames > skippingNow && untoldXrunFrame >= 0 ? untoldXrunFrame
+            : deviceHolding && holdBeganFrame >= 0 ? holdBeganFrame : position
         shared.events.push(EngineEvent(kind: .deviceXrun, frame: began, frames: lostFrames))
         deviceSkipped(frames: skippingNow)
         // What was skipped for this xrun is told now (an xrun that cost nothing leaves
@@ -29,6 +33,7 @@ extension RenderCore {
         let holding = held > 0
         guard holding != deviceHolding else { return }
         deviceHolding = holding
+        holdBeganFrame = holding ? position : -1
         // The retroactive memory holds as the takes do: what it heard meanwhile is silence
         // once the device tells, and it shows none of it before.
         if let graphRef = graph {
@@ -53,11 +58,28 @@ extension RenderCore {
         }
     }
 
+    /// Every take of `set` (and its mirror), begun while the device holds, holds from where
+    /// it is now (its held span told at its own timeline frame: the playhead may be before
+    /// its record point); one already holding keeps its hold.
+    ///
     /// Audio thread: no allocation, no locks.
-    private func beginHold(_ lane: TakeLane) {
+    func holdLanes(of set: TakeSet) {
+        let recordPoint = set.recordPointFrame.load(ordering: .relaxed)
+        for l in 0..<set.lanes.count {
+            set.laneTable[l]._withUnsafeGuaranteedRef { lane in
+                beginHold(lane, at: recordPoint + lane.kept)
+                if let mirror = lane.mirror { beginHold(mirror, at: recordPoint + mirror.kept) }
+            }
+        }
+    }
+
+    /// `lane` holds from its next frame, which lies at timeline frame `at` (default: the playhead).
+    ///
+    /// Audio thread: no allocation, no locks.
+    private func beginHold(_ lane: TakeLane, at: Int64? = nil) {
         guard lane.holdAt < 0 else { return }
         lane.holdAt = lane.kept
-        lane.holdPosition = position
+        lane.holdPosition = at ?? position
         lane.insertedAtHold = 0
         lane.heldDropCount = 0
         lane.holdFrom.store(lane.kept, ordering: .releasing)
@@ -84,7 +106,9 @@ extension RenderCore {
             _ = lane.gaps.push(TakeGap(frame: lane.holdAt + lane.insertedAtHold, count: held, replaces: true,
                                        ringFrames: max(0, held - dropped)))
             if tells {
-                shared.events.push(EngineEvent(kind: .deviceXrun, frame: lane.holdPosition, frames: held))
+                // On the timeline where the span lies: after what was inserted at the hold
+                // (the transport moved on through that too).
+                shared.events.push(EngineEvent(kind: .deviceXrun, frame: lane.holdPosition + lane.insertedAtHold, frames: held))
                 EngineActivity.shared.signal()
             }
         } else {
@@ -120,7 +144,7 @@ extension RenderCore {
             publish()
             return
         }
-        if untoldXrunFrame < 0 { untoldXrunFrame = position }
+        if untoldXrunFrame < 0 { untoldXrunFrame = deviceHolding && holdBeganFrame >= 0 ? holdBeganFrame : position }
         let seqBefore = seq
         var inserted = false
         if deviceHolding, let takesRef = takes {

@@ -83,6 +83,9 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var untoldXrunFrame: Int64 = -1
     /// Whether the device holds frames it cannot tell yet were lost (RenderCore+Xrun).
     var deviceHolding = false
+    /// Where the playhead stood when the device began holding: where what it then tells it
+    /// lost began (-1: not holding).
+    var holdBeganFrame: Int64 = -1
     var fraction = 0.0
     var state = EngineTransportState.stopped
     /// What ``publish()`` last woke the screen for.
