@@ -119,11 +119,25 @@ final class LoopbackServer {
         loops[loopName] = loop
         loopOptions[loopName] = (delayFrames, reports, sineHz)
         let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if (try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") == true { return }
-            usleep(20_000)
+        var ready = false
+        while Date() < deadline && !ready {
+            ready = (try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") == true
+            if !ready { usleep(20_000) }
         }
-        throw XCTSkip("the loopback client \(loopName) did not start: \((try? String(contentsOfFile: folder + "/\(loopName).err", encoding: .utf8)) ?? "")")
+        guard ready else {
+            throw XCTSkip("the loopback client \(loopName) did not start: \((try? String(contentsOfFile: folder + "/\(loopName).err", encoding: .utf8)) ?? "")")
+        }
+        // Ready is not run: a fresh headless PipeWire 0.3.65 now and then never runs a JACK
+        // client (1 in 5 by hand: no cycle at all, the client started again not run either,
+        // while Tapedeck's client on the same server ran), and a take of it is silence. It
+        // notes the clock every quarter of a second once run.
+        let ran = Date().addingTimeInterval(10)
+        while Date() < ran {
+            if !report(loopName).clocks.isEmpty { return }
+            usleep(50_000)
+        }
+        throw XCTSkip("the \(kind.rawValue) server never ran the loopback client \(loopName) (ready, but no cycle in 10 s): "
+                      + "the server's fault, not Tapedeck's; nothing recorded through it could be judged")
     }
 
     /// Starts loopback `loopName` again when its ports are gone (the server closed the
