@@ -1,6 +1,7 @@
 /* td-jack-midi-send NAME WAIT_MS STEP_MS STATUS DATA1 DATA2 [STATUS DATA1 DATA2 ...]: a JACK
    MIDI sender for the tests (never installed), the controller a person turns. It registers
-   NAME:midi_out, waits until something connects to it, then WAIT_MS more, then sends the
+   NAME:midi_out, waits until something connects to it, then WAIT_MS more (or, when WAIT_MS is
+   a path, until that file exists: the test says when the program is ready), then sends the
    messages (three decimal bytes each) STEP_MS apart, prints "sent" and stays until SIGTERM or
    SIGINT (going away would look like a device unplugged). jack_midiseq sends notes only.
    A message may instead be one argument of hex bytes with an `x` before them
@@ -47,7 +48,8 @@ int main(int argc, char **argv) {
     }
     signal(SIGTERM, stop);
     signal(SIGINT, stop);
-    long waitMs = atol(argv[2]), stepMs = atol(argv[3]);
+    const char *go = argv[2][0] == '/' ? argv[2] : NULL;
+    long waitMs = go ? 0 : atol(argv[2]), stepMs = atol(argv[3]);
     jack_status_t status;
     client = jack_client_open(argv[1], JackNoStartServer | JackUseExactName, &status);
     if (!client) { fprintf(stderr, "td-jack-midi-send: no JACK server (status 0x%x)\n", (unsigned)status); return 1; }
@@ -60,6 +62,7 @@ int main(int argc, char **argv) {
     printf("ready\n");
     fflush(stdout);
     while (running && jack_port_connected(port) == 0) usleep(2000);
+    while (running && go && access(go, F_OK) != 0) usleep(10000);
     if (running) usleep((useconds_t)(waitMs * 1000));
     for (int i = 4; running && i < argc;) {
         message m = { 0, { 0 } };

@@ -17,7 +17,7 @@ import TapedeckIO
 /// A click that falls where an xrun lost frames (silence in the take) is not there to judge;
 /// every click that is there must be on its frame, every take must have one, and most of all
 /// the clicks must be there (a busy machine at 64 frames loses some). A take with a click off
-/// is taken again only when the server reported an xrun during it (see ``judgeCell``).
+/// is taken again only when the server reported an xrun or skipped the cable during it (see ``judgeCell``).
 final class LoopbackMatrixTests: XCTestCase {
     static let rate = 48000
     /// Clicks on the timeline (irregular, so no two line up at a wrong lag), from 1.2 s on:
@@ -167,7 +167,9 @@ final class LoopbackMatrixTests: XCTestCase {
     /// A click off its frame in a take during which the server reported no xrun is a failure
     /// at once. Taken again, up to three takes in all: a take with no click to judge (an xrun
     /// at 64 frames on a busy machine lost them, or the pass), and a take with a click off in
-    /// which the server reported an xrun. The cable is a JACK client in a feedback loop, not a
+    /// which the server reported an xrun or did not run the cable for some cycles (PipeWire
+    /// skips a client without reporting an xrun: CI had one click of 7 a period late, the loop
+    /// not run for 11 spans, no xrun). The cable is a JACK client in a feedback loop, not a
     /// card: when one of the two clients runs late (an xrun), the other can be handed the
     /// late one's previous buffer, and a click comes back a period late. Under a load of 8 on
     /// two cores one cell in 30 had one click of 8 a period late (64 frames at 64-frame
@@ -197,7 +199,7 @@ final class LoopbackMatrixTests: XCTestCase {
                     + "the loop not run for \(unrun.count) spans, \(unrun.map { $0.upperBound - $0.lowerBound }.reduce(0, +)) frames)"
                 if !judged.offsets.allSatisfy({ $0 == 0 }) {
                     why = "clicks off by \(judged.offsets) \(said)"
-                    if xruns == 0 { failures.append("\(cell): \(why)"); return (0, 0) }
+                    if xruns == 0 && unrun.isEmpty { failures.append("\(cell): \(why)"); return (0, 0) }
                 } else if judged.offsets.isEmpty {
                     why = "no click to judge \(said)"
                 } else {

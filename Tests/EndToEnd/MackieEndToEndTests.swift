@@ -68,10 +68,11 @@ final class MackieEndToEndTests: XCTestCase {
     }
 
     /// Starts the test's surface as JACK client `client`: two seconds after Tapedeck connects
-    /// it sends `messages` (bytes as decimal words, or `x`-prefixed hex SysEx), a second and a
-    /// half apart. Returns once the client is ready.
-    func startSurface(_ rig: SurfaceRig, client: String, messages: [String]) throws {
-        let sender = try SpawnedChild([rig.sender, client, "2000", "1500"] + messages, environment: rig.jack.environment,
+    /// (or, given `go`, once the test created that file) it sends `messages` (bytes as decimal
+    /// words, or `x`-prefixed hex SysEx), a second and a half apart. Returns once the client
+    /// is ready.
+    func startSurface(_ rig: SurfaceRig, client: String, messages: [String], go: String? = nil) throws {
+        let sender = try SpawnedChild([rig.sender, client, go ?? "2000", "1500"] + messages, environment: rig.jack.environment,
                                       stdoutPath: rig.path("send.txt"), stderrPath: rig.path("send.err"))
         addTeardownBlock { _ = sender.kill(SIGKILL) }
         poll("the test's surface \(client) to start") {
@@ -109,7 +110,11 @@ final class MackieEndToEndTests: XCTestCase {
         let minus6 = MackieControl.faderValue(decibels: -6)
         let messages = [[0x90, 0x5E, 0x7F], [0x90, 0x5E, 0x00], [0xE0, minus6 & 0x7F, minus6 >> 7],
                         [0x90, 0x2F, 0x7F], [0x90, 0x2F, 0x00]].flatMap { $0.map(String.init) }
-        try startSurface(rig, client: "tdmcu", messages: messages)
+        // Played once the screen serves the surface (its strips came): a button pressed two
+        // seconds after the connection, while a busy machine (CI) still started the screen,
+        // was lost, and the fader pressed after it was not.
+        let go = path("go")
+        try startSurface(rig, client: "tdmcu", messages: messages, go: go)
 
         let out = path("out.raw")
         let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(out)") }
@@ -124,6 +129,7 @@ final class MackieEndToEndTests: XCTestCase {
             return got.contains(leadV) && got.contains(MackieControl.scribbleMessage(strip: 1, line: 0, text: "Bass"))
         }
         XCTAssertEqual(Array(leadV[7..<14]), Array("Lead V ".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: go, contents: nil), "the go file")
         screen.waitFor("PLAYING", timeout: 20)
         poll("the play LED") { dumpedMessages(dumpPath).contains(MackieControl.ledMessage(note: 0x5E, on: true)) }
 

@@ -4,7 +4,7 @@ import TapedeckCore
 
 /// A Mackie Control XT extender on its own JACK MIDI port pair (`--midi-xt`), on a private
 /// `jackd -d dummy`: `td-jack-midi-send` plays the XT (its select button and fader 1),
-/// `jack_midi_dump` hears what the XT is sent. Its strip 1 is track 9.
+/// the tests' MIDI dump hears what the XT is sent. Its strip 1 is track 9.
 extension MackieEndToEndTests {
     /// The XT's fader 1 sets track 9's level by Ardour's pitch-bend law, a level change of
     /// track 9 on the screen moves the XT's motor, and the XT's scribble strip names track 9
@@ -42,7 +42,9 @@ extension MackieEndToEndTests {
         // Ardour's law.
         let minus6 = ardourFaderValue(decibels: -6)
         let messages = [[0x90, 0x18, 0x7F], [0x90, 0x18, 0x00], [0xE0, minus6 & 0x7F, minus6 >> 7]].flatMap { $0.map(String.init) }
-        try startSurface(rig, client: "tdxt", messages: messages)
+        // Played once the screen serves the XT (its strip came; see `surfaceRun`).
+        let go = path("go")
+        try startSurface(rig, client: "tdxt", messages: messages, go: go)
 
         // The main unit on an unconnected JACK port; the XT on its own pair, connected both ways.
         let args = [session] + device.map { $0.replacingOccurrences(of: "OUT=OUT", with: "OUT=\(path("out.raw"))") }
@@ -56,6 +58,7 @@ extension MackieEndToEndTests {
         }
         let nine: [UInt8] = [0xF0, 0x00, 0x00, 0x66, 0x15, 0x12, 0x00] + Array("Nine S ".utf8) + [0xF7]
         poll("track 9's name on the XT's first scribble strip") { dumpedMessages(dumpPath).contains(nine) }
+        XCTAssertTrue(FileManager.default.createFile(atPath: go, contents: nil), "the go file")
         XCTAssertFalse(dumpedMessages(dumpPath).contains { $0.count > 7 && $0[5] == 0x12 && $0[7...].starts(with: Array("Track 1".utf8)) },
                        "the XT does not show the main unit's strips")
 
