@@ -6,11 +6,14 @@
    not see the cycles JACK's clock moved on without running any client.
 
    With --dump it listens on NAME:input and prints whole messages (SysEx too, up to 256 bytes)
-   as jack_midi_dump -a does ("FRAME: f0 00 66 ..."), with room for 16384 messages between its
-   reads. jack_midi_dump keeps 100: a control surface's first feedback (a whole bank's strips,
-   LEDs and faders, about that many) overfilled it on a busy machine, and it skipped them.
+   as jack_midi_dump -a does ("FRAME: f0 00 66 ..."), with room for 4096 messages between its
+   reads. jack_midi_dump keeps about 120 (a ring of 100 of its 4112-byte messages, rounded
+   up): a control surface's first feedback (a whole bank's strips, LEDs and faders, about
+   that many) overfilled it on a busy machine, and it skipped them. It says on stderr what
+   it would skip.
 
-   Either way it prints "ready" once listening and runs until SIGTERM or SIGINT.
+   It prints "ready" once listening (on stderr with --dump, so stdout holds only messages)
+   and runs until SIGTERM or SIGINT.
 
    A process of its own, not a client in the test process: libjack keeps per-process state
    bound to the first server it served, and the tests run many servers one after another. */
@@ -82,7 +85,10 @@ int main(int argc, char **argv) {
     jack_status_t status;
     client = jack_client_open(argv[1], JackNoStartServer | JackUseExactName, &status);
     if (!client) { fprintf(stderr, "td-jack-midi-clock: no JACK server (status 0x%x)\n", (unsigned)status); return 1; }
-    ring = jack_ringbuffer_create((dump ? 16384 : 4096) * sizeof(message));
+    ring = jack_ringbuffer_create(4096 * sizeof(message));
+    /* Locked, so JACK's thread never takes a page fault on a part of the ring it has not
+       written yet (a late cycle of this client would lose that cycle's messages). */
+    if (ring) jack_ringbuffer_mlock(ring);
     port = jack_port_register(client, dump ? "input" : "midi_in", JACK_DEFAULT_MIDI_TYPE, JackPortIsInput, 0);
     if (!ring || !port || jack_set_process_callback(client, process, NULL) != 0 || jack_activate(client) != 0) {
         fprintf(stderr, "td-jack-midi-clock: cannot set up the client\n");

@@ -77,7 +77,14 @@ extension MackieEndToEndTests {
         screen.send("0")
         screen.waitFor("Nine Strings fader -5.5 dB")
         let motor = ardourFaderValue(decibels: -5.5)
-        poll("the XT's motor for track 9") { dumpedMessages(dumpPath).dropFirst(before).contains([0xE0, UInt8(motor & 0x7F), UInt8(motor >> 7)]) }
+        let motorMessage: [UInt8] = [0xE0, UInt8(motor & 0x7F), UInt8(motor >> 7)]
+        poll("the XT's motor for track 9") { dumpedMessages(dumpPath).dropFirst(before).contains(motorMessage) }
+        if !dumpedMessages(dumpPath).dropFirst(before).contains(motorMessage) {
+            // For whoever looks next (seen once in CI on the JACK backend): what the XT was sent.
+            let sent = dumpedMessages(dumpPath)
+            print("the XT was sent \(sent.count) messages, \(before) before the key; the last ten: \(sent.suffix(10)); the dump said: "
+                  + ((try? String(contentsOfFile: dumpPath + ".err", encoding: .utf8)) ?? ""))
+        }
         XCTAssertTrue(screen.isRunning)
     }
 }
