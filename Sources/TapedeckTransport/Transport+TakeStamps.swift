@@ -118,12 +118,19 @@ extension Transport {
         for e in incidents where e.kind == .takeLatencyChanged && e.track == take.track && e.frame >= 0 && e.frame < frames {
             lost.append((e.frame, -1, "latency \(e.previousFrames) → \(e.frames) frames"))
         }
-        let xruns = incidents.filter { $0.kind == .deviceXrun }
+        // An xrun while the transport stood (before the take rolled: ports patched, a buffer
+        // size changed, a count-in waiting at 0 for JACK) moved no playhead: the take lost
+        // nothing to it, and it marks none.
+        let xruns = incidents.filter { $0.kind == .deviceXrun && !$0.whileStopped }
         for e in xruns {
             // A device that tells an xrun before it knows its cost tells the cost again from
             // the same frame: one marker, with the frames.
             if e.frames == 0 && xruns.contains(where: { $0.frame == e.frame && $0.frames > 0 }) { continue }
-            let f = Int64((Double(e.frame - pass.set.startFrame) / speed).rounded(.down))
+            var f = Int64((Double(e.frame - pass.set.startFrame) / speed).rounded(.down))
+            // A loss that began in the count-in or pre-roll and ran past the record point: the
+            // take's first frames are its silence, marked where the take begins.
+            let lastLost = Int64((Double(e.frame + e.frames - pass.set.startFrame) / speed).rounded(.up))
+            if f < 0 && lastLost > 0 { f = 0 }
             let inTake = !isLoop && f >= 0 && f < frames
             // A loop pass's xrun is marked on the timeline only (its file frame is not one place).
             guard inTake || (isLoop && k == 0) else { continue }

@@ -4,67 +4,6 @@ import TapedeckCore
 import TapedeckIO
 @testable import TapedeckEngine
 
-/// A device the test drives cycle by cycle, as JACK's cycle drives the engine: before a cycle
-/// it may lose device time without saying so, say it holds (it cannot tell yet whether it
-/// lost any), and later tell what it lost. Its one input at true device frame f is
-/// ``XrunDevice/signal(_:)``, so every kept sample says which frame it was read at.
-private final class HoldingDevice: AudioDevice, @unchecked Sendable {
-    let configuration: DeviceConfiguration
-    private let input: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private var client: AudioDeviceClient?
-    /// The device's own time: every frame it ran, lost ones too.
-    private(set) var trueFrame: Int64 = 0
-    var periodFrames: Int { configuration.periodFrames }
-
-    init(periodFrames: Int) {
-        var config = DeviceConfiguration(name: "holding", sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
-                                         periodFrames: periodFrames, periodCount: 2, bufferFrames: 2 * periodFrames,
-                                         captureFormat: .float32, playbackFormat: .float32,
-                                         captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: true)
-        config.isPaced = true
-        configuration = config
-        input = .allocate(capacity: 1)
-        input.initialize(to: .allocate(capacity: periodFrames))
-        output = .allocate(capacity: 2)
-        for c in 0..<2 { (output + c).initialize(to: .allocate(capacity: periodFrames)) }
-    }
-
-    deinit {
-        input[0].deallocate()
-        input.deallocate()
-        for c in 0..<2 { output[c].deallocate() }
-        output.deallocate()
-    }
-
-    func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError) {
-        self.client = client
-        client.audioThreadBegins(realtime: false)
-    }
-
-    func stop() {
-        guard let client else { return }
-        self.client = nil
-        client.audioThreadEnds()
-    }
-
-    /// One period of input read at the device's own time.
-    func cycle() {
-        guard let client else { return }
-        for i in 0..<periodFrames { input[0][i] = XrunDevice.signal(trueFrame + Int64(i)) }
-        _ = client.beginCycle()
-        client.renderCycle(input: UnsafePointer(input), output: UnsafePointer(output), frameCount: periodFrames)
-        trueFrame += Int64(periodFrames)
-    }
-
-    /// Device time passes unheard (not told yet).
-    func lose(_ frames: Int64) { trueFrame += frames }
-    /// What the device cannot tell yet (0: it can again).
-    func holds(_ frames: Int64) { client?.deviceHolds(frames: frames) }
-    /// What it lost, told now and skipped.
-    func tellLost(_ frames: Int64) { client?.deviceDidXrun(lostFrames: frames, skippingNow: frames) }
-}
-
 /// Issue 39, item 4: a stall costs exactly what the device lost, at the frame it was lost,
 /// and nothing lands out of place — also for a take that begins while the device is still
 /// unsure whether it lost time (PipeWire's JACK runs missed cycles back to back after a stall,
@@ -72,14 +11,15 @@ private final class HoldingDevice: AudioDevice, @unchecked Sendable {
 final class HeldCycleTakeTests: XCTestCase {
     private let period = 256
 
-    /// Rolls an engine on a ``HoldingDevice`` with a take of input 1 from `recordPoint`;
+    /// Rolls an engine on a ``SteppedDevice`` (input: ``XrunDevice/signal(_:)``, so every kept
+    /// sample says which device frame it was read at) with a take of input 1 from `recordPoint`;
     /// `around` runs when the next cycle crosses the record point (the device's doing), then
     /// 40 more cycles (the take of 8192 frames ends by then). Returns the take's samples and the true device
     /// frame of timeline frame 0.
-    private func record(recordPoint: Int64, around: (HoldingDevice) -> Void) throws -> (take: [Float], zeroAt: Int64, xruns: [EngineEvent]) {
+    private func record(recordPoint: Int64, around: (SteppedDevice) -> Void) throws -> (take: [Float], zeroAt: Int64, xruns: [EngineEvent]) {
         let dir = try Fixture.temporaryFolder()
         addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
-        let device = HoldingDevice(periodFrames: period)
+        let device = SteppedDevice(periodFrames: period, input: XrunDevice.signal)
         var options = EngineOptions()
         options.renderThreads = 1
         options.realtimePriority = false
@@ -138,15 +78,7 @@ final class HeldCycleTakeTests: XCTestCase {
         let recordPoint: Int64 = 48000 + 100
         let lost = Int64(period)
         var crossedAt: Int64 = -1
-        let run = try record(recordPoint: recordPoint) { device in
-            device.lose(lost)
-            device.holds(Int64(self.period))
-            crossedAt = device.trueFrame
-            device.cycle()
-            device.cycle()
-            device.tellLost(lost)
-            device.holds(0)
-        }
+        let run = try record(recordPoint: recordPoint) { device in crossedAt = device.stall(losing: lost) }
         XCTAssertEqual(run.take.count, 8192)
         let silent = assertInPlace(run.take, recordPoint: recordPoint, zeroAt: run.zeroAt)
         // Kept in the held cycles: from the record point to their end, at the engine's belief
@@ -167,12 +99,7 @@ final class HeldCycleTakeTests: XCTestCase {
         let lost = Int64(period)
         let run = try record(recordPoint: recordPoint) { device in
             for _ in 0..<20 { device.cycle() }
-            device.lose(lost)
-            device.holds(Int64(self.period))
-            device.cycle()
-            device.cycle()
-            device.tellLost(lost)
-            device.holds(0)
+            device.stall(losing: lost)
         }
         XCTAssertEqual(run.take.count, 8192)
         let silent = assertInPlace(run.take, recordPoint: recordPoint, zeroAt: run.zeroAt)
@@ -182,5 +109,36 @@ final class HeldCycleTakeTests: XCTestCase {
         XCTAssertEqual(run.take[first..<(first + silent)].filter { $0 != 0 }.count, 0, "one span")
         XCTAssertEqual(run.xruns.map { [$0.frame, $0.frames] },
                        [[recordPoint + Int64(first), lost], [recordPoint + Int64(first) + lost, Int64(2 * period)]])
+    }
+
+    /// An xrun told while the transport stands (ports patched before a take rolls, a server
+    /// busy at start) moved no playhead: it is told as such, so no take that starts at that
+    /// frame claims it; one told while rolling is not.
+    func testAnXrunWhileTheTransportStandsIsToldAsCostingTheTimelineNothing() throws {
+        let device = SteppedDevice(periodFrames: period, input: XrunDevice.signal)
+        var options = EngineOptions()
+        options.renderThreads = 1
+        options.realtimePriority = false
+        let engine = Engine(device: device, options: options)
+        try engine.prepare(try Fixture.spec(playing: nil, inputs: [1]))
+        try engine.start()
+        defer { device.stop(); engine.close() }
+        for _ in 0..<4 { device.cycle() }
+        device.lose(300)
+        device.tellLost(300)
+        device.cycle()
+        XCTAssertEqual(engine.status().positionFrame, 0, "standing, the playhead stays")
+        engine.play()
+        for _ in 0..<400 where engine.status().transport != .rolling { device.cycle() }
+        XCTAssertEqual(engine.status().transport, .rolling)
+        device.cycle()
+        let before = engine.status().positionFrame
+        device.lose(500)
+        device.tellLost(500)
+        device.cycle()
+        XCTAssertEqual(engine.status().positionFrame, before + 500 + Int64(period), "rolling, the playhead moves through the loss")
+        let xruns = engine.drainEvents().filter { $0.kind == .deviceXrun }
+        XCTAssertEqual(xruns.map { [$0.frame, $0.frames] }, [[0, 300], [before, 500]])
+        XCTAssertEqual(xruns.map(\.whileStopped), [true, false])
     }
 }

@@ -6,55 +6,6 @@ import TapedeckDSP
 import TapedeckIO
 @testable import TapedeckEngine
 
-/// A device the test cycles by hand, with one input (a steady 0.25) and two outputs. It says
-/// it is paced (the engine renders ahead only for a device with a deadline), and between two
-/// periods the workers have all the time they need.
-private final class SteppedDevice: AudioDevice, @unchecked Sendable {
-    let configuration: DeviceConfiguration
-    let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private let input: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private var client: AudioDeviceClient?
-
-    init(periodFrames: Int) {
-        var config = DeviceConfiguration(name: "stepped", sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
-                                         periodFrames: periodFrames, periodCount: 2, bufferFrames: 2 * periodFrames,
-                                         captureFormat: .float32, playbackFormat: .float32,
-                                         captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: true)
-        config.isPaced = true
-        configuration = config
-        output = .allocate(capacity: 2)
-        for c in 0..<2 { (output + c).initialize(to: .allocate(capacity: periodFrames)) }
-        input = .allocate(capacity: 1)
-        input.initialize(to: .allocate(capacity: periodFrames))
-        input[0].initialize(repeating: 0.25, count: periodFrames)
-    }
-
-    deinit {
-        for c in 0..<2 { output[c].deallocate() }
-        output.deallocate()
-        input[0].deallocate()
-        input.deallocate()
-    }
-
-    func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError) {
-        self.client = client
-        client.audioThreadBegins(realtime: false)
-    }
-
-    func stop() {
-        guard let client else { return }
-        self.client = nil
-        client.audioThreadEnds()
-    }
-
-    /// One period on the calling thread; false when the engine is idle.
-    func cycle() -> Bool {
-        guard let client, client.beginCycle() else { return false }
-        client.renderCycle(input: UnsafePointer(input), output: UnsafePointer(output), frameCount: configuration.periodFrames)
-        return true
-    }
-}
-
 /// Playback rendered ahead by the workers: faders still move at the device period, a chain
 /// parameter is heard within the render-ahead time, a locate drops what was rendered ahead,
 /// and a strip that is armed or monitors its input is never rendered ahead.

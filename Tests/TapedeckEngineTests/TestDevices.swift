@@ -183,3 +183,85 @@ enum Fixture {
         return Recorded(engine: engine, outcomes: outcomes, status: status, events: engine.drainEvents(), startFrame: start)
     }
 }
+
+/// A device the test steps period by period on its own thread, as JACK's cycle drives the
+/// engine, with one input and two outputs. It says it is paced (the engine renders ahead only
+/// for a device with a deadline); between two periods the workers have all the time they
+/// need. Its one input at true device frame f is `input(f)`; it can lose device time
+/// without saying so, say it holds (cannot tell yet whether it lost any), and later tell what
+/// it lost, in JACK's order after a stall.
+final class SteppedDevice: AudioDevice, @unchecked Sendable {
+    let configuration: DeviceConfiguration
+    let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let inputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let input: (Int64) -> Float
+    private var client: AudioDeviceClient?
+    /// The device's own time: every frame it ran, lost ones too.
+    private(set) var trueFrame: Int64 = 0
+    var periodFrames: Int { configuration.periodFrames }
+
+    init(periodFrames: Int, input: @escaping (Int64) -> Float = { _ in 0.25 }) {
+        var config = DeviceConfiguration(name: "stepped", sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
+                                         periodFrames: periodFrames, periodCount: 2, bufferFrames: 2 * periodFrames,
+                                         captureFormat: .float32, playbackFormat: .float32,
+                                         captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: true)
+        config.isPaced = true
+        configuration = config
+        self.input = input
+        output = .allocate(capacity: 2)
+        for c in 0..<2 { (output + c).initialize(to: .allocate(capacity: periodFrames)) }
+        inputBuffers = .allocate(capacity: 1)
+        inputBuffers.initialize(to: .allocate(capacity: periodFrames))
+    }
+
+    deinit {
+        for c in 0..<2 { output[c].deallocate() }
+        output.deallocate()
+        inputBuffers[0].deallocate()
+        inputBuffers.deallocate()
+    }
+
+    func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError) {
+        self.client = client
+        client.audioThreadBegins(realtime: false)
+    }
+
+    func stop() {
+        guard let client else { return }
+        self.client = nil
+        client.audioThreadEnds()
+    }
+
+    /// One period, read at the device's own time, on the calling thread; false when the
+    /// engine is idle (the period still passes).
+    @discardableResult
+    func cycle() -> Bool {
+        guard let client else { return false }
+        defer { trueFrame += Int64(periodFrames) }
+        for i in 0..<periodFrames { inputBuffers[0][i] = input(trueFrame + Int64(i)) }
+        guard client.beginCycle() else { return false }
+        client.renderCycle(input: UnsafePointer(inputBuffers), output: UnsafePointer(output), frameCount: periodFrames)
+        return true
+    }
+
+    /// Device time passes unheard (not told yet).
+    func lose(_ frames: Int64) { trueFrame += frames }
+    /// What the device cannot tell yet (0: it can again).
+    func holds(_ frames: Int64) { client?.deviceHolds(frames: frames) }
+    /// What it lost, told now and skipped.
+    func tellLost(_ frames: Int64) { client?.deviceDidXrun(lostFrames: frames, skippingNow: frames) }
+
+    /// A stall as PipeWire's JACK has it: `lost` frames pass unheard, the missed cycles
+    /// (`heldCycles`) run back to back while the device holds, then it tells the loss and
+    /// lets go. Returns the true frame of the first held cycle.
+    @discardableResult
+    func stall(losing lost: Int64, heldCycles: Int = 2) -> Int64 {
+        lose(lost)
+        holds(Int64(periodFrames))
+        let firstHeld = trueFrame
+        for _ in 0..<heldCycles { cycle() }
+        tellLost(lost)
+        holds(0)
+        return firstHeld
+    }
+}

@@ -162,5 +162,14 @@ final class JACKCountInTests: XCTestCase {
         // Beside an xrun two cycles are uncertain by a period, for the source as for Tapedeck (see JACKClockGaps).
         XCTAssertLessThanOrEqual(judged.wrong, 2 * Int(cycle) * xruns.count, "samples off their frame: \(judged.runs); \(said)",
                                  file: file, line: line)
+        // Lost input is marked only where the take lost it: an xrun in the count-in, or one
+        // while the count-in waited at 0 for JACK, cost the take nothing and marks nothing in it.
+        let marks = take.markers.filter { $0.kind == .lostInput }.map { $0.frame - take.region.timelineStartFrame }
+        for m in marks {
+            XCTAssertTrue(m >= 0 && m < Int64(recorded.count) && recorded[Int(m)] == 0,
+                          "a lost-input marker at take frame \(m) is on silence the take lost: \(take.markers); \(judged.runs); \(said)",
+                          file: file, line: line)
+        }
+        if judged.silent == 0 { XCTAssertEqual(marks, [], "a take that lost nothing marks nothing: \(said)", file: file, line: line) }
     }
 }

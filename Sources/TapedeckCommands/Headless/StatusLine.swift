@@ -33,7 +33,8 @@ struct StatusLine {
             switch e.kind {
             case .deviceXrun:
                 xrunFrames.append(e.frame)
-                if json { emit(["event": "xrun", "frame": e.frame, "lost_frames": e.frames, "file": file]) }
+                // Standing: the playhead waited there; no take holds the loss.
+                if json { emit(["event": "xrun", "frame": e.frame, "lost_frames": e.frames, "transport_stopped": e.whileStopped, "file": file]) }
             case .playbackUnderrun:
                 if json { emit(["event": "underrun", "track": e.track + 1, "frame": e.frame, "frames": e.frames]) }
             case .captureDropped:

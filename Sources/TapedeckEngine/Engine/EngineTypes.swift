@@ -205,15 +205,21 @@ public struct EngineEvent: Sendable, Equatable, BitwiseCopyable {
     public var external: Bool
     /// For a latency change: the latency before it.
     public var previousFrames: Int64
+    /// For a device xrun: the transport was not rolling when it was told, so the playhead only
+    /// waited at `frame`; it cost no timeline frame and lies in no take (a take that begins
+    /// at that frame later lost nothing to it).
+    public var whileStopped: Bool
 
     /// Creates an event.
-    public init(kind: Kind, frame: Int64, frames: Int64, track: Int = -1, external: Bool = false, previousFrames: Int64 = 0) {
+    public init(kind: Kind, frame: Int64, frames: Int64, track: Int = -1, external: Bool = false, previousFrames: Int64 = 0,
+                whileStopped: Bool = false) {
         self.kind = kind
         self.frame = frame
         self.frames = frames
         self.track = track
         self.external = external
         self.previousFrames = previousFrames
+        self.whileStopped = whileStopped
     }
 }
 

@@ -15,7 +15,8 @@ extension RenderCore {
         // cycles held), else here.
         let began = lostFrames > skippingNow && untoldXrunFrame >= 0 ? untoldXrunFrame
             : deviceHolding && holdBeganFrame >= 0 ? holdBeganFrame : position
-        shared.events.push(EngineEvent(kind: .deviceXrun, frame: began, frames: lostFrames))
+        // Not rolling: the skip below moves no playhead, and no take holds the loss.
+        shared.events.push(EngineEvent(kind: .deviceXrun, frame: began, frames: lostFrames, whileStopped: state != .rolling))
         deviceSkipped(frames: skippingNow)
         // What was skipped for this xrun is told now (an xrun that cost nothing leaves
         // another's untold frames alone).
