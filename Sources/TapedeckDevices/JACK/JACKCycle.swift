@@ -173,6 +173,8 @@ final class JACKCycle: @unchecked Sendable {
         guard attached.load(ordering: .acquiring), gate.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged,
               let client else {
             silence(nframes)
+            // No engine yet: what its MIDI inputs hear waits for it (a surface's first press).
+            if !attached.load(ordering: .acquiring) && !begun { midi.keepForEngine() }
             return 0
         }
         if !begun {
@@ -220,6 +222,7 @@ final class JACKCycle: @unchecked Sendable {
         if let follower { followTransport(follower, state: transport, position: pos, frameCount: n) }
         let midiClient = midiClient
         midi.beginCycle(nframes)
+        if let midiClient { midi.deliverKept(to: midiClient) }
         for c in 0..<outputCount {
             outBase[c] = jack_port_get_buffer(outPorts[c], nframes).assumingMemoryBound(to: Float.self)
         }

@@ -21,6 +21,14 @@ final class JACKCycleMIDI {
     private let next: UnsafeMutablePointer<UInt32>
     /// The frame of the last message written this cycle (JACK wants them in order).
     private var lastSent: UInt32 = 0
+    /// Messages that came before an engine was attached, each as a two-byte length and its
+    /// bytes: the ports are connected as the device opens, and the engine starts only once its
+    /// first graph is built (seconds on a busy machine or for a big session). A surface's first
+    /// press or handshake in between is kept and handed over at the start of the engine's
+    /// first cycle, not lost. What does not fit is dropped, oldest kept.
+    private let kept: UnsafeMutablePointer<UInt8>
+    private var keptBytes = 0
+    static let keptCapacity = 16_384
 
     /// The client's registered MIDI ports. Control thread.
     init(inputs: [OpaquePointer], outputs: [OpaquePointer]) {
@@ -36,6 +44,7 @@ final class JACKCycleMIDI {
         counts.initialize(repeating: 0, count: max(inputs.count, 1))
         next = .allocate(capacity: max(inputs.count, 1))
         next.initialize(repeating: 0, count: max(inputs.count, 1))
+        kept = .allocate(capacity: JACKCycleMIDI.keptCapacity)
     }
 
     deinit {
@@ -45,6 +54,7 @@ final class JACKCycleMIDI {
         outBuffers.deallocate()
         counts.deallocate()
         next.deallocate()
+        kept.deallocate()
     }
 
     /// Takes the cycle's buffers and clears the outputs (a MIDI output JACK finds uncleared
@@ -84,6 +94,40 @@ final class JACKCycleMIDI {
                 client.receiveMIDI(UnsafeBufferPointer(start: bytes, count: event.size), frameOffset: max(frame - start, 0))
             }
         }
+    }
+
+    /// Keeps this cycle's input messages for the engine that is not attached yet (after
+    /// ``beginCycle(_:)``), as far as they fit.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func keepForEngine() {
+        var event = jack_midi_event_t()
+        for i in 0..<inputCount {
+            guard let buffer = inBuffers[i] else { continue }
+            for e in 0..<counts[i] where jack_midi_event_get(&event, buffer, e) == 0 {
+                guard let bytes = event.buffer, event.size > 0, event.size <= Int(UInt16.max),
+                      keptBytes + 2 + event.size <= JACKCycleMIDI.keptCapacity else { continue }
+                kept[keptBytes] = UInt8(event.size & 0xFF)
+                kept[keptBytes + 1] = UInt8(event.size >> 8)
+                (kept + keptBytes + 2).update(from: bytes, count: event.size)
+                keptBytes += 2 + event.size
+            }
+        }
+    }
+
+    /// Hands the engine, now attached, what was kept for it, in the order it came, at the
+    /// cycle's first frame.
+    ///
+    /// Audio thread: no allocation, no locks.
+    func deliverKept(to client: any AudioDeviceMIDIClient) {
+        guard keptBytes > 0 else { return }
+        var at = 0
+        while at + 2 <= keptBytes {
+            let size = Int(kept[at]) | Int(kept[at + 1]) << 8
+            client.receiveMIDI(UnsafeBufferPointer(start: kept + at + 2, count: size), frameOffset: 0)
+            at += 2 + size
+        }
+        keptBytes = 0
     }
 
     /// Writes what the engine sends on after the block at `start` to every MIDI output, at
