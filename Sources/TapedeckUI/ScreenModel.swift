@@ -194,9 +194,15 @@ public final class ScreenModel {
         // The controllers' moves first: the transport has them from this snapshot on, and
         // an edit (a take placed) must not hand it a session without them.
         followMIDI()
+        let shownBefore = messageShownAtSeconds
         placeFinishedTakes()
         followLive()
-        if let n = snapshot.notice { say(n) }
+        if let n = snapshot.notice {
+            // A take placed in this same read said so: the notice joins that line rather than
+            // replacing it (a take's "recorded …" was never seen when the transport had
+            // something to say as it ended, on a JACK server in an xrun storm).
+            if messageShownAtSeconds != shownBefore, let m = message, !m.isError { say("\(m.text); \(n)") } else { say(n) }
+        }
         if let e = snapshot.lastError, e != before.lastError {
             // A device that went away (a JACK server killed) comes back on the next play.
             let lost = snapshot.deviceStopped && !before.deviceStopped

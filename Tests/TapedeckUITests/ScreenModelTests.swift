@@ -55,6 +55,8 @@ final class FakeLink: TransportLink {
         s.outputChannelCount = outputChannelCount
         s.stripOutputDelayFrames = stripOutputDelayFrames
         s.outputLatencyFrames = outputLatencyFrames
+        s.notice = notice
+        notice = nil
         return s
     }
     func devices() -> [String] { ["fake", "other"] }
@@ -74,6 +76,13 @@ final class FakeLink: TransportLink {
     func liveTakes() -> [LiveTake] { live }
     var writing: [AutomationWrite] = []
     func automationBeingWritten() -> [AutomationWrite] { writing }
+    /// Takes the next read hands over, and the notice its snapshot carries.
+    var finished: [FinishedTake] = []
+    var notice: String?
+    func collectFinishedTakes() -> [FinishedTake] {
+        defer { finished = [] }
+        return finished
+    }
 }
 
 final class ScreenModelTests: XCTestCase {
