@@ -61,10 +61,10 @@ public enum BenchJackStalls {
             recorded += UnsafeBufferPointer(start: channels[0], count: n)
         }
         let xruns = transport.events.filter { $0.kind == .deviceXrun }
-        // What xruns cost inside the take (one while JACK's transport was still starting, at
-        // frame 0, or after the take's end costs the take nothing; one whose lost frames run
+        // What xruns cost inside the take (one told while the transport stood, before JACK's
+        // rolled, or after the take's end costs the take nothing; one whose lost frames run
         // past the take's end costs it only the frames up to there: the take stops at its length).
-        let lost = xruns.filter { $0.frame > 0 && $0.frame < Int64(recorded.count) }
+        let lost = xruns.filter { !$0.whileStopped && $0.frame >= 0 && $0.frame < Int64(recorded.count) }
             .reduce(Int64(0)) { $0 + min($1.frames, Int64(recorded.count) - $1.frame) }
         // Silence is runs of zeros: a lone zero, or a zero where the sine itself is near
         // zero, is a frame like any other (the sine never holds 0 for eight frames; a frame
