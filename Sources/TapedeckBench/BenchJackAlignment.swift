@@ -77,9 +77,15 @@ public enum BenchJackAlignment {
             try server.jack("jack_connect", "tapedeck:out_L", "tdloop:in_1")
             try server.jack("jack_connect", "tdloop:out_1", "tapedeck:Vocal_in")
         }
+        // The take begins once the graph is built and JACK's transport rolls: until it has
+        // begun, "stopped" is the state before it (a debug build once read it so, and
+        // measured nothing), not its end.
         let deadline = Date().addingTimeInterval(20)
-        while transport.snapshot().state != .stopped && Date() < deadline {
+        var began = false
+        while Date() < deadline {
             td_jack_loop_service(loop)
+            let state = transport.snapshot().state
+            if state != .stopped { began = true } else if began { break }
             usleep(20_000)
         }
         guard let take = transport.collectFinishedTakes().first else { throw BenchError("no take was recorded") }
