@@ -199,8 +199,8 @@ public final class ScreenModel {
         followLive()
         if let n = snapshot.notice {
             // A take placed in this same read said so: the notice joins that line rather than
-            // replacing it (a take's "recorded …" was never seen when the transport had
-            // something to say as it ended, on a JACK server in an xrun storm).
+            // replacing it (replaced, the take's "recorded …" was gone before anyone read it,
+            // and the notice timed out after it).
             if messageShownAtSeconds != shownBefore, let m = message, !m.isError { say("\(m.text); \(n)") } else { say(n) }
         }
         if let e = snapshot.lastError, e != before.lastError {

@@ -7,7 +7,7 @@ import TapedeckTransport
 /// in the same read joined to it, not put over it (a take's "recorded …" was lost to a notice
 /// that came with it, then timed out, so nobody saw what was recorded).
 final class TakeMessageTests: XCTestCase {
-    private func take(on link: FakeLink) -> FinishedTake {
+    private var take: FinishedTake {
         FinishedTake(trackIndex: 2, trackName: "Vocal", region: Region(file: "audio/take.wav", timelineStartFrame: 96000, lengthFrames: 89_088),
                      markerPath: nil)
     }
@@ -15,7 +15,7 @@ final class TakeMessageTests: XCTestCase {
     func testATakeAndANoticeInOneReadAreBothOnTheMessageLine() {
         let link = FakeLink()
         let model = ScreenModelTests.makeModel(link: link)
-        link.finished = [take(on: link)]
+        link.finished = [take]
         link.notice = "round trip now 512 frames (10.7 ms) (was 256 frames)"
         model.tick(nowSeconds: 1)
         XCTAssertEqual(model.session.tracks[2].regions.count, 1, "the take is placed")
@@ -28,7 +28,7 @@ final class TakeMessageTests: XCTestCase {
     func testANoticeAloneReplacesAnOlderLine() {
         let link = FakeLink()
         let model = ScreenModelTests.makeModel(link: link)
-        link.finished = [take(on: link)]
+        link.finished = [take]
         model.tick(nowSeconds: 1)
         XCTAssertTrue(model.message?.text.hasPrefix("recorded ") ?? false, "\(String(describing: model.message))")
         link.notice = "MIDI learn: fader Drums"
