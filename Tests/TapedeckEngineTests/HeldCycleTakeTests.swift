@@ -11,6 +11,18 @@ import TapedeckIO
 final class HeldCycleTakeTests: XCTestCase {
     private let period = 256
 
+    /// An engine on one thread over a ``SteppedDevice`` whose input is ``XrunDevice/signal(_:)``,
+    /// its graph one track hearing input 1; not started.
+    private func prepared() throws -> (SteppedDevice, Engine) {
+        let device = SteppedDevice(periodFrames: period, input: XrunDevice.signal)
+        var options = EngineOptions()
+        options.renderThreads = 1
+        options.realtimePriority = false
+        let engine = Engine(device: device, options: options)
+        try engine.prepare(try Fixture.spec(playing: nil, inputs: [1]))
+        return (device, engine)
+    }
+
     /// Rolls an engine on a ``SteppedDevice`` (input: ``XrunDevice/signal(_:)``, so every kept
     /// sample says which device frame it was read at) with a take of input 1 from `recordPoint`;
     /// `around` runs when the next cycle crosses the record point (the device's doing), then
@@ -19,12 +31,7 @@ final class HeldCycleTakeTests: XCTestCase {
     private func record(recordPoint: Int64, around: (SteppedDevice) -> Void) throws -> (take: [Float], zeroAt: Int64, xruns: [EngineEvent]) {
         let dir = try Fixture.temporaryFolder()
         addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
-        let device = SteppedDevice(periodFrames: period, input: XrunDevice.signal)
-        var options = EngineOptions()
-        options.renderThreads = 1
-        options.realtimePriority = false
-        let engine = Engine(device: device, options: options)
-        try engine.prepare(try Fixture.spec(playing: nil, inputs: [1]))
+        let (device, engine) = try prepared()
         let take = TakeRequest(track: 0, channelCount: 1, path: dir + "/take.wav", container: .wav, encoding: .float32)
         let set = try engine.startTakes([take], gate: TakeGate(recordPoint: recordPoint, maxFrames: 8192, latencyFrames: 0))
         engine.play()
@@ -115,12 +122,7 @@ final class HeldCycleTakeTests: XCTestCase {
     /// busy at start) moved no playhead: it is told as such, so no take that starts at that
     /// frame claims it; one told while rolling is not.
     func testAnXrunWhileTheTransportStandsIsToldAsCostingTheTimelineNothing() throws {
-        let device = SteppedDevice(periodFrames: period, input: XrunDevice.signal)
-        var options = EngineOptions()
-        options.renderThreads = 1
-        options.realtimePriority = false
-        let engine = Engine(device: device, options: options)
-        try engine.prepare(try Fixture.spec(playing: nil, inputs: [1]))
+        let (device, engine) = try prepared()
         try engine.start()
         defer { device.stop(); engine.close() }
         for _ in 0..<4 { device.cycle() }
