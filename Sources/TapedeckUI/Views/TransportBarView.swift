@@ -80,9 +80,10 @@ public enum TransportBarView {
         if snap.isOffline && !device.contains("offline") { device += " (offline)" }
         let xruns = "xruns \(snap.xrunCount)"
         // Below 5 % the reading is the machine's noise: shown as such, it does not redraw the
-        // screen every time a period takes a little longer.
+        // screen every time a period takes a little longer. Up to 99 % it keeps one width, so
+        // the fields after it stand still as it moves.
         let dspPercent = Int((snap.dspLoad * 100).rounded())
-        let dsp = dspPercent < 5 ? "DSP <5%" : "DSP \(dspPercent)%"
+        let dsp = dspPercent < 5 ? "DSP <5%" : dspPercent < 10 ? "DSP  \(dspPercent)%" : "DSP \(dspPercent)%"
         let listening = snap.isListening ? "LISTENING" : ""
         let disk = snap.diskSecondsLeft.map { "disk \(durationText($0)) left" } ?? "disk ?"
         // The delay compensation the routing needs (a latent chain on a bus or the master):
