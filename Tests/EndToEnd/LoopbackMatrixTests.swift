@@ -14,10 +14,11 @@ import TapedeckIO
 /// {screen `r`, `record --play`, `ctl record`, a punch, a loop's second pass}
 /// × {ports connected by `--connect`, ports patched with `jack_connect` after start}
 /// × {64-, 256- and 1024-frame periods}.
-/// A click that falls where an xrun lost frames (silence in the take) is not there to judge;
-/// every click that is there must be on its frame, every take must have one, and most of all
-/// the clicks must be there (a busy machine at 64 frames loses some). A take with a click off
-/// is taken again only when the server reported an xrun or skipped the cable during it (see ``judgeCell``).
+/// A click that falls where an xrun lost frames (silence in the take), or that Tapedeck played
+/// beside a loss it reported, is not there to judge; every other click must be on its frame,
+/// every take must have one, and most of all the clicks must be there (a busy machine at 64
+/// frames loses some). A take with a click off is taken again only when the server reported
+/// an xrun during it (see ``judgeCell``).
 final class LoopbackMatrixTests: XCTestCase {
     static let rate = 48000
     /// Clicks on the timeline (irregular, so no two line up at a wrong lag), from 1.2 s on:
@@ -42,8 +43,12 @@ final class LoopbackMatrixTests: XCTestCase {
     /// patched after start lost its second pass, a punch patched after start placed a click
     /// 448 frames late, and near an xrun the server reported a click came back one period
     /// late. Since a catch-up burst's clock is no longer taken for lost frames
-    /// (JACKClockGaps) it passed 7 of 7 runs, 2 on a busy machine, and is part of `make test`;
-    /// a retried cell says whether the loop cable itself was not run (td-jack-loop).
+    /// (JACKClockGaps) it passed 7 of 7 runs, 2 on a busy machine, and is part of `make test`.
+    /// CI then failed it once, three takes of one cell each with a click a period late, the
+    /// cable not run for 91 to 239 spans and no xrun from the server: two fixtures' doings,
+    /// mended — the cable carried what was in its line late after a cycle it was not run
+    /// (it runs on JACK's frame time now), and the judge took clicks Tapedeck played beside a
+    /// loss it reported for misplaced ones (see ``clickOffsets(session:pass:period:)``).
     func testEveryKindOfTakeLandsOnItsFrameOnPipeWiresJACK() throws {
         try matrix(.pipewire)
     }
@@ -95,7 +100,7 @@ final class LoopbackMatrixTests: XCTestCase {
                 failures.append("\(period) × \(periods): record failed: \(r.stderr)")
                 continue
             }
-            let offsets = try clickOffsets(session: session, pass: nil).offsets
+            let offsets = try clickOffsets(session: session, pass: nil, period: nil).offsets
             judged += offsets.count
             if !offsets.allSatisfy({ $0 == 0 }) || offsets.isEmpty { failures.append("\(period) × \(periods): clicks off by \(offsets)") }
         }
@@ -118,7 +123,7 @@ final class LoopbackMatrixTests: XCTestCase {
                 for patched in [false, true] {
                     let cell = "\(kind.rawValue), \(period) frames, \(front.rawValue), \(patched ? "patched after start" : "--connect")"
                     cells += 1
-                    let judged = judgeCell(cell, server: server, loop: "tdloop", pass: front == .loop ? 2 : nil,
+                    let judged = judgeCell(cell, server: server, loop: "tdloop", pass: front == .loop ? 2 : nil, period: Int64(period),
                                            failures: &failures, retried: &retried) { attempt in
                         let session = try makeSession(in: dir, name: "c\(cells)-\(attempt)")
                         try take(front, session: session, patched: patched, server: server, connect: "tdloop:", loop: "tdloop")
@@ -149,7 +154,8 @@ final class LoopbackMatrixTests: XCTestCase {
         var retried: [String] = []
         for period in [64, 1024, 256] {
             try server.setPeriod(period)
-            _ = judgeCell("\(period) frames", server: server, loop: "tdcal", pass: nil, failures: &failures, retried: &retried) { attempt in
+            _ = judgeCell("\(period) frames", server: server, loop: "tdcal", pass: nil, period: Int64(period), failures: &failures,
+                          retried: &retried) { attempt in
                 let session = try makeSession(in: dir, name: "cal\(period)-\(attempt)")
                 try take(.record, session: session, patched: false, server: server, connect: "tdcal:", loop: "tdcal", config: config)
                 return session
@@ -167,19 +173,19 @@ final class LoopbackMatrixTests: XCTestCase {
     /// A click off its frame in a take during which the server reported no xrun is a failure
     /// at once. Taken again, up to three takes in all: a take with no click to judge (an xrun
     /// at 64 frames on a busy machine lost them, or the pass), and a take with a click off in
-    /// which the server reported an xrun or did not run the cable for some cycles (PipeWire
-    /// skips a client without reporting an xrun: CI had one click of 7 a period late, the loop
-    /// not run for 11 spans, no xrun). The cable is a JACK client in a feedback loop, not a
-    /// card: when one of the two clients runs late (an xrun), the other can be handed the
-    /// late one's previous buffer, and a click comes back a period late. Under a load of 8 on
-    /// two cores one cell in 30 had one click of 8 a period late (64 frames at 64-frame
-    /// periods, 256 at 256), the clicks before and after it on their frames: not a model
-    /// that is off, which would move every click. What Tapedeck does with frames around an xrun is
-    /// held to the sample elsewhere (`JACKTakeUnderLoadTests`, `ServerStallTests`: a source
-    /// by JACK's frame time, no loop). A model that is wrong misplaces clicks in every take,
-    /// xrun or not, and fails here.
-    private func judgeCell(_ cell: String, server: LoopbackServer, loop: String, pass: Int?, failures: inout [String], retried: inout [String],
-                           take: (Int) throws -> String) -> (found: Int, expected: Int) {
+    /// which the server reported an xrun. The cable is a JACK client in a feedback loop, not
+    /// a card: when a cycle of the server's runs late, the cable can read the next cycle's
+    /// frame time (JACK2 switches it each period; see JACKClockGaps) and carry that cycle a
+    /// period late. Under a load of 8 on two cores one cell in 30 had one click of 8 a period
+    /// late (64 frames at 64-frame periods, 256 at 256), the clicks before and after it on
+    /// their frames: not a model that is off, which would move every click. What Tapedeck
+    /// does with frames around an xrun is held to the sample elsewhere
+    /// (`JACKTakeUnderLoadTests`, `ServerStallTests`: a source by JACK's frame time, no loop).
+    /// A model that is wrong misplaces clicks in every take, xrun or not, and fails here.
+    /// Cycles the server did not run the cable for are said, not forgiven: the cable loses
+    /// what falls in them and carries nothing late.
+    private func judgeCell(_ cell: String, server: LoopbackServer, loop: String, pass: Int?, period: Int64, failures: inout [String],
+                           retried: inout [String], take: (Int) throws -> String) -> (found: Int, expected: Int) {
         for attempt in 0..<3 {
             var why: String
             do {
@@ -188,18 +194,18 @@ final class LoopbackMatrixTests: XCTestCase {
                 if let restarted = try server.restartLoopIfGone(loop) { retried.append("\(cell): \(restarted)") }
                 let before = server.report(loop)
                 let session = try take(attempt)
-                let judged = try clickOffsets(session: session, pass: pass)
+                let judged = try clickOffsets(session: session, pass: pass, period: period)
                 usleep(50_000)  // the loop prints the server's xruns every 10 ms
                 let after = server.report(loop)
                 let xruns = after.xruns - before.xruns
-                // Cycles the server did not run the loop for: what was in its line then came out
-                // that much later. Said, so a click off tells the cable's doing from Tapedeck's.
+                // Cycles the server did not run the loop for: it lost what fell in them. Said,
+                // so a click missing tells the cable's doing from Tapedeck's.
                 let unrun = after.skippedSpans.dropFirst(before.skippedSpans.count)
                 let said = "(\(judged.expected) in the take \(judged.take); \(xruns) xruns on the server meanwhile; "
                     + "the loop not run for \(unrun.count) spans, \(unrun.map { $0.upperBound - $0.lowerBound }.reduce(0, +)) frames)"
                 if !judged.offsets.allSatisfy({ $0 == 0 }) {
                     why = "clicks off by \(judged.offsets) \(said)"
-                    if xruns == 0 && unrun.isEmpty { failures.append("\(cell): \(why)"); return (0, 0) }
+                    if xruns == 0 { failures.append("\(cell): \(why)"); return (0, 0) }
                 } else if judged.offsets.isEmpty {
                     why = "no click to judge \(said)"
                 } else {
@@ -325,7 +331,17 @@ final class LoopbackMatrixTests: XCTestCase {
     /// Where each click that is in the Vocal take lies from its frame (take frame − timeline
     /// frame): the take's region (for a loop, pass `pass`'s), clicks inside it but clear of its
     /// edges' crossfades. A click in silence (frames an xrun lost) is left out.
-    private func clickOffsets(session: String, pass: Int?) throws -> (offsets: [Int64], expected: Int, take: String) {
+    ///
+    /// With `period`, so is a click Tapedeck played beside a loss it reported (a lost-input
+    /// marker: from a period before it to a period after what it lost). A loss on JACK is
+    /// cycles in which a client was not run, and what a graph hands on from such a cycle is
+    /// the server's: on PipeWire with the cable stopped 3 ms every 30 ms (by hand, 64-frame
+    /// periods, 6 takes), a click in a lost span, or on the last frame before one, came back
+    /// 128 or 192 frames late, a copy of a buffer handed on again; all 30 clicks clear of a
+    /// reported loss were on their frames. What Tapedeck records beside a loss is held to the
+    /// sample by a source on JACK's clock (`ServerStallTests`, `JACKCountInTests`); a loss it
+    /// did not report excuses nothing here.
+    private func clickOffsets(session: String, pass: Int?, period: Int64?) throws -> (offsets: [Int64], expected: Int, take: String) {
         let folder = SessionFolder(path: session)
         let loaded = try folder.load()
         let regions = loaded.tracks[1].regions.filter { $0.file.hasPrefix("audio/take-") }
@@ -340,10 +356,14 @@ final class LoopbackMatrixTests: XCTestCase {
             region = r
         }
         let samples = try Signals.read(folder.absolutePath(of: region.file)).channels[0]
+        let beside: [Range<Int64>] = period.map { period in
+            loaded.markers.filter(\.isLostInput).map { ($0.frame - period)..<($0.frame + Self.framesLost($0.name) + period) }
+        } ?? []
         var offsets: [Int64] = []
         var inTake = 0
         for c in Self.clicks where c >= region.timelineStartFrame + 600 && c < region.timelineEndFrame - 600 {
             inTake += 1
+            if beside.contains(where: { $0.contains(c) }) { continue }
             let expected = Int(c - region.timelineStartFrame + region.sourceOffsetFrame)
             let lo = max(0, expected - 1500), hi = min(samples.count, expected + 1500)
             guard hi > lo else { continue }
@@ -353,7 +373,16 @@ final class LoopbackMatrixTests: XCTestCase {
             offsets.append(Int64(loudest - expected))
         }
         let peak = samples.map { abs($0) }.max() ?? 0
-        let take = "at \(region.timelineStartFrame)f for \(region.lengthFrames)f from \(region.sourceOffsetFrame)f of \(samples.count)f, peak \(peak)"
+        let passed = inTake - offsets.count
+        let take = "at \(region.timelineStartFrame)f for \(region.lengthFrames)f from \(region.sourceOffsetFrame)f of \(samples.count)f, peak \(peak); "
+            + "\(passed) not judged, \(beside.count) losses told"
         return (offsets, inTake, take)
+    }
+
+    /// What a lost-input marker says was lost: `xrun: 512 frames lost`, `xrun: no frames lost`
+    /// (TakeStamps.xrunName), `dropped 512` (frames a slow disk dropped).
+    static func framesLost(_ name: String) -> Int64 {
+        guard let match = name.firstMatch(of: /(?:xrun: |dropped )([0-9]+)/) else { return 0 }
+        return Int64(match.1) ?? 0
     }
 }
