@@ -108,6 +108,41 @@ final class LoopbackMatrixTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(judged, 8, "clicks judged in both takes")
     }
 
+    /// On ALSA the screen's `r` places a take as `record` does: after one calibrate at 256 × 3,
+    /// a screen take through `jackloop` (the screen opens ALSA at 256 × 3; a bar counted in)
+    /// has every click on its frame. The matrix's screen cells are JACK's; this is ALSA's.
+    func testOnALSATheScreensTakeLandsOnItsFrame() throws {
+        let dir = try Tapedeck.temporaryFolder(self).path
+        let server = try LoopbackServer(.jackd2, period: 256, folder: dir, test: self)
+        try server.startLoop("tdloop", delayFrames: LoopbackMatrixTests.delayFrames)
+        let env = server.environment.merging(["XDG_CONFIG_HOME": dir + "/config-alsa", "XDG_RUNTIME_DIR": dir]) { $1 }
+        let cal = try Tapedeck.run(["calibrate", "--device", "jackloop", "--period", "256", "--periods", "3"], environment: env, timeout: 60)
+        XCTAssertEqual(cal.status, 0, cal.stderr)
+        var failures: [String] = [], retried: [String] = []
+        let judged = judgeCell("ALSA, screen r", server: server, loop: "tdloop", pass: nil, period: 256, failures: &failures,
+                               retried: &retried) { attempt in
+            let session = try makeSession(in: dir, name: "alsascreen\(attempt)")
+            let screen = try ScreenTmux(self, folder: dir, args: [session, "--device", "jackloop"],
+                                        environment: env)
+            defer { screen.kill() }
+            screen.waitFor("STOPPED", timeout: 15)
+            screen.send("r")
+            // A bar counted in (2 s), then the take past the last click.
+            usleep(6_200_000)
+            screen.send("Space")
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                if let s = try? SessionFolder(path: session).load(), s.tracks[1].regions.contains(where: { $0.file.hasPrefix("audio/take-") }) { break }
+                usleep(100_000)
+            }
+            screen.send("q")
+            return session
+        }
+        if !retried.isEmpty { print("taken again:\n" + retried.joined(separator: "\n")) }
+        XCTAssertEqual(failures, [], failures.joined(separator: "\n"))
+        XCTAssertGreaterThanOrEqual(judged.found, 4, "clicks judged: \(judged.found) of \(judged.expected)")
+    }
+
     // MARK: - The matrix
 
     private func matrix(_ kind: LoopbackServer.Kind) throws {
