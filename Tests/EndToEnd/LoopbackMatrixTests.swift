@@ -45,10 +45,12 @@ final class LoopbackMatrixTests: XCTestCase {
     /// late. Since a catch-up burst's clock is no longer taken for lost frames
     /// (JACKClockGaps) it passed 7 of 7 runs, 2 on a busy machine, and is part of `make test`.
     /// CI then failed it once, three takes of one cell each with a click a period late, the
-    /// cable not run for 91 to 239 spans and no xrun from the server: two fixtures' doings,
-    /// mended — the cable carried what was in its line late after a cycle it was not run
-    /// (it runs on JACK's frame time now), and the judge took clicks Tapedeck played beside a
-    /// loss it reported for misplaced ones (see ``clickOffsets(session:pass:period:)``).
+    /// cable not run for 91 to 239 spans and no xrun from the server. Two causes in the test
+    /// itself, both mended: the cable carried what was in its line late after a cycle it was
+    /// not run (it runs on JACK's frame time now), and the judge held clicks Tapedeck played
+    /// beside a loss it reported to their frames (late by design there: see
+    /// ``clickOffsets(session:pass:period:)``). Which of the two moved CI's clicks is not
+    /// known; its takes are gone.
     func testEveryKindOfTakeLandsOnItsFrameOnPipeWiresJACK() throws {
         try matrix(.pipewire)
     }
@@ -368,14 +370,18 @@ final class LoopbackMatrixTests: XCTestCase {
     /// edges' crossfades. A click in silence (frames an xrun lost) is left out.
     ///
     /// With `period`, so is a click Tapedeck played beside a loss it reported (a lost-input
-    /// marker: from a period before it to a period after what it lost). A loss on JACK is
-    /// cycles in which a client was not run, and what a graph hands on from such a cycle is
-    /// the server's: on PipeWire with the cable stopped 3 ms every 30 ms (by hand, 64-frame
-    /// periods, 6 takes), a click in a lost span, or on the last frame before one, came back
-    /// 128 or 192 frames late, a copy of a buffer handed on again; all 30 clicks clear of a
-    /// reported loss were on their frames. What Tapedeck records beside a loss is held to the
-    /// sample by a source on JACK's clock (`ServerStallTests`, `JACKCountInTests`); a loss it
-    /// did not report excuses nothing here.
+    /// marker: from a period before it to a period after what it lost). What Tapedeck plays
+    /// there is not on the timeline's frame by design: until JACK's clock says whether a gap
+    /// was lost or only read early, JACKClockGaps holds the playhead where it was, so if
+    /// frames were lost, what it plays meanwhile is late by them (a performer hears that as
+    /// part of the dropout). By hand, on PipeWire at 64-frame periods with the cable stopped
+    /// 3 ms every 30 ms (6 takes, 4 with audio): 4 clicks in such a reach came back 128 or
+    /// 192 frames late, the amounts the trace (TAPEDECK_JACK_TRACE) shows held for two or
+    /// three cycles before each loss was told; all 24 clicks clear of one were on their frames.
+    /// (A buffer the graph hands on again from a cycle it skipped would look the same; the
+    /// two were not told apart.) What Tapedeck records beside a loss is held to the sample by
+    /// a source on JACK's clock (`ServerStallTests`, `JACKCountInTests`, and the same stops of
+    /// a sine source: 0 samples off their frame); a loss it did not report excuses nothing.
     private func clickOffsets(session: String, pass: Int?, period: Int64?) throws -> (offsets: [Int64], expected: Int, take: String) {
         let folder = SessionFolder(path: session)
         let loaded = try folder.load()
