@@ -30,7 +30,9 @@ extension JACKCycle {
         // rolling without it would skip the start of what it plays); a stopped one does not.
         guard attached.load(ordering: .acquiring) else { return stopRequested.load(ordering: .relaxed) ? 1 : 0 }
         guard !ended.load(ordering: .relaxed) else { return 1 }
-        return readyFrame.load(ordering: .relaxed) == Int64(frame) ? 1 : 0
+        let answer: Int32 = readyFrame.load(ordering: .relaxed) == Int64(frame) ? 1 : 0
+        trace?.current.synced = answer
+        return answer
     }
 
     /// As timebase master: bar, beat, tick and tempo of `pos.frame` from the session's

@@ -340,6 +340,11 @@ final class JACKCycle: @unchecked Sendable {
         if !timebaseMaster && pos.valid.rawValue & JackPositionBBT.rawValue != 0 { JACKCycle.readMusicalTime(pos, into: &host) }
         let reply = follower.followHost(host, frameCount: n)
         readyFrame.store(reply.readyToRoll ? host.frame : -1, ordering: .relaxed)
+        if let trace {
+            trace.current.transport = Int32(state.rawValue)
+            trace.current.transportFrame = pos.frame
+            trace.current.ready = reply.readyToRoll ? 1 : 0
+        }
         if reply.stopHost { jack_transport_stop(jack) }
         // (JACK's start and stop only set a request the server reads at its next cycle.)
         if reply.startHost { jack_transport_start(jack) }

@@ -21,6 +21,14 @@ final class JACKCycleTrace {
         var heldFrames: Int64 = 0
         /// Server xrun reports seen since the last cycle.
         var reports: Int32 = 0
+        /// JACK's transport state this cycle (jack_transport_state_t: 0 stopped, 1 rolling,
+        /// 3 starting), and its frame.
+        var transport: Int32 = -1
+        var transportFrame: UInt32 = 0
+        /// What the engine answered for the slow sync (1 ready to roll), and what the sync
+        /// callback last returned before this cycle (-1: not called since the last cycle).
+        var ready: Int32 = -1
+        var synced: Int32 = -1
     }
 
     private static let capacity = 1 << 17
@@ -55,10 +63,10 @@ final class JACKCycleTrace {
 
     /// Writes what was kept, one cycle a line. Control thread, after the cycles have stopped.
     func write() {
-        var text = "clock_frame\tframes\tmonotonic_ns\tfirst\tsecond\tskip\ttold_lost\theld\treports\n"
+        var text = "clock_frame\tframes\tmonotonic_ns\tfirst\tsecond\tskip\ttold_lost\theld\treports\ttransport\ttransport_frame\tready\tsynced\n"
         for i in 0..<count {
             let e = entries[i]
-            text += "\(e.clockFrame)\t\(e.frames)\t\(e.monotonicNanoseconds)\t\(e.first)\t\(e.second)\t\(e.skipFrames)\t\(e.toldLostFrames)\t\(e.heldFrames)\t\(e.reports)\n"
+            text += "\(e.clockFrame)\t\(e.frames)\t\(e.monotonicNanoseconds)\t\(e.first)\t\(e.second)\t\(e.skipFrames)\t\(e.toldLostFrames)\t\(e.heldFrames)\t\(e.reports)\t\(e.transport)\t\(e.transportFrame)\t\(e.ready)\t\(e.synced)\n"
         }
         try? text.write(toFile: path, atomically: true, encoding: .utf8)
     }
