@@ -143,6 +143,14 @@ static int loop_xrun(void *arg) {
     return 0;
 }
 
+/* JACK's process thread: a slow-sync client that is never ready (td_jack_loop_never_ready). */
+static int loop_never_ready(jack_transport_state_t state, jack_position_t *pos, void *arg) {
+    (void)state;
+    (void)pos;
+    (void)arg;
+    return 0;
+}
+
 /* The period is part of what it reports: td_jack_loop_service asks JACK to recompute (a
    request to the server from inside a notification could deadlock). */
 static int loop_buffer_size(jack_nframes_t frames, void *arg) {
@@ -249,4 +257,8 @@ void td_jack_loop_close(td_jack_loop *loop) {
     }
     for (int c = 0; c < TD_LOOP_MAX_CHANNELS; c++) free(loop->line[c]);
     free(loop);
+}
+
+int td_jack_loop_never_ready(td_jack_loop *loop) {
+    return loop ? jack_set_sync_callback(loop->client, loop_never_ready, loop) : -1;
 }

@@ -41,6 +41,7 @@ extension Transport {
         } else if status.nonFiniteSamples < saidNonFinite {
             saidNonFinite = status.nonFiniteSamples  // a rebuilt graph counts afresh
         }
+        watchHostStart(status, now: now)
         var snap = TransportSnapshot(state: state(status), positionFrame: status.positionFrame, xrunCount: status.xrunCount,
                                      dspLoad: status.dspLoad, deviceName: deviceName, isOffline: isOffline)
         let meters = engine.meters()
@@ -83,6 +84,32 @@ extension Transport {
     public func collectFinishedTakes() -> [FinishedTake] {
         defer { finishedTakes = [] }
         return finishedTakes
+    }
+
+    /// A count-in at its record point whose shared transport has not rolled for half a
+    /// second: said once a pass, as the clock stands still meanwhile. On JACK the transport
+    /// rolls when every slow-sync client says it is ready, or at the server's sync timeout;
+    /// the take then starts where the transport rolls from, as it should, only later. Seen on
+    /// PipeWire's JACK 0.3.65: a client with no sync callback left "not ready", so the
+    /// transport rolled at the timeout, 5 s after the count-in ended (TAPEDECK_JACK_TRACE:
+    /// Tapedeck answered ready once and was not asked again; PipeWire's log named the client).
+    func watchHostStart(_ status: EngineStatus, now: Double) {
+        let counting = pass.map { $0.countInFrames > 0 && !$0.set.hasStarted && !$0.set.hasEnded } ?? false
+        guard engine.followsHost, counting, status.transport == .starting else {
+            hostWaitSince = nil
+            if pass == nil { saidHostWait = false }
+            return
+        }
+        guard let since = hostWaitSince else {
+            hostWaitSince = now
+            return
+        }
+        if !saidHostWait && now - since >= 0.5 {
+            saidHostWait = true
+            // Short enough for the screen's message line at 120 columns.
+            notices.append("waiting for JACK's transport: another client is not ready "
+                           + "(jackd2 rolls anyway after 10 s, PipeWire after 5 s)")
+        }
     }
 
     /// The front-end's word for what the engine does.

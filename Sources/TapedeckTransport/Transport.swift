@@ -94,6 +94,10 @@ public final class Transport {
     /// Seconds of input the screen keeps for retroactive capture.
     public static let screenRetroSeconds = 10.0
     var saidDeviceStop = false
+    /// Since when (monotonic s) a count-in has stood at its record point waiting for the
+    /// shared transport to roll, and whether that was said in this pass (Transport+Snapshot).
+    var hostWaitSince: Double?
+    var saidHostWait = false
     var meterHolds = MeterHolds()
     var lastStatus: EngineStatus?
     /// Every event seen, for a front-end that reports them all (the headless JSON lines).

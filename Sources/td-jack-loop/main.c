@@ -1,4 +1,4 @@
-/* td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ]: a loopback
+/* td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ] [--never-ready yes]: a loopback
    cable (or, with --sine, a frame-time cosine source) on JACK for the tests, as a process of
    its own (never installed): see td_jack_loop_open in CJACKProbe.h.
 
@@ -11,7 +11,8 @@
      skipped from FROM to TO   it was not run for frames FROM...TO-1 of JACK's frame time
    and every 250 ms "clock FRAME MICROSECONDS": the frame time of the last cycle it ran and
    CLOCK_MONOTONIC when it ran it, so a test can place a moment of its own on JACK's clock.
-   Runs until SIGTERM/SIGINT. Frame times are JACK's (unsigned 32-bit, wrapping). */
+   With --never-ready yes it is also a slow-sync client that never says it is ready (JACK's
+   transport then starts only at the server's sync timeout). Runs until SIGTERM/SIGINT. Frame times are JACK's (unsigned 32-bit, wrapping). */
 #include "CJACKProbe.h"
 #include <signal.h>
 #include <stdint.h>
@@ -26,17 +27,18 @@ static void stop(int sig) { (void)sig; running = 0; }
 
 int main(int argc, char **argv) {
     if (argc < 2 || (argc % 2) != 0) {
-        fprintf(stderr, "usage: td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ]\n");
+        fprintf(stderr, "usage: td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ] [--never-ready yes]\n");
         return 2;
     }
     long delay = 0;
-    int report = 1, channels = 1;
+    int report = 1, channels = 1, neverReady = 0;
     double sine = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--delay") == 0) delay = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--report") == 0) report = strcmp(argv[i + 1], "no") != 0;
         else if (strcmp(argv[i], "--channels") == 0) channels = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--sine") == 0) sine = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--never-ready") == 0) neverReady = strcmp(argv[i + 1], "no") != 0;
         else { fprintf(stderr, "td-jack-loop: unknown option %s\n", argv[i]); return 2; }
     }
     signal(SIGTERM, stop);
@@ -44,6 +46,11 @@ int main(int argc, char **argv) {
     td_jack_loop *loop = td_jack_loop_open(argv[1], channels, delay, report, sine);
     if (!loop) {
         fprintf(stderr, "td-jack-loop: cannot open the client '%s' (no JACK server, the name taken, or --delay 0...1048576, --channels 1...8)\n", argv[1]);
+        return 1;
+    }
+    if (neverReady && td_jack_loop_never_ready(loop) != 0) {
+        fprintf(stderr, "td-jack-loop: JACK refused the sync callback\n");
+        td_jack_loop_close(loop);
         return 1;
     }
     printf("ready\n");

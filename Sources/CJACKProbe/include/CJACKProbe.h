@@ -78,4 +78,8 @@ int td_jack_loop_skipped_span(td_jack_loop *loop, long index, uint32_t *from, ui
    microseconds when that cycle ran it: 0, or -1 before its first cycle. */
 int td_jack_loop_clock(td_jack_loop *loop, uint32_t *frame, uint64_t *microseconds);
 void td_jack_loop_close(td_jack_loop *loop);
+/* Makes it a slow-sync client that never says it is ready: JACK's transport, asked to roll,
+   stays "starting" until the server's sync timeout (10 s on jackd2 1.9.21, 5 s on PipeWire). 0 when
+   set. */
+int td_jack_loop_never_ready(td_jack_loop *loop);
 #endif

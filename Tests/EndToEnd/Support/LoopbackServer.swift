@@ -17,7 +17,7 @@ final class LoopbackServer {
     private(set) var environment: [String: String]
     private var server: SpawnedChild?
     private var loops: [String: SpawnedChild] = [:]
-    private var loopOptions: [String: (delayFrames: Int, reports: Bool, sineHz: Double?)] = [:]
+    private var loopOptions: [String: (delayFrames: Int, reports: Bool, sineHz: Double?, neverReady: Bool)] = [:]
     /// What jackd printed (its stderr), for a failure to quote.
     private var serverLog = ""
 
@@ -109,15 +109,16 @@ final class LoopbackServer {
 
     /// Starts a loopback cable `NAME:in_1` → `NAME:out_1` delaying by `delayFrames`, which
     /// reports its latency to JACK (as a sound card does), or keeps `delayFrames` to itself
-    /// (`reports: false`: what `calibrate` must find). Waits until it is ready.
-    func startLoop(_ loopName: String, delayFrames: Int, reports: Bool = true, sineHz: Double? = nil) throws {
+    /// (`reports: false`: what `calibrate` must find); `neverReady`: a slow-sync client that
+    /// never says it is ready. Waits until it is ready.
+    func startLoop(_ loopName: String, delayFrames: Int, reports: Bool = true, sineHz: Double? = nil, neverReady: Bool = false) throws {
         let tool = Tapedeck.binary.replacingOccurrences(of: "/tapedeck", with: "/td-jack-loop", options: .backwards)
         let out = folder + "/\(loopName).out"
         let loop = try SpawnedChild([tool, loopName, "--delay", "\(delayFrames)", "--report", reports ? "yes" : "no"]
-                                        + (sineHz.map { ["--sine", "\($0)"] } ?? []),
+                                        + (sineHz.map { ["--sine", "\($0)"] } ?? []) + (neverReady ? ["--never-ready", "yes"] : []),
                                     environment: environment, stdoutPath: out, stderrPath: folder + "/\(loopName).err")
         loops[loopName] = loop
-        loopOptions[loopName] = (delayFrames, reports, sineHz)
+        loopOptions[loopName] = (delayFrames, reports, sineHz, neverReady)
         let deadline = Date().addingTimeInterval(15)
         var ready = false
         while Date() < deadline && !ready {
@@ -148,7 +149,8 @@ final class LoopbackServer {
             _ = old.kill(SIGKILL)
             _ = old.wait(timeoutSeconds: 5)
         }
-        try startLoop(loopName, delayFrames: options.delayFrames, reports: options.reports, sineHz: options.sineHz)
+        try startLoop(loopName, delayFrames: options.delayFrames, reports: options.reports, sineHz: options.sineHz,
+                      neverReady: options.neverReady)
         let said = ((try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3)
         return "the loopback \(loopName) was gone and was started again; the server said last: \(said.joined(separator: " | "))"
     }
