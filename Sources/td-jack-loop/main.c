@@ -1,6 +1,7 @@
-/* td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ] [--never-ready yes]: a loopback
-   cable (or, with --sine, a frame-time cosine source) on JACK for the tests, as a process of
-   its own (never installed): see td_jack_loop_open in CJACKProbe.h.
+/* td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ]
+                    [--never-ready yes]:
+   a loopback cable (or, with --sine, a frame-time cosine source) on JACK for the tests, as a
+   process of its own (never installed): see td_jack_loop_open in CJACKProbe.h.
 
    A process of its own, not a client in the test process: libjack keeps per-process state
    bound to the first server it served, the tests run many servers one after another, and
@@ -12,7 +13,8 @@
    and every 250 ms "clock FRAME MICROSECONDS": the frame time of the last cycle it ran and
    CLOCK_MONOTONIC when it ran it, so a test can place a moment of its own on JACK's clock.
    With --never-ready yes it is also a slow-sync client that never says it is ready (JACK's
-   transport then starts only at the server's sync timeout). Runs until SIGTERM/SIGINT. Frame times are JACK's (unsigned 32-bit, wrapping). */
+   transport then starts only at the server's sync timeout). Runs until SIGTERM/SIGINT.
+   Frame times are JACK's (unsigned 32-bit, wrapping). */
 #include "CJACKProbe.h"
 #include <signal.h>
 #include <stdint.h>
@@ -27,7 +29,8 @@ static void stop(int sig) { (void)sig; running = 0; }
 
 int main(int argc, char **argv) {
     if (argc < 2 || (argc % 2) != 0) {
-        fprintf(stderr, "usage: td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ] [--never-ready yes]\n");
+        fprintf(stderr, "usage: td-jack-loop NAME [--delay FRAMES] [--report yes|no] [--channels N] [--sine HZ]"
+                        " [--never-ready yes]\n");
         return 2;
     }
     long delay = 0;

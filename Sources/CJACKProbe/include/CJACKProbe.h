@@ -47,8 +47,9 @@ const uint32_t *td_jack_probe_midi_messages(td_jack_probe *probe);
 void td_jack_probe_close(td_jack_probe *probe);
 
 /* A loopback cable: whatever reaches NAME:in_K comes back out of NAME:out_K `delay_frames`
-   later by JACK's frame time, or not at all when the server skipped it then (never late). It stands for a sound card with a cable from
-   its output to its input, as JACK's latency API describes one: its ports are terminal, and
+   later by JACK's frame time, or not at all when the server skipped it then (never late).
+   It stands for a sound card with a cable from its output to its input, as JACK's latency
+   API describes one: its ports are terminal, and
    it reports on its inputs' playback side the latency it knows — the graph's own period (a
    loop through another client always costs one cycle, whichever runs first, as a card's
    buffering costs periods) and, when `reports`, `delay_frames` too (a driver that knows its
@@ -79,7 +80,7 @@ int td_jack_loop_skipped_span(td_jack_loop *loop, long index, uint32_t *from, ui
 int td_jack_loop_clock(td_jack_loop *loop, uint32_t *frame, uint64_t *microseconds);
 void td_jack_loop_close(td_jack_loop *loop);
 /* Makes it a slow-sync client that never says it is ready: JACK's transport, asked to roll,
-   stays "starting" until the server's sync timeout (10 s on jackd2 1.9.21, 5 s on PipeWire). 0 when
-   set. */
+   stays "starting" until the server's sync timeout (10 s on jackd2 1.9.21, 5 s on
+   PipeWire). 0 when set. */
 int td_jack_loop_never_ready(td_jack_loop *loop);
 #endif

@@ -63,10 +63,12 @@ final class JACKCycleTrace {
 
     /// Writes what was kept, one cycle a line. Control thread, after the cycles have stopped.
     func write() {
-        var text = "clock_frame\tframes\tmonotonic_ns\tfirst\tsecond\tskip\ttold_lost\theld\treports\ttransport\ttransport_frame\tready\tsynced\n"
+        var text = "clock_frame\tframes\tmonotonic_ns\tfirst\tsecond\tskip\ttold_lost\theld\treports"
+            + "\ttransport\ttransport_frame\tready\tsynced\n"
         for i in 0..<count {
             let e = entries[i]
-            text += "\(e.clockFrame)\t\(e.frames)\t\(e.monotonicNanoseconds)\t\(e.first)\t\(e.second)\t\(e.skipFrames)\t\(e.toldLostFrames)\t\(e.heldFrames)\t\(e.reports)\t\(e.transport)\t\(e.transportFrame)\t\(e.ready)\t\(e.synced)\n"
+            text += "\(e.clockFrame)\t\(e.frames)\t\(e.monotonicNanoseconds)\t\(e.first)\t\(e.second)\t\(e.skipFrames)"
+                + "\t\(e.toldLostFrames)\t\(e.heldFrames)\t\(e.reports)\t\(e.transport)\t\(e.transportFrame)\t\(e.ready)\t\(e.synced)\n"
         }
         try? text.write(toFile: path, atomically: true, encoding: .utf8)
     }
