@@ -63,7 +63,9 @@ static void note_clock(struct td_jack_loop *l) {
 
    The line runs on JACK's frame time, as a card's converters run on its crystal: a sample
    heard at frame time t comes out at t + delay, or not at all (a cycle it was not run for
-   at t + delay). A cycle the server skipped is lost both ways, never carried late. The line
+   at t + delay). A cycle the server skipped is lost both ways, never carried late (a cycle
+   run so late that it reads the next cycle's frame time is taken for a skip, and plays
+   that cycle's line a period early, once: the tests take such a take again). The line
    used to count the frames it processed, so a skipped cycle moved everything in the line a
    period late by frame time: on PipeWire at 64-frame periods, with the cable not run for 152
    spans of one take, CI read a click 64 frames late and took the cable's doing for the
