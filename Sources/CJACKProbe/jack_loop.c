@@ -23,17 +23,16 @@ struct td_jack_loop {
     long delay;
     int report;
     double sine_hz;
-    /* The delay line, indexed by JACK's frame time modulo its size (a power of two, so the
-       index runs on across the 32-bit frame time's wrap). */
     float *line[TD_LOOP_MAX_CHANNELS];
-    uint32_t line_mask;
+    long line_size;
+    long position;
     volatile int buffer_changed;
     volatile int xruns;
     /* JACK's frame time when each xrun was told (xrun k at [k % TD_LOOP_RING]). */
     jack_nframes_t xrun_at[TD_LOOP_RING];
-    /* Its own cycles the server never ran: frames of frame time it neither heard nor played
-       (a sine did not play them; a cable lost what reached it then and what it would have
-       played then), and each span of them (span k at [k % TD_LOOP_RING], `spans` so far). */
+    /* Its own cycles the server never ran: frames of frame time it did not play (a sine) or
+       neither heard nor played (a cable: what was in its line then comes out that much later
+       by frame time), and each span of them (span k at [k % TD_LOOP_RING], `spans` so far). */
     long skipped_frames;
     jack_nframes_t skipped_from[TD_LOOP_RING], skipped_to[TD_LOOP_RING];
     long spans;
@@ -59,17 +58,7 @@ static void note_clock(struct td_jack_loop *l) {
     __atomic_store_n(&l->clock_seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/* JACK's thread: a delay line per channel (or the frame-time cosine), no allocation.
-
-   The line runs on JACK's frame time, as a card's converters run on its crystal: a sample
-   heard at frame time t comes out at t + delay, or not at all (a cycle it was not run for
-   at t + delay). A cycle the server skipped is lost both ways, never carried late (a cycle
-   run so late that it reads the next cycle's frame time is taken for a skip, and plays
-   that cycle's line a period early, once: the tests take such a take again). The line
-   used to count the frames it processed, so a skipped cycle moved everything in the line a
-   period late by frame time: on PipeWire at 64-frame periods, with the cable not run for 152
-   spans of one take, CI read a click 64 frames late and took the cable's doing for the
-   recorder's. */
+/* JACK's thread: a delay line per channel (or the frame-time cosine), no allocation. */
 static int loop_process(jack_nframes_t frames, void *arg) {
     struct td_jack_loop *l = arg;
     note_clock(l);
@@ -84,13 +73,6 @@ static int loop_process(jack_nframes_t frames, void *arg) {
         l->skipped_to[k % TD_LOOP_RING] = start;
         __atomic_store_n(&l->spans, k + 1, __ATOMIC_RELEASE);
         __atomic_add_fetch(&l->skipped_frames, (long)ahead, __ATOMIC_RELAXED);
-    }
-    if (l->started && ahead > 0 && l->sine_hz <= 0) {
-        /* What it would have heard then is lost: its slots hold silence, not what was there
-           a line's length ago. */
-        uint32_t lost = (uint32_t)ahead > l->line_mask ? l->line_mask + 1 : (uint32_t)ahead;
-        for (int c = 0; c < l->channels; c++)
-            for (uint32_t i = 0; i < lost; i++) l->line[c][(l->next_start + i) & l->line_mask] = 0;
     }
     l->started = 1;
     l->next_start = start + frames;
@@ -110,11 +92,14 @@ static int loop_process(jack_nframes_t frames, void *arg) {
         const float *in = jack_port_get_buffer(l->inputs[c], frames);
         float *out = jack_port_get_buffer(l->outputs[c], frames);
         for (jack_nframes_t i = 0; i < frames; i++) {
-            uint32_t t = start + i; /* wraps with the frame time, as the mask does */
-            l->line[c][t & l->line_mask] = in[i];
-            out[i] = l->line[c][(t - (uint32_t)l->delay) & l->line_mask];
+            long at = (l->position + (long)i) % l->line_size;
+            l->line[c][at] = in[i];
+            long from = (l->position + (long)i - l->delay) % l->line_size;
+            if (from < 0) from += l->line_size;
+            out[i] = l->position + (long)i >= l->delay ? l->line[c][from] : 0;
         }
     }
+    l->position += frames;
     return 0;
 }
 
@@ -169,10 +154,7 @@ td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frame
     l->delay = delay_frames;
     l->report = reports;
     l->sine_hz = sine_hz;
-    /* Room for the delay and the largest period (8192) twice over, as a power of two. */
-    uint32_t size = 1;
-    while (size < (uint32_t)delay_frames + 16384) size <<= 1;
-    l->line_mask = size - 1;
+    l->line_size = delay_frames + 16384;
     jack_status_t status;
     l->client = jack_client_open(name, JackNoStartServer | JackUseExactName, &status);
     if (!l->client) {
@@ -185,7 +167,7 @@ td_jack_loop *td_jack_loop_open(const char *name, int channels, long delay_frame
         l->inputs[c] = jack_port_register(l->client, port, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput | JackPortIsTerminal, 0);
         snprintf(port, sizeof port, "out_%d", c + 1);
         l->outputs[c] = jack_port_register(l->client, port, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput | JackPortIsTerminal, 0);
-        l->line[c] = calloc((size_t)size, sizeof(float));
+        l->line[c] = calloc((size_t)l->line_size, sizeof(float));
         if (!l->inputs[c] || !l->outputs[c] || !l->line[c]) {
             td_jack_loop_close(l);
             return NULL;

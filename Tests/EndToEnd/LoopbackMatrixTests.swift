@@ -18,7 +18,7 @@ import TapedeckIO
 /// beside a loss it reported, is not there to judge; every other click must be on its frame,
 /// every take must have one, and most of all the clicks must be there (a busy machine at 64
 /// frames loses some). A take with a click off is taken again only when the server reported
-/// an xrun during it or the cable read JACK's clock out of turn (see ``judgeCell``).
+/// an xrun or skipped the cable during it (see ``judgeCell``).
 final class LoopbackMatrixTests: XCTestCase {
     static let rate = 48000
     /// Clicks on the timeline (irregular, so no two line up at a wrong lag), from 1.2 s on:
@@ -44,13 +44,10 @@ final class LoopbackMatrixTests: XCTestCase {
     /// 448 frames late, and near an xrun the server reported a click came back one period
     /// late. Since a catch-up burst's clock is no longer taken for lost frames
     /// (JACKClockGaps) it passed 7 of 7 runs, 2 on a busy machine, and is part of `make test`.
-    /// CI then failed it once, three takes of one cell each with a click a period late, the
-    /// cable not run for 91 to 239 spans and no xrun from the server. Two causes in the test
-    /// itself, both mended: the cable carried what was in its line late after a cycle it was
-    /// not run (it runs on JACK's frame time now), and the judge held clicks Tapedeck played
-    /// beside a loss it reported to their frames (late by design there: see
-    /// ``clickOffsets(session:pass:period:)``). Which of the two moved CI's clicks is not
-    /// known; its takes are gone.
+    /// CI then failed it once, three takes of one cell (64 frames, screen r) each with a
+    /// click a period late, the cable not run for 91 to 239 spans and no xrun from the
+    /// server. The judge held clicks Tapedeck played beside a loss it reported to their
+    /// frames; such a click is late by design (see ``clickOffsets(session:pass:period:)``).
     func testEveryKindOfTakeLandsOnItsFrameOnPipeWiresJACK() throws {
         try matrix(.pipewire)
     }
@@ -207,22 +204,23 @@ final class LoopbackMatrixTests: XCTestCase {
     /// Takes a cell (`take` records attempt k's session and returns its path) until it can be
     /// judged, and judges it: every click in the take on its frame.
     ///
-    /// A click off its frame in a take during which the server reported no xrun, and the
-    /// cable read JACK's clock in turn, is a failure at once. Taken again, up to three takes in
-    /// all: a take with no click to judge (an xrun at 64 frames on a busy machine lost them, or
-    /// the pass), and a take with a click off in which the server reported an xrun or the
-    /// cable read JACK's clock out of turn (a span it counts as not run). The cable is a JACK
-    /// client in a feedback loop, not a card, keeping its line by frame time: a cycle the
-    /// server skips is lost to it, never carried late, but a cycle run late reads the next
-    /// cycle's frame time (JACK2 switches it each period, with an xrun; PipeWire runs a slow
-    /// client on into the next cycle), and the cable then plays that cycle's line a period off
-    /// once. Under a load of 8 on two cores one cell in 30 had one click of 8 a period late
-    /// (64 frames at 64-frame periods, 256 at 256; the cable then counted its own frames), the
-    /// clicks before and after it on their frames: not a model that is off, which would move
-    /// every click. What Tapedeck does with frames around an xrun is held to the sample
-    /// elsewhere (`JACKTakeUnderLoadTests`, `ServerStallTests`: a source by JACK's frame time,
-    /// no loop). A model that is wrong misplaces clicks in every take, xrun or not, and fails
-    /// here.
+    /// A click off its frame in a take during which the server reported no xrun and ran the
+    /// cable every cycle is a failure at once. Taken again, up to three takes in all: a take
+    /// with no click to judge (an xrun at 64 frames on a busy machine lost them, or the pass),
+    /// and a take with a click off in which the server reported an xrun or did not run the
+    /// cable for some cycles (PipeWire skips a client without reporting an xrun). The cable is
+    /// a JACK client in a feedback loop, not a card: it counts the frames it processes, so a
+    /// cycle it was not run for carries what was in its line a period late, and when one of
+    /// the two clients runs late (an xrun), the other can be handed the late one's previous
+    /// buffer. Under a load of 8 on two cores one cell in 30 had one click of 8 a period late
+    /// (64 frames at 64-frame periods, 256 at 256), the clicks before and after it on their
+    /// frames: not a model that is off, which would move every click. What Tapedeck does with
+    /// frames around an xrun is held to the sample elsewhere (`JACKTakeUnderLoadTests`,
+    /// `ServerStallTests`: a source by JACK's frame time, no loop). A model that is wrong
+    /// misplaces clicks in every take, xrun or not, and fails here. (A cable that kept its
+    /// line by JACK's frame time instead was tried and taken out: on jackd2 it put clicks of
+    /// `bench jack`'s alignment row 64 to 256 frames off in 2 runs of 6, probably as a late
+    /// cycle reads the next cycle's frame time; the counting cable was 0 off in 4 of 4.)
     private func judgeCell(_ cell: String, server: LoopbackServer, loop: String, pass: Int?, period: Int64, failures: inout [String],
                            retried: inout [String], take: (Int) throws -> String) -> (found: Int, expected: Int) {
         for attempt in 0..<3 {
@@ -237,9 +235,8 @@ final class LoopbackMatrixTests: XCTestCase {
                 usleep(50_000)  // the loop prints the server's xruns every 10 ms
                 let after = server.report(loop)
                 let xruns = after.xruns - before.xruns
-                // Cycles the loop read JACK's clock out of turn for (not run, or run late): it
-                // lost what fell in them. Said, so a click missing tells the cable's doing from
-                // Tapedeck's.
+                // Cycles the server did not run the loop for: what was in its line then came out
+                // that much later. Said, so a click off tells the cable's doing from Tapedeck's.
                 let unrun = after.skippedSpans.dropFirst(before.skippedSpans.count)
                 let said = "(\(judged.expected) in the take \(judged.take); \(xruns) xruns on the server meanwhile; "
                     + "the loop not run for \(unrun.count) spans, \(unrun.map { $0.upperBound - $0.lowerBound }.reduce(0, +)) frames)"
@@ -378,9 +375,10 @@ final class LoopbackMatrixTests: XCTestCase {
     /// was lost or only read early, JACKClockGaps holds the playhead where it was, so if
     /// frames were lost, what it plays meanwhile is late by them (a performer hears that as
     /// part of the dropout). By hand, on PipeWire at 64-frame periods with the cable stopped
-    /// 3 ms every 30 ms (6 takes, 4 with audio): 4 clicks in such a reach came back 128 or
-    /// 192 frames late, the amounts the trace (TAPEDECK_JACK_TRACE) shows held for two or
-    /// three cycles before each loss was told; all 24 clicks clear of one were on their frames.
+    /// 3 ms every 30 ms (11 takes, 8 with audio): 8 clicks came back 64 to 192 frames late,
+    /// every one beside a loss the take reported, the amounts the trace (TAPEDECK_JACK_TRACE)
+    /// shows held for two or three cycles before each loss was told; all 39 clicks clear of
+    /// one were on their frames.
     /// (A buffer the graph hands on again from a cycle it skipped would look the same; the
     /// two were not told apart.) What Tapedeck records beside a loss is held to the sample by
     /// a source on JACK's clock (`ServerStallTests`, `JACKCountInTests`, and the same stops of

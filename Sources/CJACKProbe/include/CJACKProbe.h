@@ -47,9 +47,8 @@ const uint32_t *td_jack_probe_midi_messages(td_jack_probe *probe);
 void td_jack_probe_close(td_jack_probe *probe);
 
 /* A loopback cable: whatever reaches NAME:in_K comes back out of NAME:out_K `delay_frames`
-   later by JACK's frame time, or not at all when the server skipped it then (never late).
-   It stands for a sound card with a cable from its output to its input, as JACK's latency
-   API describes one: its ports are terminal, and
+   later (counted in the frames it processes). It stands for a sound card with a cable from
+   its output to its input, as JACK's latency API describes one: its ports are terminal, and
    it reports on its inputs' playback side the latency it knows — the graph's own period (a
    loop through another client always costs one cycle, whichever runs first, as a card's
    buffering costs periods) and, when `reports`, `delay_frames` too (a driver that knows its
@@ -68,8 +67,8 @@ int td_jack_loop_xruns(td_jack_loop *loop);
    (the server notifies after it finds one). 0, or -1 when no longer kept (the last 1024 are). */
 int td_jack_loop_xrun_frame(td_jack_loop *loop, int index, uint32_t *frame);
 /* The frames of JACK's frame time in cycles the server did not run it for, since it opened:
-   a sine played nothing there; a cable neither heard nor played them (lost both ways; what
-   was in its line already still comes out on its frame). */
+   a sine played nothing there; a cable neither heard nor played them (what was in its line
+   then comes out that much later by frame time). */
 long td_jack_loop_skipped_frames(td_jack_loop *loop);
 /* How many spans of frame time it was not run for so far, and span `index`'s frames
    [from, to) of JACK's frame time (0, or -1 when no longer kept: the last 1024 are). */
