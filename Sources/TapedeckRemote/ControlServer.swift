@@ -113,14 +113,20 @@ public final class ControlServer {
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RemoteError("cannot make the control socket: \(String(cString: strerror(errno)))") }
-        guard let bound = UnixSocketAddress.with(path, { bind(fd, $0, $1) }) else {
+        // The folder is 0700 already; the socket itself is 0600 as well. bind makes it with
+        // 0777 less the umask, so it is bound under a name no client looks for (no longer than
+        // the real one), made 0600, and only then renamed into place: nothing ever finds it
+        // with the mode bind gave it (CI once read 0755 between the bind and the chmod).
+        let binding = folder + "/\(getpid()).tmp"
+        unlink(binding)
+        guard let bound = UnixSocketAddress.with(binding, { bind(fd, $0, $1) }) else {
             Glibc.close(fd)
             throw RemoteError("the control socket's path is too long: \(path)")
         }
-        // The folder is 0700 already; the socket itself is 0600 as well.
-        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, Self.listenBacklog) == 0 else {
+        guard bound == 0, chmod(binding, 0o600) == 0, rename(binding, path) == 0, listen(fd, Self.listenBacklog) == 0 else {
             let why = String(cString: strerror(errno))
             Glibc.close(fd)
+            unlink(binding)
             unlink(path)
             throw RemoteError("cannot listen on \(path): \(why)")
         }
