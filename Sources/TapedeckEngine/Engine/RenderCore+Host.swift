@@ -64,6 +64,8 @@ extension RenderCore: HostClockClient {
             host.frame = hostFollow.expectedFrame
         }
         let jumped = !first && host.frame != hostFollow.expectedFrame
+        // Where a standing transport stood last cycle: a start seen a cycle late is a roll from there.
+        let stoodAt = hostFollow.expectedFrame
         hostFollow.seen = true
         hostFollow.state = host.state
         hostFollow.expectedFrame = host.state == .rolling ? host.frame + Int64(n) : host.frame
@@ -98,13 +100,20 @@ extension RenderCore: HostClockClient {
                 hostFollow.resumes = false
                 // A stop and a start in one JACK cycle leave only the start: the stop is done with.
                 asked.stop.store(false, ordering: .releasing)
-                if moves { jumpForHost(to: host.frame) }
+                // JACK2 changes the state as soon as the server's cycle ends, and its frame only at
+                // the next cycle's start. A cycle that reads the transport before that end sees it
+                // starting, then the next one sees it rolling a period on: it rolled from where it
+                // stood, and following it there is part of the start, not a move.
+                let seenLate = !first && was != .rolling && position == stoodAt
+                    && host.frame > stoodAt && host.frame - stoodAt <= Int64(2 * n)
+                if moves { jumpForHost(to: host.frame, quiet: seenLate) }
                 // Started by another program: it decides when to stop, not the end of Tapedeck's material.
                 if !own && !resumes { endFrame = .max }
                 if state != .rolling {
                     state = .rolling
                     shared.log.append(deviceFrame: deviceFrame, timelineFrame: position, speed: speedFactor)
-                    if !resumes { shared.events.push(EngineEvent(kind: .hostStarted, frame: position, frames: 0, external: !own)) }
+                    let from = seenLate ? stoodAt : position
+                    if !resumes { shared.events.push(EngineEvent(kind: .hostStarted, frame: from, frames: 0, external: !own)) }
                 }
             } else if moves {
                 // Moved while rolling, with no slow-sync client to hold it: follow at once.
