@@ -9,8 +9,12 @@ import TapedeckDSP
 /// - `play`: the screen starts from its playhead; headless hosts follow play and only report.
 /// - `stop`: the screen stops; headless hosts end their command (the takes kept).
 /// - `record`: the screen toggles a pass; `record` ends its take as stop does; `play` refuses.
-/// - `rewind`, `locate`, `loop`, `speed`: refused while a take runs (a take is never torn in
-///   two), and by a listening `record --retro`.
+///   `record on` only starts a pass and `record off` only ends one (the screen rolls on).
+/// - `rewind`, `back`, `forward`, `locate`, `loop`, `speed`: refused while a take runs (a
+///   take is never torn in two), and by a listening `record --retro`.
+///
+/// MIDI machine control and a surface's transport buttons come here too, read into these
+/// commands (``RemoteCommand/init(_:sampleRate:)``), so they obey the same rules.
 /// - `cmd …` (a handed-over edit or read, typed): the screen runs it; headless hosts refuse it.
 public enum ControlAnswer {
     /// Carries out `command` on `host` and answers it; `peer` names who asked (the screen
@@ -27,7 +31,7 @@ public enum ControlAnswer {
         /// speed (as its keys may) but never moves the playhead, and headless `record` takes none.
         func barred() -> RemoteReply? {
             if role == .listen { return .error(listening) }
-            let moves: Bool = switch command { case .rewind, .locate: true; default: false }
+            let moves: Bool = switch command { case .rewind, .locate, .bars: true; default: false }
             guard taking && (moves || role == .record) else { return nil }
             return .error("recording: \(command.line) is refused while a take runs (a take is never torn in two); stop first")
         }
@@ -75,6 +79,40 @@ public enum ControlAnswer {
                 guard host.controlState().snapshot.state.isRecordingPass else { return .error(why ?? "recording did not start") }
                 return .ok("recording")
             }
+        case .recordOn:
+            switch role {
+            case .listen: return .error(listening)
+            case .play: return .error("'tapedeck play' does not record: use 'tapedeck record' or the screen")
+            case .record: return .ok("already recording")
+            case .screen:
+                if taking { return .ok("already recording") }
+                let why = host.controlRecord()
+                guard host.controlState().snapshot.state.isRecordingPass else { return .error(why ?? "recording did not start") }
+                return .ok("recording")
+            }
+        case .recordOff:
+            switch role {
+            case .listen: return .error(listening)
+            case .play: return .ok("not recording")
+            case .record:
+                host.controlStop()
+                return .ok("stopping: the takes are being finished")
+            case .screen:
+                guard taking else { return .ok("not recording") }
+                host.controlEndPass()
+                // Playback rolls on from there as play would (to the end of the material).
+                return .ok("recording stopped")
+            }
+        case .bars(let count):
+            if let refusal = barred() { return refusal }
+            let now = state.snapshot.positionFrame
+            let bar = state.session.tempoMap.framesPerBar(atFrame: now)
+            let moved = Double(now) + Double(count) * (bar.isFinite ? bar : 0)
+            let frame = Int64(min(max(moved.rounded(), 0), Double(SessionLimits.maximumTimelineFrames)))
+            host.controlLocate(frame)
+            return .ok("moved to \(place(frame))")
+        case .loopToggle:
+            return answer(.loop(!state.loopEnabled), host: host, from: peer)
         case .rewind:
             if let refusal = barred() { return refusal }
             host.controlLocate(0)

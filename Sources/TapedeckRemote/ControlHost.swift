@@ -72,6 +72,8 @@ public protocol ControlHost: AnyObject {
     /// Starts recording the armed tracks, or stops the pass running (asked only of the
     /// screen); why a pass did not start in the host's own words, if it said one.
     func controlRecord() -> String?
+    /// Ends the pass running and rolls on (asked only of the screen, only while it records).
+    func controlEndPass()
     /// Moves the playhead (never asked while a take runs).
     func controlLocate(_ frame: Int64)
     /// Loops over ``ControlState/loopRange`` or stops looping (asked only when there is one).

@@ -5,10 +5,14 @@ import TapedeckDSP
 /// One line of the control protocol: what a remote asks a running Tapedeck to do.
 ///
 /// ```
-/// play | stop | record | rewind | locate TIME | loop on|off | speed R | status
+/// play | stop | record [on|off|toggle] | rewind | back [N] | forward [N] | locate TIME
+///   | loop on|off|toggle | speed R | status
 /// ```
-/// `record` toggles (starts recording the armed tracks, or stops a recording); `TIME` is any
-/// time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read against the
+/// `record` toggles (starts recording the armed tracks, or stops a recording); `record on`
+/// only starts one and `record off` only ends one, rolling on (MIDI machine control's record
+/// strobe and exit, which must not toggle: a second strobe is not a stop); `back` and
+/// `forward` move N bars, one by default (a surface's rewind and fast-forward buttons);
+/// `TIME` is any time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read against the
 /// running session's tempo; `R` is a speed as `--speed` takes it (`0.75`, `3/4`, `75%`).
 ///
 /// `cmd {"command":"track","value":{…},"cwd":"/home/me","label":"track 1 --gain -6"}` is a
@@ -19,17 +23,27 @@ import TapedeckDSP
 public enum RemoteCommand: Equatable, Sendable {
     case play
     case stop
+    /// Starts a pass on the armed tracks, or ends the one running.
     case record
+    /// Starts a pass when none runs (one running is left alone).
+    case recordOn
+    /// Ends the pass running; the transport rolls on where it can (a headless `record` ends).
+    case recordOff
     case rewind
+    /// Moves the playhead by `bars` bars (negative: back) of the session's tempo map there.
+    case bars(Int)
     case locate(String)
     case loop(Bool)
+    /// Loops if it does not, stops looping if it does.
+    case loopToggle
     case speed(Double)
     case status
     /// A command the asker parsed (its paths absolute), for the session's owner to run.
     case typed(TypedCommand)
 
     /// The words the protocol knows, for messages and `tapedeck help ctl`.
-    public static let words = ["play", "stop", "record", "rewind", "locate TIME", "loop on|off", "speed R", "status"]
+    public static let words = ["play", "stop", "record [on|off|toggle]", "rewind", "back [N]", "forward [N]", "locate TIME",
+                               "loop on|off|toggle", "speed R", "status"]
 
     /// Reads one line (its words separated by spaces); why not, in one line.
     public static func parse(_ line: String) -> Result<RemoteCommand, RemoteError> {
@@ -44,8 +58,21 @@ public enum RemoteCommand: Equatable, Sendable {
         switch verb {
         case "play": return none(.play)
         case "stop": return none(.stop)
-        case "record": return none(.record)
+        case "record":
+            switch rest.map({ $0.lowercased() }) {
+            case [], ["toggle"]: return .success(.record)
+            case ["on"]: return .success(.recordOn)
+            case ["off"]: return .success(.recordOff)
+            default: return .failure(RemoteError("record takes nothing, on, off or toggle"))
+            }
         case "rewind": return none(.rewind)
+        case "back", "forward":
+            let sign = verb == "back" ? -1 : 1
+            if rest.isEmpty { return .success(.bars(sign)) }
+            guard rest.count == 1, let n = Int(rest[0]), (1...9999).contains(n) else {
+                return .failure(RemoteError("\(verb) takes a number of bars from 1 to 9999 (or nothing: one bar)"))
+            }
+            return .success(.bars(sign * n))
         case "status": return none(.status)
         case "cmd":
             let json = line.drop { $0 == " " || $0 == "\t" }.dropFirst(3)
@@ -57,7 +84,8 @@ public enum RemoteCommand: Equatable, Sendable {
             switch rest.map({ $0.lowercased() }) {
             case ["on"]: return .success(.loop(true))
             case ["off"]: return .success(.loop(false))
-            default: return .failure(RemoteError("loop takes on or off"))
+            case ["toggle"]: return .success(.loopToggle)
+            default: return .failure(RemoteError("loop takes on, off or toggle"))
             }
         case "speed":
             guard rest.count == 1, let speed = TimePitchSettings.parseSpeed(rest[0]) else {
@@ -66,8 +94,27 @@ public enum RemoteCommand: Equatable, Sendable {
             if let problem = TimePitchSettings.speedProblem(speed) { return .failure(RemoteError(problem)) }
             return .success(.speed(speed))
         default:
-            let known = ["play", "stop", "record", "rewind", "locate", "loop", "speed", "status"]
+            let known = ["play", "stop", "record", "rewind", "back", "forward", "locate", "loop", "speed", "status"]
             return .failure(RemoteError("unknown command '\(verb.terminalSafe)'\(NameMatch.suggestion(verb, in: known)); known: \(RemoteCommand.words.joined(separator: ", "))"))
+        }
+    }
+
+    /// What a MIDI transport request (machine control, a surface's buttons) asks, in this one
+    /// vocabulary, so it is carried out, checked and refused as `tapedeck ctl` would be. MMC's
+    /// locate is in microseconds; `sampleRate` turns it into the frame it names.
+    public init(_ machine: MachineCommand, sampleRate: Int) {
+        switch machine {
+        case .play: self = .play
+        case .stop, .pause: self = .stop
+        case .recordStrobe: self = .recordOn
+        case .recordExit: self = .recordOff
+        case .rewind: self = .bars(-1)
+        case .fastForward: self = .bars(1)
+        case .toggleLoop: self = .loopToggle
+        case .locate(let microseconds):
+            let frame = Double(microseconds) * Double(max(sampleRate, 1)) / 1_000_000
+            let clamped = Int64(min(max(frame, 0), Double(SessionLimits.maximumTimelineFrames)))
+            self = .locate("\(clamped)f")
         }
     }
 
@@ -77,10 +124,14 @@ public enum RemoteCommand: Equatable, Sendable {
         case .play: "play"
         case .stop: "stop"
         case .record: "record"
+        case .recordOn: "record on"
+        case .recordOff: "record off"
         case .rewind: "rewind"
+        case .bars(let n): (n < 0 ? "back" : "forward") + (abs(n) == 1 ? "" : " \(abs(n))")
         case .status: "status"
         case .locate(let time): "locate \(time)"
         case .loop(let on): "loop \(on ? "on" : "off")"
+        case .loopToggle: "loop toggle"
         case .speed(let r): "speed \(r)"
         case .typed(let command): "cmd " + command.json
         }

@@ -71,8 +71,6 @@ public struct MIDIChanges: Sendable, Equatable {
     public var learned: MIDIBinding?
     /// Bound controllers that moved: the binding (as the session holds it) and the value.
     public var moves: [(binding: MIDIBinding, value: Int)] = []
-    /// The loop switched on or off from MIDI.
-    public var loopEnabled: Bool?
     /// Automation written by hand (a controller, a key, a remote command) that finished:
     /// each replaces its lane's points over its stretch.
     public var automationWrites: [AutomationWrite] = []
@@ -81,10 +79,10 @@ public struct MIDIChanges: Sendable, Equatable {
     public init() {}
 
     /// Whether there is nothing to follow.
-    public var isEmpty: Bool { learned == nil && moves.isEmpty && loopEnabled == nil && automationWrites.isEmpty }
+    public var isEmpty: Bool { learned == nil && moves.isEmpty && automationWrites.isEmpty }
 
     public static func == (a: MIDIChanges, b: MIDIChanges) -> Bool {
-        a.learned == b.learned && a.loopEnabled == b.loopEnabled && a.automationWrites == b.automationWrites
+        a.learned == b.learned && a.automationWrites == b.automationWrites
             && a.moves.count == b.moves.count && zip(a.moves, b.moves).allSatisfy { $0.binding == $1.binding && $0.value == $1.value }
     }
 }
@@ -100,6 +98,10 @@ final class TransportMIDI {
     /// The binding waiting for a controller (MIDI learn).
     var learning: MIDIBinding?
     var changes = MIDIChanges()
+    /// Transport requests from MIDI (machine control, a surface's buttons) waiting for the
+    /// front-end, oldest first; at most ``machineLimit`` (a host that never asks keeps the last).
+    var machine: [MachineRequest] = []
+    static let machineLimit = 256
     var saidDropped: Int64 = 0
     /// Why the default input (every ALSA hardware port) is off, when it is.
     var unavailable: String?
@@ -210,10 +212,20 @@ extension Transport {
         return midi.changes
     }
 
-    /// Acts on transport commands from MIDI, takes what the audio thread learnt and moved.
-    /// Called from every snapshot.
+    /// Transport requests from MIDI since the last call (MMC, a surface's transport buttons),
+    /// in order. The front-end carries them out as its control socket's commands (the
+    /// `RemoteCommand` each reads into), so they obey the same rules: the transport does not
+    /// act on them itself. Control thread.
+    public func collectMachineRequests() -> [MachineRequest] {
+        defer { midi.machine = [] }
+        return midi.machine
+    }
+
+    /// Keeps transport requests from MIDI for the front-end, takes what the audio thread
+    /// learnt and moved. Called from every snapshot.
     func pollMIDI() {
-        for request in engine.drainMachineCommands() { perform(request.command) }
+        midi.machine += engine.drainMachineCommands()
+        if midi.machine.count > TransportMIDI.machineLimit { midi.machine.removeFirst(midi.machine.count - TransportMIDI.machineLimit) }
         if let target = midi.learning, let learnt = engine.learnedController() {
             var binding = target
             binding.controller = learnt.controller
@@ -236,32 +248,6 @@ extension Transport {
         if dropped > midi.saidDropped {
             notices.append("\(dropped - midi.saidDropped) MIDI message\(dropped - midi.saidDropped == 1 ? "" : "s") lost (more than a period holds, or nothing draining the input)")
             midi.saidDropped = dropped
-        }
-    }
-
-    /// One transport command from MIDI, as the matching key would do it.
-    func perform(_ command: MachineCommand) {
-        let now = status
-        switch command {
-        case .play:
-            if now.transport == .stopped { play(from: now.positionFrame) }
-        case .stop, .pause:
-            stop()
-        case .recordStrobe:
-            guard pass == nil else { return }
-            do { try record(RecordRequest(fromFrame: now.positionFrame)) } catch { errors.append("MIDI record: \(error)") }
-        case .recordExit:
-            stopRecording()
-        case .rewind, .fastForward:
-            let bar = Int64(session.tempoMap.framesPerBar(atFrame: now.positionFrame).rounded())
-            locate(to: now.positionFrame + (command == .rewind ? -bar : bar))
-        case .toggleLoop:
-            guard let range = loop else { errors.append("MIDI cycle: no loop range set"); return }
-            setLoop(range, enabled: !loopEnabled)
-            midi.changes.loopEnabled = loopEnabled
-        case .locate(let microseconds):
-            let frame = Double(microseconds) * Double(session.sampleRate) / 1_000_000
-            locate(to: Int64(min(max(frame, 0), Double(SessionLimits.maximumTimelineFrames))))
         }
     }
 }

@@ -143,8 +143,5 @@ extension ScreenModel {
             edit("write automation \(names)") { $0.apply(writes) }
             say("automation written: \(names)")
         }
-        if let on = changes.loopEnabled, on != session.loopEnabled {
-            edit("loop") { $0.loopEnabled = on }
-        }
     }
 }

@@ -23,6 +23,16 @@ extension ScreenModel: ControlHost {
         return reply
     }
 
+    /// MIDI machine control and a surface's transport buttons, read into the control
+    /// socket's commands and answered as `tapedeck ctl`'s are: the same rules (a take is never
+    /// torn in two, a record strobe during a take is not a stop), the keys' verbs, and the
+    /// message line naming the port that asked. UI thread.
+    func followMachineControl() {
+        for request in link.collectMachineRequests() {
+            _ = handleRemote(RemoteCommand(request.command, sampleRate: session.sampleRate), from: "MIDI (\(request.port))")
+        }
+    }
+
     // MARK: ControlHost: the screen's verbs, as its keys do them. UI thread.
 
     public var controlRole: ControlRole { .screen }
@@ -48,6 +58,11 @@ extension ScreenModel: ControlHost {
     public func controlRecord() -> String? {
         record(refusingBus: false)
         return message?.isError == true ? message?.text : nil
+    }
+
+    public func controlEndPass() {
+        link.stopRecording()
+        readLink()
     }
 
     public func controlLocate(_ frame: Int64) { locate(frame) }

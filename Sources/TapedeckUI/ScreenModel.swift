@@ -161,6 +161,7 @@ public final class ScreenModel {
     public func tick(nowSeconds: Double) {
         if let m = message, !m.isError, nowSeconds - messageShownAtSeconds > ScreenModel.messageSeconds { message = nil }
         readLink()
+        followMachineControl()
         serviceJobs()
         updateMeters(nowSeconds: nowSeconds)
         if snapshot.state != .stopped { follow(snapshot.positionFrame) }

@@ -1,5 +1,6 @@
 import TapedeckCore
 import TapedeckDSP
+import TapedeckEngine
 import TapedeckTransport
 
 /// The screen's handle on the transport: the only way the UI drives audio.
@@ -57,9 +58,14 @@ public protocol TransportLink: AnyObject {
     /// MIDI learn: binds the next controller moved to what `target` names (nil cancels).
     /// The binding comes back through ``collectMIDIChanges()``. UI thread.
     func learnController(for target: MIDIBinding?)
-    /// What MIDI changed since the last call (a binding learnt, bound controllers moved, the
-    /// loop switched by a surface), for the screen's session. UI thread.
+    /// What MIDI changed since the last call (a binding learnt, bound controllers moved,
+    /// automation written by hand), for the screen's session. UI thread.
     func collectMIDIChanges() -> MIDIChanges
+    /// Transport requests from MIDI since the last call (machine control, a surface's
+    /// buttons), which the screen carries out as its control socket's commands. UI thread.
+    func collectMachineRequests() -> [MachineRequest]
+    /// Ends the pass running; playback rolls on. UI thread.
+    func stopRecording()
     /// The automation lanes being written by hand right now (touch, latch, write), each as it
     /// stands: the screen draws them while the pass runs. UI thread.
     func automationBeingWritten() -> [AutomationWrite]
@@ -83,6 +89,10 @@ extension TransportLink {
     public func learnController(for target: MIDIBinding?) {}
     /// No MIDI: nothing changes.
     public func collectMIDIChanges() -> MIDIChanges { MIDIChanges() }
+    /// No MIDI: nothing asked.
+    public func collectMachineRequests() -> [MachineRequest] { [] }
+    /// A link that cannot record for real has no pass to end but stops as asked.
+    public func stopRecording() { stop() }
     /// Nothing written by hand.
     public func automationBeingWritten() -> [AutomationWrite] { [] }
     /// Nothing recorded.

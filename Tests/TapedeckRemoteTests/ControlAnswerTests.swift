@@ -54,6 +54,11 @@ final class ControlAnswerTests: XCTestCase {
             return refusal
         }
 
+        func controlEndPass() {
+            calls.append("end pass")
+            state = .playing
+        }
+
         func controlLocate(_ frame: Int64) {
             calls.append("locate \(frame)")
             positionFrame = frame

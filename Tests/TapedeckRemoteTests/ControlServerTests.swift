@@ -15,13 +15,14 @@ final class ControlServerTests: XCTestCase {
     }
 
     func testEveryCommandReadsBackAsItsOwnLine() {
-        let all: [RemoteCommand] = [.play, .stop, .record, .rewind, .status, .locate("4.1.1"), .loop(true), .loop(false), .speed(0.75)]
+        let all: [RemoteCommand] = [.play, .stop, .record, .recordOn, .recordOff, .rewind, .bars(-1), .bars(3), .status, .locate("4.1.1"),
+                                    .loop(true), .loop(false), .loopToggle, .speed(0.75)]
         for c in all { XCTAssertEqual(try RemoteCommand.parse(c.line).get(), c, c.line) }
         XCTAssertEqual(try RemoteCommand.parse("  PLAY ").get(), .play, "words are read in any case, spaces around")
         XCTAssertEqual(try RemoteCommand.parse("speed 3/4").get(), .speed(0.75))
         XCTAssertEqual(try RemoteCommand.parse("speed 150%").get(), .speed(1.5))
         for (line, why) in [("", "an empty command"), ("speed 0", "speed 0 would never finish"), ("speed -1", "negative"),
-                            ("speed 64", "above the fastest"), ("loop", "loop takes on or off"), ("locate", "locate needs one time"),
+                            ("speed 64", "above the fastest"), ("loop", "loop takes on, off or toggle"), ("locate", "locate needs one time"),
                             ("locate 1 2", "locate needs one time"), ("play now", "'play' takes nothing after it"),
                             ("recrod", "did you mean 'record'?"), ("\u{1B}[2J", "unknown command '\\u001B[2j'")] {
             guard case .failure(let e) = RemoteCommand.parse(line) else { XCTFail("'\(line)' was accepted"); continue }
@@ -62,7 +63,7 @@ final class ControlServerTests: XCTestCase {
         }
         XCTAssertEqual(heard, [.play, .locate("4.1.1"), .status])
         XCTAssertEqual(replies.split(separator: "\n").map(String.init),
-                       ["ok: done", "ok: done", "error: unknown command 'bogus'; known: play, stop, record, rewind, locate TIME, loop on|off, speed R, status",
+                       ["ok: done", "ok: done", "error: unknown command 'bogus'; known: play, stop, record [on|off|toggle], rewind, back [N], forward [N], locate TIME, loop on|off|toggle, speed R, status",
                         "{\"state\":\"playing\"}"])
         XCTAssertEqual(exchange(server, [0xFF, 0xFE, 10]), "error: the line is not UTF-8 text\n")
         let long = exchange(server, [UInt8](repeating: UInt8(ascii: "a"), count: 70_000))

@@ -35,7 +35,10 @@ final class TransportMIDITests: XCTestCase {
         bytes.withUnsafeBufferPointer { port.receive($0, atNanoseconds: MIDIInputPort.now()) }
     }
 
-    func testMMCPlayStartsTheTransportLocateMovesItAndStopStopsIt() throws {
+    /// MMC reaches the front-end as requests, in order, named by their port; the transport
+    /// does not act on them itself (the front-end answers them as `tapedeck ctl`'s commands:
+    /// MachineControlAnswerTests, ScreenMachineControlTests).
+    func testMMCReachesTheFrontEndInOrderAndTheTransportDoesNotActOnItAlone() throws {
         let dir = try TransportFixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (session, folder) = try self.session(dir, armed: false)
@@ -44,15 +47,20 @@ final class TransportMIDITests: XCTestCase {
         defer { t.close() }
         XCTAssertEqual(t.snapshot().state, .stopped)
         send(port, [0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7])
-        let playing = TransportFixture.waitFor(t, timeout: 5) { $0.state == .playing }
-        XCTAssertEqual(playing.state, .playing, "MMC play starts the transport")
         // LOCATE 00:00:10:00 at 25 fps.
         send(port, [0xF0, 0x7F, 0x7F, 0x06, 0x44, 0x06, 0x01, 0x20, 0x00, 0x0A, 0x00, 0x00, 0xF7])
-        let moved = TransportFixture.waitFor(t, timeout: 5) { $0.positionFrame >= 480_000 }
-        XCTAssertGreaterThanOrEqual(moved.positionFrame, 480_000)
-        XCTAssertLessThan(moved.positionFrame, 480_000 + 48_000, "located to 10 s and rolling on from there")
         send(port, [0xF0, 0x7F, 0x7F, 0x06, 0x01, 0xF7])
-        XCTAssertEqual(TransportFixture.waitFor(t, timeout: 5) { $0.state == .stopped }.state, .stopped, "MMC stop stops it")
+        var requests: [MachineRequest] = []
+        let deadline = Date().addingTimeInterval(5)
+        while requests.count < 3 && Date() < deadline {
+            _ = t.snapshot()
+            requests += t.collectMachineRequests()
+            usleep(10_000)
+        }
+        XCTAssertEqual(requests.map(\.command), [.play, .locate(microseconds: 10_000_000), .stop])
+        XCTAssertEqual(Set(requests.map(\.port)), ["mmc"])
+        XCTAssertEqual(t.snapshot().state, .stopped, "nothing rolled without the front-end")
+        XCTAssertEqual(t.collectMachineRequests(), [], "each request is handed over once")
     }
 
     func testMIDILearnBindsTheNextControllerAndItsMovesReachTheSession() throws {

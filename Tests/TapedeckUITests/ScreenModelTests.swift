@@ -3,6 +3,7 @@ import TapedeckCore
 import TapedeckDSP
 @testable import TapedeckUI
 import TapedeckTransport
+import TapedeckEngine
 
 /// A link that records what the screen asked of it.
 final class FakeLink: TransportLink {
@@ -71,6 +72,13 @@ final class FakeLink: TransportLink {
         defer { midiChanges = MIDIChanges() }
         return midiChanges
     }
+    /// Transport requests from MIDI the next ``collectMachineRequests()`` hands over.
+    var machine: [MachineRequest] = []
+    func collectMachineRequests() -> [MachineRequest] {
+        defer { machine = [] }
+        return machine
+    }
+    func stopRecording() { state = .playing; calls.append("stop recording") }
     /// The takes the fake records (their peaks filled by the test) and the lanes it writes.
     var live: [LiveTake] = []
     func liveTakes() -> [LiveTake] { live }

@@ -28,16 +28,21 @@ struct ControlCommand: Command {
           play            roll from the playhead
           stop            stop (a recording ends and its takes are kept)
           record          start recording the armed tracks, or stop a recording
+          record on       start recording unless a take runs (MMC's record strobe)
+          record off      end the take, rolling on (MMC's record exit)
           rewind          back to the start
+          back [N]        back N bars, one by default (a surface's rewind button)
+          forward [N]     on N bars, one by default (its fast-forward button)
           locate TIME     move the playhead (12.5, 1:30, 4.1.1, 3|2|480, 90000f)
-          loop on|off     loop over the session's loop range
+          loop on|off     loop over the session's loop range (toggle: switch it)
           speed R         playback speed (0.75, 3/4, 75%)
           status          one JSON line: state, position, speed, armed tracks, xruns, levels
 
         The screen does exactly what its keys do and says on its message line who asked; a
         headless `record` stops when told stop (or record) and refuses to move while it records;
         `play` follows every command but record. Prints the answer: ok, ok: what happened, or
-        the JSON; a refusal is printed on stderr and exits 1.
+        the JSON; a refusal is printed on stderr and exits 1. MIDI machine control and a
+        surface's transport buttons are read into these same commands and obey the same rules.
         """,
         examples: ["tapedeck ctl status", "tapedeck ctl --session song.tapedeck locate 9.1.1", "tapedeck ctl record"])
 

@@ -18,6 +18,8 @@ final class HeadlessRemote: ControlHost {
     /// The range `play --loop` loops over (else the session's loop range).
     var loopRange: FrameRange?
     private let server: ControlServerThread?
+    /// Whether news goes out as JSON lines (`--json`) or as text on stderr.
+    private let json: Bool
     /// A stop asked for remotely, for a loop that ends on it.
     private(set) var stopRequested = false
 
@@ -27,6 +29,7 @@ final class HeadlessRemote: ControlHost {
         self.role = role
         self.transport = transport
         self.sessionPath = sessionPath
+        self.json = json
         do { server = try ControlServerThread(session: sessionPath) } catch {
             server = nil
             let text = "remote control is off: \(error)"
@@ -38,11 +41,30 @@ final class HeadlessRemote: ControlHost {
 
     /// Waits `milliseconds` (instead of sleeping), carrying out what arrives meanwhile.
     func wait(milliseconds: Int) {
+        followMachineControl()
         guard let server else {
             usleep(useconds_t(milliseconds * 1000))
             return
         }
         server.wait(milliseconds: milliseconds) { command, _ in handle(command) }
+    }
+
+    /// MIDI machine control and a surface's transport buttons, read into the control
+    /// socket's commands and answered by the same rules (a `record` take is never moved; a
+    /// record strobe during it is not a stop). Nobody waits for the answer, so it is said: a
+    /// notice (or a line on stderr) naming the port.
+    private func followMachineControl() {
+        for request in transport.collectMachineRequests() {
+            let command = RemoteCommand(request.command, sampleRate: transport.session.sampleRate)
+            let who = "MIDI (\(request.port.terminalSafe))"
+            let text = switch handle(command) {
+            case .ok(let text): "\(text) — asked by \(who)"
+            case .error(let text): "\(who) asked '\(command.line)': \(text)"
+            case .json: ""
+            }
+            if text.isEmpty { continue }
+            if json { StatusLine.emitLine(["event": "notice", "text": text]) } else { Terminal.err(text + "\n") }
+        }
     }
 
     /// Closes the socket (the command is finishing).
@@ -66,6 +88,9 @@ final class HeadlessRemote: ControlHost {
         stopRequested = true
         transport.stop()
     }
+
+    /// Headless hosts never run a pass alongside playback: ending it ends the command.
+    func controlEndPass() { controlStop() }
 
     func controlLocate(_ frame: Int64) { transport.locate(to: frame) }
 

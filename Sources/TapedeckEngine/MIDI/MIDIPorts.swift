@@ -128,6 +128,11 @@ public struct MachineRequest: Sendable, Equatable {
     public var command: MachineCommand
     /// The port it came from.
     public var port: String
+
+    public init(command: MachineCommand, port: String) {
+        self.command = command
+        self.port = port
+    }
 }
 
 /// A controller learnt (MIDI learn): the next controller message that arrived while learning.
