@@ -432,9 +432,16 @@ void td_thread_set_name(const char *name) {
     pthread_setname_np(pthread_self(), short_name);
 }
 
+void td_thread_name_audio(void) { td_thread_set_name("tapedeck-audio"); }
+
 int32_t td_thread_fifo_priority(void) {
-    int policy = 0;
+    /* PipeWire makes its data loop real-time with SCHED_RESET_ON_FORK, which comes back
+     * or'ed into the policy. */
+    int policy = sched_getscheduler(0);
+    if (policy < 0) return 0;
+    policy &= ~SCHED_RESET_ON_FORK;
     struct sched_param param;
-    if (pthread_getschedparam(pthread_self(), &policy, &param) != 0) return 0;
-    return policy == SCHED_FIFO || policy == SCHED_RR ? param.sched_priority : 0;
+    if (policy != SCHED_FIFO && policy != SCHED_RR) return 0;
+    if (sched_getparam(0, &param) != 0) return 0;
+    return param.sched_priority;
 }

@@ -76,7 +76,13 @@ int32_t td_graph_pool_close_ahead(td_graph_pool *pool);
 /* Names the calling thread (at most 15 characters are kept, the kernel's limit). */
 void td_thread_set_name(const char *name);
 
-/* The calling thread's SCHED_FIFO priority, or 0 when it runs under normal scheduling. */
+/* Names the calling thread "tapedeck-audio": a device thread another library made (JACK's,
+ * PipeWire's data loop) is then told apart in `top -H`. No allocation; one system call. */
+void td_thread_name_audio(void);
+
+/* The calling thread's SCHED_FIFO (or SCHED_RR) priority, or 0 when it runs under normal
+ * scheduling: two system calls, no lock (pthread_getschedparam takes the thread's lock), so
+ * the audio thread may ask now and then. */
 int32_t td_thread_fifo_priority(void);
 
 #endif

@@ -137,8 +137,8 @@ extension RenderCore {
     }
 
     /// The workers follow the device's thread's priority, one below it (on a JACK server the
-    /// client thread's priority is the server's choice). Audio thread, as it begins: one
-    /// system call to learn its own priority.
+    /// client thread's priority is the server's choice). Audio thread, as it begins and every
+    /// 1,024 periods after: two system calls to learn its own priority, no lock.
     func followDevicePriority() {
         guard let threadPool else { return }
         let own = td_thread_fifo_priority()

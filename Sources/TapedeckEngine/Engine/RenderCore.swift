@@ -1,4 +1,5 @@
 import Synchronization
+import CProcessGraph
 import TapedeckCore
 import TapedeckDSP
 
@@ -158,6 +159,8 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// When this period's work began (monotonic nanoseconds).
     var cycleBegan: Int64 = 0
     var loadFrames = 0
+    /// Periods rendered, for asking the device thread's priority again now and then.
+    var priorityCheckPeriods = 0
 
     init(shared: EngineShared, reader: DiskReader, writer: CaptureWriter, configuration: DeviceConfiguration,
          options: EngineOptions, clickOutputs outputs: [Int], startFrame: Int64) {
@@ -242,6 +245,7 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// Audio thread.
     func audioThreadBegins(realtime: Bool) {
         shared.board.realtime.store(realtime ? 1 : 0, ordering: .relaxed)
+        td_thread_name_audio()
         followDevicePriority()
         probe?.audioThreadBegins()
     }
@@ -278,6 +282,10 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         }
         // The strips are this thread's again (the workers' blocks ahead are done).
         closeAhead()
+        // A device thread may be made real-time after its first period (PipeWire's data loop
+        // is): the workers follow it, asked about every 1,024 periods (two system calls).
+        priorityCheckPeriods &+= 1
+        if priorityCheckPeriods & 1023 == 0 { followDevicePriority() }
         if state == .rolling, !stalled, position >= stallAtFrame {
             stalled = true
             sleepNanoseconds(stallNanoseconds)
