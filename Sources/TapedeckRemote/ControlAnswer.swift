@@ -12,10 +12,10 @@ import TapedeckDSP
 ///   `record on` only starts a pass and `record off` only ends one (the screen rolls on).
 /// - `rewind`, `back`, `forward`, `locate`, `loop`, `speed`: refused while a take runs (a
 ///   take is never torn in two), and by a listening `record --retro`.
+/// - `cmd …` (a handed-over edit or read, typed): the screen runs it; headless hosts refuse it.
 ///
 /// MIDI machine control and a surface's transport buttons come here too, read into these
 /// commands (``RemoteCommand/init(_:sampleRate:)``), so they obey the same rules.
-/// - `cmd …` (a handed-over edit or read, typed): the screen runs it; headless hosts refuse it.
 public enum ControlAnswer {
     /// Carries out `command` on `host` and answers it; `peer` names who asked (the screen
     /// says it beside what a handed-over edit did). The host's own thread.
