@@ -12,8 +12,9 @@ import TapedeckDSP
 /// only starts one and `record off` only ends one, rolling on (MIDI machine control's record
 /// strobe and exit, which must not toggle: a second strobe is not a stop); `back` and
 /// `forward` move N bars, one by default (a surface's rewind and fast-forward buttons);
-/// `TIME` is any time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read against the
-/// running session's tempo; `R` is a speed as `--speed` takes it (`0.75`, `3/4`, `75%`).
+/// `TIME` is any time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read
+/// against the running session's tempo; `R` is a speed as `--speed` takes it (`0.75`, `3/4`,
+/// `75%`).
 ///
 /// `cmd {"command":"track","value":{…},"cwd":"/home/me","label":"track 1 --gain -6"}` is a
 /// command-line edit or read handed to the session's owner (see `SessionOwner`) as a typed
