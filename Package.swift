@@ -86,7 +86,7 @@ let package = Package(
                                                           "TapedeckDevices"]),
         // Remote control: the control socket every running Tapedeck serves, and the NSM client.
         .target(name: "TapedeckRemote", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "CLiblo"]),
-        .target(name: "TapedeckLV2", dependencies: ["TapedeckDSP", "CLV2", "CLilv"]),
+        .target(name: "TapedeckLV2", dependencies: ["TapedeckCore", "TapedeckDSP", "CLV2", "CLilv"]),
         .target(name: "TapedeckLV2Export", dependencies: ["TapedeckDSP", "CLV2"]),
         // -z nodelete: a host's dlclose must not unmap Swift code the Swift runtime has
         // registered (a host that loads the bundle again, or Tapedeck itself, would crash).

@@ -1,5 +1,6 @@
 import CLV2
 import Synchronization
+import TapedeckCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,6 +60,7 @@ final class LV2Worker: @unchecked Sendable {
             let retained = Unmanaged.passRetained(self).toOpaque()
             var id = pthread_t()
             if pthread_create(&id, nil, { argument in
+                ThreadName.setCurrent("tapedeck-lv2")
                 let worker = Unmanaged<LV2Worker>.fromOpaque(argument!).takeRetainedValue()
                 worker.serve()
                 return nil

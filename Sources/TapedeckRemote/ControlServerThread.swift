@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,8 +43,10 @@ public final class ControlServerThread: @unchecked Sendable {
         }
         wakeIO = io
         wakeOwner = owner
-        let thread = Thread { [self] in run() }
-        thread.name = "tapedeck-control"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("tapedeck-ctl")
+            run()
+        }
         self.thread = thread
         thread.start()
     }

@@ -74,6 +74,7 @@ extension Transport {
         let make = specMaker()
         let session = self.session
         let thread = Thread {
+            ThreadName.setCurrent("tapedeck-build")
             let result: Result<GraphSpec, TransportGraphBuild.SpecFailure>
             do {
                 result = .success(try make(session) { running.stretchPermille.store(Int($0 * 1000), ordering: .relaxed) })

@@ -23,6 +23,7 @@ public final class ExportJob: Sendable {
     public init(session: Session, folderPath: String, words: [String],
                 hook: @escaping @Sendable (Session, String, [String], @Sendable (Double) -> Void) throws -> String) {
         let thread = Thread { [self] in
+            ThreadName.setCurrent("tapedeck-export")
             do {
                 let summary = try hook(session, folderPath, words) { fraction in
                     self.state.withLock { $0 = .running(min(1, max(0, fraction))) }

@@ -24,6 +24,7 @@ public final class FreezeJob: Sendable {
     public init(session: Session, folderPath: String, track: Int,
                 hook: @escaping @Sendable (Session, String, Int, @Sendable (Double) -> Void) throws -> (FrozenAudio, String)) {
         let thread = Thread { [self] in
+            ThreadName.setCurrent("tapedeck-freeze")
             do {
                 let (frozen, summary) = try hook(session, folderPath, track) { fraction in
                     self.state.withLock { $0 = .running(min(1, max(0, fraction))) }

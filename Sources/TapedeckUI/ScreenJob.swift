@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckCore
 import Synchronization
 import TapedeckIO
 
@@ -62,6 +63,7 @@ public final class ScreenJob: Sendable {
     public init(label: String, work: @escaping @Sendable (_ progress: @Sendable (Double) -> Void, _ cancelled: @Sendable () -> Bool) throws -> Void) {
         self.label = label
         let thread = Thread { [self] in
+            ThreadName.setCurrent("tapedeck-job")
             do {
                 try work({ fraction in
                     self.state.withLock { if case .running = $0 { $0 = .running(min(1, max(0, fraction))) } }

@@ -1,4 +1,5 @@
 import Synchronization
+import TapedeckCore
 import TapedeckEngine
 #if canImport(Glibc)
 import Glibc
@@ -31,6 +32,7 @@ final class ScreenWake: @unchecked Sendable {
         let box = Unmanaged.passRetained(self)
         var t = pthread_t()
         let made = pthread_create(&t, nil, { raw in
+            ThreadName.setCurrent("tapedeck-wake")
             let me = Unmanaged<ScreenWake>.fromOpaque(raw!).takeRetainedValue()
             me.run()
             return nil

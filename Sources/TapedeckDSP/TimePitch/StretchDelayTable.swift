@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -95,6 +96,7 @@ final class StretchDelayTable: @unchecked Sendable {
         guard !isWhole else { finished.store(true, ordering: .releasing); return }
         guard measuring.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         let thread = Thread { [self] in
+            ThreadName.setCurrent("tapedeck-delays")
             // Below the control threads (nice values are per thread on Linux): what it
             // measures is needed only when someone changes speed to an unmeasured step.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
@@ -106,7 +108,6 @@ final class StretchDelayTable: @unchecked Sendable {
             }
             finished.store(true, ordering: .releasing)
         }
-        thread.name = "tapedeck-stretch-delays"
         thread.start()
     }
 

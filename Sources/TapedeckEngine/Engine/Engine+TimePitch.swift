@@ -37,6 +37,7 @@ final class TimePitchBuild: @unchecked Sendable {
         }
         let idle = eager
         let t = Thread { [self] in
+            ThreadName.setCurrent("tapedeck-tpbuild")
             // Nice values are per thread on Linux: this one only.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             handle.withLock { h in
@@ -51,7 +52,6 @@ final class TimePitchBuild: @unchecked Sendable {
             state.withLock { $0.built = built }
             done.signal()
         }
-        t.name = "tapedeck time-pitch build"
         t.stackSize = 1 << 20
         thread = t
         t.start()

@@ -54,13 +54,13 @@ final class LoudnessHandoff: @unchecked Sendable {
         // feeds the rest first). The thread holds the handoff only while it feeds it.
         let wake = wake
         let t = Thread { [weak self] in
+            ThreadName.setCurrent("tapedeck-loud")
             while true {
                 _ = wake.wait(timeout: .now() + .milliseconds(40))
                 guard let self, !self.stopping.load(ordering: .acquiring) else { return }
                 self.drain()
             }
         }
-        t.name = "tapedeck-loudness"
         t.qualityOfService = .utility
         thread = t
         t.start()

@@ -56,10 +56,10 @@ struct StretchedExport {
         let finished = Atomic<Int>(0)
         for _ in 0..<helperCount {
             let t = Thread { [self] in
+                ThreadName.setCurrent("tapedeck-strch")
                 work.drain { try stretch($0, into: $1) { _ in } }
                 finished.add(1, ordering: .releasing)
             }
-            t.name = "tapedeck-stretch"
             t.start()
         }
         work.run(0) { path, _ in
