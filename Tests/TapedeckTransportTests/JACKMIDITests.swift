@@ -110,7 +110,8 @@ final class JACKMIDITests: XCTestCase {
 
     /// The device's MIDI ports are connected as it opens, the engine attached only once its
     /// first graph is built (seconds on a busy machine): a Mackie's play pressed in between,
-    /// and its fast forward after it, are kept for the engine and done when it starts, in order.
+    /// and its fast forward after it, are kept for the engine and handed to the front-end when
+    /// it starts, in order (the front-end then does them: ScreenMachineControlTests).
     /// (A surface pressed as the screen opened was lost: seen by hand under load, 3 of 3.)
     func testWhatASurfaceSendsBeforeTheEngineStartsIsHandedOverWhenItStarts() throws {
         _ = try JackFixture.start(self)
