@@ -80,23 +80,13 @@ public enum ControlAnswer {
                 return .ok("recording")
             }
         case .recordOn:
-            switch role {
-            case .listen: return .error(listening)
-            case .play: return .error("'tapedeck play' does not record: use 'tapedeck record' or the screen")
-            case .record: return .ok("already recording")
-            case .screen:
-                if taking { return .ok("already recording") }
-                let why = host.controlRecord()
-                guard host.controlState().snapshot.state.isRecordingPass else { return .error(why ?? "recording did not start") }
-                return .ok("recording")
-            }
+            // A take running is left alone; otherwise it is `record`, refusals and all.
+            if role == .record || (role == .screen && taking) { return .ok("already recording") }
+            return answer(.record, host: host, from: peer)
         case .recordOff:
             switch role {
-            case .listen: return .error(listening)
             case .play: return .ok("not recording")
-            case .record:
-                host.controlStop()
-                return .ok("stopping: the takes are being finished")
+            case .record, .listen: return answer(.record, host: host, from: peer)
             case .screen:
                 guard taking else { return .ok("not recording") }
                 host.controlEndPass()

@@ -136,13 +136,7 @@ final class JACKMIDITests: XCTestCase {
         defer { transport.close() }
         // The transport hands them to its front-end (which answers them as `tapedeck ctl`'s
         // commands: ScreenMachineControlTests), all of them, in order, once the engine starts.
-        var requests: [MachineRequest] = []
-        let handed = Date().addingTimeInterval(10)
-        while requests.count < 3 && Date() < handed {
-            _ = transport.snapshot()
-            requests += transport.collectMachineRequests()
-            usleep(10_000)
-        }
+        let requests = TransportFixture.machineRequests(transport, count: 3)
         XCTAssertEqual(requests.map(\.command), [.play, .fastForward, .fastForward], "the presses before the engine started")
     }
 }

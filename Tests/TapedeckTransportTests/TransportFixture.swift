@@ -67,6 +67,19 @@ enum TransportFixture {
         return (stride(from: 0, to: all.count - 1, by: 2).map { all[$0] }, stride(from: 1, to: all.count, by: 2).map { all[$0] })
     }
 
+    /// The transport requests from MIDI `transport` hands its front-end, read from its
+    /// snapshots until `count` came (or `timeout` seconds passed).
+    static func machineRequests(_ transport: Transport, count: Int, timeout: Double = 10) -> [MachineRequest] {
+        var requests: [MachineRequest] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while requests.count < count && Date() < deadline {
+            _ = transport.snapshot()
+            requests += transport.collectMachineRequests()
+            usleep(10_000)
+        }
+        return requests
+    }
+
     /// Polls `transport` until `condition` holds (bounded); the last snapshot.
     @discardableResult
     static func waitFor(_ transport: Transport, timeout: Double = 20, _ condition: (TransportSnapshot) -> Bool) -> TransportSnapshot {

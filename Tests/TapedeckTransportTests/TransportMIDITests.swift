@@ -50,13 +50,7 @@ final class TransportMIDITests: XCTestCase {
         // LOCATE 00:00:10:00 at 25 fps.
         send(port, [0xF0, 0x7F, 0x7F, 0x06, 0x44, 0x06, 0x01, 0x20, 0x00, 0x0A, 0x00, 0x00, 0xF7])
         send(port, [0xF0, 0x7F, 0x7F, 0x06, 0x01, 0xF7])
-        var requests: [MachineRequest] = []
-        let deadline = Date().addingTimeInterval(5)
-        while requests.count < 3 && Date() < deadline {
-            _ = t.snapshot()
-            requests += t.collectMachineRequests()
-            usleep(10_000)
-        }
+        let requests = TransportFixture.machineRequests(t, count: 3)
         XCTAssertEqual(requests.map(\.command), [.play, .locate(microseconds: 10_000_000), .stop])
         XCTAssertEqual(Set(requests.map(\.port)), ["mmc"])
         XCTAssertEqual(t.snapshot().state, .stopped, "nothing rolled without the front-end")
