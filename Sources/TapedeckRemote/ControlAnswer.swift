@@ -12,6 +12,7 @@ import TapedeckDSP
 ///   `record on` only starts a pass and `record off` only ends one (the screen rolls on).
 /// - `rewind`, `back`, `forward`, `locate`, `loop`, `speed`: refused while a take runs (a
 ///   take is never torn in two), and by a listening `record --retro`.
+/// - `save`: the screen saves (the save key, NSM's save); headless hosts have nothing to save.
 /// - `cmd …` (a handed-over edit or read, typed): the screen runs it; headless hosts refuse it.
 ///
 /// MIDI machine control and a surface's transport buttons come here too, read into these
@@ -127,6 +128,14 @@ public enum ControlAnswer {
             }
             host.controlLoop(on)
             return .ok("loop \(on ? "on" : "off")")
+        case .save:
+            switch role {
+            case .screen:
+                if let why = host.controlSave() { return .error(why) }
+                return .ok("saved")
+            case .play: return .ok("nothing to save: 'tapedeck play' changes nothing")
+            case .record, .listen: return .ok("nothing to save: 'tapedeck record' writes its takes into the session as it ends")
+            }
         case .speed(let ratio):
             if let refusal = barred() { return refusal }
             host.controlSpeed(ratio)

@@ -80,6 +80,8 @@ public protocol ControlHost: AnyObject {
     func controlLoop(_ on: Bool)
     /// Sets the playback speed ratio (already checked).
     func controlSpeed(_ ratio: Double)
+    /// Saves the session (asked only of the screen); nil when saved, else why not.
+    func controlSave() -> String?
     /// Runs a typed command handed over (asked only of the screen) and answers it.
     func controlCommand(_ command: TypedCommand, from peer: String) -> RemoteReply
 }
@@ -89,6 +91,8 @@ extension ControlHost {
     public func controlPlay() -> String? { "not rolling" }
     /// Headless hosts are never asked: their record is their stop.
     public func controlRecord() -> String? { "recording did not start" }
+    /// Headless hosts are never asked: they have nothing of their own to save.
+    public func controlSave() -> String? { "nothing to save" }
     /// Headless hosts are never asked: they take no edits while they run.
     public func controlCommand(_ command: TypedCommand, from peer: String) -> RemoteReply {
         .error("takes no edits")

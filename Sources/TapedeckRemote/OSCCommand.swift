@@ -23,6 +23,8 @@ public enum OSCCommand: Equatable, Sendable {
     /// `/rec_enable_toggle`: a recording pass over the armed tracks starts, or stops.
     case recordToggle
     case loopToggle
+    /// Ardour's `/save_state`: the session saved.
+    case saveState
     case addMarker(name: String?)
     case nextMarker, previousMarker
     /// `/set_surface …`: the sender wants feedback.
@@ -79,7 +81,7 @@ public enum OSCCommand: Equatable, Sendable {
         "/goto_end": .gotoEnd, "/rewind": .rewind, "/ffwd": .fastForward, "/rec_enable_toggle": .recordToggle,
         "/loop_toggle": .loopToggle, "/next_marker": .nextMarker, "/prev_marker": .previousMarker,
         "/refresh": .refresh, "/strip/list": .stripList, "/bank_up": .bankUp, "/bank_down": .bankDown,
-        "/add_marker": .addMarker(name: nil),
+        "/add_marker": .addMarker(name: nil), "/save_state": .saveState,
     ]
 
     /// The command `message` asks for, or why it cannot be one (one line).

@@ -101,7 +101,8 @@ public final class OSCSurfaces {
             if !roll && rolling && !view.stopEnds { return host.perform(.transport(.stop), from: .osc(peer), continuing: false) }
             return nil
         case .recordToggle: return host.perform(.transport(.record), from: .osc(peer), continuing: false)
-        case .loopToggle: return host.perform(.transport(.loop(!view.transport.loop)), from: .osc(peer), continuing: false)
+        case .loopToggle: return host.perform(.transport(.loopToggle), from: .osc(peer), continuing: false)
+        case .saveState: return host.perform(.transport(.save), from: .osc(peer), continuing: false)
         case .addMarker(let name): return host.perform(.addMarker(name: name), from: .osc(peer), continuing: false)
         case .nextMarker, .previousMarker:
             let next = command == .nextMarker

@@ -6,7 +6,7 @@ import TapedeckDSP
 ///
 /// ```
 /// play | stop | record [on|off|toggle] | rewind | back [N] | forward [N] | locate TIME
-///   | loop on|off|toggle | speed R | status
+///   | loop on|off|toggle | speed R | save | status
 /// ```
 /// `record` toggles (starts recording the armed tracks, or stops a recording); `record on`
 /// only starts one and `record off` only ends one, rolling on (MIDI machine control's record
@@ -14,7 +14,8 @@ import TapedeckDSP
 /// `forward` move N bars, one by default (a surface's rewind and fast-forward buttons);
 /// `TIME` is any time Tapedeck reads (`12.5`, `1:02`, `4.1.1`, `3|2|480`, `90000f`), read
 /// against the running session's tempo; `R` is a speed as `--speed` takes it (`0.75`, `3/4`,
-/// `75%`).
+/// `75%`); `save` saves the session as the screen's save key does (a session manager's save
+/// is this command; headless hosts have nothing to save and say so).
 ///
 /// `cmd {"command":"track","value":{…},"cwd":"/home/me","label":"track 1 --gain -6"}` is a
 /// command-line edit or read handed to the session's owner (see `SessionOwner`) as a typed
@@ -38,13 +39,16 @@ public enum RemoteCommand: Equatable, Sendable {
     /// Loops if it does not, stops looping if it does.
     case loopToggle
     case speed(Double)
+    /// Saves the session where it is kept (the screen's save key, NSM's save, Ardour's
+    /// `/save_state`).
+    case save
     case status
     /// A command the asker parsed (its paths absolute), for the session's owner to run.
     case typed(TypedCommand)
 
     /// The words the protocol knows, for messages and `tapedeck help ctl`.
     public static let words = ["play", "stop", "record [on|off|toggle]", "rewind", "back [N]", "forward [N]", "locate TIME",
-                               "loop on|off|toggle", "speed R", "status"]
+                               "loop on|off|toggle", "speed R", "save", "status"]
 
     /// Reads one line (its words separated by spaces); why not, in one line.
     public static func parse(_ line: String) -> Result<RemoteCommand, RemoteError> {
@@ -75,6 +79,7 @@ public enum RemoteCommand: Equatable, Sendable {
             }
             return .success(.bars(sign * n))
         case "status": return none(.status)
+        case "save": return none(.save)
         case "cmd":
             let json = line.drop { $0 == " " || $0 == "\t" }.dropFirst(3)
             return TypedCommand.parse(String(json)).map { .typed($0) }
@@ -95,7 +100,7 @@ public enum RemoteCommand: Equatable, Sendable {
             if let problem = TimePitchSettings.speedProblem(speed) { return .failure(RemoteError(problem)) }
             return .success(.speed(speed))
         default:
-            let known = ["play", "stop", "record", "rewind", "back", "forward", "locate", "loop", "speed", "status"]
+            let known = ["play", "stop", "record", "rewind", "back", "forward", "locate", "loop", "speed", "save", "status"]
             return .failure(RemoteError("unknown command '\(verb.terminalSafe)'\(NameMatch.suggestion(verb, in: known)); known: \(RemoteCommand.words.joined(separator: ", "))"))
         }
     }
@@ -130,6 +135,7 @@ public enum RemoteCommand: Equatable, Sendable {
         case .rewind: "rewind"
         case .bars(let n): (n < 0 ? "back" : "forward") + (abs(n) == 1 ? "" : " \(abs(n))")
         case .status: "status"
+        case .save: "save"
         case .locate(let time): "locate \(time)"
         case .loop(let on): "loop \(on ? "on" : "off")"
         case .loopToggle: "loop toggle"

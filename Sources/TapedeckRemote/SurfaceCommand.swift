@@ -1,14 +1,15 @@
 import TapedeckCore
 import TapedeckDSP
 
-/// What a control surface asks of the session's owner, whichever surface it is: an OSC layout
-/// (``OSCSurfaces``) or a Mackie Control (the screen's `ScreenMackie`). Both translate their
-/// messages into this one typed vocabulary and hand it to the host's one
-/// ``SurfaceHost/perform(_:from:continuing:)``; neither holds edit code of its own, so an
-/// edit means the same, is checked the same and becomes the same undo step whichever surface
-/// asked (issue 45 item 3, a step towards issue 42's one command set).
+/// What a front-end asks of the session's owner, whichever it is: an OSC layout
+/// (``OSCSurfaces``), a Mackie Control (the screen's `ScreenMackie`), or the screen's own keys.
+/// Each translates what it is given into this one typed vocabulary and hands it to the host's
+/// one ``SurfaceHost/perform(_:from:continuing:)``; none holds edit code of its own, so an
+/// edit means the same, is checked the same and becomes the same undo step whichever asked
+/// (issue 45 item 3 and issue 42 item 1). Transport verbs are ``RemoteCommand``s, which also
+/// carry a command-line edit handed over (``TypedCommand``).
 public enum SurfaceCommand: Equatable, Sendable {
-    /// A transport verb, as `tapedeck ctl` would ask for it.
+    /// A control-socket verb (the transport's, save), as `tapedeck ctl` would ask for it.
     case transport(RemoteCommand)
     /// One mixer change (strips 0-based): a fader, pan, mute, solo, send level, the master.
     case mixer(MixerChange)
@@ -16,7 +17,8 @@ public enum SurfaceCommand: Equatable, Sendable {
     case arm(strip: Int, on: Bool)
     /// Track `strip`'s input monitoring (0-based, a track, not a bus).
     case monitor(strip: Int, mode: MonitoringMode)
-    /// One parameter (or the bypass) of one node of a chain.
+    /// One parameter (or the bypass) of one node of a chain: a track's playback or input
+    /// chain (a bus has no input), or the master's.
     case chain(ChainValueChange)
     /// A marker at the playhead (nil or empty name: the host's next default name).
     case addMarker(name: String?)
@@ -50,8 +52,13 @@ extension SurfaceCommand {
                 return nil
             }
         case .chain(let change):
-            guard case .playback(let t) = change.place, tracks.indices.contains(t) else { return "not a playback chain" }
-            return nil
+            switch change.place {
+            case .master: return nil
+            case .playback(let t): return tracks.indices.contains(t) ? nil : "no strip \(t + 1) (the session has \(tracks.count))"
+            case .input(let t):
+                guard tracks.indices.contains(t) else { return "no strip \(t + 1) (the session has \(tracks.count))" }
+                return tracks[t].isBus ? "\(tracks[t].name) is a bus: a bus has no input chain" : nil
+            }
         }
     }
 }
@@ -65,15 +72,30 @@ public struct SurfaceSource: Equatable, Sendable {
     /// Mackie surface is the user's own hand on a fader, as a key is).
     public var peer: String?
 
-    public init(label: String, peer: String?) {
+    /// Whether the engine has the value already (a learnt controller's move, applied by the
+    /// transport as it came): the host hands nothing to the engine, since a value handed back
+    /// a tick late would step the sound back to an older one.
+    public var alreadyHeard: Bool
+
+    public init(label: String, peer: String?, alreadyHeard: Bool = false) {
         self.label = label
         self.peer = peer
+        self.alreadyHeard = alreadyHeard
     }
 
     /// An OSC surface at `peer`.
     public static func osc(_ peer: String) -> SurfaceSource { SurfaceSource(label: "OSC", peer: peer) }
     /// The Mackie Control surface.
     public static let mackie = SurfaceSource(label: "surface", peer: nil)
+    /// A controller bound by MIDI learn. Its move was applied on the MIDI thread the moment it
+    /// came (``alreadyHeard``); the host records it in the session and says it.
+    public static let controller = SurfaceSource(label: "MIDI", peer: nil, alreadyHeard: true)
+    /// The screen's own keys: the user's hand, its undo steps named as the edit alone (`fader
+    /// Drums`), nobody named, nothing said for a transport verb the transport bar shows.
+    public static let keys = SurfaceSource(label: "", peer: nil)
+
+    /// The undo step of `edit` (`fader Drums`) asked by this source (`OSC fader Drums`).
+    public func undoName(_ edit: String) -> String { label.isEmpty ? edit : "\(label) \(edit)" }
 }
 
 /// A host of control surfaces: it carries out ``SurfaceCommand``s with the verbs it has for

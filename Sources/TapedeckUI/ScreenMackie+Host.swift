@@ -57,12 +57,12 @@ extension ScreenMackie {
     func jog(_ steps: Int, model: ScreenModel) {
         guard steps != 0 else { return }
         if jogShuttles {
-            model.stepSpeed(up: steps > 0)
+            ask(.transport(.speed(model.steppedSpeed(up: steps > 0))), model: model)
             return
         }
         let target = max(0, model.playheadFrame + Int64(steps) * model.framesPerColumn)
         guard target != model.playheadFrame else { return }
-        model.locate(target)
+        ask(.transport(.locate("\(target)f")), model: model)
     }
 
     /// Flip: fader `strip` moved to `value` sets the track's pan (one undo step a gesture).

@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
+import TapedeckRemote
 import TapedeckTransport
 
 // MARK: - MIDI on the screen: MIDI tracks, quantise, freeze, MIDI learn, and following what
@@ -88,6 +89,32 @@ extension ScreenModel {
         }
     }
 
+    /// What a learnt controller's move at `value` (0…127) asks, as the command every front-end
+    /// sends for that control (the transport turned it into the same value as it came); nil
+    /// when the binding names nothing in the session now (a track renamed, a node removed).
+    func command(for binding: MIDIBinding, controllerValue value: Int) -> SurfaceCommand? {
+        let level = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
+        if binding.kind == .master { return .mixer(.masterGain(decibels: level)) }
+        guard let name = binding.track, let t = session.tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        switch binding.kind {
+        case .fader: return .mixer(.gain(strip: t, decibels: level))
+        case .pan: return .mixer(.pan(strip: t, value: MIDIBinding.pan(controllerValue: value)))
+        case .mute: return .mixer(.mute(strip: t, on: MIDIBinding.mute(controllerValue: value)))
+        case .master: return nil
+        case .send:
+            guard let bus = binding.bus, let k = session.tracks[t].sends.firstIndex(where: { $0.bus.lowercased() == bus.lowercased() }) else { return nil }
+            return .mixer(.sendLevel(strip: t, send: k, decibels: level))
+        case .parameter:
+            let input = binding.inputChain == true
+            guard let node = binding.node, let id = binding.parameter, let chain = chain(t, input ? .input : .playback).value,
+                  chain.entries.indices.contains(node - 1),
+                  let definition = chainRegistry.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
+            else { return nil }
+            return .chain(ChainValueChange(place: input ? .input(strip: t) : .playback(strip: t), node: node - 1,
+                                           value: .parameter(id, .number(definition.value(controllerValue: value)))))
+        }
+    }
+
     /// MIDI learn, one press at a time: in the chain panel, the selected parameter; elsewhere
     /// the selected track's fader, then its pan, then its mute, then off.
     func cycleLearning() {
@@ -121,8 +148,8 @@ extension ScreenModel {
     }
 
     /// Follows what MIDI changed: a learnt binding joins the session, controllers' moves set
-    /// their faders, pans, mutes and parameters (one undoable step per controller turned),
-    /// the loop follows a surface's cycle button. Called with every snapshot.
+    /// their faders, pans, mutes, sends and parameters (one undoable step per controller
+    /// turned), a hand's automation pass is written. Called with every snapshot.
     func followMIDI() {
         followFreeze()
         let changes = link.collectMIDIChanges()
@@ -132,9 +159,12 @@ extension ScreenModel {
             edit("learn \(learned)") { $0.bind(learned) }
             say("learnt \(learned)")
         }
-        // The transport and the engine have the moves already (nothing is handed back).
+        // Each move is the command any surface sends for that control, carried out by the one
+        // perform (checked, one undo step a turn, said); the transport and the engine have the
+        // value already, so nothing is handed back (``SurfaceSource/controller``).
         for move in changes.moves {
-            document.editMerging("controller \(move.binding)") { _ = $0.apply(move.binding, value: move.value, chains: &chains) }
+            guard let command = command(for: move.binding, controllerValue: move.value) else { continue }
+            if let why = perform(command, from: .controller, continuing: true) { say("MIDI \(move.binding): \(why)", error: true) }
         }
         if !changes.automationWrites.isEmpty {
             // One undo step per pass a hand wrote.

@@ -1,6 +1,7 @@
 import TapedeckCore
 
-// MARK: - Mixer: faders, pan, resets, names, inputs, the mixer view, clip lights
+// MARK: - Mixer: faders, pan, resets (each a ``SurfaceCommand``, as a surface's), names,
+// inputs, the mixer view, clip lights
 
 extension ScreenModel {
     /// Whether the fader keys act on the master (the mixer view's master strip is selected).
@@ -9,44 +10,33 @@ extension ScreenModel {
     /// Moves the selected track's fader (or the master's) by fine or coarse steps.
     func stepFader(steps: Int, coarse: Bool) {
         if actsOnMaster {
-            let next = Fader.stepped(session.masterGainDecibels, steps: steps, coarse: coarse)
-            editMixer("master fader", [.masterGain(decibels: next)])
-            say("master fader \(Fader.text(next)) dB")
+            keyCommand(.mixer(.masterGain(decibels: Fader.stepped(session.masterGainDecibels, steps: steps, coarse: coarse))))
             return
         }
         guard let t = requireTrack() else { return }
         let next = Fader.stepped(handBase(t, .gain, own: session.tracks[t].gainDecibels), steps: steps, coarse: coarse)
-        editMixer("fader \(session.tracks[t].name)", [.gain(strip: t, decibels: next)])
-        say("\(session.tracks[t].name) fader \(Fader.text(next)) dB")
+        keyCommand(.mixer(.gain(strip: t, decibels: next)))
     }
 
     /// Moves the selected track's pan by fine or coarse steps.
     func stepPan(steps: Int, coarse: Bool) {
         guard !actsOnMaster else { say("the master has no pan", error: true); return }
         guard let t = requireTrack() else { return }
-        let next = Pan.stepped(handBase(t, .pan, own: session.tracks[t].pan), steps: steps, coarse: coarse)
-        editMixer("pan \(session.tracks[t].name)", [.pan(strip: t, value: next)])
-        say("\(session.tracks[t].name) pan \(Pan.text(next))")
+        keyCommand(.mixer(.pan(strip: t, value: Pan.stepped(handBase(t, .pan, own: session.tracks[t].pan), steps: steps, coarse: coarse))))
     }
 
     /// The fader back to 0 dB.
     func resetFader() {
-        if actsOnMaster {
-            editMixer("master fader", [.masterGain(decibels: 0)])
-            say("master fader 0.0 dB")
-            return
-        }
+        if actsOnMaster { keyCommand(.mixer(.masterGain(decibels: 0))); return }
         guard let t = requireTrack() else { return }
-        editMixer("fader \(session.tracks[t].name)", [.gain(strip: t, decibels: 0)])
-        say("\(session.tracks[t].name) fader 0.0 dB")
+        keyCommand(.mixer(.gain(strip: t, decibels: 0)))
     }
 
     /// The pan back to the centre.
     func resetPan() {
         guard !actsOnMaster else { say("the master has no pan", error: true); return }
         guard let t = requireTrack() else { return }
-        editMixer("pan \(session.tracks[t].name)", [.pan(strip: t, value: 0)])
-        say("\(session.tracks[t].name) pan C")
+        keyCommand(.mixer(.pan(strip: t, value: 0)))
     }
 
     /// The selected track's index, or nil after saying there is none (or that the mixer's

@@ -28,10 +28,7 @@ extension ScreenModel {
     /// The monitoring key: off → input → auto for the selected track, as an undoable edit.
     func cycleMonitoring() {
         guard let t = requireNonBus("input to monitor") else { return }
-        let next = ScreenModel.nextMonitoring(session.tracks[t].monitoring)
-        edit("monitoring \(session.tracks[t].name)") { $0.tracks[t].monitoring = next }
-        let track = session.tracks[t]
-        say("\(track.name): monitoring \(ScreenModel.monitoringWords(next))\(track.armed ? "" : " (once armed)")")
+        keyCommand(.monitor(strip: t, mode: ScreenModel.nextMonitoring(session.tracks[t].monitoring)))
     }
 
     /// What an armed track in `mode` plays, stopped and rolling: the words the message line uses

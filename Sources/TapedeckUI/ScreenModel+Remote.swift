@@ -7,8 +7,10 @@ extension ScreenModel: ControlHost {
     /// verbs, each done exactly as the matching key does it (play and stop as space, record
     /// as r, rewind as home, loop as l, speed as < and >), and says on the message line who
     /// asked (a refusal too, unless `sayingRefusal` is false: OSC says its refusals its own
-    /// way). UI thread.
-    public func handleRemote(_ command: RemoteCommand, from peer: String, sayingRefusal: Bool = true) -> RemoteReply {
+    /// way; what was done too, unless `announcing` is false: a key's verb, which the
+    /// transport bar shows). UI thread.
+    public func handleRemote(_ command: RemoteCommand, from peer: String, sayingRefusal: Bool = true,
+                             announcing: Bool = true) -> RemoteReply {
         let who = peer.terminalSafe
         let reply = ControlAnswer.answer(command, host: self, from: peer)
         switch command {
@@ -16,7 +18,7 @@ extension ScreenModel: ControlHost {
         default: break
         }
         switch reply {
-        case .ok(let text): say("\(text) — asked by \(who)")
+        case .ok(let text): if announcing { say("\(text) — asked by \(who)") }
         case .error(let text): if sayingRefusal { say("\(who) asked '\(command.line)': \(text)", error: true) }
         case .json: break
         }
@@ -33,7 +35,8 @@ extension ScreenModel: ControlHost {
         }
     }
 
-    // MARK: ControlHost: the screen's verbs, as its keys do them. UI thread.
+    // MARK: ControlHost: the screen's verbs. Every front-end reaches them through
+    // ControlAnswer, the screen's own keys too (as `.transport` ``SurfaceCommand``s). UI thread.
 
     public var controlRole: ControlRole { .screen }
 
@@ -45,18 +48,18 @@ extension ScreenModel: ControlHost {
     }
 
     public func controlPlay() -> String? {
-        perform(.play)
+        if snapshot.state == .stopped { togglePlay() }
         return message?.isError == true ? message?.text : nil
     }
 
     public func controlStop() {
-        if snapshot.state != .stopped { perform(.play) }
+        if snapshot.state != .stopped { togglePlay() }
     }
 
     /// A remote's record never looks at the selection (a bus selected still records the
     /// armed tracks).
     public func controlRecord() -> String? {
-        record(refusingBus: false)
+        record()
         return message?.isError == true ? message?.text : nil
     }
 
@@ -68,12 +71,20 @@ extension ScreenModel: ControlHost {
     public func controlLocate(_ frame: Int64) { locate(frame) }
 
     public func controlLoop(_ on: Bool) {
-        if session.loopEnabled != on { perform(.loop) }
+        if session.loopEnabled != on { toggleLoop() }
     }
 
     public func controlSpeed(_ ratio: Double) {
         speed = ratio
         link.setSpeed(ratio)
+    }
+
+    /// Saves as the save key does where the session has a folder; a session without one is
+    /// refused (only the user names where it goes: the save key asks).
+    public func controlSave() -> String? {
+        guard folder != nil else { return "the session has no folder yet: \(keyName(.save)) on the screen asks where to save it" }
+        guard save() else { return message?.text ?? "cannot save" }
+        return nil
     }
 
     public func controlCommand(_ command: TypedCommand, from peer: String) -> RemoteReply {
@@ -90,14 +101,5 @@ extension ScreenModel: ControlHost {
             return
         }
         answer(handleRemote(command, from: peer))
-    }
-
-    /// Saves as Ctrl-S does, because `manager` asked (a session manager); nil when saved,
-    /// else why not. UI thread.
-    public func save(askedBy manager: String) -> String? {
-        guard folder != nil else { return "the session has no folder yet" }
-        guard save() else { return message?.text ?? "cannot save" }
-        say("saved — asked by \(manager.terminalSafe)")
-        return nil
     }
 }

@@ -166,8 +166,7 @@ extension ScreenModel {
         // Over its lane in touch or latch, rolling: from the level heard (the lane's).
         let send = session.tracks[t].sends[k]
         let next = Fader.stepped(handBase(t, .send(send.bus), own: send.levelDecibels), steps: steps, coarse: coarse)
-        editMixer("send level \(session.tracks[t].name) to \(session.tracks[t].sends[k].bus)", [.sendLevel(strip: t, send: k, decibels: next)])
-        say("send \(describeSend(strip: t, send: k))")
+        keyCommand(.mixer(.sendLevel(strip: t, send: k, decibels: next)))
     }
 
     /// Asks for the current send's level.

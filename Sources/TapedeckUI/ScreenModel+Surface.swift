@@ -27,8 +27,10 @@ extension ScreenModel: OSCHost {
         let asked = source.peer.map { " — asked by \($0.terminalSafe)" } ?? ""
         switch command {
         case .transport(let verb):
-            // As the control socket's command (said on the message line when done).
-            if case .error(let text) = handleRemote(verb, from: source.peer ?? source.label, sayingRefusal: false) { return text }
+            // As the control socket's command (said on the message line when done, unless a
+            // key asked: the transport bar shows what a key did).
+            let reply = handleRemote(verb, from: source.peer ?? source.label, sayingRefusal: false, announcing: source != .keys)
+            if case .error(let text) = reply { return text }
         case .mixer(let change):
             return mix(change, source: source, asked: asked, continuing: continuing)
         case .arm(let t, let on):
@@ -38,7 +40,8 @@ extension ScreenModel: OSCHost {
             // As the monitoring key sets it, one undoable edit.
             guard session.tracks[t].monitoring != mode else { return nil }
             edit("monitoring \(session.tracks[t].name)") { $0.tracks[t].monitoring = mode }
-            say("\(session.tracks[t].name): monitoring \(ScreenModel.monitoringWords(mode))\(asked)")
+            let track = session.tracks[t]
+            say("\(track.name): monitoring \(ScreenModel.monitoringWords(mode))\(track.armed ? "" : " (once armed)")\(asked)")
         case .chain(let change):
             return chainValue(change, source: source, asked: asked, continuing: continuing)
         case .addMarker(let name):
@@ -54,7 +57,7 @@ extension ScreenModel: OSCHost {
     /// fader Drums`); a continuous control's moves in one gesture are one step. UI thread.
     private func mix(_ change: MixerChange, source: SurfaceSource, asked: String, continuing: Bool) -> String? {
         if case .masterGain(let db) = change {
-            editMixer("\(source.label) master fader", merging: continuing, [change])
+            editMixer(source.undoName("master fader"), merging: continuing, heard: source.alreadyHeard, [change])
             say("master fader \(Fader.text(db)) dB\(asked)")
             return nil
         }
@@ -62,35 +65,41 @@ extension ScreenModel: OSCHost {
         let name = session.tracks[strip].name
         switch change {
         case .gain(_, let db):
-            editMixer("\(source.label) fader \(name)", merging: continuing, [change])
+            editMixer(source.undoName("fader \(name)"), merging: continuing, heard: source.alreadyHeard, [change])
             say("\(name) fader \(Fader.text(db)) dB\(asked)")
         case .pan(_, let pan):
-            editMixer("\(source.label) pan \(name)", merging: continuing, [change])
+            editMixer(source.undoName("pan \(name)"), merging: continuing, heard: source.alreadyHeard, [change])
             say("\(name) pan \(Pan.text(pan))\(asked)")
         case .mute(_, let on), .solo(_, let on):
             let what = if case .mute = change { "mute" } else { "solo" }
-            editMixer("\(what) \(name)", [change])
+            editMixer("\(what) \(name)", heard: source.alreadyHeard, [change])
             say("\(name) \(what) \(on ? "on" : "off")\(asked)")
-        case .sendLevel(_, let send, let db):
+        case .sendLevel(_, let send, _):
             let bus = session.tracks[strip].sends[send].bus
-            editMixer("\(source.label) send \(name) → \(bus)", merging: continuing, [change])
-            say("\(name) send to \(bus) \(Fader.text(db)) dB\(asked)")
+            editMixer(source.undoName("send level \(name) to \(bus)"), merging: continuing, heard: source.alreadyHeard, [change])
+            say("send \(describeSend(strip: strip, send: send))\(asked)")
         case .sendPan, .masterGain:
             return "not a strip value a surface sets"
         }
         return nil
     }
 
-    /// A value of a node of a playback chain, as the chain panel moves one: one undoable
-    /// step (a gesture's moves merged into one), the value written to the playing node. UI
+    /// A value of a node of a chain (a track's playback or input chain, the master's), as the
+    /// chain panel moves one: one undoable step (a gesture's moves merged into one), the value
+    /// written to the playing node (unless it is there already: a learnt controller's). UI
     /// thread.
     private func chainValue(_ change: ChainValueChange, source: SurfaceSource, asked: String, continuing: Bool) -> String? {
-        guard case .playback(let t) = change.place else { return "not a playback chain" }
-        let name = session.tracks[t].name
-        guard session.tracks[t].frozen == nil else { return "\(name) is frozen: unfreeze it to change its chain" }
-        let label = "\(source.label) chain \(name)"
+        let name: String
+        switch change.place {
+        case .master: name = "master"
+        case .input(let t): name = "\(session.tracks[t].name) input"
+        case .playback(let t):
+            name = session.tracks[t].name
+            guard session.tracks[t].frozen == nil else { return "\(name) is frozen: unfreeze it to change its chain" }
+        }
+        let label = source.undoName("chain \(name)")
         if continuing { document.editMerging(label) { $0.apply(change, chains: &chains) } } else { document.edit(label) { $0.apply(change, chains: &chains) } }
-        link.apply([change])
+        if !source.alreadyHeard { link.apply([change]) }
         switch change.value {
         case .parameter(let id, .number(let v)): say("\(name) node \(change.node + 1) \(id) \(v.formatted())\(asked)")
         case .bypass(let on): say("\(name) node \(change.node + 1) \(on ? "bypassed" : "back in")\(asked)")

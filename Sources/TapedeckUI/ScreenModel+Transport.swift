@@ -1,19 +1,19 @@
 import TapedeckCore
 import TapedeckTransport
 
-// The transport keys: play, record, locate, speed; and the timeline's zoom.
+// The screen's transport verbs (play, stop, record, locate), which every front-end reaches
+// through ControlAnswer (the keys: ScreenModel+Keys); and the timeline's zoom.
 extension ScreenModel {
+    /// Plays from the playhead when stopped, else stops. UI thread.
     func togglePlay() {
         if snapshot.state == .stopped { link.play(fromFrame: playheadFrame) } else { link.stop() }
         readLink()
     }
 
-    /// Starts a pass over the armed tracks, or stops the one running. `refusingBus`: the
-    /// record key with a bus selected, where the user thinks of recording onto it, says why
-    /// that cannot be (a remote's record, which never looks at the selection, records).
-    func record(refusingBus: Bool = true) {
+    /// Starts a pass over the armed tracks, or stops the one running (never looking at the
+    /// selection: the record key refuses a bus selected before it asks). UI thread.
+    func record() {
         if snapshot.state.isRecordingPass { link.stop(); readLink(); return }
-        if refusingBus && isBus(selectedTrack) && !actsOnMaster, requireNonBus("input to record") == nil { return }
         guard session.tracks.contains(where: \.armed) else {
             say("no armed track: arm one with \(keyName(.arm)) first", error: true)
             return
@@ -22,18 +22,11 @@ extension ScreenModel {
         readLink()
     }
 
+    /// Moves the playhead and scrolls the timeline to it. UI thread.
     func locate(_ frame: Int64) {
         link.locate(frame: frame)
         readLink()
         follow(snapshot.positionFrame)
-    }
-
-    func stepSpeed(up: Bool) {
-        let steps = ScreenModel.speedSteps
-        let i = steps.firstIndex { $0 >= speed - 1e-9 } ?? steps.count - 1
-        speed = steps[min(steps.count - 1, max(0, i + (up ? 1 : -1)))]
-        link.setSpeed(speed)
-        say("speed \(TransportBarView.speedText(speed))")
     }
 
     func zoom(by factor: Double) {

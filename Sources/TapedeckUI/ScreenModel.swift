@@ -251,12 +251,12 @@ public final class ScreenModel {
     public func perform(_ action: Action) {
         if performOnLane(action) { return }
         switch action {
-        case .play: togglePlay()
-        case .record: record()
-        case .home: locate(0)
-        case .end: locate(session.endFrame)
-        case .left: locate(stepFrame(from: playheadFrame, steps: -1))
-        case .right: locate(stepFrame(from: playheadFrame, steps: 1))
+        case .play: keyPlay()
+        case .record: keyRecord()
+        case .home: keyLocate(0)
+        case .end: keyLocate(session.endFrame)
+        case .left: keyLocate(stepFrame(from: playheadFrame, steps: -1))
+        case .right: keyLocate(stepFrame(from: playheadFrame, steps: 1))
         case .automationLanes: toggleAutomationLanes()
         case .automationNew: openNewAutomationLane()
         case .automationMode: cycleAutomationMode()
@@ -264,19 +264,14 @@ public final class ScreenModel {
         case .down: selectDown()
         case .zoomIn: zoom(by: 0.5)
         case .zoomOut: zoom(by: 2)
-        case .loop: toggleLoop()
+        case .loop: keyCommand(.transport(.loopToggle))
         case .punch: togglePunch()
         case .loopStart: setRangeEdge(loop: true, start: true)
         case .loopEnd: setRangeEdge(loop: true, start: false)
         case .punchStart: setRangeEdge(loop: false, start: true)
         case .punchEnd: setRangeEdge(loop: false, start: false)
-        case .mute, .solo:
-            guard let t = requireTrack() else { return }
-            let track = session.tracks[t]
-            editMixer("\(action.rawValue) \(track.name)", [action == .mute ? .mute(strip: t, on: !track.mute) : .solo(strip: t, on: !track.solo)])
-        case .arm:
-            guard let t = requireNonBus("input to arm") else { return }
-            edit("arm \(session.tracks[t].name)") { $0.tracks[t].armed.toggle() }
+        case .mute, .solo: keyToggle(mute: action == .mute)
+        case .arm: keyToggleArm()
         case .newTrack: newTrack()
         case .rename: openRename()
         case .input: openInput()
@@ -315,13 +310,13 @@ public final class ScreenModel {
             chainParameter = 0
         case .undo: undoRedo(undo: true)
         case .redo: undoRedo(undo: false)
-        case .save: save()
+        case .save: if folder == nil { _ = save() } else { keyCommand(.transport(.save)) }
         case .quit:
             // An import copying beside the screen is someone's work: ended on purpose only.
             if let job = jobs.first { say("\(job.label) is in progress: \(keyName(.cancel)) cancels it, then \(keyName(.quit)) quits", error: true); return }
             if document.isDirty { overlay = .confirm(.quitUnsaved) } else { quit() }
         case .help: overlay = .help(scroll: 0)
-        case .speedDown, .speedUp: stepSpeed(up: action == .speedUp)
+        case .speedDown, .speedUp: keyStepSpeed(up: action == .speedUp)
         case .mode:
             mode = mode.next
             link.setMode(mode)
@@ -330,7 +325,7 @@ public final class ScreenModel {
             pitchSemitones = min(12, max(-12, pitchSemitones + (action == .pitchUp ? 1 : -1)))
             link.setPitch(semitones: Double(pitchSemitones))
             say("pitch \(pitchSemitones >= 0 ? "+" : "")\(pitchSemitones) semitones\(mode == .varispeed ? " (heard in stretch mode: \(keyName(.mode)))" : "")")
-        case .marker: addMarker()
+        case .marker: keyCommand(.addMarker(name: nil))
         case .markerRename: openMarkerRename()
         case .tempo: openTempoEdit()
         case .markerDelete: deleteMarker()
@@ -401,10 +396,12 @@ public final class ScreenModel {
 
     /// Moves mixer values as one undoable step (merged into the last when `merging` and it has
     /// the same name: one gesture), and hands the transport exactly those (``MixerChange``).
-    func editMixer(_ name: String, merging: Bool = false, _ changes: [MixerChange]) {
+    /// `heard`: the engine has the values already (a learnt controller's move), so nothing is
+    /// handed to it.
+    func editMixer(_ name: String, merging: Bool = false, heard: Bool = false, _ changes: [MixerChange]) {
         let change: (inout Session) -> Void = { s in for c in changes { s.apply(c) } }
         if merging && document.undoName == name { document.editMerging(name, change) } else { document.edit(name, change) }
-        link.apply(changes)
+        if !heard { link.apply(changes) }
     }
 
     func editTrack(_ name: String, _ change: (inout Track) -> Void) {
@@ -443,7 +440,8 @@ public final class ScreenModel {
         say("deleted \(name) (\(keyName(.undo)) brings it back)")
     }
 
-    private func toggleLoop() {
+    /// Loops or stops looping over the loop range (the screen's `loop` verb). UI thread.
+    func toggleLoop() {
         guard session.loopRange != nil else {
             say("no loop range: set it with \(keyName(.loopStart)) and \(keyName(.loopEnd)) at the playhead", error: true)
             return

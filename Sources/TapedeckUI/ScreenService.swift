@@ -67,7 +67,8 @@ public final class ScreenSessionManager: ScreenService {
         for event in client.receive() {
             switch event {
             case .save:
-                if let problem = model.save(askedBy: manager) {
+                // The control socket's save, as `tapedeck ctl save` and the save key ask it.
+                if case .error(let problem) = model.handleRemote(.save, from: manager) {
                     client.fail("/nsm/client/save", code: .general, problem)
                 } else {
                     client.reply(to: "/nsm/client/save", "saved")

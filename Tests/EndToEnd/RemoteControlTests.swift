@@ -182,7 +182,7 @@ final class RemoteControlTests: XCTestCase {
         // Mistakes are the caller's: told before anything is sent.
         let typo = try Tapedeck.run(["ctl", "paly"], environment: env)
         XCTAssertEqual(typo.status, 64)
-        XCTAssertEqual(typo.stderr, "tapedeck: ctl: unknown command 'paly' (did you mean 'play'?); known: play, stop, record [on|off|toggle], rewind, back [N], forward [N], locate TIME, loop on|off|toggle, speed R, status\n")
+        XCTAssertEqual(typo.stderr, "tapedeck: ctl: unknown command 'paly' (did you mean 'play'?); known: play, stop, record [on|off|toggle], rewind, back [N], forward [N], locate TIME, loop on|off|toggle, speed R, save, status\n")
         for bad in [["speed", "0"], ["speed", "nan"], ["locate"], ["loop", "maybe"], ["stop", "now"]] {
             let r = try Tapedeck.run(["ctl"] + bad, environment: env)
             XCTAssertEqual(r.status, 64, "\(bad): \(r.stderr)")

@@ -74,6 +74,13 @@ final class ControlAnswerTests: XCTestCase {
             speed = ratio
         }
 
+        /// Why a save fails (a full disk), or nil.
+        var saveProblem: String?
+        func controlSave() -> String? {
+            calls.append("save")
+            return saveProblem
+        }
+
         func controlCommand(_ command: TypedCommand, from peer: String) -> RemoteReply {
             calls.append("cmd \(command.name) \(command.value) in \(command.workingFolder) from \(peer)")
             return .json("{\"status\":0}")
@@ -224,6 +231,26 @@ final class ControlAnswerTests: XCTestCase {
         XCTAssertEqual(ask(host, "play"), "error: not rolling")
         XCTAssertEqual(ask(host, "stop"), "ok: stopping: the takes are being finished")
         XCTAssertEqual(host.calls, ["stop", "stop"])
+    }
+
+    /// `save` (the save key's, NSM's, OSC's `/save_state`) saves on the screen and says why
+    /// not; headless hosts have nothing of their own to save, and say so without failing a
+    /// script that asks every host.
+    func testSaveIsTheScreensAndHeadlessHostsHaveNothingToSave() {
+        XCTAssertEqual(RemoteCommand.parse("save"), .success(.save))
+        XCTAssertEqual(RemoteCommand.parse("save now"), .failure(RemoteError("'save' takes nothing after it")))
+        XCTAssertEqual(OSCCommand.parse(OSCMessage("/save_state")), .success(.saveState))
+        XCTAssertEqual(OSCCommand.parse(OSCMessage("/save_state", [.float(0)])), .success(.ignored), "a release")
+        let screen = FakeHost(.screen, .playing)
+        XCTAssertEqual(ask(screen, "save"), "ok: saved")
+        screen.saveProblem = "cannot save: No space left on device"
+        XCTAssertEqual(ask(screen, "save"), "error: cannot save: No space left on device")
+        XCTAssertEqual(screen.calls, ["save", "save"])
+        for role in [ControlRole.play, .record, .listen] {
+            let host = FakeHost(role, .playing)
+            XCTAssertTrue(ask(host, "save").hasPrefix("ok: nothing to save: "), "\(role)")
+            XCTAssertEqual(host.calls, [], "\(role)")
+        }
     }
 
     /// `record --retro` listening: only stop and status apply.

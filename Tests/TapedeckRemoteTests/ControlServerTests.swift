@@ -63,7 +63,7 @@ final class ControlServerTests: XCTestCase {
         }
         XCTAssertEqual(heard, [.play, .locate("4.1.1"), .status])
         XCTAssertEqual(replies.split(separator: "\n").map(String.init),
-                       ["ok: done", "ok: done", "error: unknown command 'bogus'; known: play, stop, record [on|off|toggle], rewind, back [N], forward [N], locate TIME, loop on|off|toggle, speed R, status",
+                       ["ok: done", "ok: done", "error: unknown command 'bogus'; known: play, stop, record [on|off|toggle], rewind, back [N], forward [N], locate TIME, loop on|off|toggle, speed R, save, status",
                         "{\"state\":\"playing\"}"])
         XCTAssertEqual(exchange(server, [0xFF, 0xFE, 10]), "error: the line is not UTF-8 text\n")
         let long = exchange(server, [UInt8](repeating: UInt8(ascii: "a"), count: 70_000))

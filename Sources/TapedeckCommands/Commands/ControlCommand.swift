@@ -36,13 +36,15 @@ struct ControlCommand: Command {
           locate TIME     move the playhead (12.5, 1:30, 4.1.1, 3|2|480, 90000f)
           loop on|off     loop over the session's loop range (toggle: switch it)
           speed R         playback speed (0.75, 3/4, 75%)
+          save            save the session as the screen holds it (its save key, NSM's save)
           status          one JSON line: state, position, speed, armed tracks, xruns, levels
 
-        The screen does exactly what its keys do and says on its message line who asked; a
-        headless `record` stops when told stop (or record) and refuses to move while it records;
-        `play` follows every command but record. Prints the answer: ok, ok: what happened, or
-        the JSON; a refusal is printed on stderr and exits 1. MIDI machine control and a
-        surface's transport buttons are read into these same commands and obey the same rules.
+        The screen's own keys are these same commands: it does exactly what they do and says
+        on its message line who asked; a headless `record` stops when told stop (or record)
+        and refuses to move while it records; `play` follows every command but record; neither
+        has anything to save. Prints the answer: ok, ok: what happened, or the JSON; a refusal
+        is printed on stderr and exits 1. MIDI machine control, a surface's transport buttons
+        and a session manager's save are read into these same commands and obey the same rules.
         """,
         examples: ["tapedeck ctl status", "tapedeck ctl --session song.tapedeck locate 9.1.1", "tapedeck ctl record"])
 
