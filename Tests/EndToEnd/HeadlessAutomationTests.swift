@@ -12,10 +12,6 @@ final class HeadlessAutomationTests: XCTestCase {
         let dir = try Tapedeck.temporaryFolder(self)
         func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
         let jack = try JackServer.start(self, folder: dir.path)
-        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
-        guard FileManager.default.isExecutableFile(atPath: tool) else {
-            throw XCTSkip("td-jack-midi-send is not built next to tapedeck (swift build builds it)")
-        }
         // Six seconds of a steady 0.5 on track dc (the file's name), its fader lane in touch at −12 dB.
         let session = path("s.tapedeck")
         try Signals.write([[Float](repeating: 0.5, count: 6 * 48000)], to: path("dc.wav"))
@@ -29,16 +25,8 @@ final class HeadlessAutomationTests: XCTestCase {
         }
         // The controller: turned a second after it is connected, then left alone.
         let messages = sweep.flatMap { ["176", "7", "\($0)"] }
-        let sender = try SpawnedChild([tool, "tdcc", "1000", "20"] + messages, environment: jack.environment,
-                                      stdoutPath: path("send.txt"), stderrPath: path("send.err"))
-        addTeardownBlock { _ = sender.kill(SIGKILL) }
-        let deadline = Date().addingTimeInterval(15)
-        while !((try? String(contentsOfFile: path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready") {
-            if sender.wait(timeoutSeconds: 0.05) != nil || Date() > deadline {
-                XCTFail("the test's JACK MIDI sender did not start: " + ((try? String(contentsOfFile: path("send.err"), encoding: .utf8)) ?? ""))
-                return
-            }
-        }
+        try JackMIDISender.start(self, client: "tdcc", start: "1000", gapMilliseconds: 20, messages: messages,
+                                 environment: jack.environment, folder: dir.path)
         let play = try Tapedeck.run(["play", session, "--device", "jack", "--connect", "none", "--midi-in", "jack:tdcc:midi_out"],
                                     environment: jack.environment, timeout: 60)
         XCTAssertEqual(play.status, 0, play.stderr)

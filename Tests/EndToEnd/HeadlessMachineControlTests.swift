@@ -12,10 +12,6 @@ final class HeadlessMachineControlTests: XCTestCase {
         let dir = try Tapedeck.temporaryFolder(self)
         func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
         let jack = try JackServer.start(self, folder: dir.path)
-        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
-        guard FileManager.default.isExecutableFile(atPath: tool) else {
-            throw XCTSkip("td-jack-midi-send is not built next to tapedeck (swift build builds it)")
-        }
         let folder = SessionFolder(path: path("song.tapedeck"))
         var session = Session(sampleRate: 48000)
         session.tracks = [Track(name: "Vocal", inputChannels: [1], armed: true, monitoring: .off)]
@@ -23,16 +19,8 @@ final class HeadlessMachineControlTests: XCTestCase {
         // Record strobe, LOCATE 00:00:10:00 (25 fps), stop: 400 ms apart, a second and a half
         // after `record` connects.
         let messages = ["xF07F7F0606F7", "xF07F7F0644060120000A0000F7", "xF07F7F0601F7"]
-        let sender = try SpawnedChild([tool, "tdmmc", "1500", "400"] + messages, environment: jack.environment,
-                                      stdoutPath: path("send.txt"), stderrPath: path("send.err"))
-        addTeardownBlock { _ = sender.kill(SIGKILL) }
-        let deadline = Date().addingTimeInterval(15)
-        while !((try? String(contentsOfFile: path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready") {
-            if sender.wait(timeoutSeconds: 0.05) != nil || Date() > deadline {
-                XCTFail("the test's JACK MIDI sender did not start: " + ((try? String(contentsOfFile: path("send.err"), encoding: .utf8)) ?? ""))
-                return
-            }
-        }
+        try JackMIDISender.start(self, client: "tdmmc", start: "1500", gapMilliseconds: 400, messages: messages,
+                                 environment: jack.environment, folder: dir.path)
         let record = try Tapedeck.run(["record", folder.path, "--device", "jack", "--connect", "none", "--midi-in", "jack:tdmmc:midi_out"],
                                       environment: jack.environment.merging(["XDG_RUNTIME_DIR": dir.path]) { $1 }, timeout: 60)
         XCTAssertEqual(record.status, 0, "MMC stop ends the take: \(record.stderr)")

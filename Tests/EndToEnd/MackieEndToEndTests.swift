@@ -35,17 +35,13 @@ final class MackieEndToEndTests: XCTestCase {
     struct SurfaceRig {
         let dir: URL
         let jack: JackServer
-        /// `td-jack-midi-send`, which plays the surface.
-        let sender: String
         func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
     }
 
     func surfaceRig() throws -> SurfaceRig {
         let dir = try Tapedeck.temporaryFolder(self)
         let jack = try JackServer.start(self, folder: dir.path)
-        let tool = URL(fileURLWithPath: Tapedeck.binary).deletingLastPathComponent().appendingPathComponent("td-jack-midi-send").path
-        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("td-jack-midi-send is not built next to tapedeck") }
-        return SurfaceRig(dir: dir, jack: jack, sender: tool)
+        return SurfaceRig(dir: dir, jack: jack)
     }
 
     /// Starts the tests' MIDI dump (`td-jack-midi-clock CLIENT --dump`, which prints as
@@ -72,12 +68,8 @@ final class MackieEndToEndTests: XCTestCase {
     /// words, or `x`-prefixed hex SysEx), a second and a half apart. Returns once the client
     /// is ready.
     func startSurface(_ rig: SurfaceRig, client: String, messages: [String], go: String? = nil) throws {
-        let sender = try SpawnedChild([rig.sender, client, go ?? "2000", "1500"] + messages, environment: rig.jack.environment,
-                                      stdoutPath: rig.path("send.txt"), stderrPath: rig.path("send.err"))
-        addTeardownBlock { _ = sender.kill(SIGKILL) }
-        poll("the test's surface \(client) to start") {
-            ((try? String(contentsOfFile: rig.path("send.txt"), encoding: .utf8)) ?? "").hasPrefix("ready")
-        }
+        try JackMIDISender.start(self, client: client, start: go ?? "2000", gapMilliseconds: 1500, messages: messages,
+                                 environment: rig.jack.environment, folder: rig.dir.path)
     }
 
     func testFaderOneByPitchBendIsHeardAndTheSurfaceGetsNamesLEDsAndMotorFeedback() throws {
