@@ -109,7 +109,7 @@ struct ScreenCommand: Command {
 
     func run(_ context: CommandContext) throws -> Int32 {
         // The screen's own thread, told from the audio thread and the workers in `top -H`.
-        nameThisThread("tapedeck-ui")
+        ThreadName.setCurrent("tapedeck-ui")
         let env = ProcessInfo.processInfo.environment
         var messages: [String] = []
 

@@ -91,9 +91,3 @@ final class RenderThreads: @unchecked Sendable {
         return plan
     }
 }
-
-/// The thread's name in `top -H` and `ps -L` (the kernel keeps 15 characters). Any thread,
-/// for itself; not on the audio thread once it runs.
-public func nameThisThread(_ name: String) {
-    td_thread_set_name(name)
-}

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TapedeckCore
 
 /// Starts and joins one thread outside Swift concurrency: the audio thread (SCHED_FIFO
 /// when allowed) or a disk thread (normal scheduling, optionally a better nice value).
@@ -36,7 +37,7 @@ public final class RealtimeThread: @unchecked Sendable {
         let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { arg in
             let me = Unmanaged<RealtimeThread>.fromOpaque(arg!).takeRetainedValue()
             // Named, so `top -H` tells the audio thread from the disk's and the writer's.
-            nameThisThread(me.name)
+            ThreadName.setCurrent(me.name)
             var realtime = false
             if me.wantRealtime {
                 var param = sched_param()
