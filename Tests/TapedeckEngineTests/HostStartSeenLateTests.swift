@@ -5,34 +5,14 @@ import TapedeckCore
 /// A device whose shared transport the test reads out cycle by cycle, as JACK2 hands it to a
 /// client: state and frame as they were when the client's cycle read them.
 private final class ScriptedHostDevice: HostTransportDevice, @unchecked Sendable {
-    let configuration: DeviceConfiguration
-    private let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private let inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let buffers: SteppedBuffers
+    var configuration: DeviceConfiguration { buffers.configuration }
     private var client: AudioDeviceClient?
     private(set) var startsAsked = 0
     let followsHostTransport = true
     var hostCycleFrames: Int { configuration.periodFrames }
 
-    init(periodFrames: Int) {
-        var config = DeviceConfiguration(name: "scripted", sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
-                                         periodFrames: periodFrames, periodCount: 2, bufferFrames: 2 * periodFrames,
-                                         captureFormat: .float32, playbackFormat: .float32,
-                                         captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: true)
-        config.isPaced = true
-        configuration = config
-        output = .allocate(capacity: 2)
-        for c in 0..<2 { (output + c).initialize(to: .allocate(capacity: periodFrames)) }
-        inputs = .allocate(capacity: 1)
-        inputs.initialize(to: .allocate(capacity: periodFrames))
-        inputs[0].update(repeating: 0, count: periodFrames)
-    }
-
-    deinit {
-        for c in 0..<2 { output[c].deallocate() }
-        output.deallocate()
-        inputs[0].deallocate()
-        inputs.deallocate()
-    }
+    init(periodFrames: Int) { buffers = SteppedBuffers(name: "scripted", periodFrames: periodFrames) }
 
     func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError) {
         self.client = client
@@ -57,7 +37,7 @@ private final class ScriptedHostDevice: HostTransportDevice, @unchecked Sendable
         _ = client.beginCycle()
         let reply = (client as? HostClockClient)?.followHost(HostClockFrame(state: state, frame: frame),
                                                               frameCount: configuration.periodFrames)
-        client.renderCycle(input: UnsafePointer(inputs), output: UnsafePointer(output), frameCount: configuration.periodFrames)
+        client.renderCycle(input: UnsafePointer(buffers.input), output: UnsafePointer(buffers.output), frameCount: configuration.periodFrames)
         return reply
     }
 }

@@ -184,6 +184,35 @@ enum Fixture {
     }
 }
 
+/// What a device the test steps holds: a paced 48 kHz configuration with one input and two
+/// outputs of one period, and those buffers (the input silent until written).
+final class SteppedBuffers: @unchecked Sendable {
+    let configuration: DeviceConfiguration
+    let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let input: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+
+    init(name: String, periodFrames: Int) {
+        var config = DeviceConfiguration(name: name, sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
+                                         periodFrames: periodFrames, periodCount: 2, bufferFrames: 2 * periodFrames,
+                                         captureFormat: .float32, playbackFormat: .float32,
+                                         captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: true)
+        config.isPaced = true
+        configuration = config
+        output = .allocate(capacity: 2)
+        for c in 0..<2 { (output + c).initialize(to: .allocate(capacity: periodFrames)) }
+        input = .allocate(capacity: 1)
+        input.initialize(to: .allocate(capacity: periodFrames))
+        input[0].update(repeating: 0, count: periodFrames)
+    }
+
+    deinit {
+        for c in 0..<2 { output[c].deallocate() }
+        output.deallocate()
+        input[0].deallocate()
+        input.deallocate()
+    }
+}
+
 /// A device the test steps period by period on its own thread, as JACK's cycle drives the
 /// engine, with one input and two outputs. It says it is paced (the engine renders ahead only
 /// for a device with a deadline); between two periods the workers have all the time they
@@ -191,9 +220,10 @@ enum Fixture {
 /// without saying so, say it holds (cannot tell yet whether it lost any), and later tell what
 /// it lost, in JACK's order after a stall.
 final class SteppedDevice: AudioDevice, @unchecked Sendable {
-    let configuration: DeviceConfiguration
-    let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private let inputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let buffers: SteppedBuffers
+    var configuration: DeviceConfiguration { buffers.configuration }
+    var output: UnsafeMutablePointer<UnsafeMutablePointer<Float>> { buffers.output }
+    private var inputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>> { buffers.input }
     private let input: (Int64) -> Float
     private var client: AudioDeviceClient?
     /// The device's own time: every frame it ran, lost ones too.
@@ -201,24 +231,8 @@ final class SteppedDevice: AudioDevice, @unchecked Sendable {
     var periodFrames: Int { configuration.periodFrames }
 
     init(periodFrames: Int, input: @escaping (Int64) -> Float = { _ in 0.25 }) {
-        var config = DeviceConfiguration(name: "stepped", sampleRate: 48000, captureChannels: 1, playbackChannels: 2,
-                                         periodFrames: periodFrames, periodCount: 2, bufferFrames: 2 * periodFrames,
-                                         captureFormat: .float32, playbackFormat: .float32,
-                                         captureLatencyFrames: 0, playbackLatencyFrames: 0, linked: true)
-        config.isPaced = true
-        configuration = config
+        buffers = SteppedBuffers(name: "stepped", periodFrames: periodFrames)
         self.input = input
-        output = .allocate(capacity: 2)
-        for c in 0..<2 { (output + c).initialize(to: .allocate(capacity: periodFrames)) }
-        inputBuffers = .allocate(capacity: 1)
-        inputBuffers.initialize(to: .allocate(capacity: periodFrames))
-    }
-
-    deinit {
-        for c in 0..<2 { output[c].deallocate() }
-        output.deallocate()
-        inputBuffers[0].deallocate()
-        inputBuffers.deallocate()
     }
 
     func start(client: AudioDeviceClient, realtimePriority: Bool) throws(DeviceError) {
