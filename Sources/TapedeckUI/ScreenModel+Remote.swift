@@ -2,10 +2,10 @@ import TapedeckCore
 import TapedeckRemote
 
 extension ScreenModel: ControlHost {
-    /// Carries out a command from the control socket as ``ControlAnswer`` (the one
-    /// translation, shared with headless `play` and `record`) turns it into this screen's
-    /// verbs, each done exactly as the matching key does it (play and stop as space, record
-    /// as r, rewind as home, loop as l, speed as < and >), and says on the message line who
+    /// Carries out a control-socket command as ``ControlAnswer`` (the one translation, shared
+    /// with headless `play` and `record`) turns it into this screen's verbs: the same path
+    /// the screen's own transport keys take (space is play or stop, r record, home rewind, l
+    /// loop toggle, < and > speed; ScreenModel+Keys), and says on the message line who
     /// asked (a refusal too, unless `sayingRefusal` is false: OSC says its refusals its own
     /// way; what was done too, unless `announcing` is false: a key's verb, which the
     /// transport bar shows). UI thread.
