@@ -252,53 +252,56 @@ extension Transport {
     }
 }
 
+/// What a bound controller's move sets, typed: the one translation of a ``MIDIBinding`` and
+/// its value, used by the transport (which follows the move in its session) and by a
+/// front-end (which carries it out as the command any surface sends for that control).
+public enum BoundChange: Equatable, Sendable {
+    /// A fader, pan, mute, send level or the master fader.
+    case mixer(MixerChange)
+    /// A parameter of a node of a track's playback or input chain.
+    case chain(ChainValueChange)
+}
+
 extension Session {
-    /// Follows a bound controller's move: the fader, pan, mute, master fader or node
+    /// What `binding` moved to `value` (0…127) sets in this session, or nil when it names
+    /// nothing here (a track renamed, a node removed). A node parameter is looked up in its
+    /// chain as `chains` (brought up to this session) reads it, among the built-in nodes (the
+    /// engine applies a move to those only).
+    public func change(for binding: MIDIBinding, value: Int, chains: SessionChains) -> BoundChange? {
+        let level = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
+        if binding.kind == .master { return .mixer(.masterGain(decibels: level)) }
+        guard let name = binding.track, let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        switch binding.kind {
+        case .fader: return .mixer(.gain(strip: t, decibels: level))
+        case .pan: return .mixer(.pan(strip: t, value: MIDIBinding.pan(controllerValue: value)))
+        case .mute: return .mixer(.mute(strip: t, on: MIDIBinding.mute(controllerValue: value)))
+        case .master: return nil
+        case .send:
+            guard let bus = binding.bus, let k = tracks[t].sends.firstIndex(where: { $0.bus.lowercased() == bus.lowercased() }) else { return nil }
+            return .mixer(.sendLevel(strip: t, send: k, decibels: level))
+        case .parameter:
+            let input = binding.inputChain == true
+            guard let node = binding.node, let id = binding.parameter, let chain = chains.slot(t, input ? .input : .playback).value,
+                  chain.entries.indices.contains(node - 1),
+                  let d = NodeRegistry.standard.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
+            else { return nil }
+            return .chain(ChainValueChange(place: input ? .input(strip: t) : .playback(strip: t), node: node - 1,
+                                           value: .parameter(id, .number(d.value(controllerValue: value)))))
+        }
+    }
+
+    /// Follows a bound controller's move: the fader, pan, mute, send, master fader or node
     /// parameter it is bound to takes the value the engine already applied. Returns false
-    /// when the binding names nothing in this session. A node parameter's chain is taken as
-    /// `chains` read it, and the changed chain is handed back to `chains`, so its text is not
-    /// read again: there is no form that parses the stored text.
+    /// when the binding names nothing in this session. The changed chain is handed back to
+    /// `chains`, so its text is not read again.
     @discardableResult
     public mutating func apply(_ binding: MIDIBinding, value: Int, chains: inout SessionChains) -> Bool {
         chains.update(to: self)
-        let chain = boundChain(binding).flatMap { t, kind in chains.slot(t, kind).value }
-        let (applied, changed) = apply(binding, value: value, chain: chain)
-        if let changed { chains.handIn(changed) }
-        return applied
-    }
-
-    /// The track and chain a node parameter's binding names.
-    private func boundChain(_ binding: MIDIBinding) -> (track: Int, kind: SessionChains.Kind)? {
-        guard binding.kind == .parameter, let name = binding.track,
-              let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
-        return (t, binding.inputChain == true ? .input : .playback)
-    }
-
-    /// The move applied, a node parameter's to `chain` (the bound chain, parsed): whether it
-    /// named something, and the chain as changed.
-    private mutating func apply(_ binding: MIDIBinding, value: Int, chain: Chain?) -> (applied: Bool, changed: Chain?) {
-        if binding.kind == .master {
-            masterGainDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
-            return (true, nil)
+        switch change(for: binding, value: value, chains: chains) {
+        case .mixer(let change)?: apply(change)
+        case .chain(let change)?: apply(change, chains: &chains)
+        case nil: return false
         }
-        guard let name = binding.track, let t = tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return (false, nil) }
-        switch binding.kind {
-        case .fader: tracks[t].gainDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
-        case .pan: tracks[t].pan = MIDIBinding.pan(controllerValue: value)
-        case .mute: tracks[t].mute = MIDIBinding.mute(controllerValue: value)
-        case .master: break
-        case .parameter:
-            guard let node = binding.node, let id = binding.parameter else { return (false, nil) }
-            guard var chain, chain.entries.indices.contains(node - 1),
-                  let d = NodeRegistry.standard.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
-            else { return (false, nil) }
-            guard chain.set(entry: node - 1, parameter: id, to: d.value(controllerValue: value)) else { return (false, nil) }
-            if binding.inputChain == true { tracks[t].inputChain = chain.text } else { tracks[t].playbackChain = chain.text }
-            return (true, chain)
-        case .send:
-            guard let bus = binding.bus, let k = tracks[t].sends.firstIndex(where: { $0.bus.lowercased() == bus.lowercased() }) else { return (false, nil) }
-            tracks[t].sends[k].levelDecibels = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
-        }
-        return (true, nil)
+        return true
     }
 }

@@ -90,28 +90,13 @@ extension ScreenModel {
     }
 
     /// What a learnt controller's move at `value` (0…127) asks, as the command every front-end
-    /// sends for that control (the transport turned it into the same value as it came); nil
-    /// when the binding names nothing in the session now (a track renamed, a node removed).
+    /// sends for that control (the transport's own translation, ``Session/change(for:value:chains:)``);
+    /// nil when the binding names nothing in the session now (a track renamed, a node removed).
     func command(for binding: MIDIBinding, controllerValue value: Int) -> SurfaceCommand? {
-        let level = Fader.stored(MIDIBinding.faderDecibels(controllerValue: value))
-        if binding.kind == .master { return .mixer(.masterGain(decibels: level)) }
-        guard let name = binding.track, let t = session.tracks.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
-        switch binding.kind {
-        case .fader: return .mixer(.gain(strip: t, decibels: level))
-        case .pan: return .mixer(.pan(strip: t, value: MIDIBinding.pan(controllerValue: value)))
-        case .mute: return .mixer(.mute(strip: t, on: MIDIBinding.mute(controllerValue: value)))
-        case .master: return nil
-        case .send:
-            guard let bus = binding.bus, let k = session.tracks[t].sends.firstIndex(where: { $0.bus.lowercased() == bus.lowercased() }) else { return nil }
-            return .mixer(.sendLevel(strip: t, send: k, decibels: level))
-        case .parameter:
-            let input = binding.inputChain == true
-            guard let node = binding.node, let id = binding.parameter, let chain = chain(t, input ? .input : .playback).value,
-                  chain.entries.indices.contains(node - 1),
-                  let definition = chainRegistry.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
-            else { return nil }
-            return .chain(ChainValueChange(place: input ? .input(strip: t) : .playback(strip: t), node: node - 1,
-                                           value: .parameter(id, .number(definition.value(controllerValue: value)))))
+        switch session.change(for: binding, value: value, chains: keptChains()) {
+        case .mixer(let change)?: .mixer(change)
+        case .chain(let change)?: .chain(change)
+        case nil: nil
         }
     }
 
