@@ -123,13 +123,7 @@ public struct Chain: Equatable, Sendable, CustomStringConvertible {
         var nodes: [any Node] = []
         var bypassed: [Int] = []
         for entry in entries {
-            let node = registry.makeNode(for: entry, stateFolder: stateFolder)
-            for s in entry.settings {
-                if let i = node.parameters.index(of: s.parameter) { node.parameters.set(i, s.value) }
-            }
-            if let textNode = node as? any TextParameterNode {
-                for t in entry.texts { textNode.setText(t.parameter, t.value, files: files) }
-            }
+            let node = Chain.makeNode(for: entry, registry: registry, stateFolder: stateFolder, files: files)
             if entry.bypassed { bypassed.append(nodes.count) }
             nodes.append(node)
         }

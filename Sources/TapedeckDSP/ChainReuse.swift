@@ -16,26 +16,22 @@ extension Chain {
     /// only new nodes are prepared). Returns the instance and how many nodes were kept. `old`
     /// keeps running until the caller swaps the new one in; the two then share the kept nodes,
     /// so the old must be released with those kept (``ChainInstance/release(keeping:)``).
-    /// Off the audio thread.
+    /// A new node is taken from `stock` when it holds one made for the same entry and format
+    /// (prepared there, on a worker), else made and prepared here. Off the audio thread.
     public func instantiate(reusing old: ChainInstance?, registry: NodeRegistry = .standard, stateFolder: String? = nil,
-                            files: (any NodeFiles)? = nil, format: NodeFormat, maxFrames: Int) -> (instance: ChainInstance, kept: Int) {
+                            files: (any NodeFiles)? = nil, format: NodeFormat, maxFrames: Int,
+                            stock: NodeStock? = nil) -> (instance: ChainInstance, kept: Int) {
         let usable = old.flatMap { $0.format == format && $0.maxFrames == maxFrames && !$0.isReleased ? $0 : nil }
-        var next = 0
+        let matches = Chain.matches(entries, in: usable?.chain.entries ?? [])
         var nodes: [any Node] = []
-        var fresh = Set<Int>()
+        // New to this chain and still to be prepared here (a node from `stock` is prepared).
+        var unprepared = Set<Int>()
+        var borrowed = Set<ObjectIdentifier>()
         for (k, entry) in entries.enumerated() {
-            var match: Int?
-            if let usable {
-                var j = next
-                while j < usable.nodes.count {
-                    if Chain.sameNode(usable.chain.entries[j], entry) { match = j; break }
-                    j += 1
-                }
-            }
             let node: any Node
-            if let j = match, let usable {
+            if let j = matches[k], let usable {
                 node = usable.nodes[j]
-                next = j + 1
+                borrowed.insert(ObjectIdentifier(node))
                 // Every parameter to what the new text says, defaults where it says nothing.
                 for (index, definition) in node.parameters.definitions.enumerated() {
                     if let setting = entry.settings.first(where: { $0.parameter == definition.id }) {
@@ -44,22 +40,48 @@ extension Chain {
                         node.parameters.set(index, definition.defaultValue)
                     }
                 }
+            } else if let made = stock?.take(entry, format: format, maxFrames: maxFrames) {
+                // Made and prepared on a worker with this entry's values (NodeStock).
+                node = made
             } else {
-                node = registry.makeNode(for: entry, stateFolder: stateFolder)
-                for s in entry.settings {
-                    if let i = node.parameters.index(of: s.parameter) { node.parameters.set(i, s.value) }
-                }
-                if let textNode = node as? any TextParameterNode {
-                    for t in entry.texts { textNode.setText(t.parameter, t.value, files: files) }
-                }
-                fresh.insert(k)
+                node = Chain.makeNode(for: entry, registry: registry, stateFolder: stateFolder, files: files)
+                unprepared.insert(k)
             }
             nodes.append(node)
         }
         let instance = ChainInstance(chain: self, nodes: nodes)
-        instance.borrowed = Set(nodes.indices.filter { !fresh.contains($0) }.map { ObjectIdentifier(nodes[$0]) })
+        instance.borrowed = borrowed
         for (k, entry) in entries.enumerated() where entry.bypassed { instance.setBypassed(k, true) }
-        instance.prepare(format: format, maxFrames: maxFrames, only: fresh)
-        return (instance, entries.count - fresh.count)
+        instance.prepare(format: format, maxFrames: maxFrames, only: unprepared)
+        return (instance, borrowed.count)
+    }
+
+    /// A new node for `entry` with its values and files (not prepared). Off the audio thread.
+    static func makeNode(for entry: Entry, registry: NodeRegistry, stateFolder: String?, files: (any NodeFiles)?) -> any Node {
+        let node = registry.makeNode(for: entry, stateFolder: stateFolder)
+        for s in entry.settings {
+            if let i = node.parameters.index(of: s.parameter) { node.parameters.set(i, s.value) }
+        }
+        if let textNode = node as? any TextParameterNode {
+            for t in entry.texts { textNode.setText(t.parameter, t.value, files: files) }
+        }
+        return node
+    }
+
+    /// For each of `new`'s entries, the index of the node in `old` a chain built against it
+    /// takes over (nil: a new node). Matches go in order: each takes the first node of the
+    /// same kind after the last one taken. The one rule both the build
+    /// (``instantiate(reusing:registry:stateFolder:files:format:maxFrames:stock:)``) and the
+    /// worker that makes new nodes ahead of it (``NodeStock``) follow.
+    public static func matches(_ new: [Entry], in old: [Entry]) -> [Int?] {
+        var next = 0
+        return new.map { entry in
+            var j = next
+            while j < old.count {
+                if sameNode(old[j], entry) { next = j + 1; return j }
+                j += 1
+            }
+            return nil
+        }
     }
 }

@@ -7,19 +7,27 @@ import TapedeckIO
 
 /// A graph spec built on a worker for the screen's edits (issue 42: nothing slow on the UI
 /// thread). Making a spec opens every region's file and renders each stretched region
-/// offline with Rubber Band (seconds for a long one): the screen's edit hands the session to
-/// a worker and goes on; a later snapshot swaps the new graph in on the control thread
-/// (``Engine/apply(_:)`` stays there: the engine has one control thread). One build at a
-/// time: edits that come meanwhile are built together once it ends, and a result older than
-/// the newest build is dropped.
+/// offline with Rubber Band (seconds for a long one); making a new node can load a
+/// SoundFont or instantiate a plugin. The screen's edit hands the session to a worker, which
+/// makes the spec and then the nodes the graph will need new (``GraphNodeStockPlan``), and
+/// goes on; a later snapshot swaps the new graph in on the control thread, taking those nodes
+/// (``Engine/apply(_:stock:)`` stays there: the engine has one control thread, and the build
+/// retunes strips the running graph shares). One build at a time: edits that come meanwhile
+/// are built together once it ends, and a result older than the newest build is dropped.
 final class TransportGraphBuild {
     /// A build running on its worker thread.
     final class Running: Sendable {
         let number: Int
-        let result = Mutex<Result<GraphSpec, SpecFailure>?>(nil)
+        let result = Mutex<Result<Made, SpecFailure>?>(nil)
         /// A stretched region's render under way: its progress in thousandths (-1: none).
         let stretchPermille = Atomic<Int>(-1)
         init(number: Int) { self.number = number }
+    }
+
+    /// What a worker made: the spec and the nodes its graph will need new.
+    struct Made: Sendable {
+        let spec: GraphSpec
+        let stock: NodeStock
     }
 
     /// Why a spec could not be made, in words (errors need not be Sendable; words are).
@@ -73,11 +81,15 @@ extension Transport {
         build.running = running
         let make = specMaker()
         let session = self.session
+        // The nodes are foreseen against the graph playing now; a graph applied meanwhile
+        // (a build on the control thread) makes this one's result stale anyway.
+        let plan = engine.nodeStockPlan, playing = spec
         let thread = Thread {
             ThreadName.setCurrent("tapedeck-build")
-            let result: Result<GraphSpec, TransportGraphBuild.SpecFailure>
+            let result: Result<TransportGraphBuild.Made, TransportGraphBuild.SpecFailure>
             do {
-                result = .success(try make(session) { running.stretchPermille.store(Int($0 * 1000), ordering: .relaxed) })
+                let next = try make(session) { running.stretchPermille.store(Int($0 * 1000), ordering: .relaxed) }
+                result = .success(.init(spec: next, stock: next == playing ? NodeStock() : plan.stock(for: next, after: playing)))
             } catch {
                 result = .failure(.init(text: "\(error)"))
             }
@@ -96,10 +108,11 @@ extension Transport {
             let moved = build.moved
             build.moved = []
             switch result {
-            case .success(let next):
+            case .success(let made):
+                let next = made.spec
                 do {
                     if next != spec {
-                        try engine.apply(next)
+                        try engine.apply(next, stock: made.stock)
                         spec = next
                     }
                     for change in moved { engine.set(change) }
@@ -109,6 +122,12 @@ extension Transport {
             case .failure(let failure):
                 report(problem: failure.text, moved: moved)
             }
+        }
+        // Nodes made for a graph not built (stale, or the spec failed to apply) are released,
+        // on a thread of their own: freeing a synth or a plugin is no work for the UI thread.
+        if case .success(let made) = result, made.stock.count > 0 {
+            let stock = made.stock
+            Thread { stock.discard() }.start()
         }
         startPendingBuild()
     }

@@ -108,7 +108,7 @@ public final class Engine: @unchecked Sendable {
             // MCL_ONFAULT: lock pages as they are touched, rather than every reservation up front.
             memoryLocked = mlockall(Int32(MCL_CURRENT | MCL_FUTURE | 4 /* MCL_ONFAULT */)) == 0
         }
-        let first = try build(spec)
+        let first = try build(spec, stock: nil)
         setMasterGain(decibels: spec.masterGainDecibels)
         graphs = [first]
         noteChains(of: first)
@@ -196,10 +196,14 @@ public final class Engine: @unchecked Sendable {
     /// that play on for the same track are kept as they play, not taken from `spec`: a
     /// controller may have moved them since the caller last heard. Change them with
     /// ``set(_:)``; a new track, or one taking over another's strip, starts at `spec`'s.
-    public func apply(_ spec: GraphSpec) throws {
+    ///
+    /// New nodes are taken from `stock` where it holds them (made ahead on a worker:
+    /// ``GraphNodeStockPlan``); what it holds that the build did not take is released.
+    public func apply(_ spec: GraphSpec, stock: NodeStock? = nil) throws {
+        defer { stock?.discard() }
         guard prepared else { throw DeviceError(device: configuration.name, reason: "the engine has not been prepared") }
         collectGarbage()
-        let graph = try build(spec)
+        let graph = try build(spec, stock: stock)
         settled = false
         graphs.append(graph)
         noteChains(of: graph)
@@ -209,7 +213,7 @@ public final class Engine: @unchecked Sendable {
         if let old { graphs.removeAll { Unmanaged.passUnretained($0).toOpaque() == old } }
     }
 
-    private func build(_ spec: GraphSpec) throws -> Graph {
+    private func build(_ spec: GraphSpec, stock: NodeStock?) throws -> Graph {
         generation += 1
         let context = Graph.Context(
             sampleRate: configuration.sampleRate, periodFrames: configuration.periodFrames,
@@ -222,7 +226,7 @@ public final class Engine: @unchecked Sendable {
             ahead: core.threads == nil || options.rendersOffline || !configuration.isPaced ? .none
                 : .of(periodFrames: configuration.periodFrames, sampleRate: configuration.sampleRate,
                       milliseconds: options.renderAheadMilliseconds),
-            readsDirect: options.readsDiskInline)
+            readsDirect: options.readsDiskInline, stock: stock)
         return try Graph.build(spec, previous: graphs.last, generation: generation, context: context)
     }
 

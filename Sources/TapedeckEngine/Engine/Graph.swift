@@ -137,6 +137,11 @@ final class Graph: @unchecked Sendable {
     /// time-pitch path (which reads speed × the period) renders in few, long blocks.
     static func stripFrames(periodFrames: Int) -> Int { max(periodFrames, 1024) }
 
+    /// The format the master chain is prepared for.
+    static func masterFormat(sampleRate: Int, isRealtime: Bool) -> NodeFormat {
+        NodeFormat(sampleRate: Double(sampleRate), channelCount: 2, isRealtime: isRealtime)
+    }
+
     /// What a build needs to know about the engine.
     struct Context {
         var sampleRate: Int
@@ -153,6 +158,8 @@ final class Graph: @unchecked Sendable {
         /// Voices decode straight into their strips once their rings are done with (a
         /// freewheeling export at 1×: ``EngineOptions/readsDiskInline``).
         var readsDirect = false
+        /// New nodes a worker made ahead for this build (taken where they fit).
+        var stock: NodeStock?
     }
 
     /// Builds the graph for `spec`, reusing what `previous` has: a strip whose track has the
@@ -222,7 +229,8 @@ final class Graph: @unchecked Sendable {
             let strip = PlaybackStrip(voice: voice, chain: track.chain, reusing: nil, sampleRate: context.sampleRate,
                                       maxFrames: Graph.stripFrames(periodFrames: context.periodFrames),
                                       meterWindowFrames: context.meterWindowFrames, fallback: fallback, stateFolder: spec.pluginStateFolder,
-                                      files: files, isRealtime: context.isRealtime, isBus: track.isBus, ahead: context.ahead)
+                                      files: files, isRealtime: context.isRealtime, isBus: track.isBus, ahead: context.ahead,
+                                      stock: context.stock)
             if let fallback, sameTrack(fallback, track.name) {
                 // The same track on new material: its fader as it stands.
                 strip.controls.copy(from: fallback.controls)
@@ -256,7 +264,8 @@ final class Graph: @unchecked Sendable {
             } else {
                 inputs.append(InputStrip(spec: input, captureChannels: context.captureChannels, sampleRate: context.sampleRate,
                                          periodFrames: context.periodFrames, meterWindowFrames: context.meterWindowFrames,
-                                         retroSeconds: spec.retroSeconds, stateFolder: spec.pluginStateFolder, files: files))
+                                         retroSeconds: spec.retroSeconds, stateFolder: spec.pluginStateFolder, files: files,
+                                         stock: context.stock))
             }
             inputTracks.append(i)
         }
@@ -282,9 +291,8 @@ final class Graph: @unchecked Sendable {
         } else if !spec.masterChain.entries.isEmpty {
             // Diffed by node against the master chain playing: what is kept keeps its state.
             master = spec.masterChain.instantiate(reusing: previous?.masterChain, stateFolder: spec.pluginStateFolder, files: files,
-                                                  format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: 2,
-                                                                     isRealtime: context.isRealtime),
-                                                  maxFrames: context.periodFrames).instance
+                                                  format: Graph.masterFormat(sampleRate: context.sampleRate, isRealtime: context.isRealtime),
+                                                  maxFrames: context.periodFrames, stock: context.stock).instance
         }
         // The master bus is scanned for NaN before its chain (RenderCore.master).
         master?.inputIsClean = true
@@ -309,9 +317,9 @@ final class Graph: @unchecked Sendable {
         var instance: ChainInstance?
         if !chain.entries.isEmpty {
             instance = chain.instantiate(reusing: old.chain, stateFolder: stateFolder, files: files,
-                                         format: NodeFormat(sampleRate: Double(context.sampleRate), channelCount: old.channelCount,
-                                                            isRealtime: context.isRealtime),
-                                         maxFrames: maxFrames).instance
+                                         format: PlaybackStrip.nodeFormat(sampleRate: context.sampleRate, channelCount: old.channelCount,
+                                                                          isRealtime: context.isRealtime),
+                                         maxFrames: maxFrames, stock: context.stock).instance
         }
         guard (instance?.latencyFrames ?? 0) == old.latencyFrames else {
             // Built for nothing: its own nodes go, the ones it shares with the old stay.
@@ -326,8 +334,13 @@ final class Graph: @unchecked Sendable {
     /// Whether a live `instance` of chain `old` can become `new` by setting parameters: the
     /// same nodes in the same order (an empty chain has no instance).
     static func canRetune(_ old: Chain, to new: Chain, instance: ChainInstance?) -> Bool {
+        canRetune(old, to: new, hasInstance: instance != nil)
+    }
+
+    /// ``canRetune(_:to:instance:)`` for a chain that has a live instance or not.
+    static func canRetune(_ old: Chain, to new: Chain, hasInstance: Bool) -> Bool {
         if old == new { return true }
-        guard instance != nil, old.entries.count == new.entries.count, !new.entries.isEmpty else { return false }
+        guard hasInstance, old.entries.count == new.entries.count, !new.entries.isEmpty else { return false }
         // A different file (a sample, a SoundFont) is a new node, not a new value.
         return zip(old.entries, new.entries).allSatisfy { $0.node == $1.node && $0.texts == $1.texts }
     }

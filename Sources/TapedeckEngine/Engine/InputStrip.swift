@@ -28,12 +28,21 @@ final class InputStrip: @unchecked Sendable {
     /// The last seconds of the processed input, when retroactive capture is on.
     let retro: RetroBuffer?
 
-    /// Builds the strip for a device with `captureChannels` inputs. Control thread.
+    /// Channels it records for `spec` (1 or 2).
+    static func channelCount(of spec: GraphSpec.Input) -> Int { max(1, min(spec.deviceChannels.count, 2)) }
+
+    /// The format its chain is prepared for (``NodeStock`` makes nodes for it ahead).
+    static func nodeFormat(sampleRate: Int, spec: GraphSpec.Input) -> NodeFormat {
+        NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount(of: spec))
+    }
+
+    /// Builds the strip for a device with `captureChannels` inputs, taking what new nodes
+    /// `stock` holds for its chain. Control thread.
     init(spec: GraphSpec.Input, captureChannels: Int, sampleRate: Int, periodFrames: Int, meterWindowFrames: Int,
-         retroSeconds: Double?, stateFolder: String? = nil, files: (any NodeFiles)? = nil) {
+         retroSeconds: Double?, stateFolder: String? = nil, files: (any NodeFiles)? = nil, stock: NodeStock? = nil) {
         self.spec = spec
         monitoring = spec.monitoring
-        channelCount = max(1, min(spec.deviceChannels.count, 2))
+        channelCount = InputStrip.channelCount(of: spec)
         deviceChannels = .allocate(capacity: channelCount)
         for c in 0..<channelCount {
             let ch = c < spec.deviceChannels.count ? spec.deviceChannels[c] - 1 : -1
@@ -52,9 +61,9 @@ final class InputStrip: @unchecked Sendable {
         if spec.chain.entries.isEmpty {
             chain = nil
         } else {
-            let instance = spec.chain.instantiate(stateFolder: stateFolder, files: files)
-            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount), maxFrames: periodFrames)
-            chain = instance
+            chain = spec.chain.instantiate(reusing: nil, stateFolder: stateFolder, files: files,
+                                           format: InputStrip.nodeFormat(sampleRate: sampleRate, spec: spec),
+                                           maxFrames: periodFrames, stock: stock).instance
         }
         meter = LevelMeter(channelCount: channelCount, windowFrames: meterWindowFrames)
         let channels = channelCount

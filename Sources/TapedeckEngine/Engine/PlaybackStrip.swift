@@ -138,12 +138,19 @@ final class PlaybackStrip: @unchecked Sendable {
     /// graph holding it lives until this strip's graph is installed.
     private var predecessor: Unmanaged<PlaybackStrip>?
 
-    /// Builds the strip (instantiating and preparing its chain unless `instance` is given).
+    /// The format a strip's chain is prepared for (``NodeStock`` makes nodes for it ahead).
+    static func nodeFormat(sampleRate: Int, channelCount: Int, isRealtime: Bool) -> NodeFormat {
+        NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount, isRealtime: isRealtime)
+    }
+
+    /// Builds the strip (instantiating and preparing its chain unless `instance` is given,
+    /// taking what new nodes `stock` holds).
     /// With `predecessor`, the strip succeeds it: its voice, meter and MIDI are shared and it
     /// needs no fallback. Control thread.
     init(voice: TrackVoice, chain spec: Chain, reusing instance: ChainInstance?, sampleRate: Int, maxFrames: Int,
          meterWindowFrames: Int, fallback: PlaybackStrip?, stateFolder: String? = nil, files: (any NodeFiles)? = nil,
-         isRealtime: Bool = true, isBus: Bool = false, predecessor: PlaybackStrip? = nil, ahead: Graph.Ahead = .none) {
+         isRealtime: Bool = true, isBus: Bool = false, predecessor: PlaybackStrip? = nil, ahead: Graph.Ahead = .none,
+         stock: NodeStock? = nil) {
         self.voice = voice
         midi = predecessor?.midi ?? StripMIDI()
         if let kept = predecessor?.ahead {
@@ -163,10 +170,10 @@ final class PlaybackStrip: @unchecked Sendable {
         } else if spec.entries.isEmpty {
             chain = nil
         } else {
-            let instance = spec.instantiate(stateFolder: stateFolder, files: files)
-            instance.prepare(format: NodeFormat(sampleRate: Double(sampleRate), channelCount: channelCount, isRealtime: isRealtime),
-                             maxFrames: maxFrames)
-            chain = instance
+            chain = spec.instantiate(reusing: nil, stateFolder: stateFolder, files: files,
+                                     format: PlaybackStrip.nodeFormat(sampleRate: sampleRate, channelCount: channelCount,
+                                                                      isRealtime: isRealtime),
+                                     maxFrames: maxFrames, stock: stock).instance
         }
         latencyFrames = chain?.latencyFrames ?? 0
         chainRef = chain.map { Unmanaged.passUnretained($0) }
