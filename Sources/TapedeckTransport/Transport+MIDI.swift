@@ -264,7 +264,8 @@ public enum BoundChange: Equatable, Sendable {
 
 extension Session {
     /// What `binding` moved to `value` (0…127) sets in this session, or nil when it names
-    /// nothing here (a track renamed, a node removed). A node parameter is looked up in its
+    /// nothing here (a track renamed, a node removed, the chain of a frozen track, which does
+    /// not run: the engine binds nothing there either). A node parameter is looked up in its
     /// chain as `chains` (brought up to this session) reads it, among the built-in nodes (the
     /// engine applies a move to those only).
     public func change(for binding: MIDIBinding, value: Int, chains: SessionChains) -> BoundChange? {
@@ -281,7 +282,7 @@ extension Session {
             return .mixer(.sendLevel(strip: t, send: k, decibels: level))
         case .parameter:
             let input = binding.inputChain == true
-            guard let node = binding.node, let id = binding.parameter, let chain = chains.slot(t, input ? .input : .playback).value,
+            guard tracks[t].frozen == nil, let node = binding.node, let id = binding.parameter, let chain = chains.slot(t, input ? .input : .playback).value,
                   chain.entries.indices.contains(node - 1),
                   let d = NodeRegistry.standard.descriptor(named: chain.entries[node - 1].node)?.parameters.first(where: { $0.id == id })
             else { return nil }

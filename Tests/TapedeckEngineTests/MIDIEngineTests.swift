@@ -359,6 +359,26 @@ final class MIDIEngineTests: XCTestCase {
         XCTAssertEqual(moves.map { [$0.binding, $0.value] }, [[0, 0]])
     }
 
+    func testAControllerBoundToAFrozenTracksChainMovesNothing() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try clickSession(dir, sequence: clicksEveryTenthOfASecond(), armed: false)
+        session.midiBindings = [MIDIBinding(controller: 20, kind: .parameter, track: "Keys", node: 1, parameter: "level")]
+        session.tracks[0].frozen = try TrackFreeze.render(session: session, folder: folder, track: 0).frozen
+        // The chain does not run while frozen: the controller is bound to nothing, so no move
+        // is reported (a front-end would otherwise change a chain the user cannot change) and
+        // the render plays as it was made.
+        let (engine, device, port) = try playing(session, folder, seconds: 2.5, port: "knob")
+        MIDIFixture.sleep(until: device.nanoseconds(atFrame: 40_000))
+        port.receive(status: 0xB5, data1: 20, data2: 0, atNanoseconds: MIDIInputPort.now())
+        waitFrames(engine, until: 100_000)
+        let moves = engine.drainControllerMoves()
+        engine.close()
+        XCTAssertEqual(moves.count, 0, "a move on a frozen chain was reported")
+        let clicks = stride(from: 0, to: 96_000, by: 4800).map { device.played[$0] }
+        for c in clicks { XCTAssertEqual(c, 1, accuracy: 1e-3, "the render at its level, before and after the move") }
+    }
+
     func testABackendWithItsOwnMIDIPortsHandsMIDIToTheCycleAtExactFramesAndTakesThruBack() throws {
         let dir = try Fixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -46,4 +46,22 @@ final class ControllerChainTests: XCTestCase {
         XCTAssertEqual(chains.slot(0).value?.entries.first?.settings.first?.value, .number(24))
         XCTAssertEqual(Self.provider.resolves.load(ordering: .relaxed), read, "five moves, no parse")
     }
+
+    func testAFrozenTracksChainTakesNoMove() throws {
+        var session = Session()
+        session.tracks = [Track(name: "Keys", inputChain: "gain:gain=0", playbackChain: "gain:gain=0")]
+        session.midiBindings = [MIDIBinding(controller: 7, kind: .parameter, track: "Keys", node: 1, parameter: "gain"),
+                                MIDIBinding(controller: 8, kind: .fader, track: "Keys")]
+        var chains = SessionChains(session)
+        XCTAssertNotNil(session.change(for: session.midiBindings[0], value: 0, chains: chains), "bound while it runs")
+        session.tracks[0].frozen = FrozenAudio(file: "audio/keys-frozen.wav", lengthFrames: 48000)
+        // The engine binds nothing to a chain that does not run (MIDIEngineTests); the one
+        // translation says the same, so no front-end changes a chain the user cannot change.
+        XCTAssertNil(session.change(for: session.midiBindings[0], value: 0, chains: chains))
+        XCTAssertFalse(session.apply(session.midiBindings[0], value: 0, chains: &chains))
+        XCTAssertEqual(session.tracks[0].playbackChain, "gain:gain=0")
+        XCTAssertEqual(session.change(for: session.midiBindings[1], value: 100, chains: chains),
+                       .mixer(.gain(strip: 0, decibels: Fader.stored(MIDIBinding.faderDecibels(controllerValue: 100)))),
+                       "its fader still moves: the render plays through it")
+    }
 }
