@@ -222,6 +222,10 @@ final class RemoteControlTests: XCTestCase {
         XCTAssertTrue((json(chosen.stdout)["session"] as? String ?? "").hasSuffix("/b.tapedeck"), chosen.stdout)
         let pid = try XCTUnwrap(json(chosen.stdout)["pid"] as? Int)
         XCTAssertEqual(json(try Tapedeck.run(["ctl", "--pid", "\(pid)", "status"], environment: env).stdout)["pid"] as? Int, pid)
+        // The session first, as every other command takes it: the same Tapedeck.
+        let first = try Tapedeck.run(["ctl", dir.path + "/b.tapedeck", "status"], environment: env)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertEqual(json(first.stdout)["pid"] as? Int, pid)
         let missing = try Tapedeck.run(["ctl", "--session", dir.path + "/c.tapedeck", "play"], environment: env)
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("no running Tapedeck has"), missing.stderr)

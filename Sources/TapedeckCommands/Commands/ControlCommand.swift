@@ -1,5 +1,6 @@
 import Foundation
 import TapedeckCore
+import TapedeckIO
 import TapedeckRemote
 
 /// `tapedeck ctl`: tells a running Tapedeck (the screen, `record` or `play`) what to do over
@@ -9,7 +10,7 @@ struct ControlCommand: Command {
         name: "ctl", summary: "control a running Tapedeck (screen, record or play): play, stop, record, locate, loop, speed, status",
         synopsis: ["ctl [--session S | --pid P] COMMAND [ARGUMENT]"],
         positionals: [PositionalSpec("COMMAND", complete: .choices,
-                                     choices: ["play", "stop", "record", "rewind", "locate", "loop", "speed", "status"]),
+                                     choices: ControlCommand.verbs),
                       PositionalSpec("ARGUMENT", complete: .none)],
         options: [
             OptionSpec("--session", value: "S", "the Tapedeck that has session S open", complete: .session),
@@ -23,7 +24,8 @@ struct ControlCommand: Command {
         link, or open to others) is never used: Tapedeck listens in a folder of its own beside
         it, and ctl finds it there, refuses the other in one line and sends nothing unless the
         process answering runs as you.
-        With one Tapedeck running, no --session or --pid is needed.
+        With one Tapedeck running, no --session or --pid is needed. A session named first, as
+        other commands take it (`tapedeck ctl song.tapedeck status`), is read as --session.
 
           play            roll from the playhead
           stop            stop (a recording ends and its takes are kept)
@@ -53,15 +55,32 @@ struct ControlCommand: Command {
     let pid: pid_t?
 
     init(arguments: inout Arguments) throws {
-        session = try arguments.option("--session")
+        var session = try arguments.option("--session")
         pid = try arguments.intOption("--pid", in: 1...Int(Int32.max)).map { pid_t($0) }
-        let words = arguments.remainingPositionals()
+        var words = arguments.remainingPositionals()
+        // `ctl song.tapedeck status`, as every other command takes its session: no verb is
+        // a session folder's name, so the first word can only mean the session.
+        if session == nil, let first = words.first, ControlCommand.namesSession(first) {
+            session = first
+            words.removeFirst()
+        }
+        self.session = session
         guard !words.isEmpty else { throw UsageError("ctl: give a command: \(RemoteCommand.words.joined(separator: ", "))") }
         switch RemoteCommand.parse(words.joined(separator: " ")) {
         case .success(let c): command = c
         case .failure(let e): throw UsageError("ctl: \(e.description)")
         }
         if session != nil && pid != nil { throw UsageError("ctl: give --session or --pid, not both") }
+    }
+
+    /// The first word of every command the socket takes.
+    static let verbs = RemoteCommand.words.map { String($0.prefix { $0 != " " }) }
+
+    /// Whether `word` names a session folder rather than a verb.
+    static func namesSession(_ word: String) -> Bool {
+        if word.hasSuffix(".tapedeck") || word.hasSuffix(".tapedeck/") { return true }
+        guard !ControlCommand.verbs.contains(word.lowercased()) else { return false }
+        return SessionFolder(path: word).exists
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
