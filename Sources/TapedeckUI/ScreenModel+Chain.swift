@@ -49,23 +49,26 @@ extension ScreenModel {
     }
 
     /// Stores `chain` (its canonical text) as `track`'s chain, one undoable step `name`; the
-    /// parsed value is kept, so the chain is not read again.
-    func applyChain(_ chain: Chain, track: Int, name: String) {
+    /// parsed value is kept, so the chain is not read again. Returns the chain's place in
+    /// words (`tone's input chain`), or nil when refused (said).
+    @discardableResult
+    func applyChain(_ chain: Chain, track: Int, name: String) -> String? {
         chains.handIn(chain)
         let text = chain.text
         if track == ScreenModel.masterChainTrack {
             edit("\(name) on master") { $0.masterChain = text }
-            return
+            return "the master chain"
         }
-        guard session.tracks.indices.contains(track) else { return }
+        guard session.tracks.indices.contains(track) else { return nil }
         let input = chainIsInput
         if !input, session.tracks[track].frozen != nil {
             say("\(session.tracks[track].name) is frozen: unfreeze it (\(keyName(.freeze))) to change its chain", error: true)
-            return
+            return nil
         }
         edit("\(name) on \(session.tracks[track].name)") {
             if input { $0.tracks[track].inputChain = text } else { $0.tracks[track].playbackChain = text }
         }
+        return "\(session.tracks[track].name)'s \(input ? "input " : "")chain"
     }
 
     /// One value of one node of the panel's chain moved (a parameter stepped, a bypass): one

@@ -137,7 +137,10 @@ extension ScreenModel {
                 }
             }
             overlay = nil
-            applyChain(chain, track: track, name: "edit chain")
+            // Said, so the line does not keep the message of whatever came before.
+            if let place = applyChain(chain, track: track, name: "edit chain") {
+                say("\(place): \(chain.entries.isEmpty ? "none (the sound passes as it is)" : chain.text)")
+            }
         case .renameTrack(let t):
             if let problem = trackNameProblem(input.text, index: t) { refuse(problem); return }
             overlay = nil

@@ -20,6 +20,7 @@ final class MasterChainKeyTests: XCTestCase {
         model.handle(.named(.enter))
         XCTAssertNil(model.overlay)
         XCTAssertEqual(model.session.masterChain, "comp:threshold=-12,limiter:ceiling=-1", "stored canonical")
+        XCTAssertEqual(model.message?.text, "the master chain: comp:threshold=-12,limiter:ceiling=-1", "said, as stored")
         XCTAssertEqual(link.session.masterChain, model.session.masterChain, "the engine hears it")
         XCTAssertTrue(model.session.tracks.allSatisfy { $0.playbackChain.isEmpty }, "no track's chain was touched")
 
@@ -36,5 +37,20 @@ final class MasterChainKeyTests: XCTestCase {
         model.handle(.char("u"))
         model.handle(.char("u"))
         XCTAssertEqual(model.session.masterChain, "", "undone step by step")
+    }
+
+    func testATypedChainIsSaidOnTheMessageLine() {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        model.handle(.char("c"))
+        type("hpf:80", into: model)
+        model.handle(.named(.enter))
+        let name = model.session.tracks[model.selectedTrack].name
+        XCTAssertEqual(model.message?.text, "\(name)'s chain: hpf:cutoff=80")
+        model.handle(.char("c"))
+        for _ in 0..<20 { model.handle(.named(.backspace)) }
+        model.handle(.named(.enter))
+        XCTAssertEqual(model.session.tracks[model.selectedTrack].playbackChain, "")
+        XCTAssertEqual(model.message?.text, "\(name)'s chain: none (the sound passes as it is)")
     }
 }
