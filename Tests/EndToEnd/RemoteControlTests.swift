@@ -157,6 +157,10 @@ final class RemoteControlTests: XCTestCase {
         XCTAssertEqual(state["state"] as? String, "playing")
         XCTAssertGreaterThanOrEqual(state["position_frame"] as? Int ?? 0, 192_000, "moved to bar 3 and rolling on")
         XCTAssertEqual(state["front_end"] as? String, "screen")
+        // The screen's thread is the process's main thread: it keeps the program's name, so
+        // `pgrep -x tapedeck`, `killall tapedeck` and `ps -C tapedeck` find the program.
+        let pid = try XCTUnwrap(state["pid"] as? Int)
+        XCTAssertEqual(try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8), "tapedeck\n")
 
         XCTAssertEqual(try Tapedeck.run(["ctl", "speed", "75%"], environment: env).stdout, "ok: speed 0.75x\n")
         screen.waitFor("0.75")

@@ -108,8 +108,9 @@ struct ScreenCommand: Command {
     }
 
     func run(_ context: CommandContext) throws -> Int32 {
-        // The screen's own thread, told from the audio thread and the workers in `top -H`.
-        ThreadName.setCurrent("tapedeck-ui")
+        // The screen runs on the process's main thread, whose name is the process's: it stays
+        // `tapedeck` (as `tapedeck-ui` it hid the program from `pgrep -x`, `killall` and
+        // `ps -C`). In `top -H` it is the one thread so named: every other names itself.
         let env = ProcessInfo.processInfo.environment
         var messages: [String] = []
 
