@@ -18,11 +18,22 @@ final class TransportGraphBuild {
     /// A build running on its worker thread.
     final class Running: Sendable {
         let number: Int
+        /// The session it builds.
+        let session: Session
         let result = Mutex<Result<Made, SpecFailure>?>(nil)
         /// A stretched region's render under way: its progress in thousandths (-1: none).
         let stretchPermille = Atomic<Int>(-1)
-        init(number: Int) { self.number = number }
+        /// Set when a newer session no longer needs a render this build makes: the render
+        /// stops at its next block, leaving nothing in the cache (``Transport/cancelIfStale(for:)``).
+        let cancelled = Atomic<Bool>(false)
+        init(number: Int, session: Session) {
+            self.number = number
+            self.session = session
+        }
     }
+
+    /// A build stopped because what it rendered was wanted no more.
+    struct Cancelled: Error {}
 
     /// What a worker made: the spec and the nodes its graph will need new.
     struct Made: Sendable {
@@ -60,7 +71,22 @@ extension Transport {
     func buildInBackground(moved: [MixerChange]) {
         graphBuild.moved += moved
         graphBuild.pending = true
+        cancelIfStale(for: session)
         startPendingBuild()
+    }
+
+    /// Stops the build running on the worker when it renders a stretched region that
+    /// `newest` (the session to be built next, which supersedes it) does not play: an undo
+    /// of a stretch, a second rate over the first. Its render would take as long again as
+    /// it has and then be dropped, and the next build would wait for it. A build whose
+    /// renders the newest session also needs goes on (what it renders is kept for that one).
+    /// Control thread.
+    func cancelIfStale(for newest: Session) {
+        guard let running = graphBuild.running, !running.cancelled.load(ordering: .relaxed) else { return }
+        let cache = StretchedRegionCache(folder: folder ?? SessionFolder(path: FileManager.default.currentDirectoryPath))
+        let renders = cache.renderPaths(of: running.session)
+        guard !renders.isEmpty, !renders.isSubset(of: cache.renderPaths(of: newest)) else { return }
+        running.cancelled.store(true, ordering: .relaxed)
     }
 
     /// Whether a graph for an edit is still being built on a worker (the old one plays on).
@@ -77,10 +103,10 @@ extension Transport {
         guard build.running == nil, build.pending else { return }
         build.pending = false
         build.latest += 1
-        let running = TransportGraphBuild.Running(number: build.latest)
+        let session = self.session
+        let running = TransportGraphBuild.Running(number: build.latest, session: session)
         build.running = running
         let make = specMaker()
-        let session = self.session
         // The nodes are foreseen against the graph playing now; a graph applied meanwhile
         // (a build on the control thread) makes this one's result stale anyway.
         let plan = engine.nodeStockPlan, playing = spec
@@ -88,7 +114,10 @@ extension Transport {
             ThreadName.setCurrent("tapedeck-build")
             let result: Result<TransportGraphBuild.Made, TransportGraphBuild.SpecFailure>
             do {
-                let next = try make(session) { running.stretchPermille.store(Int($0 * 1000), ordering: .relaxed) }
+                let next = try make(session) {
+                    if running.cancelled.load(ordering: .relaxed) { throw TransportGraphBuild.Cancelled() }
+                    running.stretchPermille.store(Int($0 * 1000), ordering: .relaxed)
+                }
                 result = .success(.init(spec: next, stock: next == playing ? NodeStock() : plan.stock(for: next, after: playing)))
             } catch {
                 result = .failure(.init(text: "\(error)"))
@@ -141,7 +170,7 @@ extension Transport {
 
     /// What ``makeSpec(_:)`` needs of this transport, taken now: a function of the session
     /// alone, for a worker thread.
-    func specMaker() -> @Sendable (Session, _ stretching: (Double) -> Void) throws -> GraphSpec {
+    func specMaker() -> @Sendable (Session, _ stretching: (Double) throws -> Void) throws -> GraphSpec {
         let options = self.options, folder = self.folder, listening = self.listening
         let override = inputOverride.map { InputOverride(chain: $0.chain, channels: $0.channels) }
         let recording = recordingTracks, chains = self.chains
@@ -162,7 +191,7 @@ extension Transport {
     /// chains as the transport keeps them (what it has not read yet is read here). Any thread.
     static func makeSpec(_ session: Session, options: TransportOptions, folder: SessionFolder?, listening: Set<Int>,
                          inputOverride: InputOverride?, recordingTracks: Set<Int>, chains: SessionChains,
-                         stretching: (Double) -> Void = { _ in }) throws -> GraphSpec {
+                         stretching: (Double) throws -> Void = { _ in }) throws -> GraphSpec {
         var s: GraphSpec
         if var material = options.material {
             var chains = chains

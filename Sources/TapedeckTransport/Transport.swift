@@ -261,7 +261,9 @@ public final class Transport {
     /// Returns the problem, if any.
     @discardableResult
     func rebuild(moved: [MixerChange] = []) -> String? {
-        // Built here and now: whatever a worker is building is older (Transport+Build).
+        // Built here and now: whatever a worker is building is older (Transport+Build), and
+        // stops if it renders what this session does not play.
+        cancelIfStale(for: session)
         let moved = graphBuild.supersede() + moved
         do {
             let next = try makeSpec(session)

@@ -74,4 +74,48 @@ final class BackgroundBuildTests: XCTestCase {
         XCTAssertEqual(t.spec.tracks.map(\.name), ["C"])
         XCTAssertEqual(t.spec.endFrame, 48000 * 16)
     }
+
+    func testUndoingAStretchStopsItsRenderAndTheUndoIsNotKeptWaiting() throws {
+        let dir = try TransportFixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (t, session) = try transport(dir, seconds: 20)
+        defer { t.close() }
+        let cache = dir + "/s.tapedeck/cache"
+        var stretched = session
+        stretched.tracks[0].regions[0].rate = 0.5
+        stretched.tracks[0].regions[0].lengthFrames *= 2
+        t.followInBackground(session: stretched)
+        let started = Date().addingTimeInterval(30)
+        while (t.snapshot().graphStretchProgress ?? 0) <= 0 && Date() < started { usleep(2000) }
+        XCTAssertGreaterThan(t.snapshot().graphStretchProgress ?? 0, 0, "the render never began")
+        // Undo: the render is wanted no more. It stops, and the undo's graph is in at once.
+        let undone = Date()
+        t.followInBackground(session: session)
+        waitForBuild(t)
+        let undoTook = Date().timeIntervalSince(undone)
+        XCTAssertEqual(t.spec.endFrame, 48000 * 20, "the session as it was")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []
+        XCTAssertEqual(left, [], "a stopped render leaves nothing in the cache")
+
+        // The same render made whole, for scale: the undo waited on none of it.
+        let whole = Date()
+        t.followInBackground(session: stretched)
+        waitForBuild(t)
+        let renderTook = Date().timeIntervalSince(whole)
+        XCTAssertEqual(t.spec.endFrame, 48000 * 40)
+        XCTAssertLessThan(undoTook, renderTook / 3, "the undo took \(undoTook) s, a whole render \(renderTook) s")
+
+        // A render the newest session still plays is not stopped: a second edit elsewhere
+        // while it runs waits for it and keeps it.
+        var again = stretched
+        again.tracks[0].regions[0].rate = 0.25
+        again.tracks[0].regions[0].lengthFrames *= 2
+        t.followInBackground(session: again)
+        var alsoMuted = again
+        alsoMuted.tracks.append(Track(name: "B"))
+        t.followInBackground(session: alsoMuted)
+        waitForBuild(t)
+        XCTAssertEqual(t.spec.endFrame, 48000 * 80, "rendered once, for both edits")
+        XCTAssertEqual(t.spec.tracks.map(\.name), ["t1", "B"])
+    }
 }

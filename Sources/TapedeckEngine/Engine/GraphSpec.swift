@@ -183,7 +183,7 @@ public struct GraphSpec: Sendable, Equatable {
     /// are taken from `chains` as their owner keeps them (brought up to `session`: only text it
     /// has not read is parsed); without one each is parsed here, once.
     public init(session: Session, folder: SessionFolder, listening: Set<Int>? = nil, chains: SessionChains? = nil,
-                stretching: (Double) -> Void = { _ in }) throws {
+                stretching: (Double) throws -> Void = { _ in }) throws {
         var chains = chains ?? SessionChains()
         chains.update(to: session)
         let cache = StretchedRegionCache(folder: folder)

@@ -26,9 +26,10 @@ public struct StretchedRegionCache: Sendable {
 
     /// `region` as a 1× region over its rendered file: same timeline place and length, source
     /// offset 0. Renders first if there is no render yet. Regions at rate 1 come back as they are.
-    /// `progress` hears a render's progress, 0…1 (nothing when the render is there already).
+    /// `progress` hears a render's progress, 0…1 (nothing when the render is there already);
+    /// what it throws ends the render (a cancel), leaving nothing in the cache.
     public func playable(_ region: Region, quality: StretchQuality = .best,
-                         progress: (Double) -> Void = { _ in }) throws -> (region: Region, path: String) {
+                         progress: (Double) throws -> Void = { _ in }) throws -> (region: Region, path: String) {
         let source = folder.absolutePath(of: region.file)
         guard region.rate != 1 else { return (region, source) }
         let path = try renderPath(for: region, sourcePath: source, quality: quality)
@@ -60,6 +61,21 @@ public struct StretchedRegionCache: Sendable {
         atUnity.sourceOffsetFrame = 0
         atUnity.rate = 1
         return (atUnity, path)
+    }
+
+    /// The renders every stretched audio region of `session` plays from (made or not): a
+    /// render one session needs and another does not is work for nothing once the other is
+    /// the one to play. A region whose file is missing has none.
+    public func renderPaths(of session: Session, quality: StretchQuality = .best) -> Set<String> {
+        var paths = Set<String>()
+        for track in session.tracks {
+            for region in track.regions where region.rate != 1 && !region.isMIDI {
+                if let path = try? renderPath(for: region, sourcePath: folder.absolutePath(of: region.file), quality: quality) {
+                    paths.insert(path)
+                }
+            }
+        }
+        return paths
     }
 
     /// Source frames a region at `rate` consumes: its timeline length × rate.

@@ -29,7 +29,7 @@ public enum TimePitchRender {
     public static func render(sourcePath: String, startFrame: Int64 = 0, frameCount: Int64? = nil,
                               destinationPath: String, encoding: SampleEncoding = .float32,
                               container: AudioContainer = .wav, settings: TimePitchSettings, quality: StretchQuality,
-                              progress: (Double) -> Void = { _ in }) throws -> Summary {
+                              progress: (Double) throws -> Void = { _ in }) throws -> Summary {
         let probe = try AudioFileReader(path: sourcePath)
         // A wide file's render keeps its channel positions, so it is heard with the same
         // downmix as the file (a region stretched into the cache plays like one at 1×).
@@ -52,16 +52,16 @@ public enum TimePitchRender {
             let middle = destinationPath + ".varispeed.tmp"
             defer { unlink(middle) }
             let n = try varispeed(sourcePath: sourcePath, startFrame: startFrame, frameCount: count, destinationPath: middle,
-                                  output: OutputSpec(container: .wav, encoding: .float32), speed: settings.speed, sampleRate: rate, channelCount: channels) { progress($0 / 2) }.frameCount
+                                  output: OutputSpec(container: .wav, encoding: .float32), speed: settings.speed, sampleRate: rate, channelCount: channels) { try progress($0 / 2) }.frameCount
             return try stretch(sourcePath: middle, startFrame: 0, frameCount: n, destinationPath: destinationPath,
                                output: output, timeRatio: 1, pitchScale: settings.pitchScale, quality: quality,
-                               sampleRate: rate, channelCount: channels) { progress(0.5 + $0 / 2) }
+                               sampleRate: rate, channelCount: channels) { try progress(0.5 + $0 / 2) }
         }
     }
 
     private static func stretch(sourcePath: String, startFrame: Int64, frameCount: Int64, destinationPath: String,
                                 output: OutputSpec, timeRatio: Double, pitchScale: Double, quality: StretchQuality,
-                                sampleRate: Int, channelCount: Int, progress: (Double) -> Void) throws -> Summary {
+                                sampleRate: Int, channelCount: Int, progress: (Double) throws -> Void) throws -> Summary {
         var writer: AudioFileWriter?
         try stretch(sourcePath: sourcePath, startFrame: startFrame, frameCount: frameCount, timeRatio: timeRatio, pitchScale: pitchScale,
                     quality: quality, sampleRate: sampleRate, channelCount: channelCount, progress: progress) {
@@ -82,7 +82,7 @@ public enum TimePitchRender {
     /// first, then processed into the writer `open` gives (asked for once the study is done;
     /// the caller closes it).
     static func stretch(sourcePath: String, startFrame: Int64, frameCount: Int64, timeRatio: Double, pitchScale: Double,
-                        quality: StretchQuality, sampleRate: Int, channelCount: Int, progress: (Double) -> Void,
+                        quality: StretchQuality, sampleRate: Int, channelCount: Int, progress: (Double) throws -> Void,
                         into open: () throws -> AudioFileWriter) throws {
         var writer: AudioFileWriter?
         try stretch(sourcePath: sourcePath, startFrame: startFrame, frameCount: frameCount, timeRatio: timeRatio, pitchScale: pitchScale,
@@ -93,7 +93,7 @@ public enum TimePitchRender {
     /// Rubber Band's offline stretcher over a span of `sourcePath`, its output handed to `emit`
     /// block by block; `studied` is called once the whole span is studied, before any output.
     static func stretch(sourcePath: String, startFrame: Int64, frameCount: Int64, timeRatio: Double, pitchScale: Double,
-                        quality: StretchQuality, sampleRate: Int, channelCount: Int, progress: (Double) -> Void,
+                        quality: StretchQuality, sampleRate: Int, channelCount: Int, progress: (Double) throws -> Void,
                         studied: () throws -> Void = {}, emit: ([UnsafePointer<Float>], Int) throws -> Void) throws {
         let stretcher = OfflineStretcher(sampleRate: sampleRate, channelCount: channelCount, timeRatio: timeRatio,
                                          pitchScale: pitchScale, expectedInputFrames: frameCount, quality: quality,
@@ -101,18 +101,18 @@ public enum TimePitchRender {
         let span = try SpanReader(path: sourcePath, startFrame: startFrame, frameCount: frameCount, blockFrames: blockFrames)
         while let n = try span.next() {
             stretcher.study(span.pointers, frameCount: n, isFinal: span.isFinished)
-            progress(0.3 * span.fractionDone)
+            try progress(0.3 * span.fractionDone)
         }
         try studied()
         try span.rewind()
         while let n = try span.next() {
             try stretcher.process(span.pointers, frameCount: n, isFinal: span.isFinished, emit: emit)
-            progress(0.3 + 0.7 * span.fractionDone)
+            try progress(0.3 + 0.7 * span.fractionDone)
         }
     }
 
     private static func varispeed(sourcePath: String, startFrame: Int64, frameCount: Int64, destinationPath: String,
-                                  output: OutputSpec, speed: Double, sampleRate: Int, channelCount: Int, progress: (Double) -> Void) throws -> Summary {
+                                  output: OutputSpec, speed: Double, sampleRate: Int, channelCount: Int, progress: (Double) throws -> Void) throws -> Summary {
         let span = try SpanReader(path: sourcePath, startFrame: startFrame, frameCount: frameCount, blockFrames: blockFrames)
         guard let converter = Varispeed(channelCount: channelCount, source: span, maxOutputFrames: blockFrames, realtime: false) else {
             throw AudioFileError(path: sourcePath, reason: "libsamplerate could not start a converter")
@@ -132,7 +132,7 @@ public enum TimePitchRender {
                 if n == 0 { break }
                 try writer.write(out.map { UnsafePointer($0) }, frameCount: n)
                 written += Int64(n)
-                progress(Double(written) / Double(max(expected, 1)))
+                try progress(Double(written) / Double(max(expected, 1)))
             }
         }
         try writer.close()

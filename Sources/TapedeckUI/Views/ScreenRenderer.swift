@@ -77,7 +77,7 @@ public enum ScreenRenderer {
             // Work beside the screen (an import): its progress, between messages.
             canvas.put(layout.messageRow, 0, Fit.pad(" " + line, canvas.width), .notice)
         } else if model.snapshot.graphPending {
-            let stretching = stretch.map { ": stretching a region \($0)%" } ?? " (opening files, stretching regions)"
+            let stretching = stretch.map { ": stretching a region \($0)%" } ?? " (opening files, loading plugins, stretching regions)"
             canvas.put(layout.messageRow, 0, Fit.pad(" preparing the edit for playback\(stretching)…", canvas.width), .notice)
         } else if model.snapshot.isOffline {
             canvas.put(layout.messageRow, 0, " No audio device: offline. Playback is silent; recording needs a device.", .notice)
