@@ -1,3 +1,5 @@
+import Foundation
+
 /// Editing regions on the timeline: move, trim, split, fades, gain, stretch, delete,
 /// duplicate, paste and raise. Each is a mutation of ``Session`` that checks everything first
 /// and changes nothing when it throws; ``SessionDocument`` wraps them as undoable edits.
@@ -242,7 +244,7 @@ extension Session {
         try checkPosition(r.timelineStartFrame + lengthFrames, "the stretched region's end")
         let rate = r.rate * Double(r.lengthFrames) / Double(lengthFrames)
         guard rate >= 1.0 / 32 && rate <= 32 else {
-            throw RegionEditError("stretching to \(clockText(lengthFrames)) needs rate \(rate), outside 1/32...32")
+            throw RegionEditError("stretching to \(clockText(lengthFrames)) needs rate \(Region.rateText(rate)), outside 1/32...32")
         }
         let scale = Double(lengthFrames) / Double(r.lengthFrames)
         r.fadeInFrames = Int64((Double(r.fadeInFrames) * scale).rounded())
@@ -257,9 +259,15 @@ extension Session {
     public mutating func stretchRegion(_ ref: RegionRef, byFactor factor: Double) throws(RegionEditError) {
         let r = try editable(ref)
         guard factor.isFinite, factor > 0 else { throw RegionEditError("a stretch factor is a positive number") }
+        // The rate first: a factor far out of range is refused for that, not for the length
+        // it would give (1e9x is 14e15 frames, which says nothing to the user).
+        let rate = r.rate / factor
+        guard rate >= 1.0 / 32 && rate <= 32 else {
+            throw RegionEditError("stretching by \(Region.rateText(factor))x needs rate \(Region.rateText(rate)), outside 1/32...32")
+        }
         let length = (Double(r.lengthFrames) * factor).rounded()
         guard length >= 1, length <= Double(Session.maximumTimelineFrame) else {
-            throw RegionEditError("stretching by \(factor) gives a region of \(length) frames")
+            throw RegionEditError("stretching by \(Region.rateText(factor))x gives a region of \(Int64(min(length, 9e18))) frames, which the timeline cannot hold")
         }
         try stretchRegion(ref, toLengthFrames: Int64(length))
     }
@@ -313,4 +321,10 @@ extension SessionDocument {
         try edit(name) { (s: inout Session) throws(RegionEditError) in result = try change(&s) }
         return result
     }
+}
+
+extension Region {
+    /// A rate or factor for people: six significant digits (0.333333, 2, 5.00005e-05), not
+    /// the seventeen a Double prints.
+    public static func rateText(_ value: Double) -> String { String(format: "%.6g", value) }
 }

@@ -187,7 +187,7 @@ extension ScreenModel {
         selectedRegion = ref.region
         link.update(session: session)
         let r = try? session.region(ref)
-        say("stretched \(describe(ref)) to rate \(r.map { String($0.rate) } ?? "?") (rendered with R3 when played)")
+        say("stretched \(describe(ref)) to rate \(r.map { Region.rateText($0.rate) } ?? "?") (rendered with R3 when played)")
         return nil
     }
 

@@ -124,6 +124,19 @@ final class RegionEditTests: XCTestCase {
         XCTAssertThrowsError(try s.stretchRegion(ref, byFactor: .nan))
         XCTAssertThrowsError(try s.stretchRegion(ref, byFactor: -2))
         XCTAssertThrowsError(try s.stretchRegion(ref, toLengthFrames: 0))
+        // Said with the rate it would need, in digits a person reads (not 1.44e+16 frames, not
+        // seventeen digits).
+        func refusal(_ edit: (inout Session) throws(RegionEditError) -> Void) -> String {
+            var copy = s
+            do { try edit(&copy) } catch { return error.description }
+            return "no refusal"
+        }
+        XCTAssertEqual(refusal { (s: inout Session) throws(RegionEditError) in try s.stretchRegion(ref, byFactor: 1e9) },
+                       "stretching by 1e+09x needs rate 2e-09, outside 1/32...32")
+        XCTAssertEqual(refusal { (s: inout Session) throws(RegionEditError) in try s.stretchRegion(ref, toLengthFrames: 48000 * 40) },
+                       "stretching to 00:40.000 needs rate 0.025, outside 1/32...32")
+        XCTAssertEqual(Region.rateText(1.0 / 3), "0.333333")
+        XCTAssertEqual(Region.rateText(2), "2")
     }
 
     func testFadesGainAndLookupsRefuseWhatDoesNotFit() throws {
