@@ -84,7 +84,8 @@ extension Transport {
     func cancelIfStale(for newest: Session) {
         guard let running = graphBuild.running, !running.cancelled.load(ordering: .relaxed) else { return }
         let cache = StretchedRegionCache(folder: folder ?? SessionFolder(path: FileManager.default.currentDirectoryPath))
-        let renders = cache.renderPaths(of: running.session)
+        // Only the renders not made yet: one in the cache already costs the build nothing.
+        let renders = cache.renderPaths(of: running.session).filter { access($0, F_OK) != 0 }
         guard !renders.isEmpty, !renders.isSubset(of: cache.renderPaths(of: newest)) else { return }
         running.cancelled.store(true, ordering: .relaxed)
     }
