@@ -101,7 +101,8 @@ public enum RemoteCommand: Equatable, Sendable {
             return .success(.speed(speed))
         default:
             let known = ["play", "stop", "record", "rewind", "back", "forward", "locate", "loop", "speed", "save", "status"]
-            return .failure(RemoteError("unknown command '\(verb.terminalSafe)'\(NameMatch.suggestion(verb, in: known)); known: \(RemoteCommand.words.joined(separator: ", "))"))
+            // Echoed as typed (matched without case).
+            return .failure(RemoteError("unknown command '\((words.first ?? verb).terminalSafe)'\(NameMatch.suggestion(verb, in: known)); known: \(RemoteCommand.words.joined(separator: ", "))"))
         }
     }
 

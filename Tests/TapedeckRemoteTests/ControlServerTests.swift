@@ -24,7 +24,8 @@ final class ControlServerTests: XCTestCase {
         for (line, why) in [("", "an empty command"), ("speed 0", "speed 0 would never finish"), ("speed -1", "negative"),
                             ("speed 64", "above the fastest"), ("loop", "loop takes on, off or toggle"), ("locate", "locate needs one time"),
                             ("locate 1 2", "locate needs one time"), ("play now", "'play' takes nothing after it"),
-                            ("recrod", "did you mean 'record'?"), ("\u{1B}[2J", "unknown command '\\u001B[2j'")] {
+                            ("recrod", "did you mean 'record'?"), ("\u{1B}[2J", "unknown command '\\u001B[2J'"),
+                            ("Song.tapedeck status", "unknown command 'Song.tapedeck'")] {
             guard case .failure(let e) = RemoteCommand.parse(line) else { XCTFail("'\(line)' was accepted"); continue }
             XCTAssertTrue(e.description.contains(why), "'\(line)': \(e.description)")
         }
