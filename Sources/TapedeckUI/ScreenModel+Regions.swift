@@ -58,7 +58,7 @@ extension ScreenModel {
         guard let r = try? session.region(ref) else { return }
         var details = "gain \(Fader.text(r.gainDecibels)) dB"
         if r.fadeInFrames > 0 || r.fadeOutFrames > 0 { details += ", fades \(clock(r.fadeInFrames))/\(clock(r.fadeOutFrames))" }
-        if r.rate != 1 { details += ", rate \(r.rate)" }
+        if r.rate != 1 { details += ", rate \(Region.rateText(r.rate))" }
         if let g = r.takeGroup, let n = r.takeNumber { details += ", take \(g).\(n)" }
         say("selected \(describe(ref)), \(details)")
     }

@@ -96,6 +96,14 @@ final class RegionKeyTests: XCTestCase {
         model.handle(.named(.enter))
         XCTAssertEqual(model.session.tracks[0].regions[0].lengthFrames, 96000, "2 seconds")
         XCTAssertEqual(model.session.tracks[0].regions[0].rate, 2)
+        // A third of its length: the rate said in six digits, not seventeen.
+        model.handle(.char("W"))
+        for _ in 0..<12 { model.handle(.named(.backspace)) }
+        for c in "3x" { model.handle(.char(c)) }
+        model.handle(.named(.enter))
+        XCTAssertTrue(model.message?.text.hasSuffix("to rate 0.666667 (rendered with R3 when played)") ?? false, model.message?.text ?? "")
+        model.handle(.named(.enter))
+        XCTAssertTrue(model.message?.text.hasSuffix(", rate 0.666667") ?? false, model.message?.text ?? "")
     }
 
     func testTakeLanesShowEveryTakeAndSplittingTheStackCompsIt() {
