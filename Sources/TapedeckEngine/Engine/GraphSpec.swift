@@ -179,7 +179,8 @@ public struct GraphSpec: Sendable, Equatable {
     /// its channel count; renders regions with a rate other than 1 into the session's cache
     /// first (once; later specs reuse the render). A chain that does not parse throws
     /// ``ChainContextError``. Control thread.
-    /// `stretching` hears each render's progress, 0…1 (a screen's progress line). The chains
+    /// `stretching` hears each render's progress, 0…1 (a screen's progress line); what it
+    /// throws stops the render and the spec (a build nobody wants any more). The chains
     /// are taken from `chains` as their owner keeps them (brought up to `session`: only text it
     /// has not read is parsed); without one each is parsed here, once.
     public init(session: Session, folder: SessionFolder, listening: Set<Int>? = nil, chains: SessionChains? = nil,
