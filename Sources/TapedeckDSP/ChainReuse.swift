@@ -32,14 +32,7 @@ extension Chain {
             if let j = matches[k], let usable {
                 node = usable.nodes[j]
                 borrowed.insert(ObjectIdentifier(node))
-                // Every parameter to what the new text says, defaults where it says nothing.
-                for (index, definition) in node.parameters.definitions.enumerated() {
-                    if let setting = entry.settings.first(where: { $0.parameter == definition.id }) {
-                        node.parameters.set(index, setting.value)
-                    } else {
-                        node.parameters.set(index, definition.defaultValue)
-                    }
-                }
+                Chain.setValues(of: node, to: entry)
             } else if let made = stock?.take(entry, format: format, maxFrames: maxFrames) {
                 // Made and prepared on a worker with this entry's values (NodeStock).
                 node = made
@@ -54,6 +47,19 @@ extension Chain {
         for (k, entry) in entries.enumerated() where entry.bypassed { instance.setBypassed(k, true) }
         instance.prepare(format: format, maxFrames: maxFrames, only: unprepared)
         return (instance, borrowed.count)
+    }
+
+    /// Every parameter of `node` to what `entry` says, its default where it says nothing (a
+    /// node taken over from another chain, or made ahead for another text of the same node).
+    /// Nodes smooth what changes. Off the audio thread.
+    static func setValues(of node: any Node, to entry: Entry) {
+        for (index, definition) in node.parameters.definitions.enumerated() {
+            if let setting = entry.settings.first(where: { $0.parameter == definition.id }) {
+                node.parameters.set(index, setting.value)
+            } else {
+                node.parameters.set(index, definition.defaultValue)
+            }
+        }
     }
 
     /// A new node for `entry` with its values and files (not prepared). Off the audio thread.

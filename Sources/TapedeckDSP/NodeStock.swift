@@ -49,13 +49,9 @@ public final class NodeStock: Sendable {
             return items.remove(at: at)
         }), let node = item.holder.nodes.first else { return nil }
         item.holder.release(keeping: [ObjectIdentifier(node)])
-        for (index, definition) in node.parameters.definitions.enumerated() {
-            let value = entry.settings.first { $0.parameter == definition.id }?.value ?? .number(definition.defaultValue)
-            if value != item.entry.settings.first(where: { $0.parameter == definition.id })?.value
-                ?? .number(definition.defaultValue) {
-                node.parameters.set(index, value)
-            }
-        }
+        // Made with the values of the text the worker saw, which is this one unless the two
+        // differ only in values: a value set again to itself changes nothing.
+        Chain.setValues(of: node, to: entry)
         return node
     }
 

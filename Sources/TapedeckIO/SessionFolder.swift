@@ -50,6 +50,12 @@ public struct SessionFolder: Sendable {
         self.path = p.hasSuffix(".tapedeck") ? p : p + ".tapedeck"
     }
 
+    /// Whether `path` is named as a session folder is (`NAME.tapedeck`, with or without a
+    /// trailing slash), whether or not it exists yet.
+    public static func isNamed(_ path: String) -> Bool {
+        path.hasSuffix(".tapedeck") || path.hasSuffix(".tapedeck/")
+    }
+
     /// `session.json`.
     public var sessionFile: String { path + "/session.json" }
     /// The one backup kept by ``save(_:)``: the previous `session.json`.

@@ -338,19 +338,25 @@ final class MIDIEngineTests: XCTestCase {
         XCTAssertEqual(mix[20_000], 64.0 / 127, accuracy: 1e-3)
     }
 
-    func testABoundControllerMovesANodeParameterOnTheAudioThread() throws {
-        let dir = try Fixture.temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        var (session, folder) = try clickSession(dir, sequence: clicksEveryTenthOfASecond(), armed: false)
-        // CC 20 sweeps the sampler's level (node 1): 0 is its bottom, −60 dB.
-        session.midiBindings = [MIDIBinding(controller: 20, kind: .parameter, track: "Keys", node: 1, parameter: "level")]
+    /// Plays `session` for 2.5 s and turns controller 20 (channel 6) to 0 at frame 40,000;
+    /// the moves the engine reported and what it played.
+    private func turnController20ToZero(_ session: Session, _ folder: SessionFolder) throws -> (moves: [ControllerMove], played: [Float]) {
         let (engine, device, port) = try playing(session, folder, seconds: 2.5, port: "knob")
         MIDIFixture.sleep(until: device.nanoseconds(atFrame: 40_000))
         port.receive(status: 0xB5, data1: 20, data2: 0, atNanoseconds: MIDIInputPort.now())
         waitFrames(engine, until: 100_000)
         let moves = engine.drainControllerMoves()
         engine.close()
-        let played = device.played
+        return (moves, device.played)
+    }
+
+    func testABoundControllerMovesANodeParameterOnTheAudioThread() throws {
+        let dir = try Fixture.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var (session, folder) = try clickSession(dir, sequence: clicksEveryTenthOfASecond(), armed: false)
+        // CC 20 sweeps the sampler's level (node 1): 0 is its bottom, −60 dB.
+        session.midiBindings = [MIDIBinding(controller: 20, kind: .parameter, track: "Keys", node: 1, parameter: "level")]
+        let (moves, played) = try turnController20ToZero(session, folder)
         let clicks = stride(from: 0, to: 96_000, by: 4800).map { played[$0] }
         XCTAssertEqual(clicks.prefix(8).min() ?? 0, 1, accuracy: 1e-6, "full level before the controller moved")
         for c in clicks.suffix(8) {
@@ -368,14 +374,9 @@ final class MIDIEngineTests: XCTestCase {
         // The chain does not run while frozen: the controller is bound to nothing, so no move
         // is reported (a front-end would otherwise change a chain the user cannot change) and
         // the render plays as it was made.
-        let (engine, device, port) = try playing(session, folder, seconds: 2.5, port: "knob")
-        MIDIFixture.sleep(until: device.nanoseconds(atFrame: 40_000))
-        port.receive(status: 0xB5, data1: 20, data2: 0, atNanoseconds: MIDIInputPort.now())
-        waitFrames(engine, until: 100_000)
-        let moves = engine.drainControllerMoves()
-        engine.close()
+        let (moves, played) = try turnController20ToZero(session, folder)
         XCTAssertEqual(moves.count, 0, "a move on a frozen chain was reported")
-        let clicks = stride(from: 0, to: 96_000, by: 4800).map { device.played[$0] }
+        let clicks = stride(from: 0, to: 96_000, by: 4800).map { played[$0] }
         for c in clicks { XCTAssertEqual(c, 1, accuracy: 1e-3, "the render at its level, before and after the move") }
     }
 

@@ -57,15 +57,21 @@ private final class ProbeProvider: NodeTypeProvider, Sendable {
 final class NodeStockBuildTests: XCTestCase {
     private static let provider = ProbeProvider()
 
-    func testAnEditsNewNodesAreMadeOnTheWorkerAndPlayed() throws {
+    /// A transport on a paced offline clock over one 4 s track, with the probe nodes
+    /// installed (and none made yet) until the test ends.
+    private func openTransport() throws -> (Transport, Session) {
         NodeRegistry.install(Self.provider)
-        defer { NodeRegistry.uninstall(prefix: Self.provider.prefix) }
+        addTeardownBlock { NodeRegistry.uninstall(prefix: Self.provider.prefix) }
         Self.provider.made.withLock { $0 = [] }
         let dir = try TransportFixture.temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
         let (session, folder) = try TransportFixture.session(in: dir, signals: [TransportFixture.noise(48000 * 4)])
         let device = OfflineClockDevice(sampleRate: 48000, playbackChannels: 2, periodFrames: 256, capacityPeriods: 0, paced: true)
-        let t = try Transport(session: session, folder: folder, device: device, isOffline: true)
+        return (try Transport(session: session, folder: folder, device: device, isOffline: true), session)
+    }
+
+    func testAnEditsNewNodesAreMadeOnTheWorkerAndPlayed() throws {
+        let (t, session) = try openTransport()
         defer { t.close() }
         t.play(from: 0)
 
@@ -98,14 +104,7 @@ final class NodeStockBuildTests: XCTestCase {
     }
 
     func testNodesMadeForAGraphThatWasNeverBuiltAreReleased() throws {
-        NodeRegistry.install(Self.provider)
-        defer { NodeRegistry.uninstall(prefix: Self.provider.prefix) }
-        Self.provider.made.withLock { $0 = [] }
-        let dir = try TransportFixture.temporaryFolder()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (session, folder) = try TransportFixture.session(in: dir, signals: [TransportFixture.noise(48000 * 4)])
-        let device = OfflineClockDevice(sampleRate: 48000, playbackChannels: 2, periodFrames: 256, capacityPeriods: 0, paced: true)
-        let t = try Transport(session: session, folder: folder, device: device, isOffline: true)
+        let (t, session) = try openTransport()
         defer { t.close() }
 
         // Built on the worker, then overtaken by a build on the control thread of another

@@ -78,7 +78,7 @@ struct ControlCommand: Command {
 
     /// Whether `word` names a session folder rather than a verb.
     static func namesSession(_ word: String) -> Bool {
-        if word.hasSuffix(".tapedeck") || word.hasSuffix(".tapedeck/") { return true }
+        if SessionFolder.isNamed(word) { return true }
         guard !ControlCommand.verbs.contains(word.lowercased()) else { return false }
         return SessionFolder(path: word).exists
     }

@@ -39,7 +39,7 @@ struct InfoCommand: HandedCommand {
 
     func run(_ context: CommandContext) throws -> Int32 {
         let folder = SessionFolder(path: target)
-        if target.hasSuffix(".tapedeck") || target.hasSuffix(".tapedeck/") || folder.exists {
+        if SessionFolder.isNamed(target) || folder.exists {
             try describe(session: try context.load(folder), folder: folder, context)
         } else {
             try describe(file: target, context)

@@ -83,7 +83,7 @@ struct PlayCommand: Command {
         // A port that cannot be had is said before anything opens.
         let oscServer = try osc.open(command: "play") { json ? StatusLine.emitLine(["event": "notice", "text": $0]) : Terminal.err($0 + "\n") }
         var isFolder: ObjCBool = false
-        let isSession = target.hasSuffix(".tapedeck") || target.hasSuffix(".tapedeck/")
+        let isSession = SessionFolder.isNamed(target)
             || (FileManager.default.fileExists(atPath: target, isDirectory: &isFolder) && isFolder.boolValue)
         var session: Session
         var folder: SessionFolder?

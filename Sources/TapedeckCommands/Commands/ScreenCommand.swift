@@ -150,7 +150,7 @@ struct ScreenCommand: Command {
                 }
                 session = opened.session
                 messages += opened.recovered + opened.notices + SessionFolder.takeNotices()
-            } else if path.hasSuffix(".tapedeck") || path.hasSuffix(".tapedeck/") {
+            } else if SessionFolder.isNamed(path) {
                 messages.append("new session: \(f.path) is created on the first save (Ctrl-S)")
             } else {
                 throw UsageError("no command or session '\(path)' (see 'tapedeck help'; sessions end in .tapedeck)")
@@ -323,8 +323,7 @@ extension ScreenCommand {
         if commandNames.contains(first) || first == "help" { return args }
         let screenOptions = ["--theme", "--device", "--osc", "--osc-address", "--connect", "--jack-transport", "--timebase", "--midi-in", "--midi-out", "--midi-surface"]
         if first.hasPrefix("-") && !screenOptions.contains(where: { first == $0 || first.hasPrefix($0 + "=") }) { return args }
-        if !first.hasPrefix("-") && !first.hasSuffix(".tapedeck") && !first.hasSuffix(".tapedeck/")
-            && access(first, F_OK) != 0 { return args }
+        if !first.hasPrefix("-") && !SessionFolder.isNamed(first) && access(first, F_OK) != 0 { return args }
         return [name] + args
     }
 }
