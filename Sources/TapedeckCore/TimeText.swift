@@ -216,7 +216,7 @@ public enum TimeText {
             }
             // After a colon a clock shows two digits: `1:2:3` is no clock time, and was most
             // likely meant as bar 1, beat 2 (read as 1:02:03 it put a marker an hour away).
-            if i > 0 && part.prefix { $0 != "." }.count != 2 {
+            if i > 0 && part.prefix(while: { $0 != "." }).count != 2 {
                 throw fail("after a colon, minutes and seconds take two digits as a clock shows them (1:02:03, 0:05.5); "
                            + "a bar position is bars.beats.sixteenths (1.2.3) or bars|beats|ticks (1|2|0)")
             }

@@ -147,11 +147,11 @@ extension ScreenModel {
             let name = input.text.trimmingWhitespace()
             let what = session.tracks[t].isBus ? "bus" : "track"
             // Sends and outputs name buses: a renamed bus takes them along.
-            edit("rename \(what)") { $0.renameStrip(t, to: name) }
+            guard routingEdit(.rename(strip: t, to: name)) else { return }
             say("\(what) \(t + 1) is now \(name)")
         case .renameMarker(let i):
             let name = input.text
-            do { try document.edit("rename marker") { (s: inout Session) throws(MarkerEditError) in try s.renameMarker(i, to: name) } } catch {
+            do { try document.apply(.rename(index: i, to: name)) } catch {
                 refuse(error.description)
                 return
             }

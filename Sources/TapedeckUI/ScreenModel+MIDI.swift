@@ -44,7 +44,7 @@ extension ScreenModel {
             return error.description
         }
         lastQuantize = text
-        if regionEdit("quantise", { (s: inout Session) throws(RegionEditError) in s.tracks[ref.track].regions[ref.region] = quantized; return ref.region }) {
+        if regionEdit(.replace(with: quantized), ref) {
             say("quantised \(describe(ref)) to \(setting)")
         }
         return nil

@@ -6,9 +6,9 @@ extension ScreenModel {
     /// A marker at the playhead, named `M1`, `M2`… (`K` renames it).
     func addMarker() {
         let at = playheadFrame
-        var index = 0
+        let index: Int
         do {
-            try document.edit("marker") { (s: inout Session) throws(MarkerEditError) in index = try s.addMarker("", atFrame: at) }
+            index = try document.apply(.add(name: "", atFrame: at)) ?? 0
         } catch {
             say(error.description, error: true)
             return
@@ -38,7 +38,9 @@ extension ScreenModel {
     func deleteMarker() {
         guard let i = currentMarker() else { return }
         let m = session.markers[i]
-        edit("delete marker \(m.name)") { try? $0.deleteMarker(i) }
+        // The index is the session's own (currentMarker), so the delete cannot be refused.
+        _ = try? document.apply(.delete(index: i))
+        link.update(session: session)
         say("deleted marker \(m.name) at \(clock(m.frame)) (\(keyName(.undo)) brings it back)")
     }
 

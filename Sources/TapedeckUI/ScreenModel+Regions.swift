@@ -21,18 +21,17 @@ extension ScreenModel {
         return RegionRef(track: t, region: r)
     }
 
-    /// Applies a region edit as one undoable step; `change` returns the region to select
-    /// afterwards (nil: none). Returns whether it was made; a refusal goes to the message line.
+    /// Applies a region edit as one undoable step (the change `tapedeck region` makes too) and
+    /// selects where the region is afterwards. Returns whether it was made; a refusal goes to
+    /// the message line.
     @discardableResult
-    func regionEdit(_ name: String, _ change: (inout Session) throws(RegionEditError) -> Int?) -> Bool {
-        var select: Int?
+    func regionEdit(_ change: RegionChange, _ ref: RegionRef) -> Bool {
         do {
-            try document.edit(name) { (s: inout Session) throws(RegionEditError) in select = try change(&s) }
+            selectedRegion = try document.apply(change, to: ref)
         } catch {
             say(error.description, error: true)
             return false
         }
-        selectedRegion = select
         link.update(session: session)
         return true
     }
@@ -88,10 +87,7 @@ extension ScreenModel {
         guard let ref = targetRegion(), let r = try? session.region(ref) else { return }
         let to = stepFrame(from: r.timelineStartFrame, steps: steps)
         let carry = automationShown.contains(ref.track)
-        if regionEdit("move region", { (s: inout Session) throws(RegionEditError) in
-            try s.moveRegion(ref, toStartFrame: to, carryingAutomation: carry)
-            return ref.region
-        }) {
+        if regionEdit(.move(toFrame: to, carryingAutomation: carry), ref) {
             say("moved \(describe(ref))")
         }
     }
@@ -102,10 +98,7 @@ extension ScreenModel {
         let step = Int64((ScreenModel.nudgeSeconds * Double(session.sampleRate)).rounded())
         let to = r.timelineStartFrame + (forward ? step : -step)
         let carry = automationShown.contains(ref.track)
-        if regionEdit("nudge region", { (s: inout Session) throws(RegionEditError) in
-            try s.moveRegion(ref, toStartFrame: to, carryingAutomation: carry)
-            return ref.region
-        }) {
+        if regionEdit(.move(toFrame: to, carryingAutomation: carry), ref) {
             say("nudged \(describe(ref))")
         }
     }
@@ -115,11 +108,9 @@ extension ScreenModel {
         guard let ref = targetRegion(), let r = try? session.region(ref) else { return }
         let at = playheadFrame
         let fileFrames = peaks.peaks(forRegionFile: r.file)?.sourceFrameCount
-        let done = regionEdit(start ? "trim start" : "trim end") { (s: inout Session) throws(RegionEditError) in
-            if start { try s.trimRegionStart(ref, toFrame: at) } else { try s.trimRegionEnd(ref, toFrame: at, sourceFrameCount: fileFrames) }
-            return ref.region
-        }
-        if done { say("trimmed \(describe(ref))") }
+        let change: RegionChange = start ? .trim(startFrame: at, endFrame: nil, sourceFrameCount: nil)
+                                         : .trim(startFrame: nil, endFrame: at, sourceFrameCount: fileFrames)
+        if regionEdit(change, ref) { say("trimmed \(describe(ref))") }
     }
 
     /// Splits the region at the playhead; a take splits its whole stack (comping).
@@ -130,7 +121,7 @@ extension ScreenModel {
         // A split the user made at the playhead, with no region selected, selects nothing: the
         // next key acts on whatever part the playhead is in, not on a half picked for them.
         let hadSelection = selectedRegion != nil
-        if regionEdit(isTake ? "split takes" : "split region", { (s: inout Session) throws(RegionEditError) in try s.splitRegion(ref, atFrame: at) }) {
+        if regionEdit(.split(atFrame: at), ref) {
             if !hadSelection { selectedRegion = nil }
             say(isTake ? "split the takes at \(clock(at)): \(keyName(.take)) now picks the take of each part"
                        : "split at \(clock(at))")
@@ -142,11 +133,7 @@ extension ScreenModel {
     func setFade(fadeIn: Bool) {
         guard let ref = targetRegion(), let r = try? session.region(ref) else { return }
         let length = fadeIn ? playheadFrame - r.timelineStartFrame : r.timelineEndFrame - playheadFrame
-        let done = regionEdit(fadeIn ? "fade in" : "fade out") { (s: inout Session) throws(RegionEditError) in
-            try s.setRegionFades(ref, fadeInFrames: fadeIn ? length : nil, fadeOutFrames: fadeIn ? nil : length)
-            return ref.region
-        }
-        if done { say("\(fadeIn ? "fade-in" : "fade-out") \(clock(length)) on \(describe(ref))") }
+        if regionEdit(.fades(inFrames: fadeIn ? length : nil, outFrames: fadeIn ? nil : length), ref) { say("\(fadeIn ? "fade-in" : "fade-out") \(clock(length)) on \(describe(ref))") }
     }
 
     func stepRegionGain(up: Bool) {
@@ -154,7 +141,7 @@ extension ScreenModel {
         let step = ScreenModel.regionGainStepDecibels
         let next = Fader.isSilent(r.gainDecibels) ? (up ? Fader.floorDecibels : r.gainDecibels)
             : min(24, r.gainDecibels + (up ? step : -step))
-        if regionEdit("region gain", { (s: inout Session) throws(RegionEditError) in try s.setRegionGain(ref, decibels: next); return ref.region }) {
+        if regionEdit(.gain(decibels: next), ref) {
             say("region gain \(Fader.text(next)) dB")
         }
     }
@@ -173,12 +160,9 @@ extension ScreenModel {
         if t.hasSuffix("x"), let f = Double(t.dropLast()) { factor = f }
         if t.hasSuffix("%"), let p = Double(t.dropLast()) { factor = p / 100 }
         do {
-            if let factor {
-                try document.edit("stretch region") { (s: inout Session) throws(RegionEditError) in try s.stretchRegion(ref, byFactor: factor) }
-            } else {
-                let length = try TimeText.frames(from: text, tempoMap: session.tempoMap)
-                try document.edit("stretch region") { (s: inout Session) throws(RegionEditError) in try s.stretchRegion(ref, toLengthFrames: length) }
-            }
+            let change: RegionChange = try factor.map { .stretch(byFactor: $0) }
+                ?? .stretchTo(lengthFrames: TimeText.frames(from: text, tempoMap: session.tempoMap))
+            try document.apply(change, to: ref)
         } catch let error as TimeText.ParseError {
             return "\(error.description), or a factor like 2x or 50%"
         } catch {
@@ -194,14 +178,14 @@ extension ScreenModel {
     func deleteRegion() {
         guard let ref = targetRegion() else { return }
         let what = describe(ref)
-        if regionEdit("delete region", { (s: inout Session) throws(RegionEditError) in try s.deleteRegion(ref); return nil }) {
+        if regionEdit(.delete, ref) {
             say("deleted \(what) (\(keyName(.undo)) brings it back)")
         }
     }
 
     func duplicateRegion() {
         guard let ref = targetRegion() else { return }
-        if regionEdit("duplicate region", { (s: inout Session) throws(RegionEditError) in try s.duplicateRegion(ref) }) {
+        if regionEdit(.duplicate, ref) {
             say("duplicated: \(describe(RegionRef(track: ref.track, region: selectedRegion ?? 0)))")
         }
     }
@@ -217,14 +201,22 @@ extension ScreenModel {
         guard let r = clipboard else { say("nothing copied (\(keyName(.copy)) copies the selected region)", error: true); return }
         guard let t = requireNonBus("regions") else { return }
         let at = playheadFrame
-        if regionEdit("paste region", { (s: inout Session) throws(RegionEditError) in try s.placeRegion(r, track: t, atFrame: at) }) {
-            say("pasted at \(clock(at)) on \(session.tracks[t].name), over what was there")
+        // Not a change to a region that is there (a RegionChange) but a copy laid on a track.
+        do {
+            selectedRegion = try document.editRegions("paste region") { (s: inout Session) throws(RegionEditError) in
+                try s.placeRegion(r, track: t, atFrame: at)
+            }
+        } catch {
+            say(error.description, error: true)
+            return
         }
+        link.update(session: session)
+        say("pasted at \(clock(at)) on \(session.tracks[t].name), over what was there")
     }
 
     func raiseRegion() {
         guard let ref = targetRegion() else { return }
-        if regionEdit("raise region", { (s: inout Session) throws(RegionEditError) in try s.raiseRegion(ref) }) {
+        if regionEdit(.raise, ref) {
             say("raised \(describe(RegionRef(track: ref.track, region: selectedRegion ?? 0))) to the top layer")
         }
     }

@@ -16,17 +16,18 @@ extension ScreenModel {
         return count == 0 ? nil : min(max(0, selectedSend), count - 1)
     }
 
-    /// Applies a routing edit as one undoable step when the result routes; otherwise says
-    /// the session's line for the problem and changes nothing. Returns whether it applied.
+    /// Applies a routing change (the one `tapedeck bus`, `send` and `track` make too) as one
+    /// undoable step when the result routes; otherwise says the session's line for the
+    /// problem and changes nothing. Returns whether it applied.
     @discardableResult
-    func routingEdit(_ name: String, _ change: (inout Session) -> Void) -> Bool {
-        var trial = session
-        change(&trial)
-        if let problem = trial.routingProblem() {
-            say(problem, error: true)
+    func routingEdit(_ change: RoutingChange) -> Bool {
+        do {
+            try document.apply(change)
+        } catch {
+            say(error.description, error: true)
             return false
         }
-        edit(name, change)
+        link.update(session: session)
         return true
     }
 
@@ -59,7 +60,7 @@ extension ScreenModel {
     /// Adds the bus, selected.
     func addBus(name: String, channelCount: Int) {
         guard trackNameProblem(name, index: -1) == nil else { return }
-        edit("new bus \(name)") { $0.tracks.append(Track.makeBus(name: name, channelCount: channelCount)) }
+        guard routingEdit(.addBus(name: name, channelCount: channelCount)) else { return }
         selectTrack(session.tracks.count - 1)
         say("new \(channelCount == 1 ? "mono" : "stereo") bus \(name) (\(keyName(.send)) sends a track to it, \(keyName(.output)) routes an output to it)")
     }
@@ -72,7 +73,7 @@ extension ScreenModel {
         let key = name.lowercased()
         let outputs = session.tracks.filter { if case .bus(let n) = $0.output { n.lowercased() == key } else { false } }.count
         let sends = session.tracks.filter { $0.sends.contains { $0.bus.lowercased() == key } }.count
-        edit("remove bus \(name)") { $0.removeStrip(index) }
+        guard routingEdit(.removeStrip(index)) else { return }
         expandedTracks = Set(expandedTracks.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
         selectTrack(selectedTrack)
         var what: [String] = []
@@ -89,7 +90,7 @@ extension ScreenModel {
             return
         }
         let safe = !session.tracks[t].isSoloSafe
-        edit("solo-safe \(session.tracks[t].name)") { $0.tracks[t].soloSafe = safe ? true : nil }
+        guard routingEdit(.soloSafe(strip: t, on: safe)) else { return }
         say("\(session.tracks[t].name) \(safe ? "is solo-safe: heard whatever is soloed" : "follows solo again")")
     }
 
@@ -121,7 +122,7 @@ extension ScreenModel {
             say("\(name) already sends to \(bus): \(keyName(.sendNext)) chooses it", error: true)
             return
         }
-        guard routingEdit("send \(name) to \(bus)", { $0.tracks[strip].sends.append(Send(bus: bus)) }) else { return }
+        guard routingEdit(.setSend(strip: strip, Send(bus: bus))) else { return }
         selectedSend = session.tracks[strip].sends.count - 1
         say("\(name) sends to \(bus) at 0.0 dB post-fader (\(keyName(.sendDown)) \(keyName(.sendUp)) level, \(keyName(.sendPre)) pre/post)")
     }
@@ -155,7 +156,7 @@ extension ScreenModel {
     func removeSend() {
         guard let (t, k) = requireSend() else { return }
         let bus = session.tracks[t].sends[k].bus
-        edit("remove send \(session.tracks[t].name) to \(bus)") { $0.tracks[t].sends.remove(at: k) }
+        guard routingEdit(.removeSend(strip: t, bus: bus)) else { return }
         selectedSend = max(0, k - 1)
         say("\(session.tracks[t].name) no longer sends to \(bus) (\(keyName(.undo)) brings it back)")
     }
@@ -192,10 +193,10 @@ extension ScreenModel {
     /// Switches the current send between before and after the fader.
     func toggleSendPre() {
         guard let (t, k) = requireSend() else { return }
-        let pre = !session.tracks[t].sends[k].preFader
-        edit("\(pre ? "pre" : "post")-fader send \(session.tracks[t].name) to \(session.tracks[t].sends[k].bus)") {
-            $0.tracks[t].sends[k].preFader = pre
-        }
+        var send = session.tracks[t].sends[k]
+        let pre = !send.preFader
+        send.preFader = pre
+        guard routingEdit(.setSend(strip: t, send)) else { return }
         say("send \(describeSend(strip: t, send: k))\(pre ? " (the fader leaves it alone)" : "")")
     }
 
@@ -225,7 +226,7 @@ extension ScreenModel {
     func setOutput(strip t: Int, _ output: StripOutput) {
         guard session.tracks.indices.contains(t) else { return }
         let name = session.tracks[t].name
-        guard routingEdit("output \(name) to \(output)", { $0.tracks[t].output = output }) else { return }
+        guard routingEdit(.output(strip: t, output)) else { return }
         var note = ""
         if case .device(let channels) = output, let last = channels.last, last > snapshot.outputChannelCount {
             let count = snapshot.outputChannelCount

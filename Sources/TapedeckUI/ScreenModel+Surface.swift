@@ -114,7 +114,7 @@ extension ScreenModel: OSCHost {
         guard let name, !name.isEmpty else { addMarker(); return message?.isError == true ? message!.text : nil }
         let at = playheadFrame
         do {
-            try document.edit("marker") { (s: inout Session) throws(MarkerEditError) in _ = try s.addMarker(name, atFrame: at) }
+            try document.apply(.add(name: name, atFrame: at))
         } catch {
             return error.description
         }

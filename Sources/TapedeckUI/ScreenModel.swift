@@ -433,7 +433,7 @@ public final class ScreenModel {
     func deleteTrack(_ index: Int) {
         guard session.tracks.indices.contains(index) else { return }
         let name = session.tracks[index].name
-        edit("delete \(name)") { $0.removeStrip(index) }
+        guard routingEdit(.removeStrip(index)) else { return }
         expandedTracks = Set(expandedTracks.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
         automationShown = Set(automationShown.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
         selectTrack(selectedTrack)

@@ -66,9 +66,9 @@ enum TrackSelector {
         }
     }
 
-    /// Refuses a session whose routing cannot be (a cycle, a send to itself): the line
-    /// ``Session/routingProblem()`` gives, before anything is saved.
-    static func checkRouting(_ session: Session, command: String) throws(UsageError) {
-        if let problem = session.routingProblem() { throw UsageError("\(command): \(problem)") }
+    /// Runs a routing edit (``RoutingChange``), saying a refusal as `command`'s: a cycle, a
+    /// send to itself, the line ``Session/routingProblem()`` gives, before anything is saved.
+    static func routed<T>(_ command: String, _ body: () throws(RoutingEditError) -> T) throws(UsageError) -> T {
+        do { return try body() } catch { throw UsageError("\(command): \(error.description)") }
     }
 }

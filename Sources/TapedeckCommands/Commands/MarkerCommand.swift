@@ -61,24 +61,22 @@ struct MarkerCommand: HandedCommand {
         case .add(let time, let name):
             let at = try TimeText.frames(from: time, tempoMap: map)
             farWarning = document.session.farPastEndWarning(at, typed: time)
-            var index = 0
-            try document.edit("add marker") { (s: inout Session) throws(MarkerEditError) in index = try s.addMarker(name, atFrame: at) }
+            let index = try document.apply(.add(name: name, atFrame: at)) ?? 0
             said = "marker \(document.session.markers[index].name) at \(document.session.clockText(at))"
         case .rename(let which, let name):
             let i = try document.session.markerIndex(named: which)
-            try document.edit("rename marker") { (s: inout Session) throws(MarkerEditError) in try s.renameMarker(i, to: name) }
+            try document.apply(.rename(index: i, to: name))
             said = "marker at \(document.session.clockText(document.session.markers[i].frame)) is now \(document.session.markers[i].name)"
         case .move(let which, let time):
             let i = try document.session.markerIndex(named: which)
             let at = try TimeText.frames(from: time, tempoMap: map)
             farWarning = document.session.farPastEndWarning(at, typed: time)
-            var index = 0
-            try document.edit("move marker") { (s: inout Session) throws(MarkerEditError) in index = try s.moveMarker(i, toFrame: at) }
+            let index = try document.apply(.move(index: i, toFrame: at)) ?? i
             said = "marker \(document.session.markers[index].name) at \(document.session.clockText(at))"
         case .delete(let which):
             let i = try document.session.markerIndex(named: which)
             let m = document.session.markers[i]
-            try document.edit("delete marker") { (s: inout Session) throws(MarkerEditError) in try s.deleteMarker(i) }
+            try document.apply(.delete(index: i))
             said = "deleted marker \(m.name) at \(document.session.clockText(m.frame))"
         }
         try context.save(document.session, to: folder)

@@ -161,51 +161,40 @@ struct RegionCommand: HandedCommand {
         let map = document.session.tempoMap
         func frames(_ text: String) throws(TimeText.ParseError) -> Int64 { try TimeText.frames(from: text, tempoMap: map) }
         let fileFrames = { (r: Region) -> Int64? in try? AudioFileReader(path: folder.absolutePath(of: r.file), blockFrames: 16).frameCount }
-        var result = ref.region
         // Said only once the move is saved: a refused one says only why.
         var farWarning: String?
+        // The words resolve to the one region edit the screen's keys make too (RegionChange).
+        let change: RegionChange
         switch edit {
         case .move(let text, let withAutomation):
             let at = try frames(text)
             farWarning = document.session.farPastEndWarning(at, typed: text)
-            try document.editRegions("move region") { (s: inout Session) throws(RegionEditError) in
-                try s.moveRegion(ref, toStartFrame: at, carryingAutomation: withAutomation)
-            }
+            change = .move(toFrame: at, carryingAutomation: withAutomation)
         case .trim(let start, let end):
-            let s0 = try start.map(frames), e0 = try end.map(frames)
-            let total = fileFrames(try document.session.region(ref))
-            try document.editRegions("trim region") { (s: inout Session) throws(RegionEditError) in
-                if let s0 { try s.trimRegionStart(ref, toFrame: s0) }
-                if let e0 { try s.trimRegionEnd(ref, toFrame: e0, sourceFrameCount: total) }
-            }
+            change = .trim(startFrame: try start.map(frames), endFrame: try end.map(frames),
+                           sourceFrameCount: end == nil ? nil : fileFrames(try document.session.region(ref)))
         case .split(let text):
-            let at = try frames(text)
-            result = try document.editRegions("split region") { (s: inout Session) throws(RegionEditError) in try s.splitRegion(ref, atFrame: at) } ?? ref.region
+            change = .split(atFrame: try frames(text))
         case .fade(let fadeIn, let fadeOut):
-            let i = try fadeIn.map(frames), o = try fadeOut.map(frames)
-            try document.editRegions("fade") { (s: inout Session) throws(RegionEditError) in try s.setRegionFades(ref, fadeInFrames: i, fadeOutFrames: o) }
+            change = .fades(inFrames: try fadeIn.map(frames), outFrames: try fadeOut.map(frames))
         case .gain(let db):
-            try document.editRegions("region gain") { (s: inout Session) throws(RegionEditError) in try s.setRegionGain(ref, decibels: db) }
+            change = .gain(decibels: db)
         case .rate(let rate):
-            let factor = try document.session.region(ref).rate / rate
-            try document.editRegions("region rate") { (s: inout Session) throws(RegionEditError) in try s.stretchRegion(ref, byFactor: factor) }
+            change = .stretch(byFactor: try document.session.region(ref).rate / rate)
         case .stretch(let text):
-            let length = try frames(text)
-            try document.editRegions("stretch region") { (s: inout Session) throws(RegionEditError) in try s.stretchRegion(ref, toLengthFrames: length) }
+            change = .stretchTo(lengthFrames: try frames(text))
         case .quantize(let grid, let strength):
             let region = try document.session.region(ref)
             guard region.isMIDI else { throw UsageError("region: region \(region.id.map { "#\($0)" } ?? "\(number)") of track \(t + 1) is audio; quantize moves MIDI notes") }
             try document.session.checkNotFrozen(t)
             let setting = try QuantizeSetting.parse(grid: grid, strength: strength, timeSignature: map.timeSignature).get()
-            let quantized = try MIDIRegionFile.quantized(region, setting: setting, folder: folder, tempoMap: map)
-            try document.editRegions("quantize") { (s: inout Session) throws(RegionEditError) in s.tracks[t].regions[ref.region] = quantized }
-        case .duplicate:
-            result = try document.editRegions("duplicate region") { (s: inout Session) throws(RegionEditError) in try s.duplicateRegion(ref) } ?? ref.region
-        case .raise:
-            result = try document.editRegions("raise region") { (s: inout Session) throws(RegionEditError) in try s.raiseRegion(ref) } ?? ref.region
-        case .delete:
-            let gone = try document.session.region(ref)
-            try document.editRegions("delete region") { (s: inout Session) throws(RegionEditError) in try s.deleteRegion(ref) }
+            change = .replace(with: try MIDIRegionFile.quantized(region, setting: setting, folder: folder, tempoMap: map))
+        case .duplicate: change = .duplicate
+        case .raise: change = .raise
+        case .delete: change = .delete
+        }
+        let gone = try document.session.region(ref)
+        guard let result = try document.apply(change, to: ref) else {
             try context.save(document.session, to: folder)
             context.console.out("deleted region \(gone.id.map { "#\($0)" } ?? "\(number)") of track \(t + 1): \(RegionCommand.line(gone, session: document.session))")
             return ExitCode.ok

@@ -89,27 +89,23 @@ struct SendCommand: HandedCommand {
         let from = document.session.tracks[strip].name
         let existing = document.session.tracks[strip].sends.firstIndex { $0.bus.lowercased() == busName.lowercased() }
         if remove {
-            guard let existing else {
+            guard existing != nil else {
                 throw UsageError("send: \(from.terminalSafe) has no send to \(busName.terminalSafe)")
             }
-            document.edit("remove send") { _ = $0.tracks[strip].sends.remove(at: existing) }
+            try TrackSelector.routed("send") { () throws(RoutingEditError) in try document.apply(.removeSend(strip: strip, bus: busName)) }
             try context.save(document.session, to: folder)
             context.console.out("removed \(from.terminalSafe)'s send to \(busName.terminalSafe)")
             return ExitCode.ok
         }
-        var proposed = document.session
-        var send = existing.map { proposed.tracks[strip].sends[$0] } ?? Send(bus: busName)
+        var send = existing.map { document.session.tracks[strip].sends[$0] } ?? Send(bus: busName)
         // The bus's own spelling, so the session reads as the bus is named.
         send.bus = busName
         if let level { send.levelDecibels = level }
         if let pan { send.pan = pan }
         if let preFader { send.preFader = preFader }
-        if let existing { proposed.tracks[strip].sends[existing] = send } else { proposed.tracks[strip].sends.append(send) }
-        // Checked on a copy: a send to itself or one closing a cycle leaves the file as it was.
-        try TrackSelector.checkRouting(proposed, command: "send")
-        if proposed != document.session {
-            let change = proposed
-            document.edit(existing == nil ? "add send" : "change send") { $0 = change }
+        // A send to itself or one closing a cycle is refused and leaves the file as it was.
+        if existing.map({ document.session.tracks[strip].sends[$0] }) != send {
+            try TrackSelector.routed("send") { () throws(RoutingEditError) in try document.apply(.setSend(strip: strip, send)) }
             try context.save(document.session, to: folder)
         }
         context.console.out("\(from.terminalSafe) → \(busName.terminalSafe): \(RoutingText.settings(send))\(existing == nil ? " (new send)" : "")")

@@ -144,8 +144,7 @@ struct TrackCommand: HandedCommand {
             let index = try TrackSelector.index(of: removing, in: document.session, command: "track")
             let gone = document.session.tracks[index]
             // A removed bus takes its sends and outputs along (to the master), said line by line.
-            var said: [String] = []
-            document.edit(gone.isBus ? "remove bus" : "remove track") { said = $0.removeStrip(index) }
+            let said = try TrackSelector.routed("track") { () throws(RoutingEditError) in try document.apply(.removeStrip(index)) }
             try context.save(document.session, to: folder)
             let what = gone.isBus ? "removed bus \(index + 1) (\(gone.name))"
                 : "removed track \(index + 1) (\(gone.name), \(gone.regions.count) region\(gone.regions.count == 1 ? "" : "s"); its audio stays in audio/)"
@@ -174,7 +173,9 @@ struct TrackCommand: HandedCommand {
         if case .bus(let name) = output {
             routed = .bus(document.session.tracks[try TrackSelector.bus(of: name, in: document.session, command: "track")].name)
         }
-        document.edit("track settings") { s in
+        // One step however many options; the routing among them is the routing change the
+        // screen's keys make, refused (an output closing a cycle) before anything is saved.
+        try TrackSelector.routed("track") { () throws(RoutingEditError) in try document.edit("track settings") { (s: inout Session) throws(RoutingEditError) in
             var t = s.tracks[index]
             if let gain { t.gainDecibels = gain }
             if let pan { t.pan = pan }
@@ -183,14 +184,12 @@ struct TrackCommand: HandedCommand {
             if let muted { t.mute = muted }
             if let soloed { t.solo = soloed }
             if let monitoring { t.monitoring = monitoring }
-            if let routed { t.output = routed }
-            if let soloSafe { t.soloSafe = soloSafe ? true : nil }
             s.tracks[index] = t
+            if let routed { try s.apply(.output(strip: index, routed)) }
+            if let soloSafe { try s.apply(.soloSafe(strip: index, on: soloSafe)) }
             // A bus renamed carries the sends and outputs that name it along.
-            if let newName { s.renameStrip(index, to: newName.trimmingCharacters(in: .whitespaces)) }
-        }
-        // An output closing a cycle is refused before anything is saved.
-        try TrackSelector.checkRouting(document.session, command: "track")
+            if let newName { try s.apply(.rename(strip: index, to: newName.trimmingCharacters(in: .whitespaces))) }
+        } }
         var unfrozenFile: String?
         if let freeze {
             let track = document.session.tracks[index]

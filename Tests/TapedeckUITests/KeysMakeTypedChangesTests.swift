@@ -1,0 +1,113 @@
+import XCTest
+import TapedeckCore
+@testable import TapedeckUI
+
+/// The screen's region, marker and routing keys make the typed changes `tapedeck region`,
+/// `marker`, `bus`, `send` and `track` make (``RegionChange``, ``MarkerChange``,
+/// ``RoutingChange``): the same keys, replayed as those changes on a document of their own,
+/// give the same session and the same undo steps by the same names.
+final class KeysMakeTypedChangesTests: XCTestCase {
+    private func at(_ model: ScreenModel, _ link: FakeLink, _ frame: Int64) {
+        link.position = frame
+        model.tick(nowSeconds: 0)
+    }
+
+    private func type(_ text: String, into model: ScreenModel) { for c in text { model.handle(.char(c)) } }
+
+    private func clearText(_ model: ScreenModel) {
+        guard case .text(let input) = model.overlay else { return }
+        for _ in input.text { model.handle(.named(.backspace)) }
+    }
+
+    /// Picks `item` in the open choice.
+    private func pick(_ item: String, in model: ScreenModel, file: StaticString = #filePath, line: UInt = #line) {
+        guard case .choice(let choice) = model.overlay, let i = choice.items.firstIndex(of: item) else {
+            return XCTFail("no choice offering \(item): \(String(describing: model.overlay))", file: file, line: line)
+        }
+        for _ in 0..<choice.selected { model.handle(.named(.up)) }
+        for _ in 0..<i { model.handle(.named(.down)) }
+        model.handle(.named(.enter))
+    }
+
+    func testRegionKeysAreTheRegionChangesTheCommandLineMakes() throws {
+        var s = ScreenModelTests.makeSession()
+        s.tracks[0].regions = [Region(file: "audio/d.wav", timelineStartFrame: 48000, lengthFrames: 192_000)]
+        let link = FakeLink()
+        let model = ScreenModel(document: SessionDocument(session: s), folder: nil, link: link)
+        var replay = SessionDocument(session: s)
+        let first = RegionRef(track: 0, region: 0), second = RegionRef(track: 0, region: 1)
+
+        at(model, link, 96000)
+        model.handle(.char("S"))
+        try replay.apply(.split(atFrame: 96000), to: first)
+        at(model, link, 120_000)
+        model.handle(.char("f"))
+        try replay.apply(.fades(inFrames: 24000, outFrames: nil), to: second)
+        at(model, link, 200_000)
+        model.handle(.char("6"))
+        try replay.apply(.trim(startFrame: nil, endFrame: 200_000, sourceFrameCount: nil), to: second)
+        model.handle(.char("4"))
+        try replay.apply(.gain(decibels: 1), to: second)
+        model.handle(.char("g")) // snap off: a nudge is 10 ms
+        model.handle(.char("2"))
+        try replay.apply(.move(toFrame: 96000 + 480, carryingAutomation: false), to: second)
+        model.handle(.char("D"))
+        try replay.apply(.duplicate, to: second)
+
+        XCTAssertEqual(model.session, replay.session, "each key made the change the command line makes")
+        XCTAssertEqual(model.document.undoNames, replay.undoNames)
+        XCTAssertEqual(replay.undoNames, ["duplicate region", "move region", "region gain", "trim end", "fade in", "split region"])
+        XCTAssertEqual(link.session, model.session, "the engine follows")
+    }
+
+    func testMarkerKeysAreTheMarkerChangesTheCommandLineMakes() throws {
+        let s = ScreenModelTests.makeSession()
+        let link = FakeLink()
+        let model = ScreenModel(document: SessionDocument(session: s), folder: nil, link: link)
+        var replay = SessionDocument(session: s)
+        at(model, link, 48000)
+        model.handle(.char("k"))
+        try replay.apply(.add(name: "", atFrame: 48000))
+        model.handle(.char("K"))
+        clearText(model)
+        type("Verse", into: model)
+        model.handle(.named(.enter))
+        try replay.apply(.rename(index: 0, to: "Verse"))
+        XCTAssertEqual(model.session.markers, replay.session.markers)
+        XCTAssertEqual(model.document.undoNames, ["rename marker", "add marker"])
+        XCTAssertEqual(model.document.undoNames, replay.undoNames)
+    }
+
+    func testRoutingKeysAreTheRoutingChangesTheCommandLineMakes() throws {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        var replay = SessionDocument(session: model.session)
+        model.handle(.char("B"))
+        clearText(model)
+        type("Verb", into: model)
+        model.handle(.named(.enter))
+        model.handle(.char("s"))
+        try replay.apply(.addBus(name: "Verb", channelCount: 2))
+        model.handle(.named(.up)); model.handle(.named(.up)); model.handle(.named(.up))
+        model.handle(.char("b"))
+        pick("Verb", in: model)
+        try replay.apply(.setSend(strip: 0, Send(bus: "Verb")))
+        model.handle(.char("H"))
+        try replay.apply(.setSend(strip: 0, Send(bus: "Verb", preFader: true)))
+        model.handle(.char("O"))
+        pick("bus:Verb", in: model)
+        try replay.apply(.output(strip: 0, .bus("Verb")))
+
+        XCTAssertEqual(model.session, replay.session)
+        XCTAssertEqual(model.document.undoNames, replay.undoNames)
+        XCTAssertEqual(replay.undoNames, ["output Drums to bus:Verb", "change send Drums to Verb", "send Drums to Verb", "add bus Verb"])
+
+        // A change that would not route is refused, naming why, and records nothing.
+        var cyclic = replay
+        XCTAssertThrowsError(try cyclic.apply(.output(strip: 3, .bus("Verb")))) { error in
+            XCTAssertEqual("\(error)", "bus Verb: a bus cannot output to itself")
+        }
+        XCTAssertEqual(cyclic.session, replay.session, "nothing changed")
+        XCTAssertEqual(cyclic.undoNames, replay.undoNames, "and no step was recorded")
+    }
+}
