@@ -21,34 +21,24 @@ extension ScreenModel {
     func applyTempo(_ text: String, bar: Int) -> String? {
         let words = text.lowercased().split(separator: " ").map(String.init)
         guard let first = words.first else { return "write a tempo (140, 140 ramp), a meter (7/8) or -" }
-        var next = session
-        do {
-            if first == "-" {
-                guard bar > 1 else { return "bar 1's tempo and meter can be changed, not removed" }
-                let tempo = next.tempoChanges.contains { $0.bar == bar }, meter = next.meterChanges.contains { $0.bar == bar }
-                guard tempo || meter else { return "no tempo or meter change at bar \(bar)" }
-                if tempo { try next.removeTempo(atBar: bar) }
-                if meter { try next.removeMeter(atBar: bar) }
-            } else if first.contains("/") {
-                guard words.count == 1, let signature = TempoMap.signature(parsing: first) else {
-                    return "'\(text)' is no meter: write N/D, e.g. 7/8 (N 1...64, D 1, 2, 4, 8, 16 or 32)"
-                }
-                try next.setMeter(atBar: bar, signature)
-            } else {
-                guard let bpm = Double(first.replacingOccurrences(of: "bpm", with: "")), words.count == 1 || (words.count == 2 && words[1] == "ramp") else {
-                    return "write a tempo such as 140 or 140 ramp"
-                }
-                try next.setTempo(atBar: bar, bpm: bpm, ramp: words.count == 2)
+        // The words resolve to the change `tapedeck tempo` and `meter` make (TempoMapChange).
+        let change: TempoMapChange
+        if first == "-" {
+            change = .removeBoth(bar: bar)
+        } else if first.contains("/") {
+            guard words.count == 1, let signature = TempoMap.signature(parsing: first) else {
+                return "'\(text)' is no meter: write N/D, e.g. 7/8 (N 1...64, D 1, 2, 4, 8, 16 or 32)"
             }
-        } catch {
-            return error.description
+            change = .meter(bar: bar, signature)
+        } else {
+            guard let bpm = Double(first.replacingOccurrences(of: "bpm", with: "")), words.count == 1 || (words.count == 2 && words[1] == "ramp") else {
+                return "write a tempo such as 140 or 140 ramp"
+            }
+            change = .tempo(bar: bar, bpm: bpm, ramp: words.count == 2)
         }
-        let after = next.tempoMap
-        if next.tracks.contains(where: { $0.regions.contains(where: \.isMIDI) }) {
-            guard let folder else { return "save the session first: MIDI regions keep their bars in new files in its midi/ folder" }
-            do { _ = try MIDIRegionFile.keepingBars(in: &next, from: session.tempoMap, folder: folder) } catch { return error.description }
-        }
-        edit("tempo map") { $0 = next }
+        do { try document.apply(change, keepingMIDIBarsIn: folder) } catch { return "\(error)" }
+        link.update(session: session)
+        let after = session.tempoMap
         let at = after.frame(bar: bar, beat: 1)
         say("bar \(bar): \(TempoMap.bpmText(after.tempo(atFrame: at))) BPM \(after.signature(atBar: bar)) (\(keyName(.undo)) undoes it)")
         return nil

@@ -1,5 +1,6 @@
 import XCTest
 import TapedeckCore
+import TapedeckIO
 @testable import TapedeckUI
 
 /// The screen's region, marker and routing keys make the typed changes `tapedeck region`,
@@ -109,5 +110,48 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         }
         XCTAssertEqual(cyclic.session, replay.session, "nothing changed")
         XCTAssertEqual(cyclic.undoNames, replay.undoNames, "and no step was recorded")
+    }
+
+    func testTheTempoDialogIsTheTempoMapChangeTempoAndMeterMake() throws {
+        let dir = NSTemporaryDirectory() + "td-keys-tempo-\(UUID().uuidString)"
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
+        let folder = SessionFolder(path: dir + "/s")
+        var s = Session(sampleRate: 48000, tempoBPM: 120)
+        try folder.create(s)
+        let notes = MIDISequence(events: [.init(frame: 0, status: 0x90, data1: 60, data2: 100), .init(frame: 24_000, status: 0x80, data1: 60)],
+                                 lengthFrames: 48_000)
+        let file = try MIDIRegionFile.writeNew(notes, base: "keys", name: "Keys", folder: folder, tempoMap: s.tempoMap)
+        // At bar 2 (2 s a bar at 120 BPM in 4/4).
+        s.tracks = [Track(name: "Keys", playbackChain: "sampler",
+                          regions: [Region(file: file, timelineStartFrame: 96_000, lengthFrames: 48_000, isMIDI: true)], isMIDI: true)]
+        try folder.save(s)
+        let link = FakeLink()
+        let model = ScreenModel(document: SessionDocument(session: s), folder: folder, link: link)
+        var replay = SessionDocument(session: s)
+
+        model.handle(.char("|"))
+        type("60", into: model)
+        model.handle(.named(.enter))
+        XCTAssertNil(model.overlay, "accepted")
+        XCTAssertEqual(try replay.apply(.tempo(bar: 1, bpm: 60, ramp: false), keepingMIDIBarsIn: folder), 1)
+        XCTAssertEqual(model.session.tempoBPM, 60)
+        XCTAssertEqual(model.session.tracks[0].regions.map(\.timelineStartFrame), [192_000], "the MIDI region kept its bar")
+        XCTAssertEqual(model.session.tracks[0].regions.map(\.timelineStartFrame), replay.session.tracks[0].regions.map(\.timelineStartFrame))
+        XCTAssertEqual(model.document.undoNames, ["tempo"], "one step, map and MIDI together")
+        XCTAssertEqual(model.document.undoNames, replay.undoNames)
+
+        // Without a folder the notes have nowhere to go: refused, nothing changed.
+        var unsaved = SessionDocument(session: s)
+        XCTAssertThrowsError(try unsaved.apply(.meter(bar: 1, TimeSignature(beatsPerBar: 3, beatUnit: 4)), keepingMIDIBarsIn: nil)) { error in
+            XCTAssertTrue("\(error)".hasPrefix("save the session first"), "\(error)")
+        }
+        XCTAssertEqual(unsaved.session, s)
+        XCTAssertEqual(unsaved.undoNames, [])
+        // Removing what a bar does not have says so, on the screen as off it.
+        XCTAssertThrowsError(try replay.apply(.removeBoth(bar: 3), keepingMIDIBarsIn: folder)) { error in
+            XCTAssertEqual("\(error)", "no tempo or meter change at bar 3")
+        }
+        XCTAssertEqual(model.applyTempo("-", bar: 3), "no tempo or meter change at bar 3")
+        XCTAssertEqual(model.applyTempo("-", bar: 1), "bar 1's tempo and meter can be changed, not removed")
     }
 }

@@ -62,33 +62,29 @@ struct TempoMapCommand: Codable {
         var document = SessionDocument(session: try context.load(folder))
         let name = which.rawValue
         if let edit {
-            let before = document.session.tempoMap
-            do {
-                switch (which, edit) {
-                case (.tempo, .add(let barText, let value, let ramp)):
-                    let bar = try TempoMapCommand.bar(barText, command: name)
-                    guard let bpm = Double(value.lowercased().replacingOccurrences(of: "bpm", with: "")), bpm.isFinite else {
-                        throw UsageError("tempo: '\(value.terminalSafe)' is not a tempo (write BPM such as 140 or 92.5)")
-                    }
-                    try document.edit("tempo") { (s: inout Session) throws(TempoEditError) in try s.setTempo(atBar: bar, bpm: bpm, ramp: ramp) }
-                case (.meter, .add(let barText, let value, _)):
-                    let bar = try TempoMapCommand.bar(barText, command: name)
-                    let signature = try TempoMapCommand.meter(value)
-                    try document.edit("meter") { (s: inout Session) throws(TempoEditError) in try s.setMeter(atBar: bar, signature) }
-                case (.tempo, .remove(let barText)):
-                    let bar = try TempoMapCommand.bar(barText, command: name)
-                    try document.edit("tempo") { (s: inout Session) throws(TempoEditError) in try s.removeTempo(atBar: bar) }
-                case (.meter, .remove(let barText)):
-                    let bar = try TempoMapCommand.bar(barText, command: name)
-                    try document.edit("meter") { (s: inout Session) throws(TempoEditError) in try s.removeMeter(atBar: bar) }
+            // The words resolve to the change the screen's tempo dialog makes (TempoMapChange).
+            let change: TempoMapChange
+            switch (which, edit) {
+            case (.tempo, .add(let barText, let value, let ramp)):
+                let bar = try TempoMapCommand.bar(barText, command: name)
+                guard let bpm = Double(value.lowercased().replacingOccurrences(of: "bpm", with: "")), bpm.isFinite else {
+                    throw UsageError("tempo: '\(value.terminalSafe)' is not a tempo (write BPM such as 140 or 92.5)")
                 }
+                change = .tempo(bar: bar, bpm: bpm, ramp: ramp)
+            case (.meter, .add(let barText, let value, _)):
+                change = .meter(bar: try TempoMapCommand.bar(barText, command: name), try TempoMapCommand.meter(value))
+            case (.tempo, .remove(let barText)):
+                change = .removeTempo(bar: try TempoMapCommand.bar(barText, command: name))
+            case (.meter, .remove(let barText)):
+                change = .removeMeter(bar: try TempoMapCommand.bar(barText, command: name))
+            }
+            // One step: MIDI regions keep their bars and beats (audio regions keep their time).
+            let moved: Int
+            do {
+                moved = try document.apply(change, keepingMIDIBarsIn: folder)
             } catch let error as TempoEditError {
                 throw UsageError("\(name): \(error.description)")
             }
-            // MIDI regions keep their bars and beats (audio regions keep their time).
-            var updated = document.session
-            let moved = try MIDIRegionFile.keepingBars(in: &updated, from: before, folder: folder)
-            if moved > 0 { document.edit("tempo") { (s: inout Session) in s = updated } }
             try context.save(document.session, to: folder)
             if moved > 0 { context.console.err("\(moved) MIDI region\(moved == 1 ? "" : "s") moved to keep \(moved == 1 ? "its" : "their") bars\n") }
         }
