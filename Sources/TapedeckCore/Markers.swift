@@ -2,7 +2,7 @@
 /// timeline order, so "marker 2" is the second one along the timeline.
 
 /// Why a marker or range edit could not be made; the description is one line for the user.
-public struct MarkerEditError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct MarkerEditError: EditRefusal, Equatable, Sendable {
     /// The whole message.
     public var description: String
 

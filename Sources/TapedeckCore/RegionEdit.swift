@@ -5,7 +5,7 @@ import Foundation
 /// and changes nothing when it throws; ``SessionDocument`` wraps them as undoable edits.
 
 /// Why a region edit could not be made; the description is one line for the user.
-public struct RegionEditError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct RegionEditError: EditRefusal, Equatable, Sendable {
     /// The whole message.
     public var description: String
 

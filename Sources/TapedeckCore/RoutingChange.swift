@@ -1,6 +1,6 @@
 /// Why a routing edit was refused; the description is one line for the user (the session's
 /// own line for a broken routing, ``Session/routingProblem()``).
-public struct RoutingEditError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct RoutingEditError: EditRefusal, Equatable, Sendable {
     /// The whole message.
     public var description: String
 
@@ -38,7 +38,7 @@ public enum RoutingChange: Equatable, Sendable {
         func name(_ i: Int) -> String { session.tracks.indices.contains(i) ? session.tracks[i].name : "strip \(i + 1)" }
         func kind(_ i: Int) -> String { session.tracks.indices.contains(i) && session.tracks[i].isBus ? "bus" : "track" }
         switch self {
-        case .addBus(let n, _): return "add bus \(n)"
+        case .addBus(let n, _): return "add bus \(n.trimmingWhitespace())"
         case .removeStrip(let i): return "remove \(kind(i)) \(name(i))"
         case .rename(let i, _): return "rename \(kind(i)) \(name(i))"
         case .setSend(let i, let send):
@@ -75,13 +75,15 @@ extension Session {
             guard tracks.count < SessionLimits.maximumTracks else {
                 throw RoutingEditError("the session holds \(tracks.count) strips, at most \(SessionLimits.maximumTracks)")
             }
-            tracks.append(Track.makeBus(name: name, channelCount: channels))
+            if let problem = stripNameProblem(name, index: -1, bus: true) { throw RoutingEditError(problem) }
+            tracks.append(Track.makeBus(name: name.trimmingWhitespace(), channelCount: channels))
         case .removeStrip(let i):
             try strip(i)
             return removeStrip(i)
         case .rename(let i, let name):
             try strip(i)
-            renameStrip(i, to: name)
+            if let problem = stripNameProblem(name, index: i, bus: tracks[i].isBus) { throw RoutingEditError(problem) }
+            renameStrip(i, to: name.trimmingWhitespace())
         case .setSend(let i, let send):
             try strip(i)
             if let k = tracks[i].sends.firstIndex(where: { $0.bus.lowercased() == send.bus.lowercased() }) {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a tempo or meter edit was refused; one line for the user.
-public struct TempoEditError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct TempoEditError: EditRefusal, Equatable, Sendable {
     /// The line.
     public var description: String
     /// Creates an error.

@@ -14,6 +14,17 @@ extension ScreenModel {
         return k
     }
 
+    /// Applies an automation change (the one `tapedeck automation` makes too) as one undoable
+    /// step and tells the engine; a refusal goes to the message line. Whether it applied.
+    func automationEdit(_ change: AutomationChange) -> Bool {
+        do { try document.apply(change) } catch {
+            say(error.description, error: true)
+            return false
+        }
+        link.update(session: session)
+        return true
+    }
+
     /// Shows or hides the selected track's lanes.
     func toggleAutomationLanes() {
         guard let t = requireTrack() else { return }
@@ -92,7 +103,7 @@ extension ScreenModel {
         let lane = track.automation[k]
         let frame = snapFrame(playheadFrame)
         let value = lane.value(at: frame) ?? track.controlValue(lane.parameter, chain: chain(t).value) ?? 0
-        edit("add \(lane.parameter) point") { $0.tracks[t].automation[k].add(AutomationPoint(frame: frame, value: value)) }
+        guard automationEdit(.add(strip: t, lane.parameter, [AutomationPoint(frame: frame, value: value)], replacing: false)) else { return }
         locate(frame)
         say("\(track.name) \(lane.parameter): \(lane.parameter.valueText(value)) at \(timeText(frame))")
     }
@@ -104,7 +115,8 @@ extension ScreenModel {
         let lane = session.tracks[t].automation[k]
         guard let p = automationPointAtPlayhead(lane) else { say("no \(lane.parameter) point at the playhead", error: true); return }
         let point = lane.points[p]
-        edit("delete \(lane.parameter) point") { $0.tracks[t].automation[k].clear(FrameRange(startFrame: point.frame, endFrame: point.frame + 1)) }
+        // The lane stays when its last point goes: it is still shown and selected.
+        guard automationEdit(.clear(strip: t, lane.parameter, FrameRange(startFrame: point.frame, endFrame: point.frame + 1), droppingEmptyLane: false)) else { return }
         say("deleted the \(lane.parameter) point at \(timeText(point.frame))")
     }
 
@@ -117,7 +129,7 @@ extension ScreenModel {
         let from = lane.points[p].frame
         let to = stepFrame(from: from, steps: steps)
         guard to != from else { return }
-        edit("move \(lane.parameter) point") { $0.tracks[t].automation[k].move(FrameRange(startFrame: from, endFrame: from + 1), by: to - from) }
+        guard automationEdit(.move(strip: t, lane.parameter, fromFrame: from, toFrame: to)) else { return }
         locate(to)
         say("\(lane.parameter) point at \(timeText(to))")
     }
@@ -147,7 +159,7 @@ extension ScreenModel {
         }
         var point = lane.points[p]
         point.value = new
-        edit("\(lane.parameter) point value") { $0.tracks[t].automation[k].add(point) }
+        guard automationEdit(.add(strip: t, lane.parameter, [point], replacing: false)) else { return }
         say("\(track.name) \(lane.parameter): \(lane.parameter.valueText(new)) at \(timeText(point.frame))")
     }
 
@@ -161,7 +173,7 @@ extension ScreenModel {
         let lane = session.tracks[t].automation[k]
         let all = AutomationMode.allCases
         let next = all[((all.firstIndex(of: lane.mode) ?? 0) + 1) % all.count]
-        edit("\(lane.parameter) mode") { $0.tracks[t].automation[k].mode = next }
+        guard automationEdit(.mode(strip: t, lane.parameter, next)) else { return }
         say("\(session.tracks[t].name) \(lane.parameter): \(next.rawValue)")
     }
 
@@ -186,9 +198,8 @@ extension ScreenModel {
         }
         guard let value = track.controlValue(parameter, chain: chain(t).value) else { return "\(track.name)'s chain has no \(parameter)" }
         let frame = playheadFrame
-        edit("new \(parameter) lane") {
-            $0.tracks[t].automation.append(AutomationLane(parameter: parameter, points: [AutomationPoint(frame: frame, value: value)]))
-        }
+        // A lane the track does not have: the change makes it, last.
+        guard automationEdit(.add(strip: t, parameter, [AutomationPoint(frame: frame, value: value)], replacing: false)) else { return message?.text }
         automationShown.insert(t)
         selectedLane = session.tracks[t].automation.count - 1
         say("\(track.name) \(parameter): a lane, one point at \(timeText(frame))")

@@ -160,8 +160,8 @@ extension ScreenModel {
         case .input(let t):
             let channels: [Int]
             do { channels = try InputChannels.parse(input.text) } catch { refuse(error.reason); return }
+            if let why = trackChange(.input(strip: t, channels: channels)) { refuse(why); return }
             overlay = nil
-            edit("input") { $0.tracks[t].inputChannels = channels }
             say("\(session.tracks[t].name) records from \(InputChannels.text(channels))")
         case .stretch(let ref):
             if let problem = applyStretch(input.text, to: ref) { refuse(problem); return }

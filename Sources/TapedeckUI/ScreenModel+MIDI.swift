@@ -13,7 +13,7 @@ extension ScreenModel {
     func newMIDITrack() {
         var n = 1
         while session.tracks.contains(where: { $0.name.lowercased() == "midi \(n)" }) { n += 1 }
-        edit("new MIDI track") { $0.tracks.append(Track(name: "MIDI \(n)", playbackChain: "gm", isMIDI: true)) }
+        guard trackEdit(.add(name: "MIDI \(n)", midi: true)) else { return }
         selectTrack(session.tracks.count - 1)
         say("new MIDI track: arm it (\(keyName(.arm))) to play it from a MIDI keyboard and record MIDI takes")
     }
@@ -56,7 +56,7 @@ extension ScreenModel {
         guard let t = requireNonBus("regions to freeze") else { return }
         let track = session.tracks[t]
         if track.frozen != nil {
-            edit("unfreeze \(track.name)") { $0.tracks[t].frozen = nil }
+            guard trackEdit(.unfreeze(strip: t)) else { return }
             say("\(track.name) unfrozen: its regions and chain play again")
             return
         }
@@ -81,7 +81,7 @@ extension ScreenModel {
                 say("\(name) is gone; its render stays in \(frozen.file)", error: true)
                 return
             }
-            edit("freeze \(name)") { $0.tracks[t].frozen = frozen }
+            guard trackEdit(.freeze(strip: t, render: frozen)) else { return }
             say(summary)
         case .failed(let why):
             freezing = nil

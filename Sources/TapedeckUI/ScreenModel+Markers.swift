@@ -63,9 +63,13 @@ extension ScreenModel {
             say("the \(what) end must come after the start", error: true)
             return
         }
-        edit("\(what) \(start ? "start" : "end")") { s in
-            if loop { try? s.setLoop(range) } else { try? s.setPunch(range) }
+        do {
+            try document.apply(loop ? .loop(range, enabled: nil) : .punch(range, enabled: nil))
+        } catch {
+            say(error.description, error: true)
+            return
         }
+        link.update(session: session)
         if loop { link.setLoop(session.loopRange, enabled: session.loopEnabled) } else { link.setPunch(session.punchRange, enabled: session.punchEnabled) }
         say("\(what) \(clock(range.startFrame))-\(clock(range.endFrame))")
     }

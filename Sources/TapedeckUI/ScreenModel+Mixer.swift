@@ -72,12 +72,7 @@ extension ScreenModel {
     /// are found (ignoring case), so two tracks may not share one.
     /// (Buses share the names with tracks: sends and outputs find a bus by its name.)
     func trackNameProblem(_ name: String, index: Int, forBus: Bool = false) -> String? {
-        let trimmed = name.trimmingWhitespace()
-        if trimmed.isEmpty { return forBus || isBus(index) ? "a bus needs a name" : "a track needs a name" }
-        if let other = NameMatch.index(of: trimmed, in: session.tracks.map(\.name)), other != index {
-            return "\(session.tracks[other].isBus ? "bus" : "track") \(other + 1) is already called \(session.tracks[other].name)"
-        }
-        return nil
+        session.stripNameProblem(name, index: index, bus: forBus || isBus(index))
     }
 
     /// The mixer view on or off.

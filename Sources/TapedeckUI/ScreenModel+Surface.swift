@@ -34,12 +34,12 @@ extension ScreenModel: OSCHost {
         case .mixer(let change):
             return mix(change, source: source, asked: asked, continuing: continuing)
         case .arm(let t, let on):
-            edit("arm \(session.tracks[t].name)") { $0.tracks[t].armed = on }
+            if let why = trackChange(.arm(strip: t, on: on)) { return why }
             say("\(session.tracks[t].name) \(on ? "armed" : "disarmed")\(asked)")
         case .monitor(let t, let mode):
             // As the monitoring key sets it, one undoable edit.
             guard session.tracks[t].monitoring != mode else { return nil }
-            edit("monitoring \(session.tracks[t].name)") { $0.tracks[t].monitoring = mode }
+            if let why = trackChange(.monitoring(strip: t, mode)) { return why }
             let track = session.tracks[t]
             say("\(track.name): monitoring \(ScreenModel.monitoringWords(mode))\(track.armed ? "" : " (once armed)")\(asked)")
         case .chain(let change):

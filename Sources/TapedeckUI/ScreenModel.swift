@@ -423,30 +423,15 @@ public final class ScreenModel {
         chainParameter = 0
     }
 
-    private func newTrack() {
-        var n = session.tracks.count + 1
-        while session.tracks.contains(where: { $0.name == "Track \(n)" }) { n += 1 }
-        edit("new track") { $0.tracks.append(Track(name: "Track \(n)")) }
-        selectTrack(session.tracks.count - 1)
-    }
-
-    func deleteTrack(_ index: Int) {
-        guard session.tracks.indices.contains(index) else { return }
-        let name = session.tracks[index].name
-        guard routingEdit(.removeStrip(index)) else { return }
-        expandedTracks = Set(expandedTracks.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
-        automationShown = Set(automationShown.compactMap { $0 == index ? nil : ($0 > index ? $0 - 1 : $0) })
-        selectTrack(selectedTrack)
-        say("deleted \(name) (\(keyName(.undo)) brings it back)")
-    }
-
     /// Loops or stops looping over the loop range (the screen's `loop` verb). UI thread.
     func toggleLoop() {
         guard session.loopRange != nil else {
             say("no loop range: set it with \(keyName(.loopStart)) and \(keyName(.loopEnd)) at the playhead", error: true)
             return
         }
-        edit("loop") { $0.loopEnabled.toggle() }
+        // The range is the session's own, so the change cannot be refused.
+        try? document.apply(.loop(session.loopRange, enabled: !session.loopEnabled))
+        link.update(session: session)
         link.setLoop(session.loopRange, enabled: session.loopEnabled)
     }
 
@@ -455,7 +440,8 @@ public final class ScreenModel {
             say("no punch range: set it with \(keyName(.punchStart)) and \(keyName(.punchEnd)) at the playhead", error: true)
             return
         }
-        edit("punch") { $0.punchEnabled.toggle() }
+        try? document.apply(.punch(session.punchRange, enabled: !session.punchEnabled))
+        link.update(session: session)
         link.setPunch(session.punchRange, enabled: session.punchEnabled)
     }
 

@@ -94,4 +94,66 @@ final class SessionChangeTests: XCTestCase {
         XCTAssertEqual(doc.undoNames, ["rename bus Verb", "remove bus Delay", "output Verb to bus:Delay", "add bus Delay",
                                        "change send Drums to Verb", "send Drums to verb"])
     }
+
+    func testATrackChangeRefusesABusATakenNameAndAFullSession() throws {
+        var doc = SessionDocument(session: session())
+        try doc.apply(.add(name: " Vox ", midi: false))
+        try doc.apply(.input(strip: 3, channels: [3, 4]))
+        try doc.apply(.arm(strip: 3, on: true))
+        try doc.apply(.freeze(strip: 0, render: FrozenAudio(file: "audio/freeze-Drums.wav", lengthFrames: 10)))
+        XCTAssertEqual(doc.session.tracks[3].name, "Vox", "the name as trimmed")
+        XCTAssertEqual(doc.session.tracks[3].inputChannels, [3, 4])
+        XCTAssertTrue(doc.session.tracks[3].armed)
+        XCTAssertEqual(doc.undoNames, ["freeze Drums", "arm Vox", "input Vox", "add track Vox"])
+        let before = doc
+        XCTAssertThrowsError(try doc.apply(.arm(strip: 2, on: true))) { XCTAssertEqual("\($0)", "Verb is a bus: a bus has no input to arm") }
+        XCTAssertThrowsError(try doc.apply(.add(name: "vox", midi: true))) {
+            XCTAssertEqual("\($0)", "track 4 is already called Vox (names are matched ignoring case)")
+        }
+        XCTAssertThrowsError(try doc.apply(.monitoring(strip: 4, .input))) { XCTAssertEqual("\($0)", "track 5 does not exist (the session has 4 strips)") }
+        XCTAssertEqual(doc.session, before.session)
+        XCTAssertEqual(doc.undoNames, before.undoNames)
+        var full = session()
+        full.tracks = (0..<SessionLimits.maximumTracks).map { Track(name: "T\($0)") }
+        XCTAssertThrowsError(try full.apply(TrackChange.add(name: "one more", midi: false))) { XCTAssertTrue("\($0)".hasSuffix("at most \(SessionLimits.maximumTracks)")) }
+        XCTAssertThrowsError(try full.apply(RoutingChange.addBus(name: "one more", channelCount: 2)))
+    }
+
+    func testAnAutomationChangeMakesTheLaneItNeedsAndDropsOneEmptiedWhenAsked() throws {
+        var doc = SessionDocument(session: session())
+        let points = [AutomationPoint(frame: 100, value: -3), AutomationPoint(frame: 200, value: -6)]
+        try doc.apply(.add(strip: 0, .pan, points, replacing: false))
+        XCTAssertEqual(doc.session.tracks[0].automation.map(\.parameter), [.pan], "the lane made")
+        try doc.apply(.add(strip: 0, .pan, [AutomationPoint(frame: 200, value: 0.5)], replacing: false))
+        XCTAssertEqual(doc.session.tracks[0].automation[0].points.map(\.value), [-3, 0.5], "a point at a frame replaces it")
+        XCTAssertEqual(try doc.apply(.clear(strip: 0, .pan, FrameRange(startFrame: 0, endFrame: 150), droppingEmptyLane: true)), 1)
+        XCTAssertEqual(try doc.apply(.clear(strip: 0, .pan, nil, droppingEmptyLane: false)), 1)
+        XCTAssertEqual(doc.session.tracks[0].automation.map(\.points.count), [0], "an emptied lane stays when not asked to go")
+        try doc.apply(.add(strip: 0, .pan, points, replacing: true))
+        XCTAssertEqual(try doc.apply(.clear(strip: 0, .pan, nil, droppingEmptyLane: true)), 2)
+        XCTAssertTrue(doc.session.tracks[0].automation.isEmpty, "and goes when asked")
+        let before = doc
+        XCTAssertThrowsError(try doc.apply(.move(strip: 0, .gain, fromFrame: 5, toFrame: 9))) {
+            XCTAssertEqual("\($0)", "Drums has no gain point at 00:00.000")
+        }
+        XCTAssertThrowsError(try doc.apply(.mode(strip: 7, .gain, .touch)))
+        XCTAssertEqual(doc.session, before.session)
+        XCTAssertEqual(doc.undoNames, ["clear pan points", "replace pan points", "clear pan points", "clear pan points", "add pan point",
+                                       "add pan points"])
+    }
+
+    func testARangeChangeRefusesAnInsideOutRange() throws {
+        var doc = SessionDocument(session: session())
+        try doc.apply(.loop(FrameRange(startFrame: 0, endFrame: 48000), enabled: true))
+        try doc.apply(.punch(FrameRange(startFrame: 100, endFrame: 200), enabled: nil))
+        XCTAssertEqual(doc.session.loopRange, FrameRange(startFrame: 0, endFrame: 48000))
+        XCTAssertTrue(doc.session.loopEnabled)
+        XCTAssertFalse(doc.session.punchEnabled, "the switch kept")
+        XCTAssertThrowsError(try doc.apply(.loop(FrameRange(startFrame: 10, endFrame: 10), enabled: nil))) {
+            XCTAssertEqual("\($0)", "the loop range must end after it starts")
+        }
+        try doc.apply(.loop(nil, enabled: nil))
+        XCTAssertFalse(doc.session.loopEnabled, "no range, no looping")
+        XCTAssertEqual(doc.undoNames, ["loop", "punch", "loop"])
+    }
 }

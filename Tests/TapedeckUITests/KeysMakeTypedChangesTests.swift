@@ -1,6 +1,7 @@
 import XCTest
 import TapedeckCore
 import TapedeckIO
+import TapedeckRemote
 @testable import TapedeckUI
 
 /// The screen's region, marker and routing keys make the typed changes `tapedeck region`,
@@ -153,5 +154,70 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         }
         XCTAssertEqual(model.applyTempo("-", bar: 3), "no tempo or meter change at bar 3")
         XCTAssertEqual(model.applyTempo("-", bar: 1), "bar 1's tempo and meter can be changed, not removed")
+    }
+
+    func testTrackKeysAndSurfacesAreTheTrackChangesTheCommandLineMakes() throws {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        var replay = SessionDocument(session: model.session)
+        model.handle(.char("N"))
+        try replay.apply(.add(name: "MIDI 1", midi: true))
+        XCTAssertNil(model.perform(.arm(strip: 0, on: true), from: .keys, continuing: false))
+        try replay.apply(.arm(strip: 0, on: true))
+        XCTAssertNil(model.perform(.monitor(strip: 1, mode: .input), from: .keys, continuing: false))
+        try replay.apply(.monitoring(strip: 1, .input))
+        XCTAssertEqual(model.session, replay.session)
+        XCTAssertEqual(model.document.undoNames, replay.undoNames)
+        XCTAssertEqual(replay.undoNames, ["monitoring Bass", "arm Drums", "add MIDI track MIDI 1"])
+        XCTAssertEqual(link.session, model.session, "the engine follows")
+    }
+
+    func testABusCalledMasterIsRefusedOnTheScreenAsOnTheCommandLine() {
+        let model = ScreenModelTests.makeModel()
+        let before = model.session
+        model.handle(.char("B"))
+        clearText(model)
+        type("Master", into: model)
+        model.handle(.named(.enter))
+        guard case .text(let input) = model.overlay else { return XCTFail("the name is refused in the dialog") }
+        XCTAssertEqual(input.problem, "'Master' names the master; call the bus something else")
+        model.handle(.named(.esc))
+        XCTAssertEqual(model.session, before, "no bus was made")
+        // The one check the command line makes too (bus add, track --name).
+        XCTAssertEqual(before.stripNameProblem("main", index: -1, bus: true), "'main' names the master; call the bus something else")
+        XCTAssertNil(before.stripNameProblem("Master", index: -1, bus: false), "a track may be called so: no output names a track")
+        XCTAssertEqual(before.stripNameProblem(String(repeating: "x", count: 1001), index: -1, bus: false),
+                       "a name is at most 1000 characters (this one has 1001)")
+    }
+
+    func testAutomationAndRangeKeysAreTheChangesTheCommandLineMakes() throws {
+        let link = FakeLink()
+        let model = ScreenModelTests.makeModel(link: link)
+        var replay = SessionDocument(session: model.session)
+        model.handle(.char("E"))
+        type("gain", into: model)
+        model.handle(.named(.enter))
+        try replay.apply(.add(strip: 0, .gain, [AutomationPoint(frame: 0, value: 0)], replacing: false))
+        model.handle(.named(.right)); model.handle(.named(.right))
+        model.handle(.named(.enter))
+        try replay.apply(.add(strip: 0, .gain, [AutomationPoint(frame: 48_000, value: 0)], replacing: false))
+        model.handle(.char("9"))
+        try replay.apply(.add(strip: 0, .gain, [AutomationPoint(frame: 48_000, value: -0.5)], replacing: false))
+        model.handle(.named(.shiftRight))
+        try replay.apply(.move(strip: 0, .gain, fromFrame: 48_000, toFrame: 72_000))
+        model.handle(.char("Y"))
+        try replay.apply(.mode(strip: 0, .gain, .touch))
+        model.handle(.char("x"))
+        try replay.apply(.clear(strip: 0, .gain, FrameRange(startFrame: 72_000, endFrame: 72_001), droppingEmptyLane: false))
+        model.handle(.char("["))
+        try replay.apply(.loop(FrameRange(startFrame: 72_000, endFrame: 72_000 + 96_000), enabled: nil))
+        model.handle(.char("l"))
+        try replay.apply(.loop(FrameRange(startFrame: 72_000, endFrame: 72_000 + 96_000), enabled: true))
+
+        XCTAssertEqual(model.session, replay.session, "each key made the change the command line makes")
+        XCTAssertEqual(model.document.undoNames, replay.undoNames)
+        XCTAssertEqual(replay.undoNames, ["loop", "loop", "clear gain points", "gain mode", "move gain point", "add gain point",
+                                          "add gain point", "add gain point"])
+        XCTAssertEqual(link.session, model.session, "the engine follows")
     }
 }

@@ -102,7 +102,7 @@ final class MixerKeyTests: XCTestCase {
         type("bass", into: model)
         model.handle(.named(.enter))
         guard case .text(let input) = model.overlay else { return XCTFail("the dialog stays open") }
-        XCTAssertEqual(input.problem, "track 2 is already called Bass")
+        XCTAssertEqual(input.problem, "track 2 is already called Bass (names are matched ignoring case)")
         for _ in 0..<4 { model.handle(.named(.backspace)) }
         type("Kit", into: model)
         model.handle(.named(.enter))

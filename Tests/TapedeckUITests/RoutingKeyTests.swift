@@ -241,7 +241,7 @@ final class RoutingKeyTests: XCTestCase {
         type("Bass", into: model)
         model.handle(.named(.enter))
         guard case .text(let input) = model.overlay else { return XCTFail("a taken name is refused") }
-        XCTAssertEqual(input.problem, "track 2 is already called Bass")
+        XCTAssertEqual(input.problem, "track 2 is already called Bass (names are matched ignoring case)")
         clearText(model)
         type("Hall", into: model)
         model.handle(.named(.enter))

@@ -46,29 +46,16 @@ enum TrackSelector {
         throw UsageError("\(command): no bus named '\(text)'\(NameMatch.suggestion(text.trimmingCharacters(in: .whitespaces), in: busNames))")
     }
 
-    /// Refuses `name` for strip `index` (-1: a new strip) when it is empty, too long or already
-    /// another strip's (names are unique ignoring case, tracks and buses alike, since sends and
-    /// outputs name buses and every command names strips). A bus may not be called `master`
-    /// or `main`: `--output master` would mean the master, never the bus.
+    /// Refuses `name` for strip `index` (-1: a new strip) with the session's own line
+    /// (``Session/stripNameProblem(_:index:bus:)``, the check the screen makes too).
     static func checkName(_ name: String, index: Int, bus: Bool, in session: Session, command: String) throws(UsageError) {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        let kind = bus ? "bus" : "track"
-        if trimmed.isEmpty { throw UsageError("\(command): a \(kind) needs a name") }
-        if trimmed.count > SessionLimits.maximumNameLength {
-            throw UsageError("\(command): a name is at most \(SessionLimits.maximumNameLength) characters (this one has \(trimmed.count))")
-        }
-        if bus && ["master", "main"].contains(trimmed.lowercased()) {
-            throw UsageError("\(command): '\(trimmed)' names the master (--output master); call the bus something else")
-        }
-        if let other = NameMatch.index(of: trimmed, in: session.tracks.map(\.name)), other != index {
-            let t = session.tracks[other]
-            throw UsageError("\(command): \(t.isBus ? "bus" : "track") \(other + 1) is already called \(t.name) (names are matched ignoring case)")
-        }
+        if let problem = session.stripNameProblem(name, index: index, bus: bus) { throw UsageError("\(command): \(problem)") }
     }
 
-    /// Runs a routing edit (``RoutingChange``), saying a refusal as `command`'s: a cycle, a
-    /// send to itself, the line ``Session/routingProblem()`` gives, before anything is saved.
-    static func routed<T>(_ command: String, _ body: () throws(RoutingEditError) -> T) throws(UsageError) -> T {
-        do { return try body() } catch { throw UsageError("\(command): \(error.description)") }
+    /// Runs an edit, saying a refusal (``EditRefusal``: a routing cycle, a taken name, a
+    /// bus with no input) as `command`'s usage error, before anything is saved. Other errors
+    /// pass as they are.
+    static func refusing<T>(_ command: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let refusal as any EditRefusal { throw UsageError("\(command): \(refusal.description)") }
     }
 }

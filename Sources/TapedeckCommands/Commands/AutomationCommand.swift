@@ -128,8 +128,7 @@ struct AutomationCommand: HandedCommand {
         // The session's chains, read once for this run: a node's lane is checked against them.
         let chains = SessionChains(session)
         try AutomationCommand.check(parameter, on: strip, chain: chains.slot(index).chain)
-        let laneAt = strip.laneIndex(parameter)
-        let lane = laneAt.map { strip.automation[$0] } ?? AutomationLane(parameter: parameter)
+        let lane = strip.laneIndex(parameter).map { strip.automation[$0] } ?? AutomationLane(parameter: parameter)
         func range(_ text: String?) throws -> FrameRange? {
             guard let text else { return nil }
             do { return try TimeText.range(from: text, tempoMap: map, defaultEnd: SessionLimits.maximumTimelineFrames) } catch {
@@ -158,10 +157,10 @@ struct AutomationCommand: HandedCommand {
             return ExitCode.ok
         default: break
         }
-        var edited = lane
         // Said only once the point is saved: a refused edit says only why.
         var farWarning: String?
-        let said: String
+        // The words resolve to the change the screen's lane keys make (AutomationChange).
+        let change: AutomationChange
         switch action {
         case .add(let timeText, let valueText, let curve):
             let frame: Int64
@@ -169,15 +168,11 @@ struct AutomationCommand: HandedCommand {
             farWarning = session.farPastEndWarning(frame, typed: timeText)
             let value: Double
             do { value = try parameter.parseValue(valueText) } catch { throw UsageError("automation: \(error.description)") }
-            edited.add(AutomationPoint(frame: frame, value: value, curve: curve))
-            said = "\(strip.name.terminalSafe) \(parameter): \(parameter.valueText(value)) at \(session.clockText(frame))\(curve == .exponential ? " (exponential to the next)" : ""); \(edited.points.count) point\(edited.points.count == 1 ? "" : "s")"
+            change = .add(strip: index, parameter, [AutomationPoint(frame: frame, value: value, curve: curve)], replacing: false)
         case .clear(let text):
-            let r = try range(text)
-            let n = edited.clear(r)
-            said = "\(strip.name.terminalSafe) \(parameter): \(n) point\(n == 1 ? "" : "s") cleared\(r == nil ? "" : " in \(session.clockText(r!.startFrame))-\(session.clockText(r!.endFrame))")"
+            change = .clear(strip: index, parameter, try range(text), droppingEmptyLane: true)
         case .mode(let mode):
-            edited.mode = mode
-            said = "\(strip.name.terminalSafe) \(parameter): \(mode.rawValue)"
+            change = .mode(strip: index, parameter, mode)
         case .importCSV(let path, let replace):
             if let why = RegularFile.refusal(path: path) { throw UsageError("automation: \(path.terminalSafe): \(why)") }
             let text: String
@@ -188,15 +183,28 @@ struct AutomationCommand: HandedCommand {
             do { points = try AutomationCSV.points(text, parameter: parameter, tempoMap: map) } catch {
                 throw UsageError("automation: \(path.terminalSafe): \(error.description)")
             }
-            if replace { edited.clear() }
-            edited.add(contentsOf: points)
-            said = "\(strip.name.terminalSafe) \(parameter): \(points.count) point\(points.count == 1 ? "" : "s") from \(path.terminalSafe); \(edited.points.count) in the lane"
+            change = .add(strip: index, parameter, points, replacing: replace)
         default: return ExitCode.ok
         }
-        document.edit("automation \(parameter)") { (s: inout Session) in
-            if let at = laneAt { s.tracks[index].automation[at] = edited } else { s.tracks[index].automation.append(edited) }
-            // A lane emptied goes, unless its mode is what was set.
-            if edited.points.isEmpty, case .clear = action { s.tracks[index].automation.removeAll { $0.parameter == parameter } }
+        let cleared = try TrackSelector.refusing("automation") { try document.apply(change) }
+        let after = document.session.tracks[index]
+        let count = after.laneIndex(parameter).map { after.automation[$0].points.count } ?? 0
+        let points = { (n: Int) in "\(n) point\(n == 1 ? "" : "s")" }
+        let said: String
+        switch change {
+        case .add(_, _, let added, _):
+            if case .importCSV(let path, _) = action {
+                said = "\(strip.name.terminalSafe) \(parameter): \(points(added.count)) from \(path.terminalSafe); \(count) in the lane"
+            } else {
+                let p = added[0]
+                said = "\(strip.name.terminalSafe) \(parameter): \(parameter.valueText(p.value)) at \(session.clockText(p.frame))\(p.curve == .exponential ? " (exponential to the next)" : ""); \(points(count))"
+            }
+        case .clear(_, _, let r, _):
+            said = "\(strip.name.terminalSafe) \(parameter): \(points(cleared)) cleared\(r.map { " in \(session.clockText($0.startFrame))-\(session.clockText($0.endFrame))" } ?? "")"
+        case .mode(_, _, let mode):
+            said = "\(strip.name.terminalSafe) \(parameter): \(mode.rawValue)"
+        case .move:
+            said = "" // not a command-line edit: the screen's
         }
         if let problem = SessionValidator.problem(in: document.session) { throw UsageError("automation: \(problem)") }
         try context.save(document.session, to: folder)

@@ -87,13 +87,13 @@ struct BusCommand: HandedCommand {
         case .add(let text):
             let name = text.trimmingCharacters(in: .whitespaces)
             try TrackSelector.checkName(name, index: -1, bus: true, in: document.session, command: "bus")
-            try TrackSelector.routed("bus") { () throws(RoutingEditError) in try document.apply(.addBus(name: name, channelCount: mono ? 1 : 2)) }
+            try TrackSelector.refusing("bus") { try document.apply(.addBus(name: name, channelCount: mono ? 1 : 2)) }
             try context.save(document.session, to: folder)
             context.console.out("added " + BusCommand.describe(document.session, document.session.tracks.count - 1))
         case .remove(let text):
             let index = try TrackSelector.bus(of: text, in: document.session, command: "bus")
             let gone = document.session.tracks[index]
-            let said = try TrackSelector.routed("bus") { () throws(RoutingEditError) in try document.apply(.removeStrip(index)) }
+            let said = try TrackSelector.refusing("bus") { try document.apply(.removeStrip(index)) }
             try context.save(document.session, to: folder)
             context.console.out((["removed bus \(index + 1) (\(gone.name.terminalSafe))"] + said.map { "  " + $0 }).joined(separator: "\n"))
         }

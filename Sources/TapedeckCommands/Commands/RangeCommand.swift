@@ -45,10 +45,7 @@ struct RangeCommand: Codable {
             throw UsageError("\(which.rawValue): no \(which.rawValue) range yet; give one, e.g. 1:00-1:30")
         }
         if rangeText != nil || clear || enable != nil {
-            let loop = which == .loop
-            try document.edit(which.rawValue) { (s: inout Session) throws(MarkerEditError) in
-                if loop { try s.setLoop(range, enabled: enable) } else { try s.setPunch(range, enabled: enable) }
-            }
+            try document.apply(which == .loop ? .loop(range, enabled: enable) : .punch(range, enabled: enable))
             try context.save(document.session, to: folder)
         }
         let s = document.session

@@ -92,7 +92,7 @@ struct SendCommand: HandedCommand {
             guard existing != nil else {
                 throw UsageError("send: \(from.terminalSafe) has no send to \(busName.terminalSafe)")
             }
-            try TrackSelector.routed("send") { () throws(RoutingEditError) in try document.apply(.removeSend(strip: strip, bus: busName)) }
+            try TrackSelector.refusing("send") { try document.apply(.removeSend(strip: strip, bus: busName)) }
             try context.save(document.session, to: folder)
             context.console.out("removed \(from.terminalSafe)'s send to \(busName.terminalSafe)")
             return ExitCode.ok
@@ -105,7 +105,7 @@ struct SendCommand: HandedCommand {
         if let preFader { send.preFader = preFader }
         // A send to itself or one closing a cycle is refused and leaves the file as it was.
         if existing.map({ document.session.tracks[strip].sends[$0] }) != send {
-            try TrackSelector.routed("send") { () throws(RoutingEditError) in try document.apply(.setSend(strip: strip, send)) }
+            try TrackSelector.refusing("send") { try document.apply(.setSend(strip: strip, send)) }
             try context.save(document.session, to: folder)
         }
         context.console.out("\(from.terminalSafe) → \(busName.terminalSafe): \(RoutingText.settings(send))\(existing == nil ? " (new send)" : "")")

@@ -144,7 +144,7 @@ struct TrackCommand: HandedCommand {
             let index = try TrackSelector.index(of: removing, in: document.session, command: "track")
             let gone = document.session.tracks[index]
             // A removed bus takes its sends and outputs along (to the master), said line by line.
-            let said = try TrackSelector.routed("track") { () throws(RoutingEditError) in try document.apply(.removeStrip(index)) }
+            let said = try TrackSelector.refusing("track") { try document.apply(.removeStrip(index)) }
             try context.save(document.session, to: folder)
             let what = gone.isBus ? "removed bus \(index + 1) (\(gone.name))"
                 : "removed track \(index + 1) (\(gone.name), \(gone.regions.count) region\(gone.regions.count == 1 ? "" : "s"); its audio stays in audio/)"
@@ -156,8 +156,7 @@ struct TrackCommand: HandedCommand {
             var n = document.session.tracks.count + 1
             while NameMatch.index(of: "Track \(n)", in: document.session.tracks.map(\.name)) != nil { n += 1 }
             let name = newName ?? "Track \(n)"
-            try TrackSelector.checkName(name, index: -1, bus: false, in: document.session, command: "track")
-            document.edit("add track") { $0.tracks.append(midi ? Track(name: name, playbackChain: "gm", isMIDI: true) : Track(name: name)) }
+            try TrackSelector.refusing("track") { try document.apply(.add(name: name, midi: midi)) }
             index = document.session.tracks.count - 1
         } else {
             index = try TrackSelector.index(of: target, in: document.session, command: "track")
@@ -173,22 +172,21 @@ struct TrackCommand: HandedCommand {
         if case .bus(let name) = output {
             routed = .bus(document.session.tracks[try TrackSelector.bus(of: name, in: document.session, command: "track")].name)
         }
-        // One step however many options; the routing among them is the routing change the
-        // screen's keys make, refused (an output closing a cycle) before anything is saved.
-        try TrackSelector.routed("track") { () throws(RoutingEditError) in try document.edit("track settings") { (s: inout Session) throws(RoutingEditError) in
-            var t = s.tracks[index]
-            if let gain { t.gainDecibels = gain }
-            if let pan { t.pan = pan }
-            if let input { t.inputChannels = input }
-            if let armed { t.armed = armed }
-            if let muted { t.mute = muted }
-            if let soloed { t.solo = soloed }
-            if let monitoring { t.monitoring = monitoring }
-            s.tracks[index] = t
-            if let routed { try s.apply(.output(strip: index, routed)) }
-            if let soloSafe { try s.apply(.soloSafe(strip: index, on: soloSafe)) }
+        // One step however many options, made of the typed changes the screen's keys make:
+        // mixer values, the track's make-up, its routing (an output closing a cycle is
+        // refused before anything is saved).
+        try TrackSelector.refusing("track") { try document.edit("track settings") { (s: inout Session) throws in
+            if let gain { s.apply(MixerChange.gain(strip: index, decibels: gain)) }
+            if let pan { s.apply(MixerChange.pan(strip: index, value: pan)) }
+            if let muted { s.apply(MixerChange.mute(strip: index, on: muted)) }
+            if let soloed { s.apply(MixerChange.solo(strip: index, on: soloed)) }
+            if let input { try s.apply(TrackChange.input(strip: index, channels: input)) }
+            if let armed { try s.apply(TrackChange.arm(strip: index, on: armed)) }
+            if let monitoring { try s.apply(TrackChange.monitoring(strip: index, monitoring)) }
+            if let routed { try s.apply(RoutingChange.output(strip: index, routed)) }
+            if let soloSafe { try s.apply(RoutingChange.soloSafe(strip: index, on: soloSafe)) }
             // A bus renamed carries the sends and outputs that name it along.
-            if let newName { try s.apply(.rename(strip: index, to: newName.trimmingCharacters(in: .whitespaces))) }
+            if let newName { try s.apply(RoutingChange.rename(strip: index, to: newName)) }
         } }
         var unfrozenFile: String?
         if let freeze {
@@ -199,13 +197,13 @@ struct TrackCommand: HandedCommand {
                 let result = try TrackFreeze.render(session: document.session, folder: folder, track: index) { bar.update($0) }
                 bar.finish()
                 for warning in result.warnings { context.console.err("tapedeck: warning: \(warning)\n") }
-                document.edit("freeze") { $0.tracks[index].frozen = result.frozen }
+                try TrackSelector.refusing("track") { try document.apply(.freeze(strip: index, render: result.frozen)) }
                 let rate = document.session.sampleRate
                 context.console.out("froze \(track.name.terminalSafe) → \(result.frozen.file): \(TimeText.clock(frames: result.frozen.lengthFrames, sampleRate: rate)) (tail \(TimeText.clock(frames: result.tailFrames, sampleRate: rate)))")
             } else {
                 guard let frozen = track.frozen else { throw UsageError("track: \(track.name) is not frozen") }
                 unfrozenFile = frozen.file
-                document.edit("unfreeze") { $0.tracks[index].frozen = nil }
+                try TrackSelector.refusing("track") { try document.apply(.unfreeze(strip: index)) }
             }
         }
         if changesSomething || target == "add" { try context.save(document.session, to: folder) }
