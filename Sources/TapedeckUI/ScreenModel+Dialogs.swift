@@ -29,15 +29,22 @@ extension ScreenModel {
             case .named(.backspace):
                 if !input.text.isEmpty { input.text.removeLast() }
                 input.problem = nil
+                input.offered = false
                 overlay = .text(input)
-            case .char(let c): input.text.append(c); input.problem = nil; overlay = .text(input)
-            case .named(.space): input.text.append(" "); overlay = .text(input)
+            case .char(let c):
+                // An offered value goes at the first character typed ("Bus 1", then "Verb").
+                if input.offered { input.text = "" }
+                input.text.append(c); input.problem = nil; input.offered = false; overlay = .text(input)
+            case .named(.space):
+                if input.offered { input.text = "" }
+                input.text.append(" "); input.offered = false; overlay = .text(input)
             // As in a shell: ctrl-u clears the line, ctrl-w the last word.
-            case .ctrl("u"): input.text = ""; input.problem = nil; overlay = .text(input)
+            case .ctrl("u"): input.text = ""; input.problem = nil; input.offered = false; overlay = .text(input)
             case .ctrl("w"):
                 while input.text.last == " " { input.text.removeLast() }
                 while let last = input.text.last, last != " " { _ = last; input.text.removeLast() }
                 input.problem = nil
+                input.offered = false
                 overlay = .text(input)
             default: break
             }

@@ -23,7 +23,7 @@ extension ScreenModel {
         guard let ref = targetRegion(), let region = try? session.region(ref) else { return }
         guard region.isMIDI else { say("\(describe(ref)) is audio: quantise moves MIDI notes", error: true); return }
         overlay = .text(TextInput(purpose: .quantize(ref), prompt: "Quantise \(describe(ref)) to (grid strength: 1/16 100%, 1/8t 50%, beat):",
-                                  text: lastQuantize))
+                                  text: lastQuantize, offered: true))
     }
 
     /// Quantises the region to `text` (`GRID [STRENGTH]`): a new file with the moved notes, the

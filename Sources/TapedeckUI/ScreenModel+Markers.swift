@@ -31,7 +31,7 @@ extension ScreenModel {
     func openMarkerRename() {
         guard let i = currentMarker() else { return }
         overlay = .text(TextInput(purpose: .renameMarker(i), prompt: "Name of the marker at \(clock(session.markers[i].frame)):",
-                                  text: session.markers[i].name))
+                                  text: session.markers[i].name, offered: true))
     }
 
     /// Deletes the marker at (or before) the playhead; undoable.

@@ -57,7 +57,7 @@ extension ScreenModel {
     func openRename() {
         guard let t = requireTrack() else { return }
         let what = session.tracks[t].isBus ? "bus" : "track"
-        overlay = .text(TextInput(purpose: .renameTrack(t), prompt: "Name of \(what) \(t + 1):", text: session.tracks[t].name))
+        overlay = .text(TextInput(purpose: .renameTrack(t), prompt: "Name of \(what) \(t + 1):", text: session.tracks[t].name, offered: true))
     }
 
     /// Asks for the selected track's input channels.
@@ -65,7 +65,7 @@ extension ScreenModel {
         guard let t = requireNonBus("input") else { return }
         let current = InputChannels.text(session.tracks[t].inputChannels).dropFirst(3)
         overlay = .text(TextInput(purpose: .input(t), prompt: "Input of \(session.tracks[t].name): one channel (3) or a pair (3-4):",
-                                  text: String(current)))
+                                  text: String(current), offered: true))
     }
 
     /// Why `name` cannot be track `index`'s name, or nil when it can: names are how tracks

@@ -150,7 +150,7 @@ extension ScreenModel {
     func openStretch() {
         guard let ref = targetRegion(), let r = try? session.region(ref) else { return }
         overlay = .text(TextInput(purpose: .stretch(ref), prompt: "Stretch \(describe(ref)) to a length (0:08.5, 4.1.1) or by a factor (2x, 50%):",
-                                  text: clock(r.lengthFrames)))
+                                  text: clock(r.lengthFrames), offered: true))
     }
 
     /// Stretches `ref` as `text` says; nil when done, else why not.

@@ -48,7 +48,7 @@ extension ScreenModel {
     func openNewBus() {
         var n = 1
         while NameMatch.index(of: "Bus \(n)", in: session.tracks.map(\.name)) != nil { n += 1 }
-        overlay = .text(TextInput(purpose: .newBus, prompt: "Name of the new bus:", text: "Bus \(n)"))
+        overlay = .text(TextInput(purpose: .newBus, prompt: "Name of the new bus:", text: "Bus \(n)", offered: true))
     }
 
     /// Asks whether the bus called `name` is stereo or mono.
@@ -176,7 +176,7 @@ extension ScreenModel {
         let s = session.tracks[t].sends[k]
         overlay = .text(TextInput(purpose: .sendLevel(strip: t, send: k),
                                   prompt: "Level of \(session.tracks[t].name)'s send to \(s.bus) in dB (-inf: off):",
-                                  text: Fader.text(s.levelDecibels)))
+                                  text: Fader.text(s.levelDecibels), offered: true))
     }
 
     /// Sets send `k` of strip `t` to the typed level; nil when done, else why not.

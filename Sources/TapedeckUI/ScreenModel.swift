@@ -462,7 +462,7 @@ public final class ScreenModel {
     @discardableResult
     func save() -> Bool {
         guard let folder else {
-            overlay = .text(TextInput(purpose: .saveAs, prompt: "Save session as:", text: "untitled.tapedeck"))
+            overlay = .text(TextInput(purpose: .saveAs, prompt: "Save session as:", text: "untitled.tapedeck", offered: true))
             return false
         }
         do {

@@ -109,13 +109,19 @@ public struct TextInput: Equatable, Sendable {
     public var problem: String?
     /// Lines of help shown under the text (what the export dialog's options are).
     public var notes: [String] = []
+    /// Whether ``text`` is a value offered (a bus's next name, a send's level, a region's
+    /// length) that the first character typed replaces, as a selected field does; any
+    /// editing key (backspace, ctrl-w) keeps it to edit instead. False for text meant to be
+    /// extended (a chain, a file path).
+    public var offered: Bool
 
-    public init(purpose: TextPurpose, prompt: String, text: String, problem: String? = nil, notes: [String] = []) {
+    public init(purpose: TextPurpose, prompt: String, text: String, problem: String? = nil, notes: [String] = [], offered: Bool = false) {
         self.purpose = purpose
         self.prompt = prompt
         self.text = text
         self.problem = problem
         self.notes = notes
+        self.offered = offered && !text.isEmpty
     }
 }
 

@@ -19,7 +19,13 @@ public enum DialogView {
             // Show the end of long text, where the cursor is.
             let room = box.width - 6
             let shown = input.text.count > room ? String(input.text.suffix(room)) : input.text
-            box.line(&canvas, top + 1, "> " + shown + "_", .value)
+            // An offered value shows selected: typing replaces it.
+            if input.offered {
+                box.line(&canvas, top + 1, "> ", .value)
+                box.line(&canvas, top + 1, "  " + shown, .selected)
+            } else {
+                box.line(&canvas, top + 1, "> " + shown + "_", .value)
+            }
             for (i, note) in input.notes.enumerated() { box.line(&canvas, top + 2 + i, note, .dim) }
             if let problem = input.problem { box.line(&canvas, top + 2 + input.notes.count, problem, .error) }
             box.line(&canvas, box.top + box.height - 2, "Enter ok · Esc cancel", .dim)
