@@ -34,11 +34,6 @@ public enum TrackChange: Equatable, Sendable {
     }
 }
 
-/// An edit the session refused (a region, marker, tempo, routing or track change), saying
-/// why in one line for the user: what every front-end shows, the command line after its
-/// command's name.
-public protocol EditRefusal: Error, CustomStringConvertible {}
-
 /// Why a track change was refused; one line for the user.
 public struct TrackEditError: EditRefusal, Equatable, Sendable {
     /// The whole message.
