@@ -404,11 +404,6 @@ public final class ScreenModel {
         if !heard { link.apply(changes) }
     }
 
-    func editTrack(_ name: String, _ change: (inout Track) -> Void) {
-        guard let t = requireTrack() else { return }
-        edit("\(name) \(session.tracks[t].name)") { change(&$0.tracks[t]) }
-    }
-
     func selectTrack(_ index: Int) {
         let before = selectedTrack
         selectedTrack = session.tracks.isEmpty ? 0 : min(session.tracks.count - 1, max(0, index))
