@@ -48,33 +48,41 @@ extension ScreenModel {
         try chain(track, chainIsInput ? .input : .playback).chain.get()
     }
 
-    /// Stores `chain` (its canonical text) as `track`'s chain, one undoable step `name`; the
-    /// parsed value is kept, so the chain is not read again. Returns the chain's place in
+    /// Stores `chain` (its canonical text) as `track`'s chain: the ``ChainChange`` `tapedeck
+    /// chain` makes too, one undoable step named by what changed (`remove node on Drums`).
+    /// The parsed value is kept, so the chain is not read again. Returns the chain's place in
     /// words (`tone's input chain`), or nil when refused (said).
     @discardableResult
-    func applyChain(_ chain: Chain, track: Int, name: String) -> String? {
+    func applyChain(_ chain: Chain, track: Int) -> String? {
         chains.handIn(chain)
-        let text = chain.text
+        let place: ChainValueChange.Place
         if track == ScreenModel.masterChainTrack {
-            edit("\(name) on master") { $0.masterChain = text }
-            return "the master chain"
+            place = .master
+        } else {
+            guard session.tracks.indices.contains(track) else { return nil }
+            // Said with the key that unfreezes (the change's own line names no key).
+            if !chainIsInput, session.tracks[track].frozen != nil {
+                say("\(session.tracks[track].name) is frozen: unfreeze it (\(keyName(.freeze))) to change its chain", error: true)
+                return nil
+            }
+            place = chainIsInput ? .input(strip: track) : .playback(strip: track)
         }
-        guard session.tracks.indices.contains(track) else { return nil }
-        let input = chainIsInput
-        if !input, session.tracks[track].frozen != nil {
-            say("\(session.tracks[track].name) is frozen: unfreeze it (\(keyName(.freeze))) to change its chain", error: true)
+        do { try document.apply(ChainChange(place: place, chain: chain)) } catch {
+            say(error.description, error: true)
             return nil
         }
-        edit("\(name) on \(session.tracks[track].name)") {
-            if input { $0.tracks[track].inputChain = text } else { $0.tracks[track].playbackChain = text }
+        link.update(session: session)
+        switch place {
+        case .master: return "the master chain"
+        case .input(let s): return "\(session.tracks[s].name)'s input chain"
+        case .playback(let s): return "\(session.tracks[s].name)'s chain"
         }
-        return "\(session.tracks[track].name)'s \(input ? "input " : "")chain"
     }
 
     /// One value of one node of the panel's chain moved (a parameter stepped, a bypass): one
     /// undoable step, and the transport gets exactly that value (``ChainValueChange``), heard
     /// through the node's smoothing without a new graph. False (nothing done) on a frozen
-    /// track, said as ``applyChain(_:track:name:)`` says it.
+    /// track, said as ``applyChain(_:track:)`` says it.
     @discardableResult
     func applyChainValue(_ value: ChainValueChange.Value, node: Int, track: Int, name: String) -> Bool {
         let place: ChainValueChange.Place
@@ -161,7 +169,7 @@ extension ScreenModel {
             let offset = key == .char("K") ? -1 : 1
             if edited.move(chainNode, by: offset) {
                 chainNode += offset
-                applyChain(edited, track: t, name: "reorder chain")
+                applyChain(edited, track: t)
             }
         case .char("x"), .named(.delete):
             if chain.entries.indices.contains(chainNode) { overlay = .confirm(.removeNode(track: t, node: chainNode)) }

@@ -119,7 +119,7 @@ extension ScreenModel {
                 overlay = nil
                 guard var chain = try? parsedChain(track), chain.entries.indices.contains(node) else { return }
                 chain.remove(at: node)
-                applyChain(chain, track: track, name: "remove node")
+                applyChain(chain, track: track)
                 chainNode = max(0, min(chainNode, chain.entries.count - 1))
             } else if no { overlay = nil }
         }
@@ -145,7 +145,7 @@ extension ScreenModel {
             }
             overlay = nil
             // Said, so the line does not keep the message of whatever came before.
-            if let place = applyChain(chain, track: track, name: "edit chain") {
+            if let place = applyChain(chain, track: track) {
                 say("\(place): \(chain.entries.isEmpty ? "none (the sound passes as it is)" : chain.text)")
             }
         case .renameTrack(let t):

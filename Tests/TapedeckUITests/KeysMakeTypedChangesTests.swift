@@ -1,6 +1,7 @@
 import XCTest
 import TapedeckCore
 import TapedeckIO
+import TapedeckDSP
 import TapedeckRemote
 @testable import TapedeckUI
 
@@ -219,5 +220,17 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         XCTAssertEqual(replay.undoNames, ["loop", "loop", "clear gain points", "gain mode", "move gain point", "add gain point",
                                           "add gain point", "add gain point"])
         XCTAssertEqual(link.session, model.session, "the engine follows")
+    }
+
+    func testTheChainDialogIsTheChainChangeTheCommandLineMakes() throws {
+        let model = ScreenModelTests.makeModel()
+        var replay = SessionDocument(session: model.session)
+        model.handle(.char("c"))
+        type("hpf:80,gain:-3", into: model)
+        model.handle(.named(.enter))
+        try replay.apply(ChainChange(place: .playback(strip: 0), chain: Chain(parsing: "hpf:80,gain:-3")))
+        XCTAssertEqual(model.session, replay.session)
+        XCTAssertEqual(model.document.undoNames, ["edit chain on Drums"])
+        XCTAssertEqual(model.document.undoNames, replay.undoNames)
     }
 }

@@ -119,7 +119,7 @@ final class MIDIScreenTests: XCTestCase {
         }
         XCTAssertEqual(model.session.tracks[0].frozen, rendered)
         XCTAssertEqual(model.message?.text, "froze track 1")
-        model.applyChain(try Chain(parsing: "gain:-3"), track: 0, name: "edit chain")
+        model.applyChain(try Chain(parsing: "gain:-3"), track: 0)
         XCTAssertEqual(model.session.tracks[0].playbackChain, "sampler", "a frozen track's chain stays as rendered")
         XCTAssertEqual(model.message?.isError, true)
         model.handle(.ctrl("f"))

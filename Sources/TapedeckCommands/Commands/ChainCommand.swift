@@ -80,13 +80,9 @@ struct ChainCommand: HandedCommand {
         }
         let parsed = try ChainFiles.adopt(try Chain(parsing: chainText), into: folder, workingFolder: context.workingFolder)
         let (chain, problems) = try startedChain(parsed, sampleRate: document.session.sampleRate)
-        document.edit("set chain") { (s: inout Session) in
-            if let index {
-                if input { s.tracks[index].inputChain = chain.text } else { s.tracks[index].playbackChain = chain.text }
-            } else {
-                s.masterChain = chain.text
-            }
-        }
+        // The change the screen's chain dialog makes (ChainChange).
+        let at: ChainValueChange.Place = index.map { input ? .input(strip: $0) : .playback(strip: $0) } ?? .master
+        try TrackSelector.refusing("chain") { try document.apply(ChainChange(place: at, chain: chain)) }
         try context.save(document.session, to: folder)
         SessionPluginStates.removeUnreferenced(in: folder)
         let place = index.map { i in
