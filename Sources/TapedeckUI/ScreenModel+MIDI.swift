@@ -141,7 +141,9 @@ extension ScreenModel {
         if changes.isEmpty { return }
         if let learned = changes.learned {
             learning = nil
-            edit("learn \(learned)") { $0.bind(learned) }
+            // A bind is never refused (it replaces the controller's old binding).
+            _ = try? document.apply(.bind(learned))
+            link.update(session: session)
             say("learnt \(learned)")
         }
         // Each move is the command any surface sends for that control, carried out by the one

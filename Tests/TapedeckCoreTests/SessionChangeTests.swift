@@ -156,4 +156,18 @@ final class SessionChangeTests: XCTestCase {
         XCTAssertFalse(doc.session.loopEnabled, "no range, no looping")
         XCTAssertEqual(doc.undoNames, ["loop", "punch", "loop"])
     }
+
+    func testABindingLearntAgainReplacesTheControllersOldOne() throws {
+        var doc = SessionDocument(session: session())
+        let fader = MIDIBinding(controller: 7, kind: .fader, track: "Drums"), pan = MIDIBinding(controller: 10, kind: .pan, track: "Keys")
+        XCTAssertEqual(try doc.apply(.bind(fader)), [])
+        try doc.apply(.bind(pan))
+        let master = MIDIBinding(controller: 7, kind: .master)
+        XCTAssertEqual(try doc.apply(.bind(master)), [fader], "CC 7 now moves the master")
+        XCTAssertEqual(doc.session.midiBindings, [pan, master])
+        XCTAssertThrowsError(try doc.apply(.remove(index: 2))) { XCTAssertEqual("\($0)", "there is no binding 3 (the session has 2)") }
+        XCTAssertEqual(try doc.apply(.remove(index: 0)), [pan])
+        XCTAssertEqual(try doc.apply(.removeAll), [master])
+        XCTAssertEqual(doc.undoNames, ["remove bindings", "remove binding", "learn \(master)", "learn \(pan)", "learn \(fader)"])
+    }
 }

@@ -88,29 +88,27 @@ struct LearnCommand: HandedCommand {
         let changes = controller != nil || remove != nil || clear
         let lock = changes ? try SessionLock.acquire(folder) : nil
         defer { withExtendedLifetime(lock) {} }
-        var session = try context.load(folder)
+        var document = SessionDocument(session: try context.load(folder))
+        let session = document.session
+        // The words resolve to the change the screen's MIDI learn makes too (BindingChange).
         if clear {
-            let n = session.midiBindings.count
-            session.midiBindings = []
-            try context.save(session, to: folder)
+            let n = try TrackSelector.refusing("learn") { try document.apply(.removeAll) }.count
+            try context.save(document.session, to: folder)
             context.console.out("removed \(n) binding\(n == 1 ? "" : "s")")
             return ExitCode.ok
         }
         if let remove {
-            guard remove <= session.midiBindings.count else {
-                throw UsageError("learn: there is no binding \(remove) (the session has \(session.midiBindings.count))")
-            }
-            let gone = session.midiBindings.remove(at: remove - 1)
-            try context.save(session, to: folder)
-            context.console.out("removed \(gone)")
+            let gone = try TrackSelector.refusing("learn") { try document.apply(.remove(index: remove - 1)) }
+            try context.save(document.session, to: folder)
+            context.console.out("removed \(gone.map(\.description).joined(separator: ", "))")
             return ExitCode.ok
         }
         if let controller, let target {
             // The session's chains, read once for this run (a node parameter is checked against them).
             let binding = try makeBinding(controller: controller, kind: target.kind, text: target.text, session: session,
                                           chains: SessionChains(session))
-            session.bind(binding)
-            try context.save(session, to: folder)
+            try TrackSelector.refusing("learn") { try document.apply(.bind(binding)) }
+            try context.save(document.session, to: folder)
             context.console.out("bound \(binding)")
             return ExitCode.ok
         }
