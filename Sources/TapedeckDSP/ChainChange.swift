@@ -4,20 +4,33 @@ import TapedeckCore
 /// its panel keys (a node removed, the nodes reordered), and `tapedeck chain`. One value of
 /// one node moved is a ``ChainValueChange`` instead, heard without a new graph.
 public struct ChainChange: Equatable, Sendable {
+    /// What the one who made it did, for the undo step's name (the chain it replaces is
+    /// not read again to find out: chains are parsed once, at the edge).
+    public enum Kind: Equatable, Sendable {
+        /// The chain typed or given whole.
+        case edit
+        /// One node taken out.
+        case removeNode
+        /// The same nodes in another order.
+        case reorder
+    }
+
     /// Which chain.
     public var place: ChainValueChange.Place
     /// The chain it becomes; stored as its canonical text.
     public var chain: Chain
+    /// What was done.
+    public var kind: Kind
 
     /// `chain` at `place`.
-    public init(place: ChainValueChange.Place, chain: Chain) {
+    public init(place: ChainValueChange.Place, chain: Chain, kind: Kind = .edit) {
         self.place = place
         self.chain = chain
+        self.kind = kind
     }
 
     /// The undo step's name in `session` before the change, as `undo --list` and the screen
-    /// say it: `remove node on Drums`, `reorder chain on master`, `edit input chain on Vocal`
-    /// (what changed, read from the chain it replaces).
+    /// say it: `remove node on Drums`, `reorder chain on master`, `edit input chain on Vocal`.
     public func undoName(in session: Session) -> String {
         let owner: String
         switch place {
@@ -26,17 +39,11 @@ public struct ChainChange: Equatable, Sendable {
         }
         let input: String
         if case .input = place { input = "input " } else { input = "" }
-        let old = (session.chainText(at: place)).flatMap { try? Chain(parsing: $0) }?.entries ?? []
-        let new = chain.entries
-        let what: String
-        if old.count == new.count + 1, old.indices.contains(where: { i in var o = old; o.remove(at: i); return o == new }) {
-            what = "remove node"
-        } else if old.count == new.count, old != new, old.allSatisfy({ e in old.filter { $0 == e }.count == new.filter { $0 == e }.count }) {
-            what = "reorder \(input)chain"
-        } else {
-            what = "edit \(input)chain"
+        switch kind {
+        case .edit: return "edit \(input)chain on \(owner)"
+        case .removeNode: return "remove node on \(owner)"
+        case .reorder: return "reorder \(input)chain on \(owner)"
         }
-        return "\(what) on \(owner)"
     }
 }
 
@@ -78,7 +85,7 @@ extension Session {
 }
 
 extension SessionDocument {
-    /// Puts the chain in place as one undoable step named by what changed
+    /// Puts the chain in place as one undoable step named by what was done
     /// (``ChainChange/undoName(in:)``). Throws, changing nothing, when it is refused.
     public mutating func apply(_ change: ChainChange) throws(ChainEditError) {
         try edit(change.undoName(in: session)) { (s: inout Session) throws(ChainEditError) in try s.apply(change) }

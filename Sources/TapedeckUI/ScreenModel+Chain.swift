@@ -49,11 +49,11 @@ extension ScreenModel {
     }
 
     /// Stores `chain` (its canonical text) as `track`'s chain: the ``ChainChange`` `tapedeck
-    /// chain` makes too, one undoable step named by what changed (`remove node on Drums`).
+    /// chain` makes too, one undoable step named by what was done (`remove node on Drums`).
     /// The parsed value is kept, so the chain is not read again. Returns the chain's place in
     /// words (`tone's input chain`), or nil when refused (said).
     @discardableResult
-    func applyChain(_ chain: Chain, track: Int) -> String? {
+    func applyChain(_ chain: Chain, track: Int, kind: ChainChange.Kind = .edit) -> String? {
         chains.handIn(chain)
         let place: ChainValueChange.Place
         if track == ScreenModel.masterChainTrack {
@@ -67,7 +67,7 @@ extension ScreenModel {
             }
             place = chainIsInput ? .input(strip: track) : .playback(strip: track)
         }
-        do { try document.apply(ChainChange(place: place, chain: chain)) } catch {
+        do { try document.apply(ChainChange(place: place, chain: chain, kind: kind)) } catch {
             say(error.description, error: true)
             return nil
         }
@@ -82,7 +82,7 @@ extension ScreenModel {
     /// One value of one node of the panel's chain moved (a parameter stepped, a bypass): one
     /// undoable step, and the transport gets exactly that value (``ChainValueChange``), heard
     /// through the node's smoothing without a new graph. False (nothing done) on a frozen
-    /// track, said as ``applyChain(_:track:)`` says it.
+    /// track, said as ``applyChain(_:track:kind:)`` says it.
     @discardableResult
     func applyChainValue(_ value: ChainValueChange.Value, node: Int, track: Int, name: String) -> Bool {
         let place: ChainValueChange.Place
@@ -169,7 +169,7 @@ extension ScreenModel {
             let offset = key == .char("K") ? -1 : 1
             if edited.move(chainNode, by: offset) {
                 chainNode += offset
-                applyChain(edited, track: t)
+                applyChain(edited, track: t, kind: .reorder)
             }
         case .char("x"), .named(.delete):
             if chain.entries.indices.contains(chainNode) { overlay = .confirm(.removeNode(track: t, node: chainNode)) }

@@ -119,7 +119,7 @@ extension ScreenModel {
                 overlay = nil
                 guard var chain = try? parsedChain(track), chain.entries.indices.contains(node) else { return }
                 chain.remove(at: node)
-                applyChain(chain, track: track)
+                applyChain(chain, track: track, kind: .removeNode)
                 chainNode = max(0, min(chainNode, chain.entries.count - 1))
             } else if no { overlay = nil }
         }

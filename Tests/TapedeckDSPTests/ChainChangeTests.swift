@@ -2,7 +2,7 @@ import XCTest
 import TapedeckCore
 @testable import TapedeckDSP
 
-/// A whole chain put in place (``ChainChange``): one undo step named by what changed, and
+/// A whole chain put in place (``ChainChange``): one undo step named by what was done, and
 /// the places a chain cannot go refused with nothing changed.
 final class ChainChangeTests: XCTestCase {
     private func session() -> Session {
@@ -11,10 +11,10 @@ final class ChainChangeTests: XCTestCase {
         return s
     }
 
-    func testTheStepIsNamedByWhatChanged() throws {
+    func testTheStepIsNamedByWhatWasDone() throws {
         var doc = SessionDocument(session: session())
-        try doc.apply(ChainChange(place: .playback(strip: 0), chain: Chain(parsing: "hpf:80,gain:-3")))
-        try doc.apply(ChainChange(place: .playback(strip: 0), chain: Chain(parsing: "gain:-3,hpf:80")))
+        try doc.apply(ChainChange(place: .playback(strip: 0), chain: Chain(parsing: "hpf:80,gain:-3"), kind: .removeNode))
+        try doc.apply(ChainChange(place: .playback(strip: 0), chain: Chain(parsing: "gain:-3,hpf:80"), kind: .reorder))
         try doc.apply(ChainChange(place: .playback(strip: 0), chain: Chain(parsing: "gain:-6,hpf:80")))
         try doc.apply(ChainChange(place: .input(strip: 0), chain: Chain(parsing: "gate:-50")))
         try doc.apply(ChainChange(place: .master, chain: Chain(parsing: "limiter:-1")))

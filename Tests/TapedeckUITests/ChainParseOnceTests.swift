@@ -73,6 +73,17 @@ final class ChainParseOnceTests: XCTestCase {
         XCTAssertEqual(try model.parsedChain(0).entries.first?.settings.first?.value, .number(-6))
         XCTAssertEqual(parses, read, "the stepped chain is handed in, never parsed from its new text")
 
+        // A whole chain put in place (the panel's reorder): named by what was done, neither
+        // the chain it replaces nor its own new text read again.
+        var reordered = try model.parsedChain(0)
+        XCTAssertTrue(reordered.move(0, by: 1))
+        XCTAssertNotNil(model.applyChain(reordered, track: 0, kind: .reorder))
+        XCTAssertEqual(model.document.undoName, "reorder chain on \(model.session.tracks[0].name)")
+        _ = ScreenRenderer.render(model, height: 30, width: 120, glyphs: .unicode)
+        XCTAssertEqual(try model.parsedChain(0).entries.map(\.node), ["hpf", "counted:amp"])
+        XCTAssertEqual(parses, read, "a chain put in place parses nothing")
+        model.perform(.undo)
+
         // Undo brings back the old text: read once when it comes back, then kept.
         model.perform(.undo)
         XCTAssertEqual(model.session.tracks[0].playbackChain, "counted:amp:level=3,hpf:80")
