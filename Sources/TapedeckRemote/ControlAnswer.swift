@@ -64,8 +64,12 @@ public enum ControlAnswer {
             if role == .listen { return .error(listening) }
             if moving { return .ok("already rolling") }
             guard role == .screen else { return .error("not rolling") }
+            let errorBefore = host.controlState().snapshot.lastError
             let why = host.controlPlay()
-            guard host.controlState().snapshot.state.isMoving else { return .error(why ?? "did not start") }
+            let after = host.controlState().snapshot
+            // A device that failed at once may say so only in this last look: its line is the
+            // reason, never a bare "did not start" said over it.
+            guard after.state.isMoving else { return .error(why ?? after.newError(since: errorBefore) ?? "did not start") }
             return .ok("playing")
         case .record:
             switch role {
@@ -75,9 +79,11 @@ public enum ControlAnswer {
                 host.controlStop()
                 return .ok("stopping: the takes are being finished")
             case .screen:
+                let errorBefore = host.controlState().snapshot.lastError
                 let why = host.controlRecord()
                 if taking { return .ok("recording stopped") }
-                guard host.controlState().snapshot.state.isRecordingPass else { return .error(why ?? "recording did not start") }
+                let after = host.controlState().snapshot
+                guard after.state.isRecordingPass else { return .error(why ?? after.newError(since: errorBefore) ?? "recording did not start") }
                 return .ok("recording")
             }
         case .recordOn:

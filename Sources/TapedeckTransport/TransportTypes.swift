@@ -155,6 +155,14 @@ public struct TransportSnapshot: Sendable, Equatable {
     }
 }
 
+extension TransportSnapshot {
+    /// ``lastError`` when it is not `before` (the line of a problem that came since), else nil.
+    public func newError(since before: String?) -> String? {
+        guard let lastError, lastError != before else { return nil }
+        return lastError
+    }
+}
+
 /// How a finished take goes onto its track.
 public enum TakePlacement: Sendable, Equatable {
     /// Added over whatever is there.

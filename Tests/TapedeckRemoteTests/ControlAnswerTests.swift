@@ -21,6 +21,11 @@ final class ControlAnswerTests: XCTestCase {
         var refusal: String?
         /// Whether play and record start (a device gone, no armed track: they do not).
         var starts = true
+        /// The engine's problem line, as the snapshot carries it.
+        var lastError: String?
+        /// The problem a device that fails at once reports, seen only by the next look at
+        /// the state (not yet when play or record returns).
+        var failsAtOnce: String?
         var calls: [String] = []
 
         init(_ role: ControlRole, _ state: TransportState = .stopped) {
@@ -32,14 +37,16 @@ final class ControlAnswerTests: XCTestCase {
         func controlState() -> ControlState {
             var session = Session(sampleRate: 48000)
             session.loopRange = loopRange
-            return ControlState(snapshot: TransportSnapshot(state: state, positionFrame: positionFrame), session: session,
+            var snapshot = TransportSnapshot(state: state, positionFrame: positionFrame)
+            snapshot.lastError = lastError
+            return ControlState(snapshot: snapshot, session: session,
                                 sessionPath: "/music/song.tapedeck", speed: speed, loopEnabled: loopEnabled,
                                 loopRange: loopRange, loopKeys: loopKeys)
         }
 
         func controlPlay() -> String? {
             calls.append("play")
-            if starts { state = .playing }
+            if starts { state = .playing } else if let failsAtOnce { lastError = failsAtOnce }
             return refusal
         }
 
@@ -50,7 +57,7 @@ final class ControlAnswerTests: XCTestCase {
 
         func controlRecord() -> String? {
             calls.append("record")
-            if state.isRecordingPass { state = .stopped } else if starts { state = .recording }
+            if state.isRecordingPass { state = .stopped } else if starts { state = .recording } else if let failsAtOnce { lastError = failsAtOnce }
             return refusal
         }
 
@@ -126,6 +133,17 @@ final class ControlAnswerTests: XCTestCase {
         XCTAssertEqual(ask(host, "play"), "error: did not start")
         host.refusal = "the device is gone: hw:9"
         XCTAssertEqual(ask(host, "play"), "error: the device is gone: hw:9")
+    }
+
+    func testADeviceThatFailsAtOnceIsTheReasonNotABareDidNotStart() {
+        let host = FakeHost(.screen)
+        host.starts = false
+        host.lastError = "audio device 'hw:1': an earlier problem"
+        host.failsAtOnce = "audio device 'filetap:OUT=/dev/full': write failed: No space left on device"
+        XCTAssertEqual(ask(host, "play"), "error: audio device 'filetap:OUT=/dev/full': write failed: No space left on device")
+        XCTAssertEqual(ask(host, "play"), "error: did not start", "an old problem is not the reason for a new refusal")
+        host.failsAtOnce = "audio device 'hw:2': gone"
+        XCTAssertEqual(ask(host, "record"), "error: audio device 'hw:2': gone")
     }
 
     func testTheScreenTogglesRecordingAndSaysWhyATakeDidNotStart() {
