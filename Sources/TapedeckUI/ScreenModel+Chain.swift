@@ -55,18 +55,7 @@ extension ScreenModel {
     @discardableResult
     func applyChain(_ chain: Chain, track: Int, kind: ChainChange.Kind = .edit) -> String? {
         chains.handIn(chain)
-        let place: ChainValueChange.Place
-        if track == ScreenModel.masterChainTrack {
-            place = .master
-        } else {
-            guard session.tracks.indices.contains(track) else { return nil }
-            // Said with the key that unfreezes (the change's own line names no key).
-            if !chainIsInput, session.tracks[track].frozen != nil {
-                say("\(session.tracks[track].name) is frozen: unfreeze it (\(keyName(.freeze))) to change its chain", error: true)
-                return nil
-            }
-            place = chainIsInput ? .input(strip: track) : .playback(strip: track)
-        }
+        guard let place = panelChainPlace(track) else { return nil }
         do { try document.apply(ChainChange(place: place, chain: chain, kind: kind)) } catch {
             say(error.description, error: true)
             return nil
@@ -79,23 +68,26 @@ extension ScreenModel {
         }
     }
 
+    /// Which chain of `track` the panel edits (`masterChainTrack`: the master's); nil when
+    /// there is no such track, or, said with the key that unfreezes (a change's own line
+    /// names no key), when it is a frozen track's playback chain.
+    private func panelChainPlace(_ track: Int) -> ChainValueChange.Place? {
+        if track == ScreenModel.masterChainTrack { return .master }
+        guard session.tracks.indices.contains(track) else { return nil }
+        if !chainIsInput, session.tracks[track].frozen != nil {
+            say("\(session.tracks[track].name) is frozen: unfreeze it (\(keyName(.freeze))) to change its chain", error: true)
+            return nil
+        }
+        return chainIsInput ? .input(strip: track) : .playback(strip: track)
+    }
+
     /// One value of one node of the panel's chain moved (a parameter stepped, a bypass): one
     /// undoable step, and the transport gets exactly that value (``ChainValueChange``), heard
     /// through the node's smoothing without a new graph. False (nothing done) on a frozen
     /// track, said as ``applyChain(_:track:kind:)`` says it.
     @discardableResult
     func applyChainValue(_ value: ChainValueChange.Value, node: Int, track: Int, name: String) -> Bool {
-        let place: ChainValueChange.Place
-        if track == ScreenModel.masterChainTrack {
-            place = .master
-        } else {
-            guard session.tracks.indices.contains(track) else { return false }
-            if !chainIsInput, session.tracks[track].frozen != nil {
-                say("\(session.tracks[track].name) is frozen: unfreeze it (\(keyName(.freeze))) to change its chain", error: true)
-                return false
-            }
-            place = chainIsInput ? .input(strip: track) : .playback(strip: track)
-        }
+        guard let place = panelChainPlace(track) else { return false }
         let change = ChainValueChange(place: place, node: node, value: value)
         document.edit("\(name) on \(chainOwnerName(track))") { $0.apply(change, chains: &chains) }
         link.apply([change])

@@ -15,23 +15,6 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         model.tick(nowSeconds: 0)
     }
 
-    private func type(_ text: String, into model: ScreenModel) { for c in text { model.handle(.char(c)) } }
-
-    private func clearText(_ model: ScreenModel) {
-        guard case .text(let input) = model.overlay else { return }
-        for _ in input.text { model.handle(.named(.backspace)) }
-    }
-
-    /// Picks `item` in the open choice.
-    private func pick(_ item: String, in model: ScreenModel, file: StaticString = #filePath, line: UInt = #line) {
-        guard case .choice(let choice) = model.overlay, let i = choice.items.firstIndex(of: item) else {
-            return XCTFail("no choice offering \(item): \(String(describing: model.overlay))", file: file, line: line)
-        }
-        for _ in 0..<choice.selected { model.handle(.named(.up)) }
-        for _ in 0..<i { model.handle(.named(.down)) }
-        model.handle(.named(.enter))
-    }
-
     func testRegionKeysAreTheRegionChangesTheCommandLineMakes() throws {
         var s = ScreenModelTests.makeSession()
         s.tracks[0].regions = [Region(file: "audio/d.wav", timelineStartFrame: 48000, lengthFrames: 192_000)]
@@ -72,8 +55,8 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         model.handle(.char("k"))
         try replay.apply(.add(name: "", atFrame: 48000))
         model.handle(.char("K"))
-        clearText(model)
-        type("Verse", into: model)
+        model.clearTyped()
+        model.typeKeys("Verse")
         model.handle(.named(.enter))
         try replay.apply(.rename(index: 0, to: "Verse"))
         XCTAssertEqual(model.session.markers, replay.session.markers)
@@ -86,19 +69,19 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         let model = ScreenModelTests.makeModel(link: link)
         var replay = SessionDocument(session: model.session)
         model.handle(.char("B"))
-        clearText(model)
-        type("Verb", into: model)
+        model.clearTyped()
+        model.typeKeys("Verb")
         model.handle(.named(.enter))
         model.handle(.char("s"))
         try replay.apply(.addBus(name: "Verb", channelCount: 2))
         model.handle(.named(.up)); model.handle(.named(.up)); model.handle(.named(.up))
         model.handle(.char("b"))
-        pick("Verb", in: model)
+        model.pickChoice("Verb")
         try replay.apply(.setSend(strip: 0, Send(bus: "Verb")))
         model.handle(.char("H"))
         try replay.apply(.setSend(strip: 0, Send(bus: "Verb", preFader: true)))
         model.handle(.char("O"))
-        pick("bus:Verb", in: model)
+        model.pickChoice("bus:Verb")
         try replay.apply(.output(strip: 0, .bus("Verb")))
 
         XCTAssertEqual(model.session, replay.session)
@@ -132,7 +115,7 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         var replay = SessionDocument(session: s)
 
         model.handle(.char("|"))
-        type("60", into: model)
+        model.typeKeys("60")
         model.handle(.named(.enter))
         XCTAssertNil(model.overlay, "accepted")
         XCTAssertEqual(try replay.apply(.tempo(bar: 1, bpm: 60, ramp: false), keepingMIDIBarsIn: folder), 1)
@@ -177,8 +160,8 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         let model = ScreenModelTests.makeModel()
         let before = model.session
         model.handle(.char("B"))
-        clearText(model)
-        type("Master", into: model)
+        model.clearTyped()
+        model.typeKeys("Master")
         model.handle(.named(.enter))
         guard case .text(let input) = model.overlay else { return XCTFail("the name is refused in the dialog") }
         XCTAssertEqual(input.problem, "'Master' names the master; call the bus something else")
@@ -196,7 +179,7 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         let model = ScreenModelTests.makeModel(link: link)
         var replay = SessionDocument(session: model.session)
         model.handle(.char("E"))
-        type("gain", into: model)
+        model.typeKeys("gain")
         model.handle(.named(.enter))
         try replay.apply(.add(strip: 0, .gain, [AutomationPoint(frame: 0, value: 0)], replacing: false))
         model.handle(.named(.right)); model.handle(.named(.right))
@@ -226,7 +209,7 @@ final class KeysMakeTypedChangesTests: XCTestCase {
         let model = ScreenModelTests.makeModel()
         var replay = SessionDocument(session: model.session)
         model.handle(.char("c"))
-        type("hpf:80,gain:-3", into: model)
+        model.typeKeys("hpf:80,gain:-3")
         model.handle(.named(.enter))
         try replay.apply(ChainChange(place: .playback(strip: 0), chain: Chain(parsing: "hpf:80,gain:-3")))
         XCTAssertEqual(model.session, replay.session)

@@ -5,8 +5,6 @@ import TapedeckCore
 /// A dialog's offered value (a new bus's name, a send's level) goes at the first character
 /// typed, as a selected field's does; an editing key keeps it; a chain is offered to extend.
 final class OfferedTextTests: XCTestCase {
-    private func type(_ text: String, into model: ScreenModel) { for c in text { model.handle(.char(c)) } }
-
     private func text(_ model: ScreenModel) -> TextInput? {
         if case .text(let input) = model.overlay { return input }
         return nil
@@ -19,7 +17,7 @@ final class OfferedTextTests: XCTestCase {
         XCTAssertEqual(text(model)?.offered, true)
         let canvas = ScreenRenderer.render(model, height: 30, width: 100, glyphs: .unicode)
         XCTAssertTrue(canvas.rows.joined().contains { $0.role == .selected && $0.character == "B" }, "shown selected")
-        type("Verb", into: model)
+        model.typeKeys("Verb")
         XCTAssertEqual(text(model)?.text, "Verb", "not Bus 1Verb")
         model.handle(.named(.enter))
         model.handle(.char("s"))
@@ -27,7 +25,7 @@ final class OfferedTextTests: XCTestCase {
 
         model.handle(.char("B"))
         model.handle(.named(.backspace))
-        type("0", into: model)
+        model.typeKeys("0")
         XCTAssertEqual(text(model)?.text, "Bus 0", "an edit keeps the rest")
         model.handle(.named(.esc))
     }
@@ -40,7 +38,7 @@ final class OfferedTextTests: XCTestCase {
         model.handle(.char("c"))
         guard let input = text(model) else { return XCTFail("the chain dialog") }
         XCTAssertFalse(input.offered)
-        type(",comp", into: model)
+        model.typeKeys(",comp")
         XCTAssertEqual(text(model)?.text.hasSuffix("gain=-3,comp"), true, text(model)?.text ?? "")
     }
 }

@@ -8,12 +8,9 @@ import TapedeckRemote
 /// engine told at once, routing problems refused with the session's line, a bus refusing what
 /// only a track has, and the views showing it all at 80×24.
 final class RoutingKeyTests: XCTestCase {
-    private func type(_ text: String, into model: ScreenModel) { for c in text { model.handle(.char(c)) } }
+    private func type(_ text: String, into model: ScreenModel) { model.typeKeys(text) }
 
-    private func clearText(_ model: ScreenModel) {
-        guard case .text(let input) = model.overlay else { return }
-        for _ in input.text { model.handle(.named(.backspace)) }
-    }
+    private func clearText(_ model: ScreenModel) { model.clearTyped() }
 
     /// Adds a bus called `name` with the keys (`B`, the name, `s` or `m`).
     private func addBus(_ name: String, mono: Bool = false, to model: ScreenModel) {
@@ -24,14 +21,8 @@ final class RoutingKeyTests: XCTestCase {
         model.handle(.char(mono ? "m" : "s"))
     }
 
-    /// Picks `item` in the open choice with the arrows and Enter.
     private func pick(_ item: String, in model: ScreenModel, file: StaticString = #filePath, line: UInt = #line) {
-        guard case .choice(let choice) = model.overlay, let i = choice.items.firstIndex(of: item) else {
-            return XCTFail("no choice offering \(item): \(String(describing: model.overlay))", file: file, line: line)
-        }
-        for _ in 0..<choice.selected { model.handle(.named(.up)) }
-        for _ in 0..<i { model.handle(.named(.down)) }
-        model.handle(.named(.enter))
+        model.pickChoice(item, file: file, line: line)
     }
 
     func testABusAndASendAreMadeWithKeysTheLevelSteppedAndTypedAndEveryStepUndoes() {
