@@ -86,6 +86,10 @@ let package = Package(
                                                           "TapedeckDevices"]),
         // Remote control: the control socket every running Tapedeck serves, and the NSM client.
         .target(name: "TapedeckRemote", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckTransport", "CLiblo"]),
+        // The session library: the one owner of an open session (its document and undo, its
+        // folder and saves, the transport it tells every change), which the screen and
+        // headless record and play host alike.
+        .target(name: "TapedeckSession", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckEngine", "TapedeckTransport"]),
         .target(name: "TapedeckLV2", dependencies: ["TapedeckCore", "TapedeckDSP", "CLV2", "CLilv"]),
         .target(name: "TapedeckLV2Export", dependencies: ["TapedeckDSP", "CLV2"]),
         // -z nodelete: a host's dlclose must not unmap Swift code the Swift runtime has
@@ -93,7 +97,8 @@ let package = Package(
         .target(name: "TapedeckLV2Bundle", dependencies: ["TapedeckLV2Export", "CLV2"],
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]),
         .executableTarget(name: "tapedeck-lv2-bundle", dependencies: ["TapedeckLV2Export"]),
-        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckEngine", "TapedeckTransport", "TapedeckIO", "TapedeckRemote", "CNcurses"]),
+        .target(name: "TapedeckUI", dependencies: ["TapedeckCore", "TapedeckDSP", "TapedeckEngine", "TapedeckTransport", "TapedeckIO", "TapedeckRemote",
+                                                "TapedeckSession", "CNcurses"]),
         // The benchmarks (`tapedeck bench`, `make bench`): harnesses that build sessions, run the
         // engine, the screen and the peers, and measure; the executable only parses and prints.
         .target(name: "TapedeckBench", dependencies: [
@@ -106,7 +111,7 @@ let package = Package(
         // entry point and tests reach the same code.
         .target(name: "TapedeckCommands", dependencies: [
             "TapedeckCore", "TapedeckDSP", "TapedeckIO", "TapedeckTakes", "TapedeckEngine", "TapedeckDevices", "TapedeckTransport",
-            "TapedeckUI", "TapedeckLV2", "TapedeckRemote", "TapedeckFluidSynth", "TapedeckBench",
+            "TapedeckSession", "TapedeckUI", "TapedeckLV2", "TapedeckRemote", "TapedeckFluidSynth", "TapedeckBench",
             // Only for the library versions `--version` prints, and the build's commit.
             "CALSA", "CSndfile", "CRubberBand", "CSampleRate", "CEbur128", "CBuildInfo",
         ]),
@@ -138,7 +143,7 @@ let package = Package(
         .testTarget(name: "TapedeckTransportTests", dependencies: ["TapedeckTransport", "TapedeckEngine", "TapedeckDevices", "TapedeckFluidSynth", "CALSA",
                                                                "CTestSupport", "CJACKProbe"]),
         .testTarget(name: "TapedeckRemoteTests", dependencies: ["TapedeckRemote"]),
-        .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
+        .testTarget(name: "TapedeckUITests", dependencies: ["TapedeckUI", "TapedeckSession", "TapedeckTransport", "TapedeckIO", "CNcurses"]),
         .testTarget(name: "TapedeckLV2Tests", dependencies: ["TapedeckLV2", "TapedeckDSP", "CTestSupport"]),
         .testTarget(name: "EndToEnd", dependencies: ["TapedeckIO", "TapedeckCore", "TapedeckDSP", "TapedeckRemote", "CLiblo", "CSndfile"]),
         // The command tables against the parser, the man page and the completions.

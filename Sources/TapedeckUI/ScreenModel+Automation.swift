@@ -17,11 +17,10 @@ extension ScreenModel {
     /// Applies an automation change (the one `tapedeck automation` makes too) as one undoable
     /// step and tells the engine; a refusal goes to the message line. Whether it applied.
     func automationEdit(_ change: AutomationChange) -> Bool {
-        do { try document.apply(change) } catch {
-            say(error.description, error: true)
+        do { try owner.change { try $0.apply(change) } } catch {
+            say("\(error)", error: true)
             return false
         }
-        link.update(session: session)
         return true
     }
 

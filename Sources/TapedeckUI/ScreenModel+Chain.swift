@@ -56,11 +56,10 @@ extension ScreenModel {
     func applyChain(_ chain: Chain, track: Int, kind: ChainChange.Kind = .edit) -> String? {
         chains.handIn(chain)
         guard let place = panelChainPlace(track) else { return nil }
-        do { try document.apply(ChainChange(place: place, chain: chain, kind: kind)) } catch {
-            say(error.description, error: true)
+        do { try owner.change { try $0.apply(ChainChange(place: place, chain: chain, kind: kind)) } } catch {
+            say("\(error)", error: true)
             return nil
         }
-        link.update(session: session)
         switch place {
         case .master: return "the master chain"
         case .input(let s): return "\(session.tracks[s].name)'s input chain"
@@ -89,8 +88,7 @@ extension ScreenModel {
     func applyChainValue(_ value: ChainValueChange.Value, node: Int, track: Int, name: String) -> Bool {
         guard let place = panelChainPlace(track) else { return false }
         let change = ChainValueChange(place: place, node: node, value: value)
-        document.edit("\(name) on \(chainOwnerName(track))") { $0.apply(change, chains: &chains) }
-        link.apply([change])
+        owner.editChainValue("\(name) on \(chainOwnerName(track))", change, chains: &chains)
         return true
     }
 

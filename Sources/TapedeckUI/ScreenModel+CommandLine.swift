@@ -15,7 +15,7 @@ extension ScreenModel {
     /// ScreenModel+Jobs). UI thread.
     func handleCommand(_ command: TypedCommand, from peer: String,
                        running: (@Sendable (SessionStore.Served) -> (status: Int32, out: String, err: String))? = nil) -> RemoteReply {
-        guard let folder else { return .error("the screen's session has no folder yet") }
+        guard folder != nil else { return .error("the screen's session has no folder yet") }
         let verb = command.name
         // The asker is a command, not `ctl`: `tapedeck marker (pid 4242)`.
         let who = peer.replacingOccurrences(of: "tapedeck ctl", with: "tapedeck \(verb.terminalSafe)")
@@ -31,7 +31,7 @@ extension ScreenModel {
             out = SessionHistory.listText(undo: document.undoNames, redo: document.redoNames) + "\n"
         } else if verb == "undo" || verb == "redo" {
             let undoing = verb == "undo"
-            if let name = undoing ? document.undo() : document.redo() {
+            if let name = undoing ? owner.undo() : owner.redo() {
                 out = "\(undoing ? "undid" : "redid"): \(name)\n"
                 if !save() { status = 1; err = "tapedeck: \(message?.text ?? "cannot save")\n" }
             } else {
@@ -42,25 +42,13 @@ extension ScreenModel {
                 return .error("this screen does not take command-line edits")
             }
             let step = "\(command.label.terminalSafe), asked by \(who)"
-            var stepOpen = false
             var didSave = false
-            let served = SessionStore.Served(folder: folder, label: step, current: { [unowned self] in self.session }, saved: { [unowned self] saved in
-                // Every save of the command is one undo step (a command may save twice).
-                if stepOpen { document.editMerging(step) { $0 = saved } } else { document.edit(step) { $0 = saved } }
-                stepOpen = true
-                didSave = true
-                // What was saved is this whole session (the command read it from here).
-                document.markSaved()
-            })
+            // Every save of the command is one undo step (a command may save twice), heard at once.
+            guard let served = owner.served(step: step, onSave: { didSave = true }) else { return .error("the screen's session has no folder yet") }
             (status, out, err) = run(command, served)
             read = status == 0 && !didSave
         }
-        if session != before {
-            link.update(session: session)
-            link.setLoop(session.loopRange, enabled: session.loopEnabled)
-            link.setPunch(session.punchRange, enabled: session.punchEnabled)
-            selectTrack(selectedTrack)
-        }
+        if session != before { selectTrack(selectedTrack) }
         let said = (status == 0 ? out : err).split(separator: "\n").first.map(String.init) ?? (status == 0 ? "done" : "failed")
         let trimmed = said.hasPrefix("tapedeck: ") ? String(said.dropFirst(10)) : said
         // Who asked first: a long answer is cut at the line's end, the asker never.

@@ -158,8 +158,8 @@ extension ScreenModel {
             say("\(what) \(t + 1) is now \(name)")
         case .renameMarker(let i):
             let name = input.text
-            do { try document.apply(.rename(index: i, to: name)) } catch {
-                refuse(error.description)
+            do { try owner.change { try $0.apply(MarkerChange.rename(index: i, to: name)) } } catch {
+                refuse("\(error)")
                 return
             }
             overlay = nil
@@ -199,7 +199,7 @@ extension ScreenModel {
                 overlay = .text(input)
                 return
             }
-            folder = target
+            owner.saveAs(target)
             peaks = PeakCache(folder: target)
             midiNotes = MIDINoteCache(folder: target)
             overlay = nil

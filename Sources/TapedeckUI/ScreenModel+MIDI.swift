@@ -142,8 +142,7 @@ extension ScreenModel {
         if let learned = changes.learned {
             learning = nil
             // A bind is never refused (it replaces the controller's old binding).
-            _ = try? document.apply(.bind(learned))
-            link.update(session: session)
+            _ = try? owner.change { try $0.apply(BindingChange.bind(learned)) }
             say("learnt \(learned)")
         }
         // Each move is the command any surface sends for that control, carried out by the one
@@ -155,10 +154,8 @@ extension ScreenModel {
         }
         if !changes.automationWrites.isEmpty {
             // One undo step per pass a hand wrote.
-            let writes = changes.automationWrites
-            let names = Set(writes.map { "\($0.track) \($0.parameter)" }).sorted().joined(separator: ", ")
-            edit("write automation \(names)") { $0.apply(writes) }
-            say("automation written: \(names)")
+            let names = owner.writeAutomation(changes.automationWrites)
+            if !names.isEmpty { say("automation written: \(names.joined(separator: ", "))") }
         }
     }
 }

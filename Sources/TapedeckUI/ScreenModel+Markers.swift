@@ -8,12 +8,11 @@ extension ScreenModel {
         let at = playheadFrame
         let index: Int
         do {
-            index = try document.apply(.add(name: "", atFrame: at)) ?? 0
+            index = try owner.change { try $0.apply(MarkerChange.add(name: "", atFrame: at)) } ?? 0
         } catch {
-            say(error.description, error: true)
+            say("\(error)", error: true)
             return
         }
-        link.update(session: session)
         say("marker \(session.markers[index].name) at \(clock(at)) (\(keyName(.markerRename)) renames it)")
     }
 
@@ -39,8 +38,7 @@ extension ScreenModel {
         guard let i = currentMarker() else { return }
         let m = session.markers[i]
         // The index is the session's own (currentMarker), so the delete cannot be refused.
-        _ = try? document.apply(.delete(index: i))
-        link.update(session: session)
+        _ = try? owner.change { try $0.apply(MarkerChange.delete(index: i)) }
         say("deleted marker \(m.name) at \(clock(m.frame)) (\(keyName(.undo)) brings it back)")
     }
 
@@ -64,13 +62,12 @@ extension ScreenModel {
             return
         }
         do {
-            try document.apply(loop ? .loop(range, enabled: nil) : .punch(range, enabled: nil))
+            let change: RangeChange = loop ? .loop(range, enabled: nil) : .punch(range, enabled: nil)
+            try owner.change { try $0.apply(change) }
         } catch {
-            say(error.description, error: true)
+            say("\(error)", error: true)
             return
         }
-        link.update(session: session)
-        if loop { link.setLoop(session.loopRange, enabled: session.loopEnabled) } else { link.setPunch(session.punchRange, enabled: session.punchEnabled) }
         say("\(what) \(clock(range.startFrame))-\(clock(range.endFrame))")
     }
 

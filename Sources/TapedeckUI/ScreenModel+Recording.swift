@@ -59,11 +59,10 @@ extension ScreenModel {
             return
         }
         do {
-            let number = try document.cycleTake(track: t, group: group)
-            link.update(session: session)
+            let number = try owner.change { try $0.cycleTake(track: t, group: group) }
             say("take \(number)/\(track.takeIndices(group: group).count) plays on \(track.name)")
         } catch {
-            say(error.description, error: true)
+            say("\(error)", error: true)
         }
     }
 
@@ -97,28 +96,25 @@ extension ScreenModel {
     /// armed tracks is undone at once) and saves, so a take is never only in memory; the
     /// crash markers go once the save holds the regions.
     func placeFinishedTakes() {
-        var placed: [(take: FinishedTake, track: Int)] = []
-        for take in link.collectFinishedTakes() {
-            guard let t = session.trackIndex(for: take) else {
-                if let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) }
-                say("track \(take.trackName) was deleted while recording; the take is kept in \(take.region.file)", error: true)
-                continue
-            }
-            placed.append((take, t))
+        let takes = link.collectFinishedTakes()
+        guard !takes.isEmpty else { return }
+        // Placed and saved by the owner, as headless record places its takes.
+        let result = owner.place(takes) { "screen: \($0)" }
+        for take in result.orphans {
+            // Nothing to recover it onto: the file stays, its crash marker goes.
+            if let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) }
+            say("track \(take.trackName) was deleted while recording; the take is kept in \(take.region.file)", error: true)
         }
-        guard let first = placed.first?.take else { return }
-        // A split take is one finished take per piece, all on one track: named once.
-        var seen = Set<Int>()
-        let tracks = placed.map(\.track).filter { seen.insert($0).inserted }
+        guard let first = result.placed.first?.take else { return }
+        let placed = result.placed, tracks = result.tracks
+        if folder == nil {
+            // Untitled: the save asks where (the takes' crash markers stay until it is saved).
+            save()
+        } else if let error = result.saveError {
+            say("cannot save: \(error.description)", error: true)
+        }
         let names = tracks.map { session.tracks[$0].name }
         let onTracks = names.count > 3 ? "\(names.count) tracks" : names.joined(separator: ", ")
-        let verb = first.verb == "recorded" ? "record" : first.verb
-        edit("\(verb) on \(onTracks)") { s in
-            for (take, t) in placed { s.place(take, onTrack: t) }
-        }
-        if save() {
-            for (take, _) in placed { if let marker = take.markerPath { try? FileManager.default.removeItem(atPath: marker) } }
-        }
         guard message?.isError != true else { return }
         let passes = placed.map(\.take.passCount).max() ?? 1
         if passes > 1, let looped = placed.first(where: { $0.take.passCount == passes }) {

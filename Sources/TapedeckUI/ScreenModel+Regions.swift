@@ -27,12 +27,11 @@ extension ScreenModel {
     @discardableResult
     func regionEdit(_ change: RegionChange, _ ref: RegionRef) -> Bool {
         do {
-            selectedRegion = try document.apply(change, to: ref)
+            selectedRegion = try owner.change { try $0.apply(change, to: ref) }
         } catch {
-            say(error.description, error: true)
+            say("\(error)", error: true)
             return false
         }
-        link.update(session: session)
         return true
     }
 
@@ -162,14 +161,13 @@ extension ScreenModel {
         do {
             let change: RegionChange = try factor.map { .stretch(byFactor: $0) }
                 ?? .stretchTo(lengthFrames: TimeText.frames(from: text, tempoMap: session.tempoMap))
-            try document.apply(change, to: ref)
+            try owner.change { try $0.apply(change, to: ref) }
         } catch let error as TimeText.ParseError {
             return "\(error.description), or a factor like 2x or 50%"
         } catch {
             return "\(error)"
         }
         selectedRegion = ref.region
-        link.update(session: session)
         let r = try? session.region(ref)
         say("stretched \(describe(ref)) to rate \(r.map { Region.rateText($0.rate) } ?? "?") (rendered with R3 when played)")
         return nil
@@ -203,14 +201,13 @@ extension ScreenModel {
         let at = playheadFrame
         // Not a change to a region that is there (a RegionChange) but a copy laid on a track.
         do {
-            selectedRegion = try document.editRegions("paste region") { (s: inout Session) throws(RegionEditError) in
-                try s.placeRegion(r, track: t, atFrame: at)
+            selectedRegion = try owner.change { (doc: inout SessionDocument) throws(RegionEditError) in
+                try doc.editRegions("paste region") { (s: inout Session) throws(RegionEditError) in try s.placeRegion(r, track: t, atFrame: at) }
             }
         } catch {
             say(error.description, error: true)
             return
         }
-        link.update(session: session)
         say("pasted at \(clock(at)) on \(session.tracks[t].name), over what was there")
     }
 

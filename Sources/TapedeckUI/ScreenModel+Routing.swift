@@ -22,12 +22,11 @@ extension ScreenModel {
     @discardableResult
     func routingEdit(_ change: RoutingChange) -> Bool {
         do {
-            try document.apply(change)
+            try owner.change { try $0.apply(change) }
         } catch {
-            say(error.description, error: true)
+            say("\(error)", error: true)
             return false
         }
-        link.update(session: session)
         return true
     }
 

@@ -98,8 +98,7 @@ extension ScreenModel: OSCHost {
             guard session.tracks[t].frozen == nil else { return "\(name) is frozen: unfreeze it to change its chain" }
         }
         let label = source.undoName("chain \(name)")
-        if continuing { document.editMerging(label) { $0.apply(change, chains: &chains) } } else { document.edit(label) { $0.apply(change, chains: &chains) } }
-        if !source.alreadyHeard { link.apply([change]) }
+        owner.editChainValue(label, merging: continuing, heard: source.alreadyHeard, change, chains: &chains)
         switch change.value {
         case .parameter(let id, .number(let v)): say("\(name) node \(change.node + 1) \(id) \(v.formatted())\(asked)")
         case .bypass(let on): say("\(name) node \(change.node + 1) \(on ? "bypassed" : "back in")\(asked)")
@@ -114,11 +113,10 @@ extension ScreenModel: OSCHost {
         guard let name, !name.isEmpty else { addMarker(); return message?.isError == true ? message!.text : nil }
         let at = playheadFrame
         do {
-            try document.apply(.add(name: name, atFrame: at))
+            try owner.change { try $0.apply(MarkerChange.add(name: name, atFrame: at)) }
         } catch {
-            return error.description
+            return "\(error)"
         }
-        link.update(session: session)
         say("marker \(name.terminalSafe) at \(session.tempoMap.place(ofFrame: at))\(asked)")
         return nil
     }

@@ -36,8 +36,7 @@ extension ScreenModel {
             }
             change = .tempo(bar: bar, bpm: bpm, ramp: words.count == 2)
         }
-        do { try document.apply(change, keepingMIDIBarsIn: folder) } catch { return "\(error)" }
-        link.update(session: session)
+        do { try owner.change { try $0.apply(change, keepingMIDIBarsIn: folder) } } catch { return "\(error)" }
         let after = session.tempoMap
         let at = after.frame(bar: bar, beat: 1)
         say("bar \(bar): \(TempoMap.bpmText(after.tempo(atFrame: at))) BPM \(after.signature(atBar: bar)) (\(keyName(.undo)) undoes it)")

@@ -7,8 +7,7 @@ extension ScreenModel {
     /// Applies a track change (the one `tapedeck track` and a surface make too) as one
     /// undoable step and tells the engine. Nil when made, else why not (nothing changed).
     func trackChange(_ change: TrackChange) -> String? {
-        do { try document.apply(change) } catch { return error.description }
-        link.update(session: session)
+        do { try owner.change { try $0.apply(change) } } catch { return "\(error)" }
         return nil
     }
 

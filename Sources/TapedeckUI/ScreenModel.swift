@@ -2,18 +2,19 @@ import TapedeckTransport
 import TapedeckCore
 import TapedeckDSP
 import TapedeckIO
+import TapedeckSession
 
 /// The screen's state and everything keys do to it, with no terminal involved: views draw
 /// from it and tests drive it directly. UI thread only.
 public final class ScreenModel {
+    /// The session's one owner (its document, folder, saves, and telling the engine each
+    /// change), which headless record and play host too. Every edit goes through it.
+    public let owner: OwnedSession
     /// The session and its undo history.
-    public internal(set) var document: SessionDocument
+    public var document: SessionDocument { owner.document }
     /// Where the session lives; nil for an untitled session not yet saved.
-    public internal(set) var folder: SessionFolder?
-    /// The session lock of a session this screen created (Ctrl-S on a new folder): held from
-    /// the first save until the screen closes, as the command holds it for one it opened.
-    var createdLock: SessionLock?
-    /// The engine.
+    public var folder: SessionFolder? { owner.folder }
+    /// The engine (the owner's: it is told every edit there).
     public let link: any TransportLink
     /// Host-supplied behaviour (chain checks, export).
     public let hooks: ScreenHooks
@@ -115,8 +116,7 @@ public final class ScreenModel {
     /// A model for `document` (saved at `folder`, or untitled), driving `link`.
     public init(document: SessionDocument, folder: SessionFolder?, link: any TransportLink, hooks: ScreenHooks = ScreenHooks(),
                 keyMap: KeyMap = KeyMap(), peaks: PeakCache? = nil, importFolder: String = ".") {
-        self.document = document
-        self.folder = folder
+        self.owner = OwnedSession(document: document, folder: folder, link: link)
         self.link = link
         self.hooks = hooks
         self.keyMap = keyMap
@@ -124,9 +124,6 @@ public final class ScreenModel {
         self.midiNotes = MIDINoteCache(folder: folder)
         self.importFolder = importFolder
         self.framesPerColumn = Int64(document.session.sampleRate) / 8
-        link.update(session: document.session)
-        link.setLoop(document.session.loopRange, enabled: document.session.loopEnabled)
-        link.setPunch(document.session.punchRange, enabled: document.session.punchEnabled)
         link.setCountIn(bars: countInBars)
         link.setClick(clickMode)
         self.snapshot = link.snapshot()
@@ -388,10 +385,9 @@ public final class ScreenModel {
 
     // MARK: - Edits
 
-    /// Applies an undoable edit and tells the engine.
+    /// Applies an undoable edit and tells the engine (``OwnedSession/edit(_:_:)``).
     func edit(_ name: String, _ change: (inout Session) -> Void) {
-        document.edit(name, change)
-        link.update(session: session)
+        owner.edit(name, change)
     }
 
     /// Moves mixer values as one undoable step (merged into the last when `merging` and it has
@@ -399,9 +395,7 @@ public final class ScreenModel {
     /// `heard`: the engine has the values already (a learnt controller's move), so nothing is
     /// handed to it.
     func editMixer(_ name: String, merging: Bool = false, heard: Bool = false, _ changes: [MixerChange]) {
-        let change: (inout Session) -> Void = { s in for c in changes { s.apply(c) } }
-        if merging && document.undoName == name { document.editMerging(name, change) } else { document.edit(name, change) }
-        if !heard { link.apply(changes) }
+        owner.editMixer(name, merging: merging, heard: heard, changes)
     }
 
     func selectTrack(_ index: Int) {
@@ -425,9 +419,8 @@ public final class ScreenModel {
             return
         }
         // The range is the session's own, so the change cannot be refused.
-        try? document.apply(.loop(session.loopRange, enabled: !session.loopEnabled))
-        link.update(session: session)
-        link.setLoop(session.loopRange, enabled: session.loopEnabled)
+        let change = RangeChange.loop(session.loopRange, enabled: !session.loopEnabled)
+        try? owner.change { try $0.apply(change) }
     }
 
     private func togglePunch() {
@@ -435,19 +428,15 @@ public final class ScreenModel {
             say("no punch range: set it with \(keyName(.punchStart)) and \(keyName(.punchEnd)) at the playhead", error: true)
             return
         }
-        try? document.apply(.punch(session.punchRange, enabled: !session.punchEnabled))
-        link.update(session: session)
-        link.setPunch(session.punchRange, enabled: session.punchEnabled)
+        let change = RangeChange.punch(session.punchRange, enabled: !session.punchEnabled)
+        try? owner.change { try $0.apply(change) }
     }
 
     private func undoRedo(undo: Bool) {
-        guard let name = undo ? document.undo() : document.redo() else {
+        guard let name = undo ? owner.undo() : owner.redo() else {
             say("nothing to \(undo ? "undo" : "redo")")
             return
         }
-        link.update(session: session)
-        link.setLoop(session.loopRange, enabled: session.loopEnabled)
-        link.setPunch(session.punchRange, enabled: session.punchEnabled)
         selectTrack(selectedTrack)
         say("\(undo ? "undid" : "redid"): \(name)")
     }
@@ -462,12 +451,7 @@ public final class ScreenModel {
         }
         do {
             // The folder's history names this save after the screen's last edit.
-            if folder.exists {
-                try folder.save(session, label: "screen: \(document.undoName ?? "save")")
-            } else {
-                createdLock = try folder.create(session)
-            }
-            document.markSaved()
+            try owner.save(label: "screen: \(document.undoName ?? "save")")
             say("saved \(folder.path)")
             return true
         } catch {

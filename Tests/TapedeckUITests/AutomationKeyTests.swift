@@ -57,7 +57,7 @@ final class AutomationKeyTests: XCTestCase {
         var session = model.session
         session.tracks[1].regions = [Region(file: "audio/b.wav", timelineStartFrame: 0, lengthFrames: 48_000)]
         session.tracks[1].automation = [AutomationLane(parameter: .gain, points: [AutomationPoint(frame: 24_000, value: -6)])]
-        model.document.edit("setup") { $0 = session }
+        model.owner.edit("setup") { $0 = session }
         model.handle(.named(.down))
         model.handle(.named(.enter))
         model.handle(.named(.shiftRight))
@@ -76,7 +76,7 @@ final class AutomationKeyTests: XCTestCase {
         let model = ScreenModelTests.makeModel()
         var session = model.session
         session.tracks[0].automation = [AutomationLane(parameter: .gain, mode: .touch, points: [AutomationPoint(frame: 0, value: -10)])]
-        model.document.edit("lane") { $0 = session }
+        model.owner.edit("lane") { $0 = session }
         model.handle(.char("0"))
         XCTAssertEqual(model.session.tracks[0].gainDecibels, 0.5, "standing, the fader's own value steps")
         model.handle(.named(.space))
@@ -95,7 +95,7 @@ final class AutomationKeyTests: XCTestCase {
         session.tracks[0].sends = [Send(bus: "FX", levelDecibels: -12)]
         session.tracks.append(Track.makeBus(name: "FX"))
         session.tracks[0].automation = [AutomationLane(parameter: .send("FX"), mode: .latch, points: [AutomationPoint(frame: 0, value: -20)])]
-        model.document.edit("lane") { $0 = session }
+        model.owner.edit("lane") { $0 = session }
         model.handle(.char("@"))
         XCTAssertEqual(model.session.tracks[0].sends[0].levelDecibels, -11.5, "standing, the send's own level steps")
         model.handle(.named(.space))
@@ -111,7 +111,7 @@ final class AutomationKeyTests: XCTestCase {
         session.tracks[0].gainDecibels = 0
         session.tracks[0].automation = [AutomationLane(parameter: .gain, mode: .touch, points: [AutomationPoint(frame: 0, value: -10)]),
                                         AutomationLane(parameter: .pan, mode: .off, points: [AutomationPoint(frame: 0, value: -1)])]
-        model.document.edit("lane") { $0 = session }
+        model.owner.edit("lane") { $0 = session }
         func row() -> (text: String, role: Role?) {
             let canvas = ScreenRenderer.render(model, height: 30, width: 120, glyphs: .unicode)
             for y in 0..<30 where canvas.text(row: y).contains(model.session.tracks[0].name) {
@@ -135,7 +135,7 @@ final class AutomationKeyTests: XCTestCase {
         var session = model.session
         session.tracks[0].automation = [AutomationLane(parameter: .gain, points: [AutomationPoint(frame: 0, value: -6)]),
                                         AutomationLane(parameter: .pan, points: [AutomationPoint(frame: 0, value: 0.5)])]
-        model.document.edit("lanes") { $0 = session }
+        model.owner.edit("lanes") { $0 = session }
         model.handle(.char("V"))
         XCTAssertTrue(model.automationShown.contains(0))
         model.handle(.named(.down))

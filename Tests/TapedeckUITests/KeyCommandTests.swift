@@ -38,8 +38,8 @@ final class KeyCommandTests: XCTestCase {
         XCTAssertEqual(keys.session.tracks[0].monitoring, .off, "auto → off")
         // The same undo steps, the surface's named for it.
         var keySteps: [String] = [], oscSteps: [String] = []
-        while let step = keys.document.undo() { keySteps.append(step) }
-        while let step = osc.document.undo() { oscSteps.append(step) }
+        while let step = keys.owner.undo() { keySteps.append(step) }
+        while let step = osc.owner.undo() { oscSteps.append(step) }
         XCTAssertEqual(Array(keySteps.prefix(6)), ["monitoring Drums", "pan Drums", "fader Drums", "arm Drums", "solo Drums", "mute Drums"])
         XCTAssertEqual(Array(oscSteps.prefix(6)), ["monitoring Drums", "OSC pan Drums", "OSC fader Drums", "arm Drums", "solo Drums", "mute Drums"])
     }

@@ -103,7 +103,7 @@ final class LiveDrawingTests: XCTestCase {
         let model = ScreenModelTests.makeModel(link: link)
         var session = model.session
         session.tracks[0].automation = [AutomationLane(parameter: .gain, mode: .latch, points: [AutomationPoint(frame: 0, value: 0)])]
-        model.document.edit("lane") { $0 = session }
+        model.owner.edit("lane") { $0 = session }
         model.handle(.char("V"))
         model.handle(.named(.space))
         link.position = 96_000

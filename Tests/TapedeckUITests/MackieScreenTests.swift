@@ -61,22 +61,22 @@ final class MackieScreenTests: XCTestCase {
         XCTAssertEqual(model.session.tracks[0].gainDecibels, -8, "still touched: the same gesture")
         surface.incoming = [.touch(strip: 0, touched: false)]
         service.service(model)
-        XCTAssertEqual(model.document.undo(), "surface fader Drums")
+        XCTAssertEqual(model.owner.undo(), "surface fader Drums")
         XCTAssertEqual(model.session.tracks[0].gainDecibels, 0, "one undo step for the whole gesture")
         // Without touch sensors: moves a second apart are separate steps.
-        model.document.redo()
+        model.owner.redo()
         surface.incoming = [.fader(strip: 0, position: MackieControl.faderValue(decibels: -10))]
         service.service(model)
         now += 2
         surface.incoming = [.fader(strip: 0, position: MackieControl.faderValue(decibels: -12))]
         service.service(model)
-        model.document.undo()
+        model.owner.undo()
         XCTAssertEqual(model.session.tracks[0].gainDecibels, -10)
         // A move that changes nothing (a jittery fader at rest) is no undo step.
         now += 2
         surface.incoming = [.fader(strip: 0, position: MackieControl.faderValue(decibels: -10))]
         service.service(model)
-        model.document.undo()
+        model.owner.undo()
         XCTAssertEqual(model.session.tracks[0].gainDecibels, -8, "the step undone is the -10 gesture's")
     }
 
@@ -232,7 +232,7 @@ final class MackieScreenTests: XCTestCase {
         service.service(model)
         XCTAssertEqual(display(surface.take(), over: &digits), "00 0102 24")
         // At 29.97df the minute after the first starts at frame 02.
-        model.document.edit("timecode rate") { $0.timecodeRate = .fps29_97Drop }
+        model.owner.edit("timecode rate") { $0.timecodeRate = .fps29_97Drop }
         model.locate(2_882_880)
         now += 1
         service.service(model)

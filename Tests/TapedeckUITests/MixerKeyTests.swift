@@ -2,6 +2,7 @@ import XCTest
 import TapedeckCore
 import TapedeckDSP
 @testable import TapedeckUI
+import TapedeckSession
 import TapedeckTransport
 
 /// The mixer from the keyboard: track list keys, the mixer view, names and inputs.

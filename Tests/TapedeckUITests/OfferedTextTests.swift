@@ -34,7 +34,7 @@ final class OfferedTextTests: XCTestCase {
         let model = ScreenModelTests.makeModel()
         var s = model.session
         s.tracks[0].playbackChain = "gain:gain=-3"
-        model.document.edit("setup") { $0 = s }
+        model.owner.edit("setup") { $0 = s }
         model.handle(.char("c"))
         guard let input = text(model) else { return XCTFail("the chain dialog") }
         XCTAssertFalse(input.offered)

@@ -2,6 +2,7 @@ import XCTest
 import TapedeckCore
 import TapedeckDSP
 @testable import TapedeckUI
+import TapedeckSession
 import TapedeckTransport
 import TapedeckEngine
 
@@ -279,7 +280,7 @@ final class ScreenModelTests: XCTestCase {
         XCTAssertEqual(model.session.tracks[0].playbackChain, "hpf:cutoff=81,comp:ratio=4")
         XCTAssertEqual(link.session, model.session)
         // A frozen track's chain does not move: said, nothing handed over.
-        model.document.edit("freeze") { $0.tracks[0].frozen = FrozenAudio(file: "audio/f.wav", lengthFrames: 10) }
+        model.owner.edit("freeze") { $0.tracks[0].frozen = FrozenAudio(file: "audio/f.wav", lengthFrames: 10) }
         let handed = link.chainChanges.count
         model.handle(.char("b"))
         XCTAssertEqual(link.chainChanges.count, handed)

@@ -39,8 +39,8 @@ final class SurfaceCommandTests: XCTestCase {
         XCTAssertEqual(mackie.session, osc.session, "the same session")
         XCTAssertTrue(mackie.session.tracks[1].mute)
         XCTAssertTrue(mackie.session.tracks[0].armed)
-        XCTAssertEqual(mackie.document.undo(), osc.document.undo(), "the same undo step")
-        XCTAssertEqual(mackie.document.undo(), osc.document.undo())
+        XCTAssertEqual(mackie.owner.undo(), osc.owner.undo(), "the same undo step")
+        XCTAssertEqual(mackie.owner.undo(), osc.owner.undo())
         XCTAssertEqual(mackie.session, osc.session)
         XCTAssertFalse(mackie.session.tracks[1].mute)
     }

@@ -55,6 +55,7 @@ enum TrackSelector {
     /// Runs an edit, saying a refusal (``EditRefusal``: a routing cycle, a taken name, a
     /// bus with no input) as `command`'s usage error, before anything is saved. Other errors
     /// pass as they are.
+    @discardableResult
     static func refusing<T>(_ command: String, _ body: () throws -> T) throws -> T {
         do { return try body() } catch let refusal as any EditRefusal { throw UsageError("\(command): \(refusal.description)") }
     }

@@ -1,10 +1,11 @@
 import TapedeckCore
 import TapedeckIO
+import TapedeckSession
 import TapedeckTransport
 
 /// Automation a headless pass wrote: MIDI-learned controllers moved over lanes in touch,
 /// latch or write while `record --play` or `play` rolled. Gathered while the pass runs and
-/// saved into the session when it ends, as the screen keeps it (one undo step there).
+/// saved into the session when it ends by the session's owner, as the screen's are.
 struct HeadlessAutomation {
     /// Everything written so far, in the order the passes ended.
     private(set) var writes: [AutomationWrite] = []
@@ -33,9 +34,10 @@ struct HeadlessAutomation {
         do {
             let lock = try SessionLock.acquire(folder)
             defer { withExtendedLifetime(lock) {} }
-            var session = try folder.load()
-            let names = session.apply(writes)
-            try folder.save(session)
+            // The session's owner for the save, as the screen's writes its lanes.
+            let owner = OwnedSession(document: SessionDocument(session: try folder.load()), folder: folder, link: nil)
+            let names = owner.writeAutomation(writes)
+            if owner.isDirty { try owner.save(label: nil) }
             return names
         } catch {
             throw RecordFailure(message: "automation written while playing was not saved: \(error)")

@@ -2,14 +2,20 @@ import Foundation
 import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
+import TapedeckSession
 import TapedeckTransport
 import TapedeckTakes
 
 /// What `record` records into: a session (its armed tracks, or the tracks named) or one file.
-/// Finished takes are placed on their tracks and the session saved.
+/// Finished takes are placed on their tracks and the session saved, by the session's owner.
 struct RecordTarget {
     var folder: SessionFolder?
+    /// The session as this pass records it (with the track made for the take).
     var session: Session
+    /// The session's one owner while the command holds its lock, as the screen hosts one: it
+    /// adds the track made for the take, places finished takes and written automation, and
+    /// saves. Its transport is nil: a pass takes no edits while it runs.
+    let owner: OwnedSession
     /// The tracks that record, in order.
     var tracks: [Int]
     /// A take outside any session (`--out FILE`).
@@ -28,6 +34,7 @@ struct RecordTarget {
             tracks = [0]
             isFileTake = true
             outPath = c.outPath ?? "take.wav"
+            owner = OwnedSession(document: SessionDocument(session: session), folder: nil, link: nil)
             return
         }
         let folder = SessionFolder(path: path)
@@ -35,6 +42,7 @@ struct RecordTarget {
         let opened = try OpenedSession.read(folder, recoveryMustSucceed: true)
         for line in opened.recovered + opened.notices { Terminal.err(line + "\n") }
         var session = opened.session
+        owner = OwnedSession(document: SessionDocument(session: session), folder: folder, link: nil)
         if let r = c.sampleRate, r != session.sampleRate {
             throw UsageError("record: the session runs at \(session.sampleRate) Hz; --sample-rate \(r) does not match")
         }
@@ -95,33 +103,31 @@ struct RecordTarget {
     /// Saves the track made for the take, before its first frame, so that a take killed
     /// mid-way has a track to be recovered onto.
     mutating func saveNewTrack() throws {
-        guard addsTrack, let folder else { return }
-        var saved = try folder.load()
-        saved.tracks.append(session.tracks[tracks[0]])
-        try folder.save(saved)
+        guard addsTrack, folder != nil else { return }
+        let track = session.tracks[tracks[0]]
+        owner.edit("add track \(track.name)") { $0.tracks.append(track) }
+        try owner.save(label: nil)
         addsTrack = false
     }
 
-    /// Puts finished takes on their tracks in the saved session (read again, so nothing
-    /// else saved meanwhile is lost), saves, then lets their crash markers go.
-    /// Returns the names of the lanes `writes` (automation written while it played) wrote.
+    /// Puts finished takes on their tracks, after the automation written while the pass
+    /// played, through the owner as the screen places its own (the lock was held from before
+    /// the session was read, so the owner's session is the saved one), saves, then lets their
+    /// crash markers go. Returns the names of the lanes `writes` wrote.
     @discardableResult
     func place(_ takes: [FinishedTake], automation writes: [AutomationWrite] = []) throws -> [String] {
-        guard let folder, !takes.isEmpty || !writes.isEmpty else {
+        guard folder != nil, !takes.isEmpty || !writes.isEmpty else {
             // A file take is complete once closed: its crash marker can go.
-            for take in takes { if let marker = take.markerPath { unlink(marker) } }
+            for take in takes { OwnedSession.letMarkerGo(take) }
             return []
         }
-        var saved = try folder.load()
-        for take in takes {
-            guard let t = saved.trackIndex(for: take) else {
-                throw RecordFailure(message: "track \(take.trackName.terminalSafe) was removed while recording; the take is kept in \(take.region.file.terminalSafe)")
-            }
-            saved.place(take, onTrack: t)
+        let names = owner.writeAutomation(writes)
+        let result = owner.place(takes) { _ in nil }
+        if result.placed.isEmpty && owner.isDirty { try owner.save(label: nil) }
+        if let error = result.saveError { throw error }
+        if let take = result.orphans.first {
+            throw RecordFailure(message: "track \(take.trackName.terminalSafe) was removed while recording; the take is kept in \(take.region.file.terminalSafe)")
         }
-        let names = saved.apply(writes)
-        try folder.save(saved)
-        for take in takes { if let marker = take.markerPath { unlink(marker) } }
         return names
     }
 }

@@ -3,12 +3,13 @@ import TapedeckDSP
 import TapedeckEngine
 import TapedeckTransport
 
-/// The screen's handle on the transport: the only way the UI drives audio.
+/// The screen's (and its session owner's, ``OwnedSession``) handle on the transport: the only
+/// way the UI drives audio.
 ///
 /// Every method is called on the UI (main) thread only, and must return quickly. The screen
 /// calls ``snapshot()`` about 30 times a second while the transport moves, and a few times a
-/// second when idle. ``Transport`` is the implementation (see `Transport+Link.swift`);
-/// tests drive the screen with a fake.
+/// second when idle. ``Transport`` is the implementation (below, in this file); tests drive
+/// the screen with a fake.
 public protocol TransportLink: AnyObject {
     /// The session changed whole (regions, tracks, chains, an undo): follow it. UI thread.
     func update(session: Session)
