@@ -2,6 +2,7 @@ import Foundation
 import TapedeckCore
 import TapedeckEngine
 import TapedeckIO
+import TapedeckTakes
 
 extension Transport {
     /// Retroactive capture: turns the last seconds every armed track heard into takes,
@@ -29,6 +30,13 @@ extension Transport {
         let config = engine.configuration
         let names = folder.map { TakeFiles.freshNames(in: $0, tracks: armed, container: options.takeContainer) } ?? []
         var kept: [FinishedTake] = []
+        // A name reserved (its empty marker) for a track that keeps nothing is given back.
+        var keptNames = Set<Int>()
+        defer {
+            for k in names.indices where !keptNames.contains(k) {
+                if let folder { TakeMarker.remove(forAudio: folder.absolutePath(of: "audio/" + names[k])) }
+            }
+        }
         for (k, t) in armed.enumerated() {
             guard let buffer = engine.retroBuffer(track: t), let firstDevice = buffer.firstDeviceFrame else { continue }
             let written = buffer.framesWritten
@@ -63,7 +71,20 @@ extension Transport {
             var region = Region(file: relative ?? path, timelineStartFrame: start + skip, sourceOffsetFrame: skip,
                                 lengthFrames: Int64(count) - skip)
             region.scale(recordedSpeed: segment.speed == 0 ? 1 : segment.speed)
-            var take = FinishedTake(trackIndex: t, trackName: session.tracks[t].name, region: region, markerPath: nil, verb: "kept")
+            // In a session the take is marked, as a recorded one is, until a saved session holds
+            // it: killed before that, the next open places it where this would have. (Its name
+            // was reserved with an empty marker, which is filled in here.)
+            var markerPath: String?
+            if let relative, let folder {
+                let marker = TakeMarker(file: relative, session: folder.path, trackIndex: t, trackName: session.tracks[t].name,
+                                        timelineStartFrame: start + skip, latencyFrames: skip, sampleRate: config.sampleRate,
+                                        deviceChannels: channels, startedAtSeconds: Date().timeIntervalSince1970,
+                                        recordedSpeed: segment.speed == 0 ? 1 : segment.speed)
+                markerPath = TakeMarker.sidecarPath(forAudio: path)
+                if (try? marker.write(forAudio: path)) == nil { markerPath.map { _ = unlink($0) }; markerPath = nil }
+            }
+            if relative != nil { keptNames.insert(k) }
+            var take = FinishedTake(trackIndex: t, trackName: session.tracks[t].name, region: region, markerPath: markerPath, verb: "kept")
             // Device time that passed unheard inside it (xruns) is silence at its place, said
             // as a recorded take says it: a cue (WAV) or chapter (FLAC) and a lost-input marker.
             let gaps = buffer.gaps(from: first, to: first + Int64(count))

@@ -35,6 +35,42 @@ final class RetroCaptureTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(start, 0)
         XCTAssertLessThanOrEqual(start + 48_000, 600_000)
         XCTAssertEqual(kept, Array(input[start..<(start + 48_000)]), "played at \(start), kept at \(start)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/audio").filter { $0.hasSuffix(".recording") }
+        XCTAssertEqual(left, [], "placed and saved: no take marker is left beside it")
+    }
+
+    /// A kept take is marked, as a recorded one is, until a saved session holds it: killed
+    /// in its save (as a power cut there would), the take is placed by the next open where
+    /// the keep would have placed it. (The keep once reserved its name with an empty marker
+    /// and left it: a kill before the save lost the take from the session, and a clean keep
+    /// left the empty marker beside it.)
+    func testAKeepKilledBeforeItsSaveIsRecoveredOntoItsTrack() throws {
+        let dir = try Tapedeck.temporaryFolder(self)
+        let folder = SessionFolder(path: dir.path + "/s")
+        var session = Session(sampleRate: 48000)
+        session.tracks = [Track(name: "idea", armed: true)]
+        try folder.create(session)
+        let input = RecordSupport.signal(frames: 600_000, channels: 1, bits: 16, seed: 23)
+        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
+        let jack = try JackServer.start(self, folder: dir.path)
+        let child = try SpawnedChild([Tapedeck.binary, "record", folder.path, "--track", "1", "--retro", "1",
+                                      "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--channels", "1",
+                                      "--bits", "16"],
+                                     environment: jack.environment.merging(["TAPEDECK_TEST_KILL_AT": "save-rename"]) { $1 })
+        usleep(2_500_000)
+        XCTAssertEqual(Glibc.kill(child.pid, SIGUSR1), 0)
+        let status = try XCTUnwrap(child.wait(timeoutSeconds: 20), "the keep's save kills it")
+        XCTAssertEqual(status & 0x7f, SIGKILL)
+        XCTAssertEqual(try String(contentsOfFile: folder.sessionFile, encoding: .utf8).contains("take-"), false, "the save never landed")
+
+        let recovered = try Tapedeck.run(["recover", folder.path])
+        XCTAssertEqual(recovered.status, 0, recovered.stderr)
+        let region = try XCTUnwrap(try folder.load().tracks[0].regions.first, "recovered onto its track: \(recovered.stdout)")
+        XCTAssertEqual(region.lengthFrames, 48_000)
+        let kept = try RecordSupport.readInts(folder.absolutePath(of: region.file), bits: 16).values
+        let start = Int(region.timelineStartFrame)
+        XCTAssertLessThanOrEqual(start + 48_000, 600_000)
+        XCTAssertEqual(kept, Array(input[start..<(start + 48_000)]), "recovered where it was played, at \(start)")
     }
 
     /// With no armed track, `record --retro` listens on a track made for the take, as `record`
