@@ -6,20 +6,28 @@ import TapedeckIO
 /// `record --retro`: SIGUSR1 keeps the last seconds of input as a take placed where it was
 /// played. The paced `jacktap` device runs in real time, so the keep falls mid-stream.
 final class RetroCaptureTests: XCTestCase {
-    func testSIGUSR1KeepsTheLastSecondsAtTheirOriginalPosition() throws {
+    /// A session with one armed track, 600,000 frames of noise (`seed`) as the paced input,
+    /// and `record --retro 1` listening to it on a private JACK server (`environment` added).
+    private func listening(seed: UInt64, environment: [String: String] = [:]) throws
+        -> (folder: SessionFolder, input: [Int32], child: SpawnedChild) {
         let dir = try Tapedeck.temporaryFolder(self)
         let folder = SessionFolder(path: dir.path + "/s")
         var session = Session(sampleRate: 48000)
         session.tracks = [Track(name: "idea", armed: true)]
         try folder.create(session)
-        let input = RecordSupport.signal(frames: 600_000, channels: 1, bits: 16, seed: 21)
+        let input = RecordSupport.signal(frames: 600_000, channels: 1, bits: 16, seed: seed)
         RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
-        // jacktap runs in real time, so "2 s in" means 2 s in.
         let jack = try JackServer.start(self, folder: dir.path)
         let child = try SpawnedChild([Tapedeck.binary, "record", folder.path, "--track", "1", "--retro", "1",
                                       "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--channels", "1",
                                       "--bits", "16"],
-                                     environment: jack.environment)
+                                     environment: jack.environment.merging(environment) { $1 })
+        return (folder, input, child)
+    }
+
+    func testSIGUSR1KeepsTheLastSecondsAtTheirOriginalPosition() throws {
+        let (folder, input, child) = try listening(seed: 21)
+        // jacktap runs in real time, so "2 s in" means 2 s in.
         usleep(2_500_000)
         XCTAssertEqual(Glibc.kill(child.pid, SIGUSR1), 0)
         usleep(700_000)
@@ -45,18 +53,7 @@ final class RetroCaptureTests: XCTestCase {
     /// and left it: a kill before the save lost the take from the session, and a clean keep
     /// left the empty marker beside it.)
     func testAKeepKilledBeforeItsSaveIsRecoveredOntoItsTrack() throws {
-        let dir = try Tapedeck.temporaryFolder(self)
-        let folder = SessionFolder(path: dir.path + "/s")
-        var session = Session(sampleRate: 48000)
-        session.tracks = [Track(name: "idea", armed: true)]
-        try folder.create(session)
-        let input = RecordSupport.signal(frames: 600_000, channels: 1, bits: 16, seed: 23)
-        RecordSupport.writeRaw(input, bits: 16, to: dir.path + "/in.raw")
-        let jack = try JackServer.start(self, folder: dir.path)
-        let child = try SpawnedChild([Tapedeck.binary, "record", folder.path, "--track", "1", "--retro", "1",
-                                      "--device", "jacktap:IN=\(dir.path)/in.raw", "--device-format", "s16", "--channels", "1",
-                                      "--bits", "16"],
-                                     environment: jack.environment.merging(["TAPEDECK_TEST_KILL_AT": "save-rename"]) { $1 })
+        let (folder, input, child) = try listening(seed: 23, environment: ["TAPEDECK_TEST_KILL_AT": "save-rename"])
         usleep(2_500_000)
         XCTAssertEqual(Glibc.kill(child.pid, SIGUSR1), 0)
         let status = try XCTUnwrap(child.wait(timeoutSeconds: 20), "the keep's save kills it")

@@ -9,7 +9,8 @@ import TapedeckTakes
 /// What `record` records into: a session (its armed tracks, or the tracks named) or one file.
 /// Finished takes are placed on their tracks and the session saved, by the session's owner.
 struct RecordTarget {
-    var folder: SessionFolder?
+    /// The session's folder (its owner's), or nil for a take outside any session.
+    var folder: SessionFolder? { owner.folder }
     /// The session as this pass records it (with the track made for the take).
     var session: Session
     /// The session's one owner while the command holds its lock, as the screen hosts one: it
@@ -67,7 +68,6 @@ struct RecordTarget {
         if c.channelsGiven && tracks.count > 1 {
             throw UsageError("record: --channels picks the inputs of one track; \(tracks.count) tracks record, each from its own inputs")
         }
-        self.folder = folder
         self.session = session
         isFileTake = false
     }
