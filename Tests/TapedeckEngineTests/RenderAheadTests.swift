@@ -7,8 +7,9 @@ import TapedeckIO
 @testable import TapedeckEngine
 
 /// Playback rendered ahead by the workers: faders still move at the device period, a chain
-/// parameter is heard within the render-ahead time, a locate drops what was rendered ahead,
-/// and a strip that is armed or monitors its input is never rendered ahead.
+/// parameter is heard within the render-ahead time, a locate drops what was rendered ahead, a
+/// loop set while rolling is rendered ahead and wraps frame-exact, and a strip that is armed
+/// or monitors its input is never rendered ahead.
 final class RenderAheadTests: XCTestCase {
     private var folder: SessionFolder!
     private let rate = 48000
@@ -32,10 +33,10 @@ final class RenderAheadTests: XCTestCase {
     }
 
     /// A running engine on two threads over `session` (tracks in `listening` hear the input).
-    private func start(_ session: Session, listening: [Int] = []) throws -> (Engine, SteppedDevice) {
+    private func start(_ session: Session, listening: [Int] = [], threads: Int = 2) throws -> (Engine, SteppedDevice) {
         let device = SteppedDevice(periodFrames: period)
         var options = EngineOptions()
-        options.renderThreads = 2
+        options.renderThreads = threads
         options.realtimePriority = false
         let engine = Engine(device: device, options: options)
         try engine.prepare(try GraphSpec(session: session, folder: folder, listening: Set(listening)))
@@ -147,6 +148,81 @@ final class RenderAheadTests: XCTestCase {
                 break
             }
         }
+    }
+
+    func testALoopSetWhileRollingIsRenderedAheadAndWrapsFrameExact() throws {
+        // The second chain delays by its look-ahead, which the voice reads ahead to make up.
+        for chain in ["gain:0", "limiter"] {
+            try loopWhileRolling(chain: chain, threads: 2)
+            try loopWhileRolling(chain: chain, threads: 1)
+        }
+    }
+
+    /// A loop set while rolling takes effect at its end (its switch point). Until then the
+    /// workers go on rendering ahead (they once stopped until the switch point: a whole
+    /// loop's length of every strip on the device period), and every frame heard is the one
+    /// the loop says: when the switch point is far (a latent chain once lost its latency's
+    /// worth before the first wrap, on one thread too), and, rendering ahead, when it falls
+    /// inside what the workers hold (once all of it was dropped: that much silence).
+    private func loopWhileRolling(chain: String, threads: Int) throws {
+        var s = Session()
+        s.tracks = [Track(name: "A", playbackChain: chain, regions: [try region("a-\(chain)-\(threads).wav", frames: 480000) { Float($0) / 131072 }])]
+        let (engine, device) = try start(s, threads: threads)
+        let what = "\(chain) on \(threads) thread\(threads == 1 ? "" : "s")"
+        /// A period; on one thread also a period's time for the disk, as a paced device gives
+        /// it (with the workers, ``step(_:_:fill:)`` waits for them).
+        func next() -> [Float] {
+            let out = step(engine, device)
+            if threads == 1 { usleep(UInt32(period * 1_000_000 / rate)) }
+            return out
+        }
+        if threads > 1 {
+            try roll(engine, device)
+        } else {
+            engine.play()
+            for _ in 0..<400 where engine.status().transport != .rolling { _ = next() }
+        }
+        func frame(_ sample: Float) -> Int { Int((sample / centre * 131072).rounded()) }
+        /// Checks that `heard` goes on from frame `from` one frame at a time round `loopEnd`;
+        /// returns how often it wrapped.
+        func follows(_ heard: [Float], from: Int, loopEnd: Int) -> Int {
+            var was = from, wraps = 0
+            for (k, sample) in heard.enumerated() {
+                let expected = was + 1 == loopEnd ? 0 : was + 1
+                if expected == 0 { wraps += 1 }
+                guard frame(sample) == expected else {
+                    XCTFail("\(what): frame \(frame(sample)) heard at \(k) after frame \(was) (expected \(expected), loop end \(loopEnd))")
+                    return wraps
+                }
+                was = expected
+            }
+            return wraps
+        }
+        var last = frame(next()[period - 1])
+        let far = 12800
+        engine.setLoop(FrameRange(startFrame: 0, endFrame: Int64(far)), enabled: true)
+        var heard = next()
+        let a = ahead(engine, strip: 0)
+        XCTAssertEqual(a == nil, threads == 1, "\(what): rendered ahead on more than one thread only")
+        let blocksBefore = a?.renderedBlocks.load(ordering: .relaxed) ?? 0
+        for _ in 0..<20 { heard += next() }
+        XCTAssertLessThan(frame(heard[heard.count - 1]), far - 20 * period, "\(what): still before the loop's switch point")
+        if let a {
+            XCTAssertGreaterThanOrEqual(a.renderedBlocks.load(ordering: .relaxed) - blocksBefore, 10,
+                                        "\(what): the workers render ahead while the loop waits for its switch point")
+        }
+        while heard.count < 2 * far + 8 * period { heard += next() }
+        XCTAssertGreaterThanOrEqual(follows(heard, from: last, loopEnd: far), 1, "\(what): the loop wrapped")
+        guard let a else { return }
+
+        // A loop ending a few periods on, inside what the workers hold rendered ahead.
+        last = frame(heard[heard.count - 1])
+        XCTAssertGreaterThan(a.heldFrames.load(ordering: .relaxed), 5 * period, "\(what): rendered ahead past the next switch point")
+        let near = last + 1 + 5 * period / 2
+        engine.setLoop(FrameRange(startFrame: 0, endFrame: Int64(near)), enabled: true)
+        heard = []
+        while heard.count < near + 16 * period { heard += next() }
+        XCTAssertGreaterThanOrEqual(follows(heard, from: last, loopEnd: near), 1, "\(what): the nearer loop wrapped")
     }
 
     func testAnArmedOrMonitoredStripIsNeverRenderedAhead() throws {

@@ -73,6 +73,20 @@ final class AheadBuffer: @unchecked Sendable {
         heldFrames.store(0, ordering: .relaxed)
     }
 
+    /// Drops what is held from sequence `seq` on and keeps what comes before it (a loop
+    /// change's switch point: up to there the old way round still plays). Rendering ahead
+    /// goes on from `seq`, which the voice gives again the new way once the disk has
+    /// answered. Dropping everything (`seq` not past what the device has taken) is
+    /// ``discard()``. Audio thread (window closed).
+    func drop(fromSeq seq: Int64) {
+        guard synced, seq > readSeq else {
+            discard()
+            return
+        }
+        if seq < writeSeq { writeSeq = seq }
+        heldFrames.store(frames, ordering: .relaxed)
+    }
+
     /// The device period rendered `frameCount` frames from `seq` itself (the voice gave them):
     /// what is held is used up, and rendering ahead goes on from after them. Audio thread.
     @inline(__always)
@@ -106,20 +120,23 @@ final class AheadBuffer: @unchecked Sendable {
     }
 
     /// Where the next block goes, when there is room for it and the strip is in step with
-    /// its voice (nil: nothing to render now). The caller renders ``blockFrames`` into
-    /// ``blockTable`` from sequence `seq`, then calls ``wrote()``. A worker holding ``claim``.
-    func nextBlock() -> Int64? {
-        guard synced, frames + blockFrames <= capacityFrames else { return nil }
+    /// its voice (nil: nothing to render now): its first sequence number and its frames,
+    /// ``blockFrames`` or, after a cut off the blocks' grid (``drop(fromSeq:)``), the fewer
+    /// that reach the storage's end, so the grid is found again. The caller renders them
+    /// into ``blockTable``, then calls ``wrote(frameCount:)``. A worker holding ``claim``.
+    func nextBlock() -> (seq: Int64, frameCount: Int)? {
+        guard synced else { return nil }
         if frames == 0 { base = writeSeq }
         let at = index(writeSeq)
-        guard at + blockFrames <= capacityFrames else { return nil }
+        let k = min(blockFrames, capacityFrames - at)
+        guard frames + k <= capacityFrames else { return nil }
         for c in 0..<channelCount { blockTable[c] = storage[c] + at }
-        return writeSeq
+        return (writeSeq, k)
     }
 
-    /// The block from ``nextBlock()`` is rendered. A worker holding ``claim``.
-    func wrote() {
-        writeSeq += Int64(blockFrames)
+    /// The block from ``nextBlock()`` is rendered, `frameCount` frames. A worker holding ``claim``.
+    func wrote(frameCount k: Int) {
+        writeSeq += Int64(k)
         renderedBlocks.add(1, ordering: .relaxed)
         heldFrames.store(frames, ordering: .relaxed)
     }

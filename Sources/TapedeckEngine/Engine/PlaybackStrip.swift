@@ -304,13 +304,17 @@ final class PlaybackStrip: @unchecked Sendable {
     /// A worker holding the ahead buffer's claim, while the device's thread keeps the window
     /// open: no allocation, no locks.
     func renderAhead(transport: (Int64) -> TransportInfo) -> Bool {
-        guard let ahead, handedOver.load(ordering: .acquiring), let seq = ahead.nextBlock() else { return false }
-        let k = ahead.blockFrames
+        guard let ahead, handedOver.load(ordering: .acquiring), let (seq, k) = ahead.nextBlock() else { return false }
         guard voice.hasData(atSeq: seq + Int64(latencyFrames), frameCount: k) else { return false }
+        let info = transport(seq)
+        // A loop change whose switch point fell inside what was rendered ahead: what lay past
+        // it was dropped and the voice read on the new way, so a latent chain starts again
+        // there, as after a locate.
+        if latencyFrames > 0 { primeIfAdopted(seq: seq, transport: info) }
         let missing = voice.pull(into: ahead.blockTable, frameCount: k, seq: seq + Int64(latencyFrames))
-        processChain(ahead.blockTable, frameCount: k, transport: transport(seq), midi: UnsafeBufferPointer(start: nil, count: 0))
+        processChain(ahead.blockTable, frameCount: k, transport: info, midi: UnsafeBufferPointer(start: nil, count: 0))
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
-        ahead.wrote()
+        ahead.wrote(frameCount: k)
         return true
     }
 
@@ -334,7 +338,7 @@ final class PlaybackStrip: @unchecked Sendable {
     /// latency's worth of the frames just before the ones it will play and drops the output,
     /// so from then on the chain's output lines up with the timeline (as in export).
     ///
-    /// Audio thread: no allocation, no locks.
+    /// Audio thread, or a worker rendering ahead (holding the claim): no allocation, no locks.
     private func primeIfAdopted(seq: Int64, transport: TransportInfo) {
         voice.settle(seq: seq)
         guard voice.adoptedSincePrime, let chain else { return }

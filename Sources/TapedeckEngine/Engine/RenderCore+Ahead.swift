@@ -19,6 +19,10 @@ extension RenderCore {
         var seq: Int64
         var position: Int64
         var route: PlayRoute
+        /// A loop change not yet in effect: the way round from sequence ``switchSeq`` on (the
+        /// two ways agree up to there, so the voices' rings already hold the right frames).
+        var next: PlayRoute?
+        var switchSeq: Int64
         var countIn: Range<Int64>
         var sampleRate: Int
         var recording: Bool
@@ -31,7 +35,10 @@ extension RenderCore {
         /// A worker: arithmetic only.
         func transport(atSeq s: Int64, graph g: Graph) -> TransportInfo {
             let d = s - seq
-            let frame = route.advance(position, by: d)
+            // Up to the switch point both ways agree; from it the new one rules (as the
+            // device's period does).
+            let frame = (next ?? route).advance(position, by: d)
+            let way = next.map { s >= switchSeq ? $0 : route } ?? route
             if var host {
                 host = host.advanced(by: Int(d))
                 host.timelineFrame = frame
@@ -40,19 +47,23 @@ extension RenderCore {
             let p = RenderCore.tempoPoint(g.tempoTable, countIn: countIn, sampleRate: sampleRate, atFrame: Double(frame))
             var info = TransportInfo(tempoBPM: p.bpm, beatPosition: p.beatPosition, beatsPerBar: p.beatsPerBar, beatUnit: p.beatUnit,
                                      sampleRate: Double(sampleRate), timelineFrame: frame, isPlaying: true, isRecording: recording,
-                                     isCycling: route.loops)
+                                     isCycling: way.loops)
             info.barStartBeat = p.barStartBeat
             info.bpmPerFrame = p.bpmPerFrame
             return info
         }
     }
 
-    /// Opens the window for rendering ahead, when the transport rolls at 1× along a settled
-    /// route (no loop switch pending, no count-in to join) and the graph has strips to render.
+    /// Opens the window for rendering ahead, when the transport rolls at 1× (no count-in to
+    /// join) and the graph has strips to render. A loop change waiting for its switch point
+    /// does not close it: the voices hold each frame by its sequence number, the old way's up
+    /// to the switch and the new way's after it, so a block ahead reads what the device
+    /// period would. (It used to: a loop set before or while rolling then left every strip
+    /// to the device period until the playhead reached the loop's end, seconds or minutes.)
     ///
     /// Audio thread, at the end of a period: no allocation, no locks.
     func openAhead() {
-        guard let pool = threadPool, let g = graph, state == .rolling, !timePitch.engaged, pendingRoute == nil,
+        guard let pool = threadPool, let g = graph, state == .rolling, !timePitch.engaged,
               preRoll.joinFrame < 0, !rendersOffline, g._withUnsafeGuaranteedRef({ $0.aheadCount > 0 }) else { return }
         var host = hostTransportInfo()
         if let h = host {
@@ -60,7 +71,8 @@ extension RenderCore {
             host = h.advanced(by: periodFrames)
             host?.timelineFrame = position
         }
-        aheadSnapshot = AheadSnapshot(graph: g, seq: seq, position: position, route: route, countIn: countInFrames,
+        aheadSnapshot = AheadSnapshot(graph: g, seq: seq, position: position, route: route, next: pendingRoute,
+                                      switchSeq: routeSwitchSeq, countIn: countInFrames,
                                       sampleRate: sampleRate, recording: takes != nil, host: host)
         td_graph_pool_open_ahead(pool)
     }
@@ -74,12 +86,19 @@ extension RenderCore {
         _ = td_graph_pool_close_ahead(pool)
     }
 
-    /// Drops everything the strips of `g` hold rendered ahead (after ``closeAhead()``).
+    /// Drops what the strips of `g` hold rendered ahead from sequence `seqStart` on, where the
+    /// voices read again (after ``closeAhead()``): everything for a seek from here, only what
+    /// lies past the switch point for a loop change that `continuesOld` (the frames before it
+    /// were read the old way, which still plays up to there, and the voices have given them
+    /// up: dropping them too left that much silence in the next period).
     ///
     /// Audio thread: no allocation, no locks.
-    func discardAhead(_ g: Graph) {
+    func dropAhead(_ g: Graph, fromSeq seqStart: Int64, continuesOld: Bool) {
         for k in 0..<g.trackCount {
-            g.stripTable[k]._withUnsafeGuaranteedRef { $0.ahead?.discard() }
+            g.stripTable[k]._withUnsafeGuaranteedRef { strip in
+                guard let ahead = strip.ahead else { return }
+                if continuesOld { ahead.drop(fromSeq: seqStart) } else { ahead.discard() }
+            }
         }
     }
 

@@ -104,11 +104,11 @@ extension RenderCore {
     /// Audio thread: no allocation, no locks.
     func seekAll(seqStart: Int64, timeline: Int64, route: PlayRoute, continuesOld: Bool) {
         epoch += 1
-        // What was rendered ahead belongs to the old way: dropped at once.
+        // What was rendered ahead from the seek's start belongs to the old way: dropped at once.
         closeAhead()
         guard let graphRef = graph else { return }
         graphRef._withUnsafeGuaranteedRef { g in
-            discardAhead(g)
+            dropAhead(g, fromSeq: seqStart, continuesOld: continuesOld)
             for i in 0..<g.trackCount {
                 g.stripTable[i]._withUnsafeGuaranteedRef { strip in
                     strip.handedOver.store(true, ordering: .releasing)

@@ -50,7 +50,9 @@ final class TrackVoice: @unchecked Sendable {
     private var activeEpoch: Int64 = -1
     /// Sequence number of the frame at the ring's read position (valid once an epoch is active).
     private var ringSeq: Int64 = 0
-    /// Set when an epoch was adopted and the strip's chain has not been primed for it.
+    /// Set when an epoch was adopted and the strip's chain has not been primed for it: not
+    /// for a switch that continued the old material exactly up to its switch point (a loop
+    /// set while rolling), where the chain hears one unbroken stream, as at a loop's wrap.
     var adoptedSincePrime = false
     /// For a seek that keeps what the ring holds up to a switch point: that point. Until its
     /// answer comes, nothing past it is read as old material.
@@ -179,11 +181,15 @@ final class TrackVoice: @unchecked Sendable {
         let markIndex = markScratch[1], markSeq = markScratch[2]
         let oldLeft = Int64(min(Int64(oldAvailable), max(0, markIndex - ring.readPosition)))
         if activeEpoch < 0 || ringSeq >= markSeq || ringSeq + oldLeft < markSeq || seq >= markSeq {
+            // Seamless: the old material ran out exactly at the switch point of a seek that
+            // continues it. (Priming then fed the chain frames already played: silence, heard
+            // as a chain's latency's worth of dropout before a new loop's first wrap.)
+            let seamless = activeEpoch >= 0 && pendingSwitchSeq == markSeq && ringSeq == markSeq
             ring.skip(toReadPosition: markIndex)
             ringSeq = markSeq
             activeEpoch = wantedEpoch
             pendingSwitchSeq = nil
-            adoptedSincePrime = true
+            if !seamless { adoptedSincePrime = true }
             return .max
         }
         return Int(markSeq - ringSeq)
