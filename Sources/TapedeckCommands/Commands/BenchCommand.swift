@@ -24,6 +24,7 @@ struct BenchCommand: Command {
             OptionSpec("--channels", value: "N", "capture: channels (32)"),
             OptionSpec(flag: "--stereo", "engine: stereo tracks"),
             OptionSpec("--threads", value: "N", "load and mixdown: the threads measured beside one, 2...64 (default: one per core)"),
+            OptionSpec("--row", value: "TEXT", "load: only the rows whose name holds TEXT (strip, mono, routing, headroom, automation)"),
         ],
         details: """
         Prints one row per benchmark: what Tapedeck measured, the peer tool's number, their
@@ -68,7 +69,8 @@ struct BenchCommand: Command {
                 side by side, runs alternating: 1,024 mono tracks × 'hpf,comp,eq,gain' at
                 256-frame periods for 60 s (goal: 0 xruns on all cores); the routing row at 32
                 frames (goal p99.9 < 60 %); the headroom and automation rows. --seconds S per run
-                (60 for the first row, 15 for the others), --tracks N for every row, --runs N (≤ 3)
+                (60 for the first row, 15 for the others), --tracks N for every row, --runs N (≤ 3),
+                --row TEXT only the rows whose name holds TEXT (strip, mono, routing, ...)
           capture   32 channels 96 kHz/24-bit onto 32 armed tracks (a WAV each) while 32 tracks play,
                 128-frame periods, 10 minutes through the unpaced filetap ALSA device (from
                 TAPEDECK_ALSA_CONFIG, else written to DIR): dropped frames (goal 0), xruns,
@@ -120,6 +122,8 @@ struct BenchCommand: Command {
     let jackSeconds: Double
     /// `load`: seconds per run (nil: each row's own), tracks for every row, threads beside one.
     let loadSeconds: Double?, loadTracks: Int?, loadThreads: Int
+    /// `load --row TEXT`: only the rows whose name holds TEXT (nil: every row).
+    let loadRow: String?
 
     init(arguments: inout Arguments) throws {
         runs = try arguments.intOption("--runs", in: 1...100) ?? 5
@@ -154,6 +158,10 @@ struct BenchCommand: Command {
         loadSeconds = seconds
         loadTracks = tracks
         loadThreads = try arguments.intOption("--threads", in: 2...64) ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
+        loadRow = try arguments.option("--row")
+        if let loadRow, loadRow.isEmpty || which != "load" {
+            throw UsageError("bench: --row '\(loadRow)' names a row of load only (strip, mono, routing, headroom, automation)")
+        }
         guard ["all", "mixdown", "loudness", "stretch", "speed", "scale", "scale-open", "engine", "automation", "load", "capture", "screen",
                "jack", "budgets"].contains(which) else {
             throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, loudness, stretch, speed, scale, engine, automation, load, capture, screen, jack, budgets)")
@@ -220,7 +228,8 @@ struct BenchCommand: Command {
         }
         if which == "all" || which == "load" {
             attempt("paced load") {
-                try BenchLoad.run(folder: folder, runs: min(runs, 3), seconds: loadSeconds, threads: loadThreads, tracks: loadTracks)
+                try BenchLoad.run(folder: folder, runs: min(runs, 3), seconds: loadSeconds, threads: loadThreads, tracks: loadTracks,
+                                  only: loadRow)
             }
         }
         if which == "all" || which == "capture" {
