@@ -284,10 +284,12 @@ final class PlaybackStrip: @unchecked Sendable {
             for c in 0..<channelCount { tailTable[c] = buffers[c] + taken }
             out = tailTable
             info = transport.advanced(by: taken)
-        } else if latencyFrames > 0 {
-            primeIfAdopted(seq: seq, transport: transport)
         }
         let at = seq + Int64(taken)
+        // Primed where the voice's frames begin: after what was rendered ahead too (a loop
+        // change's switch point inside this period cut it there), in the period's own
+        // remaining frames, so what was taken stays.
+        if latencyFrames > 0 { primeIfAdopted(seq: at, transport: info, scratch: out, chunkFrames: taken > 0 ? n - taken : maxFrames) }
         let missing = voice.pull(into: out, frameCount: n - taken, seq: at + Int64(latencyFrames))
         processChain(out, frameCount: n - taken, transport: info, midi: taken > 0 ? UnsafeBufferPointer(start: nil, count: 0) : midi)
         ahead?.renderedInPeriod(seq: seq, frameCount: n)
@@ -310,7 +312,7 @@ final class PlaybackStrip: @unchecked Sendable {
         // A loop change whose switch point fell inside what was rendered ahead: what lay past
         // it was dropped and the voice read on the new way, so a latent chain starts again
         // there, as after a locate.
-        if latencyFrames > 0 { primeIfAdopted(seq: seq, transport: info) }
+        if latencyFrames > 0 { primeIfAdopted(seq: seq, transport: info, scratch: buffers, chunkFrames: maxFrames) }
         let missing = voice.pull(into: ahead.blockTable, frameCount: k, seq: seq + Int64(latencyFrames))
         processChain(ahead.blockTable, frameCount: k, transport: info, midi: UnsafeBufferPointer(start: nil, count: 0))
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
@@ -338,8 +340,12 @@ final class PlaybackStrip: @unchecked Sendable {
     /// latency's worth of the frames just before the ones it will play and drops the output,
     /// so from then on the chain's output lines up with the timeline (as in export).
     ///
+    /// `scratch` (channel pointers with room for `chunkFrames` frames each) holds the frames
+    /// fed and dropped.
+    ///
     /// Audio thread, or a worker rendering ahead (holding the claim): no allocation, no locks.
-    private func primeIfAdopted(seq: Int64, transport: TransportInfo) {
+    private func primeIfAdopted(seq: Int64, transport: TransportInfo, scratch: UnsafeMutablePointer<UnsafeMutablePointer<Float>>,
+                                chunkFrames: Int) {
         voice.settle(seq: seq)
         guard voice.adoptedSincePrime, let chain else { return }
         voice.adoptedSincePrime = false
@@ -347,9 +353,9 @@ final class PlaybackStrip: @unchecked Sendable {
         var left = latencyFrames
         var at = seq
         while left > 0 {
-            let k = min(left, maxFrames)
-            _ = voice.pull(into: buffers, frameCount: k, seq: at)
-            var context = RenderContext(inPlace: UnsafeBufferPointer(start: buffers, count: channelCount),
+            let k = min(left, max(1, chunkFrames))
+            _ = voice.pull(into: scratch, frameCount: k, seq: at)
+            var context = RenderContext(inPlace: UnsafeBufferPointer(start: scratch, count: channelCount),
                                         frameCount: k, transport: transport)
             chain.process(&context)
             left -= k
