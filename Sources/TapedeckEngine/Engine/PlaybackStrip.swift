@@ -291,6 +291,10 @@ final class PlaybackStrip: @unchecked Sendable {
         // remaining frames, so what was taken stays.
         if latencyFrames > 0 { primeIfAdopted(seq: at, transport: info, scratch: out, chunkFrames: taken > 0 ? n - taken : maxFrames) }
         let missing = voice.pull(into: out, frameCount: n - taken, seq: at + Int64(latencyFrames))
+        // Taken up in the middle of the pull (a device that waits for the disk, whose answer
+        // came during it): the chain goes on with the new frames, and a later prime would
+        // feed it frames already played (a latency's worth of silence then).
+        if latencyFrames > 0 { voice.adoptedSincePrime = false }
         processChain(out, frameCount: n - taken, transport: info, midi: taken > 0 ? UnsafeBufferPointer(start: nil, count: 0) : midi)
         ahead?.renderedInPeriod(seq: seq, frameCount: n)
         if missing > 0 { underrunFrames.add(Int64(missing), ordering: .relaxed) }
