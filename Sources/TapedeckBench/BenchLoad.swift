@@ -66,18 +66,32 @@ public enum BenchLoad {
         var misses: Int { wall.filter { $0 > 1 }.count }
     }
 
+    /// What the strip DSP rows' names begin with.
+    static func stripsName(_ strips: Int) -> String { "strip DSP: \(strips) mono strips" }
+
+    /// The rows' names as `--row` picks them (a row is run when its name holds the text):
+    /// the strip DSP rows', then the paced rows'.
+    public static func names(tracks: Int?) -> [String] {
+        [stripsName(tracks ?? 1024)] + rows(seconds: nil, tracks: tracks).map(\.name)
+    }
+
     /// Runs each row `runs` times on one thread and on `threads`, alternating, `seconds` each.
     public static func run(folder: String, runs: Int, seconds: Double?, threads: Int, tracks: Int? = nil,
                            only: String? = nil) throws -> [BenchResult] {
+        // `only` picks rows by name (``names(tracks:)``).
+        let strips = tracks ?? 1024
+        let paced = rows(seconds: seconds, tracks: tracks).filter { row in only.map { row.name.contains($0) } ?? true }
+        let measuresStrips = only.map { stripsName(strips).contains($0) } ?? true
         // The strips' DSP alone first: what the big row's chains cost in CPU, device aside.
         var results: [BenchResult] = []
-        if only.map({ "strip DSP".contains($0) }) ?? true {
-            results += try BenchStrips.run(runs: runs, seconds: min(seconds ?? 10, 10), strips: tracks ?? 1024)
+        if measuresStrips {
+            results += try BenchStrips.run(runs: runs, seconds: min(seconds ?? 10, 10), strips: strips)
         }
+        guard !paced.isEmpty else { return results }
         for tool in ["jackd", "jack_wait"] where BenchSupport.which(tool) == nil {
             throw BenchError("\(tool) is not installed (apt-get install jackd2)")
         }
-        for row in rows(seconds: seconds, tracks: tracks) where only.map({ row.name.contains($0) }) ?? true {
+        for row in paced {
             let session = try BenchEngine.prepare(folder: folder, size: row.size)
             let server = try PrivateServer(periodFrames: row.size.periodFrames)
             defer { server.stop() }

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// `tapedeck bench engine` and `tapedeck bench capture` at toy sizes: the rows print, with
+/// `tapedeck bench engine`, `load --row` and `capture` at toy sizes: the rows print, with
 /// numbers, and the capture loses nothing. (The real sizes are for release builds.)
 final class BenchSmokeTests: XCTestCase {
     /// The row starting with `prefix`, failing the test when there is none.
@@ -44,6 +44,22 @@ final class BenchSmokeTests: XCTestCase {
         XCTAssertFalse(recording.contains("not run"), recording)
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("recording-takes").path),
                        "the bench deletes its takes")
+    }
+
+    /// `bench load --row TEXT` measures the rows whose name holds TEXT and no other; a TEXT no
+    /// row holds (a typo) is refused with the rows' names, before anything runs.
+    func testLoadRowPicksRowsByNameAndRefusesATypo() throws {
+        let folder = try Tapedeck.temporaryFolder(self)
+        let r = try Tapedeck.run(["bench", "load", "--row", "strip DSP", "--tracks", "8", "--seconds", "0.2", "--runs", "1",
+                                  "--folder", folder.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = r.stdout.split(separator: "\n").filter { $0.hasPrefix("strip DSP") || $0.hasPrefix("paced JACK") }
+        XCTAssertEqual(lines.count, 2, r.stdout)
+        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("strip DSP: 8 mono strips") && $0.contains("CPU s per s of audio") }, r.stdout)
+        let typo = try Tapedeck.run(["bench", "load", "--row", "routnig", "--folder", folder.path])
+        XCTAssertEqual(typo.status, 64, typo.stderr)
+        XCTAssertTrue(typo.stderr.contains("no row of load holds 'routnig'") && typo.stderr.contains("'routing: 256 tracks"), typo.stderr)
+        XCTAssertEqual(typo.stdout, "", "nothing measured")
     }
 
     /// JACK round trip: jack_iodelay on private dummy servers measures the loop through

@@ -162,6 +162,11 @@ struct BenchCommand: Command {
         if let loadRow, loadRow.isEmpty || which != "load" {
             throw UsageError("bench: --row '\(loadRow)' names a row of load only (strip, mono, routing, headroom, automation)")
         }
+        if let loadRow, !BenchLoad.names(tracks: tracks).contains(where: { $0.contains(loadRow) }) {
+            // A typo would otherwise measure nothing and print an empty table.
+            throw UsageError("bench: no row of load holds '\(loadRow)' (rows: "
+                             + BenchLoad.names(tracks: tracks).map { "'\($0)'" }.joined(separator: ", ") + ")")
+        }
         guard ["all", "mixdown", "loudness", "stretch", "speed", "scale", "scale-open", "engine", "automation", "load", "capture", "screen",
                "jack", "budgets"].contains(which) else {
             throw UsageError("bench: unknown benchmark '\(which)' (all, mixdown, loudness, stretch, speed, scale, engine, automation, load, capture, screen, jack, budgets)")
