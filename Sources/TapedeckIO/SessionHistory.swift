@@ -182,11 +182,8 @@ public enum SessionHistory {
             guard let stamp = FileStamp.of(path: dir + "/" + name) else { return nil }
             return (name, stamp.modificationNanoseconds)
         }.sorted { ($0.nanos, $0.name) < ($1.nanos, $1.name) }.suffix(limit)
-        let f = DateFormatter()
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        f.locale = Locale(identifier: "en_US_POSIX")
         let index = Index(undo: stamped.map { step in
-            Step(file: step.name, name: "the save of \(f.string(from: Date(timeIntervalSince1970: Double(step.nanos) / 1e9))) (its name was in the lost index)")
+            Step(file: step.name, name: "the save of \(LocalTimestamp.string("%Y-%m-%d %H:%M:%S", at: Date(timeIntervalSince1970: Double(step.nanos) / 1e9))) (its name was in the lost index)")
         })
         let path = dir + "/index.json"
         // Only a writer (the lock's holder) mends the index; a reader just reads the steps.

@@ -28,10 +28,7 @@ public enum TakeFiles {
 
     private static func freshNames(in directory: String, of folder: SessionFolder, tracks: [Int], extension ext: String,
                                    mirror: String? = nil) -> [String] {
-        let f = DateFormatter()
-        f.dateFormat = "yyyyMMdd-HHmmss"
-        f.locale = Locale(identifier: "en_US_POSIX")
-        let stamp = f.string(from: Date())
+        let stamp = LocalTimestamp.string("%Y%m%d-%H%M%S")
         return tracks.map { track in
             let base = tracks.count == 1 ? "take-\(stamp)" : "take-\(stamp)-t\(track + 1)"
             for n in 1...10_000 {
@@ -63,12 +60,9 @@ public enum TakeFiles {
         let track = trackIndex.flatMap { i in session?.tracks.indices.contains(i) == true ? session?.tracks[i] : nil }
         var name = folder.map { ($0.path as NSString).lastPathComponent } ?? ""
         if name.hasSuffix(".tapedeck") { name.removeLast(".tapedeck".count) }
-        let f = DateFormatter()
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        f.locale = Locale(identifier: "en_US_POSIX")
         return TakeMetadata(session: name, trackNumber: trackIndex.map { $0 + 1 }, trackName: track?.name ?? "",
                             timelineFrame: timelineFrame, latencyFrames: latency.totalFrames, speed: speed, device: device,
-                            deviceChannels: deviceChannels, inputChain: inputChain, startedAt: f.string(from: Date()),
+                            deviceChannels: deviceChannels, inputChain: inputChain, startedAt: LocalTimestamp.string("%Y-%m-%d %H:%M:%S"),
                             latencyParts: latency.playing ? latency.text : "")
     }
 

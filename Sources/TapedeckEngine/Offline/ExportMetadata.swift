@@ -15,12 +15,9 @@ extension Mixdown.Request {
     /// The export's metadata (the mix's, or stem `track`'s): its place is the range's first
     /// frame on the timeline, which is also its `bext` time reference.
     func fileMetadata(track: Int? = nil) -> TakeMetadata {
-        let f = DateFormatter()
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        f.locale = Locale(identifier: "en_US_POSIX")
         let name = track.flatMap { session.tracks.indices.contains($0) ? session.tracks[$0].name : nil } ?? ""
         return TakeMetadata(session: sessionName, trackNumber: track.map { $0 + 1 }, trackName: name,
-                            timelineFrame: range.startFrame, speed: timePitch.speed, startedAt: f.string(from: Date()),
+                            timelineFrame: range.startFrame, speed: timePitch.speed, startedAt: LocalTimestamp.string("%Y-%m-%d %H:%M:%S"),
                             // With a time-of-day origin, the export says the time of day it starts at.
                             timeReference: session.timeOfDayOrigin.map { $0 + range.startFrame })
     }
