@@ -81,10 +81,13 @@ struct JackServer {
             _ = starter.kill(SIGKILL)
             throw XCTSkip("the private JACK server did not start (see /tmp/jackd-\(name).log)")
         }
-        test.addTeardownBlock {
+        test.addTeardownBlock { [weak test] in
             kill(pid, SIGTERM)
             for _ in 0..<300 where kill(pid, 0) == 0 { usleep(10_000) }
             if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+            // The server's log is kept for a test that failed, else removed: every test with a
+            // server left one in /tmp (hundreds after a few runs of the suite).
+            if let run = test?.testRun, run.totalFailureCount == 0 { unlink("/tmp/jackd-\(name).log") }
         }
         return JackServer(name: name, pid: pid)
     }
