@@ -13,7 +13,10 @@ public enum LocalTimestamp {
     /// `date` (now, unless given) in the local time zone, formatted by `strftime` with
     /// `format` (numeric fields only, such as `%Y-%m-%d %H:%M:%S`).
     public static func string(_ format: String, at date: Date = Date()) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        let since1970 = date.timeIntervalSince1970.rounded(.down)
+        // (A date no calendar field can hold — a file's stamp from nowhere — is no time.)
+        guard since1970.isFinite, abs(since1970) < 1e15 else { return "" }
+        var seconds = time_t(since1970)
         var fields = tm()
         tzset()
         guard localtime_r(&seconds, &fields) != nil else { return "" }

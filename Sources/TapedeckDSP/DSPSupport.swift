@@ -50,10 +50,10 @@ extension UnsafeStorage where T == Float {
     /// maps and zeroes 2 MiB, not 4 KiB. Why: an export's delay lines (4 s for each channel,
     /// 2 MiB a stereo track) faulted 4 KiB at a time as the write head first went round —
     /// 64 % of a W8 export's 7,286 page faults, every one on a rendering thread. With huge
-    /// pages the export takes 2,996, and 9 % less CPU (medians of 25 alternating runs with
-    /// the kernel's huge pages on and off: 159 against 175 ms). Where the kernel has no huge
-    /// page to give it maps small ones, as before. Offline only: a live line is touched whole
-    /// when it is made.
+    /// pages the export takes 2,996, and 4–11 % less CPU (medians of alternating runs with
+    /// the kernel's huge pages on and off, three sets; idle: 136 against 143 ms), its wall
+    /// time the same within the noise. Where the kernel has no huge page to give it maps
+    /// small ones, as before. Offline only: a live line is touched whole when it is made.
     mutating func allocateLazilyZeroed(_ count: Int) {
         free()
         let huge = 2 << 20
