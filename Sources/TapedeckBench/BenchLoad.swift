@@ -58,6 +58,9 @@ public enum BenchLoad {
         /// Each period's wall and CPU time as a share of the period.
         var wall: [Double]
         var cpu: [Double]
+        /// Each period's strips rendered ahead whose chains it ran itself (the workers had
+        /// not reached them).
+        var aheadMisses: [Int]
         var xruns: Int
         var underrunFrames: Int64
         /// The process's CPU over the run ÷ its wall time: cores kept busy.
@@ -105,6 +108,14 @@ public enum BenchLoad {
         return results
     }
 
+    /// What rendering ahead missed: the periods that ran some strips' chains themselves.
+    static func aheadText(_ runs: [Measured]) -> String {
+        let periods = runs.map { $0.aheadMisses.filter { $0 > 0 }.count }.reduce(0, +)
+        guard periods > 0 else { return "" }
+        let strips = runs.map { $0.aheadMisses.reduce(0, +) }.reduce(0, +)
+        return "; \(periods) periods ran \(strips) strips not rendered ahead"
+    }
+
     /// The row's line: all threads measured, one thread as the peer, p99.9 wall beside.
     static func result(_ row: Row, one: [Measured], all: [Measured], threads: Int) -> BenchResult {
         func text(_ runs: [Measured]) -> String {
@@ -115,6 +126,7 @@ public enum BenchLoad {
                 + "\(BenchSupport.fixed(BenchSupport.median(runs.map(\.cores)), 2)) cores busy; "
                 + "\(runs.map(\.misses).reduce(0, +)) missed, \(runs.map(\.xruns).reduce(0, +)) xruns"
                 + (runs.contains { $0.underrunFrames > 0 } ? ", \(runs.map(\.underrunFrames).reduce(0, +)) underrun frames" : "")
+                + aheadText(runs)
                 + " (\(runs.first?.wall.count ?? 0) periods a run)"
         }
         let oneP = BenchSupport.median(one.map { BenchSupport.quantile($0.wall, 0.999) })
@@ -175,6 +187,7 @@ public enum BenchLoad {
         let period = Double(device.configuration.periodFrames) / Double(sampleRate) * 1e9
         let kept = times.periods()
         return Measured(wall: kept.wall.map { Double($0) / period }, cpu: kept.cpu.map { Double($0) / period },
+                        aheadMisses: kept.aheadMisses,
                         xruns: after.xrunCount - before.xrunCount, underrunFrames: after.underrunFrames - before.underrunFrames,
                         cores: cpu / max(wall, 1e-9))
     }

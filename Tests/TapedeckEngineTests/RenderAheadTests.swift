@@ -8,8 +8,9 @@ import TapedeckIO
 
 /// Playback rendered ahead by the workers: faders still move at the device period, a chain
 /// parameter is heard within the render-ahead time, a locate drops what was rendered ahead, a
-/// loop set while rolling is rendered ahead and wraps frame-exact, and a strip that is armed
-/// or monitors its input is never rendered ahead.
+/// loop set while rolling is rendered ahead and wraps frame-exact, a worker that fell behind
+/// fills the emptiest strips first, and a strip that is armed or monitors its input is never
+/// rendered ahead.
 final class RenderAheadTests: XCTestCase {
     private var folder: SessionFolder!
     private let rate = 48000
@@ -223,6 +224,51 @@ final class RenderAheadTests: XCTestCase {
         heard = []
         while heard.count < near + 16 * period { heard += next() }
         XCTAssertGreaterThanOrEqual(follows(heard, from: last, loopEnd: near), 1, "\(what): the nearer loop wrapped")
+    }
+
+    func testAWorkerBehindFillsTheEmptiestStripsFirst() throws {
+        // Six strips rendered ahead, full; then, as after a worker fell behind, two of them
+        // emptied (the device period rendered them itself) and the rest a block down.
+        var s = Session()
+        let material = try region("a.wav", frames: 96000) { _ in 0.25 }
+        s.tracks = (0..<6).map { Track(name: "T\($0)", playbackChain: "gain:0", regions: [material]) }
+        let (engine, device) = try start(s)
+        try roll(engine, device)
+        for _ in 0..<8 { step(engine, device, fill: Array(0..<6)) }
+        // The test thread is the device's between periods: it closes the window, so the
+        // workers stand still, and takes a worker's place below.
+        engine.core.closeAhead()
+        let buffers = try (0..<6).map { try XCTUnwrap(ahead(engine, strip: $0)) }
+        let block = buffers[0].blockFrames, levels = buffers[0].capacityFrames / block
+        XCTAssertGreaterThanOrEqual(levels, 3, "a few blocks ahead at \(period)-frame periods")
+        for a in buffers { XCTAssertEqual(a.frames, levels * block, "full before") }
+        let scratch = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+        scratch.initialize(to: .allocate(capacity: levels * block))
+        defer {
+            scratch[0].deallocate()
+            scratch.deallocate()
+        }
+        let emptied: Set<Int> = [1, 4]
+        for (i, a) in buffers.enumerated() {
+            let k = emptied.contains(i) ? a.frames : block
+            XCTAssertEqual(a.take(into: scratch, seq: a.readSeq, frameCount: k), k)
+        }
+        // As the window opens: the next period's blocks first.
+        engine.core.aheadLevel.store(1, ordering: .relaxed)
+        // Every block goes to the two empty strips until they hold what the others do.
+        for call in 0..<(2 * (levels - 1)) {
+            XCTAssertTrue(engine.core.renderAhead(thread: 1), "block \(call) rendered")
+            if call == 1 {
+                XCTAssertEqual(emptied.map { buffers[$0].frames }, [block, block], "each empty strip got the next period's block first")
+            }
+        }
+        for (i, a) in buffers.enumerated() {
+            XCTAssertEqual(a.frames, (levels - 1) * block, "strip \(i): the empty ones filled first, the rest untouched")
+        }
+        // Then everyone's last block, and nothing more.
+        for _ in 0..<6 { XCTAssertTrue(engine.core.renderAhead(thread: 1)) }
+        XCTAssertFalse(engine.core.renderAhead(thread: 1), "all full")
+        for a in buffers { XCTAssertEqual(a.frames, levels * block) }
     }
 
     func testAnArmedOrMonitoredStripIsNeverRenderedAhead() throws {

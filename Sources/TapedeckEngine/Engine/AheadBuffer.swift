@@ -28,7 +28,8 @@ final class AheadBuffer: @unchecked Sendable {
     let claim = Atomic<Bool>(false)
     /// Blocks rendered ahead so far (for tests and the status). Any thread.
     let renderedBlocks = Atomic<Int64>(0)
-    /// Frames held now, as the last writer left it (for tests; the fields below are the truth).
+    /// Frames held now, as the last writer left it: the workers' hint of which strips are
+    /// emptiest, and what tests read (the fields below are the truth).
     let heldFrames = Atomic<Int>(0)
 
     /// Whether ``writeSeq`` is where the voice is (false after a seek, until the device

@@ -43,6 +43,11 @@ final class Graph: @unchecked Sendable {
     /// ahead buffer.
     let aheadStrips: UnsafeMutablePointer<Int>
     let aheadCount: Int
+    /// Those strips' ahead buffers, in the same order: what the workers look through for the
+    /// emptiest without going through each strip.
+    let aheadBuffers: UnsafeMutablePointer<Unmanaged<AheadBuffer>>
+    /// The most blocks any of them holds (its capacity in blocks).
+    let aheadLevels: Int
     /// Each strip's automation in this graph (nil: none), kept alive here; the audio thread
     /// hands each strip its own as the graph is installed.
     let automations: [StripAutomation?]
@@ -104,6 +109,9 @@ final class Graph: @unchecked Sendable {
         aheadStrips.initialize(repeating: 0, count: max(ahead.count, 1))
         for (k, i) in ahead.enumerated() { aheadStrips[k] = i }
         aheadCount = ahead.count
+        aheadBuffers = .allocate(capacity: max(ahead.count, 1))
+        for (k, i) in ahead.enumerated() { (aheadBuffers + k).initialize(to: Unmanaged.passUnretained(strips[i].ahead!)) }
+        aheadLevels = ahead.map { i in strips[i].ahead.map { $0.capacityFrames / max($0.blockFrames, 1) } ?? 1 }.max() ?? 1
         if !spec.midiBindings.isEmpty {
             var byTrack: [Int: InputStrip] = [:]
             for (i, t) in inputTracks.enumerated() { byTrack[t] = inputs[i] }
@@ -113,6 +121,7 @@ final class Graph: @unchecked Sendable {
 
     deinit {
         aheadStrips.deallocate()
+        aheadBuffers.deallocate()
         automationTable.deallocate()
         prefetch.deallocate()
         listensToMIDI.deallocate()

@@ -105,6 +105,10 @@ final class PlaybackStrip: @unchecked Sendable {
     let handedOver = Atomic<Bool>(false)
     /// Underrun frames so far (the audio thread adds).
     let underrunFrames = Atomic<Int64>(0)
+    /// Rolling periods in which the period itself ran this strip's chain because the workers
+    /// had not rendered its frames ahead (counted only for a strip rendered ahead). Written
+    /// in the period, read by a benchmark (``PeriodTimes``).
+    let aheadMisses = Atomic<Int>(0)
 
     /// This graph's automation of the strip (set by the audio thread as the graph is
     /// installed). Audio thread.
@@ -278,6 +282,7 @@ final class PlaybackStrip: @unchecked Sendable {
         // the voice now.
         let taken = ahead?.take(into: buffers, seq: seq, frameCount: n) ?? 0
         if taken == n { return 0 }
+        if ahead != nil { aheadMisses.add(1, ordering: .relaxed) }
         var out = buffers
         var info = transport
         if taken > 0 {

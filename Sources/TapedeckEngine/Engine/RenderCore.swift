@@ -58,6 +58,11 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     var aheadSnapshot: AheadSnapshot?
     /// Where the workers take turns over the strips rendered ahead.
     let aheadCursor = Atomic<Int>(0)
+    /// The blocks held that the workers are filling strips up to now: 1 (the next period's)
+    /// as the window opens, one more each time no strip holds fewer (``renderAhead(thread:)``).
+    let aheadLevel = Atomic<Int>(1)
+    /// Whether the last period was timed for ``periodTimes``.
+    var wasTimed = false
     /// Freewheeling for stems: each tapped track's own output, every period.
     var stemTaps: StemTaps?
     /// Freewheeling one stem at another speed: only this strip's path reaches the master
@@ -273,11 +278,15 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
         let began = monotonicNanoseconds()
         cycleBegan = began
         let timed = periodTimes?.isArmed ?? false
+        // What strips missed before the first timed period is not this period's.
+        if timed && !wasTimed { _ = takeAheadMisses() }
+        wasTimed = timed
         let cpuBegan = timed ? PeriodTimes.threadCPUNanoseconds() : 0
         defer {
             if timed {
                 periodTimes?.record(wallNanoseconds: monotonicNanoseconds() - began,
-                                    cpuNanoseconds: PeriodTimes.threadCPUNanoseconds() - cpuBegan)
+                                    cpuNanoseconds: PeriodTimes.threadCPUNanoseconds() - cpuBegan,
+                                    aheadMisses: takeAheadMisses())
             }
         }
         // The strips are this thread's again (the workers' blocks ahead are done).

@@ -12,6 +12,7 @@ public final class PeriodTimes: @unchecked Sendable {
     public let capacity: Int
     private let wall: UnsafeMutablePointer<Int64>
     private let cpu: UnsafeMutablePointer<Int64>
+    private let misses: UnsafeMutablePointer<Int32>
     private let count = Atomic<Int>(0)
     private let armed = Atomic<Bool>(false)
 
@@ -22,11 +23,14 @@ public final class PeriodTimes: @unchecked Sendable {
         wall.initialize(repeating: 0, count: self.capacity)
         cpu = .allocate(capacity: self.capacity)
         cpu.initialize(repeating: 0, count: self.capacity)
+        misses = .allocate(capacity: self.capacity)
+        misses.initialize(repeating: 0, count: self.capacity)
     }
 
     deinit {
         wall.deallocate()
         cpu.deallocate()
+        misses.deallocate()
     }
 
     /// Starts keeping periods (from empty). Control thread.
@@ -51,19 +55,23 @@ public final class PeriodTimes: @unchecked Sendable {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
-    /// One period: its wall and CPU nanoseconds. Audio thread: stores.
+    /// One period: its wall and CPU nanoseconds, and the strips rendered ahead whose chains it
+    /// had to run itself (the workers had not reached them). Audio thread: stores.
     @inline(__always)
-    func record(wallNanoseconds: Int64, cpuNanoseconds: Int64) {
+    func record(wallNanoseconds: Int64, cpuNanoseconds: Int64, aheadMisses: Int) {
         let k = count.load(ordering: .relaxed)
         guard k < capacity else { return }
         wall[k] = wallNanoseconds
         cpu[k] = cpuNanoseconds
+        misses[k] = Int32(clamping: aheadMisses)
         count.store(k + 1, ordering: .releasing)
     }
 
-    /// What was kept: each period's wall and CPU nanoseconds. Control thread, once disarmed.
-    public func periods() -> (wall: [Int64], cpu: [Int64]) {
+    /// What was kept: each period's wall and CPU nanoseconds, and its strips that missed
+    /// what was rendered ahead. Control thread, once disarmed.
+    public func periods() -> (wall: [Int64], cpu: [Int64], aheadMisses: [Int]) {
         let n = count.load(ordering: .acquiring)
-        return (Array(UnsafeBufferPointer(start: wall, count: n)), Array(UnsafeBufferPointer(start: cpu, count: n)))
+        return (Array(UnsafeBufferPointer(start: wall, count: n)), Array(UnsafeBufferPointer(start: cpu, count: n)),
+                UnsafeBufferPointer(start: misses, count: n).map { Int($0) })
     }
 }
