@@ -122,13 +122,19 @@ extension RenderCore {
             var level = aheadLevel.load(ordering: .relaxed)
             while level <= g.aheadLevels {
                 let start = Int(UInt(bitPattern: aheadCursor.load(ordering: .relaxed)) % UInt(count))
+                // The lowest level a strip passed over would be rendered at: where to go on.
+                var next = g.aheadLevels + 1
                 for k in 0..<count {
                     var at = start + k
                     if at >= count { at -= count }
                     let did = g.aheadBuffers[at]._withUnsafeGuaranteedRef { ahead -> Bool in
                         // A hint read without the claim; the claim's holder checks again.
-                        guard ahead.heldFrames.load(ordering: .relaxed) < level * ahead.blockFrames,
-                              ahead.claim.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return false }
+                        let held = ahead.heldFrames.load(ordering: .relaxed)
+                        guard held < level * ahead.blockFrames else {
+                            next = min(next, held / ahead.blockFrames + 1)
+                            return false
+                        }
+                        guard ahead.claim.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return false }
                         let did = ahead.frames < level * ahead.blockFrames
                             && g.stripTable[g.aheadStrips[at]]._withUnsafeGuaranteedRef { $0.renderAhead { snapshot.transport(atSeq: $0, graph: g) } }
                         ahead.claim.store(false, ordering: .releasing)
@@ -139,8 +145,10 @@ extension RenderCore {
                         return true
                     }
                 }
-                // None below this level (or none that could be rendered): the next.
-                _ = aheadLevel.compareExchange(expected: level, desired: level + 1, ordering: .relaxed)
+                // None below this level (or none that could be rendered): on to the lowest
+                // one held, at once. (At 32-frame periods most windows find every strip a
+                // block or less short of full: one pass, not one per level.)
+                _ = aheadLevel.compareExchange(expected: level, desired: max(level + 1, next), ordering: .relaxed)
                 level = aheadLevel.load(ordering: .relaxed)
             }
             return false
