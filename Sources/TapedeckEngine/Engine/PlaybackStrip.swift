@@ -109,6 +109,9 @@ final class PlaybackStrip: @unchecked Sendable {
     /// had not rendered its frames ahead (counted only for a strip rendered ahead). Written
     /// in the period, read by a benchmark (``PeriodTimes``).
     let aheadMisses = Atomic<Int>(0)
+    /// The last period (``RenderCore/periodNumber``) whose node of this strip is done, so its
+    /// final paths may be landed. Its node's thread stores; the lander loads.
+    let finishedPeriod = Atomic<Int>(-1)
 
     /// This graph's automation of the strip (set by the audio thread as the graph is
     /// installed). Audio thread.

@@ -20,26 +20,34 @@ extension RenderCore {
         var transport = TransportInfo()
         var rolling = false
         var targets: StripTargets?
+        /// ``RenderCore/periodNumber`` of this period.
+        var number = 0
     }
 
-    /// Renders every strip of `g` for this period on all the threads and lands the paths into
-    /// the master and device outputs (in walk order) on this one; then tells the underruns
-    /// the strips met (the event queue has one writer).
+    /// Renders every strip of `g` for this period on all the threads, landing the paths into
+    /// the master and device outputs in walk order as their strips finish
+    /// (``landFinished(_:frameCount:targets:scratch:)``) and the rest on this one once all
+    /// are done; then tells the underruns the strips met (the event queue has one writer).
     ///
     /// Audio thread: no allocation, no locks; waits for the workers' last strips (a bounded
     /// spin, then a futex).
     func mixOnThreads(_ g: Graph, pool: OpaquePointer, plan: OpaquePointer, frameCount n: Int, transport: TransportInfo,
                       rolling: Bool, targets: StripTargets) {
-        period = GraphPeriod(phase: .render, frames: n, transport: transport, rolling: rolling, targets: targets)
+        periodNumber &+= 1
+        landCursor = 0
+        period = GraphPeriod(phase: .render, frames: n, transport: transport, rolling: rolling, targets: targets,
+                             number: periodNumber)
         td_graph_pool_run(pool, plan)
+        // Every node is done (and with it every landing a node began): what is left lands here.
         let scratch = PathScratch(channels: pathScratch, devices: deviceTargets)
         let p = g.processPlan
-        for k in 0..<p.finalCount {
+        for k in landCursor..<p.finalCount {
             let path = p.final[k], source = p.finalSource[k]
             let buffers = g.stripTable[source]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
             landOutput(g, strip: source, path: path, from: buffers, frameCount: n, own: g.routes.gains[path], targets: targets,
                        scratch: scratch)
         }
+        landCursor = p.finalCount
         for i in 0..<g.trackCount {
             let missing = g.stripTable[i]._withUnsafeGuaranteedRef { strip -> Int in
                 let m = strip.periodMissing
@@ -75,6 +83,39 @@ extension RenderCore {
                 g.stripTable[i]._withUnsafeGuaranteedRef { $0.periodMissing = missing }
             }
             routeStrip(g, strip: i, frameCount: n, targets: targets, lands: false, scratch: scratch)
+            g.stripTable[i]._withUnsafeGuaranteedRef { $0.finishedPeriod.store(period.number, ordering: .sequentiallyConsistent) }
+            landFinished(g, frameCount: n, targets: targets, scratch: scratch)
+        }
+    }
+
+    /// Lands the period's final paths (onto the master and device outputs) from the next one
+    /// on, for as long as their strips are done: the sum builds up while later strips still
+    /// render, on whichever thread finished a strip, and with the strip's output still in its
+    /// cache. One thread lands at a time (``landLock``), in walk order, so the sums are the
+    /// same bits as the one-thread walk's. A thread that finds another landing goes back to
+    /// its strips; the lander looks once more after letting go, so a strip finished while it
+    /// held the lock is not left for the device's thread's sweep (only a cost if it were: the
+    /// sweep in ``mixOnThreads`` lands whatever is left).
+    ///
+    /// Audio thread or a worker: no allocation; a try-lock that never waits.
+    private func landFinished(_ g: Graph, frameCount n: Int, targets: StripTargets, scratch: PathScratch) {
+        let p = g.processPlan, number = period.number
+        func ready(_ k: Int) -> Bool {
+            k < p.finalCount
+                && g.stripTable[p.finalSource[k]]._withUnsafeGuaranteedRef { $0.finishedPeriod.load(ordering: .sequentiallyConsistent) } == number
+        }
+        while landLock.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+            var k = landCursor
+            while ready(k) {
+                let path = p.final[k], source = p.finalSource[k]
+                let buffers = g.stripTable[source]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
+                landOutput(g, strip: source, path: path, from: buffers, frameCount: n, own: g.routes.gains[path],
+                           targets: targets, scratch: scratch)
+                k += 1
+            }
+            landCursor = k
+            landLock.store(false, ordering: .sequentiallyConsistent)
+            guard ready(k) else { return }
         }
     }
 

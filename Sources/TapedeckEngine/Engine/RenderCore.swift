@@ -61,6 +61,14 @@ final class RenderCore: AudioDeviceClient, @unchecked Sendable {
     /// The blocks held that the workers are filling strips up to now: 1 (the next period's)
     /// as the window opens, one more each time no strip holds fewer (``renderAhead(thread:)``).
     let aheadLevel = Atomic<Int>(1)
+    /// Who lands the period's final paths now (``landFinished(_:frameCount:targets:scratch:)``):
+    /// one thread at a time, so they are summed in walk order whichever thread lands them.
+    let landLock = Atomic<Bool>(false)
+    /// The next of the period's final paths to land. Read and written under ``landLock``
+    /// (the device's thread resets it before posting a period).
+    var landCursor = 0
+    /// The periods run on the threads so far: each strip notes the last one it finished.
+    var periodNumber = 0
     /// Whether the last period was timed for ``periodTimes``.
     var wasTimed = false
     /// Freewheeling for stems: each tapped track's own output, every period.
