@@ -90,7 +90,7 @@ final class CommandTableTests: XCTestCase {
     }
 
     func testBashCompletesCommandsOptionsAndChoices() throws {
-        let script = try CommandTableTests.write(Completions.bash(CommandList.all.map { $0.spec }), name: "tapedeck.bash")
+        let script = try CommandTableTests.write(Completions.bash(CommandList.all.map { $0.spec }), name: "tapedeck.bash", removedAfter: self)
         let cases: [(String, [String])] = [
             ("tapedeck ex", ["export"]),
             ("tapedeck export song.tapedeck --qu", ["--quality"]),
@@ -109,16 +109,16 @@ final class CommandTableTests: XCTestCase {
     }
 
     func testFishAndZshLoadTheirScripts() throws {
-        let fish = try CommandTableTests.write(Completions.fish(CommandList.all.map { $0.spec }), name: "tapedeck.fish")
+        let fish = try CommandTableTests.write(Completions.fish(CommandList.all.map { $0.spec }), name: "tapedeck.fish", removedAfter: self)
         let out = try CommandTableTests.run("/usr/bin/fish", ["--no-config", "-c", "source '\(fish)'; complete -C 'tapedeck export x --normal'; complete -C 'tapedeck export x --bits '"])
         let offered = out.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) }
         XCTAssertEqual(offered, ["--normalize", "16", "24", "32f"])
-        let zsh = try CommandTableTests.write(Completions.zsh(CommandList.all.map { $0.spec }), name: "_tapedeck")
+        let zsh = try CommandTableTests.write(Completions.zsh(CommandList.all.map { $0.spec }), name: "_tapedeck", removedAfter: self)
         _ = try CommandTableTests.run("/usr/bin/zsh", ["-n", zsh])
     }
 
     func testManPageRendersWithoutWarnings() throws {
-        let page = try CommandTableTests.write(ManPage.text(CommandList.all), name: "tapedeck.1")
+        let page = try CommandTableTests.write(ManPage.text(CommandList.all), name: "tapedeck.1", removedAfter: self)
         let out = try CommandTableTests.run("/bin/sh", ["-c", "groff -man -Tutf8 -ww -z '\(page)' 2>&1"])
         XCTAssertEqual(out, "", "groff warnings")
     }
@@ -172,9 +172,12 @@ final class CommandTableTests: XCTestCase {
         return String(text[a.upperBound..<b.lowerBound])
     }
 
-    static func write(_ text: String, name: String) throws -> String {
+    /// Writes `text` to a file `name` in a fresh temporary folder, removed when `test` ends
+    /// (each run of the suite left dozens of them in /tmp).
+    static func write(_ text: String, name: String, removedAfter test: XCTestCase) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapedeck-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        test.addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent(name)
         try text.write(to: url, atomically: true, encoding: .utf8)
         return url.path

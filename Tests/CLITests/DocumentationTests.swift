@@ -66,7 +66,7 @@ final class DocumentationTests: XCTestCase {
                 }
             }
             XCTAssertEqual(names, Set(command.spec.optionNames), "tapedeck-\(command.name).1")
-            let page = try CommandTableTests.write(text, name: ManPage.commandPageName(command.spec))
+            let page = try CommandTableTests.write(text, name: ManPage.commandPageName(command.spec), removedAfter: self)
             let out = try CommandTableTests.run("/bin/sh", ["-c", "groff -man -Tutf8 -ww -z '\(page)' 2>&1"])
             XCTAssertEqual(out, "", "groff warnings in tapedeck-\(command.name).1")
         }

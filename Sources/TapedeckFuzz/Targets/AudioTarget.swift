@@ -14,6 +14,8 @@ struct AudioTarget: FuzzTarget {
                                    "\u{FF}\u{FF}\u{FF}\u{7F}", "\0\0\0\0", "\u{1}\0", "\u{3}\0"].map { Array($0.utf8) })
 
     init() throws {
+        // A worker killed at the end of a run cannot remove its folder: the next run does.
+        Leftovers.removeDead(in: FileManager.default.temporaryDirectory.path, prefix: "tapedeck-fuzz-audio-")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapedeck-fuzz-audio-\(getpid())").path
         root = dir
         try? FileManager.default.removeItem(atPath: dir)

@@ -14,6 +14,8 @@ struct CLITarget: FuzzTarget {
 
     init() throws {
         binary = FuzzBinary.tapedeck
+        // A worker killed at the end of a run cannot remove its folder: the next run does.
+        Leftovers.removeDead(in: FileManager.default.temporaryDirectory.path, prefix: "tapedeck-fuzz-cli-")
         root = FileManager.default.temporaryDirectory.appendingPathComponent("tapedeck-fuzz-cli-\(getpid())").path
         try? FileManager.default.removeItem(atPath: root)
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)

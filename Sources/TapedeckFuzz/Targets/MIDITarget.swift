@@ -14,6 +14,8 @@ struct MIDITarget: FuzzTarget {
                                    "\u{FF}\u{FF}\u{FF}\u{7F}", "\u{90}", "\u{80}", "\0\0\0\u{6}", "\u{81}\u{80}\u{80}\u{80}\0"].map { Array($0.utf8) })
 
     init() throws {
+        // A worker killed at the end of a run cannot remove its folder: the next run does.
+        Leftovers.removeDead(in: FileManager.default.temporaryDirectory.path, prefix: "tapedeck-fuzz-midi-")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tapedeck-fuzz-midi-\(getpid())").path
         root = dir
         try? FileManager.default.removeItem(atPath: dir)

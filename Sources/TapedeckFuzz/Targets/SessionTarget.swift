@@ -20,6 +20,8 @@ struct SessionTarget: FuzzTarget {
                                   "audio/../../x.wav", "\u{1B}[2J\u{202E}", 9_000_000_000_000_000_000 as Int64, 1_000_000_001]
 
     init() throws {
+        // A worker killed at the end of a run cannot remove its folder: the next run does.
+        Leftovers.removeDead(in: FileManager.default.temporaryDirectory.path, prefix: "tapedeck-fuzz-")
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("tapedeck-fuzz-\(getpid())").path
         folder = SessionFolder(path: root + "/s")
         try? FileManager.default.removeItem(atPath: root)

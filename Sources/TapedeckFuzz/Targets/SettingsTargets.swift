@@ -1,4 +1,5 @@
 import Foundation
+import TapedeckIO
 import TapedeckCore
 import TapedeckUI
 
@@ -8,6 +9,8 @@ struct SettingsFiles {
     let folder: String
 
     init(kind: String) throws {
+        // A worker killed at the end of a run cannot remove its folder: the next run does.
+        Leftovers.removeDead(in: FileManager.default.temporaryDirectory.path, prefix: "tapedeck-fuzz-\(kind)-")
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("tapedeck-fuzz-\(kind)-\(getpid())").path
         try? FileManager.default.removeItem(atPath: root)
         folder = root + "/tapedeck"
