@@ -37,18 +37,20 @@ final class LoudnessHandoff: @unchecked Sendable {
     private var thread: Thread?
 
     /// A meter for a stereo bus at `sampleRate`, with its ring (two seconds) and, when
-    /// `threaded` (an engine that is heard; a freewheeling one measures nothing), its thread.
+    /// `threaded` (an engine that is heard), its thread. A freewheeling engine measures
+    /// nothing: it gets no meter until ``renew()`` and a ring of one block (every export made
+    /// and zeroed a two-second ring and a libebur128 meter with true peak that were never read).
     /// Control thread.
     init(sampleRate: Int, maxFrames: Int, threaded: Bool = true) {
         self.sampleRate = sampleRate
         self.threaded = threaded
-        ring = FrameRing(channelCount: 2, capacityFrames: max(2 * sampleRate, 4 * maxFrames))
+        ring = FrameRing(channelCount: 2, capacityFrames: threaded ? max(2 * sampleRate, 4 * maxFrames) : max(maxFrames, 1))
         let scratch = (0..<2).map { _ in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: LoudnessHandoff.chunkFrames)
             p.initialize(repeating: 0, count: LoudnessHandoff.chunkFrames)
             return p
         }
-        meter = Mutex(Meter(current: LoudnessHandoff.makeMeter(sampleRate: sampleRate), scratch: scratch))
+        meter = Mutex(Meter(current: threaded ? LoudnessHandoff.makeMeter(sampleRate: sampleRate) : nil, scratch: scratch))
         guard threaded else { return }
         // Every 40 ms (a reading shows at most that much less than was played; `reading()`
         // feeds the rest first). The thread holds the handoff only while it feeds it.
