@@ -192,7 +192,8 @@ final class RenderAheadTests: XCTestCase {
                 let expected = was + 1 == loopEnd ? 0 : was + 1
                 if expected == 0 { wraps += 1 }
                 guard frame(sample) == expected else {
-                    XCTFail("\(what): frame \(frame(sample)) heard at \(k) after frame \(was) (expected \(expected), loop end \(loopEnd))")
+                    let silence = heard[k...].prefix { $0 == 0 }.count
+                    XCTFail("\(what): frame \(frame(sample)) heard at \(k) after frame \(was) (expected \(expected), loop end \(loopEnd); \(silence) silent frames from there)")
                     return wraps
                 }
                 was = expected
@@ -214,11 +215,20 @@ final class RenderAheadTests: XCTestCase {
         }
         while heard.count < 2 * far + 8 * period { heard += next() }
         XCTAssertGreaterThanOrEqual(follows(heard, from: last, loopEnd: far), 1, "\(what): the loop wrapped")
-        guard let a else { return }
 
-        // A loop ending a few periods on, inside what the workers hold rendered ahead.
+        // A loop ending a few periods on: inside what the voice's ring holds (on one thread
+        // the loop's start had no room there until the switch point was played: 31 frames of
+        // silence after the wrap), and inside what the workers hold rendered ahead. Not on
+        // one thread with a latent chain whose look-ahead reaches past the loop's end (192
+        // frames here, the end 160 on): the chain has already taken in what follows the end,
+        // and with nothing rendered ahead there is no way to hear the loop exactly (it is
+        // primed, and what is left before the wrap is silent: a known limit).
         last = frame(heard[heard.count - 1])
-        XCTAssertGreaterThan(a.heldFrames.load(ordering: .relaxed), 5 * period, "\(what): rendered ahead past the next switch point")
+        if let a {
+            XCTAssertGreaterThan(a.heldFrames.load(ordering: .relaxed), 5 * period, "\(what): rendered ahead past the next switch point")
+        } else if chain != "gain:0" {
+            return
+        }
         let near = last + 1 + 5 * period / 2
         engine.setLoop(FrameRange(startFrame: 0, endFrame: Int64(near)), enabled: true)
         heard = []

@@ -71,6 +71,9 @@ final class TrackVoice: @unchecked Sendable {
     private var nextRoute = PlayRoute.straight
     private var nextTimeline: Int64 = 0
     private var nextEpoch: Int64 = 0
+    /// The sequence the last answered seek starts at: its first block may go into the
+    /// ring's reserve.
+    private var publishedSeq: Int64 = 0
     private let diskScratch: UnsafeMutablePointer<Int64>
 
     /// Probes every source file and allocates the ring. Control thread.
@@ -85,7 +88,8 @@ final class TrackVoice: @unchecked Sendable {
             ring = nil
         } else {
             streamer = try TrackStreamer(sources: sources, channelCount: channelCount, blockFrames: blockFrames)
-            ring = FrameRing(channelCount: channelCount, capacityFrames: max(ringFrames, 2 * blockFrames))
+            // One block more than the fill: room for a switch's first block (``reserveFrames``).
+            ring = FrameRing(channelCount: channelCount, capacityFrames: max(ringFrames, 2 * blockFrames) + blockFrames)
         }
         ringRef = ring.map { Unmanaged.passUnretained($0) }
         requestScratch = .allocate(capacity: 6)
@@ -379,8 +383,15 @@ final class TrackVoice: @unchecked Sendable {
             if !continuesOld || pushedSeq >= seqStart { publishSwitch(ring) }
             worked = true
         }
+        // The ring is kept a block short of full, and a switch's first block may use that
+        // block. Why: a loop set while rolling keeps the old material up to its switch point,
+        // and what the ring holds past that point is only skipped when the switch point is
+        // played; a ring full of it had no room for the loop's start until then, so a loop
+        // ending a few periods ahead played silence after its wrap until the disk caught up
+        // (31 frames at 64-frame periods, 304 with a limiter's look-ahead; RenderAheadTests).
         var blocks = 0
-        while ring.freeFrames >= streamer.blockFrames && blocks < maxBlocks {
+        while ring.freeFrames >= streamer.blockFrames + (pushedSeq - publishedSeq < Int64(streamer.blockFrames) ? 0 : reserveFrames)
+                && blocks < maxBlocks {
             blocks += 1
             var k = Int64(streamer.blockFrames)
             if switchPending {
@@ -411,12 +422,16 @@ final class TrackVoice: @unchecked Sendable {
         diskRoute = nextRoute
         diskCursor = nextTimeline
         pushedSeq = switchSeq
+        publishedSeq = switchSeq
         switchPending = false
     }
 
     /// Fill of the ring, 0…1 (1 for a voice with nothing to stream). Any thread.
     var fill: Double {
         guard let ringRef else { return 1 }
-        return ringRef._withUnsafeGuaranteedRef { Double($0.availableFrames) / Double($0.capacityFrames) }
+        return ringRef._withUnsafeGuaranteedRef { min(1, Double($0.availableFrames) / Double(max(1, $0.capacityFrames - reserveFrames))) }
     }
+
+    /// The ring's room kept for a switch's first block (see ``service(maxBlocks:fail:)``).
+    private var reserveFrames: Int { streamer?.blockFrames ?? 0 }
 }
