@@ -41,12 +41,7 @@ extension RenderCore {
         // Every node is done (and with it every landing a node began): what is left lands here.
         let scratch = PathScratch(channels: pathScratch, devices: deviceTargets)
         let p = g.processPlan
-        for k in landCursor..<p.finalCount {
-            let path = p.final[k], source = p.finalSource[k]
-            let buffers = g.stripTable[source]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
-            landOutput(g, strip: source, path: path, from: buffers, frameCount: n, own: g.routes.gains[path], targets: targets,
-                       scratch: scratch)
-        }
+        for k in landCursor..<p.finalCount { landFinal(g, k, frameCount: n, targets: targets, scratch: scratch) }
         landCursor = p.finalCount
         for i in 0..<g.trackCount {
             let missing = g.stripTable[i]._withUnsafeGuaranteedRef { strip -> Int in
@@ -88,6 +83,18 @@ extension RenderCore {
         }
     }
 
+    /// The period's `k`th final path, from its strip's buffers.
+    ///
+    /// Audio thread or a worker: no allocation, no locks.
+    @inline(__always)
+    private func landFinal(_ g: Graph, _ k: Int, frameCount n: Int, targets: StripTargets, scratch: PathScratch) {
+        let p = g.processPlan
+        let path = p.final[k], source = p.finalSource[k]
+        let buffers = g.stripTable[source]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
+        landOutput(g, strip: source, path: path, from: buffers, frameCount: n, own: g.routes.gains[path], targets: targets,
+                   scratch: scratch)
+    }
+
     /// Lands the period's final paths (onto the master and device outputs) from the next one
     /// on, for as long as their strips are done: the sum builds up while later strips still
     /// render, on whichever thread finished a strip, and with the strip's output still in its
@@ -107,10 +114,7 @@ extension RenderCore {
         while landLock.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
             var k = landCursor
             while ready(k) {
-                let path = p.final[k], source = p.finalSource[k]
-                let buffers = g.stripTable[source]._withUnsafeGuaranteedRef { UnsafePointer($0.buffers) }
-                landOutput(g, strip: source, path: path, from: buffers, frameCount: n, own: g.routes.gains[path],
-                           targets: targets, scratch: scratch)
+                landFinal(g, k, frameCount: n, targets: targets, scratch: scratch)
                 k += 1
             }
             landCursor = k

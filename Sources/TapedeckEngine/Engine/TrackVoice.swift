@@ -388,7 +388,7 @@ final class TrackVoice: @unchecked Sendable {
         // and what the ring holds past that point is only skipped when the switch point is
         // played; a ring full of it had no room for the loop's start until then, so a loop
         // ending a few periods ahead played silence after its wrap until the disk caught up
-        // (31 frames at 64-frame periods, 304 with a limiter's look-ahead; RenderAheadTests).
+        // (31 frames at 64-frame periods; RenderAheadTests).
         var blocks = 0
         while ring.freeFrames >= streamer.blockFrames + (pushedSeq - publishedSeq < Int64(streamer.blockFrames) ? 0 : reserveFrames)
                 && blocks < maxBlocks {
